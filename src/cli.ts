@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// tenantry <target> [--flag=value …]: the composition root. It decodes the
+// configuration once, then hands the deployables their start functions. It
+// loads them by dynamic import so that nothing else in src/ depends on them.
+import { decodeConfig, targets } from './config/config.ts';
+import type { Config } from './config/config.ts';
+import { collectSettings, parseArgs, processEnvironment } from './config/environment.ts';
+import { allVariables } from './config/variables.ts';
+import { migrate } from './clickhouse/schema/migrator.ts';
+import { openStore } from './clickhouse/store.ts';
+import { createLogger } from './log/logger.ts';
+import type { Logger } from './log/logger.ts';
+import type { StartApi, StartGateway } from './target/component.ts';
+import { runServer } from './target/server-process.ts';
+import type { ComponentStarter } from './target/server-process.ts';
+
+const usage = `usage: tenantry <target> [--setting=value …]
+
+targets: ${targets.join(', ')} (default: all)
+settings: every TENANTRY_* variable, also as a flag (--api-port=9090 for TENANTRY_API_PORT)
+
+${Object.entries(allVariables).map(([name, v]) => `  ${name.padEnd(34)} ${v.doc}${v.default === undefined ? '' : ` (default ${v.default})`}`).join('\n')}
+`;
+
+async function gatewayStarter(config: Extract<Config, { gateway: unknown }>): Promise<ComponentStarter> {
+  const { startGateway } = (await import('../gateway/gateway.ts')) as { startGateway: StartGateway };
+  return (ctx) => startGateway(ctx, config.gateway);
+}
+
+async function apiStarter(config: Extract<Config, { api: unknown }>): Promise<ComponentStarter> {
+  const { startApi } = (await import('../api/api.ts')) as { startApi: StartApi };
+  return (ctx) => startApi(ctx, config.api);
+}
+
+async function runMigrate(config: Extract<Config, { target: 'migrate' }>, log: Logger): Promise<number> {
+  const opened = await openStore(config.storage.clickhouse);
+  if (!opened.ok) {
+    log.error(opened.message);
+    return 1;
+  }
+  const result = await migrate(opened.store, config.storage.retention, log);
+  await opened.store.close();
+  if (!result.ok) {
+    log.error(result.message);
+    return 1;
+  }
+  log.info('schema is current', { database: opened.store.database, applied: result.applied, retentionChanged: result.retentionChanged });
+  return 0;
+}
+
+async function run(config: Config, log: Logger): Promise<number> {
+  switch (config.target) {
+    case 'all': return runServer(config, [await gatewayStarter(config), await apiStarter(config)], log);
+    case 'gateway': return runServer(config, [await gatewayStarter(config)], log);
+    case 'api': return runServer(config, [await apiStarter(config)], log);
+    case 'migrate': return runMigrate(config, log);
+    case 'operator':
+      log.error('target "operator" is not yet implemented in this version of Tenantry');
+      return 2;
+  }
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const args = parseArgs(argv);
+  if (!args.ok) {
+    process.stderr.write(`tenantry: ${args.message}\n`);
+    return 2;
+  }
+  if (args.positional.length > 1) {
+    process.stderr.write(`tenantry: one target expected, got ${args.positional.join(' ')}\n${usage}`);
+    return 2;
+  }
+  const decoded = decodeConfig(args.positional[0] ?? 'all', collectSettings(processEnvironment(), args.settings));
+  if (!decoded.ok) {
+    process.stderr.write(`tenantry: invalid configuration:\n${decoded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    return 2;
+  }
+  const log = createLogger(decoded.config.logLevel, { target: decoded.config.target });
+  try {
+    return await run(decoded.config, log);
+  } catch (error) {
+    // Only bugs reach here: expected failures are returned as values above.
+    log.error('unexpected failure', { error, stack: (error as Error).stack });
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

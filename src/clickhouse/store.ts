@@ -1,0 +1,74 @@
+// Opens the one ClickHouse client a process uses: in-process chDB (embedded,
+// the default) or a ClickHouse server over HTTP. Both are @clickhouse/client,
+// so every query in the project is written once for both.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseConfig } from '../config/config.ts';
+
+export interface Store {
+  readonly client: ClickHouseClient;
+  readonly mode: 'embedded' | 'server';
+  /** Database that holds every table; a validated identifier, safe to splice into SQL. */
+  readonly database: string;
+  /** Cluster for ON CLUSTER DDL, server mode only. */
+  readonly cluster: string | undefined;
+  close(): Promise<void>;
+}
+
+export type OpenResult = { readonly ok: true; readonly store: Store } | { readonly ok: false; readonly message: string };
+
+/** The folder inside TENANTRY_DATA_DIR that chDB owns. */
+export function embeddedPath(dataDir: string): string {
+  return join(dataDir, 'clickhouse');
+}
+
+type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
+
+interface ChdbConnectionModule {
+  // chdb types its connection against its own copy of @clickhouse/client-common;
+  // the shape is the same contract, so it is typed here as the client's.
+  createChdbConnection(options: { path: string }): ClientConnection;
+}
+
+async function loadChdb(): Promise<ChdbConnectionModule | undefined> {
+  try {
+    return (await import('chdb/connection')) as unknown as ChdbConnectionModule;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return undefined;
+    throw error;
+  }
+}
+
+/** Opens the store described by the config; a missing chdb package is a value, not a crash. */
+export async function openStore(config: ClickHouseConfig): Promise<OpenResult> {
+  if (config.kind === 'server') {
+    const client = createClient({
+      url: config.url,
+      username: config.user,
+      password: config.password,
+      request_timeout: 300_000,
+      compression: { request: true, response: true },
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+    });
+    return { ok: true, store: { client, mode: 'server', database: config.database, cluster: config.cluster, close: () => client.close() } };
+  }
+  const chdb = await loadChdb();
+  if (chdb === undefined) {
+    return {
+      ok: false,
+      message: 'embedded ClickHouse needs the optional npm package "chdb", which is not installed: run `npm install` (on Linux x64/arm64 glibc or macOS), or set TENANTRY_CLICKHOUSE_URL to use a ClickHouse server',
+    };
+  }
+  const path = embeddedPath(config.dataDir);
+  try {
+    mkdirSync(path, { recursive: true });
+    const connection = chdb.createChdbConnection({ path });
+    const client = createClient({ connection });
+    return { ok: true, store: { client, mode: 'embedded', database: config.database, cluster: undefined, close: () => client.close() } };
+  } catch (error) {
+    return { ok: false, message: `cannot open embedded ClickHouse at ${path}: ${(error as Error).message}` };
+  }
+}

@@ -1,0 +1,146 @@
+// Decodes the settings of one target into a typed Config, once, at start-up.
+// Failures are returned as values: a list of sentences naming each bad
+// variable and its value, which the CLI prints before exiting.
+import { isLeft } from 'fp-ts/lib/Either.js';
+import type { LogLevel } from './codecs.ts';
+import type { Settings } from './environment.ts';
+import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, operatorVariables, storageVariables } from './variables.ts';
+import type { Variable } from './variables.ts';
+
+export const targets = ['all', 'gateway', 'api', 'migrate', 'operator'] as const;
+export type TargetName = (typeof targets)[number];
+
+export type ClickHouseConfig =
+  | { readonly kind: 'embedded'; readonly dataDir: string; readonly database: string }
+  | { readonly kind: 'server'; readonly url: string; readonly user: string; readonly password: string; readonly database: string; readonly cluster: string | undefined };
+
+export interface RetentionConfig { readonly logsDays: number; readonly tracesDays: number; readonly metricsDays: number }
+
+export interface StorageConfig { readonly clickhouse: ClickHouseConfig; readonly retention: RetentionConfig; readonly dataDir: string }
+
+export interface KeysConfig { readonly json: string | undefined; readonly file: string | undefined }
+
+export interface WriterConfig { readonly maxBatchRows: number; readonly maxBatchBytes: number; readonly maxBatchDelayMs: number; readonly maxQueueBytes: number }
+
+export interface GatewayConfig { readonly otlpHttpPort: number; readonly otlpGrpcPort: number; readonly maxRequestBytes: number; readonly writer: WriterConfig }
+
+export interface ApiConfig { readonly port: number; readonly queryTimeoutMs: number }
+
+export interface OperatorConfig { readonly port: number }
+
+interface Common { readonly logLevel: LogLevel; readonly host: string }
+
+export type Config =
+  | (Common & { readonly target: 'all'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly api: ApiConfig })
+  | (Common & { readonly target: 'gateway'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig })
+  | (Common & { readonly target: 'api'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly api: ApiConfig })
+  | (Common & { readonly target: 'migrate'; readonly storage: StorageConfig })
+  | (Common & { readonly target: 'operator'; readonly operator: OperatorConfig });
+
+export type ConfigResult = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly errors: readonly string[] };
+
+/** Decodes a group of variables; every failure becomes one sentence. */
+class Decoder {
+  readonly errors: string[] = [];
+  readonly #settings: Settings;
+
+  constructor(settings: Settings) {
+    this.#settings = settings;
+  }
+
+  value<V extends Record<string, Variable>>(group: V, name: keyof V & string): unknown {
+    const spec = group[name];
+    if (spec === undefined) throw new Error(`bug: unknown variable ${name}`);
+    const raw = this.#settings[name];
+    const given = raw !== undefined && raw !== '';
+    const input = given ? raw : spec.default;
+    if (input === undefined) return undefined;
+    const decoded = spec.codec.decode(input);
+    if (isLeft(decoded)) {
+      this.errors.push(`${name}=${JSON.stringify(input)} is invalid: expected ${spec.codec.name}${given ? '' : ' (this is the default)'}`);
+      return undefined;
+    }
+    return decoded.right;
+  }
+}
+
+// The codecs guarantee these shapes; the casts only restore what the table erased.
+const str = (v: unknown): string => v as string;
+const num = (v: unknown): number => v as number;
+const optStr = (v: unknown): string | undefined => v as string | undefined;
+
+function common(d: Decoder): Common {
+  return { logLevel: d.value(commonVariables, 'TENANTRY_LOG_LEVEL') as LogLevel, host: str(d.value(commonVariables, 'TENANTRY_HOST')) };
+}
+
+function storage(d: Decoder): StorageConfig {
+  const v = (name: keyof typeof storageVariables): unknown => d.value(storageVariables, name);
+  const dataDir = str(v('TENANTRY_DATA_DIR'));
+  const url = optStr(v('TENANTRY_CLICKHOUSE_URL'));
+  const database = str(v('TENANTRY_CLICKHOUSE_DATABASE'));
+  const cluster = optStr(v('TENANTRY_CLICKHOUSE_CLUSTER'));
+  if (url === undefined && cluster !== undefined) d.errors.push('TENANTRY_CLICKHOUSE_CLUSTER is set but TENANTRY_CLICKHOUSE_URL is not: a cluster needs ClickHouse server mode');
+  const clickhouse: ClickHouseConfig = url === undefined
+    ? { kind: 'embedded', dataDir, database }
+    : { kind: 'server', url, user: str(v('TENANTRY_CLICKHOUSE_USER')), password: str(v('TENANTRY_CLICKHOUSE_PASSWORD')), database, cluster };
+  return {
+    clickhouse,
+    dataDir,
+    retention: { logsDays: num(v('TENANTRY_LOGS_RETENTION_DAYS')), tracesDays: num(v('TENANTRY_TRACES_RETENTION_DAYS')), metricsDays: num(v('TENANTRY_METRICS_RETENTION_DAYS')) },
+  };
+}
+
+/** libchdb binds one data directory per process, so split targets need a server. */
+function serverStorage(target: TargetName, d: Decoder): StorageConfig {
+  const s = storage(d);
+  if (s.clickhouse.kind === 'embedded') d.errors.push(`target "${target}" needs TENANTRY_CLICKHOUSE_URL: embedded ClickHouse runs only in target "all" (and "migrate")`);
+  return s;
+}
+
+function keys(d: Decoder): KeysConfig {
+  const json = optStr(d.value(keyVariables, 'TENANTRY_API_KEYS'));
+  const file = optStr(d.value(keyVariables, 'TENANTRY_API_KEYS_FILE'));
+  if (json !== undefined && file !== undefined) d.errors.push('TENANTRY_API_KEYS and TENANTRY_API_KEYS_FILE are both set: choose one');
+  return { json, file };
+}
+
+function gateway(d: Decoder): GatewayConfig {
+  const v = (name: keyof typeof gatewayVariables): number => num(d.value(gatewayVariables, name));
+  return {
+    otlpHttpPort: v('TENANTRY_OTLP_HTTP_PORT'),
+    otlpGrpcPort: v('TENANTRY_OTLP_GRPC_PORT'),
+    maxRequestBytes: v('TENANTRY_MAX_REQUEST_BYTES'),
+    writer: { maxBatchRows: v('TENANTRY_BATCH_MAX_ROWS'), maxBatchBytes: v('TENANTRY_BATCH_MAX_BYTES'), maxBatchDelayMs: v('TENANTRY_BATCH_MAX_DELAY_MS'), maxQueueBytes: v('TENANTRY_WRITE_QUEUE_MAX_BYTES') },
+  };
+}
+
+function api(d: Decoder): ApiConfig {
+  return { port: num(d.value(apiVariables, 'TENANTRY_API_PORT')), queryTimeoutMs: num(d.value(apiVariables, 'TENANTRY_QUERY_TIMEOUT_SECONDS')) * 1000 };
+}
+
+function operator(d: Decoder): OperatorConfig {
+  return { port: num(d.value(operatorVariables, 'TENANTRY_OPERATOR_PORT')) };
+}
+
+function decodeTarget(target: TargetName, d: Decoder): Config {
+  const c = common(d);
+  switch (target) {
+    case 'all': return { ...c, target, storage: storage(d), keys: keys(d), gateway: gateway(d), api: api(d) };
+    case 'gateway': return { ...c, target, storage: serverStorage(target, d), keys: keys(d), gateway: gateway(d) };
+    case 'api': return { ...c, target, storage: serverStorage(target, d), keys: keys(d), api: api(d) };
+    case 'migrate': return { ...c, target, storage: storage(d) };
+    case 'operator': return { ...c, target, operator: operator(d) };
+  }
+}
+
+/** Decodes the settings for a target; unknown TENANTRY_* names are errors (they are typos). */
+export function decodeConfig(target: string, settings: Settings): ConfigResult {
+  if (!(targets as readonly string[]).includes(target)) {
+    return { ok: false, errors: [`unknown target ${JSON.stringify(target)}: expected one of ${targets.join(', ')}`] };
+  }
+  const d = new Decoder(settings);
+  const unknown = Object.keys(settings).filter((name) => !(name in allVariables)).sort();
+  for (const name of unknown) d.errors.push(`${name} is not a Tenantry setting (known: see README "Configuration")`);
+  const config = decodeTarget(target as TargetName, d);
+  return d.errors.length > 0 ? { ok: false, errors: d.errors } : { ok: true, config };
+}

@@ -1,0 +1,63 @@
+// Every TENANTRY_* variable, its codec, its default and its meaning. This
+// table drives decoding, the unknown-variable check and the README's table.
+import type * as t from 'io-ts';
+import { ByteSize, Host, HttpUrl, Identifier, intInRange, LogLevel, NonEmptyString, Port, RawString } from './codecs.ts';
+
+export interface Variable {
+  readonly codec: t.Decoder<unknown, unknown> & { readonly name: string };
+  /** Raw default, decoded like a set value; undefined means "unset". */
+  readonly default: string | undefined;
+  readonly doc: string;
+}
+
+function variable<A>(codec: t.Type<A, string>, defaultValue: string | undefined, doc: string): Variable {
+  return { codec, default: defaultValue, doc };
+}
+
+const days = intInRange(1, 36500, 'a number of days from 1 to 36500');
+
+export const commonVariables = {
+  TENANTRY_LOG_LEVEL: variable(LogLevel, 'info', 'least severe level logged; logs are JSON lines on stdout'),
+  TENANTRY_HOST: variable(Host, '0.0.0.0', 'bind address of every listener'),
+} as const;
+
+export const storageVariables = {
+  TENANTRY_DATA_DIR: variable(NonEmptyString, './data', 'embedded ClickHouse data directory (also holds the generated admin key)'),
+  TENANTRY_CLICKHOUSE_URL: variable(HttpUrl, undefined, 'ClickHouse server URL; set it to leave embedded mode'),
+  TENANTRY_CLICKHOUSE_USER: variable(NonEmptyString, 'default', 'ClickHouse user (server mode)'),
+  TENANTRY_CLICKHOUSE_PASSWORD: variable(RawString, '', 'ClickHouse password (server mode)'),
+  TENANTRY_CLICKHOUSE_DATABASE: variable(Identifier, 'tenantry', 'database holding all tables'),
+  TENANTRY_CLICKHOUSE_CLUSTER: variable(Identifier, undefined, 'cluster name: DDL runs ON CLUSTER with Replicated and Distributed tables (server mode)'),
+  TENANTRY_LOGS_RETENTION_DAYS: variable(days, '30', 'days logs are kept (table TTL)'),
+  TENANTRY_TRACES_RETENTION_DAYS: variable(days, '30', 'days spans are kept (table TTL)'),
+  TENANTRY_METRICS_RETENTION_DAYS: variable(days, '90', 'days metric points are kept (table TTL)'),
+} as const;
+
+export const keyVariables = {
+  TENANTRY_API_KEYS: variable(NonEmptyString, undefined, 'API keys as JSON (see "API keys")'),
+  TENANTRY_API_KEYS_FILE: variable(NonEmptyString, undefined, 'path of a JSON or YAML file of API keys'),
+} as const;
+
+export const gatewayVariables = {
+  TENANTRY_OTLP_HTTP_PORT: variable(Port, '4318', 'OTLP/HTTP listener port'),
+  TENANTRY_OTLP_GRPC_PORT: variable(Port, '4317', 'OTLP/gRPC listener port'),
+  TENANTRY_MAX_REQUEST_BYTES: variable(ByteSize, '16MiB', 'OTLP request body limit after decompression'),
+  TENANTRY_BATCH_MAX_ROWS: variable(intInRange(1, 10_000_000), '50000', 'rows per table that trigger a flush of the group-commit writer'),
+  TENANTRY_BATCH_MAX_BYTES: variable(ByteSize, '16MiB', 'bytes per table that trigger a flush of the group-commit writer'),
+  TENANTRY_BATCH_MAX_DELAY_MS: variable(intInRange(0, 60_000), '50', 'longest time a row waits for its flush, in ms'),
+  TENANTRY_WRITE_QUEUE_MAX_BYTES: variable(ByteSize, '256MiB', 'bytes waiting to be written beyond which requests get 429'),
+} as const;
+
+export const apiVariables = {
+  TENANTRY_API_PORT: variable(Port, '8080', 'JSON API listener port'),
+  TENANTRY_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '30', 'API queries running longer are cancelled and answered 503'),
+} as const;
+
+export const operatorVariables = {
+  TENANTRY_OPERATOR_PORT: variable(Port, '8081', 'operator health and metrics port'),
+} as const;
+
+/** All variables, for the unknown-variable check and documentation. */
+export const allVariables: Readonly<Record<string, Variable>> = {
+  ...commonVariables, ...storageVariables, ...keyVariables, ...gatewayVariables, ...apiVariables, ...operatorVariables,
+};

@@ -1,0 +1,33 @@
+// Readiness of a process: ready once every named condition is met and until
+// shutdown begins. Liveness (/healthz) is simply "the event loop answers".
+
+export class Readiness {
+  readonly #pending: Set<string>;
+  #shuttingDown = false;
+
+  /** `conditions` must all be marked done before the process reports ready. */
+  constructor(conditions: readonly string[]) {
+    this.#pending = new Set(conditions);
+  }
+
+  done(condition: string): void {
+    this.#pending.delete(condition);
+  }
+
+  beginShutdown(): void {
+    this.#shuttingDown = true;
+  }
+
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  isReady(): boolean {
+    return !this.#shuttingDown && this.#pending.size === 0;
+  }
+
+  /** Why the process is not ready, for the /readyz body. */
+  reasons(): string[] {
+    return this.#shuttingDown ? ['shutting down'] : [...this.#pending].map((c) => `waiting for ${c}`);
+  }
+}

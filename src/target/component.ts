@@ -1,0 +1,29 @@
+// The contract between the CLI (composition root) and the deployables: each
+// deployable exports a function that starts its component from this context.
+import type { Registry } from 'prom-client';
+import type { KeyRing } from '../auth/api-keys.ts';
+import type { ApiConfig, GatewayConfig, OperatorConfig } from '../config/config.ts';
+import type { Store } from '../clickhouse/store.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Readiness } from '../ops/readiness.ts';
+
+export interface ComponentContext {
+  readonly host: string;
+  readonly store: Store;
+  readonly keys: KeyRing;
+  readonly log: Logger;
+  readonly readiness: Readiness;
+  readonly registry: Registry;
+}
+
+export interface RunningComponent {
+  readonly name: string;
+  /** Bound ports by role, e.g. { otlpHttp: 4318 }, logged at start-up. */
+  readonly ports: Readonly<Record<string, number>>;
+  /** Stops accepting work and finishes what was accepted (flushes, answers in-flight requests). */
+  stop(): Promise<void>;
+}
+
+export type StartGateway = (ctx: ComponentContext, config: GatewayConfig) => Promise<RunningComponent>;
+export type StartApi = (ctx: ComponentContext, config: ApiConfig) => Promise<RunningComponent>;
+export type StartOperator = (ctx: Pick<ComponentContext, 'host' | 'log' | 'readiness' | 'registry'>, config: OperatorConfig) => Promise<RunningComponent>;

@@ -1,0 +1,119 @@
+// Runs a serving target (all, gateway, api): open the store, make sure the
+// schema is there, load keys, start components, and shut down cleanly on
+// SIGTERM/SIGINT (readiness false, stop accepting, drain, close ClickHouse).
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { ensureAdminKey, generatedAdminPrincipal } from '../auth/admin-key.ts';
+import { loadKeys } from '../auth/api-keys.ts';
+import type { KeyRing } from '../auth/api-keys.ts';
+import { migrate } from '../clickhouse/schema/migrator.ts';
+import { openStore } from '../clickhouse/store.ts';
+import type { Store } from '../clickhouse/store.ts';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../log/logger.ts';
+import { Readiness } from '../ops/readiness.ts';
+import type { ComponentContext, RunningComponent } from './component.ts';
+import { schemaIsCurrent } from './schema-gate.ts';
+
+export type ServingConfig = Extract<Config, { target: 'all' | 'gateway' | 'api' }>;
+
+/** Starts one component; the CLI supplies these from the deployables. */
+export type ComponentStarter = (ctx: ComponentContext) => Promise<RunningComponent>;
+
+type Step<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+
+async function resolveKeys(config: ServingConfig, log: Logger): Promise<Step<KeyRing>> {
+  const loaded = await loadKeys(config.keys);
+  if (!loaded.ok) return { ok: false, message: loaded.message };
+  if (loaded.keys.size > 0) return { ok: true, value: loaded.keys };
+  if (config.target !== 'all') {
+    return { ok: false, message: `target "${config.target}" needs API keys: set TENANTRY_API_KEYS or TENANTRY_API_KEYS_FILE` };
+  }
+  const admin = await ensureAdminKey(config.storage.dataDir);
+  if (admin.created) {
+    log.warn('no API keys configured: generated an admin key (all scopes, all tenants); it is shown only this once, only its SHA-256 is stored', { apiKey: admin.key, storedIn: admin.path });
+  } else {
+    log.info('no API keys configured: using the generated admin key', { storedIn: admin.path });
+  }
+  return { ok: true, value: loaded.keys.withKey(admin.digest, generatedAdminPrincipal) };
+}
+
+async function prepareSchema(config: ServingConfig, store: Store, readiness: Readiness, log: Logger): Promise<Step<() => void>> {
+  if (config.target === 'all') {
+    const result = await migrate(store, config.storage.retention, log);
+    if (!result.ok) return { ok: false, message: result.message };
+    readiness.done('schema');
+    return { ok: true, value: () => undefined };
+  }
+  // Poll until the migrate Job has run; stop polling at shutdown.
+  let timer: NodeJS.Timeout | undefined;
+  const poll = async (): Promise<void> => {
+    if (await schemaIsCurrent(store)) {
+      readiness.done('schema');
+      log.info('schema is current');
+      return;
+    }
+    if (readiness.shuttingDown) return;
+    log.warn('schema not applied yet; waiting for target "migrate"', { database: store.database });
+    timer = setTimeout(() => { void poll(); }, 2000);
+  };
+  await poll();
+  return { ok: true, value: () => { clearTimeout(timer); } };
+}
+
+/** Runs until a signal stops it; resolves with the process exit code. */
+export async function runServer(config: ServingConfig, starters: readonly ComponentStarter[], log: Logger): Promise<number> {
+  const opened = await openStore(config.storage.clickhouse);
+  if (!opened.ok) {
+    log.error(opened.message);
+    return 1;
+  }
+  const store = opened.store;
+  const readiness = new Readiness(['schema', 'listeners']);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'tenantry_' });
+
+  const fail = async (message: string): Promise<number> => {
+    log.error(message);
+    await store.close();
+    return 1;
+  };
+  const keys = await resolveKeys(config, log);
+  if (!keys.ok) return fail(keys.message);
+  const schema = await prepareSchema(config, store, readiness, log);
+  if (!schema.ok) return fail(schema.message);
+
+  const ctx: ComponentContext = { host: config.host, store, keys: keys.value, log, readiness, registry };
+  const running: RunningComponent[] = [];
+  try {
+    for (const start of starters) running.push(await start(ctx));
+  } catch (error) {
+    await Promise.allSettled(running.map((c) => c.stop()));
+    return fail(`cannot start: ${(error as Error).message}`);
+  }
+  readiness.done('listeners');
+  log.info('tenantry started', {
+    target: config.target,
+    clickhouse: store.mode,
+    database: store.database,
+    ports: Object.assign({}, ...running.map((c) => c.ports)) as Record<string, number>,
+  });
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => { resolve('SIGTERM'); });
+    process.once('SIGINT', () => { resolve('SIGINT'); });
+  });
+  log.info('shutting down', { signal });
+  // A second signal while draining means "now".
+  const force = (): void => { log.warn('second signal: exiting without draining'); process.exit(1); };
+  process.once('SIGTERM', force);
+  process.once('SIGINT', force);
+  readiness.beginShutdown();
+  schema.value();
+  const stopped = await Promise.allSettled(running.map((c) => c.stop()));
+  for (const [i, result] of stopped.entries()) {
+    if (result.status === 'rejected') log.error('component did not stop cleanly', { component: running[i]?.name, error: result.reason });
+  }
+  await store.close();
+  log.info('stopped');
+  return stopped.every((r) => r.status === 'fulfilled') ? 0 : 1;
+}
