@@ -33,6 +33,7 @@ const KeySpec = t.union([
   t.intersection([t.strict({ sha256: Sha256Hex, ...common }), t.partial({ name: t.string })]),
 ], 'a key entry { "key" or "sha256", "scopes", "tenants", "name"? }');
 const KeyList = t.array(KeySpec, 'a list of key entries');
+const entryFields: ReadonlySet<string> = new Set(['key', 'sha256', 'scopes', 'tenants', 'name']);
 
 /** Who a request is: what an authenticated key may do. */
 export interface Principal {
@@ -53,12 +54,17 @@ export function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
+/** Compares two equal-length digests; timingSafeEqual in production, a counter in tests. */
+export type DigestComparator = (a: Buffer, b: Buffer) => boolean;
+
 /** The configured keys, held as digests. */
 export class KeyRing {
   readonly #keys: readonly StoredKey[];
+  readonly #equal: DigestComparator;
 
-  constructor(keys: readonly StoredKey[]) {
+  constructor(keys: readonly StoredKey[], equal: DigestComparator = timingSafeEqual) {
     this.#keys = keys;
+    this.#equal = equal;
   }
 
   get size(): number {
@@ -75,14 +81,14 @@ export class KeyRing {
     const digest = sha256(presented);
     let found: Principal | undefined;
     for (const key of this.#keys) {
-      if (timingSafeEqual(key.digest, digest) && found === undefined) found = key.principal;
+      if (this.#equal(key.digest, digest) && found === undefined) found = key.principal;
     }
     return found;
   }
 
   /** A ring with one more key, given by digest. */
   withKey(digest: Buffer, principal: Principal): KeyRing {
-    return new KeyRing([...this.#keys, { digest, principal }]);
+    return new KeyRing([...this.#keys, { digest, principal }], this.#equal);
   }
 }
 
@@ -95,7 +101,7 @@ export function canAccessTenant(principal: Principal, tenantId: string): boolean
 }
 
 /** Parses key entries from JSON or YAML text; `source` names where they came from in errors. */
-export function parseKeys(text: string, source: string): KeysResult {
+export function parseKeys(text: string, source: string, equal?: DigestComparator): KeysResult {
   let raw: unknown;
   try {
     raw = parseYaml(text);
@@ -107,6 +113,11 @@ export function parseKeys(text: string, source: string): KeysResult {
   const keys: StoredKey[] = [];
   for (const [index, spec] of decoded.right.entries()) {
     const name = spec.name ?? `key #${index + 1}`;
+    // io-ts strips unknown fields; a typo in a key file must not be silently ignored.
+    const fields = Object.keys((raw as Record<string, unknown>[])[index] ?? {});
+    const unknown = fields.filter((f) => !entryFields.has(f));
+    if (unknown.length > 0) return { ok: false, message: `${source}: ${name} has unknown field ${unknown.map((f) => JSON.stringify(f)).join(', ')} (allowed: ${[...entryFields].join(', ')})` };
+    if (fields.includes('key') && fields.includes('sha256')) return { ok: false, message: `${source}: ${name} gives both "key" and "sha256": give one` };
     if (spec.scopes.length === 0) return { ok: false, message: `${source}: ${name} has no scopes` };
     if (spec.tenants.length === 0) return { ok: false, message: `${source}: ${name} lists no tenants (use ["*"] for all)` };
     if (spec.tenants.includes('*') && spec.tenants.length > 1) return { ok: false, message: `${source}: ${name} mixes "*" with tenant ids` };
@@ -114,7 +125,7 @@ export function parseKeys(text: string, source: string): KeysResult {
     if (keys.some((k) => k.digest.equals(digest))) return { ok: false, message: `${source}: ${name} repeats a key listed before it` };
     keys.push({ digest, principal: { name, scopes: new Set(spec.scopes), tenants: spec.tenants.includes('*') ? '*' : new Set(spec.tenants) } });
   }
-  return { ok: true, keys: new KeyRing(keys) };
+  return { ok: true, keys: new KeyRing(keys, equal) };
 }
 
 /** Loads keys from TENANTRY_API_KEYS (JSON) or TENANTRY_API_KEYS_FILE; none configured → an empty ring. */

@@ -3,7 +3,7 @@
 // so every query in the project is written once for both.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseConfig } from '../config/config.ts';
 
@@ -51,7 +51,10 @@ export async function openStore(config: ClickHouseConfig): Promise<OpenResult> {
       password: config.password,
       request_timeout: 300_000,
       compression: { request: true, response: true },
-      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+      // Failures are classified and logged by Tenantry as JSON lines; the client's own text logger stays quiet.
+      log: { level: ClickHouseLogLevel.OFF },
+      // Progress headers keep long queries' connections alive through load balancers.
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 1, send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' },
     });
     return { ok: true, store: { client, mode: 'server', database: config.database, cluster: config.cluster, close: () => client.close() } };
   }
@@ -66,7 +69,7 @@ export async function openStore(config: ClickHouseConfig): Promise<OpenResult> {
   try {
     mkdirSync(path, { recursive: true });
     const connection = chdb.createChdbConnection({ path });
-    const client = createClient({ connection });
+    const client = createClient({ connection, log: { level: ClickHouseLogLevel.OFF } });
     return { ok: true, store: { client, mode: 'embedded', database: config.database, cluster: undefined, close: () => client.close() } };
   } catch (error) {
     return { ok: false, message: `cannot open embedded ClickHouse at ${path}: ${(error as Error).message}` };

@@ -1,0 +1,190 @@
+import { expect } from 'chai';
+import { migrate } from '../../../src/clickhouse/schema/migrator.ts';
+import { migrations } from '../../../src/clickhouse/schema/migrations.ts';
+import type { Store } from '../../../src/clickhouse/store.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { databaseStore, defaultRetention, migratedStore } from '../../support/embedded-store.ts';
+
+async function rows<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const rs = await store.client.query({ query, query_params: params, format: 'JSONEachRow' });
+  return rs.json<T>();
+}
+
+const day = '2026-11-20';
+
+describe('schema on embedded ClickHouse', function () {
+  this.timeout(60_000);
+
+  describe('migrations', () => {
+    let store: Store;
+    before(async () => { store = await databaseStore('migrations'); });
+    after(async () => { await store.close(); });
+
+    it('apply on an empty database, then re-apply as a no-op', async () => {
+      const first = await migrate(store, defaultRetention, silentLogger);
+      expect(first).to.deep.equal({ ok: true, applied: migrations.map((m) => m.version), retentionChanged: [] });
+      const tables = await rows<{ name: string }>(store, 'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name', { db: store.database });
+      expect(tables.map((t) => t.name)).to.include.members(['logs', 'spans', 'metrics', 'tenants', 'usage_daily', 'schema_migrations', 'logs_usage_mv', 'spans_tenants_mv']);
+      const second = await migrate(store, defaultRetention, silentLogger);
+      expect(second).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+      const recorded = await rows<{ n: number }>(store, `SELECT count() AS n FROM ${store.database}.schema_migrations`);
+      expect(Number(recorded[0]?.n)).to.equal(migrations.length);
+    });
+
+    it('refuses to run when an applied migration was edited', async () => {
+      const [first] = migrations;
+      if (first === undefined) throw new Error('no migrations');
+      const edited = { ...first, statements: () => ['SELECT 1'] };
+      const result = await migrate(store, defaultRetention, silentLogger, [edited]);
+      expect(result.ok).to.equal(false);
+      expect(result).to.have.property('message').that.contains('was changed after it was applied');
+    });
+
+    it('moves table TTLs to the retention settings, once', async () => {
+      const changed = await migrate(store, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger);
+      expect(changed).to.deep.equal({ ok: true, applied: [], retentionChanged: ['logs', 'metrics'] });
+      const engines = await rows<{ name: string; engine_full: string }>(store, "SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('logs', 'metrics')", { db: store.database });
+      expect(engines.find((e) => e.name === 'logs')?.engine_full).to.contain('toIntervalDay(7)');
+      expect(engines.find((e) => e.name === 'metrics')?.engine_full).to.contain('toIntervalDay(365)');
+      const again = await migrate(store, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger);
+      expect(again).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+    });
+
+    it('reports an unreachable ClickHouse as a value, not a crash', async () => {
+      const { openStore } = await import('../../../src/clickhouse/store.ts');
+      const opened = await openStore({ kind: 'server', url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'x', cluster: undefined });
+      if (!opened.ok) throw new Error(opened.message);
+      const result = await migrate(opened.store, defaultRetention, silentLogger);
+      await opened.store.close();
+      expect(result.ok).to.equal(false);
+      expect(result).to.have.nested.property('failure.kind', 'unavailable');
+    });
+  });
+
+  describe('tables', () => {
+    let store: Store;
+    before(async () => { store = await migratedStore('tables'); });
+    after(async () => { await store.close(); });
+
+    const logRow = {
+      tenant_id: 'acme', timestamp: `${day} 10:00:00.123456789`, observed_timestamp: `${day} 10:00:01.000000000`, log_id: '01JD0000000000000000000000',
+      trace_id: '5b8efff798038103d269b633813fc60c', span_id: 'eee19b7ec3c1b174', trace_flags: 1, severity_number: 17, severity_text: 'ERROR',
+      service_name: 'cart', event_name: '', body: 'payment failed: card declined', resource_schema_url: '', resource_attributes: { 'service.name': 'cart', 'tenant.id': 'acme' },
+      scope_name: 'cart.logger', scope_version: '1.2.0', scope_schema_url: '', scope_attributes: {}, log_attributes: { 'http.method': 'POST', 'user.id': '42' }, dropped_attributes_count: 0,
+    };
+    const spanRow = {
+      tenant_id: 'acme', timestamp: `${day} 10:00:00.000000001`, trace_id: '5b8efff798038103d269b633813fc60c', span_id: 'eee19b7ec3c1b174', parent_span_id: '',
+      trace_state: 'vendor=1', flags: 1, span_name: 'POST /checkout', span_kind: 'SERVER', service_name: 'cart', duration_ns: 1_500_000, status_code: 'ERROR',
+      status_message: 'card declined', resource_schema_url: '', resource_attributes: { 'service.name': 'cart' }, scope_name: 'http', scope_version: '', scope_attributes: {},
+      span_attributes: { 'http.route': '/checkout' }, event_timestamps: [`${day} 10:00:00.000500000`], event_names: ['exception'], event_attributes: [{ 'exception.type': 'CardError' }],
+      link_trace_ids: ['0af7651916cd43dd8448eb211c80319c'], link_span_ids: ['b7ad6b7169203331'], link_trace_states: [''], link_attributes: [{}],
+      dropped_attributes_count: 0, dropped_events_count: 0, dropped_links_count: 0,
+    };
+    const histogramRow = {
+      tenant_id: 'acme', metric_name: 'http.server.duration', metric_type: 'histogram', description: 'request latency', unit: 'ms', temporality: 'cumulative', is_monotonic: false,
+      service_name: 'cart', resource_schema_url: '', resource_attributes: { 'service.name': 'cart' }, scope_name: 'http', scope_version: '', scope_attributes: {},
+      attributes: { 'http.route': '/checkout' }, start_timestamp: `${day} 09:00:00.000000000`, timestamp: `${day} 10:00:00.000000000`, flags: 0, value: 0,
+      count: 10, sum: 123.5, min: 1.5, max: 40, bucket_counts: [2, 5, 3], explicit_bounds: [5, 25], exp_scale: 0, exp_zero_count: 0, exp_zero_threshold: 0,
+      exp_positive_offset: 0, exp_positive_bucket_counts: [], exp_negative_offset: 0, exp_negative_bucket_counts: [], quantiles: [], quantile_values: [],
+    };
+
+    async function roundTrip(table: string, row: Record<string, unknown>, orderBy: string): Promise<Record<string, unknown>> {
+      await store.client.insert({ table: `${store.database}.${table}`, values: [row], format: 'JSONEachRow' });
+      const [back] = await rows<Record<string, unknown>>(store, `SELECT * FROM ${store.database}.${table} WHERE tenant_id = {t:String} ORDER BY ${orderBy} LIMIT 1`, { t: row['tenant_id'] });
+      if (back === undefined) throw new Error(`${table}: row not found`);
+      return back;
+    }
+
+    it('logs accept a full record and return it', async () => {
+      expect(await roundTrip('logs', logRow, 'timestamp')).to.deep.equal(logRow);
+    });
+
+    it('spans accept a full record with events and links and return it', async () => {
+      expect(await roundTrip('spans', spanRow, 'timestamp')).to.deep.equal(spanRow);
+    });
+
+    it('metrics accept every point type and return them', async () => {
+      expect(await roundTrip('metrics', histogramRow, 'timestamp')).to.deep.equal(histogramRow);
+      const others = [
+        { ...histogramRow, metric_name: 'queue.depth', metric_type: 'gauge', temporality: 'unspecified', value: 7.25, count: 0, sum: 0, min: null, max: null, bucket_counts: [], explicit_bounds: [] },
+        { ...histogramRow, metric_name: 'requests', metric_type: 'sum', is_monotonic: true, value: 1234, count: 0, sum: 0, min: null, max: null, bucket_counts: [], explicit_bounds: [] },
+        { ...histogramRow, metric_name: 'latency.exp', metric_type: 'exponential_histogram', bucket_counts: [], explicit_bounds: [], exp_scale: 3, exp_zero_count: 1, exp_zero_threshold: 0.001, exp_positive_offset: -2, exp_positive_bucket_counts: [1, 4, 4], exp_negative_offset: 0, exp_negative_bucket_counts: [] },
+        { ...histogramRow, metric_name: 'latency.summary', metric_type: 'summary', temporality: 'unspecified', min: null, max: null, bucket_counts: [], explicit_bounds: [], quantiles: [0.5, 0.99], quantile_values: [12, 39] },
+      ];
+      for (const row of others) {
+        await store.client.insert({ table: `${store.database}.metrics`, values: [row], format: 'JSONEachRow' });
+        const [back] = await rows(store, `SELECT * FROM ${store.database}.metrics WHERE tenant_id = 'acme' AND metric_name = {m:String}`, { m: row.metric_name });
+        expect(back, row.metric_type).to.deep.equal(row);
+      }
+    });
+  });
+
+  describe('usage and discovery views', () => {
+    let store: Store;
+    before(async () => { store = await migratedStore('usage'); });
+    after(async () => { await store.close(); });
+
+    const log = (tenant: string, body: string, attributes: Record<string, string>) => ({ tenant_id: tenant, timestamp: `${day} 10:00:00`, log_id: `${tenant}-${body}`, body, log_attributes: attributes, resource_attributes: { 'service.name': 'svc' } });
+    const bytes = (body: string, attributes: Record<string, string>): number =>
+      Buffer.byteLength(body) + Buffer.byteLength('service.name') + Buffer.byteLength('svc') + Object.entries(attributes).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+
+    it('count log records and bytes, spans and metric points per tenant and UTC day of ingestion', async () => {
+      const acmeLogs = [log('acme', 'héllo wörld', { k: 'v' }), log('acme', 'second', {}), log('acme', 'third', { 'user.id': '12345' })];
+      await store.client.insert({ table: `${store.database}.logs`, values: acmeLogs.slice(0, 2), format: 'JSONEachRow' });
+      await store.client.insert({ table: `${store.database}.logs`, values: acmeLogs.slice(2), format: 'JSONEachRow' });
+      await store.client.insert({ table: `${store.database}.logs`, values: [log('globex', 'x', {})], format: 'JSONEachRow' });
+      await store.client.insert({ table: `${store.database}.spans`, values: [1, 2, 3, 4].map((i) => ({ tenant_id: 'acme', timestamp: `${day} 10:00:0${i}`, span_id: `s${i}` })), format: 'JSONEachRow' });
+      await store.client.insert({ table: `${store.database}.metrics`, values: [1, 2, 3, 4, 5].map((i) => ({ tenant_id: 'globex', metric_name: 'm', metric_type: 'gauge', timestamp: `${day} 10:00:0${i}`, value: i })), format: 'JSONEachRow' });
+
+      type Count = number | string;
+      const usage = await rows<{ tenant_id: string; day: string; log_records: Count; log_bytes: Count; spans: Count; metric_points: Count }>(store,
+        `SELECT tenant_id, day, sum(log_records) AS log_records, sum(log_bytes) AS log_bytes, sum(spans) AS spans, sum(metric_points) AS metric_points
+         FROM ${store.database}.usage_daily GROUP BY tenant_id, day ORDER BY tenant_id`);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(usage.map((u) => ({ ...u, log_records: Number(u.log_records), log_bytes: Number(u.log_bytes), spans: Number(u.spans), metric_points: Number(u.metric_points) }))).to.deep.equal([
+        { tenant_id: 'acme', day: today, log_records: 3, log_bytes: acmeLogs.reduce((n, l) => n + bytes(l.body, l.log_attributes), 0), spans: 4, metric_points: 0 },
+        { tenant_id: 'globex', day: today, log_records: 1, log_bytes: bytes('x', {}), spans: 0, metric_points: 5 },
+      ]);
+    });
+
+    it('record each tenant once, and a rename wins over later discovery', async () => {
+      await store.client.command({ query: `INSERT INTO ${store.database}.tenants SELECT {id:String}, now64(3), argMaxState({name:String}, now64(9))`, query_params: { id: 'acme', name: 'ACME Corp' } });
+      await store.client.insert({ table: `${store.database}.logs`, values: [log('acme', 'after rename', {})], format: 'JSONEachRow' });
+      const tenants = await rows<{ tenant_id: string; name: string }>(store, `SELECT tenant_id, argMaxMerge(name) AS name FROM ${store.database}.tenants GROUP BY tenant_id ORDER BY tenant_id`);
+      expect(tenants).to.deep.equal([{ tenant_id: 'acme', name: 'ACME Corp' }, { tenant_id: 'globex', name: '' }]);
+    });
+  });
+
+  describe('isolation and pruning', () => {
+    let one: Store;
+    let two: Store;
+    before(async () => { [one, two] = await Promise.all([migratedStore('iso_one'), migratedStore('iso_two')]); });
+    after(async () => { await Promise.all([one.close(), two.close()]); });
+
+    it('two test databases in one process do not see each other', async () => {
+      await one.client.insert({ table: `${one.database}.logs`, values: [{ tenant_id: 'acme', timestamp: `${day} 10:00:00`, body: 'only in one' }], format: 'JSONEachRow' });
+      const inOne = await rows<{ n: string }>(one, `SELECT count() AS n FROM ${one.database}.logs`);
+      const inTwo = await rows<{ n: string }>(two, `SELECT count() AS n FROM ${two.database}.logs`);
+      const tenantsTwo = await rows<{ n: string }>(two, `SELECT count() AS n FROM ${two.database}.tenants`);
+      expect([Number(inOne[0]?.n), Number(inTwo[0]?.n), Number(tenantsTwo[0]?.n)]).to.deep.equal([1, 0, 0]);
+    });
+
+    it('a tenant-filtered query reads only that tenant\'s granules (EXPLAIN indexes = 1)', async () => {
+      // Three tenants of 100k rows each in one part: ~13 granules apiece.
+      await one.client.command({
+        query: `INSERT INTO ${one.database}.spans (tenant_id, timestamp, trace_id, span_id)
+                SELECT ['alpha', 'beta', 'gamma'][intDiv(number, 100000) + 1], toDateTime64('${day} 00:00:00', 9) + toIntervalMillisecond(number % 100000), hex(number), hex(number)
+                FROM numbers(300000)`,
+      });
+      const plan = await rows<{ explain: string }>(one, `EXPLAIN indexes = 1 SELECT count() FROM ${one.database}.spans WHERE tenant_id = {t:String}`, { t: 'beta' });
+      const text = plan.map((p) => p.explain).join('\n');
+      const primary = /PrimaryKey[\s\S]*?Granules: (\d+)\/(\d+)/.exec(text);
+      if (primary === null) throw new Error(`no primary key step in plan:\n${text}`);
+      const [selected, total] = [Number(primary[1]), Number(primary[2])];
+      expect(total).to.be.greaterThan(30);
+      expect(selected, text).to.be.at.most(Math.ceil(total / 3) + 1);
+      const counted = await rows<{ n: string }>(one, `SELECT count() AS n FROM ${one.database}.spans WHERE tenant_id = {t:String}`, { t: 'beta' });
+      expect(Number(counted[0]?.n)).to.equal(100000);
+    });
+  });
+});

@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import { decodeConfig } from '../../../src/config/config.ts';
+import type { Config } from '../../../src/config/config.ts';
+import { allVariables } from '../../../src/config/variables.ts';
+
+function ok(target: string, settings: Record<string, string> = {}): Config {
+  const result = decodeConfig(target, settings);
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}
+
+function errors(target: string, settings: Record<string, string>): readonly string[] {
+  const result = decodeConfig(target, settings);
+  if (result.ok) throw new Error(`expected ${JSON.stringify(settings)} to be rejected`);
+  return result.errors;
+}
+
+const server = { TENANTRY_CLICKHOUSE_URL: 'http://clickhouse:8123' };
+
+describe('config decoding', () => {
+  it('gives every documented default for target all', () => {
+    const config = ok('all');
+    if (config.target !== 'all') throw new Error('wrong target');
+    expect(config.host).to.equal('0.0.0.0');
+    expect(config.logLevel).to.equal('info');
+    expect(config.gateway).to.deep.equal({
+      otlpHttpPort: 4318, otlpGrpcPort: 4317, maxRequestBytes: 16 * 1024 * 1024,
+      writer: config.gateway.writer,
+    });
+    expect(config.api).to.deep.equal({ port: 8080, queryTimeoutMs: 30_000 });
+    expect(config.storage.clickhouse).to.deep.equal({ kind: 'embedded', dataDir: './data', database: 'tenantry' });
+    expect(config.storage.retention).to.deep.equal({ logsDays: 30, tracesDays: 30, metricsDays: 90 });
+    expect(config.keys).to.deep.equal({ json: undefined, file: undefined });
+  });
+
+  it('decodes a value for every variable', () => {
+    const config = ok('all', {
+      TENANTRY_LOG_LEVEL: 'debug', TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: '/var/lib/tenantry',
+      TENANTRY_CLICKHOUSE_DATABASE: 'obs_2', TENANTRY_LOGS_RETENTION_DAYS: '7', TENANTRY_TRACES_RETENTION_DAYS: '14',
+      TENANTRY_METRICS_RETENTION_DAYS: '400', TENANTRY_API_KEYS: '[]', TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '14317',
+      TENANTRY_MAX_REQUEST_BYTES: '512KiB', TENANTRY_BATCH_MAX_ROWS: '1000', TENANTRY_BATCH_MAX_BYTES: '1MB',
+      TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WRITE_QUEUE_MAX_BYTES: '64MiB', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
+    });
+    if (config.target !== 'all') throw new Error('wrong target');
+    expect(config.logLevel).to.equal('debug');
+    expect(config.host).to.equal('127.0.0.1');
+    expect(config.storage.clickhouse).to.deep.equal({ kind: 'embedded', dataDir: '/var/lib/tenantry', database: 'obs_2' });
+    expect(config.storage.retention).to.deep.equal({ logsDays: 7, tracesDays: 14, metricsDays: 400 });
+    expect(config.keys.json).to.equal('[]');
+    expect(config.gateway).to.deep.equal({
+      otlpHttpPort: 0, otlpGrpcPort: 14317, maxRequestBytes: 512 * 1024,
+      writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxQueueBytes: 64 * 1024 * 1024 },
+    });
+    expect(config.api).to.deep.equal({ port: 9090, queryTimeoutMs: 5000 });
+  });
+
+  it('decodes server mode with a cluster and the keys file', () => {
+    const config = ok('gateway', { ...server, TENANTRY_CLICKHOUSE_USER: 'ingest', TENANTRY_CLICKHOUSE_PASSWORD: ' p w ', TENANTRY_CLICKHOUSE_CLUSTER: 'main', TENANTRY_API_KEYS_FILE: '/etc/tenantry/keys.yaml' });
+    if (config.target !== 'gateway') throw new Error('wrong target');
+    expect(config.storage.clickhouse).to.deep.equal({ kind: 'server', url: 'http://clickhouse:8123', user: 'ingest', password: ' p w ', database: 'tenantry', cluster: 'main' });
+    expect(config.keys.file).to.equal('/etc/tenantry/keys.yaml');
+  });
+
+  it('decodes the operator port', () => {
+    const config = ok('operator', { TENANTRY_OPERATOR_PORT: '9443' });
+    expect(config).to.deep.include({ target: 'operator', operator: { port: 9443 } });
+  });
+
+  const bad: ReadonlyArray<[string, string]> = [
+    ['TENANTRY_LOG_LEVEL', 'verbose'],
+    ['TENANTRY_HOST', 'local host'],
+    ['TENANTRY_DATA_DIR', '   '],
+    ['TENANTRY_CLICKHOUSE_URL', 'clickhouse:8123'],
+    ['TENANTRY_CLICKHOUSE_DATABASE', 'drop table; --'],
+    ['TENANTRY_CLICKHOUSE_CLUSTER', '1cluster'],
+    ['TENANTRY_LOGS_RETENTION_DAYS', '0'],
+    ['TENANTRY_TRACES_RETENTION_DAYS', '1.5'],
+    ['TENANTRY_METRICS_RETENTION_DAYS', 'ninety'],
+    ['TENANTRY_OTLP_HTTP_PORT', '65536'],
+    ['TENANTRY_OTLP_GRPC_PORT', '-1'],
+    ['TENANTRY_MAX_REQUEST_BYTES', '16 parsecs'],
+    ['TENANTRY_BATCH_MAX_ROWS', '0'],
+    ['TENANTRY_BATCH_MAX_BYTES', '0'],
+    ['TENANTRY_BATCH_MAX_DELAY_MS', '1e3'],
+    ['TENANTRY_WRITE_QUEUE_MAX_BYTES', 'lots'],
+    ['TENANTRY_API_PORT', '80a'],
+    ['TENANTRY_QUERY_TIMEOUT_SECONDS', '0'],
+  ];
+  for (const [name, value] of bad) {
+    it(`rejects ${name}=${JSON.stringify(value)} naming the variable and the value`, () => {
+      const extra = name === 'TENANTRY_CLICKHOUSE_CLUSTER' ? server : {};
+      const found = errors('all', { ...extra, [name]: value });
+      expect(found).to.have.length(1);
+      expect(found[0]).to.contain(name).and.contain(JSON.stringify(value)).and.contain('expected');
+    });
+  }
+
+  it('covers every variable with a bad-value case', () => {
+    const tested = new Set([...bad.map(([name]) => name), 'TENANTRY_CLICKHOUSE_USER', 'TENANTRY_CLICKHOUSE_PASSWORD', 'TENANTRY_API_KEYS', 'TENANTRY_API_KEYS_FILE', 'TENANTRY_OPERATOR_PORT']);
+    expect(Object.keys(allVariables).filter((name) => !tested.has(name))).to.deep.equal([]);
+  });
+
+  it('rejects a bad operator port', () => {
+    expect(errors('operator', { TENANTRY_OPERATOR_PORT: 'http' })[0]).to.contain('TENANTRY_OPERATOR_PORT="http"');
+  });
+
+  it('lets an empty ClickHouse user fall back to "default" and keeps an empty password', () => {
+    const config = ok('gateway', { ...server, TENANTRY_CLICKHOUSE_USER: '', TENANTRY_CLICKHOUSE_PASSWORD: '', TENANTRY_API_KEYS: '[]' });
+    expect(config).to.have.nested.property('storage.clickhouse.user', 'default');
+    expect(config).to.have.nested.property('storage.clickhouse.password', '');
+  });
+
+  it('treats an empty value as unset, so the default applies', () => {
+    const config = ok('all', { TENANTRY_API_PORT: '' });
+    expect(config).to.have.nested.property('api.port', 8080);
+  });
+
+  it('reports every bad variable at once, and unknown TENANTRY_* names as typos', () => {
+    const found = errors('all', { TENANTRY_API_PORT: 'x', TENANTRY_LOG_LEVEL: 'loud', TENANTRY_API_PROT: '9090' });
+    expect(found).to.have.length(3);
+    expect(found.join('\n')).to.contain('TENANTRY_API_PROT is not a Tenantry setting');
+  });
+
+  it('refuses both key sources at once', () => {
+    expect(errors('all', { TENANTRY_API_KEYS: '[]', TENANTRY_API_KEYS_FILE: 'keys.yaml' })[0]).to.contain('choose one');
+  });
+
+  it('refuses embedded mode for the split targets and a cluster without a server', () => {
+    expect(errors('gateway', {})[0]).to.contain('TENANTRY_CLICKHOUSE_URL');
+    expect(errors('api', {})[0]).to.contain('TENANTRY_CLICKHOUSE_URL');
+    expect(errors('all', { TENANTRY_CLICKHOUSE_CLUSTER: 'main' })[0]).to.contain('server mode');
+    expect(ok('migrate').target).to.equal('migrate');
+  });
+
+  it('refuses an unknown target', () => {
+    expect(errors('everything', {})[0]).to.contain('unknown target "everything"');
+  });
+
+  it('accepts byte sizes with and without units', () => {
+    const sizes: Record<string, number> = { '1': 1, '1024': 1024, '2KiB': 2048, '1.5MiB': 1.5 * 1024 * 1024, '1GB': 1e9, '3 kb': 3000 };
+    for (const [raw, bytes] of Object.entries(sizes)) {
+      expect(ok('all', { TENANTRY_MAX_REQUEST_BYTES: raw })).to.have.nested.property('gateway.maxRequestBytes', bytes);
+    }
+  });
+});
