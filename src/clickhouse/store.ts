@@ -26,13 +26,14 @@ export function embeddedPath(dataDir: string): string {
 
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
-interface ChdbConnectionModule {
+export interface ChdbConnectionModule {
   // chdb types its connection against its own copy of @clickhouse/client-common;
   // the shape is the same contract, so it is typed here as the client's.
   createChdbConnection(options: { path: string }): ClientConnection;
 }
 
-async function loadChdb(): Promise<ChdbConnectionModule | undefined> {
+/** Loads chdb's connection module, or undefined when the optional package is not installed. */
+export async function loadChdb(): Promise<ChdbConnectionModule | undefined> {
   try {
     return (await import('chdb/connection')) as unknown as ChdbConnectionModule;
   } catch (error) {
@@ -43,7 +44,7 @@ async function loadChdb(): Promise<ChdbConnectionModule | undefined> {
 }
 
 /** Opens the store described by the config; a missing chdb package is a value, not a crash. */
-export async function openStore(config: ClickHouseConfig): Promise<OpenResult> {
+export async function openStore(config: ClickHouseConfig, load: () => Promise<ChdbConnectionModule | undefined> = loadChdb): Promise<OpenResult> {
   if (config.kind === 'server') {
     const client = createClient({
       url: config.url,
@@ -58,7 +59,7 @@ export async function openStore(config: ClickHouseConfig): Promise<OpenResult> {
     });
     return { ok: true, store: { client, mode: 'server', database: config.database, cluster: config.cluster, close: () => client.close() } };
   }
-  const chdb = await loadChdb();
+  const chdb = await load();
   if (chdb === undefined) {
     return {
       ok: false,
