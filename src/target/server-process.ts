@@ -28,7 +28,12 @@ async function resolveKeys(config: ServingConfig, log: Logger): Promise<Step<Key
   if (config.target !== 'all') {
     return { ok: false, message: `target "${config.target}" needs API keys: set TENANTRY_API_KEYS or TENANTRY_API_KEYS_FILE` };
   }
-  const admin = await ensureAdminKey(config.storage.dataDir);
+  let admin: Awaited<ReturnType<typeof ensureAdminKey>>;
+  try {
+    admin = await ensureAdminKey(config.storage.dataDir);
+  } catch (error) {
+    return { ok: false, message: `cannot set up the generated admin key: ${(error as Error).message}` };
+  }
   if (admin.created) {
     log.warn('no API keys configured: generated an admin key (all scopes, all tenants); it is shown only this once, only its SHA-256 is stored', { apiKey: admin.key, storedIn: admin.path });
   } else {

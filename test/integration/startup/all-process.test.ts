@@ -89,3 +89,18 @@ describe('the all process (npm start)', function () {
     await rm(dir, { recursive: true, force: true });
   });
 });
+
+describe('the all process with a damaged admin key file', function () {
+  this.timeout(60_000);
+  it('stops with a message saying what to do, not a stack trace', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    const dir = await mkdtemp(join(tmpdir(), 'tenantry-damaged-'));
+    await writeFile(join(dir, 'admin-key.json'), '{"sha256":"nope"}');
+    const p = startTenantry(['all'], testEnvironment(dir));
+    expect(await p.exited).to.equal(1);
+    const messages = p.lines.map((l) => String(l['msg'])).join('\n');
+    expect(messages).to.contain('is damaged: delete it to generate a new admin key');
+    expect(messages).to.not.contain('unexpected failure');
+    await rm(dir, { recursive: true, force: true });
+  });
+});
