@@ -1,19 +1,41 @@
-// The OTLP gateway component. This skeleton binds the OTLP/HTTP port and
-// answers the ops endpoints; the receivers arrive with the gateway issue.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// The OTLP gateway component: OTLP/HTTP and OTLP/gRPC receivers in front of
+// one ingest pipeline and one group-commit writer. stop() stops both
+// listeners (in-flight requests finish), then flushes what is pending.
 import { listen } from '../src/ops/http-listener.ts';
-import { opsResponse } from '../src/ops/ops-endpoints.ts';
 import type { ComponentContext, RunningComponent, StartGateway } from '../src/target/component.ts';
 import type { GatewayConfig } from '../src/config/config.ts';
+import { gatewayMetrics } from './gateway-metrics.ts';
+import { IngestPipeline } from './ingest/ingest-pipeline.ts';
+import { otlpHttpHandler } from './receivers/otlp-http-receiver.ts';
+import { listenGrpc } from './receivers/otlp-grpc-receiver.ts';
+import { clickHouseRowSink } from './writer/clickhouse-row-sink.ts';
+import { GroupCommitWriter } from './writer/group-commit-writer.ts';
+import type { RowSink } from './writer/row-sink.ts';
 
-export const startGateway: StartGateway = async (ctx: ComponentContext, config: GatewayConfig): Promise<RunningComponent> => {
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    void opsResponse(path, ctx.readiness, ctx.registry).then((ops) => {
-      const answer = ops ?? { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found\n' };
-      res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
-    });
+/** Starts the gateway; `sink` replaces the ClickHouse writer port (tests). */
+export async function startGatewayWith(ctx: ComponentContext, config: GatewayConfig, sink: RowSink): Promise<RunningComponent> {
+  const metrics = gatewayMetrics(ctx.registry);
+  const writer = new GroupCommitWriter(sink, config.writer, metrics.writer);
+  const pipeline = new IngestPipeline(writer, metrics);
+  const deps = { keys: ctx.keys, pipeline, metrics, log: ctx.log, maxRequestBytes: config.maxRequestBytes };
+  const http = await listen(otlpHttpHandler({ ...deps, readiness: ctx.readiness, registry: ctx.registry }), ctx.host, config.otlpHttpPort);
+  let grpc;
+  try {
+    grpc = await listenGrpc(deps, ctx.host, config.otlpGrpcPort);
+  } catch (error) {
+    await http.close();
+    throw error;
+  }
+  const grpcListener = grpc;
+  return {
+    name: 'gateway',
+    ports: { otlpHttp: http.port, otlpGrpc: grpcListener.port },
+    stop: async () => {
+      await Promise.all([http.close(), grpcListener.close()]);
+      await writer.stop();
+    },
   };
-  const http = await listen(handler, ctx.host, config.otlpHttpPort);
-  return { name: 'gateway', ports: { otlpHttp: http.port }, stop: () => http.close() };
-};
+}
+
+export const startGateway: StartGateway = (ctx: ComponentContext, config: GatewayConfig): Promise<RunningComponent> =>
+  startGatewayWith(ctx, config, clickHouseRowSink(ctx.store));

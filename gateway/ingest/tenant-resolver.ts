@@ -1,0 +1,98 @@
+// Tenant resolution (DESIGN.md section 3): the resource attribute tenant.id
+// wins when present; otherwise the item's own attribute. Strings are used as
+// is, integers in decimal, anything else is invalid; a valid id is 1-150
+// bytes of [A-Za-z0-9._~!*'()-] and not "." or "..". The key must be allowed
+// to write the tenant.
+import { canAccessTenant } from '../../src/auth/api-keys.ts';
+import type { Principal } from '../../src/auth/api-keys.ts';
+import type { KeyValue } from '../wire/otlp-messages.ts';
+import { int64Text } from './otlp-values.ts';
+
+export const tenantAttribute = 'tenant.id';
+
+export type RejectReason = 'missing_tenant' | 'invalid_tenant_type' | 'invalid_tenant_id' | 'tenant_not_allowed';
+
+export type Resolution = { readonly ok: true; readonly tenant: string } | { readonly ok: false; readonly reason: RejectReason; readonly tenant?: string };
+
+/** Describes each reason in partial-success error messages. */
+export const reasonText: Readonly<Record<RejectReason, string>> = {
+  missing_tenant: 'no tenant.id attribute on the resource or the item',
+  invalid_tenant_type: 'tenant.id is neither a string nor an integer',
+  invalid_tenant_id: "tenant.id is not 1-150 bytes of [A-Za-z0-9._~!*'()-] (nor \".\" or \"..\")",
+  tenant_not_allowed: 'the API key may not write to tenant',
+};
+
+const validId = /^[A-Za-z0-9._~!*'()-]{1,150}$/;
+
+/** True for a syntactically valid tenant id (all allowed characters are ASCII, so chars = bytes). */
+export function isValidTenantId(id: string): boolean {
+  return validId.test(id) && id !== '.' && id !== '..';
+}
+
+/** The tenant.id attribute of a list: undefined when absent, otherwise a resolution. */
+export function tenantOf(attributes: readonly KeyValue[] | null | undefined): Resolution | undefined {
+  if (attributes === null || attributes === undefined) return undefined;
+  for (const kv of attributes) {
+    if (kv.key !== tenantAttribute) continue;
+    const v = kv.value;
+    let id: string;
+    if (v?.value === 'stringValue') id = v.stringValue ?? '';
+    else if (v?.value === 'intValue') id = int64Text(v.intValue);
+    else return { ok: false, reason: 'invalid_tenant_type' };
+    return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
+  }
+  return undefined;
+}
+
+/** Resolves tenants for one request's principal, remembering access decisions per tenant. */
+export class TenantResolver {
+  readonly #principal: Principal;
+  readonly #allowed = new Map<string, boolean>();
+
+  constructor(principal: Principal) {
+    this.#principal = principal;
+  }
+
+  /** The resolution for an item, given its resource's resolution (undefined when the resource has no tenant.id). */
+  resolve(resource: Resolution | undefined, itemAttributes: readonly KeyValue[] | null | undefined): Resolution {
+    const found = resource ?? tenantOf(itemAttributes) ?? { ok: false, reason: 'missing_tenant' };
+    if (!found.ok) return found;
+    let allowed = this.#allowed.get(found.tenant);
+    if (allowed === undefined) {
+      allowed = canAccessTenant(this.#principal, found.tenant);
+      this.#allowed.set(found.tenant, allowed);
+    }
+    return allowed ? found : { ok: false, reason: 'tenant_not_allowed', tenant: found.tenant };
+  }
+}
+
+/** Counts rejected items per reason and builds the partial-success message. */
+export class RejectionTally {
+  #count = 0;
+  readonly #byReason = new Map<RejectReason, number>();
+  readonly #deniedTenants = new Set<string>();
+
+  add(resolution: Extract<Resolution, { ok: false }>, items = 1): void {
+    this.#count += items;
+    this.#byReason.set(resolution.reason, (this.#byReason.get(resolution.reason) ?? 0) + items);
+    if (resolution.tenant !== undefined && this.#deniedTenants.size < 10) this.#deniedTenants.add(resolution.tenant);
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  get byReason(): ReadonlyMap<RejectReason, number> {
+    return this.#byReason;
+  }
+
+  /** e.g. `2 spans rejected: 1 no tenant.id attribute…; 1 the API key may not write to tenant "b"`. */
+  message(noun: string): string {
+    if (this.#count === 0) return '';
+    const parts = [...this.#byReason].map(([reason, n]) => {
+      const tenants = reason === 'tenant_not_allowed' ? ` ${[...this.#deniedTenants].map((t) => JSON.stringify(t)).join(', ')}` : '';
+      return `${n} ${reasonText[reason]}${tenants}`;
+    });
+    return `${this.#count} ${noun} rejected: ${parts.join('; ')}`;
+  }
+}

@@ -1,0 +1,110 @@
+// OTLP/HTTP: POST /v1/traces, /v1/logs, /v1/metrics with protobuf or JSON
+// bodies, gzip or identity. The ops endpoints share the port. Outcomes
+// become HTTP answers in `answer`, and nowhere else.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { presentedKey } from '../../src/auth/api-keys.ts';
+import type { KeyRing } from '../../src/auth/api-keys.ts';
+import { opsResponse } from '../../src/ops/ops-endpoints.ts';
+import type { Readiness } from '../../src/ops/readiness.ts';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../../src/log/logger.ts';
+import type { GatewayMetrics } from '../gateway-metrics.ts';
+import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
+import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
+import type { Outcome } from '../ingest/outcome.ts';
+import { jsonDecoder } from '../wire/json-decoder.ts';
+import type { OtlpDecoder, WireFormat } from '../wire/otlp-decoder.ts';
+import type { SignalName } from '../wire/otlp-messages.ts';
+import { protobufDecoder } from '../wire/protobuf-decoder.ts';
+import { encodeExportResponse, encodeStatusJson, encodeStatusProtobuf } from '../wire/response-encoder.ts';
+import { readBody } from './body-reader.ts';
+
+export interface HttpReceiverDeps {
+  readonly keys: KeyRing;
+  readonly pipeline: IngestPipeline;
+  readonly metrics: GatewayMetrics;
+  readonly readiness: Readiness;
+  readonly registry: Registry;
+  readonly log: Logger;
+  readonly maxRequestBytes: number;
+}
+
+const signalByPath: ReadonlyMap<string, SignalName> = new Map([['/v1/traces', 'traces'], ['/v1/logs', 'logs'], ['/v1/metrics', 'metrics']]);
+
+const decoders: Readonly<Record<WireFormat, OtlpDecoder>> = { protobuf: protobufDecoder, json: jsonDecoder };
+const contentTypes: Readonly<Record<WireFormat, string>> = { protobuf: 'application/x-protobuf', json: 'application/json' };
+
+/** The wire format named by a Content-Type header, or undefined when unsupported. */
+export function wireFormat(contentType: string | undefined): WireFormat | undefined {
+  const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  if (mediaType === 'application/x-protobuf' || mediaType === 'application/protobuf') return 'protobuf';
+  if (mediaType === 'application/json') return 'json';
+  return undefined;
+}
+
+// HTTP status and google.rpc.Code of each failure.
+const httpStatus: Readonly<Record<Exclude<Outcome['kind'], 'accepted'>, readonly [number, number]>> = {
+  unauthenticated: [401, 16], forbidden: [403, 7], not_found: [404, 5], method_not_allowed: [405, 12], unsupported_media_type: [415, 3],
+  too_large: [413, 8], invalid: [400, 3], overloaded: [429, 8], unavailable: [503, 14], internal: [500, 13],
+};
+
+/** Writes the one HTTP answer of an outcome. */
+function answer(res: ServerResponse, signal: SignalName, format: WireFormat, outcome: Outcome): number {
+  if (outcome.kind === 'accepted') {
+    res.writeHead(200, { 'content-type': contentTypes[format] }).end(encodeExportResponse(signal, format, outcome));
+    return 200;
+  }
+  const [status, code] = httpStatus[outcome.kind];
+  const retry = outcome.kind === 'overloaded' ? outcome.retryAfterSeconds : undefined;
+  const headers: Record<string, string> = { 'content-type': contentTypes[format] };
+  if (retry !== undefined) headers['retry-after'] = String(retry);
+  if (outcome.kind === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
+  // A body we refused to read may still be arriving: do not keep this connection.
+  if (outcome.kind === 'too_large' || outcome.kind === 'unsupported_media_type') headers['connection'] = 'close';
+  const body = format === 'json' ? encodeStatusJson(code, outcome.message, retry) : encodeStatusProtobuf(code, outcome.message, retry);
+  res.writeHead(status, headers).end(body);
+  return status;
+}
+
+async function exportRequest(req: IncomingMessage, signal: SignalName, deps: HttpReceiverDeps): Promise<{ format: WireFormat; outcome: Outcome }> {
+  if (req.method !== 'POST') return { format: 'json', outcome: { kind: 'method_not_allowed', message: `${req.method ?? ''} is not allowed: use POST` } };
+  const format = wireFormat(req.headers['content-type']);
+  if (format === undefined) {
+    return { format: 'json', outcome: { kind: 'unsupported_media_type', message: `unsupported Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}: use application/x-protobuf or application/json` } };
+  }
+  const auth = authorizeIngest(deps.keys, presentedKey(req.headers.authorization, single(req.headers['x-api-key'])));
+  if (!auth.ok) return { format, outcome: auth.failure };
+  const body = await readBody(req, deps.maxRequestBytes);
+  if (!body.ok) return { format, outcome: { kind: body.kind, message: body.message } };
+  const decoded = decoders[format].decode(signal, body.body);
+  if (!decoded.ok) return { format, outcome: { kind: 'invalid', message: decoded.message } };
+  return { format, outcome: await deps.pipeline.ingest(decoded.request, auth.principal) };
+}
+
+const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+/** The request listener of the OTLP/HTTP port. */
+export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const signal = signalByPath.get(path);
+    if (signal === undefined) {
+      void opsResponse(path, deps.readiness, deps.registry).then((ops) => {
+        const reply = ops ?? { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found: OTLP paths are /v1/traces, /v1/logs and /v1/metrics\n' };
+        res.writeHead(reply.status, { 'content-type': reply.contentType }).end(reply.body);
+      });
+      return;
+    }
+    const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'http', signal });
+    exportRequest(req, signal, deps).then(({ format, outcome }) => {
+      if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
+      const status = answer(res, signal, format, outcome);
+      deps.metrics.requests.inc({ protocol: 'http', signal, status: String(status) });
+      timer();
+    }).catch((error: unknown) => {
+      // Only bugs get here.
+      deps.log.error('bug while handling an export', { error, stack: (error as Error).stack });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(encodeStatusJson(13, 'internal error'));
+    });
+  };
+}

@@ -1,0 +1,11 @@
+// The port through which the group-commit writer stores rows. Failures are
+// values, classified by the adapter (the only place that knows ClickHouse).
+import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
+import type { TableName } from '../ingest/row-batch.ts';
+
+export type SinkResult = { readonly ok: true } | { readonly ok: false; readonly kind: StoreFailureKind; readonly message: string };
+
+export interface RowSink {
+  /** Inserts JSONEachRow text into one table, in one INSERT. */
+  insert(table: TableName, rows: string): Promise<SinkResult>;
+}

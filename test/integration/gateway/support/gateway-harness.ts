@@ -1,0 +1,75 @@
+// An in-process gateway on its own fresh database of the test process's
+// embedded ClickHouse, with a fixed set of keys, for integration tests.
+import { Registry } from 'prom-client';
+import { parseKeys } from '../../../../src/auth/api-keys.ts';
+import type { Store } from '../../../../src/clickhouse/store.ts';
+import type { GatewayConfig, WriterConfig } from '../../../../src/config/config.ts';
+import { silentLogger } from '../../../../src/log/logger.ts';
+import { Readiness } from '../../../../src/ops/readiness.ts';
+import { startGatewayWith } from '../../../../gateway/gateway.ts';
+import { clickHouseRowSink } from '../../../../gateway/writer/clickhouse-row-sink.ts';
+import type { RowSink } from '../../../../gateway/writer/row-sink.ts';
+import { migratedStore } from '../../../support/embedded-store.ts';
+
+export const keys = {
+  admin: 'admin-key-0123456789abcdef',
+  tenantA: 'tenant-a-key-0123456789',
+  readOnly: 'read-only-key-0123456789',
+} as const;
+
+const keyText = JSON.stringify([
+  { key: keys.admin, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] },
+  { key: keys.tenantA, scopes: ['ingest'], tenants: ['tenant-a'] },
+  { key: keys.readOnly, scopes: ['read'], tenants: ['*'] },
+]);
+
+export interface TestGateway {
+  readonly store: Store;
+  readonly registry: Registry;
+  readonly httpUrl: string;
+  readonly grpcUrl: string;
+  /** Stops the gateway (flushing) but keeps the database. */
+  stop(): Promise<void>;
+  /** Stops and drops the database. */
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  readonly maxRequestBytes?: number;
+  readonly writer?: Partial<WriterConfig>;
+  /** Wraps the real ClickHouse sink, e.g. to make it fail. */
+  readonly sink?: (real: RowSink) => RowSink;
+  readonly store?: Store;
+}
+
+export async function startTestGateway(prefix: string, options: HarnessOptions = {}): Promise<TestGateway> {
+  const store = options.store ?? await migratedStore(prefix);
+  const parsed = parseKeys(keyText, 'test keys');
+  if (!parsed.ok) throw new Error(parsed.message);
+  const registry = new Registry();
+  const readiness = new Readiness([]);
+  const config: GatewayConfig = {
+    otlpHttpPort: 0,
+    otlpGrpcPort: 0,
+    maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024,
+    writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxQueueBytes: 64 * 1024 * 1024, ...options.writer },
+  };
+  const real = clickHouseRowSink(store);
+  const gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness, registry }, config, options.sink?.(real) ?? real);
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopped ??= gateway.stop());
+  return {
+    store,
+    registry,
+    httpUrl: `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`,
+    grpcUrl: `http://127.0.0.1:${gateway.ports['otlpGrpc'] ?? 0}`,
+    stop,
+    close: async () => { await stop(); await store.close(); },
+  };
+}
+
+/** Runs a SELECT and returns its rows (use toString() for 64-bit values). */
+export async function select<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const rs = await store.client.query({ query, format: 'JSONEachRow', query_params: params });
+  return rs.json<T>();
+}
