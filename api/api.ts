@@ -1,14 +1,32 @@
-// The /v1 API component. This skeleton binds the API port and answers the
-// ops endpoints; the routes arrive with the API issue.
+// The /v1 API component: the Koa app on ctx.host:config.port, the ops
+// endpoints (/healthz, /readyz, /metrics) beside it, graceful stop.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listen } from '../src/ops/http-listener.ts';
-import { opsResponse } from '../src/ops/ops-endpoints.ts';
+import { opsPaths, opsResponse } from '../src/ops/ops-endpoints.ts';
 import type { ComponentContext, RunningComponent, StartApi } from '../src/target/component.ts';
 import type { ApiConfig } from '../src/config/config.ts';
+import { createApp } from './app.ts';
+import { httpMetrics } from './http/http-metrics.ts';
+import { createQueryRunner } from './v1/query/query-runner.ts';
+import { nowNs } from './v1/query/time-range.ts';
 
 export const startApi: StartApi = async (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> => {
+  const log = ctx.log.child({ component: 'api' });
+  const app = createApp({
+    schema: { database: ctx.store.database, cluster: ctx.store.cluster },
+    runner: createQueryRunner(ctx.store, config.queryTimeoutMs, log),
+    now: nowNs,
+    keys: ctx.keys,
+    log,
+    metrics: httpMetrics(ctx.registry),
+  });
+  const koa = app.callback();
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (!opsPaths.has(path)) {
+      void koa(req, res);
+      return;
+    }
     void opsResponse(path, ctx.readiness, ctx.registry).then((ops) => {
       const answer = ops ?? { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found\n' };
       res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);

@@ -1,0 +1,114 @@
+// The Koa application of the /v1 API: request id, metrics and the one error
+// shape around everything; bearer-key authentication; then the routes.
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { KeyRing } from '../src/auth/api-keys.ts';
+import { presentedKey } from '../src/auth/api-keys.ts';
+import type { Logger } from '../src/log/logger.ts';
+import { ApiErrorSignal, errorBody, errorStatus, internal, invalidRequest, unauthorized } from './http/api-error.ts';
+import type { ApiError } from './http/api-error.ts';
+import type { ApiState } from './http/api-context.ts';
+import type { HttpMetrics } from './http/http-metrics.ts';
+import type { RouteDeps } from './v1/deps.ts';
+import { registerTenantRoutes } from './v1/tenants/tenant-routes.ts';
+import { registerLogRoutes } from './v1/logs/log-routes.ts';
+import { registerTraceRoutes } from './v1/traces/trace-routes.ts';
+import { registerUsageRoutes } from './v1/usage/usage-routes.ts';
+import { registerTimeseriesRoutes } from './v1/timeseries/timeseries-routes.ts';
+import { openApiDocument } from './v1/openapi/openapi-document.ts';
+
+export interface AppDeps extends RouteDeps {
+  readonly keys: KeyRing;
+  readonly log: Logger;
+  readonly metrics: HttpMetrics;
+}
+
+/** Maps errors thrown by body parsing (http-errors with a status) to API errors. */
+function frameworkError(error: unknown): ApiError | undefined {
+  const status = (error as { status?: unknown }).status;
+  if (status === 400) return invalidRequest('request body is not valid JSON (or not a JSON object)');
+  if (status === 413) return { code: 'payload_too_large', message: 'request body is larger than 1 MiB' };
+  if (status === 415) return { code: 'unsupported_media_type', message: 'request body must be application/json' };
+  return undefined;
+}
+
+const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);
+
+export function createApp(deps: AppDeps): Koa<ApiState> {
+  const app = new Koa<ApiState>();
+  app.proxy = false;
+  const router = new Router<ApiState>();
+  const openApi = JSON.stringify(openApiDocument());
+  router.get('/v1/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = openApi;
+  });
+  registerTenantRoutes(router, deps);
+  registerLogRoutes(router, deps);
+  registerTraceRoutes(router, deps);
+  registerUsageRoutes(router, deps);
+  registerTimeseriesRoutes(router, deps);
+
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    ctx.state.requestId = randomUUID();
+    ctx.set('x-request-id', ctx.state.requestId);
+    const send = (error: ApiError): void => {
+      ctx.status = errorStatus[error.code];
+      ctx.body = errorBody(error, ctx.state.requestId);
+      if (error.code === 'unauthorized') ctx.set('www-authenticate', 'Bearer');
+    };
+    try {
+      await next();
+      if (ctx.status === 405) send({ code: 'method_not_allowed', message: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}` });
+      else if (ctx.status === 501) send({ code: 'method_not_allowed', message: `${ctx.method} is not supported` });
+      else if (ctx.status === 404 && ctx.body === undefined) send({ code: 'not_found', message: `no route ${ctx.method} ${ctx.path}` });
+    } catch (error) {
+      if (error instanceof ApiErrorSignal) send(error.apiError);
+      else {
+        const mapped = frameworkError(error);
+        if (mapped !== undefined) send(mapped);
+        else {
+          deps.log.error('request failed', { requestId: ctx.state.requestId, error });
+          send(internal());
+        }
+      }
+    } finally {
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      deps.metrics.observe(typeof route === 'string' ? route : 'unmatched', ctx.method, ctx.status, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  });
+
+  // Authentication for everything under /v1 except the OpenAPI document.
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/v1/openapi.json') {
+      await next();
+      return;
+    }
+    const header = (name: string): string | undefined => {
+      const v = ctx.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const principal = deps.keys.authenticate(presentedKey(header('authorization'), header('x-api-key')));
+    if (principal === undefined) throw new ApiErrorSignal(unauthorized());
+    ctx.state.principal = principal;
+    await next();
+  });
+
+  // Bodies: JSON everywhere; form encoding too for PUT /v1/tenants/:id.
+  app.use(async (ctx, next) => {
+    if (bodyMethods.has(ctx.method) && ctx.request.length !== 0 && ctx.request.type !== '') {
+      const form = ctx.method === 'PUT' && ctx.is('application/x-www-form-urlencoded') !== false;
+      if (ctx.is('application/json') === false && !form) {
+        throw new ApiErrorSignal({ code: 'unsupported_media_type', message: `request body must be application/json, not ${ctx.request.type}` });
+      }
+    }
+    await next();
+  });
+  app.use(koaBody({ json: true, urlencoded: true, multipart: false, text: false, jsonLimit: '1mb', formLimit: '1mb', jsonStrict: true }));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

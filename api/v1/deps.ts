@@ -1,0 +1,11 @@
+// What the /v1 routes need from the outside world: the store's table names,
+// a query runner with the time limit, and a clock (tests freeze it).
+import type { SchemaTarget } from '../../src/clickhouse/schema/ddl.ts';
+import type { QueryRunner } from './query/query-runner.ts';
+
+export interface RouteDeps {
+  readonly schema: SchemaTarget;
+  readonly runner: QueryRunner;
+  /** Current time in Unix nanoseconds. */
+  readonly now: () => bigint;
+}

@@ -1,0 +1,75 @@
+// The logs query: tenant and window first, then filters, newest first.
+import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
+import type { Result } from '../../http/api-error.ts';
+import { matchAny, matchAnyInsensitive, matchAttributes, matchSeverity, severityName } from '../query/filters.ts';
+import { finishPage, mergeAttributes, windowConditions } from '../query/record-page.ts';
+import type { PagePlan } from '../query/record-page.ts';
+import { SqlParams } from '../query/sql-params.ts';
+import type { RouteDeps } from '../deps.ts';
+import type { LogQuery } from './log-codecs.ts';
+
+export interface LogRecord {
+  timestamp: number;
+  traceId: string;
+  spanId: string;
+  severity: string;
+  serviceName: string;
+  body: string;
+  logId: string;
+  attributes?: Record<string, string>;
+}
+
+interface LogRow {
+  ts_ns: string;
+  log_id: string;
+  trace_id: string;
+  span_id: string;
+  severity_number: number;
+  service_name: string;
+  body: string;
+  resource_attributes?: Record<string, string>;
+  scope_attributes?: Record<string, string>;
+  log_attributes?: Record<string, string>;
+}
+
+/** Builds the SELECT of one logs page (exported for the benchmark and the SQL tests). */
+export function logsSql(deps: RouteDeps, tenantId: string, q: LogQuery, plan: PagePlan): { sql: string; params: SqlParams } {
+  const params = new SqlParams();
+  const where = windowConditions(params, tenantId, plan, ['log_id']);
+  if (q.body !== undefined) where.push(matchAnyInsensitive(params, 'body', q.body));
+  if (q.traceId !== undefined) where.push(matchAny(params, 'trace_id', q.traceId));
+  if (q.spanId !== undefined) where.push(matchAny(params, 'span_id', q.spanId));
+  if (q.logId !== undefined) where.push(matchAny(params, 'log_id', q.logId));
+  if (q.severity !== undefined) where.push(matchSeverity(params, 'severity_number', q.severity));
+  if (q.attributes !== undefined) where.push(...matchAttributes(params, ['resource_attributes', 'scope_attributes', 'log_attributes'], q.attributes));
+  const columns = ['toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'log_id', 'trace_id', 'span_id', 'severity_number', 'service_name', 'body',
+    ...(q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'log_attributes'] : [])];
+  const sql = `SELECT ${columns.join(', ')} FROM ${queryTable(deps.schema, 'logs')}
+    WHERE ${where.join('\n      AND ')}
+    ORDER BY timestamp DESC, log_id DESC LIMIT ${params.bind(plan.limit + 1, 'UInt64')}`;
+  return { sql, params };
+}
+
+/** One page of log records and the cursor for the next. */
+export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, plan: PagePlan): Promise<Result<{ rows: readonly LogRecord[]; next: string | null }>> {
+  const { sql, params } = logsSql(deps, tenantId, q, plan);
+  const rows = await deps.runner.rows<LogRow>(sql, params);
+  if (!rows.ok) return rows;
+  const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.log_id]);
+  return {
+    ok: true,
+    value: {
+      next: page.next,
+      rows: page.rows.map((r) => ({
+        timestamp: Number(BigInt(r.ts_ns) / 1_000_000n),
+        traceId: r.trace_id,
+        spanId: r.span_id,
+        severity: severityName(r.severity_number),
+        serviceName: r.service_name,
+        body: r.body,
+        logId: r.log_id,
+        ...(q.includeAttributes === true ? { attributes: mergeAttributes(r.resource_attributes, r.scope_attributes, r.log_attributes) } : {}),
+      })),
+    },
+  };
+}

@@ -1,0 +1,142 @@
+// The OpenAPI 3.1 document served at GET /v1/openapi.json. Request bodies
+// are derived from the codecs the routes decode with; responses are described
+// here, next to the route list the test compares with the router.
+import { RenameTenant } from '../tenants/tenant-codecs.ts';
+import { LogQuery } from '../logs/log-codecs.ts';
+import { TraceQuery, spanKinds, statusCodes } from '../traces/trace-codecs.ts';
+import { UsageQuery } from '../usage/usage-codecs.ts';
+import { SeriesQuery, TimeseriesRequest } from '../timeseries/timeseries-codecs.ts';
+import { Pagination, Limit } from '../../http/pagination.ts';
+import { errorStatus } from '../../http/api-error.ts';
+import { severities } from '../query/filters.ts';
+import { schemaOf } from './json-schema.ts';
+
+const ref = (name: string): { $ref: string } => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown): { content: { 'application/json': { schema: unknown } } } => ({ content: { 'application/json': { schema } } });
+
+const errorResponses = (...codes: (keyof typeof errorStatus)[]): Record<string, unknown> =>
+  Object.fromEntries(codes.map((c) => [String(errorStatus[c]), { description: c, ...json(ref('Error')) }]));
+
+const common = errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'payload_too_large', 'internal', 'unavailable');
+
+const tenantPath = { name: 'tenant_id', in: 'path', required: true, schema: { type: 'string' }, description: 'Tenant id. A tenant outside the key\'s list answers 404.' };
+
+const page = (item: string): unknown => ({
+  type: 'object', required: ['data', 'nextPage', 'next_page'],
+  properties: { data: { type: 'array', items: ref(item) }, nextPage: { type: ['string', 'null'] }, next_page: { type: ['string', 'null'], description: 'Same value as nextPage.' } },
+});
+
+const post = (summary: string, body: string, response: unknown): unknown => ({
+  post: {
+    summary, security: [{ bearer: [] }], parameters: [tenantPath],
+    requestBody: { required: true, ...json(ref(body)) },
+    responses: { 200: { description: 'OK', ...json(response) }, ...common },
+  },
+});
+
+const counts = { type: 'object', properties: { units: { type: 'integer' } }, required: ['units'] };
+const logCounts = { type: 'object', properties: { bytes: { type: 'integer' }, units: { type: 'integer' } }, required: ['bytes', 'units'] };
+const attributes = { type: 'object', additionalProperties: { type: 'string' } };
+
+/** The route table the document describes: method and Koa path of every /v1 route. */
+export const documentedRoutes: readonly (readonly [string, string])[] = [
+  ['GET', '/v1/openapi.json'], ['GET', '/v1/tenants'], ['GET', '/v1/tenants/:id'], ['PUT', '/v1/tenants/:id'],
+  ['POST', '/v1/tenants/:tenant_id/timeseries'], ['POST', '/v1/tenants/:tenant_id/logs'],
+  ['POST', '/v1/tenants/:tenant_id/traces'], ['POST', '/v1/tenants/:tenant_id/usage'],
+];
+
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Tenantry query API', version: '1.0.0', description: 'Per-tenant queries over OpenTelemetry logs, traces and metrics. See docs/api.md.' },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object', required: ['error'],
+          properties: { error: { type: 'object', required: ['code', 'message', 'requestId'], properties: {
+            code: { type: 'string', enum: Object.keys(errorStatus) }, message: { type: 'string' },
+            details: { type: 'array', items: { type: 'string' } }, requestId: { type: 'string' },
+          } } },
+        },
+        Tenant: { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
+        TenantPage: page('Tenant'),
+        RenameTenant: schemaOf(RenameTenant),
+        Pagination: schemaOf(Pagination),
+        LogQuery: schemaOf(LogQuery),
+        LogRecord: {
+          type: 'object', required: ['timestamp', 'traceId', 'spanId', 'severity', 'serviceName', 'body', 'logId'],
+          properties: {
+            timestamp: { type: 'integer', description: 'Unix ms' }, traceId: { type: 'string' }, spanId: { type: 'string' },
+            severity: { type: 'string', enum: severities }, serviceName: { type: 'string' }, body: { type: 'string' }, logId: { type: 'string' }, attributes,
+          },
+        },
+        LogPage: page('LogRecord'),
+        TraceQuery: schemaOf(TraceQuery),
+        SpanRecord: {
+          type: 'object', required: ['timestamp', 'traceId', 'spanId', 'parentSpanId', 'spanName', 'spanKind', 'serviceName', 'duration', 'statusCode', 'statusMessage'],
+          properties: {
+            timestamp: { type: 'integer' }, traceId: { type: 'string' }, spanId: { type: 'string' }, parentSpanId: { type: 'string' },
+            spanName: { type: 'string' }, spanKind: { type: 'string', enum: spanKinds }, serviceName: { type: 'string' },
+            duration: { type: 'number', description: 'nanoseconds' }, statusCode: { type: 'string', enum: statusCodes },
+            statusMessage: { type: ['string', 'null'] }, attributes,
+          },
+        },
+        SpanPage: page('SpanRecord'),
+        UsageQuery: schemaOf(UsageQuery),
+        UsageResult: {
+          type: 'object', required: ['logs', 'metrics', 'traces', 'data'],
+          properties: {
+            logs: logCounts, metrics: counts, traces: counts,
+            data: { type: 'array', items: { type: 'object', required: ['start', 'end', 'logs', 'metrics', 'traces'], properties: {
+              start: { type: 'integer', description: 'Unix ms, inclusive' }, end: { type: 'integer', description: 'Unix ms, exclusive' }, logs: logCounts, metrics: counts, traces: counts,
+            } } },
+          },
+        },
+        SeriesQuery: schemaOf(SeriesQuery),
+        TimeseriesRequest: schemaOf(TimeseriesRequest),
+        TimeseriesResult: {
+          type: 'object', required: ['metadata', 'query', 'series', 'times'],
+          properties: {
+            times: { type: 'array', items: { type: 'number' }, description: 'Bucket starts, Unix ms' },
+            series: { type: 'array', items: { type: 'object', required: ['name', 'suggested_label', 'unit', 'length', 'values', 'labels'], properties: {
+              name: { type: 'string' }, suggested_label: { type: 'string' },
+              unit: { type: 'object', required: ['name', 'short_name'], properties: { name: { type: 'string' }, short_name: { type: 'string' } } },
+              labels: attributes, length: { type: 'integer' }, values: { type: 'array', items: { type: ['number', 'null'] } },
+            } } },
+            metadata: { type: 'array', items: { type: 'object' } },
+            query: { type: 'object' },
+          },
+        },
+      },
+    },
+    paths: {
+      '/v1/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 document', ...json({ type: 'object' }) } } } },
+      '/v1/tenants': {
+        get: {
+          summary: 'List the tenants of the key, sorted by id', security: [{ bearer: [] }],
+          parameters: [
+            { name: 'limit', in: 'query', schema: schemaOf(Limit) },
+            { name: 'page', in: 'query', schema: { type: 'string' }, description: 'nextPage of the previous response' },
+            { name: 'search', in: 'query', schema: { type: 'string' }, description: 'Case-insensitive substring of id or name' },
+          ],
+          responses: { 200: { description: 'OK', ...json(ref('TenantPage')) }, ...common },
+        },
+      },
+      '/v1/tenants/{id}': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        get: { summary: 'One tenant', security: [{ bearer: [] }], responses: { 200: { description: 'OK', ...json(ref('Tenant')) }, ...common } },
+        put: {
+          summary: 'Rename a tenant (admin); creates the record for a valid unknown id', security: [{ bearer: [] }],
+          requestBody: { content: { 'application/json': { schema: ref('RenameTenant') }, 'application/x-www-form-urlencoded': { schema: ref('RenameTenant') } } },
+          responses: { 200: { description: 'OK', ...json(ref('Tenant')) }, ...common },
+        },
+      },
+      '/v1/tenants/{tenant_id}/timeseries': post('Metric timeseries', 'TimeseriesRequest', ref('TimeseriesResult')),
+      '/v1/tenants/{tenant_id}/logs': post('Log records, newest first', 'LogQuery', ref('LogPage')),
+      '/v1/tenants/{tenant_id}/traces': post('Spans, newest first', 'TraceQuery', ref('SpanPage')),
+      '/v1/tenants/{tenant_id}/usage': post('Usage per UTC day or month', 'UsageQuery', ref('UsageResult')),
+    },
+  };
+}

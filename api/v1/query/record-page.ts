@@ -1,0 +1,76 @@
+// The shared shape of the logs and traces queries: a tenant, a time window
+// and a keyset page over (timestamp, ids…) sorted newest first.
+import { fail, invalidRequest, ok } from '../../http/api-error.ts';
+import type { Result } from '../../http/api-error.ts';
+import { defaultLimit } from '../../http/pagination.ts';
+import { decodeCursor, encodeCursor, filterDigest } from './cursor.ts';
+import type { Cursor } from './cursor.ts';
+import type { SqlParams } from './sql-params.ts';
+import { resolveRange } from './time-range.ts';
+import type { TimeRange } from './time-range.ts';
+
+export interface PageInput {
+  readonly startTime: number;
+  readonly endTime?: number;
+  readonly pagination?: { readonly limit?: number; readonly page?: string };
+}
+
+export interface PagePlan {
+  readonly range: TimeRange;
+  readonly limit: number;
+  readonly digest: string;
+  readonly cursor: Cursor | undefined;
+  /** Set when endTime was omitted: the frozen end carried by every cursor of this walk. */
+  readonly frozenEndNs: string | undefined;
+}
+
+/** Resolves the window, the page size and the cursor of a records query. */
+export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint): Result<PagePlan> {
+  const { pagination, ...filters } = input;
+  const digest = filterDigest([route, tenantId, filters]);
+  let cursor: Cursor | undefined;
+  if (pagination?.page !== undefined) {
+    const decoded = decodeCursor(pagination.page, digest, keyLength + 1);
+    if (!decoded.ok) return fail(invalidRequest(decoded.message));
+    if (!/^\d{1,19}$/.test(decoded.cursor.key[0] ?? '')) return fail(invalidRequest('pagination page is not a cursor returned by this API'));
+    cursor = decoded.cursor;
+  }
+  const frozenEnd = input.endTime === undefined ? (cursor?.frozenEndNs === undefined ? nowNs : BigInt(cursor.frozenEndNs)) : undefined;
+  const range = resolveRange(input.startTime, input.endTime, frozenEnd ?? nowNs);
+  if (!range.ok) return fail(invalidRequest(range.message));
+  return ok({ range: range.range, limit: pagination?.limit ?? defaultLimit, digest, cursor, frozenEndNs: frozenEnd?.toString() });
+}
+
+/**
+ * WHERE conditions for the tenant, the window and the cursor position. The
+ * timestamp bound comes first and alone so the primary key prunes granules;
+ * the tuple comparison then settles ties.
+ */
+export function windowConditions(params: SqlParams, tenantId: string, plan: PagePlan, idColumns: readonly string[]): string[] {
+  const conditions = [
+    `tenant_id = ${params.bind(tenantId, 'String')}`,
+    `timestamp >= fromUnixTimestamp64Nano(${params.bind(plan.range.startNs.toString(), 'Int64')})`,
+    `timestamp < fromUnixTimestamp64Nano(${params.bind(plan.range.endNs.toString(), 'Int64')})`,
+  ];
+  if (plan.cursor !== undefined) {
+    const [ts, ...ids] = plan.cursor.key;
+    const at = `fromUnixTimestamp64Nano(${params.bind(ts, 'Int64')})`;
+    conditions.push(`timestamp <= ${at}`);
+    const boundIds = ids.map((id) => params.bind(id, 'String'));
+    conditions.push(`(timestamp, ${idColumns.join(', ')}) < (${at}, ${boundIds.join(', ')})`);
+  }
+  return conditions;
+}
+
+/** The rows of this page and the cursor for the next, from `limit + 1` fetched rows. */
+export function finishPage<R>(plan: PagePlan, rows: readonly R[], keyOf: (row: R) => string[]): { rows: readonly R[]; next: string | null } {
+  const pageRows = rows.slice(0, plan.limit);
+  const last = pageRows[pageRows.length - 1];
+  if (rows.length <= plan.limit || last === undefined) return { rows: pageRows, next: null };
+  return { rows: pageRows, next: encodeCursor(plan.digest, { key: keyOf(last), ...(plan.frozenEndNs === undefined ? {} : { frozenEndNs: plan.frozenEndNs }) }) };
+}
+
+/** Merges attribute maps; later maps win on equal keys (item over scope over resource). */
+export function mergeAttributes(...maps: readonly (Readonly<Record<string, string>> | undefined)[]): Record<string, string> {
+  return Object.assign({}, ...maps.filter((m) => m !== undefined)) as Record<string, string>;
+}

@@ -1,0 +1,38 @@
+// Time bounds of a query (DESIGN.md section 5): documented in seconds, with
+// ms/µs/ns recognised by magnitude; fractions allowed; [start, end).
+
+export interface TimeRange {
+  /** Inclusive start, Unix nanoseconds. */
+  readonly startNs: bigint;
+  /** Exclusive end, Unix nanoseconds. */
+  readonly endNs: bigint;
+}
+
+const scales: readonly (readonly [number, bigint])[] = [[1e17, 1n], [1e14, 1_000n], [1e11, 1_000_000n], [0, 1_000_000_000n]];
+
+/** Converts a Unix time of any accepted magnitude to integer nanoseconds without float loss in the integer part. */
+export function toNanoseconds(value: number): bigint {
+  const [, factor] = scales.find(([limit]) => value >= limit) ?? [0, 1_000_000_000n];
+  const whole = Math.trunc(value);
+  const fraction = value - whole;
+  return BigInt(whole) * factor + BigInt(Math.round(fraction * Number(factor)));
+}
+
+/** The last instant DateTime64(9) holds. */
+const maxNs = 9_223_372_036_854_775_807n;
+
+export const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
+
+export type RangeResult = { readonly ok: true; readonly range: TimeRange } | { readonly ok: false; readonly message: string };
+
+/** Resolves startTime/endTime; `endTime` omitted → `fallbackEndNs` (now, or the cursor's frozen now). */
+export function resolveRange(startTime: number, endTime: number | undefined, fallbackEndNs: bigint): RangeResult {
+  const startNs = toNanoseconds(startTime);
+  const endNs = endTime === undefined ? fallbackEndNs : toNanoseconds(endTime);
+  if (startNs > maxNs || endNs > maxNs) return { ok: false, message: 'startTime and endTime must be before the year 2262' };
+  if (startNs > endNs) return { ok: false, message: 'startTime is after endTime' };
+  return { ok: true, range: { startNs, endNs } };
+}
+
+/** Nanoseconds to whole milliseconds (floor). */
+export const nsToMs = (ns: bigint): number => Number(ns / 1_000_000n);

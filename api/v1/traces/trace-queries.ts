@@ -1,0 +1,89 @@
+// The traces query: spans of one tenant and window, filtered, newest first.
+import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
+import type { Result } from '../../http/api-error.ts';
+import { matchAny, matchAttributes } from '../query/filters.ts';
+import { finishPage, mergeAttributes, windowConditions } from '../query/record-page.ts';
+import type { PagePlan } from '../query/record-page.ts';
+import { SqlParams } from '../query/sql-params.ts';
+import type { RouteDeps } from '../deps.ts';
+import type { TraceQuery } from './trace-codecs.ts';
+
+export interface SpanRecord {
+  timestamp: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  spanName: string;
+  spanKind: string;
+  serviceName: string;
+  duration: number;
+  statusCode: string;
+  statusMessage: string | null;
+  attributes?: Record<string, string>;
+}
+
+interface SpanRow {
+  ts_ns: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string;
+  span_name: string;
+  span_kind: string;
+  service_name: string;
+  duration: string;
+  status_code: string;
+  status_message: string;
+  resource_attributes?: Record<string, string>;
+  scope_attributes?: Record<string, string>;
+  span_attributes?: Record<string, string>;
+}
+
+/** Builds the SELECT of one traces page (exported for the benchmark). */
+export function tracesSql(deps: RouteDeps, tenantId: string, q: TraceQuery, plan: PagePlan): { sql: string; params: SqlParams } {
+  const params = new SqlParams();
+  const where = windowConditions(params, tenantId, plan, ['trace_id', 'span_id']);
+  if (q.traceId !== undefined) where.push(matchAny(params, 'trace_id', q.traceId));
+  if (q.spanId !== undefined) where.push(matchAny(params, 'span_id', q.spanId));
+  if (q.parentSpanId !== undefined) where.push(matchAny(params, 'parent_span_id', q.parentSpanId));
+  if (q.spanName !== undefined) where.push(matchAny(params, 'span_name', q.spanName));
+  // OTLP treats an unspecified kind as internal.
+  if (q.spanKind !== undefined) where.push(`toString(span_kind) IN ${params.bind(q.spanKind.includes('INTERNAL') ? [...q.spanKind, 'UNSPECIFIED'] : q.spanKind, 'Array(String)')}`);
+  if (q.statusCode !== undefined) where.push(`toString(status_code) IN ${params.bind(q.statusCode, 'Array(String)')}`);
+  if (q.durationMin !== undefined) where.push(`duration_ns >= ${params.bind(Math.ceil(q.durationMin), 'UInt64')}`);
+  if (q.durationMax !== undefined) where.push(`duration_ns <= ${params.bind(Math.floor(q.durationMax), 'UInt64')}`);
+  if (q.attributes !== undefined) where.push(...matchAttributes(params, ['resource_attributes', 'scope_attributes', 'span_attributes'], q.attributes));
+  const columns = ['toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'trace_id', 'span_id', 'parent_span_id', 'span_name', 'toString(span_kind) AS span_kind',
+    'service_name', 'toString(duration_ns) AS duration', 'toString(status_code) AS status_code', 'status_message',
+    ...(q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'span_attributes'] : [])];
+  const sql = `SELECT ${columns.join(', ')} FROM ${queryTable(deps.schema, 'spans')}
+    WHERE ${where.join('\n      AND ')}
+    ORDER BY timestamp DESC, trace_id DESC, span_id DESC LIMIT ${params.bind(plan.limit + 1, 'UInt64')}`;
+  return { sql, params };
+}
+
+/** One page of spans and the cursor for the next. */
+export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQuery, plan: PagePlan): Promise<Result<{ rows: readonly SpanRecord[]; next: string | null }>> {
+  const { sql, params } = tracesSql(deps, tenantId, q, plan);
+  const rows = await deps.runner.rows<SpanRow>(sql, params);
+  if (!rows.ok) return rows;
+  const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.trace_id, r.span_id]);
+  return {
+    ok: true,
+    value: {
+      next: page.next,
+      rows: page.rows.map((r) => ({
+        timestamp: Number(BigInt(r.ts_ns) / 1_000_000n),
+        traceId: r.trace_id,
+        spanId: r.span_id,
+        parentSpanId: r.parent_span_id,
+        spanName: r.span_name,
+        spanKind: r.span_kind === 'UNSPECIFIED' ? 'INTERNAL' : r.span_kind,
+        serviceName: r.service_name,
+        duration: Number(r.duration),
+        statusCode: r.status_code,
+        statusMessage: r.status_message === '' ? null : r.status_message,
+        ...(q.includeAttributes === true ? { attributes: mergeAttributes(r.resource_attributes, r.scope_attributes, r.span_attributes) } : {}),
+      })),
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// Usage from the per-day summing table only (never a scan of raw data):
+// rows are summed per day at read time, then folded into periods.
+import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
+import type { Result } from '../../http/api-error.ts';
+import { SqlParams } from '../query/sql-params.ts';
+import type { RouteDeps } from '../deps.ts';
+import { dayToMs, isoDay } from './usage-periods.ts';
+import type { Period } from './usage-periods.ts';
+
+export interface UsageCounts {
+  logs: { bytes: number; units: number };
+  metrics: { units: number };
+  traces: { units: number };
+}
+
+export interface UsageEntry extends UsageCounts {
+  start: number;
+  end: number;
+}
+
+interface DayRow { day_number: number; log_records: string; log_bytes: string; spans: string; metric_points: string }
+
+const empty = (): UsageCounts => ({ logs: { bytes: 0, units: 0 }, metrics: { units: 0 }, traces: { units: 0 } });
+
+function add(into: UsageCounts, row: DayRow): void {
+  into.logs.units += Number(row.log_records);
+  into.logs.bytes += Number(row.log_bytes);
+  into.traces.units += Number(row.spans);
+  into.metrics.units += Number(row.metric_points);
+}
+
+/** Builds the per-day SELECT (exported for the benchmark). */
+export function usageSql(deps: RouteDeps, tenantId: string, periods: readonly Period[]): { sql: string; params: SqlParams } {
+  const params = new SqlParams();
+  const first = periods[0]?.firstDay ?? 0;
+  const end = periods[periods.length - 1]?.endDay ?? 0;
+  const sql = `SELECT toUInt32(day) AS day_number, toString(sum(log_records)) AS log_records, toString(sum(log_bytes)) AS log_bytes,
+      toString(sum(spans)) AS spans, toString(sum(metric_points)) AS metric_points
+    FROM ${queryTable(deps.schema, 'usage_daily')}
+    WHERE tenant_id = ${params.bind(tenantId, 'String')} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}
+    GROUP BY day`;
+  return { sql, params };
+}
+
+/** Totals and one entry per period. */
+export async function queryUsage(deps: RouteDeps, tenantId: string, periods: readonly Period[]): Promise<Result<UsageCounts & { data: UsageEntry[] }>> {
+  const { sql, params } = usageSql(deps, tenantId, periods);
+  const rows = await deps.runner.rows<DayRow>(sql, params);
+  if (!rows.ok) return rows;
+  const totals = empty();
+  const data: UsageEntry[] = periods.map((p) => ({ start: dayToMs(p.firstDay), end: dayToMs(p.endDay), ...empty() }));
+  for (const row of rows.value) {
+    add(totals, row);
+    const index = periods.findIndex((p) => row.day_number >= p.firstDay && row.day_number < p.endDay);
+    const entry = data[index];
+    if (entry !== undefined) add(entry, row);
+  }
+  return { ok: true, value: { ...totals, data } };
+}
