@@ -36,9 +36,8 @@ function frameworkError(error: unknown): ApiError | undefined {
 
 const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);
 
-export function createApp(deps: AppDeps): Koa<ApiState> {
-  const app = new Koa<ApiState>();
-  app.proxy = false;
+/** Every /v1 route (exported so the OpenAPI test can compare it with the document). */
+export function buildRouter(deps: RouteDeps): Router<ApiState> {
   const router = new Router<ApiState>();
   const openApi = JSON.stringify(openApiDocument());
   router.get('/v1/openapi.json', (ctx) => {
@@ -50,6 +49,13 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   registerTraceRoutes(router, deps);
   registerUsageRoutes(router, deps);
   registerTimeseriesRoutes(router, deps);
+  return router;
+}
+
+export function createApp(deps: AppDeps): Koa<ApiState> {
+  const app = new Koa<ApiState>();
+  app.proxy = false;
+  const router = buildRouter(deps);
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();

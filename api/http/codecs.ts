@@ -43,21 +43,30 @@ export class ClosedType<R extends Props, O extends Props> extends t.Type<t.TypeO
   readonly _tag = 'ClosedType' as const;
 
   constructor(name: string, required: R, optional: O) {
-    const inner = t.intersection([t.type(required), t.partial(optional)]);
     const known = new Set([...Object.keys(required), ...Object.keys(optional)]);
+    const all: Props = { ...optional, ...required };
     super(
       name,
-      (u): u is t.TypeOfProps<R> & t.TypeOfPartialProps<O> => inner.is(u),
+      (u): u is t.TypeOfProps<R> & t.TypeOfPartialProps<O> => typeof u === 'object' && u !== null && Object.entries(all).every(([k, c]) => {
+        const v = (u as Record<string, unknown>)[k];
+        return (v === undefined && !(k in required)) || c.is(v);
+      }),
       (u, c) => {
         if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, `${pathOf(c) || 'body'} must be a JSON object`);
-        const unknown = Object.keys(u).filter((k) => !known.has(k));
-        if (unknown.length > 0) {
-          const at = pathOf(c);
-          return t.failures(unknown.map((k) => ({ value: (u as Record<string, unknown>)[k], context: c, message: `unknown field "${at === '' ? k : `${at}.${k}`}"` })));
+        const input = u as Record<string, unknown>;
+        const at = pathOf(c);
+        const errors: t.ValidationError[] = Object.keys(input).filter((k) => !known.has(k))
+          .map((k) => ({ value: input[k], context: c, message: `unknown field "${at === '' ? k : `${at}.${k}`}"` }));
+        const out: Record<string, unknown> = {};
+        for (const [k, codec] of Object.entries(all)) {
+          // Optional fields given as null are treated as absent.
+          const v = input[k] === null && !(k in required) ? undefined : input[k];
+          if (v === undefined && !(k in required)) continue;
+          const r = codec.validate(v, [...c, { key: k, type: codec, actual: v }]);
+          if (r._tag === 'Left') errors.push(...r.left);
+          else out[k] = r.right;
         }
-        // Optional fields given as null are treated as absent.
-        const present = Object.fromEntries(Object.entries(u).filter(([, v]) => v !== null));
-        return inner.validate(present, c);
+        return errors.length > 0 ? t.failures(errors) : t.success(out as t.TypeOfProps<R> & t.TypeOfPartialProps<O>);
       },
       t.identity,
     );

@@ -13,9 +13,13 @@ const scales: readonly (readonly [number, bigint])[] = [[1e17, 1n], [1e14, 1_000
 /** Converts a Unix time of any accepted magnitude to integer nanoseconds without float loss in the integer part. */
 export function toNanoseconds(value: number): bigint {
   const [, factor] = scales.find(([limit]) => value >= limit) ?? [0, 1_000_000_000n];
-  const whole = Math.trunc(value);
-  const fraction = value - whole;
-  return BigInt(whole) * factor + BigInt(Math.round(fraction * Number(factor)));
+  // The shortest decimal form of the number is what the client wrote: scale its digits exactly.
+  const text = String(value);
+  const decimal = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (decimal === null) return BigInt(Math.round(value * Number(factor)));
+  const digits = Math.max(0, factor.toString().length - 1);
+  const fraction = (decimal[2] ?? '').slice(0, digits).padEnd(digits, '0');
+  return BigInt(decimal[1] ?? '0') * factor + (digits === 0 ? 0n : BigInt(fraction));
 }
 
 /** The last instant DateTime64(9) holds. */
