@@ -1,0 +1,51 @@
+// The Secret the operator generates for a stack: the admin API key (plaintext
+// for the operator, SHA-256 only in the key file the pods read) and the
+// password of a managed ClickHouse. Values are inputs: the reconciler keeps
+// the ones already stored and draws new ones only for a new Secret.
+import { createHash } from 'node:crypto';
+import type { Secret } from './manifest-types.ts';
+import type { Stack } from '../stack/stack-spec.ts';
+import { childNames } from './child-names.ts';
+import { childMeta } from './object-meta.ts';
+
+export interface GeneratedCredentials {
+  readonly adminKey: string;
+  readonly clickhousePassword: string;
+}
+
+export const secretKeys = { adminKey: 'admin-key', keysFile: 'api-keys.json', clickhousePassword: 'clickhouse-password' } as const;
+
+/** Whether the stack needs a generated Secret (no key Secret named, or a managed ClickHouse). */
+export function needsCredentialsSecret(stack: Stack): boolean {
+  return stack.spec.apiKeys.secretName === undefined || stack.spec.clickhouse.mode === 'managed';
+}
+
+/** The key file (TENANTRY_API_KEYS_FILE format) holding only the digest of the admin key. */
+export function generatedKeysFile(adminKey: string): string {
+  const sha256 = createHash('sha256').update(adminKey).digest('hex');
+  return JSON.stringify([{ sha256, scopes: ['ingest', 'read', 'admin'], tenants: ['*'], name: 'operator-generated-admin' }]);
+}
+
+export function credentialsSecret(stack: Stack, credentials: GeneratedCredentials): Secret {
+  const data: Record<string, string> = {};
+  if (stack.spec.apiKeys.secretName === undefined) {
+    data[secretKeys.adminKey] = credentials.adminKey;
+    data[secretKeys.keysFile] = generatedKeysFile(credentials.adminKey);
+  }
+  if (stack.spec.clickhouse.mode === 'managed') data[secretKeys.clickhousePassword] = credentials.clickhousePassword;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: childMeta(stack.ref, childNames(stack.ref.name).credentials, 'credentials'),
+    type: 'Opaque',
+    stringData: data,
+  };
+}
+
+/** Where the operator finds the plaintext admin key of a stack: Secret name and key. */
+export function adminKeyLocation(stack: Stack): { readonly secretName: string; readonly key: string } {
+  const keys = stack.spec.apiKeys;
+  return keys.secretName === undefined
+    ? { secretName: childNames(stack.ref.name).credentials, key: secretKeys.adminKey }
+    : { secretName: keys.secretName, key: keys.adminKeyKey };
+}

@@ -1,0 +1,30 @@
+// Plain-object views of @kubernetes/client-node's model classes. The builders
+// return object literals (what is sent as JSON), not class instances, so the
+// types are the classes' shapes made structural.
+import type {
+  KubernetesObject, V1ConfigMap, V1Container, V1Deployment, V1EnvVar, V1Job, V1ObjectMeta, V1OwnerReference,
+  V1PersistentVolumeClaim, V1PodDisruptionBudget, V1PodSpec, V1Secret, V1Service, V1StatefulSet, V1Volume, V1VolumeMount,
+} from '@kubernetes/client-node';
+
+/** A class's shape as a plain object type, recursively. */
+export type Plain<T> = T extends Date ? Date
+  : T extends ReadonlyArray<infer U> ? Array<Plain<U>>
+    : T extends object ? { [K in keyof T]: Plain<T[K]> }
+      : T;
+
+export type Manifest = Plain<KubernetesObject>;
+export type ObjectMeta = Plain<V1ObjectMeta>;
+export type OwnerReference = Plain<V1OwnerReference>;
+export type ConfigMap = Plain<V1ConfigMap>;
+export type Container = Plain<V1Container>;
+export type Deployment = Plain<V1Deployment>;
+export type EnvVar = Plain<V1EnvVar>;
+export type Job = Plain<V1Job>;
+export type PersistentVolumeClaim = Plain<V1PersistentVolumeClaim>;
+export type PodDisruptionBudget = Plain<V1PodDisruptionBudget>;
+export type PodSpec = Plain<V1PodSpec>;
+export type Secret = Plain<V1Secret>;
+export type Service = Plain<V1Service>;
+export type StatefulSet = Plain<V1StatefulSet>;
+export type Volume = Plain<V1Volume>;
+export type VolumeMount = Plain<V1VolumeMount>;

@@ -1,0 +1,196 @@
+// The Tenantry processes of a stack: gateway and API Deployments with their
+// Services, and the migration Job (target migrate). All run the one image
+// with a target argument and TENANTRY_* variables.
+import type { Container, Deployment, EnvVar, Job, PodSpec, Service, Volume, VolumeMount } from './manifest-types.ts';
+import type { Stack } from '../stack/stack-spec.ts';
+import { isClustered } from '../stack/stack-spec.ts';
+import { childNames } from './child-names.ts';
+import { checksum } from './config-checksum.ts';
+import { secretKeys } from './credentials-secret.ts';
+import { checksumAnnotation, childLabels, childMeta, selectorLabels } from './object-meta.ts';
+
+export const apiPort = 8080;
+export const clickhouseHttpPort = 8123;
+export const clusterName = 'tenantry';
+const keysMountPath = '/etc/tenantry/keys';
+
+/** Where the pods reach ClickHouse, and as whom. */
+export function storageEnv(stack: Stack): EnvVar[] {
+  const ch = stack.spec.clickhouse;
+  const names = childNames(stack.ref.name);
+  if (ch.mode === 'external') {
+    const ref = ch.external.secretRef;
+    return [
+      { name: 'TENANTRY_CLICKHOUSE_URL', value: ch.external.url },
+      { name: 'TENANTRY_CLICKHOUSE_USER', valueFrom: { secretKeyRef: { name: ref.name, key: ref.userKey } } },
+      { name: 'TENANTRY_CLICKHOUSE_PASSWORD', valueFrom: { secretKeyRef: { name: ref.name, key: ref.passwordKey } } },
+      { name: 'TENANTRY_CLICKHOUSE_DATABASE', value: ch.database },
+      ...(ch.external.cluster === undefined ? [] : [{ name: 'TENANTRY_CLICKHOUSE_CLUSTER', value: ch.external.cluster }]),
+    ];
+  }
+  return [
+    { name: 'TENANTRY_CLICKHOUSE_URL', value: `http://${names.clickhouse}.${stack.ref.namespace}.svc:${clickhouseHttpPort}` },
+    { name: 'TENANTRY_CLICKHOUSE_USER', value: 'default' },
+    { name: 'TENANTRY_CLICKHOUSE_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials, key: secretKeys.clickhousePassword } } },
+    { name: 'TENANTRY_CLICKHOUSE_DATABASE', value: ch.database },
+    ...(isClustered(ch.managed) ? [{ name: 'TENANTRY_CLICKHOUSE_CLUSTER', value: clusterName }] : []),
+  ];
+}
+
+function keysVolume(stack: Stack): { volume: Volume; mount: VolumeMount; env: EnvVar } {
+  const keys = stack.spec.apiKeys;
+  const secretName = keys.secretName ?? childNames(stack.ref.name).credentials;
+  const file = keys.secretName === undefined ? secretKeys.keysFile : keys.keysFileKey;
+  return {
+    volume: { name: 'api-keys', secret: { secretName, items: [{ key: file, path: file }] } },
+    mount: { name: 'api-keys', mountPath: keysMountPath, readOnly: true },
+    env: { name: 'TENANTRY_API_KEYS_FILE', value: `${keysMountPath}/${file}` },
+  };
+}
+
+interface ServingPod {
+  readonly component: 'gateway' | 'api';
+  readonly target: 'gateway' | 'api';
+  readonly env: EnvVar[];
+  readonly ports: NonNullable<Container['ports']>;
+  readonly probePort: string;
+  readonly resources: Container['resources'];
+}
+
+/** A Deployment running one serving target; `secretsChecksum` covers Secret contents the pods read. */
+function servingDeployment(stack: Stack, name: string, replicas: number, pod: ServingPod, secretsChecksum: string): Deployment {
+  const keys = keysVolume(stack);
+  const env = [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), keys.env, ...pod.env];
+  const container: Container = {
+    name: pod.component,
+    image: stack.spec.image,
+    imagePullPolicy: stack.spec.imagePullPolicy,
+    args: [pod.target],
+    env,
+    ports: pod.ports,
+    readinessProbe: { httpGet: { path: '/readyz', port: pod.probePort }, periodSeconds: 5, failureThreshold: 2 },
+    livenessProbe: { httpGet: { path: '/healthz', port: pod.probePort }, periodSeconds: 10, failureThreshold: 6 },
+    volumeMounts: [keys.mount],
+    ...(pod.resources === undefined ? {} : { resources: pod.resources }),
+    securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+  };
+  const spec: PodSpec = { containers: [container], volumes: [keys.volume], terminationGracePeriodSeconds: 30 };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: childMeta(stack.ref, name, pod.component),
+    spec: {
+      replicas,
+      selector: { matchLabels: selectorLabels(stack.ref, pod.component) },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels: childLabels(stack.ref, pod.component), annotations: { [checksumAnnotation]: checksum({ env, image: stack.spec.image, secretsChecksum }) } },
+        spec,
+      },
+    },
+  };
+}
+
+export function gatewayDeployment(stack: Stack, secretsChecksum: string): Deployment {
+  const g = stack.spec.gateway;
+  return servingDeployment(stack, childNames(stack.ref.name).gateway, g.replicas, {
+    component: 'gateway',
+    target: 'gateway',
+    env: [
+      { name: 'TENANTRY_OTLP_HTTP_PORT', value: String(g.ports.otlpHttp) },
+      { name: 'TENANTRY_OTLP_GRPC_PORT', value: String(g.ports.otlpGrpc) },
+      { name: 'TENANTRY_MAX_REQUEST_BYTES', value: String(g.maxRequestBytes) },
+    ],
+    ports: [
+      { name: 'otlp-http', containerPort: g.ports.otlpHttp, protocol: 'TCP' },
+      { name: 'otlp-grpc', containerPort: g.ports.otlpGrpc, protocol: 'TCP' },
+    ],
+    probePort: 'otlp-http',
+    resources: g.resources,
+  }, secretsChecksum);
+}
+
+export function apiDeployment(stack: Stack, secretsChecksum: string): Deployment {
+  return servingDeployment(stack, childNames(stack.ref.name).api, stack.spec.api.replicas, {
+    component: 'api',
+    target: 'api',
+    env: [{ name: 'TENANTRY_API_PORT', value: String(apiPort) }],
+    ports: [{ name: 'http', containerPort: apiPort, protocol: 'TCP' }],
+    probePort: 'http',
+    resources: stack.spec.api.resources,
+  }, secretsChecksum);
+}
+
+export function gatewayService(stack: Stack): Service {
+  const g = stack.spec.gateway;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: childMeta(stack.ref, childNames(stack.ref.name).gateway, 'gateway'),
+    spec: {
+      type: g.serviceType,
+      selector: selectorLabels(stack.ref, 'gateway'),
+      ports: [
+        { name: 'otlp-http', port: g.ports.otlpHttp, targetPort: 'otlp-http', protocol: 'TCP', appProtocol: 'http' },
+        { name: 'otlp-grpc', port: g.ports.otlpGrpc, targetPort: 'otlp-grpc', protocol: 'TCP', appProtocol: 'grpc' },
+      ],
+    },
+  };
+}
+
+export function apiService(stack: Stack): Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: childMeta(stack.ref, childNames(stack.ref.name).api, 'api'),
+    spec: {
+      type: 'ClusterIP',
+      selector: selectorLabels(stack.ref, 'api'),
+      ports: [{ name: 'http', port: apiPort, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' }],
+    },
+  };
+}
+
+/** The environment of the migrate Job: storage plus retention (TTLs are part of the schema). */
+export function migrationEnv(stack: Stack): EnvVar[] {
+  const r = stack.spec.retention;
+  return [
+    { name: 'TENANTRY_LOG_LEVEL', value: 'info' },
+    ...storageEnv(stack),
+    { name: 'TENANTRY_LOGS_RETENTION_DAYS', value: String(r.logsDays) },
+    { name: 'TENANTRY_TRACES_RETENTION_DAYS', value: String(r.tracesDays) },
+    { name: 'TENANTRY_METRICS_RETENTION_DAYS', value: String(r.metricsDays) },
+  ];
+}
+
+/**
+ * The migration Job. Its name carries a hash of image and environment: a Job's
+ * pod template is immutable, so a new schema input means a new Job (the old
+ * one is pruned), and an unchanged stack never re-runs it.
+ */
+export function migrationJob(stack: Stack): Job {
+  const env = migrationEnv(stack);
+  const hash = checksum({ image: stack.spec.image, env }).slice(0, 10);
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: childMeta(stack.ref, childNames(stack.ref.name).migrate(hash), 'migrate'),
+    spec: {
+      backoffLimit: 10,
+      template: {
+        metadata: { labels: childLabels(stack.ref, 'migrate') },
+        spec: {
+          restartPolicy: 'OnFailure',
+          containers: [{
+            name: 'migrate',
+            image: stack.spec.image,
+            imagePullPolicy: stack.spec.imagePullPolicy,
+            args: ['migrate'],
+            env,
+            securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+          }],
+        },
+      },
+    },
+  };
+}
