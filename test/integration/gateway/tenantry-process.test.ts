@@ -1,0 +1,91 @@
+// The gateway inside a real `tenantry all` process: SIGKILL durability,
+// graceful SIGTERM, and a 512 MiB gzip bomb.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'node:http';
+import { createGzip } from 'node:zlib';
+import { expect } from 'chai';
+import { makeSpans, sendSpans } from './support/otel-clients.ts';
+import { post, protobufHeaders, tracesJson, tracesProtobuf } from './support/payloads.ts';
+import { processKey, queryDataDir, residentBytes, startTenantry } from './support/tenantry-process.ts';
+
+/** gzip of `size` zero bytes, produced in 1 MiB steps (only the ~0.5 MiB of output is kept). */
+async function gzipBomb(size: number): Promise<Buffer> {
+  const gzip = createGzip({ level: 9 });
+  const out: Buffer[] = [];
+  gzip.on('data', (c: Buffer) => out.push(c));
+  const done = new Promise((resolve) => gzip.on('end', resolve));
+  const zeros = Buffer.alloc(1024 * 1024);
+  for (let written = 0; written < size; written += zeros.length) {
+    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
+  }
+  gzip.end();
+  await done;
+  return Buffer.concat(out);
+}
+
+function postRaw(url: string, body: Buffer, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => { resolve(res.statusCode ?? 0); });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('gateway: inside the tenantry process', function () {
+  this.timeout(120_000);
+  let dataDir: string;
+  beforeEach(() => { dataDir = mkdtempSync(join(tmpdir(), 'tenantry-gw-')); });
+  afterEach(() => { rmSync(dataDir, { recursive: true, force: true }); });
+
+  it('keeps every acknowledged request after SIGKILL, restarts on the data directory, and flushes on SIGTERM', async () => {
+    const first = await startTenantry(dataDir, { TENANTRY_BATCH_MAX_DELAY_MS: '200' });
+    const acknowledged: string[] = [];
+    const sends = Array.from({ length: 20 }, async (_, i) => {
+      const name = `durable-${i}`;
+      const json = tracesJson({ 'tenant.id': 'durable' }, [{ name }]);
+      const res = await post(`${first.httpUrl}/v1/traces`, tracesProtobuf(json), protobufHeaders(processKey));
+      if (res.status === 200) acknowledged.push(name);
+    });
+    await Promise.all(sends);
+    first.child.kill('SIGKILL');
+    expect(await first.exited).to.equal('SIGKILL');
+    expect(acknowledged).to.have.length(20);
+
+    const second = await startTenantry(dataDir);
+    const spans = makeSpans({ 'service.name': 'after-restart', 'tenant.id': 'durable' });
+    const result = await sendSpans('grpc', { httpUrl: second.httpUrl, grpcUrl: second.grpcUrl, key: processKey }, spans);
+    expect(result.code, String(result.error)).to.equal(0);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).to.equal(0);
+    expect(second.output()).to.include('"stopped"');
+
+    const rows = await queryDataDir<{ span_name: string }>(dataDir, "SELECT span_name FROM tenantry.spans WHERE tenant_id = 'durable' ORDER BY span_name");
+    const names = rows.map((r) => r.span_name);
+    for (const name of acknowledged) expect(names).to.include(name);
+    expect(names.filter((n) => !n.startsWith('durable-'))).to.have.members(['GET /checkout', 'SELECT carts']);
+  });
+
+  it('answers a 512 MiB gzip bomb with 413 quickly while memory barely moves', async () => {
+    const tenantry = await startTenantry(dataDir);
+    try {
+      const bomb = await gzipBomb(512 * 1024 * 1024);
+      const before = await residentBytes(tenantry.httpUrl);
+      const started = Date.now();
+      const status = await postRaw(`${tenantry.httpUrl}/v1/traces`, bomb, { ...protobufHeaders(processKey), 'content-encoding': 'gzip' });
+      const elapsed = Date.now() - started;
+      const after = await residentBytes(tenantry.httpUrl);
+      expect(status).to.equal(413);
+      expect(elapsed).to.be.below(3000);
+      // The default limit is 16 MiB: growth stays in that order, far from 512 MiB.
+      expect(after - before).to.be.below(64 * 1024 * 1024);
+    } finally {
+      tenantry.child.kill('SIGTERM');
+      await tenantry.exited;
+    }
+  });
+});
