@@ -29,7 +29,7 @@ describe('gateway: OTLP/gRPC', function () {
   it('answers RESOURCE_EXHAUSTED over the size limit, also when the message is gzip-compressed', async () => {
     const big = Buffer.concat([body, Buffer.from([0x7a, 0x80, 0x80, 0x08]), Buffer.alloc(131072)]);
     expect((await grpcExport(gw.grpcUrl, tracePath, big, keys.admin)).code).to.equal(grpc.status.RESOURCE_EXHAUSTED);
-    const zipped = await grpcExport(gw.grpcUrl, tracePath, big, keys.admin, { 'grpc.default_compression_algorithm': 2 });
+    const zipped = await grpcExport(gw.grpcUrl, tracePath, big, keys.admin, { 'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip });
     expect(zipped.code).to.equal(grpc.status.RESOURCE_EXHAUSTED);
   });
   it('reports partial success with exact counts', async () => {

@@ -1,0 +1,54 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { Principal } from '../../../../src/auth/api-keys.ts';
+import { RejectionTally, TenantResolver, isValidTenantId, tenantOf } from '../../../../gateway/ingest/tenant-resolver.ts';
+import type { KeyValue } from '../../../../gateway/wire/otlp-messages.ts';
+
+const all: Principal = { name: 'all', scopes: new Set(['ingest']), tenants: '*' };
+const onlyA: Principal = { name: 'a', scopes: new Set(['ingest']), tenants: new Set(['a']) };
+const str = (v: string): KeyValue[] => [{ key: 'tenant.id', value: { stringValue: v, value: 'stringValue' } }];
+
+describe('tenant-resolver', () => {
+  it('accepts 1-150 bytes of the allowed characters, except . and ..', () => {
+    expect(isValidTenantId("aZ09._~!*'()-")).to.equal(true);
+    expect(isValidTenantId('x'.repeat(150))).to.equal(true);
+    for (const bad of ['', '.', '..', 'x'.repeat(151), 'a b', 'a/b', 'é', 'a\nb', 'a%b']) expect(isValidTenantId(bad), bad).to.equal(false);
+    expect(isValidTenantId('...')).to.equal(true);
+  });
+
+  it('agrees with the rule on arbitrary strings', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 200 }), (s) => {
+      const expected = s.length >= 1 && Buffer.byteLength(s) <= 150 && /^[A-Za-z0-9._~!*'()-]+$/.test(s) && s !== '.' && s !== '..';
+      return isValidTenantId(s) === expected;
+    }));
+  });
+
+  it('reads strings as is and integers in decimal; other types are invalid', () => {
+    expect(tenantOf(str('t1'))).to.deep.equal({ ok: true, tenant: 't1' });
+    expect(tenantOf([{ key: 'tenant.id', value: { intValue: -12, value: 'intValue' } }])).to.deep.equal({ ok: true, tenant: '-12' });
+    expect(tenantOf([{ key: 'tenant.id', value: { intValue: 12, value: 'intValue' } }])).to.deep.equal({ ok: true, tenant: '12' });
+    expect(tenantOf([{ key: 'tenant.id', value: { intValue: { low: -1, high: 0x7fffffff, unsigned: false } as never, value: 'intValue' } }])).to.deep.equal({ ok: true, tenant: '9223372036854775807' });
+    expect(tenantOf([{ key: 'tenant.id', value: { boolValue: true, value: 'boolValue' } }])).to.deep.equal({ ok: false, reason: 'invalid_tenant_type' });
+    expect(tenantOf([{ key: 'tenant.id', value: {} }])).to.deep.equal({ ok: false, reason: 'invalid_tenant_type' });
+    expect(tenantOf([{ key: 'other', value: { stringValue: 'x', value: 'stringValue' } }])).to.equal(undefined);
+  });
+
+  it('lets the resource win, falls back to the item, and enforces the key', () => {
+    const resolver = new TenantResolver(onlyA);
+    expect(resolver.resolve(tenantOf(str('a')), str('b'))).to.deep.equal({ ok: true, tenant: 'a' });
+    expect(resolver.resolve(undefined, str('a'))).to.deep.equal({ ok: true, tenant: 'a' });
+    expect(resolver.resolve(undefined, str('b'))).to.deep.equal({ ok: false, reason: 'tenant_not_allowed', tenant: 'b' });
+    expect(resolver.resolve(tenantOf(str('..')), str('a'))).to.deep.equal({ ok: false, reason: 'invalid_tenant_id' });
+    expect(resolver.resolve(undefined, [])).to.deep.equal({ ok: false, reason: 'missing_tenant' });
+    expect(new TenantResolver(all).resolve(undefined, str('b'))).to.deep.equal({ ok: true, tenant: 'b' });
+  });
+
+  it('counts rejections per reason in its message', () => {
+    const tally = new RejectionTally();
+    tally.add({ ok: false, reason: 'missing_tenant' }, 2);
+    tally.add({ ok: false, reason: 'tenant_not_allowed', tenant: 'b' });
+    expect(tally.count).to.equal(3);
+    expect(tally.message('spans')).to.equal('3 spans rejected: 2 no tenant.id attribute on the resource or the item; 1 the API key may not write to tenant "b"');
+    expect(new RejectionTally().message('spans')).to.equal('');
+  });
+});
