@@ -35,7 +35,8 @@ describe('api/http surface', () => {
 
   it('answers 401 with WWW-Authenticate for a missing, malformed or unknown key on every route', async () => {
     for (const [method, path, body] of routes) {
-      for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer not-a-known-key-123456' }]) {
+      const variants: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer not-a-known-key-123456' }];
+      for (const headers of variants) {
         const reply = await h.call(method, path, { key: null, headers, ...(body === undefined ? {} : { body }) });
         expectError(reply, 401, 'unauthorized');
         expect(reply.headers.get('www-authenticate')).to.equal('Bearer');

@@ -46,7 +46,7 @@ describe('api/traces', () => {
     expect(field(reply.body, 'data', 0, 'attributes')).to.deep.equal({ 'service.name': 'web', region: 'eu', 'http.method': 'GET' });
   });
 
-  it('filters ids, parents (\"\" for roots), names, kinds and status', async () => {
+  it('filters ids, parents ("" for roots), names, kinds and status', async () => {
     expect(ids(await q({ traceId: 'T2' }))).to.deep.equal(['inner', 'other']);
     expect(ids(await q({ spanId: ['root', 'inner'] }))).to.deep.equal(['inner', 'root']);
     expect(ids(await q({ parentSpanId: '' }))).to.deep.equal(['other', 'root']);

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import { field, keys, startHarness } from './support/api-harness.ts';
 import type { Harness } from './support/api-harness.ts';
-import { insertRows, logRow, secondsNs, spanRow } from './support/telemetry-rows.ts';
+import { insertRows, logRow, spanRow } from './support/telemetry-rows.ts';
 
 const utc = (iso: string): number => Date.parse(`${iso}T00:00:00Z`) / 1000;
 

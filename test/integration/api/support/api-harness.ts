@@ -17,7 +17,9 @@ export const keys = {
   ingest: 'ingest-only-key-0123456789',
 } as const;
 
-const keyConfig = JSON.stringify([
+export interface KeySpec { readonly key: string; readonly scopes: readonly string[]; readonly tenants: readonly string[] }
+
+const baseKeys = ([
   { key: keys.admin, scopes: ['read', 'admin'], tenants: ['*'], name: 'admin' },
   { key: keys.readAcme, scopes: ['read'], tenants: ['acme'], name: 'read-acme' },
   { key: keys.readGlobex, scopes: ['read'], tenants: ['globex'], name: 'read-globex' },
@@ -44,9 +46,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(prefix: string, queryTimeoutMs = 10_000): Promise<Harness> {
+/** Starts the API; `extraKeys` adds keys (e.g. one per generated tenant). */
+export async function startHarness(prefix: string, extraKeys: readonly KeySpec[] = [], queryTimeoutMs = 10_000): Promise<Harness> {
   const store = await migratedStore(prefix);
-  const parsed = parseKeys(keyConfig, 'test keys');
+  const parsed = parseKeys(JSON.stringify([...baseKeys, ...extraKeys]), 'test keys');
   if (!parsed.ok) throw new Error(parsed.message);
   const registry = new Registry();
   const api = await startApi({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry }, { port: 0, queryTimeoutMs });
