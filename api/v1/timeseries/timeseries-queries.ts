@@ -1,7 +1,9 @@
-// The timeseries query. Metadata first (type, temporality, unit per metric),
-// then per metric either one aggregating SELECT (gauges and sums: avg, sum,
-// min, max, count, last, percentiles of raw values) or the raw points of the
-// window (rates, increases, histograms, summaries) folded by series-math.
+// The timeseries query, per metric: one aggregating SELECT for gauges and
+// sums (avg, sum, min, max, count, last, percentiles of raw values), or the
+// raw points of the window folded by series-math (rates, increases,
+// histograms, summaries). Both carry the metric's type, temporality and unit,
+// so no separate metadata query is needed; a plain operator that meets a
+// histogram or summary falls back to the raw points.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import { fail, invalidRequest, ok } from '../../http/api-error.ts';
 import type { Result } from '../../http/api-error.ts';
@@ -59,43 +61,35 @@ function groupExpression(params: SqlParams, key: string, index: number): string 
   return `multiIf(mapContains(attributes, ${k}), attributes[${k}], mapContains(scope_attributes, ${k}), scope_attributes[${k}], mapContains(resource_attributes, ${k}), resource_attributes[${k}], ${fallback}) AS g${index}`;
 }
 
-/** Type, temporality and unit of each named metric seen in the window. */
-export async function metricInfo(deps: RouteDeps, w: Window, names: readonly string[]): Promise<Result<Map<string, MetricInfo>>> {
-  const params = new SqlParams();
-  const sql = `SELECT metric_name, toString(metric_type) AS type, toString(any(temporality)) AS temporality, toUInt8(any(is_monotonic)) AS monotonic,
-      any(unit) AS unit, any(description) AS description, count() AS n
-    FROM ${queryTable(deps.schema, 'metrics')}
-    WHERE tenant_id = ${params.bind(w.tenantId, 'String')} AND metric_name IN ${params.bind(names, 'Array(String)')}
-      AND timestamp >= fromUnixTimestamp64Nano(${params.bind((w.startNs - lookbackNs(w) > 0n ? w.startNs - lookbackNs(w) : 0n).toString(), 'Int64')})
-      AND timestamp < fromUnixTimestamp64Nano(${params.bind(w.endNs.toString(), 'Int64')})
-    GROUP BY metric_name, metric_type ORDER BY metric_name, n DESC`;
-  const rows = await deps.runner.rows<{ metric_name: string; type: MetricType; temporality: string; monotonic: number; unit: string; description: string }>(sql, params);
-  if (!rows.ok) return rows;
-  const out = new Map<string, MetricInfo>();
-  for (const r of rows.value) {
-    if (!out.has(r.metric_name)) out.set(r.metric_name, { name: r.metric_name, type: r.type, temporality: r.temporality, monotonic: r.monotonic === 1, unit: r.unit, description: r.description });
-  }
-  return ok(out);
-}
-
 const sqlAggregates: Partial<Record<Operator, string>> = {
   avg: 'avg(value)', sum: 'sum(value)', min: 'min(value)', max: 'max(value)', count: 'toFloat64(count())', last: 'argMax(value, timestamp)',
 };
 
 /** Whether gauges and sums answer this operator with one aggregating SELECT. */
-const aggregatesInSql = (info: MetricInfo, op: Operator): boolean =>
-  (info.type === 'gauge' || info.type === 'sum') && (sqlAggregates[op] !== undefined || quantileOf(op) !== undefined);
+const aggregatesInSql = (op: Operator): boolean => sqlAggregates[op] !== undefined || quantileOf(op) !== undefined;
+
+/** Columns describing the metric, aggregated or per row. */
+const infoColumns = (aggregate: boolean): string[] => {
+  const a = (e: string): string => (aggregate ? `any(${e})` : e);
+  return [`${a('toString(metric_type)')} AS type`, `${a('toString(temporality)')} AS temporality`, `toUInt8(${a('is_monotonic')}) AS monotonic`,
+    `${a('unit')} AS unit`, `${a('description')} AS description`];
+};
+
+interface InfoRow { type: MetricType; temporality: string; monotonic: number; unit: string; description: string }
+
+const infoOf = (name: string, r: InfoRow): MetricInfo =>
+  ({ name, type: r.type, temporality: r.temporality, monotonic: r.monotonic === 1, unit: r.unit, description: r.description });
 
 /** The aggregating SELECT of a gauge or sum (exported for the benchmark). */
-export function aggregateSql(deps: RouteDeps, w: Window, info: MetricInfo, q: SeriesQuery, op: Operator): { sql: string; params: SqlParams } {
+export function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): { sql: string; params: SqlParams } {
   const params = new SqlParams();
   const groups = (q.groupBy ?? []).map((k, i) => groupExpression(params, k, i));
   const quantile = quantileOf(op);
   const aggregate = quantile === undefined ? (sqlAggregates[op] ?? 'avg(value)') : `quantileExactInclusive(${params.bind(quantile, 'Float64')})(value)`;
   const bucket = `toInt32(intDiv(toUnixTimestamp64Milli(timestamp) - ${params.bind(w.buckets.originMs, 'Int64')}, ${params.bind(w.buckets.stepMs, 'Int64')})) AS b`;
-  const where = baseConditions(params, w, info.name, q, w.startNs);
+  const where = baseConditions(params, w, metric, q, w.startNs);
   const groupNames = groups.map((_, i) => `g${i}`);
-  const sql = `SELECT ${[...groups, bucket, `${aggregate} AS v`].join(', ')}
+  const sql = `SELECT ${[...groups, bucket, `${aggregate} AS v`, ...infoColumns(true)].join(', ')}
     FROM ${queryTable(deps.schema, 'metrics')}
     WHERE ${where.join(' AND ')}
     GROUP BY ${[...groupNames, 'b'].join(', ')}`;
@@ -103,12 +97,12 @@ export function aggregateSql(deps: RouteDeps, w: Window, info: MetricInfo, q: Se
 }
 
 /** The raw points of one metric, sorted by series, stream and time. */
-function rawSql(deps: RouteDeps, w: Window, info: MetricInfo, q: SeriesQuery): { sql: string; params: SqlParams } {
+function rawSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery): { sql: string; params: SqlParams } {
   const params = new SqlParams();
   const groups = (q.groupBy ?? []).map((k, i) => groupExpression(params, k, i));
   const from = w.startNs - lookbackNs(w) > 0n ? w.startNs - lookbackNs(w) : 0n;
-  const where = baseConditions(params, w, info.name, q, from);
-  const sql = `SELECT ${[...groups, 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
+  const where = baseConditions(params, w, metric, q, from);
+  const sql = `SELECT ${[...groups, ...infoColumns(false), 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
     // 64-bit integers become Float64 so both store modes return JSON numbers.
     'toFloat64(toUnixTimestamp64Milli(timestamp)) AS ms', 'toString(temporality) AS temporality', 'value', 'toFloat64(count) AS count', 'sum', 'min', 'max',
     'arrayMap(x -> toFloat64(x), bucket_counts) AS bucket_counts', 'explicit_bounds', 'exp_scale', 'toFloat64(exp_zero_count) AS exp_zero_count',
@@ -130,34 +124,45 @@ const keyOf = (row: GroupRow, groupBy: readonly string[]): string => JSON.string
 
 const tooManySeries = (): Result<never> => fail(invalidRequest(`the query makes more than ${maxSeries} series: group by fewer attributes or filter`));
 
-/** The series of one metric for one query object. */
-export async function metricSeries(deps: RouteDeps, w: Window, info: MetricInfo, q: SeriesQuery, op: Operator): Promise<Result<SeriesData[]>> {
+/** The series of one metric for one query object (none when the metric has no data in the window). */
+export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): Promise<Result<SeriesData[]>> {
   const groupBy = q.groupBy ?? [];
   const emptyValue = op === 'count' ? 0 : null;
-  if (aggregatesInSql(info, op)) {
-    const { sql, params } = aggregateSql(deps, w, info, q, op);
-    const rows = await deps.runner.rows<GroupRow & { b: number; v: number | null }>(sql, params);
+  if (aggregatesInSql(op)) {
+    const { sql, params } = aggregateSql(deps, w, metric, q, op);
+    const rows = await deps.runner.rows<GroupRow & InfoRow & { b: number; v: number | null }>(sql, params);
     if (!rows.ok) return rows;
-    const series = new Map<string, { labels: Record<string, string>; values: (number | null)[] }>();
-    for (const row of rows.value) {
-      const key = keyOf(row, groupBy);
-      let s = series.get(key);
-      if (s === undefined) {
-        if (series.size >= maxSeries) return tooManySeries();
-        s = { labels: labelsOf(row, groupBy), values: Array.from({ length: w.buckets.points }, () => emptyValue) };
-        series.set(key, s);
+    const first = rows.value[0];
+    if (first === undefined) return ok([]);
+    if (rows.value.every((r) => r.type === 'gauge' || r.type === 'sum')) {
+      const info = infoOf(metric, first);
+      const series = new Map<string, { labels: Record<string, string>; values: (number | null)[] }>();
+      for (const row of rows.value) {
+        const key = keyOf(row, groupBy);
+        let s = series.get(key);
+        if (s === undefined) {
+          if (series.size >= maxSeries) return tooManySeries();
+          s = { labels: labelsOf(row, groupBy), values: Array.from({ length: w.buckets.points }, () => emptyValue) };
+          series.set(key, s);
+        }
+        const b = row.b;
+        if (b >= 0 && b < s.values.length) s.values[b] = row.v === null || Number.isNaN(row.v) ? emptyValue : row.v;
       }
-      const b = row.b;
-      if (b >= 0 && b < s.values.length) s.values[b] = row.v === null || Number.isNaN(row.v) ? emptyValue : row.v;
+      return ok([...series.values()].map((s) => ({ metric: info, labels: s.labels, values: s.values })));
     }
-    return ok([...series.values()].map((s) => ({ metric: info, labels: s.labels, values: s.values })));
   }
-  const { sql, params } = rawSql(deps, w, info, q);
-  const rows = await deps.runner.rows<GroupRow & RawPoint>(sql, params);
+  const { sql, params } = rawSql(deps, w, metric, q);
+  const rows = await deps.runner.rows<GroupRow & InfoRow & RawPoint>(sql, params);
   if (!rows.ok) return rows;
-  if (rows.value.length > maxRawPoints) return fail(invalidRequest(`metric "${info.name}" has more than ${maxRawPoints} points in the range: narrow the range or filter`));
+  if (rows.value.length > maxRawPoints) return fail(invalidRequest(`metric "${metric}" has more than ${maxRawPoints} points in the range: narrow the range or filter`));
+  const startMs = Number(w.startNs / 1_000_000n);
+  // The newest point in the window names the metric's type and unit.
+  const newest = rows.value.reduce<(InfoRow & RawPoint) | undefined>((a, r) => (r.ms >= startMs && (a === undefined || r.ms > a.ms) ? r : a), undefined);
+  if (newest === undefined) return ok([]);
+  const info = infoOf(metric, newest);
   const bySeries = new Map<string, { labels: Record<string, string>; points: RawPoint[] }>();
   for (const row of rows.value) {
+    if (row.type !== info.type) continue;
     const key = keyOf(row, groupBy);
     let s = bySeries.get(key);
     if (s === undefined) {
@@ -167,7 +172,6 @@ export async function metricSeries(deps: RouteDeps, w: Window, info: MetricInfo,
     }
     s.points.push(row);
   }
-  const startMs = Number(w.startNs / 1_000_000n);
   const result: SeriesData[] = [];
   for (const s of bySeries.values()) {
     // Series seen only in the lookback have no point in the window: leave them out.

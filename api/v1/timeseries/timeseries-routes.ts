@@ -8,7 +8,7 @@ import { nsToMs, resolveRange } from '../query/time-range.ts';
 import type { RouteDeps } from '../deps.ts';
 import { bucketTimes, planBuckets } from './bucket-plan.ts';
 import { TimeseriesRequest } from './timeseries-codecs.ts';
-import { maxSeries, metricInfo, metricSeries } from './timeseries-queries.ts';
+import { maxSeries, metricSeries } from './timeseries-queries.ts';
 import type { SeriesData, Window } from './timeseries-queries.ts';
 import { unitNames } from './ucum-units.ts';
 
@@ -29,15 +29,11 @@ async function timeseries(deps: RouteDeps, ctx: ApiContext): Promise<void> {
   const buckets = planBuckets(startMs, endMs, request.interval);
   if (!buckets.ok) return must(fail(invalidRequest(buckets.message)));
   const w: Window = { tenantId, startNs, endNs, buckets: buckets.plan };
-  const names = [...new Set(request.queries.flatMap((q) => q.metrics))];
-  const infos = must(await metricInfo(deps, w, names));
   const all: { series: SeriesData; operator: string }[] = [];
   for (const q of request.queries) {
     const operator = q.operator ?? 'avg';
-    for (const name of q.metrics) {
-      const info = infos.get(name);
-      if (info === undefined) continue;
-      for (const series of must(await metricSeries(deps, w, info, q, operator))) all.push({ series, operator });
+    for (const name of new Set(q.metrics)) {
+      for (const series of must(await metricSeries(deps, w, name, q, operator))) all.push({ series, operator });
       if (all.length > maxSeries) must(fail(invalidRequest(`the request makes more than ${maxSeries} series: group by fewer attributes or filter`)));
     }
   }

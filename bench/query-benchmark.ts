@@ -1,0 +1,179 @@
+// `npm run bench:query`: loads generated spans and logs (10 million each by
+// default) over 100 tenants into a temporary embedded ClickHouse, then
+// measures p50/p95 of four API requests next to the same query written by
+// hand and run straight through the ClickHouse client. Not a test.
+//
+//   BENCH_ROWS=10000000 BENCH_ITERATIONS=40 npm run bench:query
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { parseKeys } from '../src/auth/api-keys.ts';
+import { openStore } from '../src/clickhouse/store.ts';
+import type { Store } from '../src/clickhouse/store.ts';
+import { migrate } from '../src/clickhouse/schema/migrator.ts';
+import { silentLogger } from '../src/log/logger.ts';
+import { Readiness } from '../src/ops/readiness.ts';
+import { startApi } from '../api/api.ts';
+
+const rows = Number(process.env['BENCH_ROWS'] ?? 10_000_000);
+const iterations = Number(process.env['BENCH_ITERATIONS'] ?? 40);
+const tenants = 100;
+const key = 'bench-key-0123456789abcdef';
+const day = 86_400;
+// Data covers the 7 days before today's UTC midnight (inside every retention).
+const base = Math.floor(Date.now() / 1000 / day) * day - 7 * day;
+
+async function timed(label: string, run: () => Promise<unknown>): Promise<void> {
+  const started = Date.now();
+  await run();
+  console.log(`${label}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+async function load(store: Store): Promise<void> {
+  const db = store.database;
+  const spacing = Math.floor((7 * day * 1e9) / (rows / tenants)); // ns between one tenant's rows
+  const ts = `fromUnixTimestamp64Nano(toInt64(${base}) * 1000000000 + toInt64(intDiv(number, ${tenants})) * ${spacing})`;
+  const tenant = `concat('tenant-', toString(number % ${tenants}))`;
+  const service = "['cart', 'web', 'auth', 'pay'][number % 4 + 1]";
+  await timed(`logs (${rows})`, () => store.client.command({
+    query: `INSERT INTO ${db}.logs (tenant_id, timestamp, observed_timestamp, log_id, trace_id, span_id, severity_number, severity_text, service_name, body, resource_attributes, log_attributes)
+      SELECT ${tenant}, ${ts}, ${ts}, leftPad(hex(number), 16, '0'), hex(cityHash64(intDiv(number, 5))), hex(cityHash64(number)),
+        [9, 13, 17, 5][number % 4 + 1], '', ${service},
+        concat(['GET /api/cart ok', 'payment failed: card declined', 'user login', 'cache miss for key ', 'timeout contacting db', 'order placed', 'retrying request'][number % 7 + 1], ' #', toString(number % 9973)),
+        map('service.name', ${service}, 'region', ['eu', 'us'][number % 2 + 1]), map('user', concat('u', toString(number % 1000)))
+      FROM numbers(${rows})`,
+  }));
+  await timed(`spans (${rows})`, () => store.client.command({
+    query: `INSERT INTO ${db}.spans (tenant_id, timestamp, trace_id, span_id, parent_span_id, span_name, span_kind, service_name, duration_ns, status_code, status_message, resource_attributes, span_attributes)
+      SELECT ${tenant}, ${ts}, hex(cityHash64(intDiv(number, 5))), hex(cityHash64(number)), if(number % 5 = 0, '', hex(cityHash64(number - 1))),
+        ['GET /checkout', 'SELECT cart', 'POST /payment', 'render', 'publish order', 'GET /checkout/confirm'][number % 6 + 1],
+        ['SERVER', 'CLIENT', 'INTERNAL', 'PRODUCER', 'CONSUMER'][number % 5 + 1], ${service},
+        cityHash64(number) % 1000000000, ['OK', 'ERROR', 'UNSET'][number % 3 + 1], '',
+        map('service.name', ${service}), map('http.method', ['GET', 'POST'][number % 2 + 1])
+      FROM numbers(${rows})`,
+  }));
+  // Metrics: the last two hours of the window, one gauge point per series every 10 s, 4 services × 5 routes per tenant.
+  const points = tenants * 20 * 720;
+  await timed(`metrics (${points})`, () => store.client.command({
+    query: `INSERT INTO ${db}.metrics (tenant_id, metric_name, metric_type, unit, service_name, resource_attributes, attributes, timestamp, value)
+      SELECT ${tenant}, 'http.server.duration', 'gauge', 'ms', ['cart', 'web', 'auth', 'pay'][intDiv(number, ${tenants}) % 4 + 1],
+        map('service.name', ['cart', 'web', 'auth', 'pay'][intDiv(number, ${tenants}) % 4 + 1]), map('route', concat('/r', toString(intDiv(number, ${tenants * 4}) % 5))),
+        fromUnixTimestamp64Nano((toInt64(${base + 7 * day - 7200}) + intDiv(number, ${tenants * 20}) * 10) * 1000000000), (cityHash64(number) % 10000) / 10.0
+      FROM numbers(${points})`,
+  }));
+  // 30 days of usage per tenant (the materialized views only ever write today's row).
+  await timed('usage_daily (3000)', () => store.client.command({
+    query: `INSERT INTO ${db}.usage_daily SELECT concat('tenant-', toString(number % ${tenants})), toDate(${base}) - intDiv(number, ${tenants}),
+      number % 1000, number % 100000, number % 777, number % 555 FROM numbers(${tenants * 60})`,
+  }));
+  await store.client.command({ query: `OPTIMIZE TABLE ${db}.logs FINAL` }).catch(() => undefined);
+  await store.client.command({ query: `OPTIMIZE TABLE ${db}.spans FINAL` }).catch(() => undefined);
+}
+
+async function counts(store: Store): Promise<void> {
+  for (const table of ['logs', 'spans', 'metrics', 'usage_daily']) {
+    const rs = await store.client.query({ query: `SELECT toString(count()) AS n FROM ${store.database}.${table}`, format: 'JSONEachRow' });
+    const [row] = await rs.json<{ n: string }>();
+    console.log(`rows in ${table}: ${row?.n ?? '?'}`);
+  }
+}
+
+const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
+
+interface Case {
+  readonly name: string;
+  /** The API request for tenant i. */
+  readonly api: (tenant: string) => { path: string; body: unknown };
+  /** The same query by hand, for tenant i. */
+  readonly sql: (tenant: string) => string;
+  readonly page: boolean;
+}
+
+async function measure(run: (tenant: string) => Promise<void>): Promise<{ p50: number; p95: number }> {
+  for (let i = 0; i < 3; i++) await run(`tenant-${i}`);
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const started = process.hrtime.bigint();
+    await run(`tenant-${(i * 37) % tenants}`);
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'tenantry-bench-'));
+  const opened = await openStore({ kind: 'embedded', dataDir: dir, database: 'bench' });
+  if (!opened.ok) throw new Error(opened.message);
+  const store = opened.store;
+  try {
+    const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
+    if (!migrated.ok) throw new Error(migrated.message);
+    await load(store);
+    await counts(store);
+    const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'bench');
+    if (!keys.ok) throw new Error(keys.message);
+    const api = await startApi({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs: 30_000 });
+    const url = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
+    const db = store.database;
+    const start = base;
+    const end = base + 7 * day;
+    const lastHour = end - 3600;
+    const window = (t: string): string => `tenant_id = '${t}' AND timestamp >= fromUnixTimestamp64Nano(${start}000000000) AND timestamp < fromUnixTimestamp64Nano(${end}000000000)`;
+    const cases: Case[] = [
+      {
+        name: 'logs page, body pattern', page: true,
+        api: (t) => ({ path: `/v1/tenants/${t}/logs`, body: { startTime: start, endTime: end, body: '%timeout%' } }),
+        sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, log_id, trace_id, span_id, severity_number, service_name, body FROM ${db}.logs
+          WHERE ${window(t)} AND body ILIKE '%timeout%' ORDER BY timestamp DESC, log_id DESC LIMIT 101`,
+      },
+      {
+        name: 'traces page, name pattern + duration', page: true,
+        api: (t) => ({ path: `/v1/tenants/${t}/traces`, body: { startTime: start, endTime: end, spanName: '%checkout%', durationMin: 100_000_000, durationMax: 300_000_000 } }),
+        sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, trace_id, span_id, parent_span_id, span_name, toString(span_kind) AS span_kind, service_name,
+          toString(duration_ns) AS duration, toString(status_code) AS status_code, status_message FROM ${db}.spans
+          WHERE ${window(t)} AND span_name LIKE '%checkout%' AND duration_ns BETWEEN 100000000 AND 300000000
+          ORDER BY timestamp DESC, trace_id DESC, span_id DESC LIMIT 101`,
+      },
+      {
+        name: 'timeseries 1 h per minute, groupBy', page: false,
+        api: (t) => ({ path: `/v1/tenants/${t}/timeseries`, body: { startTime: lastHour, endTime: end, interval: 60, queries: { metrics: ['http.server.duration'], groupBy: ['service.name'], operator: 'avg' } } }),
+        // Same meaning as the API: service.name from the point, scope or resource attributes, else the column.
+        sql: (t) => `SELECT multiIf(mapContains(attributes, 'service.name'), attributes['service.name'], mapContains(scope_attributes, 'service.name'), scope_attributes['service.name'],
+            mapContains(resource_attributes, 'service.name'), resource_attributes['service.name'], service_name) AS service, intDiv(toUnixTimestamp64Milli(timestamp) - ${lastHour}000, 60000) AS b, avg(value) AS v
+          FROM ${db}.metrics WHERE tenant_id = '${t}' AND metric_name = 'http.server.duration'
+            AND timestamp >= fromUnixTimestamp64Nano(${lastHour}000000000) AND timestamp < fromUnixTimestamp64Nano(${end}000000000)
+          GROUP BY service, b`,
+      },
+      {
+        name: 'usage 30 days', page: false,
+        api: (t) => ({ path: `/v1/tenants/${t}/usage`, body: { startTime: end - 30 * day, endTime: end } }),
+        sql: (t) => `SELECT day, sum(log_records), sum(log_bytes), sum(spans), sum(metric_points) FROM ${db}.usage_daily
+          WHERE tenant_id = '${t}' AND day >= toDate(${end - 30 * day}) AND day < toDate(${end}) GROUP BY day`,
+      },
+    ];
+    console.log(`\n${iterations} iterations each, tenants rotated; latency in ms (API = HTTP round trip through Koa)`);
+    console.log('query'.padEnd(40) + 'API p50  API p95   SQL p50  SQL p95   ratio p50  ratio p95');
+    for (const c of cases) {
+      const viaApi = await measure(async (t) => {
+        const { path, body } = c.api(t);
+        const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${await res.text()}`);
+        await res.json();
+      });
+      const bySql = await measure(async (t) => {
+        const rs = await store.client.query({ query: c.sql(t), format: 'JSONEachRow' });
+        await rs.json();
+      });
+      const f = (n: number): string => n.toFixed(1).padStart(7);
+      console.log(`${c.name.padEnd(40)}${f(viaApi.p50)}  ${f(viaApi.p95)}   ${f(bySql.p50)}  ${f(bySql.p95)}   ${(viaApi.p50 / bySql.p50).toFixed(2).padStart(8)}  ${(viaApi.p95 / bySql.p95).toFixed(2).padStart(8)}${c.page && viaApi.p95 >= 200 ? '   (p95 over 200 ms)' : ''}`);
+    }
+    await api.stop();
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
