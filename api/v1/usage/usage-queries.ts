@@ -18,7 +18,8 @@ export interface UsageEntry extends UsageCounts {
   end: number;
 }
 
-interface DayRow { day_number: number; log_records: string; log_bytes: string; spans: string; metric_points: string }
+/** Sums arrive as numbers (embedded) or as quoted 64-bit integers (server): Number() reads both. */
+interface DayRow { day: string; log_records: number | string; log_bytes: number | string; spans: number | string; metric_points: number | string }
 
 const empty = (): UsageCounts => ({ logs: { bytes: 0, units: 0 }, metrics: { units: 0 }, traces: { units: 0 } });
 
@@ -34,8 +35,7 @@ export function usageSql(deps: RouteDeps, tenantId: string, periods: readonly Pe
   const params = new SqlParams();
   const first = periods[0]?.firstDay ?? 0;
   const end = periods[periods.length - 1]?.endDay ?? 0;
-  const sql = `SELECT toUInt32(day) AS day_number, toString(sum(log_records)) AS log_records, toString(sum(log_bytes)) AS log_bytes,
-      toString(sum(spans)) AS spans, toString(sum(metric_points)) AS metric_points
+  const sql = `SELECT day, sum(log_records) AS log_records, sum(log_bytes) AS log_bytes, sum(spans) AS spans, sum(metric_points) AS metric_points
     FROM ${queryTable(deps.schema, 'usage_daily')}
     WHERE tenant_id = ${params.bind(tenantId, 'String')} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}
     GROUP BY day`;
@@ -51,7 +51,8 @@ export async function queryUsage(deps: RouteDeps, tenantId: string, periods: rea
   const data: UsageEntry[] = periods.map((p) => ({ start: dayToMs(p.firstDay), end: dayToMs(p.endDay), ...empty() }));
   for (const row of rows.value) {
     add(totals, row);
-    const index = periods.findIndex((p) => row.day_number >= p.firstDay && row.day_number < p.endDay);
+    const dayNumber = Date.parse(`${row.day}T00:00:00Z`) / 86_400_000;
+    const index = periods.findIndex((p) => dayNumber >= p.firstDay && dayNumber < p.endDay);
     const entry = data[index];
     if (entry !== undefined) add(entry, row);
   }
