@@ -8,9 +8,11 @@ import { collectSettings, parseArgs, processEnvironment } from './config/environ
 import { allVariables } from './config/variables.ts';
 import { migrate } from './clickhouse/schema/migrator.ts';
 import { openStore } from './clickhouse/store.ts';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createLogger } from './log/logger.ts';
 import type { Logger } from './log/logger.ts';
-import type { StartApi, StartGateway } from './target/component.ts';
+import type { StartApi, StartGateway, StartOperator } from './target/component.ts';
+import { Readiness } from './ops/readiness.ts';
 import { runServer } from './target/server-process.ts';
 import type { ComponentStarter } from './target/server-process.ts';
 
@@ -48,15 +50,41 @@ async function runMigrate(config: Extract<Config, { target: 'migrate' }>, log: L
   return 0;
 }
 
+/** Runs the operator until SIGTERM/SIGINT: health on its port, leader election, reconcilers. */
+async function runOperator(config: Extract<Config, { target: 'operator' }>, log: Logger): Promise<number> {
+  const { startOperator } = (await import('../operator/operator.ts')) as { startOperator: StartOperator };
+  const readiness = new Readiness(['kubernetes']);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'tenantry_' });
+  let running;
+  try {
+    running = await startOperator({ host: config.host, log, readiness, registry }, config.operator);
+  } catch (error) {
+    log.error(`cannot start: ${(error as Error).message}`);
+    return 1;
+  }
+  log.info('tenantry started', { target: 'operator', ports: running.ports });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => { resolve('SIGTERM'); });
+    process.once('SIGINT', () => { resolve('SIGINT'); });
+  });
+  log.info('shutting down', { signal });
+  const force = (): void => { log.warn('second signal: exiting without draining'); process.exit(1); };
+  process.once('SIGTERM', force);
+  process.once('SIGINT', force);
+  readiness.beginShutdown();
+  await running.stop();
+  log.info('stopped');
+  return 0;
+}
+
 async function run(config: Config, log: Logger): Promise<number> {
   switch (config.target) {
     case 'all': return runServer(config, [await gatewayStarter(config), await apiStarter(config)], log);
     case 'gateway': return runServer(config, [await gatewayStarter(config)], log);
     case 'api': return runServer(config, [await apiStarter(config)], log);
     case 'migrate': return runMigrate(config, log);
-    case 'operator':
-      log.error('target "operator" is not yet implemented in this version of Tenantry');
-      return 2;
+    case 'operator': return runOperator(config, log);
   }
 }
 

@@ -34,6 +34,6 @@ export function desiredObjects(stack: Stack, inputs: DesiredInputs): Manifest[] 
 }
 
 /** "Kind/name" of an object, the identity used for pruning and in messages. */
-export function objectKey(o: Manifest): string {
+export function objectKey(o: { readonly kind?: string; readonly metadata?: { readonly name?: string } }): string {
   return `${o.kind ?? '?'}/${o.metadata?.name ?? '?'}`;
 }

@@ -66,3 +66,22 @@ export const Identifier = fromString('a name of letters, digits and underscores,
 
 /** A bind address: an IPv4/IPv6 literal or a host name. */
 export const Host = fromString('an IP address or host name', (raw) => (/^[A-Za-z0-9.:_-]+$/.test(raw) ? raw : undefined));
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** A Kubernetes namespace name (DNS-1123 label). */
+export const DnsLabel = fromString('a Kubernetes namespace name (lower-case letters, digits and -, at most 63)', (raw) => (dnsLabel.test(raw) ? raw : undefined));
+
+/** A comma-separated list of namespace names (operator watch scope). */
+export const NamespaceList = fromString('a comma-separated list of Kubernetes namespace names', (raw) => {
+  const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  return names.length > 0 && names.every((n) => dnsLabel.test(n)) ? names : undefined;
+});
+
+/** A switch: on/off (also true/false, 1/0). */
+export const OnOff = fromString('on or off', (raw) => {
+  const v = raw.toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(v)) return true;
+  if (['off', 'false', '0', 'no'].includes(v)) return false;
+  return undefined;
+});

@@ -26,7 +26,14 @@ export interface GatewayConfig { readonly otlpHttpPort: number; readonly otlpGrp
 
 export interface ApiConfig { readonly port: number; readonly queryTimeoutMs: number }
 
-export interface OperatorConfig { readonly port: number }
+export interface OperatorConfig {
+  readonly port: number;
+  /** Undefined: in-cluster service account. */
+  readonly kubeconfig: string | undefined;
+  /** Empty: all namespaces. */
+  readonly namespaces: readonly string[];
+  readonly leaderElection: { readonly enabled: boolean; readonly namespace: string };
+}
 
 interface Common { readonly logLevel: LogLevel; readonly host: string }
 
@@ -119,7 +126,13 @@ function api(d: Decoder): ApiConfig {
 }
 
 function operator(d: Decoder): OperatorConfig {
-  return { port: num(d.value(operatorVariables, 'TENANTRY_OPERATOR_PORT')) };
+  const v = (name: keyof typeof operatorVariables): unknown => d.value(operatorVariables, name);
+  return {
+    port: num(v('TENANTRY_OPERATOR_PORT')),
+    kubeconfig: optStr(v('TENANTRY_KUBECONFIG')),
+    namespaces: (v('TENANTRY_WATCH_NAMESPACES') as string[] | undefined) ?? [],
+    leaderElection: { enabled: v('TENANTRY_LEADER_ELECTION') as boolean, namespace: str(v('TENANTRY_LEADER_ELECTION_NAMESPACE')) },
+  };
 }
 
 function decodeTarget(target: TargetName, d: Decoder): Config {

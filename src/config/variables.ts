@@ -1,7 +1,7 @@
 // Every TENANTRY_* variable, its codec, its default and its meaning. This
 // table drives decoding, the unknown-variable check and the README's table.
 import type * as t from 'io-ts';
-import { ByteSize, Host, HttpUrl, Identifier, intInRange, LogLevel, NonEmptyString, Port, RawString } from './codecs.ts';
+import { ByteSize, DnsLabel, Host, HttpUrl, Identifier, intInRange, LogLevel, NamespaceList, NonEmptyString, OnOff, Port, RawString } from './codecs.ts';
 
 export interface Variable {
   readonly codec: t.Decoder<unknown, unknown> & { readonly name: string };
@@ -55,6 +55,10 @@ export const apiVariables = {
 
 export const operatorVariables = {
   TENANTRY_OPERATOR_PORT: variable(Port, '8081', 'operator health and metrics port'),
+  TENANTRY_KUBECONFIG: variable(NonEmptyString, undefined, 'kubeconfig file of the operator; unset means the in-cluster service account'),
+  TENANTRY_WATCH_NAMESPACES: variable(NamespaceList, undefined, 'namespaces the operator watches, comma-separated; unset means all'),
+  TENANTRY_LEADER_ELECTION: variable(OnOff, 'on', 'operator leader election with a Lease (on/off)'),
+  TENANTRY_LEADER_ELECTION_NAMESPACE: variable(DnsLabel, 'default', 'namespace of the operator leader Lease (the chart sets its own namespace)'),
 } as const;
 
 /** All variables, for the unknown-variable check and documentation. */

@@ -75,10 +75,10 @@ describe('the all process (npm start)', function () {
     expect(running.lines.map((l) => l['msg']).join('\n')).to.contain('needs API keys');
   });
 
-  it('says plainly that the operator target is not implemented yet', async () => {
+  it('operator outside a cluster without a kubeconfig says what to set', async () => {
     running = startTenantry(['operator'], testEnvironment(dataDir));
-    expect(await running.exited).to.equal(2);
-    expect(running.lines.map((l) => l['msg']).join('\n')).to.contain('not yet implemented');
+    expect(await running.exited).to.equal(1);
+    expect(running.lines.map((l) => l['msg']).join('\n')).to.contain('set TENANTRY_KUBECONFIG');
   });
 
   it('migrate applies the schema to a data dir and exits 0', async () => {

@@ -63,7 +63,7 @@ describe('config decoding', () => {
 
   it('decodes the operator port', () => {
     const config = ok('operator', { TENANTRY_OPERATOR_PORT: '9443' });
-    expect(config).to.deep.include({ target: 'operator', operator: { port: 9443 } });
+    expect(config).to.deep.include({ target: 'operator', operator: { port: 9443, kubeconfig: undefined, namespaces: [], leaderElection: { enabled: true, namespace: 'default' } } });
   });
 
   const bad: ReadonlyArray<[string, string]> = [
@@ -95,13 +95,32 @@ describe('config decoding', () => {
     });
   }
 
+  const operatorBad: Array<[string, string]> = [
+    ['TENANTRY_WATCH_NAMESPACES', 'Obs,team_a'],
+    ['TENANTRY_LEADER_ELECTION', 'maybe'],
+    ['TENANTRY_LEADER_ELECTION_NAMESPACE', '-x'],
+  ];
+
   it('covers every variable with a bad-value case', () => {
-    const tested = new Set([...bad.map(([name]) => name), 'TENANTRY_CLICKHOUSE_USER', 'TENANTRY_CLICKHOUSE_PASSWORD', 'TENANTRY_API_KEYS', 'TENANTRY_API_KEYS_FILE', 'TENANTRY_OPERATOR_PORT']);
+    const tested = new Set([...bad.map(([name]) => name), 'TENANTRY_CLICKHOUSE_USER', 'TENANTRY_CLICKHOUSE_PASSWORD', 'TENANTRY_API_KEYS', 'TENANTRY_API_KEYS_FILE', 'TENANTRY_OPERATOR_PORT', ...operatorBad.map(([name]) => name), 'TENANTRY_KUBECONFIG']);
     expect(Object.keys(allVariables).filter((name) => !tested.has(name))).to.deep.equal([]);
   });
 
   it('rejects a bad operator port', () => {
     expect(errors('operator', { TENANTRY_OPERATOR_PORT: 'http' })[0]).to.contain('TENANTRY_OPERATOR_PORT="http"');
+  });
+
+  for (const [name, value] of operatorBad) {
+    it(`rejects operator setting ${name}=${JSON.stringify(value)}`, () => {
+      const found = errors('operator', { [name]: value });
+      expect(found).to.have.length(1);
+      expect(found[0]).to.contain(name).and.contain(JSON.stringify(value)).and.contain('expected');
+    });
+  }
+
+  it('decodes the operator watch scope and leader election', () => {
+    const config = ok('operator', { TENANTRY_WATCH_NAMESPACES: 'obs, team-a', TENANTRY_LEADER_ELECTION: 'off', TENANTRY_KUBECONFIG: '/k/config' });
+    expect(config).to.deep.include({ operator: { port: 8081, kubeconfig: '/k/config', namespaces: ['obs', 'team-a'], leaderElection: { enabled: false, namespace: 'default' } } });
   });
 
   it('lets an empty ClickHouse user fall back to "default" and keeps an empty password', () => {

@@ -1,0 +1,73 @@
+// The object operations the reconcilers use, on top of KubeRest: get (404 is
+// "absent", not a failure), list, server-side apply with the one field
+// manager, delete, status patches and Events.
+import { randomBytes } from 'node:crypto';
+import { fieldManager } from '../desired/object-meta.ts';
+import type { KubeList, KubeObject, KubeRest, KubeResult } from './kube-rest.ts';
+import type { ResourceType } from './resource-types.ts';
+import { collectionPath, objectPath, resourceTypes, typeOfKind } from './resource-types.ts';
+
+export type Absent = undefined;
+
+export async function getObject(rest: KubeRest, type: ResourceType, namespace: string, name: string): Promise<KubeResult<KubeObject | Absent>> {
+  const r = await rest.call<KubeObject>({ method: 'GET', path: objectPath(type, namespace, name) });
+  if (!r.ok && r.status === 404) return { ok: true, value: undefined };
+  return r;
+}
+
+export async function listObjects(rest: KubeRest, type: ResourceType, namespace: string, labelSelector?: string): Promise<KubeResult<KubeObject[]>> {
+  const r = await rest.call<KubeList>({ method: 'GET', path: collectionPath(type, namespace), query: { labelSelector } });
+  return r.ok ? { ok: true, value: r.value.items } : r;
+}
+
+/** Server-side apply (force: the operator owns every field it sets). */
+export async function applyObject(rest: KubeRest, object: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): Promise<KubeResult<KubeObject>> {
+  const type = typeOfKind(object.apiVersion, object.kind);
+  if (type === undefined) throw new Error(`bug: no resource type for ${object.apiVersion ?? '?'} ${object.kind ?? '?'}`);
+  return rest.call<KubeObject>({
+    method: 'PATCH',
+    path: objectPath(type, object.metadata?.namespace ?? '', object.metadata?.name ?? ''),
+    query: { fieldManager, force: 'true' },
+    body: object,
+    contentType: 'application/apply-patch+yaml',
+  });
+}
+
+export async function createObject(rest: KubeRest, type: ResourceType, namespace: string, object: KubeObject): Promise<KubeResult<KubeObject>> {
+  return rest.call<KubeObject>({ method: 'POST', path: collectionPath(type, namespace), query: { fieldManager }, body: object });
+}
+
+/** Deletes in the background (dependents such as a Job's pods follow). 404 counts as done. */
+export async function deleteObject(rest: KubeRest, type: ResourceType, namespace: string, name: string, uid?: string): Promise<KubeResult<undefined>> {
+  const r = await rest.call<unknown>({
+    method: 'DELETE', path: objectPath(type, namespace, name),
+    body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(uid === undefined ? {} : { preconditions: { uid } }) },
+  });
+  return r.ok || r.status === 404 ? { ok: true, value: undefined } : r;
+}
+
+/** Merge-patches the status subresource. */
+export async function patchStatus(rest: KubeRest, type: ResourceType, namespace: string, name: string, status: unknown): Promise<KubeResult<KubeObject>> {
+  return rest.call<KubeObject>({
+    method: 'PATCH', path: `${objectPath(type, namespace, name)}/status`, query: { fieldManager },
+    body: { status }, contentType: 'application/merge-patch+json',
+  });
+}
+
+/** Records a core/v1 Event about an object; failures are ignored by callers (events are best effort). */
+export async function recordEvent(rest: KubeRest, about: KubeObject, eventType: 'Normal' | 'Warning', reason: string, message: string): Promise<KubeResult<KubeObject>> {
+  const namespace = about.metadata?.namespace ?? 'default';
+  const now = new Date().toISOString();
+  return rest.call<KubeObject>({
+    method: 'POST', path: collectionPath(resourceTypes.event, namespace),
+    body: {
+      apiVersion: 'v1', kind: 'Event',
+      metadata: { name: `${about.metadata?.name ?? 'object'}.${randomBytes(8).toString('hex')}`, namespace },
+      involvedObject: { apiVersion: about.apiVersion, kind: about.kind, name: about.metadata?.name, namespace, uid: about.metadata?.uid, resourceVersion: about.metadata?.resourceVersion },
+      reason, message: message.slice(0, 1024), type: eventType,
+      firstTimestamp: now, lastTimestamp: now, count: 1,
+      source: { component: fieldManager },
+      reportingComponent: fieldManager, reportingInstance: fieldManager,
+    },
+  });
+}

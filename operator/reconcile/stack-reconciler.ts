@@ -1,0 +1,165 @@
+// Reconciles one ObservabilityStack: read it, build its desired children,
+// server-side apply them, prune children no longer desired, observe the
+// workloads from the apply answers, and write status. Level-triggered: it
+// always starts from the current state, so any event may simply re-run it.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Logger } from '../../src/log/logger.ts';
+import { secretKeys } from '../desired/credentials-secret.ts';
+import type { GeneratedCredentials } from '../desired/credentials-secret.ts';
+import { desiredObjects, objectKey } from '../desired/desired-state.ts';
+import { childSelector } from '../desired/object-meta.ts';
+import { applyObject, deleteObject, getObject, listObjects, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
+import type { KubeObject, KubeRest } from '../kube/kube-rest.ts';
+import { ownedTypes, resourceTypes } from '../kube/resource-types.ts';
+import { stackFromObject } from '../stack/stack-spec.ts';
+import type { Stack } from '../stack/stack-spec.ts';
+import { readConditions } from '../status/conditions.ts';
+import { stackStatus } from '../status/stack-status.ts';
+import type { JobState, WorkloadState } from '../status/stack-status.ts';
+import type { HandlerResult } from './key-queue.ts';
+
+export interface StackReconcilerDeps {
+  readonly rest: KubeRest;
+  readonly log: Logger;
+  readonly now: () => Date;
+  /** Called after each successful reconcile of a stack that wants tenant mirroring. */
+  readonly onReconciled?: (stack: Stack) => void;
+}
+
+/** A full resync even without events, so lost events cannot leave a stack behind for long. */
+const resyncMs = 5 * 60_000;
+
+const newSecret = (): string => randomBytes(32).toString('base64url');
+
+function decode(secret: KubeObject | undefined, key: string): string | undefined {
+  const data = (secret?.['data'] ?? {}) as Record<string, string>;
+  const value = data[key];
+  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+}
+
+/** Keeps stored generated values; draws new ones only where none is stored. */
+async function credentialsFor(deps: StackReconcilerDeps, stack: Stack): Promise<{ ok: true; value: GeneratedCredentials } | { ok: false; message: string }> {
+  const name = `${stack.ref.name}-credentials`;
+  const got = await getObject(deps.rest, resourceTypes.secret, stack.ref.namespace, name);
+  if (!got.ok) return { ok: false, message: `reading Secret ${name}: ${got.message}` };
+  return {
+    ok: true,
+    value: {
+      adminKey: decode(got.value, secretKeys.adminKey) ?? newSecret(),
+      clickhousePassword: decode(got.value, secretKeys.clickhousePassword) ?? newSecret(),
+    },
+  };
+}
+
+/** Checksum of the Secrets the user names (API keys, external ClickHouse); a missing one is an error. */
+async function referencedSecretsChecksum(deps: StackReconcilerDeps, stack: Stack): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+  const names = [stack.spec.apiKeys.secretName, stack.spec.clickhouse.mode === 'external' ? stack.spec.clickhouse.external.secretRef.name : undefined]
+    .filter((n): n is string => n !== undefined);
+  const hash = createHash('sha256');
+  for (const name of names) {
+    const got = await getObject(deps.rest, resourceTypes.secret, stack.ref.namespace, name);
+    if (!got.ok) return { ok: false, message: `reading Secret ${name}: ${got.message}` };
+    if (got.value === undefined) return { ok: false, message: `Secret ${name} named by the stack does not exist` };
+    hash.update(name).update(JSON.stringify(got.value['data'] ?? {}));
+  }
+  return { ok: true, value: names.length === 0 ? '' : hash.digest('hex') };
+}
+
+function workloadState(applied: KubeObject): WorkloadState {
+  const spec = (applied['spec'] ?? {}) as { replicas?: number };
+  const status = (applied['status'] ?? {}) as { readyReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
+  const current = (status.observedGeneration ?? 0) >= (applied.metadata?.generation ?? 0);
+  return { key: objectKey(applied), desired: spec.replicas ?? 1, ready: status.readyReplicas ?? 0, updated: current ? (status.updatedReplicas ?? 0) : 0 };
+}
+
+function jobState(name: string, applied: KubeObject | undefined): JobState {
+  const status = (applied?.['status'] ?? {}) as { succeeded?: number; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+  const failed = status.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  return {
+    name,
+    exists: applied !== undefined,
+    succeeded: (status.succeeded ?? 0) > 0,
+    failed: failed !== undefined,
+    failureMessage: failed === undefined ? undefined : [failed.reason, failed.message].filter(Boolean).join(': '),
+  };
+}
+
+async function prune(deps: StackReconcilerDeps, stack: Stack, keep: ReadonlySet<string>, log: Logger, about: KubeObject): Promise<string[]> {
+  const errors: string[] = [];
+  for (const type of ownedTypes) {
+    const listed = await listObjects(deps.rest, type, stack.ref.namespace, childSelector(stack.ref.name));
+    if (!listed.ok) { errors.push(`listing ${type.kind}: ${listed.message}`); continue; }
+    for (const o of listed.value) {
+      const key = `${type.kind}/${o.metadata?.name ?? ''}`;
+      const ownedHere = o.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === stack.ref.uid) === true;
+      if (keep.has(key) || !ownedHere) continue;
+      const deleted = await deleteObject(deps.rest, type, stack.ref.namespace, o.metadata?.name ?? '', o.metadata?.uid);
+      if (!deleted.ok) { errors.push(`deleting ${key}: ${deleted.message}`); continue; }
+      log.info('pruned child no longer desired', { child: key });
+      void recordEvent(deps.rest, about, 'Normal', 'Pruned', `deleted ${key}, no longer desired`);
+    }
+  }
+  return errors;
+}
+
+async function countTenants(deps: StackReconcilerDeps, stack: Stack): Promise<number | undefined> {
+  const listed = await listObjects(deps.rest, resourceTypes.tenant, stack.ref.namespace);
+  if (!listed.ok) return undefined;
+  return listed.value.filter((t) => (t['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name === stack.ref.name).length;
+}
+
+/** Reconciles the stack `namespace/name`. */
+export async function reconcileStack(deps: StackReconcilerDeps, namespace: string, name: string): Promise<HandlerResult> {
+  const log = deps.log.child({ stack: `${namespace}/${name}` });
+  const got = await getObject(deps.rest, resourceTypes.stack, namespace, name);
+  if (!got.ok) return { ok: false, message: `reading stack: ${got.message}` };
+  const object = got.value;
+  // Deleted: the garbage collector removes the children through their owner references.
+  if (object === undefined || object.metadata?.deletionTimestamp !== undefined) return { ok: true };
+  const about: KubeObject = { ...object, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind };
+  const stack = stackFromObject(object);
+
+  const errors: string[] = [];
+  const workloads: WorkloadState[] = [];
+  let migration: JobState = { name: '', exists: false, succeeded: false, failed: false, failureMessage: undefined };
+  const credentials = await credentialsFor(deps, stack);
+  const referenced = await referencedSecretsChecksum(deps, stack);
+  if (!credentials.ok) errors.push(credentials.message);
+  if (!referenced.ok) errors.push(referenced.message);
+  if (credentials.ok && referenced.ok) {
+    const desired = desiredObjects(stack, { credentials: credentials.value, referencedSecretsChecksum: referenced.value });
+    for (const child of desired) {
+      const key = objectKey(child);
+      const applied = await applyObject(deps.rest, child);
+      if (!applied.ok) {
+        errors.push(`applying ${key}: ${applied.message}`);
+        if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', undefined);
+        continue;
+      }
+      // Server-side apply answers 201 when it created the object.
+      if (applied.status === 201) {
+        log.info('created child', { child: key });
+        void recordEvent(deps.rest, about, 'Normal', 'Created', `created ${key}`);
+      }
+      if (child.kind === 'Deployment' || child.kind === 'StatefulSet') workloads.push(workloadState({ ...applied.value, kind: child.kind }));
+      if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', applied.value);
+    }
+    if (errors.length === 0) errors.push(...await prune(deps, stack, new Set(desired.map(objectKey)), log, about));
+  }
+
+  const applyError = errors.length === 0 ? undefined : errors.join('; ');
+  const previous = readConditions(object['status']);
+  const status = stackStatus(stack, { workloads, migration, applyError, tenantCount: await countTenants(deps, stack) }, previous, deps.now());
+  if (JSON.stringify(status) !== JSON.stringify(object['status'] ?? {})) {
+    const patched = await patchStatus(deps.rest, resourceTypes.stack, namespace, name, status);
+    if (!patched.ok && patched.status !== 404) errors.push(`writing status: ${patched.message}`);
+    const wasReady = previous.find((c) => c.type === 'Ready');
+    const ready = status.conditions.find((c) => c.type === 'Ready');
+    if (ready !== undefined && (wasReady?.status !== ready.status || wasReady.reason !== ready.reason)) {
+      void recordEvent(deps.rest, about, ready.status === 'True' ? 'Normal' : 'Warning', ready.reason, ready.message);
+    }
+  }
+  if (errors.length > 0) return { ok: false, message: errors.join('; ') };
+  deps.onReconciled?.(stack);
+  return { ok: true, resyncAfterMs: resyncMs };
+}

@@ -1,0 +1,77 @@
+// TenantDirectory over the /v1 HTTP API with an admin key:
+// GET /v1/tenants?limit=&page= (cursor pages), GET and PUT /v1/tenants/:id.
+import type { DirectoryResult, StoredTenant, TenantDirectory } from './tenant-directory.ts';
+
+const pageSize = 1000;
+const timeoutMs = 10_000;
+/** A guard against a cursor that never ends. */
+const maxPages = 10_000;
+
+interface Page { readonly data: readonly StoredTenant[]; readonly nextPage: string | null }
+
+function isTenant(v: unknown): v is StoredTenant {
+  return typeof v === 'object' && v !== null && typeof (v as StoredTenant).id === 'string' && typeof (v as StoredTenant).name === 'string';
+}
+
+export class HttpTenantDirectory implements TenantDirectory {
+  readonly #base: string;
+  readonly #key: string;
+
+  constructor(baseUrl: string, adminKey: string) {
+    this.#base = baseUrl.replace(/\/+$/, '');
+    this.#key = adminKey;
+  }
+
+  async #call(method: 'GET' | 'PUT', path: string, body?: unknown): Promise<DirectoryResult<{ status: number; json: unknown }>> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.#base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      return { ok: false, message: `${method} ${this.#base}${path}: ${(error as Error).message}` };
+    }
+    const text = await res.text();
+    let json: unknown;
+    try { json = text === '' ? undefined : JSON.parse(text); } catch { json = undefined; }
+    if (res.status >= 500 || res.status === 401 || res.status === 403 || res.status === 429) {
+      const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? text.slice(0, 200);
+      return { ok: false, message: `${method} ${path}: HTTP ${res.status}: ${message}` };
+    }
+    return { ok: true, value: { status: res.status, json } };
+  }
+
+  async list(): Promise<DirectoryResult<StoredTenant[]>> {
+    const all: StoredTenant[] = [];
+    let page: string | null = null;
+    for (let i = 0; i < maxPages; i++) {
+      const query = new URLSearchParams({ limit: String(pageSize), ...(page === null ? {} : { page }) });
+      const r = await this.#call('GET', `/v1/tenants?${query.toString()}`);
+      if (!r.ok) return r;
+      const body = r.value.json as Partial<Page> | undefined;
+      if (r.value.status !== 200 || !Array.isArray(body?.data)) return { ok: false, message: `GET /v1/tenants: unexpected HTTP ${r.value.status}` };
+      all.push(...body.data.filter(isTenant).map((t) => ({ id: t.id, name: t.name })));
+      page = typeof body.nextPage === 'string' && body.nextPage !== '' ? body.nextPage : null;
+      if (page === null) return { ok: true, value: all };
+    }
+    return { ok: false, message: `GET /v1/tenants: more than ${maxPages} pages` };
+  }
+
+  async get(id: string): Promise<DirectoryResult<StoredTenant | undefined>> {
+    const r = await this.#call('GET', `/v1/tenants/${encodeURIComponent(id)}`);
+    if (!r.ok) return r;
+    if (r.value.status === 404) return { ok: true, value: undefined };
+    return r.value.status === 200 && isTenant(r.value.json) ? { ok: true, value: r.value.json } : { ok: false, message: `GET /v1/tenants/${id}: unexpected HTTP ${r.value.status}` };
+  }
+
+  async rename(id: string, name: string): Promise<DirectoryResult<StoredTenant>> {
+    const r = await this.#call('PUT', `/v1/tenants/${encodeURIComponent(id)}`, { name });
+    if (!r.ok) return r;
+    if (r.value.status === 200 && isTenant(r.value.json)) return { ok: true, value: r.value.json };
+    const message = (r.value.json as { error?: { message?: string } } | undefined)?.error?.message ?? '';
+    return { ok: false, message: `PUT /v1/tenants/${id}: HTTP ${r.value.status} ${message}`.trim() };
+  }
+}

@@ -1,0 +1,123 @@
+// Mirrors one stack's tenants as Tenant resources and pushes declared names:
+// list the stack's tenants through its API (admin key), push every declared
+// spec.displayName that the API does not hold (GitOps wins, and a declared
+// Tenant for an unknown id creates the record), create a Tenant for each id
+// not yet mirrored, and write each Tenant's status (stored name, sync time).
+import type { Logger } from '../../src/log/logger.ts';
+import { adminKeyLocation } from '../desired/credentials-secret.ts';
+import { managedByValue, ownerReference, stackLabel } from '../desired/object-meta.ts';
+import { createObject, getObject, listObjects, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
+import type { KubeObject, KubeRest } from '../kube/kube-rest.ts';
+import { resourceTypes } from '../kube/resource-types.ts';
+import type { HandlerResult } from '../reconcile/key-queue.ts';
+import { stackFromObject } from '../stack/stack-spec.ts';
+import type { Stack } from '../stack/stack-spec.ts';
+import { mergeConditions, readConditions } from '../status/conditions.ts';
+import { stackEndpoints } from '../status/stack-status.ts';
+import type { StoredTenant, TenantDirectory } from './tenant-directory.ts';
+import { tenantObjectName } from './tenant-name.ts';
+
+export interface TenantSyncDeps {
+  readonly rest: KubeRest;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly directoryFor: (apiUrl: string, adminKey: string) => TenantDirectory;
+}
+
+interface TenantSpec { stackRef?: { name?: string }; tenantId?: string; displayName?: string }
+
+const specOf = (o: KubeObject): TenantSpec => (o['spec'] ?? {});
+
+async function adminKey(deps: TenantSyncDeps, stack: Stack): Promise<{ ok: true; key: string } | { ok: false; message: string }> {
+  const where = adminKeyLocation(stack);
+  const got = await getObject(deps.rest, resourceTypes.secret, stack.ref.namespace, where.secretName);
+  if (!got.ok) return { ok: false, message: `reading Secret ${where.secretName}: ${got.message}` };
+  const encoded = ((got.value?.['data'] ?? {}) as Record<string, string>)[where.key];
+  if (encoded === undefined) return { ok: false, message: `Secret ${where.secretName} has no key ${where.key} (the admin key)` };
+  return { ok: true, key: Buffer.from(encoded, 'base64').toString('utf8') };
+}
+
+async function writeTenantStatus(deps: TenantSyncDeps, tenant: KubeObject, stored: StoredTenant | undefined, problem: string | undefined): Promise<void> {
+  const spec = specOf(tenant);
+  const generation = tenant.metadata?.generation ?? 0;
+  const synced = problem === undefined
+    ? { type: 'Synced', status: 'True' as const, reason: 'Synced', message: spec.displayName === undefined ? 'mirrored from the API' : 'stored name equals spec.displayName' }
+    : { type: 'Synced', status: 'False' as const, reason: 'SyncFailed', message: problem };
+  const status = {
+    observedGeneration: generation,
+    ...(stored === undefined ? {} : { storedName: stored.name }),
+    lastSyncTime: deps.now().toISOString(),
+    conditions: mergeConditions(readConditions(tenant['status']), [synced], generation, deps.now()),
+  };
+  const r = await patchStatus(deps.rest, resourceTypes.tenant, tenant.metadata?.namespace ?? '', tenant.metadata?.name ?? '', status);
+  if (!r.ok && r.status !== 404) deps.log.warn('cannot write Tenant status', { tenant: tenant.metadata?.name, error: r.message });
+}
+
+/** Syncs the tenants of stack `namespace/name`; resyncs after the stack's interval. */
+export async function syncTenants(deps: TenantSyncDeps, namespace: string, name: string): Promise<HandlerResult> {
+  const log = deps.log.child({ stack: `${namespace}/${name}`, task: 'tenant-sync' });
+  const got = await getObject(deps.rest, resourceTypes.stack, namespace, name);
+  if (!got.ok) return { ok: false, message: `reading stack: ${got.message}` };
+  if (got.value === undefined || got.value.metadata?.deletionTimestamp !== undefined) return { ok: true };
+  const stackObject: KubeObject = { ...got.value, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind };
+  const stack = stackFromObject(got.value);
+  if (!stack.spec.tenantSync.enabled) return { ok: true };
+  const resync = stack.spec.tenantSync.intervalSeconds * 1000;
+
+  const key = await adminKey(deps, stack);
+  if (!key.ok) return { ok: false, message: key.message };
+  const directory = deps.directoryFor(stack.spec.tenantSync.apiUrl ?? stackEndpoints(stack).api, key.key);
+  const listedTenants = await directory.list();
+  if (!listedTenants.ok) return { ok: false, message: listedTenants.message };
+  const stored = new Map(listedTenants.value.map((t) => [t.id, t]));
+
+  const objects = await listObjects(deps.rest, resourceTypes.tenant, namespace);
+  if (!objects.ok) return { ok: false, message: `listing Tenants: ${objects.message}` };
+  const holders = new Map(objects.value.map((o) => [o.metadata?.name ?? '', specOf(o).tenantId ?? '']));
+  const mine = objects.value.filter((o) => specOf(o).stackRef?.name === name);
+  const mirrored = new Set(mine.map((o) => specOf(o).tenantId));
+  const problems = new Map<string, string>();
+
+  // Declared names first: GitOps wins over renames made through the API.
+  for (const tenant of mine) {
+    const { tenantId, displayName } = specOf(tenant);
+    if (tenantId === undefined) continue;
+    const current = stored.get(tenantId);
+    const wanted = displayName ?? (current === undefined ? '' : undefined);
+    if (wanted === undefined || current?.name === wanted) continue;
+    const renamed = await directory.rename(tenantId, wanted);
+    if (!renamed.ok) { problems.set(tenantId, renamed.message); continue; }
+    stored.set(tenantId, renamed.value);
+    log.info(current === undefined ? 'created tenant record from a declared Tenant' : 'pushed spec.displayName to the API', { tenant: tenantId, name: wanted, was: current?.name });
+    void recordEvent(deps.rest, { ...tenant, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind }, 'Normal', current === undefined ? 'TenantCreated' : 'NameSynced', `tenant ${tenantId} name set to ${JSON.stringify(wanted)}${current === undefined ? '' : ` (was ${JSON.stringify(current.name)})`}`);
+  }
+
+  // Ids the API knows that no Tenant mirrors yet.
+  const created: KubeObject[] = [];
+  for (const tenant of stored.values()) {
+    if (mirrored.has(tenant.id)) continue;
+    const objectName = tenantObjectName(name, tenant.id, (n) => holders.get(n));
+    const r = await createObject(deps.rest, resourceTypes.tenant, namespace, {
+      apiVersion: resourceTypes.tenant.apiVersion,
+      kind: resourceTypes.tenant.kind,
+      metadata: {
+        name: objectName, namespace,
+        labels: { [stackLabel]: name, 'app.kubernetes.io/managed-by': managedByValue, 'app.kubernetes.io/part-of': 'tenantry' },
+        ownerReferences: [ownerReference(stack.ref)],
+      },
+      spec: { stackRef: { name }, tenantId: tenant.id },
+    });
+    if (!r.ok) { log.warn('cannot create Tenant', { tenant: tenant.id, object: objectName, error: r.message }); problems.set(tenant.id, r.message); continue; }
+    holders.set(objectName, tenant.id);
+    created.push(r.value);
+    log.info('mirrored tenant', { tenant: tenant.id, object: objectName });
+    void recordEvent(deps.rest, stackObject, 'Normal', 'TenantMirrored', `tenant ${tenant.id} mirrored as Tenant ${objectName}`);
+  }
+
+  for (const tenant of [...mine, ...created]) {
+    const id = specOf(tenant).tenantId ?? '';
+    await writeTenantStatus(deps, tenant, stored.get(id), problems.get(id));
+  }
+  if (problems.size > 0) return { ok: false, message: [...problems.entries()].map(([id, m]) => `${id}: ${m}`).join('; ') };
+  return { ok: true, resyncAfterMs: resync };
+}

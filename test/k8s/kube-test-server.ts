@@ -1,0 +1,174 @@
+// A real kube-apiserver on etcd, on loopback free ports, as controller-runtime's
+// envtest runs it: no kubelet, no controller manager (so pods never run and
+// nothing is garbage-collected). Static token auth, RBAC, a temp dir with a
+// service-account key pair and a kubeconfig; crds/ applied with kubectl.
+import { execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { K8sBinaries } from './k8s-binaries.ts';
+
+const execFileAsync = promisify(execFile);
+const repoRoot = join(import.meta.dirname, '..', '..');
+
+export interface KubeTestServer {
+  readonly url: string;
+  readonly token: string;
+  readonly kubeconfigPath: string;
+  readonly dir: string;
+  /** Milliseconds from spawn to etcd + API server ready. */
+  readonly startMs: number;
+  /** Runs kubectl against this server; resolves with stdout, rejects with stderr. */
+  kubectl(args: readonly string[], input?: string): Promise<string>;
+  /** Stops the API server and starts it again on the same port and etcd. */
+  restartApiServer(downMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      s.close(() => { resolve(port); });
+    });
+  });
+}
+
+function httpsStatus(url: string, token: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { rejectUnauthorized: false, headers: { authorization: `Bearer ${token}` }, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => { resolve(0); });
+    req.on('timeout', () => { req.destroy(); resolve(0); });
+    req.end();
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}:\n${output().slice(-3000)}`);
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what} not ready within ${timeoutMs} ms:\n${output().slice(-3000)}`);
+}
+
+function spawnLogged(cmd: string, args: string[]): { child: ChildProcess; output: () => string } {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (c: Buffer): void => { out = (out + c.toString('utf8')).slice(-200_000); };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { child, output: () => out };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => { child.kill('SIGKILL'); }, 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Starts etcd and kube-apiserver, applies crds/, and writes a kubeconfig. */
+export async function startKubeTestServer(bin: K8sBinaries): Promise<KubeTestServer> {
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'tenantry-kube-'));
+  const token = randomBytes(24).toString('hex');
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(join(dir, 'tokens.csv'), `${token},tenantry-test-admin,tenantry-test-admin,"system:masters"\n`);
+
+  const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const etcd = spawnLogged(bin.etcd, [
+    '--data-dir', join(dir, 'etcd'), '--name', 'test',
+    '--listen-client-urls', `http://127.0.0.1:${etcdClient}`, '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
+    '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
+    '--initial-cluster', `test=http://127.0.0.1:${etcdPeer}`, '--unsafe-no-fsync', '--log-level', 'error',
+  ]);
+  const apiArgs = [
+    '--etcd-servers', `http://127.0.0.1:${etcdClient}`,
+    '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1', '--secure-port', String(apiPort),
+    '--cert-dir', join(dir, 'certs'),
+    '--token-auth-file', join(dir, 'tokens.csv'),
+    '--authorization-mode', 'RBAC',
+    '--service-account-issuer', 'https://kubernetes.default.svc',
+    '--service-account-key-file', join(dir, 'sa.pub'),
+    '--service-account-signing-key-file', join(dir, 'sa.key'),
+    '--service-cluster-ip-range', '10.96.0.0/16',
+    '--allow-privileged=true',
+    // No controller manager creates the "default" ServiceAccount.
+    '--disable-admission-plugins', 'ServiceAccount',
+  ];
+  let api = spawnLogged(bin.kubeApiServer, apiArgs);
+  const url = `https://127.0.0.1:${apiPort}`;
+  const stopAll = async (): Promise<void> => {
+    await stopChild(api.child);
+    await stopChild(etcd.child);
+  };
+  const waitApi = (): Promise<void> => waitFor('kube-apiserver', async () => (await httpsStatus(`${url}/readyz`, token)) === 200, api.child, api.output, 60_000);
+  try {
+    await waitApi();
+  } catch (error) {
+    await stopAll();
+    throw new Error(`${(error as Error).message}\netcd:\n${etcd.output().slice(-2000)}`);
+  }
+
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfigPath, [
+    'apiVersion: v1', 'kind: Config', 'current-context: test',
+    'clusters:', `- name: test`, `  cluster: { server: "${url}", insecure-skip-tls-verify: true }`,
+    'users:', `- name: admin`, `  user: { token: "${token}" }`,
+    'contexts:', `- name: test`, `  context: { cluster: test, user: admin, namespace: default }`, '',
+  ].join('\n'));
+
+  const kubectl = async (args: readonly string[], input?: string): Promise<string> => {
+    if (input === undefined) {
+      const { stdout } = await execFileAsync(bin.kubectl, ['--kubeconfig', kubeconfigPath, ...args], { cwd: repoRoot });
+      return stdout;
+    }
+    return new Promise((resolve, reject) => {
+      const child = spawn(bin.kubectl, ['--kubeconfig', kubeconfigPath, ...args], { cwd: repoRoot });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+      child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+      child.on('exit', (code) => { if (code === 0) resolve(out); else reject(new Error(err || `kubectl exited ${code}`)); });
+      child.stdin.end(input);
+    });
+  };
+  try {
+    await kubectl(['apply', '-f', 'crds/']);
+    await kubectl(['wait', '--for', 'condition=Established', '--timeout=30s', 'crd/observabilitystacks.tenantry.dev', 'crd/tenants.tenantry.dev']);
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+
+  return {
+    url, token, kubeconfigPath, dir, startMs: Date.now() - started, kubectl,
+    restartApiServer: async (downMs = 1000) => {
+      await stopChild(api.child);
+      await new Promise((r) => setTimeout(r, downMs));
+      api = spawnLogged(bin.kubeApiServer, apiArgs);
+      await waitApi();
+    },
+    stop: async () => {
+      await stopAll();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
