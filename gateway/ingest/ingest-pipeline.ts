@@ -12,6 +12,9 @@ import { metricRows } from './metric-rows.ts';
 import type { Failure, Outcome } from './outcome.ts';
 import type { RowBatch } from './row-batch.ts';
 import { spanRows } from './span-rows.ts';
+import { logRowsDirect } from '../direct/log-rows-direct.ts';
+import { spanRowsDirect } from '../direct/span-rows-direct.ts';
+import { WireError } from '../direct/wire-reader.ts';
 import { TenantResolver } from './tenant-resolver.ts';
 
 const itemNoun: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
@@ -37,19 +40,29 @@ export class IngestPipeline {
     this.#metrics = metrics;
   }
 
-  /** Converts a decoded request for `principal` (pure: no I/O). */
-  convert(request: SignalRequest, principal: Principal): RowBatch {
+  /** Converts a request for `principal` (pure: no I/O); malformed protobuf is reported, not thrown. */
+  convert(request: SignalRequest, principal: Principal): RowBatch | { readonly invalid: string } {
     const resolver = new TenantResolver(principal);
-    switch (request.signal) {
-      case 'traces': return spanRows(request.resourceSpans, resolver);
-      case 'logs': return logRows(request.resourceLogs, resolver, this.#logIds, Date.now());
-      case 'metrics': return metricRows(request.resourceMetrics, resolver);
+    try {
+      switch (request.signal) {
+        case 'traces': return request.form === 'protobuf'
+          ? { table: 'spans', ...spanRowsDirect(request.body, resolver) }
+          : spanRows(request.resourceSpans, resolver);
+        case 'logs': return request.form === 'protobuf'
+          ? { table: 'logs', ...logRowsDirect(request.body, resolver, this.#logIds, Date.now()) }
+          : logRows(request.resourceLogs, resolver, this.#logIds, Date.now());
+        case 'metrics': return metricRows(request.resourceMetrics, resolver);
+      }
+    } catch (error) {
+      if (error instanceof WireError) return { invalid: `invalid protobuf: ${error.message}` };
+      throw error;
     }
   }
 
   /** Stores the accepted items of a request; answers once they are written. */
   async ingest(request: SignalRequest, principal: Principal): Promise<Outcome> {
     const batch = this.convert(request, principal);
+    if ('invalid' in batch) return { kind: 'invalid', message: batch.invalid };
     for (const [reason, n] of batch.rejected.byReason) this.#metrics.rejectedItems.inc({ signal: request.signal, reason }, n);
     const written = await this.#writer.submit(batch.table, batch.rows, batch.rowCount);
     if (!written.ok) {

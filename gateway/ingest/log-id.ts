@@ -5,8 +5,13 @@ import { randomBytes } from 'node:crypto';
 
 /** Generates time-ordered unique ids: 12 hex ms + 10 hex process + 8 hex counter. */
 export class LogIdGenerator {
-  readonly #process = randomBytes(5).toString('hex');
+  readonly #process: string;
   #counter = 0;
+
+  /** `processId` (10 hex digits) is random unless given (tests). */
+  constructor(processId: string = randomBytes(5).toString('hex')) {
+    this.#process = processId;
+  }
 
   next(nowMs: number): string {
     this.#counter = (this.#counter + 1) >>> 0;

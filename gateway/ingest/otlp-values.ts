@@ -6,29 +6,53 @@ import type { AnyValue, Int64Like, KeyValue } from '../wire/otlp-messages.ts';
 const twoTo32 = 4_294_967_296;
 const maxInt64 = '9223372036854775807';
 
+/** An unsigned 64-bit integer given as two unsigned 32-bit halves, in decimal. */
+export function uint64Parts(lo: number, hi: number): string {
+  if (hi === 0) return String(lo);
+  const n = hi * twoTo32 + lo;
+  if (n <= Number.MAX_SAFE_INTEGER) return String(n);
+  return ((BigInt(hi) << 32n) | BigInt(lo)).toString();
+}
+
+/** A signed 64-bit integer given as two unsigned 32-bit halves, in decimal. */
+export function int64Parts(lo: number, hi: number): string {
+  if (hi < 0x80000000) return uint64Parts(lo, hi);
+  return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo)).toString();
+}
+
+/** Unix nanoseconds for a DateTime64(9) column, clamped to its Int64 range. */
+export function nanosParts(lo: number, hi: number): string {
+  return hi >= 0x80000000 ? maxInt64 : uint64Parts(lo, hi);
+}
+
+/** end - start in ns from 32-bit halves; 0 when end precedes start. */
+export function durationParts(startLo: number, startHi: number, endLo: number, endHi: number): string {
+  const d = (endHi - startHi) * twoTo32 + (endLo - startLo);
+  if (d <= 0) return '0';
+  if (d < Number.MAX_SAFE_INTEGER) return String(d);
+  return (((BigInt(endHi) << 32n) | BigInt(endLo)) - ((BigInt(startHi) << 32n) | BigInt(startLo))).toString();
+}
+
 /** A 64-bit unsigned integer (Long or number) as decimal digits; negatives become 0. */
 export function uint64Text(v: Int64Like | null | undefined): string {
   if (v === null || v === undefined) return '0';
   if (typeof v === 'number') return v > 0 ? String(Math.trunc(v)) : '0';
   if (!v.unsigned && v.high < 0) return '0';
-  if (v.high === 0) return String(v.low >>> 0);
-  return ((BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0)).toString();
+  return uint64Parts(v.low >>> 0, v.high >>> 0);
 }
 
 /** A 64-bit signed integer as decimal digits. */
 export function int64Text(v: Int64Like | null | undefined): string {
   if (v === null || v === undefined) return '0';
   if (typeof v === 'number') return String(Math.trunc(v));
-  if (v.high === 0 && v.low >= 0) return String(v.low);
-  const big = (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0);
-  return (v.unsigned ? big : BigInt.asIntN(64, big)).toString();
+  return v.unsigned ? uint64Parts(v.low >>> 0, v.high >>> 0) : int64Parts(v.low >>> 0, v.high >>> 0);
 }
 
 /** Unix nanoseconds for a DateTime64(9) column: clamped to its Int64 range. */
 export function nanosText(v: Int64Like | null | undefined): string {
-  if (v !== null && v !== undefined && typeof v !== 'number' && (v.high >>> 0) >= 0x80000000) return maxInt64;
-  if (typeof v === 'number' && v >= 9.2e18) return maxInt64;
-  return uint64Text(v);
+  if (typeof v === 'number') return v >= 9.2e18 ? maxInt64 : uint64Text(v);
+  if (v === null || v === undefined) return '0';
+  return nanosParts(v.low >>> 0, v.high >>> 0);
 }
 
 /** Unix nanoseconds as a double: exact below 2^53 (enough for durations and comparisons). */
@@ -38,17 +62,14 @@ export function nanosNumber(v: Int64Like | null | undefined): number {
   return (v.high >>> 0) * twoTo32 + (v.low >>> 0);
 }
 
-/** end - start in ns, exact for spans shorter than ~104 days; 0 when end precedes start. */
+/** end - start in ns, exact for any 64-bit values; 0 when end precedes start. */
 export function durationText(start: Int64Like | null | undefined, end: Int64Like | null | undefined): string {
   if (start === null || start === undefined || end === null || end === undefined) return '0';
   if (typeof start === 'number' || typeof end === 'number') {
     const d = nanosNumber(end) - nanosNumber(start);
     return d > 0 ? String(d) : '0';
   }
-  const d = ((end.high >>> 0) - (start.high >>> 0)) * twoTo32 + ((end.low >>> 0) - (start.low >>> 0));
-  if (d <= 0) return '0';
-  if (d < Number.MAX_SAFE_INTEGER) return String(d);
-  return (BigInt(uint64Text(end)) - BigInt(uint64Text(start))).toString();
+  return durationParts(start.low >>> 0, start.high >>> 0, end.low >>> 0, end.high >>> 0);
 }
 
 /** A Float64 field: JSON has no NaN or infinities, ClickHouse reads them quoted. */

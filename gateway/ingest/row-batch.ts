@@ -6,8 +6,8 @@ export type TableName = 'spans' | 'logs' | 'metrics';
 
 export interface RowBatch {
   readonly table: TableName;
-  /** JSONEachRow rows, each ending in "\n". */
-  readonly rows: string;
+  /** JSONEachRow rows, each ending in "\n" (text from the message converters, bytes from the direct ones). */
+  readonly rows: string | Buffer;
   readonly rowCount: number;
   readonly rejected: RejectionTally;
 }

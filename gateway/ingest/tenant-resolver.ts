@@ -55,7 +55,11 @@ export class TenantResolver {
 
   /** The resolution for an item, given its resource's resolution (undefined when the resource has no tenant.id). */
   resolve(resource: Resolution | undefined, itemAttributes: readonly KeyValue[] | null | undefined): Resolution {
-    const found = resource ?? tenantOf(itemAttributes) ?? { ok: false, reason: 'missing_tenant' };
+    return this.authorize(resource ?? tenantOf(itemAttributes) ?? { ok: false, reason: 'missing_tenant' });
+  }
+
+  /** Checks that the key may write a found tenant. */
+  authorize(found: Resolution): Resolution {
     if (!found.ok) return found;
     let allowed = this.#allowed.get(found.tenant);
     if (allowed === undefined) {

@@ -11,7 +11,7 @@ import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
-import { protobufDecoder } from '../wire/protobuf-decoder.ts';
+import { protobufDirectDecoder } from '../wire/protobuf-decoder.ts';
 import { encodeExportResponse, encodeStatusProtobuf } from '../wire/response-encoder.ts';
 
 export interface GrpcReceiverDeps {
@@ -70,7 +70,7 @@ function handler(signal: SignalName, deps: GrpcReceiverDeps): grpc.handleUnaryCa
     const run = async (): Promise<Outcome> => {
       const auth = authorizeIngest(deps.keys, presentedKey(firstString(call.metadata, 'authorization'), firstString(call.metadata, 'x-api-key')));
       if (!auth.ok) return auth.failure;
-      const decoded = protobufDecoder.decode(signal, call.request);
+      const decoded = protobufDirectDecoder.decode(signal, call.request);
       if (!decoded.ok) return { kind: 'invalid', message: decoded.message };
       return deps.pipeline.ingest(decoded.request, auth.principal);
     };

@@ -15,7 +15,7 @@ import type { Outcome } from '../ingest/outcome.ts';
 import { jsonDecoder } from '../wire/json-decoder.ts';
 import type { OtlpDecoder, WireFormat } from '../wire/otlp-decoder.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
-import { protobufDecoder } from '../wire/protobuf-decoder.ts';
+import { protobufDirectDecoder } from '../wire/protobuf-decoder.ts';
 import { encodeExportResponse, encodeStatusJson, encodeStatusProtobuf } from '../wire/response-encoder.ts';
 import { readBody } from './body-reader.ts';
 
@@ -31,7 +31,7 @@ export interface HttpReceiverDeps {
 
 const signalByPath: ReadonlyMap<string, SignalName> = new Map([['/v1/traces', 'traces'], ['/v1/logs', 'logs'], ['/v1/metrics', 'metrics']]);
 
-const decoders: Readonly<Record<WireFormat, OtlpDecoder>> = { protobuf: protobufDecoder, json: jsonDecoder };
+const decoders: Readonly<Record<WireFormat, OtlpDecoder>> = { protobuf: protobufDirectDecoder, json: jsonDecoder };
 const contentTypes: Readonly<Record<WireFormat, string>> = { protobuf: 'application/x-protobuf', json: 'application/json' };
 
 /** The wire format named by a Content-Type header, or undefined when unsupported. */

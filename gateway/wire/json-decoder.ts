@@ -62,9 +62,9 @@ function decode(signal: SignalName, body: Uint8Array): DecodeResult {
   if (!isObject(root)) return { ok: false, message: 'invalid JSON: the request must be a JSON object' };
   convertAllIds(signal, root);
   switch (signal) {
-    case 'traces': return { ok: true, request: { signal, resourceSpans: ExportTraceServiceRequest.fromObject(root).resourceSpans } };
-    case 'logs': return { ok: true, request: { signal, resourceLogs: ExportLogsServiceRequest.fromObject(root).resourceLogs } };
-    case 'metrics': return { ok: true, request: { signal, resourceMetrics: ExportMetricsServiceRequest.fromObject(root).resourceMetrics } };
+    case 'traces': return { ok: true, request: { signal, form: 'messages', resourceSpans: ExportTraceServiceRequest.fromObject(root).resourceSpans } };
+    case 'logs': return { ok: true, request: { signal, form: 'messages', resourceLogs: ExportLogsServiceRequest.fromObject(root).resourceLogs } };
+    case 'metrics': return { ok: true, request: { signal, form: 'messages', resourceMetrics: ExportMetricsServiceRequest.fromObject(root).resourceMetrics } };
   }
 }
 

@@ -12,6 +12,7 @@ export const ExportLogsServiceRequest = v1.collector.logs.v1.ExportLogsServiceRe
 export const ExportLogsServiceResponse = v1.collector.logs.v1.ExportLogsServiceResponse;
 export const ExportMetricsServiceRequest = v1.collector.metrics.v1.ExportMetricsServiceRequest;
 export const ExportMetricsServiceResponse = v1.collector.metrics.v1.ExportMetricsServiceResponse;
+export const AnyValueMessage = v1.common.v1.AnyValue;
 export const RpcStatus = google.rpc.Status;
 export const RetryInfo = google.rpc.RetryInfo;
 
@@ -33,11 +34,16 @@ export type HistogramDataPoint = otel.proto.metrics.v1.HistogramDataPoint.$Prope
 export type ExponentialHistogramDataPoint = otel.proto.metrics.v1.ExponentialHistogramDataPoint.$Properties;
 export type SummaryDataPoint = otel.proto.metrics.v1.SummaryDataPoint.$Properties;
 
-/** A decoded Export*ServiceRequest of one signal. */
+/**
+ * An Export*ServiceRequest of one signal: decoded into messages, or, for
+ * protobuf traces and logs, still encoded (the direct converters read it).
+ */
 export type SignalRequest =
-  | { readonly signal: 'traces'; readonly resourceSpans: readonly ResourceSpans[] }
-  | { readonly signal: 'logs'; readonly resourceLogs: readonly ResourceLogs[] }
-  | { readonly signal: 'metrics'; readonly resourceMetrics: readonly ResourceMetrics[] };
+  | { readonly signal: 'traces'; readonly form: 'messages'; readonly resourceSpans: readonly ResourceSpans[] }
+  | { readonly signal: 'traces'; readonly form: 'protobuf'; readonly body: Buffer }
+  | { readonly signal: 'logs'; readonly form: 'messages'; readonly resourceLogs: readonly ResourceLogs[] }
+  | { readonly signal: 'logs'; readonly form: 'protobuf'; readonly body: Buffer }
+  | { readonly signal: 'metrics'; readonly form: 'messages'; readonly resourceMetrics: readonly ResourceMetrics[] };
 
 export const signalNames = ['traces', 'logs', 'metrics'] as const;
 export type SignalName = (typeof signalNames)[number];

@@ -15,13 +15,13 @@ const insertSettings = { input_format_skip_unknown_fields: 0, date_time_input_fo
 
 export function clickHouseRowSink(store: Store): RowSink {
   return {
-    async insert(table: TableName, rows: string): Promise<SinkResult> {
-      if (rows.length === 0) return { ok: true };
+    async insert(table: TableName, chunks: readonly (string | Buffer)[]): Promise<SinkResult> {
+      if (chunks.length === 0) return { ok: true };
       try {
         const result = await store.client.exec({
           query: `INSERT INTO ${queryTable(store, table)} FORMAT JSONEachRow`,
-          // A string chunk: chdb appends it to the SQL as is; over HTTP it is written as UTF-8.
-          values: Readable.from([rows]),
+          // chdb appends the chunks to the SQL text; over HTTP they are the request body.
+          values: Readable.from(chunks),
           clickhouse_settings: insertSettings,
         });
         // The response body of an INSERT is empty; drain it so the socket is reused.

@@ -25,7 +25,7 @@ export interface WriterObserver {
 }
 
 interface Batch {
-  chunks: string[];
+  chunks: (string | Buffer)[];
   rows: number;
   bytes: number;
   waiters: ((result: SinkResult) => void)[];
@@ -60,8 +60,8 @@ export class GroupCommitWriter {
     return this.#queuedBytes;
   }
 
-  /** Queues rows (JSONEachRow text) and resolves once they are written, or at once when refused. */
-  submit(table: TableName, rows: string, rowCount: number): Promise<SubmitResult> {
+  /** Queues rows (JSONEachRow, whole rows) and resolves once they are written, or at once when refused. */
+  submit(table: TableName, rows: string | Buffer, rowCount: number): Promise<SubmitResult> {
     if (this.#stopped) return Promise.resolve({ ok: false, kind: 'stopped', message: 'the gateway is shutting down' });
     if (rowCount === 0) return Promise.resolve({ ok: true });
     const bytes = rows.length;
@@ -125,7 +125,7 @@ export class GroupCommitWriter {
     const batch = queue.pending;
     queue.pending = emptyBatch();
     const started = process.hrtime.bigint();
-    queue.inFlight = this.#sink.insert(table, batch.chunks.length === 1 ? (batch.chunks[0] ?? '') : batch.chunks.join('')).then((result) => {
+    queue.inFlight = this.#sink.insert(table, batch.chunks).then((result) => {
       this.#queuedBytes -= batch.bytes;
       this.#observer.queueBytes(this.#queuedBytes);
       this.#observer.flushed({ table, rows: batch.rows, bytes: batch.bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9, ok: result.ok });

@@ -13,7 +13,7 @@ import { post, protobufHeaders, statusOf, tracesJson, tracesProtobuf } from './s
 function gatedSink(real: RowSink): { sink: RowSink; release: () => void } {
   let open: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => { open = resolve; });
-  return { sink: { insert: async (table, rows) => { await gate; return real.insert(table, rows); } }, release: () => { open(); } };
+  return { sink: { insert: async (table, chunks) => { await gate; return real.insert(table, chunks); } }, release: () => { open(); } };
 }
 
 describe('gateway: backpressure and storage failures', function () {

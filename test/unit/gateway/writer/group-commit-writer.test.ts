@@ -9,8 +9,8 @@ class FakeSink implements RowSink {
   result: SinkResult = { ok: true };
   gated = false;
   #waiting: (() => void)[] = [];
-  insert(table: TableName, rows: string): Promise<SinkResult> {
-    this.inserts.push({ table, rows });
+  insert(table: TableName, chunks: readonly (string | Buffer)[]): Promise<SinkResult> {
+    this.inserts.push({ table, rows: chunks.join('') });
     if (!this.gated) return Promise.resolve(this.result);
     return new Promise((resolve) => { this.#waiting.push(() => { resolve(this.result); }); });
   }

@@ -1,0 +1,191 @@
+// AnyValue and KeyValue lists, read from protobuf ranges and written as the
+// same JSON text the model path produces (ingest/otlp-values.ts), plus the
+// lookups the converters need: tenant.id, service.name, log.record.uid.
+import { AnyValueMessage } from '../wire/otlp-messages.ts';
+import { anyValueText, int64Parts } from '../ingest/otlp-values.ts';
+import { isValidTenantId } from '../ingest/tenant-resolver.ts';
+import type { Resolution } from '../ingest/tenant-resolver.ts';
+import { WireReader, WireType, nextDelimited } from './wire-reader.ts';
+import type { RowWriter } from './row-writer.ts';
+
+const kinds = { none: 0, string: 1, bool: 2, int: 3, double: 4, array: 5, kvlist: 6, bytes: 7 } as const;
+
+/** The parsed oneof of an AnyValue: its kind and, for ranges, [start, end); lo/hi or num for scalars. */
+export class AnyValueView {
+  kind = 0;
+  start = 0;
+  end = 0;
+  lo = 0;
+  hi = 0;
+  num = 0;
+
+  /** Parses the AnyValue at r.buf[start, end); the last oneof field wins. */
+  read(r: WireReader, start: number, end: number): this {
+    this.kind = kinds.none;
+    const saved = r.pos;
+    const savedEnd = r.end;
+    r.pos = start;
+    r.end = end;
+    while (r.more()) {
+      const tag = r.uint32();
+      const field = tag >>> 3;
+      const type = tag & 7;
+      if (field === kinds.string || field === kinds.bytes || field === kinds.array || field === kinds.kvlist) {
+        if (type !== WireType.bytes) { r.skip(type); continue; }
+        const e = r.delimited();
+        this.kind = field; this.start = r.pos; this.end = e;
+        r.pos = e;
+      } else if (field === kinds.bool || field === kinds.int) {
+        if (type !== WireType.varint) { r.skip(type); continue; }
+        r.varint64();
+        this.kind = field; this.lo = r.lo; this.hi = r.hi;
+      } else if (field === kinds.double && type === WireType.fixed64) {
+        this.kind = field; this.num = r.double();
+      } else {
+        r.skip(type);
+      }
+    }
+    r.pos = saved;
+    r.end = savedEnd;
+    return this;
+  }
+
+  /** Writes the value as a JSON string of its text (anyValueText). */
+  writeText(w: RowWriter, buf: Buffer): void {
+    switch (this.kind) {
+      case kinds.string: w.jsonString(buf, this.start, this.end); return;
+      case kinds.bool: w.ascii(this.lo !== 0 || this.hi !== 0 ? '"true"' : '"false"'); return;
+      case kinds.int: w.ascii(`"${int64Parts(this.lo, this.hi)}"`); return;
+      case kinds.double: w.ascii(`"${String(this.num)}"`); return;
+      case kinds.bytes: w.ascii(`"${buf.toString('base64', this.start, this.end)}"`); return;
+      case kinds.array:
+      case kinds.kvlist:
+        // Nested values are rare: render them through the generated decoder, exactly as the model path does.
+        w.jsonText(anyValueText(AnyValueMessage.decode(this.#wrapped(buf))));
+        return;
+      default: w.ascii('""');
+    }
+  }
+
+  /** The AnyValue bytes re-framed as a message holding only this nested field. */
+  #wrapped(buf: Buffer): Uint8Array {
+    const payload = buf.subarray(this.start, this.end);
+    const header = [(this.kind << 3) | WireType.bytes];
+    for (let n = payload.length; ; n >>>= 7) {
+      if (n < 0x80) { header.push(n); break; }
+      header.push((n & 0x7f) | 0x80);
+    }
+    return Buffer.concat([Buffer.from(header), payload]);
+  }
+
+  /** The tenant this value names (string or integer), per the tenant rules. */
+  tenant(buf: Buffer): Resolution {
+    let id: string;
+    if (this.kind === kinds.string) id = buf.toString('utf8', this.start, this.end);
+    else if (this.kind === kinds.int) id = int64Parts(this.lo, this.hi);
+    else return { ok: false, reason: 'invalid_tenant_type' };
+    return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
+  }
+}
+
+const keyTenant = Buffer.from('tenant.id');
+const keyService = Buffer.from('service.name');
+const keyLogUid = Buffer.from('log.record.uid');
+
+/** Which well-known attributes to look for while walking a KeyValue list. */
+export const Lookup = { tenant: 1, service: 2, logUid: 4 } as const;
+
+/** Positions of the well-known attributes found in a list: [start, end) of their AnyValue, -1 when absent. */
+export class Found {
+  tenantSeen = false;
+  tenantStart = -1;
+  tenantEnd = -1;
+  serviceSeen = false;
+  serviceStart = -1;
+  serviceEnd = -1;
+  logUidSeen = false;
+  logUidStart = -1;
+  logUidEnd = -1;
+
+  /** The tenant.id resolution, undefined when the key was absent (a key without value is of no valid type). */
+  tenant(r: WireReader, value: AnyValueView): Resolution | undefined {
+    if (!this.tenantSeen) return undefined;
+    if (this.tenantStart < 0) return { ok: false, reason: 'invalid_tenant_type' };
+    return value.read(r, this.tenantStart, this.tenantEnd).tenant(r.buf);
+  }
+}
+
+function keyIs(buf: Buffer, start: number, end: number, key: Buffer): boolean {
+  return end - start === key.length && buf.compare(key, 0, key.length, start, end) === 0;
+}
+
+/**
+ * Walks the KeyValue at [start, end): records a well-known key's value range
+ * in `found` (first occurrence wins, as in the model path) and, when `w` is
+ * given, writes `"key":"value"` (with a leading comma unless `first`).
+ */
+export function keyValue(r: WireReader, start: number, end: number, lookup: number, found: Found, w: RowWriter | undefined, first: boolean, value: AnyValueView): void {
+  const saved = r.pos;
+  const savedEnd = r.end;
+  r.pos = start;
+  r.end = end;
+  let ks = -1;
+  let ke = -1;
+  let vs = -1;
+  let ve = -1;
+  while (r.more()) {
+    const tag = r.uint32();
+    const type = tag & 7;
+    if (type === WireType.bytes && (tag >>> 3 === 1 || tag >>> 3 === 2)) {
+      const e = r.delimited();
+      if (tag >>> 3 === 1) { ks = r.pos; ke = e; } else { vs = r.pos; ve = e; }
+      r.pos = e;
+    } else {
+      r.skip(type);
+    }
+  }
+  r.pos = saved;
+  r.end = savedEnd;
+  if (ks < 0) { ks = 0; ke = 0; }
+  const buf = r.buf;
+  if (lookup !== 0 && ke > ks) {
+    if ((lookup & Lookup.tenant) !== 0 && !found.tenantSeen && keyIs(buf, ks, ke, keyTenant)) {
+      found.tenantSeen = true; found.tenantStart = vs; found.tenantEnd = ve;
+    } else if ((lookup & Lookup.service) !== 0 && !found.serviceSeen && keyIs(buf, ks, ke, keyService)) {
+      found.serviceSeen = true; found.serviceStart = vs; found.serviceEnd = ve;
+    } else if ((lookup & Lookup.logUid) !== 0 && !found.logUidSeen && keyIs(buf, ks, ke, keyLogUid)) {
+      found.logUidSeen = true; found.logUidStart = vs; found.logUidEnd = ve;
+    }
+  }
+  if (w === undefined) return;
+  if (!first) w.byte(0x2c);
+  w.jsonString(buf, ks, ke);
+  w.byte(0x3a);
+  if (vs < 0) w.ascii('""');
+  else value.read(r, vs, ve).writeText(w, buf);
+}
+
+/**
+ * Writes the KeyValues of field `field` in message [start, end) as a JSON
+ * object, recording well-known keys in `found`.
+ */
+export function attributeMap(r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, w: RowWriter, value: AnyValueView): void {
+  const it = new WireReader(r.buf, start, end);
+  w.byte(0x7b);
+  let first = true;
+  for (let e = nextDelimited(it, field); e >= 0; e = nextDelimited(it, field)) {
+    keyValue(it, it.pos, e, lookup, found, w, first, value);
+    first = false;
+    it.pos = e;
+  }
+  w.byte(0x7d);
+}
+
+/** Like attributeMap, but only looks up well-known keys without writing. */
+export function lookupAttributes(r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, value: AnyValueView): void {
+  const it = new WireReader(r.buf, start, end);
+  for (let e = nextDelimited(it, field); e >= 0; e = nextDelimited(it, field)) {
+    keyValue(it, it.pos, e, lookup, found, undefined, true, value);
+    it.pos = e;
+  }
+}

@@ -1,0 +1,122 @@
+// ExportLogsServiceRequest protobuf → rows of the logs table, straight from
+// the wire bytes; writes exactly what ingest/log-rows.ts writes for the
+// decoded message (held together by a property test).
+import type { LogIdGenerator } from '../ingest/log-id.ts';
+import { severityNumber } from '../ingest/log-rows.ts';
+import { clampInt, nanosParts } from '../ingest/otlp-values.ts';
+import { RejectionTally } from '../ingest/tenant-resolver.ts';
+import type { Resolution, TenantResolver } from '../ingest/tenant-resolver.ts';
+import { AnyValueView, Found, Lookup, attributeMap, lookupAttributes } from './attribute-writer.ts';
+import { resourcePart, scopePart } from './resource-scope.ts';
+import { RowWriter, fragment } from './row-writer.ts';
+import type { DirectBatch } from './span-rows-direct.ts';
+import { WireReader, WireType, nextDelimited } from './wire-reader.ts';
+
+/** The scalar fields of one log record and the ranges of its string/bytes fields (-1 when absent). */
+class LogFields {
+  severityText = -1; severityTextEnd = 0; body = -1; bodyEnd = 0; traceId = -1; traceIdEnd = 0; spanId = -1; spanIdEnd = 0; eventName = -1; eventNameEnd = 0;
+  timeLo = 0; timeHi = 0; observedLo = 0; observedHi = 0; severity = 0; flags = 0; droppedAttributes = 0; attributes = 0;
+
+  read(r: WireReader, start: number, end: number): void {
+    this.severityText = this.body = this.traceId = this.spanId = this.eventName = -1;
+    this.timeLo = this.timeHi = this.observedLo = this.observedHi = this.severity = this.flags = this.droppedAttributes = this.attributes = 0;
+    r.pos = start;
+    r.end = end;
+    while (r.more()) {
+      const tag = r.uint32();
+      switch (tag) {
+        case (1 << 3) | WireType.fixed64: r.fixed64(); this.timeLo = r.lo; this.timeHi = r.hi; break;
+        case (2 << 3) | WireType.varint: this.severity = r.uint32() | 0; break;
+        case (3 << 3) | WireType.bytes: this.severityTextEnd = r.delimited(); this.severityText = r.pos; r.pos = this.severityTextEnd; break;
+        case (5 << 3) | WireType.bytes: this.bodyEnd = r.delimited(); this.body = r.pos; r.pos = this.bodyEnd; break;
+        case (6 << 3) | WireType.bytes: this.attributes++; r.skip(WireType.bytes); break;
+        case (7 << 3) | WireType.varint: this.droppedAttributes = r.uint32(); break;
+        case (8 << 3) | WireType.fixed32: this.flags = r.fixed32(); break;
+        case (9 << 3) | WireType.bytes: this.traceIdEnd = r.delimited(); this.traceId = r.pos; r.pos = this.traceIdEnd; break;
+        case (10 << 3) | WireType.bytes: this.spanIdEnd = r.delimited(); this.spanId = r.pos; r.pos = this.spanIdEnd; break;
+        case (11 << 3) | WireType.fixed64: r.fixed64(); this.observedLo = r.lo; this.observedHi = r.hi; break;
+        case (12 << 3) | WireType.bytes: this.eventNameEnd = r.delimited(); this.eventName = r.pos; r.pos = this.eventNameEnd; break;
+        default: r.skip(tag & 7);
+      }
+    }
+  }
+}
+
+const f = {
+  open: fragment('{"tenant_id":'), timestamp: fragment(',"timestamp":'), observed: fragment(',"observed_timestamp":'), logId: fragment(',"log_id":'),
+  traceId: fragment(',"trace_id":'), spanId: fragment(',"span_id":'), flags: fragment(',"trace_flags":'), severity: fragment(',"severity_number":'),
+  severityText: fragment(',"severity_text":'), eventName: fragment(',"event_name":'), body: fragment(',"body":'), attributes: fragment(',"log_attributes":'),
+  dropped: fragment(',"dropped_attributes_count":'), close: fragment('}\n'),
+};
+
+function text(w: RowWriter, buf: Buffer, start: number, end: number, hex: boolean): void {
+  if (start < 0) w.ascii('""');
+  else if (hex) w.jsonHex(buf, start, end);
+  else w.jsonString(buf, start, end);
+}
+
+/** Converts an encoded ExportLogsServiceRequest; throws WireError on malformed input. */
+export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): DirectBatch {
+  const rejected = new RejectionTally();
+  const w = new RowWriter(1 << 20);
+  const value = new AnyValueView();
+  const record = new LogFields();
+  const r = new WireReader(body);
+  let rowCount = 0;
+  const top = new WireReader(body);
+  for (let rlEnd = nextDelimited(top, 1); rlEnd >= 0; rlEnd = nextDelimited(top, 1)) {
+    const rlStart = top.pos;
+    const resource = resourcePart(r, rlStart, rlEnd, value);
+    const scopes = new WireReader(body, rlStart, rlEnd);
+    for (let slEnd = nextDelimited(scopes, 2); slEnd >= 0; slEnd = nextDelimited(scopes, 2)) {
+      const slStart = scopes.pos;
+      const scope = scopePart(r, slStart, slEnd, true, value);
+      const records = new WireReader(body, slStart, slEnd);
+      for (let end = nextDelimited(records, 2); end >= 0; end = nextDelimited(records, 2)) {
+        const start = records.pos;
+        records.pos = end;
+        record.read(r, start, end);
+        const item = new Found();
+        if (record.attributes > 0) lookupAttributes(r, start, end, 6, Lookup.tenant | Lookup.logUid, item, value);
+        const found: Resolution | undefined = resource.tenant ?? item.tenant(r, value);
+        const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
+        if (!tenant.ok) {
+          rejected.add(tenant);
+          continue;
+        }
+        const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
+        w.bytes(f.open); w.jsonText(tenant.tenant);
+        w.bytes(f.timestamp); w.ascii(timeSet ? nanosParts(record.timeLo, record.timeHi) : nanosParts(record.observedLo, record.observedHi));
+        w.bytes(f.observed); w.ascii(nanosParts(record.observedLo, record.observedHi));
+        w.bytes(f.logId);
+        if (item.logUidSeen) {
+          if (item.logUidStart >= 0) value.read(r, item.logUidStart, item.logUidEnd).writeText(w, body);
+          else w.ascii('""');
+        } else {
+          w.jsonText(ids.next(nowMs));
+        }
+        w.bytes(f.traceId); text(w, body, record.traceId, record.traceIdEnd, true);
+        w.bytes(f.spanId); text(w, body, record.spanId, record.spanIdEnd, true);
+        w.bytes(f.flags); w.ascii(String(record.flags & 0xff));
+        const severityText = record.severityText >= 0 && clampInt(record.severity, 0, 255) === 0 ? body.toString('utf8', record.severityText, record.severityTextEnd) : undefined;
+        w.bytes(f.severity); w.ascii(String(severityNumber(record.severity, severityText)));
+        w.bytes(f.severityText); text(w, body, record.severityText, record.severityTextEnd, false);
+        w.bytes(f.eventName); text(w, body, record.eventName, record.eventNameEnd, false);
+        w.bytes(f.body);
+        if (record.body >= 0) value.read(r, record.body, record.bodyEnd).writeText(w, body);
+        else w.ascii('""');
+        w.bytes(resource.bytes);
+        w.bytes(scope);
+        w.bytes(f.attributes);
+        if (record.attributes > 0) attributeMap(r, start, end, 6, 0, item, w, value);
+        else w.ascii('{}');
+        w.bytes(f.dropped); w.ascii(String(clampInt(record.droppedAttributes, 0, 0xffffffff)));
+        w.bytes(f.close);
+        rowCount++;
+      }
+      scopes.pos = slEnd;
+    }
+    top.pos = rlEnd;
+  }
+  return { rows: w.result(), rowCount, rejected };
+}
