@@ -68,12 +68,10 @@ const sqlAggregates: Partial<Record<Operator, string>> = {
 /** Whether gauges and sums answer this operator with one aggregating SELECT. */
 const aggregatesInSql = (op: Operator): boolean => sqlAggregates[op] !== undefined || quantileOf(op) !== undefined;
 
-/** Columns describing the metric, aggregated or per row. */
-const infoColumns = (aggregate: boolean): string[] => {
-  const a = (e: string): string => (aggregate ? `any(${e})` : e);
-  return [`${a('toString(metric_type)')} AS type`, `${a('toString(temporality)')} AS temporality`, `toUInt8(${a('is_monotonic')}) AS monotonic`,
-    `${a('unit')} AS unit`, `${a('description')} AS description`];
-};
+/** Columns describing the metric, aggregated (converted after aggregation, so once per group) or per row. */
+const infoColumns = (aggregate: boolean): string[] => aggregate
+  ? ['toString(any(metric_type)) AS type', 'toString(any(temporality)) AS temporality', 'toUInt8(any(is_monotonic)) AS monotonic', 'any(unit) AS unit', 'any(description) AS description']
+  : ['toString(metric_type) AS type', 'toString(temporality) AS temporality', 'toUInt8(is_monotonic) AS monotonic', 'unit', 'description'];
 
 interface InfoRow { type: MetricType; temporality: string; monotonic: number; unit: string; description: string }
 
