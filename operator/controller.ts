@@ -61,7 +61,7 @@ export function startController(o: ControllerOptions): RunningController {
   const queue: KeyQueue = new KeyQueue(async (key): Promise<HandlerResult> => {
     const { kind, namespace, name } = parseKey(key);
     if (kind === 'stack') {
-      return reconcileStack({ rest: o.rest, log: o.log, now, onReconciled: (stack) => { if (stack.spec.tenantSync.enabled) queue.add(tenantsKey(namespace, name)); } }, namespace, name);
+      return reconcileStack({ rest: o.rest, log: o.log, now, onReconciled: (stack) => { if (stack.spec.tenantSync.enabled) queue.addUnlessScheduled(tenantsKey(namespace, name)); } }, namespace, name);
     }
     if (kind === 'tenants') return syncTenants({ rest: o.rest, log: o.log, now, directoryFor: o.directoryFor }, namespace, name);
     return { ok: true };
@@ -91,6 +91,7 @@ export function startController(o: ControllerOptions): RunningController {
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     queue.add(stackKey(ns, name));
+    queue.add(tenantsKey(ns, name));
   };
   const onTenant = (type: WatchEventType, obj: KubeObject): void => {
     if (!specChanged(type, obj)) return;

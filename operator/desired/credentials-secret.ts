@@ -38,7 +38,8 @@ export function credentialsSecret(stack: Stack, credentials: GeneratedCredential
     kind: 'Secret',
     metadata: childMeta(stack.ref, childNames(stack.ref.name).credentials, 'credentials'),
     type: 'Opaque',
-    stringData: data,
+    // `data`, not `stringData`: server-side apply tracks ownership of data keys, so a key no longer desired is removed.
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')])),
   };
 }
 

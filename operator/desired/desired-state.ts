@@ -19,7 +19,7 @@ export interface DesiredInputs {
 /** Every child object of a stack, in apply order. */
 export function desiredObjects(stack: Stack, inputs: DesiredInputs): Manifest[] {
   const generated = needsCredentialsSecret(stack) ? credentialsSecret(stack, inputs.credentials) : undefined;
-  const secretsChecksum = checksum({ generated: generated?.stringData, referenced: inputs.referencedSecretsChecksum });
+  const secretsChecksum = checksum({ generated: generated?.data, referenced: inputs.referencedSecretsChecksum });
   const ch = stack.spec.clickhouse;
   return [
     ...(generated === undefined ? [] : [generated]),

@@ -40,8 +40,8 @@ export async function createObject(rest: KubeRest, type: ResourceType, namespace
 /** Deletes in the background (dependents such as a Job's pods follow). 404 counts as done. */
 export async function deleteObject(rest: KubeRest, type: ResourceType, namespace: string, name: string, uid?: string): Promise<KubeResult<undefined>> {
   const r = await rest.call<unknown>({
-    method: 'DELETE', path: objectPath(type, namespace, name),
-    body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(uid === undefined ? {} : { preconditions: { uid } }) },
+    method: 'DELETE', path: objectPath(type, namespace, name), query: { propagationPolicy: 'Background' },
+    ...(uid === undefined ? {} : { body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid } } }),
   });
   return r.ok || r.status === 404 ? { ok: true, value: undefined } : r;
 }

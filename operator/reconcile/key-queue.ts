@@ -49,6 +49,11 @@ export class KeyQueue {
     this.#pump();
   }
 
+  /** Processes a key now unless a retry or resync is already scheduled for it (keeps its backoff). */
+  addUnlessScheduled(key: string): void {
+    if (!this.#timers.has(key)) this.add(key);
+  }
+
   /** Processes a key after a delay, unless something adds it sooner. */
   addAfter(key: string, delayMs: number): void {
     if (this.#stopped || this.#timers.has(key)) return;

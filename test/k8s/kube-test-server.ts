@@ -68,8 +68,8 @@ function spawnLogged(cmd: string, args: string[]): { child: ChildProcess; output
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (c: Buffer): void => { out = (out + c.toString('utf8')).slice(-200_000); };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   return { child, output: () => out };
 }
 
@@ -124,7 +124,7 @@ export async function startKubeTestServer(bin: K8sBinaries): Promise<KubeTestSer
     await waitApi();
   } catch (error) {
     await stopAll();
-    throw new Error(`${(error as Error).message}\netcd:\n${etcd.output().slice(-2000)}`);
+    throw new Error(`${(error as Error).message}\netcd:\n${etcd.output().slice(-2000)}`, { cause: error });
   }
 
   const kubeconfigPath = join(dir, 'kubeconfig');
