@@ -1,0 +1,220 @@
+// npm run bench:ingest — end-to-end ingest throughput of the gateway against
+// a naive reference pipeline, the gateway's CPU cost per span, insert
+// formats, and memory under 4x overload. One run, bounded in time; every
+// request is acknowledged only after its rows are inserted into embedded
+// ClickHouse. Not a test: it prints figures (docs/gateway.md records them).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { parseKeys } from '../src/auth/api-keys.ts';
+import type { Principal } from '../src/auth/api-keys.ts';
+import { migrate } from '../src/clickhouse/schema/migrator.ts';
+import { openStore } from '../src/clickhouse/store.ts';
+import type { Store } from '../src/clickhouse/store.ts';
+import { silentLogger } from '../src/log/logger.ts';
+import { Readiness } from '../src/ops/readiness.ts';
+import { startGatewayWith } from '../gateway/gateway.ts';
+import { spanRowsDirect } from '../gateway/direct/span-rows-direct.ts';
+import { logRowsDirect } from '../gateway/direct/log-rows-direct.ts';
+import { LogIdGenerator } from '../gateway/ingest/log-id.ts';
+import { spanRows } from '../gateway/ingest/span-rows.ts';
+import { TenantResolver } from '../gateway/ingest/tenant-resolver.ts';
+import { ExportLogsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
+import { clickHouseRowSink } from '../gateway/writer/clickhouse-row-sink.ts';
+import { logsRequest, tracesRequest } from './ingest-payloads.ts';
+
+const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 12);
+const itemsPerRequest = 1000;
+const clients = 4;
+const key = 'bench-key-0123456789abcdef';
+
+// ---------------------------------------------------------------- load and memory
+
+class RssSampler {
+  peak = 0;
+  readonly #timer = setInterval(() => { this.peak = Math.max(this.peak, process.memoryUsage.rss()); }, 50);
+  stop(): number {
+    clearInterval(this.#timer);
+    return Math.max(this.peak, process.memoryUsage.rss());
+  }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function postOnce(url: string, body: Buffer): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}`, 'content-length': String(body.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => { resolve(res.statusCode ?? 0); });
+    });
+    req.on('error', () => { resolve(0); });
+    req.end(body);
+  });
+}
+
+interface LoadResult { itemsPerSecond: number; statuses: Record<string, number>; peakRssMiB: number; p50ms: number; p99ms: number }
+
+async function load(url: string, bodies: readonly Buffer[], concurrency: number, seconds: number): Promise<LoadResult> {
+  const rss = new RssSampler();
+  const statuses: Record<string, number> = {};
+  const latencies: number[] = [];
+  let acknowledged = 0;
+  const deadline = Date.now() + seconds * 1000;
+  const started = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, async (_, c) => {
+    for (let i = c; Date.now() < deadline; i++) {
+      const t = performance.now();
+      const status = await postOnce(url, bodies[i % bodies.length] ?? Buffer.alloc(0));
+      latencies.push(performance.now() - t);
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (status === 200) acknowledged += itemsPerRequest;
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+  }));
+  const elapsed = (Date.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number): number => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? 0);
+  return { itemsPerSecond: Math.round(acknowledged / elapsed), statuses, peakRssMiB: Math.round(rss.stop() / 2 ** 20), p50ms: at(0.5), p99ms: at(0.99) };
+}
+
+// ---------------------------------------------------------------- the naive reference pipeline
+
+type Attrs = { key?: string | null; value?: { stringValue?: string | null; intValue?: number | { toString(): string } | null } | null }[] | null | undefined;
+const map = (a: Attrs): Record<string, string> => Object.fromEntries((a ?? []).map((kv) => [kv.key ?? '', kv.value?.stringValue ?? kv.value?.intValue?.toString() ?? '']));
+const hex = (b: Uint8Array | null | undefined): string => Buffer.from(b ?? []).toString('hex');
+const ns = (v: number | { toString(): string } | null | undefined): string => (v ?? 0).toString();
+
+/** protobufjs decode → row objects → one JSONEachRow insert per request (client.insert). */
+async function startReference(store: Store): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const handle = async (): Promise<void> => {
+        if (req.url === '/v1/traces') {
+          const rows = ExportTraceServiceRequest.decode(body).resourceSpans.flatMap((rs) => {
+            const resource = map(rs.resource?.attributes);
+            return (rs.scopeSpans ?? []).flatMap((ss) => (ss.spans ?? []).map((s) => ({
+              tenant_id: resource['tenant.id'] ?? '', timestamp: ns(s.startTimeUnixNano), trace_id: hex(s.traceId), span_id: hex(s.spanId), parent_span_id: hex(s.parentSpanId),
+              span_name: s.name, span_kind: s.kind, service_name: resource['service.name'] ?? '', duration_ns: String(BigInt(ns(s.endTimeUnixNano)) - BigInt(ns(s.startTimeUnixNano))),
+              status_code: s.status?.code ?? 0, status_message: s.status?.message ?? '', resource_attributes: resource, scope_name: ss.scope?.name ?? '',
+              span_attributes: map(s.attributes), event_timestamps: (s.events ?? []).map((e) => ns(e.timeUnixNano)), event_names: (s.events ?? []).map((e) => e.name), event_attributes: (s.events ?? []).map((e) => map(e.attributes)),
+            })));
+          });
+          await store.client.insert({ table: `${store.database}.spans`, values: rows, format: 'JSONEachRow' });
+        } else {
+          const rows = ExportLogsServiceRequest.decode(body).resourceLogs.flatMap((rl) => {
+            const resource = map(rl.resource?.attributes);
+            return (rl.scopeLogs ?? []).flatMap((sl) => (sl.logRecords ?? []).map((l, i) => ({
+              tenant_id: resource['tenant.id'] ?? '', timestamp: ns(l.timeUnixNano), observed_timestamp: ns(l.observedTimeUnixNano), log_id: `${Date.now()}-${i}`,
+              trace_id: hex(l.traceId), span_id: hex(l.spanId), severity_number: l.severityNumber, severity_text: l.severityText, service_name: resource['service.name'] ?? '',
+              body: l.body?.stringValue ?? '', resource_attributes: resource, scope_name: sl.scope?.name ?? '', log_attributes: map(l.attributes),
+            })));
+          });
+          await store.client.insert({ table: `${store.database}.logs`, values: rows, format: 'JSONEachRow' });
+        }
+        res.writeHead(200).end();
+      };
+      handle().catch(() => { res.writeHead(503).end(); });
+    });
+  });
+  await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => { server.close(() => { resolve(); }); server.closeAllConnections(); }) };
+}
+
+// ---------------------------------------------------------------- CPU cost and insert formats
+
+function spansPerCpuSecond(bodies: readonly Buffer[], convert: (body: Buffer) => void, seconds: number): number {
+  for (let i = 0; i < 30; i++) convert(bodies[i % bodies.length] ?? Buffer.alloc(0));
+  const cpu = process.cpuUsage();
+  const until = Date.now() + seconds * 1000;
+  let items = 0;
+  while (Date.now() < until) for (const body of bodies) { convert(body); items += itemsPerRequest; }
+  const used = process.cpuUsage(cpu);
+  return Math.round(items / ((used.user + used.system) / 1e6));
+}
+
+async function insertRowsPerSecond(store: Store, format: 'JSONEachRow' | 'JSONCompactEachRow', columns: readonly string[], text: string, rows: number, seconds: number): Promise<number> {
+  const until = Date.now() + seconds * 1000;
+  let inserted = 0;
+  const started = Date.now();
+  while (Date.now() < until) {
+    const result = await store.client.exec({ query: `INSERT INTO ${store.database}.spans (${columns.join(', ')}) FORMAT ${format}`, values: Readable.from([text]) });
+    result.stream.resume();
+    inserted += rows;
+  }
+  return Math.round(inserted / ((Date.now() - started) / 1000));
+}
+
+// ---------------------------------------------------------------- main
+
+async function database(base: Store, name: string): Promise<Store> {
+  const store: Store = { ...base, database: name, close: () => Promise.resolve() };
+  const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 30 }, silentLogger);
+  if (!migrated.ok) throw new Error(migrated.message);
+  return store;
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-'));
+  const opened = await openStore({ kind: 'embedded', dataDir, database: 'bench' });
+  if (!opened.ok) throw new Error(opened.message);
+  const keys = parseKeys(JSON.stringify([{ key, scopes: ['ingest'], tenants: ['*'] }]), 'bench');
+  if (!keys.ok) throw new Error(keys.message);
+  const traces = Array.from({ length: 8 }, (_, i) => tracesRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
+  const logs = Array.from({ length: 8 }, (_, i) => logsRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
+  const out: Record<string, unknown> = { phaseSeconds, itemsPerRequest, clients, requestBytes: { traces: traces[0]?.length, logs: logs[0]?.length } };
+  const print = (label: string, value: unknown): void => { out[label] = value; process.stdout.write(`${label.padEnd(34)} ${JSON.stringify(value)}\n`); };
+
+  try {
+    // The gateway, as in production: group commit, direct converters, JSONEachRow over exec.
+    const gwStore = await database(opened.store, 'bench_gateway');
+    const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 2 ** 20, maxBatchDelayMs: 50, maxQueueBytes: 256 * 2 ** 20 } };
+    const ctx = { host: '127.0.0.1', store: gwStore, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() };
+    const gateway = await startGatewayWith(ctx, gatewayConfig, clickHouseRowSink(gwStore));
+    const gwUrl = `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`;
+    print('gateway spans/s', await load(`${gwUrl}/v1/traces`, traces, clients, phaseSeconds));
+    print('gateway log records/s', await load(`${gwUrl}/v1/logs`, logs, clients, phaseSeconds));
+    await gateway.stop();
+
+    const refStore = await database(opened.store, 'bench_reference');
+    const reference = await startReference(refStore);
+    print('reference spans/s', await load(`${reference.url}/v1/traces`, traces, clients, phaseSeconds));
+    print('reference log records/s', await load(`${reference.url}/v1/logs`, logs, clients, phaseSeconds));
+    await reference.close();
+
+    // 4x overload: 16 clients against a gateway whose queue is bounded at 64 MiB.
+    const overStore = await database(opened.store, 'bench_overload');
+    const overloaded = await startGatewayWith({ ...ctx, store: overStore, registry: new Registry() }, { ...gatewayConfig, writer: { ...gatewayConfig.writer, maxQueueBytes: 64 * 2 ** 20 } }, clickHouseRowSink(overStore));
+    print('overload 4x spans/s (queue 64 MiB)', await load(`http://127.0.0.1:${overloaded.ports['otlpHttp'] ?? 0}/v1/traces`, traces, clients * 4, phaseSeconds));
+    await overloaded.stop();
+
+    const principal: Principal = { name: 'bench', scopes: new Set(['ingest']), tenants: '*' };
+    print('gateway cpu: spans per cpu-second', spansPerCpuSecond(traces, (b) => { spanRowsDirect(b, new TenantResolver(principal)); }, 4));
+    const ids = new LogIdGenerator();
+    print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { logRowsDirect(b, new TenantResolver(principal), ids, Date.now()); }, 4));
+    print('message path cpu: spans per cpu-s', spansPerCpuSecond(traces, (b) => { spanRows(ExportTraceServiceRequest.decode(b).resourceSpans, new TenantResolver(principal)); }, 4));
+
+    // Insert formats accepted by both connections, same 10,000 span rows.
+    const sample = Array.from({ length: 10 }, (_, i) => spanRowsDirect(traces[i % traces.length] ?? Buffer.alloc(0), new TenantResolver(principal)).rows.toString()).join('');
+    const columns = Object.keys(JSON.parse(sample.slice(0, sample.indexOf('\n'))) as object);
+    const compact = sample.split('\n').filter((l) => l !== '').map((l) => { const o = JSON.parse(l) as Record<string, unknown>; return JSON.stringify(columns.map((c) => o[c])); }).join('\n') + '\n';
+    const formatStore = await database(opened.store, 'bench_formats');
+    print('insert JSONEachRow rows/s', await insertRowsPerSecond(formatStore, 'JSONEachRow', columns, sample, 10_000, 5));
+    print('insert JSONCompactEachRow rows/s', await insertRowsPerSecond(formatStore, 'JSONCompactEachRow', columns, compact, 10_000, 5));
+    const gatewaySpans = out['gateway spans/s'] as LoadResult;
+    const referenceSpans = out['reference spans/s'] as LoadResult;
+    print('speed-up vs reference (spans)', Math.round((gatewaySpans.itemsPerSecond / referenceSpans.itemsPerSecond) * 100) / 100);
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    await opened.store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
