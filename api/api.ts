@@ -33,5 +33,14 @@ export const startApi: StartApi = async (ctx: ComponentContext, config: ApiConfi
     });
   };
   const http = await listen(handler, ctx.host, config.port);
-  return { name: 'api', ports: { api: http.port }, stop: () => http.close() };
+  const stop = async (): Promise<void> => {
+    // Keep-alive connections whose last request finishes after close() began become idle only then: close those too.
+    const sweeper = setInterval(() => { http.server.closeIdleConnections(); }, 50);
+    try {
+      await http.close();
+    } finally {
+      clearInterval(sweeper);
+    }
+  };
+  return { name: 'api', ports: { api: http.port }, stop };
 };

@@ -17,7 +17,7 @@ export interface QueryRunner {
 
 export function createQueryRunner(store: Store, timeoutMs: number, log: Logger): QueryRunner {
   const settings = {
-    max_execution_time: Math.max(1, Math.ceil(timeoutMs / 1000)),
+    max_execution_time: timeoutMs / 1000,
     timeout_overflow_mode: 'throw',
     session_timezone: 'UTC',
   } as const;

@@ -1,0 +1,71 @@
+// A query past the time limit is cancelled by ClickHouse and answered 503
+// through the real route; stop() lets an in-flight request finish.
+import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { parseKeys } from '../../../src/auth/api-keys.ts';
+import type { Store } from '../../../src/clickhouse/store.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { Readiness } from '../../../src/ops/readiness.ts';
+import { startApi } from '../../../api/api.ts';
+import { migratedStore } from '../../support/embedded-store.ts';
+
+const key = 'timeout-test-key-0123456789';
+/** A query that runs for minutes unless ClickHouse cancels it. */
+const endless = 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1';
+
+/** The store, except that every SELECT is replaced by an endless one. */
+function slowStore(store: Store): Store {
+  const client = new Proxy(store.client, {
+    get(target, prop, receiver): unknown {
+      if (prop === 'query') return (params: Parameters<ClickHouseClient['query']>[0]) => target.query({ ...params, query: endless, query_params: {} });
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+  return { ...store, client };
+}
+
+describe('api/query timeout and graceful stop', () => {
+  let store: Store;
+  before(async () => { store = await migratedStore('timeout'); });
+  after(async () => { await store.close(); });
+
+  async function start(): Promise<{ url: string; stop: () => Promise<void> }> {
+    const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
+    if (!keys.ok) throw new Error(keys.message);
+    const api = await startApi({ host: '127.0.0.1', store: slowStore(store), keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs: 1000 });
+    return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: () => api.stop() };
+  }
+
+  const logs = (url: string): Promise<Response> => fetch(`${url}/v1/tenants/acme/logs`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ startTime: 1 }),
+  });
+
+  it('answers 503 with a clear message when the query runs past the limit', async () => {
+    const api = await start();
+    try {
+      const started = Date.now();
+      const res = await logs(api.url);
+      expect(Date.now() - started).to.be.within(900, 5000);
+      expect(res.status).to.equal(503);
+      const body = await res.json() as { error: { code: string; message: string } };
+      expect(body.error.code).to.equal('unavailable');
+      expect(body.error.message).to.match(/longer than 1 s and was cancelled/);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('finishes an in-flight request on stop and then refuses connections', async () => {
+    const api = await start();
+    const inFlight = logs(api.url);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stopped = api.stop();
+    const res = await inFlight;
+    expect(res.status).to.equal(503);
+    await stopped;
+    let refused = false;
+    try { await logs(api.url); } catch { refused = true; }
+    expect(refused).to.equal(true);
+  });
+});
