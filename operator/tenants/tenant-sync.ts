@@ -37,6 +37,20 @@ async function adminKey(deps: TenantSyncDeps, stack: Stack): Promise<{ ok: true;
   return { ok: true, key: Buffer.from(encoded, 'base64').toString('utf8') };
 }
 
+/** When the API cannot be reached, says so on each Tenant (once: unchanged conditions are not rewritten). */
+async function markUnsynced(deps: TenantSyncDeps, namespace: string, stackName: string, message: string): Promise<void> {
+  const objects = await listObjects(deps.rest, resourceTypes.tenant, namespace);
+  if (!objects.ok) return;
+  for (const tenant of objects.value.filter((o) => specOf(o).stackRef?.name === stackName)) {
+    const previous = readConditions(tenant['status']);
+    const synced = previous.find((c) => c.type === 'Synced');
+    if (synced?.status === 'False' && synced.reason === 'ApiUnavailable') continue;
+    const generation = tenant.metadata?.generation ?? 0;
+    const conditions = mergeConditions(previous, [{ type: 'Synced', status: 'False', reason: 'ApiUnavailable', message }], generation, deps.now());
+    await patchStatus(deps.rest, resourceTypes.tenant, namespace, tenant.metadata?.name ?? '', { conditions });
+  }
+}
+
 async function writeTenantStatus(deps: TenantSyncDeps, tenant: KubeObject, stored: StoredTenant | undefined, problem: string | undefined): Promise<void> {
   const spec = specOf(tenant);
   const generation = tenant.metadata?.generation ?? 0;
@@ -65,10 +79,16 @@ export async function syncTenants(deps: TenantSyncDeps, namespace: string, name:
   const resync = stack.spec.tenantSync.intervalSeconds * 1000;
 
   const key = await adminKey(deps, stack);
-  if (!key.ok) return { ok: false, message: key.message };
+  if (!key.ok) {
+    await markUnsynced(deps, namespace, name, key.message);
+    return { ok: false, message: key.message };
+  }
   const directory = deps.directoryFor(stack.spec.tenantSync.apiUrl ?? stackEndpoints(stack).api, key.key);
   const listedTenants = await directory.list();
-  if (!listedTenants.ok) return { ok: false, message: listedTenants.message };
+  if (!listedTenants.ok) {
+    await markUnsynced(deps, namespace, name, listedTenants.message);
+    return { ok: false, message: listedTenants.message };
+  }
   const stored = new Map(listedTenants.value.map((t) => [t.id, t]));
 
   const objects = await listObjects(deps.rest, resourceTypes.tenant, namespace);
