@@ -23,6 +23,8 @@ export interface KubeTestServer {
   readonly dir: string;
   /** Milliseconds from spawn to etcd + API server ready. */
   readonly startMs: number;
+  /** A kubeconfig for one of the extra users given at start (no groups: RBAC decides). */
+  kubeconfigFor(user: string): string;
   /** Runs kubectl against this server; resolves with stdout, rejects with stderr. */
   kubectl(args: readonly string[], input?: string): Promise<string>;
   /** Stops the API server and starts it again on the same port and etcd. */
@@ -82,15 +84,33 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+export interface KubeTestServerOptions {
+  /** Extra users with their own static tokens and no groups, for RBAC tests. */
+  readonly users?: readonly string[];
+}
+
+function kubeconfig(url: string, token: string): string {
+  return [
+    'apiVersion: v1', 'kind: Config', 'current-context: test',
+    'clusters:', `- name: test`, `  cluster: { server: "${url}", insecure-skip-tls-verify: true }`,
+    'users:', `- name: admin`, `  user: { token: "${token}" }`,
+    'contexts:', `- name: test`, `  context: { cluster: test, user: admin, namespace: default }`, '',
+  ].join('\n');
+}
+
 /** Starts etcd and kube-apiserver, applies crds/, and writes a kubeconfig. */
-export async function startKubeTestServer(bin: K8sBinaries): Promise<KubeTestServer> {
+export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestServerOptions = {}): Promise<KubeTestServer> {
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'tenantry-kube-'));
   const token = randomBytes(24).toString('hex');
+  const userTokens = new Map((options.users ?? []).map((u) => [u, randomBytes(24).toString('hex')]));
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
   writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  writeFileSync(join(dir, 'tokens.csv'), `${token},tenantry-test-admin,tenantry-test-admin,"system:masters"\n`);
+  writeFileSync(join(dir, 'tokens.csv'), [
+    `${token},tenantry-test-admin,tenantry-test-admin,"system:masters"`,
+    ...[...userTokens].map(([user, t]) => `${t},${user},${user}`),
+  ].join('\n') + '\n');
 
   const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcd = spawnLogged(bin.etcd, [
@@ -128,12 +148,8 @@ export async function startKubeTestServer(bin: K8sBinaries): Promise<KubeTestSer
   }
 
   const kubeconfigPath = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfigPath, [
-    'apiVersion: v1', 'kind: Config', 'current-context: test',
-    'clusters:', `- name: test`, `  cluster: { server: "${url}", insecure-skip-tls-verify: true }`,
-    'users:', `- name: admin`, `  user: { token: "${token}" }`,
-    'contexts:', `- name: test`, `  context: { cluster: test, user: admin, namespace: default }`, '',
-  ].join('\n'));
+  writeFileSync(kubeconfigPath, kubeconfig(url, token));
+  for (const [user, t] of userTokens) writeFileSync(join(dir, `kubeconfig-${user}`), kubeconfig(url, t));
 
   const kubectl = async (args: readonly string[], input?: string): Promise<string> => {
     if (input === undefined) {
@@ -160,6 +176,10 @@ export async function startKubeTestServer(bin: K8sBinaries): Promise<KubeTestSer
 
   return {
     url, token, kubeconfigPath, dir, startMs: Date.now() - started, kubectl,
+    kubeconfigFor: (user) => {
+      if (!userTokens.has(user)) throw new Error(`bug: user ${user} was not given at start`);
+      return join(dir, `kubeconfig-${user}`);
+    },
     restartApiServer: async (downMs = 1000) => {
       await stopChild(api.child);
       await new Promise((r) => setTimeout(r, downMs));
