@@ -15,6 +15,15 @@ import { migrate } from '../src/clickhouse/schema/migrator.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { Readiness } from '../src/ops/readiness.ts';
 import { startApi } from '../api/api.ts';
+import type { RouteDeps } from '../api/v1/deps.ts';
+import { planPage } from '../api/v1/query/record-page.ts';
+import type { SqlParams } from '../api/v1/query/sql-params.ts';
+import { logsSql } from '../api/v1/logs/log-queries.ts';
+import { tracesSql } from '../api/v1/traces/trace-queries.ts';
+import { usageSql } from '../api/v1/usage/usage-queries.ts';
+import { periodsTouching } from '../api/v1/usage/usage-periods.ts';
+import { aggregateSql } from '../api/v1/timeseries/timeseries-queries.ts';
+import { planBuckets } from '../api/v1/timeseries/bucket-plan.ts';
 
 const rows = Number(process.env['BENCH_ROWS'] ?? 10_000_000);
 const iterations = Number(process.env['BENCH_ITERATIONS'] ?? 40);
@@ -85,21 +94,35 @@ interface Case {
   readonly name: string;
   /** The API request for tenant i. */
   readonly api: (tenant: string) => { path: string; body: unknown };
+  /** The SQL the API builds for it (run straight through the client, to split SQL cost from HTTP cost). */
+  readonly apiSql: (tenant: string) => { sql: string; params: SqlParams };
   /** The same query by hand, for tenant i. */
   readonly sql: (tenant: string) => string;
   readonly page: boolean;
 }
 
-async function measure(run: (tenant: string) => Promise<void>): Promise<{ p50: number; p95: number }> {
-  for (let i = 0; i < 3; i++) await run(`tenant-${i}`);
-  const samples: number[] = [];
+interface Figures { p50: number; p95: number }
+
+/**
+ * Runs the variants interleaved (each iteration runs every variant once, in
+ * rotating order) so background load on a shared machine hits them alike.
+ */
+async function measure(variants: readonly ((tenant: string) => Promise<void>)[]): Promise<Figures[]> {
+  for (let i = 0; i < 3; i++) for (const run of variants) await run(`tenant-${i}`);
+  const samples: number[][] = variants.map(() => []);
   for (let i = 0; i < iterations; i++) {
-    const started = process.hrtime.bigint();
-    await run(`tenant-${(i * 37) % tenants}`);
-    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+    const tenant = `tenant-${(i * 37) % tenants}`;
+    for (let k = 0; k < variants.length; k++) {
+      const v = (i + k) % variants.length;
+      const started = process.hrtime.bigint();
+      await variants[v]?.(tenant);
+      samples[v]?.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
   }
-  samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) };
+  return samples.map((s) => {
+    s.sort((a, b) => a - b);
+    return { p50: percentile(s, 0.5), p95: percentile(s, 0.95) };
+  });
 }
 
 async function main(): Promise<void> {
@@ -120,17 +143,30 @@ async function main(): Promise<void> {
     const start = base;
     const end = base + 7 * day;
     const lastHour = end - 3600;
+    const deps: RouteDeps = { schema: { database: db, cluster: undefined }, runner: undefined as never, now: () => BigInt(end) * 1_000_000_000n };
+    const plan = (route: string, t: string, q: { startTime: number; endTime?: number }, keys: number): Parameters<typeof logsSql>[3] => {
+      const p = planPage(route, t, q, keys, deps.now());
+      if (!p.ok) throw new Error(p.error.message);
+      return p.value;
+    };
+    const buckets = planBuckets(lastHour * 1000, end * 1000, 60);
+    if (!buckets.ok) throw new Error(buckets.message);
+    const periods = periodsTouching(BigInt(end - 30 * day) * 1_000_000_000n, BigInt(end) * 1_000_000_000n, 'day', 100) ?? [];
+    const logQ = { startTime: start, endTime: end, body: ['%timeout%'] };
+    const traceQ = { startTime: start, endTime: end, spanName: ['%checkout%'], durationMin: 100_000_000, durationMax: 300_000_000 };
     const window = (t: string): string => `tenant_id = '${t}' AND timestamp >= fromUnixTimestamp64Nano(${start}000000000) AND timestamp < fromUnixTimestamp64Nano(${end}000000000)`;
     const cases: Case[] = [
       {
         name: 'logs page, body pattern', page: true,
         api: (t) => ({ path: `/v1/tenants/${t}/logs`, body: { startTime: start, endTime: end, body: '%timeout%' } }),
+        apiSql: (t) => logsSql(deps, t, logQ, plan('logs', t, logQ, 1)),
         sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, log_id, trace_id, span_id, severity_number, service_name, body FROM ${db}.logs
           WHERE ${window(t)} AND body ILIKE '%timeout%' ORDER BY timestamp DESC, log_id DESC LIMIT 101`,
       },
       {
         name: 'traces page, name pattern + duration', page: true,
         api: (t) => ({ path: `/v1/tenants/${t}/traces`, body: { startTime: start, endTime: end, spanName: '%checkout%', durationMin: 100_000_000, durationMax: 300_000_000 } }),
+        apiSql: (t) => tracesSql(deps, t, traceQ, plan('traces', t, traceQ, 2)),
         sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, trace_id, span_id, parent_span_id, span_name, toString(span_kind) AS span_kind, service_name,
           toString(duration_ns) AS duration, toString(status_code) AS status_code, status_message FROM ${db}.spans
           WHERE ${window(t)} AND span_name LIKE '%checkout%' AND duration_ns BETWEEN 100000000 AND 300000000
@@ -139,6 +175,8 @@ async function main(): Promise<void> {
       {
         name: 'timeseries 1 h per minute, groupBy', page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/timeseries`, body: { startTime: lastHour, endTime: end, interval: 60, queries: { metrics: ['http.server.duration'], groupBy: ['service.name'], operator: 'avg' } } }),
+        apiSql: (t) => aggregateSql(deps, { tenantId: t, startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.plan },
+          'http.server.duration', { metrics: ['http.server.duration'], groupBy: ['service.name'] }, 'avg'),
         // Same meaning as the API: service.name from the point, scope or resource attributes, else the column.
         sql: (t) => `SELECT multiIf(mapContains(attributes, 'service.name'), attributes['service.name'], mapContains(scope_attributes, 'service.name'), scope_attributes['service.name'],
             mapContains(resource_attributes, 'service.name'), resource_attributes['service.name'], service_name) AS service, intDiv(toUnixTimestamp64Milli(timestamp) - ${lastHour}000, 60000) AS b, avg(value) AS v
@@ -149,25 +187,32 @@ async function main(): Promise<void> {
       {
         name: 'usage 30 days', page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/usage`, body: { startTime: end - 30 * day, endTime: end } }),
+        apiSql: (t) => usageSql(deps, t, periods),
         sql: (t) => `SELECT day, sum(log_records), sum(log_bytes), sum(spans), sum(metric_points) FROM ${db}.usage_daily
           WHERE tenant_id = '${t}' AND day >= toDate(${end - 30 * day}) AND day < toDate(${end}) GROUP BY day`,
       },
     ];
-    console.log(`\n${iterations} iterations each, tenants rotated; latency in ms (API = HTTP round trip through Koa)`);
-    console.log('query'.padEnd(40) + 'API p50  API p95   SQL p50  SQL p95   ratio p50  ratio p95');
+    console.log(`\n${iterations} iterations each, tenants rotated, variants interleaved; latency in ms`);
+    console.log('API = HTTP round trip through Koa; API SQL = the SQL the API builds, run straight through the client; hand = SQL written by hand\n');
+    console.log('query'.padEnd(40) + '   API p50/p95    API SQL p50/p95   hand p50/p95    API÷hand p50/p95');
     for (const c of cases) {
-      const viaApi = await measure(async (t) => {
-        const { path, body } = c.api(t);
-        const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-        if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${await res.text()}`);
-        await res.json();
-      });
-      const bySql = await measure(async (t) => {
-        const rs = await store.client.query({ query: c.sql(t), format: 'JSONEachRow' });
-        await rs.json();
-      });
-      const f = (n: number): string => n.toFixed(1).padStart(7);
-      console.log(`${c.name.padEnd(40)}${f(viaApi.p50)}  ${f(viaApi.p95)}   ${f(bySql.p50)}  ${f(bySql.p95)}   ${(viaApi.p50 / bySql.p50).toFixed(2).padStart(8)}  ${(viaApi.p95 / bySql.p95).toFixed(2).padStart(8)}${c.page && viaApi.p95 >= 200 ? '   (p95 over 200 ms)' : ''}`);
+      const [viaApi, apiSql, hand] = await measure([
+        async (t) => {
+          const { path, body } = c.api(t);
+          const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${await res.text()}`);
+          await res.json();
+        },
+        async (t) => {
+          const { sql, params } = c.apiSql(t);
+          await (await store.client.query({ query: sql, query_params: params.values, format: 'JSONEachRow' })).json();
+        },
+        async (t) => { await (await store.client.query({ query: c.sql(t), format: 'JSONEachRow' })).json(); },
+      ]);
+      if (viaApi === undefined || apiSql === undefined || hand === undefined) throw new Error('missing figures');
+      const pair = (f: Figures): string => `${f.p50.toFixed(1).padStart(7)} ${f.p95.toFixed(1).padStart(7)}`;
+      console.log(`${c.name.padEnd(40)}${pair(viaApi)}   ${pair(apiSql)}   ${pair(hand)}   ${(viaApi.p50 / hand.p50).toFixed(2).padStart(6)} ${(viaApi.p95 / hand.p95).toFixed(2).padStart(6)}` +
+        (c.page && viaApi.p95 >= 200 ? '   p95 over 200 ms' : ''));
     }
     await api.stop();
   } finally {

@@ -8,6 +8,8 @@ import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
 import { SqlParams } from '../../../api/v1/query/sql-params.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { field, keys, startHarness } from './support/api-harness.ts';
+import { checkSchema } from './support/schema-check.ts';
+import { insertRows, logRow, metricRow, secondsNs, spanRow } from './support/telemetry-rows.ts';
 import type { Harness, Reply } from './support/api-harness.ts';
 
 const routes: readonly [string, string, unknown][] = [
@@ -110,6 +112,33 @@ describe('api/http surface', () => {
     const logQuery = field(reply.body, 'components', 'schemas', 'LogQuery') as { additionalProperties: boolean; properties: Record<string, unknown> };
     expect(logQuery.additionalProperties).to.equal(false);
     expect(Object.keys(logQuery.properties)).to.include.members(['startTime', 'endTime', 'body', 'traceId', 'spanId', 'logId', 'severity', 'attributes', 'includeAttributes', 'pagination']);
+  });
+
+  it('answers every route in the shape its OpenAPI response schema documents', async () => {
+    const doc = (await h.call('GET', '/v1/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { responses: Record<string, { content: { 'application/json': { schema: Record<string, unknown> } } }> }>>; components: { schemas: Record<string, Record<string, unknown>> } };
+    const T = 1_795_000_000;
+    await insertRows(h.store, 'logs', [logRow({ tenant: 'acme', ns: secondsNs(T), logId: 'l', body: 'b', attrs: { a: 'b' } })]);
+    await insertRows(h.store, 'spans', [spanRow({ tenant: 'acme', ns: secondsNs(T), traceId: 't', spanId: 's', message: 'm' }), spanRow({ tenant: 'acme', ns: secondsNs(T), traceId: 't', spanId: 's2' })]);
+    await insertRows(h.store, 'metrics', [metricRow({ tenant: 'acme', name: 'm', ns: secondsNs(T), value: 1, unit: 'ms' })]);
+    const cases: [string, string, string, unknown, number][] = [
+      ['GET', '/v1/tenants', '/v1/tenants', undefined, 200],
+      ['GET', '/v1/tenants/acme', '/v1/tenants/{id}', undefined, 200],
+      ['PUT', '/v1/tenants/acme', '/v1/tenants/{id}', { name: 'n' }, 200],
+      ['POST', '/v1/tenants/acme/logs', '/v1/tenants/{tenant_id}/logs', { startTime: T - 1, includeAttributes: true }, 200],
+      ['POST', '/v1/tenants/acme/traces', '/v1/tenants/{tenant_id}/traces', { startTime: T - 1, includeAttributes: true }, 200],
+      ['POST', '/v1/tenants/acme/timeseries', '/v1/tenants/{tenant_id}/timeseries', { startTime: T - 60, endTime: T + 60, interval: 60, queries: { metrics: ['m'] } }, 200],
+      ['POST', '/v1/tenants/acme/usage', '/v1/tenants/{tenant_id}/usage', { startTime: T - 86_400 }, 200],
+      ['POST', '/v1/tenants/acme/logs', '/v1/tenants/{tenant_id}/logs', { startTime: 'x' }, 400],
+      ['GET', '/v1/tenants/nobody', '/v1/tenants/{id}', undefined, 404],
+    ];
+    for (const [method, path, documented, body, status] of cases) {
+      const reply = await h.call(method, path, body === undefined ? {} : { body });
+      expect(reply.status, `${method} ${path}`).to.equal(status);
+      const schema = doc.paths[documented]?.[method.toLowerCase()]?.responses[String(status)]?.content['application/json'].schema;
+      expect(schema, `${method} ${documented} ${status} documented`).to.be.an('object');
+      expect(checkSchema(reply.body, schema ?? {}, doc.components.schemas), `${method} ${path}`).to.deep.equal([]);
+      if (status === 200 && 'data' in (reply.body as object)) expect((reply.body as { data: unknown[] }).data.length, path).to.be.above(0);
+    }
   });
 
   it('keeps /healthz, /readyz and /metrics, and counts requests by route and status', async () => {
