@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { GroupCommitWriter } from '../../../../gateway/writer/group-commit-writer.ts';
+import { GroupCommitWriter, maxInsertsInFlight } from '../../../../gateway/writer/group-commit-writer.ts';
 import type { RowSink, SinkResult } from '../../../../gateway/writer/row-sink.ts';
 import type { TableName } from '../../../../gateway/ingest/row-batch.ts';
 
@@ -39,16 +39,27 @@ describe('group-commit-writer', () => {
     const full = writer.submit('spans', row('1') + row('2') + row('3'), 3);
     expect(sink.inserts).to.have.length(1);
     expect((await full).ok).to.equal(true);
-    const aged = new GroupCommitWriter(sink, { ...config, maxBatchDelayMs: 10 }, observer);
+    const aged = new GroupCommitWriter(sink, { ...config, maxBatchRows: 100, maxBatchDelayMs: 10 }, observer);
     const started = Date.now();
     await aged.submit('spans', row('late'), 1);
     expect(Date.now() - started).to.be.greaterThanOrEqual(8);
+  });
+
+  it('writes a sizeable batch (maxBatchRows / 50) at once when the table is idle', async () => {
+    const sink = new FakeSink();
+    const writer = new GroupCommitWriter(sink, { ...config, maxBatchRows: 100, maxBatchDelayMs: 60_000 }, observer);
+    const small = writer.submit('spans', row('1'), 1);
+    expect(sink.inserts).to.have.length(0);
+    const sizeable = writer.submit('spans', row('2'), 1);
+    expect(sink.inserts).to.have.length(1);
+    await Promise.all([small, sizeable]);
   });
 
   it('keeps one insert in flight per table and grows the next batch meanwhile', async () => {
     const sink = new FakeSink();
     sink.gated = true;
     const writer = new GroupCommitWriter(sink, { ...config, maxBatchDelayMs: 0, maxQueueBytes: 10_000 }, observer);
+    expect(maxInsertsInFlight).to.equal(1);
     const first = writer.submit('spans', row('1'), 1);
     const later = [writer.submit('spans', row('2'), 1), writer.submit('spans', row('3'), 1)];
     expect(sink.inserts).to.have.length(1);
