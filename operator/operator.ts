@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
+import { Gauge } from 'prom-client';
 import type { OperatorConfig } from '../src/config/config.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { listen } from '../src/ops/http-listener.ts';
@@ -74,10 +75,12 @@ export const startOperator: StartOperator = async (ctx, config: OperatorConfig):
   }, ctx.host, config.port);
   const stopProbe = awaitApiServer(rest, log, () => { ctx.readiness.done('kubernetes'); });
 
+  const leading = new Gauge({ name: 'tenantry_operator_leader', help: '1 while this replica holds the leader Lease and runs the controller', registers: [ctx.registry] });
   let controller: RunningController | undefined;
   let transition: Promise<void> = Promise.resolve();
   const lead = (): void => {
     transition = transition.then(() => {
+      leading.set(1);
       controller ??= startController({
         rest, log, registry: ctx.registry, namespaces: config.namespaces,
         directoryFor: (url, key) => new HttpTenantDirectory(url, key),
@@ -86,6 +89,7 @@ export const startOperator: StartOperator = async (ctx, config: OperatorConfig):
   };
   const follow = (): void => {
     transition = transition.then(async () => {
+      leading.set(0);
       const c = controller;
       controller = undefined;
       await c?.stop();

@@ -78,7 +78,8 @@ describe('operator with the shipped examples and two replicas', function () {
   it('hands over to the other replica when the leader stops', async () => {
     const [leader] = leaders();
     if (leader === undefined) throw new Error('no leader');
-    await leader.stop();
+    expect(await leader.stop(), 'graceful exit on SIGTERM').to.equal(0);
+    expect(leader.lines.map((l) => l['msg'])).to.include.members(['shutting down', 'lost leadership', 'stopped']);
     await eventually(() => { expect(leaders().filter((p) => p !== leader)).to.have.length(1); return Promise.resolve(); }, 30_000);
     await srv().kubectl(['patch', 'ostack/demo', '-n', 'default', '--type=merge', '-p', '{"spec":{"api":{"replicas":5}}}']);
     await eventually(async () => { expect((await getJson(srv(), ['deployment/demo-api', '-n', 'default'])).spec?.['replicas']).to.equal(5); });

@@ -53,7 +53,12 @@ describe('operator against a real API server', function () {
     await eventually(async () => { expect((await fetch(`${base}/readyz`)).status).to.equal(200); });
     const lease = await eventually(() => getJson(srv(), ['lease', 'tenantry-operator', '-n', 'kube-system']));
     expect(lease.spec?.['holderIdentity']).to.be.a('string').and.not.equal('');
-    expect(await (await fetch(`${base}/metrics`)).text()).to.contain('tenantry_operator_reconciles_total');
+    const metrics = await eventually(async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(text).to.contain('tenantry_operator_leader 1');
+      return text;
+    });
+    expect(metrics).to.contain('tenantry_operator_reconciles_total');
   });
 
   it('creates every child of a stack with an owner reference and the one field manager', async () => {
