@@ -102,7 +102,7 @@ function rawSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery): { s
   const where = baseConditions(params, w, metric, q, from);
   const sql = `SELECT ${[...groups, ...infoColumns(false), 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
     // 64-bit integers become Float64 so both store modes return JSON numbers.
-    'toFloat64(toUnixTimestamp64Milli(timestamp)) AS ms', 'toString(temporality) AS temporality', 'value', 'toFloat64(count) AS count', 'sum', 'min', 'max',
+    'toFloat64(toUnixTimestamp64Milli(timestamp)) AS ms', 'value', 'toFloat64(count) AS count', 'sum', 'min', 'max',
     'arrayMap(x -> toFloat64(x), bucket_counts) AS bucket_counts', 'explicit_bounds', 'exp_scale', 'toFloat64(exp_zero_count) AS exp_zero_count',
     'exp_positive_offset', 'arrayMap(x -> toFloat64(x), exp_positive_bucket_counts) AS exp_positive_bucket_counts',
     'exp_negative_offset', 'arrayMap(x -> toFloat64(x), exp_negative_bucket_counts) AS exp_negative_bucket_counts', 'quantiles', 'quantile_values'].join(', ')}
