@@ -6,6 +6,7 @@ import { anyValueText, int64Parts } from '../ingest/otlp-values.ts';
 import { isValidTenantId } from '../ingest/tenant-resolver.ts';
 import type { Resolution } from '../ingest/tenant-resolver.ts';
 import { WireReader, WireType, nextDelimited } from './wire-reader.ts';
+import type { RangeList } from './wire-reader.ts';
 import type { RowWriter } from './row-writer.ts';
 
 const kinds = { none: 0, string: 1, bool: 2, int: 3, double: 4, array: 5, kvlist: 6, bytes: 7 } as const;
@@ -188,4 +189,16 @@ export function lookupAttributes(r: WireReader, start: number, end: number, fiel
     keyValue(it, it.pos, e, lookup, found, undefined, true, value);
     it.pos = e;
   }
+}
+
+/** Writes the KeyValues at the given ranges as a JSON object, recording well-known keys in `found`. */
+export function attributeMapOf(r: WireReader, list: RangeList, lookup: number, found: Found, w: RowWriter, value: AnyValueView): void {
+  w.byte(0x7b);
+  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, w, i === 0, value);
+  w.byte(0x7d);
+}
+
+/** Looks up well-known keys among the KeyValues at the given ranges, without writing. */
+export function lookupAttributesOf(r: WireReader, list: RangeList, lookup: number, found: Found, value: AnyValueView): void {
+  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, undefined, true, value);
 }

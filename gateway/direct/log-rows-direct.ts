@@ -6,20 +6,22 @@ import { severityNumber } from '../ingest/log-rows.ts';
 import { clampInt, nanosParts } from '../ingest/otlp-values.ts';
 import { RejectionTally } from '../ingest/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../ingest/tenant-resolver.ts';
-import { AnyValueView, Found, Lookup, attributeMap, lookupAttributes } from './attribute-writer.ts';
+import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from './attribute-writer.ts';
 import { resourcePart, scopePart } from './resource-scope.ts';
 import { RowWriter, fragment } from './row-writer.ts';
 import type { DirectBatch } from './span-rows-direct.ts';
-import { WireReader, WireType, nextDelimited } from './wire-reader.ts';
+import { RangeList, WireReader, WireType, nextDelimited } from './wire-reader.ts';
 
 /** The scalar fields of one log record and the ranges of its string/bytes fields (-1 when absent). */
 class LogFields {
   severityText = -1; severityTextEnd = 0; body = -1; bodyEnd = 0; traceId = -1; traceIdEnd = 0; spanId = -1; spanIdEnd = 0; eventName = -1; eventNameEnd = 0;
-  timeLo = 0; timeHi = 0; observedLo = 0; observedHi = 0; severity = 0; flags = 0; droppedAttributes = 0; attributes = 0;
+  timeLo = 0; timeHi = 0; observedLo = 0; observedHi = 0; severity = 0; flags = 0; droppedAttributes = 0;
+  readonly attributes = new RangeList();
 
   read(r: WireReader, start: number, end: number): void {
     this.severityText = this.body = this.traceId = this.spanId = this.eventName = -1;
-    this.timeLo = this.timeHi = this.observedLo = this.observedHi = this.severity = this.flags = this.droppedAttributes = this.attributes = 0;
+    this.timeLo = this.timeHi = this.observedLo = this.observedHi = this.severity = this.flags = this.droppedAttributes = 0;
+    this.attributes.clear();
     r.pos = start;
     r.end = end;
     while (r.more()) {
@@ -29,7 +31,7 @@ class LogFields {
         case (2 << 3) | WireType.varint: this.severity = r.uint32() | 0; break;
         case (3 << 3) | WireType.bytes: this.severityTextEnd = r.delimited(); this.severityText = r.pos; r.pos = this.severityTextEnd; break;
         case (5 << 3) | WireType.bytes: this.bodyEnd = r.delimited(); this.body = r.pos; r.pos = this.bodyEnd; break;
-        case (6 << 3) | WireType.bytes: this.attributes++; r.skip(WireType.bytes); break;
+        case (6 << 3) | WireType.bytes: { const e = r.delimited(); this.attributes.push(r.pos, e); r.pos = e; break; }
         case (7 << 3) | WireType.varint: this.droppedAttributes = r.uint32(); break;
         case (8 << 3) | WireType.fixed32: this.flags = r.fixed32(); break;
         case (9 << 3) | WireType.bytes: this.traceIdEnd = r.delimited(); this.traceId = r.pos; r.pos = this.traceIdEnd; break;
@@ -77,7 +79,7 @@ export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogId
         records.pos = end;
         record.read(r, start, end);
         const item = new Found();
-        if (record.attributes > 0) lookupAttributes(r, start, end, 6, Lookup.tenant | Lookup.logUid, item, value);
+        lookupAttributesOf(r, record.attributes, Lookup.tenant | Lookup.logUid, item, value);
         const found: Resolution | undefined = resource.tenant ?? item.tenant(r, value);
         const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
         if (!tenant.ok) {
@@ -108,8 +110,7 @@ export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogId
         w.bytes(resource.bytes);
         w.bytes(scope);
         w.bytes(f.attributes);
-        if (record.attributes > 0) attributeMap(r, start, end, 6, 0, item, w, value);
-        else w.ascii('{}');
+        attributeMapOf(r, record.attributes, 0, item, w, value);
         w.bytes(f.dropped); w.ascii(String(clampInt(record.droppedAttributes, 0, 0xffffffff)));
         w.bytes(f.close);
         rowCount++;

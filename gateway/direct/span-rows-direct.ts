@@ -6,10 +6,10 @@
 import { clampInt, durationParts, nanosParts } from '../ingest/otlp-values.ts';
 import { RejectionTally } from '../ingest/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../ingest/tenant-resolver.ts';
-import { AnyValueView, Found, Lookup, attributeMap, lookupAttributes } from './attribute-writer.ts';
+import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from './attribute-writer.ts';
 import { resourcePart, scopePart } from './resource-scope.ts';
 import { RowWriter, fragment } from './row-writer.ts';
-import { WireReader, WireType, nextDelimited } from './wire-reader.ts';
+import { RangeList, WireReader, WireType, nextDelimited } from './wire-reader.ts';
 
 export interface DirectBatch {
   readonly rows: Buffer;
@@ -22,12 +22,18 @@ class SpanFields {
   traceId = -1; traceIdEnd = 0; spanId = -1; spanIdEnd = 0; traceState = -1; traceStateEnd = 0; parent = -1; parentEnd = 0;
   name = -1; nameEnd = 0; status = -1; statusEnd = 0;
   flags = 0; kind = 0; startLo = 0; startHi = 0; endLo = 0; endHi = 0;
-  droppedAttributes = 0; droppedEvents = 0; droppedLinks = 0; events = 0; links = 0; attributes = 0;
+  droppedAttributes = 0; droppedEvents = 0; droppedLinks = 0;
+  readonly attributes = new RangeList();
+  readonly events = new RangeList();
+  readonly links = new RangeList();
 
   read(r: WireReader, start: number, end: number): void {
     this.traceId = this.spanId = this.traceState = this.parent = this.name = this.status = -1;
     this.flags = this.kind = this.startLo = this.startHi = this.endLo = this.endHi = 0;
-    this.droppedAttributes = this.droppedEvents = this.droppedLinks = this.events = this.links = this.attributes = 0;
+    this.droppedAttributes = this.droppedEvents = this.droppedLinks = 0;
+    this.attributes.clear();
+    this.events.clear();
+    this.links.clear();
     r.pos = start;
     r.end = end;
     while (r.more()) {
@@ -42,11 +48,11 @@ class SpanFields {
         case (6 << 3) | WireType.varint: this.kind = r.uint32() | 0; break;
         case (7 << 3) | WireType.fixed64: r.fixed64(); this.startLo = r.lo; this.startHi = r.hi; break;
         case (8 << 3) | WireType.fixed64: r.fixed64(); this.endLo = r.lo; this.endHi = r.hi; break;
-        case (9 << 3) | WireType.bytes: this.attributes++; r.skip(type); break;
+        case (9 << 3) | WireType.bytes: { const e = r.delimited(); this.attributes.push(r.pos, e); r.pos = e; break; }
         case (10 << 3) | WireType.varint: this.droppedAttributes = r.uint32(); break;
-        case (11 << 3) | WireType.bytes: this.events++; r.skip(type); break;
+        case (11 << 3) | WireType.bytes: { const e = r.delimited(); this.events.push(r.pos, e); r.pos = e; break; }
         case (12 << 3) | WireType.varint: this.droppedEvents = r.uint32(); break;
-        case (13 << 3) | WireType.bytes: this.links++; r.skip(type); break;
+        case (13 << 3) | WireType.bytes: { const e = r.delimited(); this.links.push(r.pos, e); r.pos = e; break; }
         case (14 << 3) | WireType.varint: this.droppedLinks = r.uint32(); break;
         case (15 << 3) | WireType.bytes: this.statusEnd = r.delimited(); this.status = r.pos; r.pos = this.statusEnd; break;
         case (16 << 3) | WireType.fixed32: this.flags = r.fixed32(); break;
@@ -73,15 +79,11 @@ function text(w: RowWriter, buf: Buffer, start: number, end: number, hex: boolea
   else w.jsonString(buf, start, end);
 }
 
-/** Writes one array element per occurrence of message field `field` in [start, end), rendered by `each`. */
-function repeated(w: RowWriter, r: WireReader, start: number, end: number, field: number, each: (item: WireReader, s: number, e: number) => void): void {
-  const it = new WireReader(r.buf, start, end);
-  let first = true;
-  for (let e = nextDelimited(it, field); e >= 0; e = nextDelimited(it, field)) {
-    if (!first) w.byte(0x2c);
-    first = false;
-    each(it, it.pos, e);
-    it.pos = e;
+/** Writes one array element per range of `list`, rendered by `each`. */
+function repeated(w: RowWriter, r: WireReader, list: RangeList, each: (item: WireReader, s: number, e: number) => void): void {
+  for (let i = 0; i < list.count; i++) {
+    if (i > 0) w.byte(0x2c);
+    each(r, list.starts[i] ?? 0, list.ends[i] ?? 0);
   }
 }
 
@@ -123,44 +125,41 @@ class SpanWriter {
     text(this.w, r.buf, message, messageEnd, false);
   }
 
-  events(r: WireReader, start: number, end: number): void {
+  events(r: WireReader, list: RangeList): void {
     const { w, value, range } = this;
     const buf = r.buf;
     w.bytes(f.eventTimes);
-    repeated(w, r, start, end, 11, (it, s, e) => {
+    repeated(w, r, list, (_, s, e) => {
       let lo = 0;
       let hi = 0;
-      it.pos = s;
-      const saved = it.end;
-      it.end = e;
+      const it = new WireReader(r.buf, s, e);
       while (it.more()) {
         const tag = it.uint32();
         if (tag === ((1 << 3) | WireType.fixed64)) { it.fixed64(); lo = it.lo; hi = it.hi; } else it.skip(tag & 7);
       }
-      it.end = saved;
       w.ascii(nanosParts(lo, hi));
     });
     w.bytes(f.eventNames);
-    repeated(w, r, start, end, 11, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
     w.bytes(f.eventAttributes);
-    repeated(w, r, start, end, 11, (it, s, e) => { attributeMap(it, s, e, 3, 0, this.found, w, value); });
+    repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 3, 0, this.found, w, value); });
   }
 
-  links(r: WireReader, start: number, end: number): void {
+  links(r: WireReader, list: RangeList): void {
     const { w, value, range } = this;
     const buf = r.buf;
     w.bytes(f.linkTraceIds);
-    repeated(w, r, start, end, 13, (it, s, e) => { lastOf(it, s, e, 1, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 1, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
     w.bytes(f.linkSpanIds);
-    repeated(w, r, start, end, 13, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
     w.bytes(f.linkStates);
-    repeated(w, r, start, end, 13, (it, s, e) => { lastOf(it, s, e, 3, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 3, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
     w.bytes(f.linkAttributes);
-    repeated(w, r, start, end, 13, (it, s, e) => { attributeMap(it, s, e, 4, 0, this.found, w, value); });
+    repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 4, 0, this.found, w, value); });
   }
 
   /** Writes one span row for `tenant`. */
-  row(r: WireReader, start: number, end: number, tenant: string, resource: Buffer, scope: Buffer): void {
+  row(r: WireReader, tenant: string, resource: Buffer, scope: Buffer): void {
     const { w, fields: s } = this;
     const buf = r.buf;
     w.bytes(f.open); w.jsonText(tenant);
@@ -177,10 +176,9 @@ class SpanWriter {
     w.bytes(resource);
     w.bytes(scope);
     w.bytes(f.attributes);
-    if (s.attributes > 0) attributeMap(r, start, end, 9, 0, this.found, w, this.value);
-    else w.ascii('{}');
-    this.events(r, start, end);
-    this.links(r, start, end);
+    attributeMapOf(r, s.attributes, 0, this.found, w, this.value);
+    this.events(r, s.events);
+    this.links(r, s.links);
     w.bytes(f.droppedAttributes); w.ascii(String(s.droppedAttributes));
     w.bytes(f.droppedEvents); w.ascii(String(s.droppedEvents));
     w.bytes(f.droppedLinks); w.ascii(String(s.droppedLinks));
@@ -207,14 +205,14 @@ export function spanRowsDirect(body: Buffer, resolver: TenantResolver): DirectBa
         const spanStart = spans.pos;
         out.fields.read(r, spanStart, spanEnd);
         let found: Resolution | undefined = resource.tenant;
-        if (found === undefined && out.fields.attributes > 0) {
+        if (found === undefined && out.fields.attributes.count > 0) {
           const item = new Found();
-          lookupAttributes(r, spanStart, spanEnd, 9, Lookup.tenant, item, out.value);
+          lookupAttributesOf(r, out.fields.attributes, Lookup.tenant, item, out.value);
           found = item.tenant(r, out.value);
         }
         const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
         if (tenant.ok) {
-          out.row(r, spanStart, spanEnd, tenant.tenant, resource.bytes, scope);
+          out.row(r, tenant.tenant, resource.bytes, scope);
           rowCount++;
         } else {
           rejected.add(tenant);

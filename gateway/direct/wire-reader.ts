@@ -124,3 +124,28 @@ export function nextDelimited(it: WireReader, field: number): number {
   }
   return -1;
 }
+
+/** Ranges [start, end) of the occurrences of one repeated field, reused from message to message. */
+export class RangeList {
+  count = 0;
+  starts = new Int32Array(16);
+  ends = new Int32Array(16);
+
+  clear(): void {
+    this.count = 0;
+  }
+
+  push(start: number, end: number): void {
+    if (this.count === this.starts.length) {
+      const starts = new Int32Array(this.count * 2);
+      const ends = new Int32Array(this.count * 2);
+      starts.set(this.starts);
+      ends.set(this.ends);
+      this.starts = starts;
+      this.ends = ends;
+    }
+    this.starts[this.count] = start;
+    this.ends[this.count] = end;
+    this.count++;
+  }
+}
