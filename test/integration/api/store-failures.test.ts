@@ -1,5 +1,7 @@
-// A query past the time limit is cancelled by ClickHouse and answered 503
-// through the real route; stop() lets an in-flight request finish.
+// Store failures through the real routes: a query past the time limit is
+// cancelled by ClickHouse and answered 503, an unreachable store is 503, an
+// unexpected failure is a 500 that reveals nothing; stop() lets an in-flight
+// request finish.
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -14,26 +16,31 @@ const key = 'timeout-test-key-0123456789';
 /** A query that runs for minutes unless ClickHouse cancels it. */
 const endless = 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1';
 
-/** The store, except that every SELECT is replaced by an endless one. */
-function slowStore(store: Store): Store {
+type Query = ClickHouseClient['query'];
+
+/** The store with its query method replaced. */
+function alteredStore(store: Store, query: (original: Query, params: Parameters<Query>[0]) => ReturnType<Query>): Store {
   const client = new Proxy(store.client, {
     get(target, prop, receiver): unknown {
-      if (prop === 'query') return (params: Parameters<ClickHouseClient['query']>[0]) => target.query({ ...params, query: endless, query_params: {} });
+      if (prop === 'query') return (params: Parameters<Query>[0]) => query(target.query.bind(target), params);
       return Reflect.get(target, prop, receiver) as unknown;
     },
   });
   return { ...store, client };
 }
 
+/** Every SELECT replaced by an endless one. */
+const slowStore = (store: Store): Store => alteredStore(store, (original, params) => original({ ...params, query: endless, query_params: {} }));
+
 describe('api/query timeout and graceful stop', () => {
   let store: Store;
   before(async () => { store = await migratedStore('timeout'); });
   after(async () => { await store.close(); });
 
-  async function start(): Promise<{ url: string; stop: () => Promise<void> }> {
+  async function start(altered: Store = slowStore(store)): Promise<{ url: string; stop: () => Promise<void> }> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.message);
-    const api = await startApi({ host: '127.0.0.1', store: slowStore(store), keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs: 1000 });
+    const api = await startApi({ host: '127.0.0.1', store: altered, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs: 1000 });
     return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: () => api.stop() };
   }
 
@@ -51,6 +58,37 @@ describe('api/query timeout and graceful stop', () => {
       const body = await res.json() as { error: { code: string; message: string } };
       expect(body.error.code).to.equal('unavailable');
       expect(body.error.message).to.match(/longer than 1 s and was cancelled/);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('answers 503 when the store is unreachable', async () => {
+    const down = alteredStore(store, () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8123'), { code: 'ECONNREFUSED' })));
+    const api = await start(down);
+    try {
+      const res = await logs(api.url);
+      expect(res.status).to.equal(503);
+      const body = await res.json() as { error: { code: string; message: string } };
+      expect(body.error.code).to.equal('unavailable');
+      expect(body.error.message).not.to.contain('10.0.0.1');
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('answers 500 without details when something unexpected fails', async () => {
+    const broken = alteredStore(store, () => Promise.reject(new Error('secret detail at /srv/app/store.ts:12:3')));
+    const api = await start(broken);
+    try {
+      const res = await logs(api.url);
+      expect(res.status).to.equal(500);
+      const text = await res.text();
+      expect(text).not.to.contain('secret');
+      expect(text).not.to.contain('store.ts');
+      const body = JSON.parse(text) as { error: { code: string; requestId: string } };
+      expect(body.error.code).to.equal('internal');
+      expect(body.error.requestId).to.equal(res.headers.get('x-request-id'));
     } finally {
       await api.stop();
     }
