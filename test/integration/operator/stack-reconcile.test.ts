@@ -61,6 +61,13 @@ describe('operator against a real API server', function () {
     expect(metrics).to.contain('tenantry_operator_reconciles_total');
   });
 
+  it('ignores stacks outside its watched namespaces', async () => {
+    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'outside', namespace: 'default' }, spec: {} }));
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await getJson<{ items: KubeItem[] }>(srv(), [ownedKinds, '-n', 'default', '-l', 'tenantry.dev/stack=outside'])).items).to.deep.equal([]);
+    expect((await getJson(srv(), ['ostack', 'outside', '-n', 'default'])).status).to.equal(undefined);
+  });
+
   it('creates every child of a stack with an owner reference and the one field manager', async () => {
     await srv().kubectl(['apply', '-f', '-'], stackYaml('demo', {}));
     const stack = await getJson(srv(), ['ostack', 'demo', '-n', ns]);
@@ -202,6 +209,6 @@ describe('operator against a real API server', function () {
     }, 60_000);
     const metrics = await (await fetch(`http://127.0.0.1:${operator?.port ?? 0}/metrics`)).text();
     expect(metrics).to.match(/tenantry_operator_watch_restarts_total\{kind="ObservabilityStack",reason="(error|closed)"\} [1-9]/);
-    expect(await tryGet(srv(), ['deployment/demo-api', '-n', 'default'])).to.equal(undefined);
+    expect(await tryGet(srv(), ['deployment/outside-api', '-n', 'default'])).to.equal(undefined);
   });
 });
