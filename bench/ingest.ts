@@ -172,20 +172,28 @@ async function main(): Promise<void> {
   const print = (label: string, value: unknown): void => { out[label] = value; process.stdout.write(`${label.padEnd(34)} ${JSON.stringify(value)}\n`); };
 
   try {
-    // The gateway, as in production: group commit, direct converters, JSONEachRow over exec.
+    // The gateway, as in production (group commit, direct converters, JSONEachRow over exec), and the
+    // reference, alternated twice so that a burst of load from other processes does not decide the result.
     const gwStore = await database(opened.store, 'bench_gateway');
     const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 2 ** 20, maxBatchDelayMs: 50, maxQueueBytes: 256 * 2 ** 20 } };
     const ctx = { host: '127.0.0.1', store: gwStore, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() };
     const gateway = await startGatewayWith(ctx, gatewayConfig, clickHouseRowSink(gwStore));
     const gwUrl = `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`;
-    print('gateway spans/s', await load(`${gwUrl}/v1/traces`, traces, clients, phaseSeconds));
-    print('gateway log records/s', await load(`${gwUrl}/v1/logs`, logs, clients, phaseSeconds));
-    await gateway.stop();
-
     const refStore = await database(opened.store, 'bench_reference');
     const reference = await startReference(refStore);
-    print('reference spans/s', await load(`${reference.url}/v1/traces`, traces, clients, phaseSeconds));
-    print('reference log records/s', await load(`${reference.url}/v1/logs`, logs, clients, phaseSeconds));
+    const best: Record<string, LoadResult> = {};
+    for (const round of [1, 2]) {
+      for (const [name, url, bodies] of [
+        ['gateway spans/s', `${gwUrl}/v1/traces`, traces], ['reference spans/s', `${reference.url}/v1/traces`, traces],
+        ['gateway log records/s', `${gwUrl}/v1/logs`, logs], ['reference log records/s', `${reference.url}/v1/logs`, logs],
+      ] as const) {
+        const result = await load(url, bodies, clients, phaseSeconds / 2);
+        print(`${name} (round ${round})`, result);
+        if ((best[name]?.itemsPerSecond ?? -1) < result.itemsPerSecond) best[name] = result;
+      }
+    }
+    for (const [name, result] of Object.entries(best)) print(`best ${name}`, result);
+    await gateway.stop();
     await reference.close();
 
     // 4x overload: 16 clients against a gateway whose queue is bounded at 64 MiB.
@@ -207,9 +215,9 @@ async function main(): Promise<void> {
     const formatStore = await database(opened.store, 'bench_formats');
     print('insert JSONEachRow rows/s', await insertRowsPerSecond(formatStore, 'JSONEachRow', columns, sample, 10_000, 5));
     print('insert JSONCompactEachRow rows/s', await insertRowsPerSecond(formatStore, 'JSONCompactEachRow', columns, compact, 10_000, 5));
-    const gatewaySpans = out['gateway spans/s'] as LoadResult;
-    const referenceSpans = out['reference spans/s'] as LoadResult;
-    print('speed-up vs reference (spans)', Math.round((gatewaySpans.itemsPerSecond / referenceSpans.itemsPerSecond) * 100) / 100);
+    const ratio = (signal: string): number => Math.round(((best[`gateway ${signal}`]?.itemsPerSecond ?? 0) / (best[`reference ${signal}`]?.itemsPerSecond ?? 1)) * 100) / 100;
+    print('speed-up vs reference (spans, best)', ratio('spans/s'));
+    print('speed-up vs reference (logs, best)', ratio('log records/s'));
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await opened.store.close();
