@@ -50,29 +50,31 @@ app.kubernetes.io/component: operator
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
-{{/* The operator's permissions, shared by the ClusterRole and the namespaced Roles. */}}
+{{/* The operator's permissions, shared by the ClusterRole and the namespaced
+Roles: exactly the minimum the operator is tested with
+(test/fixtures/k8s/operator-rbac.yaml; a chart test keeps them equal). */}}
 {{- define "tenantry.rules" -}}
 - apiGroups: [tenantry.dev]
   resources: [observabilitystacks, tenants]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [tenantry.dev]
   resources: [observabilitystacks/status, tenants/status]
-  verbs: [get, update, patch]
+  verbs: [patch]
+- apiGroups: [""]
+  resources: [secrets, configmaps, services]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
-  verbs: [get, list, watch, create, update, patch, delete]
-- apiGroups: [""]
-  resources: [services, configmaps, secrets]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
   resources: [events]
-  verbs: [create, patch]
+  verbs: [create]
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
   verbs: [get, create, update]

@@ -73,6 +73,12 @@ describe('Helm chart charts/tenantry', function () {
     });
   }
 
+  it('grants the operator exactly the rules it is tested with under least privilege', async () => {
+    const fixture = manifests(await readFile(join(root, 'test', 'fixtures', 'k8s', 'operator-rbac.yaml'), 'utf8')).find((o) => o.kind === 'ClusterRole') as unknown as { rules: unknown[] };
+    const rendered = manifests(await helm(['template', 'rel', chart])).find((o) => o.kind === 'ClusterRole') as unknown as { rules: unknown[] };
+    expect(rendered.rules).to.deep.equal(fixture.rules);
+  });
+
   it('ships the repository CRDs unchanged', async () => {
     const names = (await readdir(join(root, 'crds'))).filter((n) => n.endsWith('.yaml'));
     expect(names).to.have.length(2);
@@ -119,7 +125,7 @@ describe('Helm chart against a real kube-apiserver', function () {
   });
   after(async () => {
     await operator?.stop('SIGKILL');
-    await server.stop();
+    await (server as KubeTestServer | undefined)?.stop();
   });
 
   const get = async (args: readonly string[]): Promise<Record<string, unknown>> => JSON.parse(await server.kubectl(['get', ...args, '-o', 'json'])) as Record<string, unknown>;
