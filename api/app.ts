@@ -25,13 +25,18 @@ export interface AppDeps extends RouteDeps {
   readonly metrics: HttpMetrics;
 }
 
-/** Maps errors thrown by body parsing (http-errors with a status) to API errors. */
-function frameworkError(error: unknown): ApiError | undefined {
+/** Maps an error of body parsing (http-errors with a status) to an API error. */
+function bodyError(error: unknown): ApiError {
   const status = (error as { status?: unknown }).status;
-  if (status === 400) return invalidRequest('request body is not valid JSON (or not a JSON object)');
   if (status === 413) return { code: 'payload_too_large', message: 'request body is larger than 1 MiB' };
   if (status === 415) return { code: 'unsupported_media_type', message: 'request body must be application/json' };
-  return undefined;
+  return invalidRequest('request body is not valid JSON (or not a JSON object)');
+}
+
+/** Maps other framework errors carrying a client status (e.g. a malformed URL) to API errors. */
+function frameworkError(error: unknown): ApiError | undefined {
+  const status = (error as { status?: unknown }).status;
+  return status === 400 ? invalidRequest('malformed request URL') : undefined;
 }
 
 const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);
@@ -113,7 +118,8 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     }
     await next();
   });
-  app.use(koaBody({ json: true, urlencoded: true, multipart: false, text: false, jsonLimit: '1mb', formLimit: '1mb', jsonStrict: true }));
+  app.use(koaBody({ json: true, urlencoded: true, multipart: false, text: false, jsonLimit: '1mb', formLimit: '1mb', jsonStrict: true,
+    onError: (error) => { throw new ApiErrorSignal(bodyError(error)); } }));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -69,10 +69,14 @@ describe('api/http surface', () => {
   });
 
   it('answers 400 to malformed JSON and non-object bodies, 415 to other media types, 413 past 1 MiB', async () => {
-    for (const raw of ['{bad', '"text"', '42', '']) {
+    for (const raw of ['{bad', '"text"', '42']) {
       const reply = await h.call('POST', '/v1/tenants/acme/logs', { raw, headers: { 'content-type': 'application/json' } });
       expectError(reply, 400, 'invalid_request');
+      expect(field(reply.body, 'error', 'message')).to.contain('not valid JSON');
     }
+    const empty = await h.call('POST', '/v1/tenants/acme/logs', { raw: '', headers: { 'content-type': 'application/json' } });
+    expectError(empty, 400, 'invalid_request');
+    expect(field(empty.body, 'error', 'message')).to.contain('startTime');
     expectError(await h.post('/v1/tenants/acme/logs', [1, 2]), 400, 'invalid_request');
     expectError(await h.call('POST', '/v1/tenants/acme/logs', { raw: 'startTime=1', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
     expectError(await h.call('POST', '/v1/tenants/acme/logs', { raw: 'startTime=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
