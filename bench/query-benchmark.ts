@@ -126,7 +126,7 @@ async function measure(variants: readonly ((tenant: string) => Promise<void>)[])
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'tenantry-bench-'));
+  const dir = mkdtempSync(join(tmpdir(), 'tenantry-query-bench-'));
   const opened = await openStore({ kind: 'embedded', dataDir: dir, database: 'bench' });
   if (!opened.ok) throw new Error(opened.message);
   const store = opened.store;
