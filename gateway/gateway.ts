@@ -1,6 +1,7 @@
 // The OTLP gateway component: OTLP/HTTP and OTLP/gRPC receivers in front of
 // one ingest pipeline and one group-commit writer. stop() stops both
-// listeners (in-flight requests finish), then flushes what is pending.
+// listeners (in-flight requests finish, their batches written at once), then
+// flushes what is left.
 import { listen } from '../src/ops/http-listener.ts';
 import type { ComponentContext, RunningComponent, StartGateway } from '../src/target/component.ts';
 import type { GatewayConfig } from '../src/config/config.ts';
@@ -31,7 +32,13 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
     name: 'gateway',
     ports: { otlpHttp: http.port, otlpGrpc: grpcListener.port },
     stop: async () => {
-      await Promise.all([http.close(), grpcListener.close()]);
+      // In-flight requests wait for their flush: write at once instead of after the batch delay,
+      // then stop listening once they are answered, then write whatever is left.
+      writer.drain();
+      const closing = http.close();
+      // close() drops only the connections idle at that moment; keep-alive connections become idle once answered.
+      const sweep = setInterval(() => { http.server.closeIdleConnections(); }, 50);
+      await Promise.all([closing, grpcListener.close()]).finally(() => { clearInterval(sweep); });
       await writer.stop();
     },
   };

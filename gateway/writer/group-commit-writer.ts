@@ -57,6 +57,7 @@ export class GroupCommitWriter {
   readonly #observer: WriterObserver;
   readonly #tables = new Map<TableName, TableQueue>();
   #queuedBytes = 0;
+  #draining = false;
   #stopped = false;
 
   constructor(sink: RowSink, config: WriterConfig, observer: WriterObserver) {
@@ -89,6 +90,12 @@ export class GroupCommitWriter {
     const done = new Promise<SinkResult>((resolve) => { batch.waiters.push(resolve); });
     this.#schedule(table, queue);
     return done;
+  }
+
+  /** Stops waiting for batches to fill: pending and future rows are written at once (shutdown, while requests finish). */
+  drain(): void {
+    this.#draining = true;
+    for (const [table, queue] of this.#tables) this.#schedule(table, queue);
   }
 
   /** Refuses new rows, writes everything pending, and resolves when the last flush has finished. */
@@ -124,7 +131,7 @@ export class GroupCommitWriter {
     const batch = queue.pending;
     if (batch.rows === 0 || queue.inFlight.size >= maxInsertsInFlight) return; // a running flush reschedules when it ends
     const age = Date.now() - batch.startedAt;
-    if (this.#full(batch) || this.#sizeable(batch) || age >= this.#config.maxBatchDelayMs || this.#stopped) {
+    if (this.#full(batch) || this.#sizeable(batch) || age >= this.#config.maxBatchDelayMs || this.#draining || this.#stopped) {
       this.#flush(table, queue);
       return;
     }
