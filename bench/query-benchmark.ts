@@ -5,6 +5,7 @@
 //
 //   BENCH_ROWS=10000000 BENCH_ITERATIONS=40 npm run bench:query
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
@@ -103,6 +104,20 @@ interface Case {
 
 interface Figures { p50: number; p95: number }
 
+/** One POST over a keep-alive connection (node:http: lighter than fetch, so the figures weigh the server, not the client). */
+function post(agent: Agent, url: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }); });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /**
  * Runs the variants interleaved (each iteration runs every variant once, in
  * rotating order) so background load on a shared machine hits them alike.
@@ -139,6 +154,7 @@ async function main(): Promise<void> {
     if (!keys.ok) throw new Error(keys.message);
     const api = await startApi({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs: 30_000 });
     const url = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const db = store.database;
     const start = base;
     const end = base + 7 * day;
@@ -199,9 +215,9 @@ async function main(): Promise<void> {
       const [viaApi, apiSql, hand] = await measure([
         async (t) => {
           const { path, body } = c.api(t);
-          const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-          if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${await res.text()}`);
-          await res.json();
+          const res = await post(agent, url + path, JSON.stringify(body));
+          if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${res.text}`);
+          JSON.parse(res.text);
         },
         async (t) => {
           const { sql, params } = c.apiSql(t);
@@ -214,6 +230,7 @@ async function main(): Promise<void> {
       console.log(`${c.name.padEnd(40)}${pair(viaApi)}   ${pair(apiSql)}   ${pair(hand)}   ${(viaApi.p50 / hand.p50).toFixed(2).padStart(6)} ${(viaApi.p95 / hand.p95).toFixed(2).padStart(6)}` +
         (c.page && viaApi.p95 >= 200 ? '   p95 over 200 ms' : ''));
     }
+    agent.destroy();
     await api.stop();
   } finally {
     await store.close();
