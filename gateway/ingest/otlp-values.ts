@@ -134,7 +134,7 @@ export function attributesJson(attributes: readonly KeyValue[] | null | undefine
     const kv = attributes[i];
     if (kv === undefined) continue;
     if (i > 0) out += ',';
-    out += JSON.stringify(kv.key ?? '') + ':' + JSON.stringify(anyValueText(kv.value));
+    out += str(kv.key) + ':' + str(anyValueText(kv.value));
   }
   return out + '}';
 }
@@ -146,5 +146,9 @@ export function attributeText(attributes: readonly KeyValue[] | null | undefined
   return undefined;
 }
 
-/** JSON string literal. */
-export const str = (s: string | null | undefined): string => JSON.stringify(s ?? '');
+/**
+ * A JSON string literal. Lone UTF-16 surrogates (possible in OTLP/JSON input)
+ * become U+FFFD: JSON.stringify would escape them as \udXXX, which ClickHouse
+ * refuses, failing the whole batch.
+ */
+export const str = (s: string | null | undefined): string => JSON.stringify((s ?? '').toWellFormed());

@@ -10,8 +10,12 @@ import type { Store } from '../../src/clickhouse/store.ts';
 import type { TableName } from '../ingest/row-batch.ts';
 import type { RowSink, SinkResult } from './row-sink.ts';
 
-/** Settings that keep an insert exact: no silent skipping of bad rows. */
-const insertSettings = { input_format_skip_unknown_fields: 0, date_time_input_format: 'basic' } as const;
+/**
+ * Settings that keep an insert exact (no skipping of unknown fields), and a
+ * second guard against one odd string failing a whole batch: a bad \u escape
+ * is stored as is rather than refused (the converters should never write one).
+ */
+const insertSettings = { input_format_skip_unknown_fields: 0, date_time_input_format: 'basic', input_format_json_throw_on_bad_escape_sequence: 0 } as const;
 
 export function clickHouseRowSink(store: Store): RowSink {
   return {

@@ -83,6 +83,16 @@ describe('gateway: OTLP/HTTP', function () {
       const rows = await select<{ span_id: string; tenant_id: string }>(gw.store, `SELECT span_id, tenant_id FROM ${gw.store.database}.spans WHERE trace_id = {t:String}`, { t: traceId.toLowerCase() });
       expect(rows).to.deep.equal([{ span_id: 'abcdef0123456789', tenant_id: 'json-tenant' }]);
     });
+    it('stores lone UTF-16 surrogates of OTLP/JSON as U+FFFD and duplicate attribute keys without failing the batch', async () => {
+      const json = tracesJson({ 'tenant.id': 'odd-text' }, [{ name: 'a\ud800b', attrs: { k: '\udc00' } }]) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+      const span = json.resourceSpans[0]?.scopeSpans[0]?.spans[0] ?? {};
+      (span['attributes'] as unknown[]).push({ key: 'k', value: { stringValue: 'again' } });
+      const res = await post(`${gw.httpUrl}/v1/traces`, JSON.stringify(json), jsonHeaders(keys.admin));
+      expect(res.status).to.equal(200);
+      const rows = await select<{ span_name: string }>(gw.store, `SELECT span_name FROM ${gw.store.database}.spans WHERE tenant_id = 'odd-text'`);
+      expect(rows).to.deep.equal([{ span_name: 'a\ufffdb' }]);
+    });
+
     it('reads gzip bodies in both encodings', async () => {
       const json = tracesJson({ 'tenant.id': 'gz' }, [{ name: 'zipped' }]);
       const a = await post(`${gw.httpUrl}/v1/traces`, gzip(tracesProtobuf(json)), { ...protobufHeaders(keys.admin), 'content-encoding': 'gzip' });
