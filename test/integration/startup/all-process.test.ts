@@ -22,7 +22,7 @@ describe('the all process (npm start)', function () {
   it('starts on an empty data dir, prints a generated admin key once, answers health on every port, and stops cleanly on SIGTERM', async () => {
     running = startTenantry(['all'], testEnvironment(dataDir));
     const ports = await running.started();
-    expect(ports).to.include.all.keys('otlpHttp', 'api');
+    expect(ports).to.have.all.keys('otlpHttp', 'otlpGrpc', 'api');
     const keyLines = running.lines.filter((l) => typeof l['apiKey'] === 'string');
     expect(keyLines).to.have.length(1);
     const key = keyLines[0]?.['apiKey'] as string;
