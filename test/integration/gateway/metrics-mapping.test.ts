@@ -63,12 +63,30 @@ describe('gateway: metric mapping', function () {
     expect(by['q']?.['quantile_values']).to.deep.equal([2, 9]);
   });
 
+  it('stores NaN and infinities instead of failing the batch', async () => {
+    const t = (BigInt(Date.now()) * 1_000_000n).toString();
+    const request = ExportMetricsServiceRequest.fromObject({
+      resourceMetrics: [{ resource: { attributes: kv({ 'tenant.id': 'nan' }) }, scopeMetrics: [{ metrics: [
+        { name: 'g', gauge: { dataPoints: [{ timeUnixNano: t, asDouble: Number.NaN }, { timeUnixNano: t, asDouble: Infinity }, { timeUnixNano: t, asDouble: -Infinity }] } },
+        { name: 'h', histogram: { dataPoints: [{ timeUnixNano: t, count: 1, sum: Number.NaN, min: -Infinity, bucketCounts: [1], explicitBounds: [Infinity] }] } },
+      ] }] }],
+    });
+    const res = await post(`${gw.httpUrl}/v1/metrics`, Buffer.from(ExportMetricsServiceRequest.encode(request).finish()), protobufHeaders(keys.admin));
+    expect(res.status).to.equal(200);
+    const rows = await select<{ metric_name: string; v: string; s: string; mn: string | null }>(gw.store,
+      `SELECT metric_name, toString(value) AS v, toString(sum) AS s, toString(min) AS mn FROM ${gw.store.database}.metrics WHERE tenant_id = 'nan' ORDER BY metric_name, v`);
+    expect(rows).to.deep.equal([
+      { metric_name: 'g', v: '-inf', s: '0', mn: null }, { metric_name: 'g', v: 'inf', s: '0', mn: null }, { metric_name: 'g', v: 'nan', s: '0', mn: null },
+      { metric_name: 'h', v: '0', s: 'nan', mn: '-inf' },
+    ]);
+  });
+
   it('exposes its Prometheus metrics on the OTLP/HTTP port', async () => {
     const text = await (await fetch(`${gw.httpUrl}/metrics`)).text();
-    expect(text).to.match(/tenantry_gateway_accepted_items_total\{signal="metrics"\} 5/);
+    expect(text).to.match(/tenantry_gateway_accepted_items_total\{signal="metrics"\} 9/);
     expect(text).to.include('tenantry_gateway_batch_rows_bucket');
     expect(text).to.include('tenantry_gateway_queue_bytes');
-    expect(text).to.match(/tenantry_gateway_requests_total\{protocol="http",signal="metrics",status="200"\} 1/);
+    expect(text).to.match(/tenantry_gateway_requests_total\{protocol="http",signal="metrics",status="200"\} 2/);
     expect((await fetch(`${gw.httpUrl}/healthz`)).status).to.equal(200);
     expect((await fetch(`${gw.httpUrl}/readyz`)).status).to.equal(200);
   });
