@@ -1,4 +1,6 @@
 // OTLP/gRPC status codes and partial success.
+import { connect } from 'node:http2';
+import { createGzip } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { ExportTraceServiceResponse } from '../../../gateway/wire/otlp-messages.ts';
@@ -54,5 +56,53 @@ describe('gateway: OTLP/gRPC', function () {
     expect(result.code, String(result.error)).to.equal(0);
     const rows = await select<{ n: string }>(gw.store, `SELECT toString(count()) AS n FROM ${gw.store.database}.spans WHERE service_name = 'grpc-gzip' AND tenant_id = 'zipped'`);
     expect(rows).to.deep.equal([{ n: '2' }]);
+  });
+});
+
+/** gzip of `size` zero bytes, produced in 1 MiB steps (only the compressed output is kept). */
+async function gzipZeros(size: number): Promise<Buffer> {
+  const gzip = createGzip({ level: 9 });
+  const out: Buffer[] = [];
+  gzip.on('data', (c: Buffer) => out.push(c));
+  const done = new Promise((resolve) => gzip.on('end', resolve));
+  const zeros = Buffer.alloc(1024 * 1024);
+  for (let written = 0; written < size; written += zeros.length) {
+    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
+  }
+  gzip.end();
+  await done;
+  return Buffer.concat(out);
+}
+
+describe('gateway: OTLP/gRPC gzip bomb', function () {
+  this.timeout(60_000);
+  let gw: TestGateway;
+  before(async () => { gw = await startTestGateway('grpc-bomb', { maxRequestBytes: 16 * 1024 * 1024 }); });
+  after(async () => { await gw.close(); });
+
+  it('answers a gzip-compressed 512 MiB message with RESOURCE_EXHAUSTED, inflating no more than the limit', async () => {
+    const compressed = await gzipZeros(512 * 1024 * 1024);
+    const frame = Buffer.alloc(5);
+    frame[0] = 1;
+    frame.writeUInt32BE(compressed.length, 1);
+    const session = connect(gw.grpcUrl);
+    const before = process.memoryUsage.rss();
+    const started = Date.now();
+    const status = await new Promise<string>((resolve, reject) => {
+      const stream = session.request({
+        ':method': 'POST', ':path': tracePath, 'content-type': 'application/grpc', te: 'trailers', 'grpc-encoding': 'gzip', authorization: `Bearer ${keys.admin}`,
+      });
+      let code = '';
+      stream.on('response', (headers) => { code = String(headers['grpc-status'] ?? code); });
+      stream.on('trailers', (trailers) => { code = String(trailers['grpc-status'] ?? code); });
+      stream.on('close', () => { resolve(code); });
+      stream.on('error', reject);
+      stream.resume();
+      stream.end(Buffer.concat([frame, compressed]));
+    });
+    session.close();
+    expect(status).to.equal(String(grpc.status.RESOURCE_EXHAUSTED));
+    expect(Date.now() - started).to.be.below(5000);
+    expect(process.memoryUsage.rss() - before).to.be.below(128 * 1024 * 1024);
   });
 });
