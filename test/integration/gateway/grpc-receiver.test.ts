@@ -94,7 +94,7 @@ describe('gateway: OTLP/gRPC gzip bomb', function () {
       });
       let code = '';
       stream.on('response', (headers) => { code = String(headers['grpc-status'] ?? code); });
-      stream.on('trailers', (trailers) => { code = String(trailers['grpc-status'] ?? code); });
+      stream.on('trailers', (trailers: Record<string, string | string[] | undefined>) => { code = String(trailers['grpc-status'] ?? code); });
       stream.on('close', () => { resolve(code); });
       stream.on('error', reject);
       stream.resume();
