@@ -27,14 +27,19 @@ export function matchAnyInsensitive(params: SqlParams, column: string, values: r
 }
 
 /**
- * Every key of `filter` is present in one of `maps` (resource, scope, item
- * attributes) with a matching value.
+ * Every key of `filter` matches in the merged attributes, `maps` listed from
+ * weakest to strongest (resource, scope, item): the value of a key is the
+ * item's if it has the key, else the scope's, else the resource's. The
+ * per-map test comes first because it is what the bloom-filter indexes on
+ * map keys and values can use; the merged test then settles precedence.
  */
 export function matchAttributes(params: SqlParams, maps: readonly string[], filter: Readonly<Record<string, readonly string[]>>): string[] {
   return Object.entries(filter).map(([key, values]) => {
     const k = params.bind(key, 'String');
     const perMap = maps.map((m) => `(mapContains(${m}, ${k}) AND ${matchAny(params, `${m}[${k}]`, values)})`);
-    return `(${perMap.join(' OR ')})`;
+    const strongestFirst = [...maps].reverse();
+    const merged = `multiIf(${strongestFirst.slice(0, -1).map((m) => `mapContains(${m}, ${k}), ${m}[${k}]`).join(', ')}, ${strongestFirst[strongestFirst.length - 1] ?? "''"}[${k}])`;
+    return `((${perMap.join(' OR ')}) AND ${matchAny(params, merged, values)})`;
   });
 }
 

@@ -85,7 +85,10 @@ describe('api/logs', () => {
   it('filters attributes over resource, scope and log attributes; every key must match', async () => {
     expect(ids(await q({ attributes: { user: 'bob' } }))).to.deep.equal(['L2']);
     expect(ids(await q({ attributes: { region: 'us' } }))).to.deep.equal(['L2']);
-    expect(ids(await q({ attributes: { region: ['eu', 'us'] } }))).to.deep.equal(['L2', 'L1']);
+    // L1's merged region is its log attribute "eu-west", which outranks the resource's "eu".
+    expect(ids(await q({ attributes: { region: ['eu', 'us'] } }))).to.deep.equal(['L2']);
+    expect(ids(await q({ attributes: { region: 'eu' } }))).to.deep.equal([]);
+    expect(ids(await q({ attributes: { region: 'eu-west', 'service.name': 'pay' } }))).to.deep.equal(['L1']);
     expect(ids(await q({ attributes: { lib: 'otel' } }))).to.deep.equal(['L1']);
     expect(ids(await q({ attributes: { region: 'eu%', user: 'alice' } }))).to.deep.equal(['L1']);
     expect(ids(await q({ attributes: { region: 'eu%', user: 'bob' } }))).to.deep.equal([]);
