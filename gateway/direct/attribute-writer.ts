@@ -3,7 +3,7 @@
 // lookups the converters need: tenant.id, service.name, log.record.uid.
 import { AnyValueMessage } from '../wire/otlp-messages.ts';
 import { anyValueText, int64Parts } from '../ingest/otlp-values.ts';
-import { isValidTenantId } from '../ingest/tenant-resolver.ts';
+import { isValidTenantId } from '../../src/tenant/tenant-id.ts';
 import type { Resolution } from '../ingest/tenant-resolver.ts';
 import { WireReader, WireType, nextDelimited } from './wire-reader.ts';
 import type { RangeList } from './wire-reader.ts';

@@ -5,6 +5,7 @@
 // to write the tenant.
 import { canAccessTenant } from '../../src/auth/api-keys.ts';
 import type { Principal } from '../../src/auth/api-keys.ts';
+import { isValidTenantId, tenantIdRule } from '../../src/tenant/tenant-id.ts';
 import type { KeyValue } from '../wire/otlp-messages.ts';
 import { int64Text } from './otlp-values.ts';
 
@@ -18,16 +19,9 @@ export type Resolution = { readonly ok: true; readonly tenant: string } | { read
 export const reasonText: Readonly<Record<RejectReason, string>> = {
   missing_tenant: 'no tenant.id attribute on the resource or the item',
   invalid_tenant_type: 'tenant.id is neither a string nor an integer',
-  invalid_tenant_id: "tenant.id is not 1-150 bytes of [A-Za-z0-9._~!*'()-] (nor \".\" or \"..\")",
+  invalid_tenant_id: `tenant.id is not ${tenantIdRule}`,
   tenant_not_allowed: 'the API key may not write to tenant',
 };
-
-const validId = /^[A-Za-z0-9._~!*'()-]{1,150}$/;
-
-/** True for a syntactically valid tenant id (all allowed characters are ASCII, so chars = bytes). */
-export function isValidTenantId(id: string): boolean {
-  return validId.test(id) && id !== '.' && id !== '..';
-}
 
 /** The tenant.id attribute of a list: undefined when absent, otherwise a resolution. */
 export function tenantOf(attributes: readonly KeyValue[] | null | undefined): Resolution | undefined {

@@ -7,7 +7,8 @@ import { decodeWith } from '../../http/request-decoder.ts';
 import { defaultLimit, envelope, Limit } from '../../http/pagination.ts';
 import { decodeCursor, encodeCursor, filterDigest } from '../query/cursor.ts';
 import type { RouteDeps } from '../deps.ts';
-import { isValidTenantId, RenameTenant, tenantListParameters } from './tenant-codecs.ts';
+import { isValidTenantId, tenantIdRule } from '../../../src/tenant/tenant-id.ts';
+import { RenameTenant, tenantListParameters } from './tenant-codecs.ts';
 import { getTenant, listTenants, renameTenant } from './tenant-queries.ts';
 
 async function list(deps: RouteDeps, ctx: ApiContext): Promise<void> {
@@ -40,7 +41,7 @@ async function show(deps: RouteDeps, ctx: ApiContext): Promise<void> {
 async function rename(deps: RouteDeps, ctx: ApiContext): Promise<void> {
   must(onlyQueryParameters(ctx, []));
   const id = must(tenantInScope(ctx, ctx.params['id'] ?? '', ['admin']));
-  if (!isValidTenantId(id)) must(fail(invalidRequest(`"${id}" is not a valid tenant id: 1-150 characters of A-Z a-z 0-9 . _ ~ ! * ' ( ) -, not "." or ".."`)));
+  if (!isValidTenantId(id)) must(fail(invalidRequest(`"${id}" is not a valid tenant id: ${tenantIdRule}`)));
   const body = must(decodeWith(RenameTenant, ctx.request.body ?? {}, 'request body'));
   const name = body.name ?? '';
   must(await renameTenant(deps, id, name));

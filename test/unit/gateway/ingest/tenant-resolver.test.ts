@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Principal } from '../../../../src/auth/api-keys.ts';
-import { RejectionTally, TenantResolver, isValidTenantId, tenantOf } from '../../../../gateway/ingest/tenant-resolver.ts';
+import { RejectionTally, TenantResolver, tenantOf } from '../../../../gateway/ingest/tenant-resolver.ts';
+import { isValidTenantId } from '../../../../src/tenant/tenant-id.ts';
 import type { KeyValue } from '../../../../gateway/wire/otlp-messages.ts';
 
 const all: Principal = { name: 'all', scopes: new Set(['ingest']), tenants: '*' };
