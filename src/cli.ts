@@ -8,12 +8,12 @@ import { collectSettings, parseArgs, processEnvironment } from './config/environ
 import { allVariables } from './config/variables.ts';
 import { migrate } from './clickhouse/schema/migrator.ts';
 import { openStore } from './clickhouse/store.ts';
-import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createLogger } from './log/logger.ts';
 import type { Logger } from './log/logger.ts';
 import type { StartApi, StartGateway, StartOperator } from './target/component.ts';
 import { Readiness } from './ops/readiness.ts';
 import { runServer } from './target/server-process.ts';
+import { processRegistry, waitForStopSignal } from './target/stop-signal.ts';
 import type { ComponentStarter } from './target/server-process.ts';
 
 const usage = `usage: tenantry <target> [--setting=value …]
@@ -54,8 +54,7 @@ async function runMigrate(config: Extract<Config, { target: 'migrate' }>, log: L
 async function runOperator(config: Extract<Config, { target: 'operator' }>, log: Logger): Promise<number> {
   const { startOperator } = (await import('../operator/operator.ts')) as { startOperator: StartOperator };
   const readiness = new Readiness(['kubernetes']);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'tenantry_' });
+  const registry = processRegistry();
   let running;
   try {
     running = await startOperator({ host: config.host, log, readiness, registry }, config.operator);
@@ -64,14 +63,7 @@ async function runOperator(config: Extract<Config, { target: 'operator' }>, log:
     return 1;
   }
   log.info('tenantry started', { target: 'operator', ports: running.ports });
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => { resolve('SIGTERM'); });
-    process.once('SIGINT', () => { resolve('SIGINT'); });
-  });
-  log.info('shutting down', { signal });
-  const force = (): void => { log.warn('second signal: exiting without draining'); process.exit(1); };
-  process.once('SIGTERM', force);
-  process.once('SIGINT', force);
+  await waitForStopSignal(log);
   readiness.beginShutdown();
   await running.stop();
   log.info('stopped');

@@ -1,7 +1,6 @@
 // Runs a serving target (all, gateway, api): open the store, make sure the
 // schema is there, load keys, start components, and shut down cleanly on
 // SIGTERM/SIGINT (readiness false, stop accepting, drain, close ClickHouse).
-import { Registry, collectDefaultMetrics } from 'prom-client';
 import { ensureAdminKey, generatedAdminPrincipal } from '../auth/admin-key.ts';
 import { loadKeys } from '../auth/api-keys.ts';
 import type { KeyRing } from '../auth/api-keys.ts';
@@ -13,6 +12,7 @@ import type { Logger } from '../log/logger.ts';
 import { Readiness } from '../ops/readiness.ts';
 import type { ComponentContext, RunningComponent } from './component.ts';
 import { schemaIsCurrent } from './schema-gate.ts';
+import { processRegistry, waitForStopSignal } from './stop-signal.ts';
 
 export type ServingConfig = Extract<Config, { target: 'all' | 'gateway' | 'api' }>;
 
@@ -74,8 +74,7 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   }
   const store = opened.store;
   const readiness = new Readiness(['schema', 'listeners']);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'tenantry_' });
+  const registry = processRegistry();
 
   const fail = async (message: string): Promise<number> => {
     log.error(message);
@@ -103,15 +102,7 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
     ports: Object.assign({}, ...running.map((c) => c.ports)) as Record<string, number>,
   });
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => { resolve('SIGTERM'); });
-    process.once('SIGINT', () => { resolve('SIGINT'); });
-  });
-  log.info('shutting down', { signal });
-  // A second signal while draining means "now".
-  const force = (): void => { log.warn('second signal: exiting without draining'); process.exit(1); };
-  process.once('SIGTERM', force);
-  process.once('SIGINT', force);
+  await waitForStopSignal(log);
   readiness.beginShutdown();
   schema.value();
   const stopped = await Promise.allSettled(running.map((c) => c.stop()));
