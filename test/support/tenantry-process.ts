@@ -12,13 +12,13 @@ export interface TenantryProcess {
   readonly lines: Record<string, unknown>[];
   /** Raw stderr so far. */
   stderr(): string;
-  /** Resolves with the exit code. */
-  readonly exited: Promise<number | null>;
+  /** Resolves with the exit code, or the signal that ended the process. */
+  readonly exited: Promise<number | NodeJS.Signals | null>;
   /** Resolves with the first log line that satisfies `match`, or rejects after `timeoutMs`. */
   waitForLine(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Waits for "tenantry started" and returns its ports. */
   started(timeoutMs?: number): Promise<Record<string, number>>;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | NodeJS.Signals | null>;
 }
 
 /** Environment for a test process: ports 0 on loopback, the given data dir, nothing inherited that configures Tenantry. */
@@ -54,7 +54,7 @@ export function startTenantry(args: readonly string[], env: Record<string, strin
     }
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  const exited = new Promise<number | null>((resolve) => { child.once('exit', (code) => { resolve(code); }); });
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => { child.once('exit', (code, signal) => { resolve(code ?? signal); }); });
 
   const waitForLine = (match: (l: Record<string, unknown>) => boolean, timeoutMs = 30_000): Promise<Record<string, unknown>> => {
     const seen = lines.find(match);

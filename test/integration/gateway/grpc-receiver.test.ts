@@ -1,6 +1,5 @@
 // OTLP/gRPC status codes and partial success.
 import { connect } from 'node:http2';
-import { createGzip } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { ExportTraceServiceResponse } from '../../../gateway/wire/otlp-messages.ts';
@@ -9,6 +8,7 @@ import type { TestGateway } from './support/gateway-harness.ts';
 import { grpcExport, logsPath, tracePath } from './support/grpc-client.ts';
 import { logsProtobuf, tracesJson, tracesProtobuf } from './support/payloads.ts';
 import { makeSpans, sendSpans } from './support/otel-clients.ts';
+import { gzipZeros } from './support/gzip-zeros.ts';
 
 describe('gateway: OTLP/gRPC', function () {
   this.timeout(30_000);
@@ -58,21 +58,6 @@ describe('gateway: OTLP/gRPC', function () {
     expect(rows).to.deep.equal([{ n: '2' }]);
   });
 });
-
-/** gzip of `size` zero bytes, produced in 1 MiB steps (only the compressed output is kept). */
-async function gzipZeros(size: number): Promise<Buffer> {
-  const gzip = createGzip({ level: 9 });
-  const out: Buffer[] = [];
-  gzip.on('data', (c: Buffer) => out.push(c));
-  const done = new Promise((resolve) => gzip.on('end', resolve));
-  const zeros = Buffer.alloc(1024 * 1024);
-  for (let written = 0; written < size; written += zeros.length) {
-    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
-  }
-  gzip.end();
-  await done;
-  return Buffer.concat(out);
-}
 
 describe('gateway: OTLP/gRPC gzip bomb', function () {
   this.timeout(60_000);

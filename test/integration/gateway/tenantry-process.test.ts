@@ -4,26 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { createGzip } from 'node:zlib';
 import { expect } from 'chai';
 import { makeSpans, sendSpans } from './support/otel-clients.ts';
 import { post, protobufHeaders, tracesJson, tracesProtobuf } from './support/payloads.ts';
 import { processKey, queryDataDir, residentBytes, startTenantry } from './support/tenantry-process.ts';
-
-/** gzip of `size` zero bytes, produced in 1 MiB steps (only the ~0.5 MiB of output is kept). */
-async function gzipBomb(size: number): Promise<Buffer> {
-  const gzip = createGzip({ level: 9 });
-  const out: Buffer[] = [];
-  gzip.on('data', (c: Buffer) => out.push(c));
-  const done = new Promise((resolve) => gzip.on('end', resolve));
-  const zeros = Buffer.alloc(1024 * 1024);
-  for (let written = 0; written < size; written += zeros.length) {
-    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
-  }
-  gzip.end();
-  await done;
-  return Buffer.concat(out);
-}
+import { gzipZeros } from './support/gzip-zeros.ts';
 
 function postRaw(url: string, body: Buffer, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -73,7 +58,7 @@ describe('gateway: inside the tenantry process', function () {
   it('answers a 512 MiB gzip bomb with 413 quickly while memory barely moves', async () => {
     const tenantry = await startTenantry(dataDir);
     try {
-      const bomb = await gzipBomb(512 * 1024 * 1024);
+      const bomb = await gzipZeros(512 * 1024 * 1024);
       const before = await residentBytes(tenantry.httpUrl);
       const started = Date.now();
       const status = await postRaw(`${tenantry.httpUrl}/v1/traces`, bomb, { ...protobufHeaders(processKey), 'content-encoding': 'gzip' });
