@@ -1,10 +1,12 @@
-// Log records → rows of the logs table (schema v1). Severity comes from the
+// Log records → RowBinary rows of the logs table (schema v1), in the order
+// of rowColumns.logs. Severity comes from the
 // severity number, or from the severity text when the number is 0; the
 // timestamp falls back to the observed timestamp when unset (OTLP says 0
 // means unknown); log_id is log.record.uid when present.
+import { RowWriter } from '../direct/row-writer.ts';
 import type { ResourceLogs } from '../wire/otlp-messages.ts';
 import type { LogIdGenerator } from './log-id.ts';
-import { anyValueText, attributeText, attributesJson, clampInt, hexText, nanosNumber, nanosText, str } from './otlp-values.ts';
+import { anyValueText, attributeText, clampInt, nanosNumber, writeAttributes, writeHex, writeNanos } from './otlp-values.ts';
 import type { RowBatch } from './row-batch.ts';
 import { RejectionTally, tenantOf } from './tenant-resolver.ts';
 import type { TenantResolver } from './tenant-resolver.ts';
@@ -25,16 +27,22 @@ export function severityNumber(number: number | null | undefined, text: string |
 /** Converts the log records of a request. */
 export function logRows(resourceLogs: readonly ResourceLogs[], resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): RowBatch {
   const rejected = new RejectionTally();
-  let rows = '';
+  const w = new RowWriter();
   let rowCount = 0;
   for (const rl of resourceLogs) {
     const resourceAttributes = rl.resource?.attributes;
     const resourceTenant = tenantOf(resourceAttributes);
-    const resourcePart = `,"service_name":${str(attributeText(resourceAttributes, 'service.name'))}` +
-      `,"resource_schema_url":${str(rl.schemaUrl)},"resource_attributes":${attributesJson(resourceAttributes)}`;
     for (const sl of rl.scopeLogs ?? []) {
-      const scopePart = `,"scope_name":${str(sl.scope?.name)},"scope_version":${str(sl.scope?.version)}` +
-        `,"scope_schema_url":${str(sl.schemaUrl)},"scope_attributes":${attributesJson(sl.scope?.attributes)}`;
+      // service_name … scope_attributes are the same for every record of the scope: written once.
+      const shared = new RowWriter(1024);
+      shared.text(attributeText(resourceAttributes, 'service.name') ?? '');
+      shared.text(rl.schemaUrl ?? '');
+      writeAttributes(shared, resourceAttributes);
+      shared.text(sl.scope?.name ?? '');
+      shared.text(sl.scope?.version ?? '');
+      shared.text(sl.schemaUrl ?? '');
+      writeAttributes(shared, sl.scope?.attributes);
+      const sharedPart = shared.result();
       for (const record of sl.logRecords ?? []) {
         const tenant = resolver.resolve(resourceTenant, record.attributes);
         if (!tenant.ok) {
@@ -43,17 +51,23 @@ export function logRows(resourceLogs: readonly ResourceLogs[], resolver: TenantR
         }
         const observed = record.observedTimeUnixNano;
         const timestamp = nanosNumber(record.timeUnixNano) !== 0 ? record.timeUnixNano : observed;
-        const logId = attributeText(record.attributes, 'log.record.uid') ?? ids.next(nowMs);
-        rows += `{"tenant_id":${str(tenant.tenant)},"timestamp":${nanosText(timestamp)},"observed_timestamp":${nanosText(observed)}` +
-          `,"log_id":${str(logId)},"trace_id":${str(hexText(record.traceId))},"span_id":${str(hexText(record.spanId))}` +
-          `,"trace_flags":${clampInt(record.flags, 0, 0xffffffff) & 0xff}` +
-          `,"severity_number":${severityNumber(record.severityNumber, record.severityText)},"severity_text":${str(record.severityText)}` +
-          `,"event_name":${str(record.eventName)},"body":${str(anyValueText(record.body))}` +
-          resourcePart + scopePart + `,"log_attributes":${attributesJson(record.attributes)}` +
-          `,"dropped_attributes_count":${clampInt(record.droppedAttributesCount, 0, 0xffffffff)}}\n`;
+        w.text(tenant.tenant);
+        writeNanos(w, timestamp);
+        writeNanos(w, observed);
+        w.text(attributeText(record.attributes, 'log.record.uid') ?? ids.next(nowMs));
+        writeHex(w, record.traceId);
+        writeHex(w, record.spanId);
+        w.u8(clampInt(record.flags, 0, 0xffffffff) & 0xff);
+        w.u8(severityNumber(record.severityNumber, record.severityText));
+        w.text(record.severityText ?? '');
+        w.text(record.eventName ?? '');
+        w.text(anyValueText(record.body));
+        w.bytes(sharedPart);
+        writeAttributes(w, record.attributes);
+        w.u32(clampInt(record.droppedAttributesCount, 0, 0xffffffff));
         rowCount++;
       }
     }
   }
-  return { table: 'logs', rows, rowCount, rejected };
+  return { table: 'logs', rows: w.result(), rowCount, rejected };
 }

@@ -1,10 +1,15 @@
-// Metric data points → rows of the metrics table (schema v1), one row per
-// point of all five OTLP types. Exemplars are dropped: schema v1 has no
-// column for them and no API query reads them (docs/gateway.md).
+// Metric data points → RowBinary rows of the metrics table (schema v1), in
+// the order of rowColumns.metrics, one row per point of all five OTLP types.
+// Each type fills its own columns and writes the defaults of the others (0,
+// '', empty arrays, NULL min and max). Exemplars are dropped: schema v1 has
+// no column for them and no API query reads them (docs/gateway.md).
+import { RowWriter } from '../direct/row-writer.ts';
 import type {
   ExponentialHistogramDataPoint, HistogramDataPoint, KeyValue, Metric, NumberDataPoint, ResourceMetrics, SummaryDataPoint,
 } from '../wire/otlp-messages.ts';
-import { attributeText, attributesJson, clampInt, floatText, int64Text, nanosText, str, uint64Text } from './otlp-values.ts';
+import {
+  attributeText, clampInt, int64Number, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
+} from './otlp-values.ts';
 import type { RowBatch } from './row-batch.ts';
 import { RejectionTally, tenantOf } from './tenant-resolver.ts';
 import type { Resolution, TenantResolver } from './tenant-resolver.ts';
@@ -16,53 +21,122 @@ interface PointCommon {
   readonly flags?: number | null;
 }
 
-const optionalFloat = (v: number | null | undefined): string => (v === null || v === undefined ? 'null' : floatText(v));
+/** The metric_type Enum8 values. */
+const metricType = { gauge: 1, sum: 2, histogram: 3, exponentialHistogram: 4, summary: 5 } as const;
 
-function numberFields(p: NumberDataPoint): string {
-  const value = p.value === 'asInt' ? Number(int64Text(p.asInt)) : p.asDouble;
-  return `,"value":${floatText(value)}`;
+/** Default values of each group of type-specific columns, for the types that leave them empty. */
+function defaults(write: (w: RowWriter) => void): Buffer {
+  const w = new RowWriter(64);
+  write(w);
+  return Buffer.from(w.result());
+}
+const noValue = defaults((w) => {
+  w.f64(0);
+});
+const noCountSum = defaults((w) => {
+  w.u64(0); // count
+  w.f64(0); // sum
+  w.u8(1); // min NULL
+  w.u8(1); // max NULL
+});
+const noBuckets = defaults((w) => {
+  w.varint(0); // bucket_counts
+  w.varint(0); // explicit_bounds
+});
+const noExponential = defaults((w) => {
+  w.i32(0); // exp_scale
+  w.u64(0); // exp_zero_count
+  w.f64(0); // exp_zero_threshold
+  w.i32(0); // exp_positive_offset
+  w.varint(0); // exp_positive_bucket_counts
+  w.i32(0); // exp_negative_offset
+  w.varint(0); // exp_negative_bucket_counts
+});
+const noQuantiles = noBuckets;
+
+const int32 = (v: number | null | undefined): number => clampInt(v, -2147483648, 2147483647);
+
+function writeCounts(w: RowWriter, counts: readonly NonNullable<HistogramDataPoint['count']>[] | null | undefined): void {
+  w.varint(counts?.length ?? 0);
+  for (const c of counts ?? []) writeUint64(w, c);
 }
 
-function histogramFields(p: HistogramDataPoint): string {
-  return `,"count":${uint64Text(p.count)},"sum":${floatText(p.sum)},"min":${optionalFloat(p.min)},"max":${optionalFloat(p.max)}` +
-    `,"bucket_counts":[${(p.bucketCounts ?? []).map(uint64Text).join(',')}]` +
-    `,"explicit_bounds":[${(p.explicitBounds ?? []).map(floatText).join(',')}]`;
+function writeNumber(w: RowWriter, p: NumberDataPoint): void {
+  writeFloat(w, p.value === 'asInt' ? int64Number(p.asInt) : p.asDouble);
+  w.bytes(noCountSum);
+  w.bytes(noBuckets);
+  w.bytes(noExponential);
+  w.bytes(noQuantiles);
 }
 
-function exponentialFields(p: ExponentialHistogramDataPoint): string {
-  const int32 = (v: number | null | undefined): number => clampInt(v, -2147483648, 2147483647);
-  return `,"count":${uint64Text(p.count)},"sum":${floatText(p.sum)},"min":${optionalFloat(p.min)},"max":${optionalFloat(p.max)}` +
-    `,"exp_scale":${int32(p.scale)},"exp_zero_count":${uint64Text(p.zeroCount)},"exp_zero_threshold":${floatText(p.zeroThreshold)}` +
-    `,"exp_positive_offset":${int32(p.positive?.offset)},"exp_positive_bucket_counts":[${(p.positive?.bucketCounts ?? []).map(uint64Text).join(',')}]` +
-    `,"exp_negative_offset":${int32(p.negative?.offset)},"exp_negative_bucket_counts":[${(p.negative?.bucketCounts ?? []).map(uint64Text).join(',')}]`;
+function writeHistogram(w: RowWriter, p: HistogramDataPoint): void {
+  w.bytes(noValue);
+  writeUint64(w, p.count);
+  writeFloat(w, p.sum);
+  writeOptionalFloat(w, p.min);
+  writeOptionalFloat(w, p.max);
+  writeCounts(w, p.bucketCounts);
+  const bounds = p.explicitBounds ?? [];
+  w.varint(bounds.length);
+  for (const b of bounds) writeFloat(w, b);
+  w.bytes(noExponential);
+  w.bytes(noQuantiles);
 }
 
-function summaryFields(p: SummaryDataPoint): string {
+function writeExponential(w: RowWriter, p: ExponentialHistogramDataPoint): void {
+  w.bytes(noValue);
+  writeUint64(w, p.count);
+  writeFloat(w, p.sum);
+  writeOptionalFloat(w, p.min);
+  writeOptionalFloat(w, p.max);
+  w.bytes(noBuckets);
+  w.i32(int32(p.scale));
+  writeUint64(w, p.zeroCount);
+  writeFloat(w, p.zeroThreshold);
+  w.i32(int32(p.positive?.offset));
+  writeCounts(w, p.positive?.bucketCounts);
+  w.i32(int32(p.negative?.offset));
+  writeCounts(w, p.negative?.bucketCounts);
+  w.bytes(noQuantiles);
+}
+
+function writeSummary(w: RowWriter, p: SummaryDataPoint): void {
   const quantiles = p.quantileValues ?? [];
-  return `,"count":${uint64Text(p.count)},"sum":${floatText(p.sum)}` +
-    `,"quantiles":[${quantiles.map((q) => floatText(q.quantile)).join(',')}]` +
-    `,"quantile_values":[${quantiles.map((q) => floatText(q.value)).join(',')}]`;
+  w.bytes(noValue);
+  writeUint64(w, p.count);
+  writeFloat(w, p.sum);
+  w.u8(1); // min NULL
+  w.u8(1); // max NULL
+  w.bytes(noBuckets);
+  w.bytes(noExponential);
+  w.varint(quantiles.length);
+  for (const q of quantiles) writeFloat(w, q.quantile);
+  w.varint(quantiles.length);
+  for (const q of quantiles) writeFloat(w, q.value);
 }
 
-type PointsOf = { readonly type: string; readonly temporality: number; readonly monotonic: boolean; readonly points: readonly PointCommon[]; readonly fields: (p: never) => string };
+type PointsOf = {
+  readonly type: number; readonly temporality: number; readonly monotonic: boolean; readonly points: readonly PointCommon[];
+  readonly fields: (w: RowWriter, p: never) => void;
+};
 
-/** The points of a metric with their type-specific serializer; undefined for a metric without data. */
+/** The points of a metric with their type-specific writer (value … quantile_values); undefined for a metric without data. */
 function pointsOf(metric: Metric): PointsOf | undefined {
   switch (metric.data) {
-    case 'gauge': return { type: 'gauge', temporality: 0, monotonic: false, points: metric.gauge?.dataPoints ?? [], fields: numberFields };
+    case 'gauge': return { type: metricType.gauge, temporality: 0, monotonic: false, points: metric.gauge?.dataPoints ?? [], fields: writeNumber };
     case 'sum': return {
-      type: 'sum', temporality: clampInt(metric.sum?.aggregationTemporality, 0, 2), monotonic: metric.sum?.isMonotonic === true,
-      points: metric.sum?.dataPoints ?? [], fields: numberFields,
+      type: metricType.sum, temporality: clampInt(metric.sum?.aggregationTemporality, 0, 2), monotonic: metric.sum?.isMonotonic === true,
+      points: metric.sum?.dataPoints ?? [], fields: writeNumber,
     };
     case 'histogram': return {
-      type: 'histogram', temporality: clampInt(metric.histogram?.aggregationTemporality, 0, 2), monotonic: false,
-      points: metric.histogram?.dataPoints ?? [], fields: histogramFields,
+      type: metricType.histogram, temporality: clampInt(metric.histogram?.aggregationTemporality, 0, 2), monotonic: false,
+      points: metric.histogram?.dataPoints ?? [], fields: writeHistogram,
     };
     case 'exponentialHistogram': return {
-      type: 'exponential_histogram', temporality: clampInt(metric.exponentialHistogram?.aggregationTemporality, 0, 2), monotonic: false,
-      points: metric.exponentialHistogram?.dataPoints ?? [], fields: exponentialFields,
+      type: metricType.exponentialHistogram, temporality: clampInt(metric.exponentialHistogram?.aggregationTemporality, 0, 2), monotonic: false,
+      points: metric.exponentialHistogram?.dataPoints ?? [], fields: writeExponential,
     };
-    case 'summary': return { type: 'summary', temporality: 0, monotonic: false, points: metric.summary?.dataPoints ?? [], fields: summaryFields };
+    case 'summary': return { type: metricType.summary, temporality: 0, monotonic: false, points: metric.summary?.dataPoints ?? [], fields: writeSummary };
     case undefined: return undefined;
   }
 }
@@ -70,35 +144,51 @@ function pointsOf(metric: Metric): PointsOf | undefined {
 /** Converts the data points of a request. */
 export function metricRows(resourceMetrics: readonly ResourceMetrics[], resolver: TenantResolver): RowBatch {
   const rejected = new RejectionTally();
-  let rows = '';
+  const w = new RowWriter();
   let rowCount = 0;
   for (const rm of resourceMetrics) {
     const resourceAttributes = rm.resource?.attributes;
     const resourceTenant: Resolution | undefined = tenantOf(resourceAttributes);
-    const resourcePart = `,"service_name":${str(attributeText(resourceAttributes, 'service.name'))}` +
-      `,"resource_schema_url":${str(rm.schemaUrl)},"resource_attributes":${attributesJson(resourceAttributes)}`;
     for (const sm of rm.scopeMetrics ?? []) {
-      const scopePart = `,"scope_name":${str(sm.scope?.name)},"scope_version":${str(sm.scope?.version)}` +
-        `,"scope_attributes":${attributesJson(sm.scope?.attributes)}`;
+      // service_name … scope_attributes are the same for every point of the scope: written once.
+      const shared = new RowWriter(1024);
+      shared.text(attributeText(resourceAttributes, 'service.name') ?? '');
+      shared.text(rm.schemaUrl ?? '');
+      writeAttributes(shared, resourceAttributes);
+      shared.text(sm.scope?.name ?? '');
+      shared.text(sm.scope?.version ?? '');
+      writeAttributes(shared, sm.scope?.attributes);
+      const sharedPart = shared.result();
       for (const metric of sm.metrics ?? []) {
         const data = pointsOf(metric);
         if (data === undefined) continue;
-        const metricPart = `,"metric_name":${str(metric.name)},"metric_type":${str(data.type)},"description":${str(metric.description)}` +
-          `,"unit":${str(metric.unit)},"temporality":${data.temporality},"is_monotonic":${data.monotonic}`;
-        const fields = data.fields as (p: PointCommon) => string;
+        const head = new RowWriter(256);
+        head.text(metric.name ?? '');
+        head.u8(data.type);
+        head.text(metric.description ?? '');
+        head.text(metric.unit ?? '');
+        head.u8(data.temporality);
+        head.u8(data.monotonic ? 1 : 0);
+        const metricPart = head.result();
+        const fields = data.fields as (w: RowWriter, p: PointCommon) => void;
         for (const point of data.points) {
           const tenant = resolver.resolve(resourceTenant, point.attributes);
           if (!tenant.ok) {
             rejected.add(tenant);
             continue;
           }
-          rows += `{"tenant_id":${str(tenant.tenant)}` + metricPart + resourcePart + scopePart +
-            `,"attributes":${attributesJson(point.attributes)},"start_timestamp":${nanosText(point.startTimeUnixNano)}` +
-            `,"timestamp":${nanosText(point.timeUnixNano)},"flags":${clampInt(point.flags, 0, 0xffffffff)}` + fields(point) + '}\n';
+          w.text(tenant.tenant);
+          w.bytes(metricPart);
+          w.bytes(sharedPart);
+          writeAttributes(w, point.attributes);
+          writeNanos(w, point.startTimeUnixNano);
+          writeNanos(w, point.timeUnixNano);
+          w.u32(clampInt(point.flags, 0, 0xffffffff));
+          fields(w, point);
           rowCount++;
         }
       }
     }
   }
-  return { table: 'metrics', rows, rowCount, rejected };
+  return { table: 'metrics', rows: w.result(), rowCount, rejected };
 }

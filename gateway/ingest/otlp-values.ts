@@ -1,10 +1,12 @@
-// OTLP values as the text of JSONEachRow fields. Everything here is written
-// so that the value is always inside its column's domain: one malformed item
-// must never make ClickHouse reject a whole group-committed batch.
+// OTLP values as RowBinary fields (and the text of String columns).
+// Everything here is written so that the value is always inside its column's
+// domain: one malformed item must never make ClickHouse reject a whole
+// group-committed batch.
 import type { AnyValue, Int64Like, KeyValue } from '../wire/otlp-messages.ts';
+import type { RowWriter } from '../direct/row-writer.ts';
 
 const twoTo32 = 4_294_967_296;
-const maxInt64 = '9223372036854775807';
+const twoTo64 = twoTo32 * twoTo32;
 
 /** An unsigned 64-bit integer given as two unsigned 32-bit halves, in decimal. */
 export function uint64Parts(lo: number, hi: number): string {
@@ -20,25 +22,38 @@ export function int64Parts(lo: number, hi: number): string {
   return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo)).toString();
 }
 
-/** Unix nanoseconds for a DateTime64(9) column, clamped to its Int64 range. */
-export function nanosParts(lo: number, hi: number): string {
-  return hi >= 0x80000000 ? maxInt64 : uint64Parts(lo, hi);
+/** Unix nanoseconds (32-bit halves) as a DateTime64(9), clamped to its Int64 range. */
+export function writeNanosParts(w: RowWriter, lo: number, hi: number): void {
+  if (hi >= 0x80000000) w.u64Parts(0xffffffff, 0x7fffffff);
+  else w.u64Parts(lo, hi);
 }
 
-/** end - start in ns from 32-bit halves; 0 when end precedes start. */
-export function durationParts(startLo: number, startHi: number, endLo: number, endHi: number): string {
-  const d = (endHi - startHi) * twoTo32 + (endLo - startLo);
-  if (d <= 0) return '0';
-  if (d < Number.MAX_SAFE_INTEGER) return String(d);
-  return (((BigInt(endHi) << 32n) | BigInt(endLo)) - ((BigInt(startHi) << 32n) | BigInt(startLo))).toString();
+/** end - start in ns from 32-bit halves as a UInt64; 0 when end precedes start. */
+export function writeDurationParts(w: RowWriter, startLo: number, startHi: number, endLo: number, endHi: number): void {
+  let lo = endLo - startLo;
+  let hi = endHi - startHi;
+  if (lo < 0) {
+    lo += twoTo32;
+    hi -= 1;
+  }
+  if (hi < 0) w.u64Parts(0, 0);
+  else w.u64Parts(lo, hi);
 }
 
-/** A 64-bit unsigned integer (Long or number) as decimal digits; negatives become 0. */
-export function uint64Text(v: Int64Like | null | undefined): string {
-  if (v === null || v === undefined) return '0';
-  if (typeof v === 'number') return v > 0 ? String(Math.trunc(v)) : '0';
-  if (!v.unsigned && v.high < 0) return '0';
-  return uint64Parts(v.low >>> 0, v.high >>> 0);
+/** The halves of a non-negative number of ns, clamped below 2^64 (protobufjs without Long). */
+function numberParts(n: number): readonly [number, number] {
+  if (!(n > 0)) return [0, 0];
+  if (n >= twoTo64) return [0xffffffff, 0xffffffff];
+  const i = Math.trunc(n);
+  return [i % twoTo32, Math.floor(i / twoTo32)];
+}
+
+/** A 64-bit unsigned integer (Long or number) as a UInt64; negatives become 0. */
+export function writeUint64(w: RowWriter, v: Int64Like | null | undefined): void {
+  if (v === null || v === undefined) w.u64Parts(0, 0);
+  else if (typeof v === 'number') w.u64Parts(...numberParts(v));
+  else if (!v.unsigned && v.high < 0) w.u64Parts(0, 0);
+  else w.u64Parts(v.low, v.high);
 }
 
 /** A 64-bit signed integer as decimal digits. */
@@ -48,11 +63,19 @@ export function int64Text(v: Int64Like | null | undefined): string {
   return v.unsigned ? uint64Parts(v.low >>> 0, v.high >>> 0) : int64Parts(v.low >>> 0, v.high >>> 0);
 }
 
-/** Unix nanoseconds for a DateTime64(9) column: clamped to its Int64 range. */
-export function nanosText(v: Int64Like | null | undefined): string {
-  if (typeof v === 'number') return v >= 9.2e18 ? maxInt64 : uint64Text(v);
-  if (v === null || v === undefined) return '0';
-  return nanosParts(v.low >>> 0, v.high >>> 0);
+/** A 64-bit signed integer as the nearest double (a gauge or sum value given as int). */
+export function int64Number(v: Int64Like | null | undefined): number {
+  if (v === null || v === undefined) return 0;
+  if (typeof v === 'number') return Math.trunc(v);
+  // One rounding of the exact sum: the same double as parsing the decimal digits.
+  return (v.unsigned ? v.high >>> 0 : v.high | 0) * twoTo32 + (v.low >>> 0);
+}
+
+/** Unix nanoseconds as a DateTime64(9), clamped to its Int64 range. */
+export function writeNanos(w: RowWriter, v: Int64Like | null | undefined): void {
+  if (v === null || v === undefined) w.u64Parts(0, 0);
+  else if (typeof v === 'number') writeNanosParts(w, ...numberParts(v >= 9.2e18 ? twoTo64 : v));
+  else writeNanosParts(w, v.low >>> 0, v.high >>> 0);
 }
 
 /** Unix nanoseconds as a double: exact below 2^53 (enough for durations and comparisons). */
@@ -62,21 +85,26 @@ export function nanosNumber(v: Int64Like | null | undefined): number {
   return (v.high >>> 0) * twoTo32 + (v.low >>> 0);
 }
 
-/** end - start in ns, exact for any 64-bit values; 0 when end precedes start. */
-export function durationText(start: Int64Like | null | undefined, end: Int64Like | null | undefined): string {
-  if (start === null || start === undefined || end === null || end === undefined) return '0';
-  if (typeof start === 'number' || typeof end === 'number') {
-    const d = nanosNumber(end) - nanosNumber(start);
-    return d > 0 ? String(d) : '0';
-  }
-  return durationParts(start.low >>> 0, start.high >>> 0, end.low >>> 0, end.high >>> 0);
+/** end - start in ns as a UInt64, exact for any 64-bit values; 0 when end precedes start. */
+export function writeDuration(w: RowWriter, start: Int64Like | null | undefined, end: Int64Like | null | undefined): void {
+  if (start === null || start === undefined || end === null || end === undefined) w.u64Parts(0, 0);
+  else if (typeof start === 'number' || typeof end === 'number') w.u64Parts(...numberParts(nanosNumber(end) - nanosNumber(start)));
+  else writeDurationParts(w, start.low >>> 0, start.high >>> 0, end.low >>> 0, end.high >>> 0);
 }
 
-/** A Float64 field: JSON has no NaN or infinities, ClickHouse reads them quoted. */
-export function floatText(v: number | null | undefined): string {
-  if (v === null || v === undefined) return '0';
-  if (Number.isFinite(v)) return String(v);
-  return Number.isNaN(v) ? '"nan"' : v > 0 ? '"inf"' : '"-inf"';
+/** A Float64 field; absent is 0 (NaN and infinities are native in RowBinary). */
+export function writeFloat(w: RowWriter, v: number | null | undefined): void {
+  w.f64(v ?? 0);
+}
+
+/** A Nullable(Float64) field: NULL when absent (a histogram point without min or max). */
+export function writeOptionalFloat(w: RowWriter, v: number | null | undefined): void {
+  if (v === null || v === undefined) {
+    w.u8(1);
+  } else {
+    w.u8(0);
+    w.f64(v);
+  }
 }
 
 /** An integer clamped into [min, max] (enum, UInt8 and UInt32 columns). */
@@ -86,10 +114,10 @@ export function clampInt(v: number | null | undefined, min: number, max: number)
   return i < min ? min : i > max ? max : i;
 }
 
-/** Bytes as lower-case hex (trace and span ids). */
-export function hexText(v: Uint8Array | null | undefined): string {
-  if (v === null || v === undefined || v.length === 0) return '';
-  return (Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength)).toString('hex');
+/** Bytes as a String of lower-case hex (trace and span ids); absent is ''. */
+export function writeHex(w: RowWriter, v: Uint8Array | null | undefined): void {
+  if (v === null || v === undefined) w.empty();
+  else w.hex(Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength), 0, v.length);
 }
 
 /** An AnyValue as a JSON-compatible value, for nested arrays and maps. */
@@ -126,17 +154,17 @@ export function anyValueText(v: AnyValue | null | undefined): string {
   }
 }
 
-/** Attributes as a JSON object for a Map(String, String) column. */
-export function attributesJson(attributes: readonly KeyValue[] | null | undefined): string {
-  if (attributes === null || attributes === undefined || attributes.length === 0) return '{}';
-  let out = '{';
-  for (let i = 0; i < attributes.length; i++) {
-    const kv = attributes[i];
-    if (kv === undefined) continue;
-    if (i > 0) out += ',';
-    out += str(kv.key) + ':' + str(anyValueText(kv.value));
+/** Attributes as a Map(LowCardinality(String), String): every pair in order, values as anyValueText. */
+export function writeAttributes(w: RowWriter, attributes: readonly KeyValue[] | null | undefined): void {
+  if (attributes === null || attributes === undefined) {
+    w.varint(0);
+    return;
   }
-  return out + '}';
+  w.varint(attributes.length);
+  for (const kv of attributes) {
+    w.text(kv.key ?? '');
+    w.text(anyValueText(kv.value));
+  }
 }
 
 /** The string value of one attribute, or undefined when absent. */
@@ -145,10 +173,3 @@ export function attributeText(attributes: readonly KeyValue[] | null | undefined
   for (const kv of attributes) if (kv.key === key) return anyValueText(kv.value);
   return undefined;
 }
-
-/**
- * A JSON string literal. Lone UTF-16 surrogates (possible in OTLP/JSON input)
- * become U+FFFD: JSON.stringify would escape them as \udXXX, which ClickHouse
- * refuses, failing the whole batch.
- */
-export const str = (s: string | null | undefined): string => JSON.stringify((s ?? '').toWellFormed());
