@@ -150,7 +150,7 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
     }
   }
   const { sql, params } = rawSql(deps, w, metric, q);
-  const rows = await deps.runner.rows<GroupRow & InfoRow & RawPoint>(sql, params);
+  const rows = await deps.runner.manyRows<GroupRow & InfoRow & RawPoint>(sql, params);
   if (!rows.ok) return rows;
   if (rows.value.length > maxRawPoints) return fail(invalidRequest(`metric "${metric}" has more than ${maxRawPoints} points in the range: narrow the range or filter`));
   const startMs = Number(w.startNs / 1_000_000n);

@@ -164,4 +164,15 @@ describe('api/http surface', () => {
     expect(result.error.code).to.equal('unavailable');
     expect(result.error.message).to.contain('cancelled');
   });
+
+  it('gives every query its time limit and UTC in its own SETTINGS clause, leaving the shared session untouched', async () => {
+    const runner = createQueryRunner(h.store, 1500, silentLogger);
+    const probe = "SELECT toFloat64(getSetting('max_execution_time')) AS limit, toString(getSetting('timeout_overflow_mode')) AS mode, timezone() AS tz";
+    const expected = { ok: true, value: [{ limit: 1.5, mode: 'throw', tz: 'UTC' }] };
+    expect(await runner.rows(probe, new SqlParams())).to.deep.equal(expected);
+    expect(await runner.manyRows(probe, new SqlParams())).to.deep.equal(expected);
+    // Outside the runner, the same session has no time limit of its own.
+    const outside = await (await h.store.client.query({ query: "SELECT toFloat64(getSetting('max_execution_time')) AS limit", format: 'JSONEachRow' })).json<{ limit: number }>();
+    expect(outside).to.deep.equal([{ limit: 0 }]);
+  });
 });

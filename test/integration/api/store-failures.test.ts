@@ -29,8 +29,9 @@ function alteredStore(store: Store, query: (original: Query, params: Parameters<
   return { ...store, client };
 }
 
-/** Every SELECT replaced by an endless one. */
-const slowStore = (store: Store): Store => alteredStore(store, (original, params) => original({ ...params, query: endless, query_params: {} }));
+/** Every SELECT replaced by an endless one that keeps the runner's SETTINGS clause (the time limit ClickHouse enforces). */
+const slowStore = (store: Store): Store => alteredStore(store, (original, params) =>
+  original({ ...params, query: endless + (/\nSETTINGS [^\n]*$/.exec(params.query)?.[0] ?? ''), query_params: {} }));
 
 describe('api/query timeout and graceful stop', () => {
   let store: Store;
