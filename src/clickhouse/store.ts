@@ -1,7 +1,7 @@
 // Opens the one ClickHouse client a process uses: in-process chDB (embedded,
 // the default) or a ClickHouse server over HTTP. Both are @clickhouse/client,
 // so every query in the project is written once for both.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -14,6 +14,11 @@ export interface Store {
   readonly database: string;
   /** Cluster for ON CLUSTER DDL, server mode only. */
   readonly cluster: string | undefined;
+  /**
+   * Embedded mode only: a folder of the data dir where bulk inserts stage
+   * binary rows for ClickHouse's file() function (src/clickhouse/row-binary-insert.ts).
+   */
+  readonly spoolDir: string | undefined;
   close(): Promise<void>;
 }
 
@@ -22,6 +27,14 @@ export type OpenResult = { readonly ok: true; readonly store: Store } | { readon
 /** The folder inside TENANTRY_DATA_DIR that chDB owns. */
 export function embeddedPath(dataDir: string): string {
   return join(dataDir, 'clickhouse');
+}
+
+/** The folder inside TENANTRY_DATA_DIR where inserts stage their rows; emptied on open (its files live for one INSERT). */
+function openSpool(dataDir: string): string {
+  const spool = join(dataDir, 'insert-spool');
+  mkdirSync(spool, { recursive: true });
+  for (const name of readdirSync(spool)) rmSync(join(spool, name), { force: true });
+  return spool;
 }
 
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
@@ -57,7 +70,7 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
       // Progress headers keep long queries' connections alive through load balancers.
       clickhouse_settings: { output_format_json_quote_64bit_integers: 1, send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' },
     });
-    return { ok: true, store: { client, mode: 'server', database: config.database, cluster: config.cluster, close: () => client.close() } };
+    return { ok: true, store: { client, mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() } };
   }
   const chdb = await load();
   if (chdb === undefined) {
@@ -69,9 +82,10 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
   const path = embeddedPath(config.dataDir);
   try {
     mkdirSync(path, { recursive: true });
+    const spoolDir = openSpool(config.dataDir);
     const connection = chdb.createChdbConnection({ path });
     const client = createClient({ connection, log: { level: ClickHouseLogLevel.OFF } });
-    return { ok: true, store: { client, mode: 'embedded', database: config.database, cluster: undefined, close: () => client.close() } };
+    return { ok: true, store: { client, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close: () => client.close() } };
   } catch (error) {
     return { ok: false, message: `cannot open embedded ClickHouse at ${path}: ${(error as Error).message}` };
   }

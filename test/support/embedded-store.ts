@@ -39,6 +39,7 @@ export async function databaseStore(prefix: string): Promise<Store> {
     mode: base.mode,
     database,
     cluster: undefined,
+    spoolDir: base.spoolDir,
     close: async () => { await base.client.command({ query: `DROP DATABASE IF EXISTS ${database}` }); },
   };
 }

@@ -1,0 +1,57 @@
+// Inserts rows already encoded as RowBinary, the cheapest input format for
+// ClickHouse to parse (docs/gateway.md, "Insert format"). A server takes them
+// as the body of `INSERT … FORMAT RowBinary`. chDB's connection cannot carry
+// a binary body (it appends the body to the SQL text), so in embedded mode
+// the rows are staged in a file of the data dir and read by ClickHouse's
+// file() table function in one INSERT … SELECT; the file is removed after.
+import { randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { queryTable } from './schema/ddl.ts';
+import type { TableSpec } from './schema/ddl.ts';
+import type { Store } from './store.ts';
+
+export interface RowBinaryTarget {
+  /** Table name, without database. */
+  readonly table: string;
+  /** Columns in the order the rows hold them. */
+  readonly columns: readonly string[];
+  /** `name Type, …` of those columns, for file(). */
+  readonly structure: string;
+}
+
+/** The insert target for rows holding `columns` of `spec`, in that order; throws on a column the table lacks. */
+export function rowBinaryTarget(spec: TableSpec, columns: readonly string[]): RowBinaryTarget {
+  const types = new Map(spec.columns.map((definition) => {
+    const space = definition.indexOf(' ');
+    return [definition.slice(0, space), definition.slice(space + 1).replace(/ CODEC\(.*\)$/, '')] as const;
+  }));
+  const structure = columns.map((c) => {
+    const type = types.get(c);
+    if (type === undefined) throw new Error(`table ${spec.name} has no column ${c}`);
+    return `${c} ${type}`;
+  });
+  return { table: spec.name, columns, structure: structure.join(', ') };
+}
+
+/** Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the client does. */
+export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[]): Promise<void> {
+  const into = `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')})`;
+  if (store.spoolDir === undefined) {
+    const result = await store.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from(chunks) });
+    // The response body of an INSERT is empty; drain it so the socket is reused.
+    result.stream.resume();
+    return;
+  }
+  const path = join(store.spoolDir, `${target.table}-${randomUUID()}.bin`);
+  try {
+    await writeFile(path, chunks, { flag: 'wx', mode: 0o600 });
+    await store.client.command({
+      query: `${into} SELECT * FROM file({path:String}, 'RowBinary', {structure:String})`,
+      query_params: { path, structure: target.structure },
+    });
+  } finally {
+    await rm(path, { force: true });
+  }
+}

@@ -1,0 +1,50 @@
+import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { insertRowBinary, rowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
+import { spansTable } from '../../../src/clickhouse/schema/tables.ts';
+import { openStore } from '../../../src/clickhouse/store.ts';
+
+describe('RowBinary inserts', () => {
+  it('name the columns in row order with the table\'s types, codecs left out', () => {
+    const target = rowBinaryTarget(spansTable({ logsDays: 1, tracesDays: 1, metricsDays: 1 }), ['span_kind', 'timestamp', 'resource_attributes']);
+    expect(target).to.deep.equal({
+      table: 'spans',
+      columns: ['span_kind', 'timestamp', 'resource_attributes'],
+      structure: "span_kind Enum8('UNSPECIFIED' = 0, 'INTERNAL' = 1, 'SERVER' = 2, 'CLIENT' = 3, 'PRODUCER' = 4, 'CONSUMER' = 5), timestamp DateTime64(9), resource_attributes Map(LowCardinality(String), String)",
+    });
+  });
+
+  it('refuse a column the table does not have', () => {
+    expect(() => rowBinaryTarget(spansTable({ logsDays: 1, tracesDays: 1, metricsDays: 1 }), ['tenant_id', 'nope'])).to.throw('table spans has no column nope');
+  });
+
+  it('send a server the rows as the binary body of INSERT … FORMAT RowBinary', async () => {
+    const seen: { query: string | null; body: Buffer }[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+        seen.push({ query: new URL(req.url ?? '/', 'http://x').searchParams.get('query'), body });
+        res.setHeader('X-ClickHouse-Summary', '{}');
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });
+    const opened = await openStore({ kind: 'server', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, user: 'default', password: '', database: 'tenantry', cluster: undefined });
+    if (!opened.ok) throw new Error(opened.message);
+    try {
+      const rows = [Buffer.from([0x00, 0xff, 0x0a]), Buffer.from([0x01, 0x02])];
+      await insertRowBinary(opened.store, { table: 'spans', columns: ['a', 'b'], structure: 'a String, b String' }, rows);
+      expect(seen).to.have.length(1);
+      expect(seen[0]?.query).to.equal('INSERT INTO tenantry.spans (a, b) FORMAT RowBinary');
+      expect(seen[0]?.body.equals(Buffer.concat(rows))).to.equal(true);
+    } finally {
+      await opened.store.close();
+      server.close();
+    }
+  });
+});
