@@ -1,5 +1,5 @@
 // AnyValue and KeyValue lists, read from protobuf ranges and written as the
-// same JSON text the model path produces (ingest/otlp-values.ts), plus the
+// same RowBinary the model path produces (ingest/otlp-values.ts), plus the
 // lookups the converters need: tenant.id, service.name, log.record.uid.
 import { AnyValueMessage } from '../wire/otlp-messages.ts';
 import { anyValueText, int64Parts } from '../ingest/otlp-values.ts';
@@ -51,20 +51,20 @@ export class AnyValueView {
     return this;
   }
 
-  /** Writes the value as a JSON string of its text (anyValueText). */
+  /** Writes the value's text (anyValueText) as a String. */
   writeText(w: RowWriter, buf: Buffer): void {
     switch (this.kind) {
-      case kinds.string: w.jsonString(buf, this.start, this.end); return;
-      case kinds.bool: w.ascii(this.lo !== 0 || this.hi !== 0 ? '"true"' : '"false"'); return;
-      case kinds.int: w.ascii(`"${int64Parts(this.lo, this.hi)}"`); return;
-      case kinds.double: w.ascii(`"${String(this.num)}"`); return;
-      case kinds.bytes: w.ascii(`"${buf.toString('base64', this.start, this.end)}"`); return;
+      case kinds.string: w.string(buf, this.start, this.end); return;
+      case kinds.bool: w.text(this.lo !== 0 || this.hi !== 0 ? 'true' : 'false'); return;
+      case kinds.int: w.text(int64Parts(this.lo, this.hi)); return;
+      case kinds.double: w.text(String(this.num)); return;
+      case kinds.bytes: w.text(buf.toString('base64', this.start, this.end)); return;
       case kinds.array:
       case kinds.kvlist:
         // Nested values are rare: render them through the generated decoder, exactly as the model path does.
-        w.jsonText(anyValueText(AnyValueMessage.decode(this.#wrapped(buf))));
+        w.text(anyValueText(AnyValueMessage.decode(this.#wrapped(buf))));
         return;
-      default: w.ascii('""');
+      default: w.empty();
     }
   }
 
@@ -123,9 +123,9 @@ function keyIs(buf: Buffer, start: number, end: number, key: Buffer): boolean {
 /**
  * Walks the KeyValue at [start, end): records a well-known key's value range
  * in `found` (first occurrence wins, as in the model path) and, when `w` is
- * given, writes `"key":"value"` (with a leading comma unless `first`).
+ * given, writes the key and the value's text as a map entry.
  */
-export function keyValue(r: WireReader, start: number, end: number, lookup: number, found: Found, w: RowWriter | undefined, first: boolean, value: AnyValueView): void {
+export function keyValue(r: WireReader, start: number, end: number, lookup: number, found: Found, w: RowWriter | undefined, value: AnyValueView): void {
   const saved = r.pos;
   const savedEnd = r.end;
   r.pos = start;
@@ -159,46 +159,43 @@ export function keyValue(r: WireReader, start: number, end: number, lookup: numb
     }
   }
   if (w === undefined) return;
-  if (!first) w.byte(0x2c);
-  w.jsonString(buf, ks, ke);
-  w.byte(0x3a);
-  if (vs < 0) w.ascii('""');
+  w.string(buf, ks, ke);
+  if (vs < 0) w.empty();
   else value.read(r, vs, ve).writeText(w, buf);
 }
 
 /**
- * Writes the KeyValues of field `field` in message [start, end) as a JSON
- * object, recording well-known keys in `found`.
+ * Writes the KeyValues of field `field` in message [start, end) as a Map,
+ * recording well-known keys in `found`.
  */
 export function attributeMap(r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, w: RowWriter, value: AnyValueView): void {
   const it = new WireReader(r.buf, start, end);
-  w.byte(0x7b);
-  let first = true;
+  const at = w.beginCount();
+  let count = 0;
   for (let e = nextDelimited(it, field); e >= 0; e = nextDelimited(it, field)) {
-    keyValue(it, it.pos, e, lookup, found, w, first, value);
-    first = false;
+    keyValue(it, it.pos, e, lookup, found, w, value);
+    count++;
     it.pos = e;
   }
-  w.byte(0x7d);
+  w.endCount(at, count);
 }
 
 /** Like attributeMap, but only looks up well-known keys without writing. */
 export function lookupAttributes(r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, value: AnyValueView): void {
   const it = new WireReader(r.buf, start, end);
   for (let e = nextDelimited(it, field); e >= 0; e = nextDelimited(it, field)) {
-    keyValue(it, it.pos, e, lookup, found, undefined, true, value);
+    keyValue(it, it.pos, e, lookup, found, undefined, value);
     it.pos = e;
   }
 }
 
-/** Writes the KeyValues at the given ranges as a JSON object, recording well-known keys in `found`. */
+/** Writes the KeyValues at the given ranges as a Map, recording well-known keys in `found`. */
 export function attributeMapOf(r: WireReader, list: RangeList, lookup: number, found: Found, w: RowWriter, value: AnyValueView): void {
-  w.byte(0x7b);
-  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, w, i === 0, value);
-  w.byte(0x7d);
+  w.varint(list.count);
+  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, w, value);
 }
 
 /** Looks up well-known keys among the KeyValues at the given ranges, without writing. */
 export function lookupAttributesOf(r: WireReader, list: RangeList, lookup: number, found: Found, value: AnyValueView): void {
-  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, undefined, true, value);
+  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, undefined, value);
 }

@@ -1,14 +1,14 @@
-// ExportLogsServiceRequest protobuf → rows of the logs table, straight from
-// the wire bytes; writes exactly what ingest/log-rows.ts writes for the
+// ExportLogsServiceRequest protobuf → RowBinary rows of the logs table,
+// straight from the wire bytes; writes exactly what ingest/log-rows.ts writes for the
 // decoded message (held together by a property test).
 import type { LogIdGenerator } from '../ingest/log-id.ts';
 import { severityNumber } from '../ingest/log-rows.ts';
-import { clampInt, nanosParts } from '../ingest/otlp-values.ts';
+import { clampInt, writeNanosParts } from '../ingest/otlp-values.ts';
 import { RejectionTally } from '../ingest/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../ingest/tenant-resolver.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from './attribute-writer.ts';
 import { resourcePart, scopePart } from './resource-scope.ts';
-import { RowWriter, fragment } from './row-writer.ts';
+import { RowWriter } from './row-writer.ts';
 import type { DirectBatch } from './span-rows-direct.ts';
 import { RangeList, WireReader, WireType, nextDelimited } from './wire-reader.ts';
 
@@ -44,17 +44,10 @@ class LogFields {
   }
 }
 
-const f = {
-  open: fragment('{"tenant_id":'), timestamp: fragment(',"timestamp":'), observed: fragment(',"observed_timestamp":'), logId: fragment(',"log_id":'),
-  traceId: fragment(',"trace_id":'), spanId: fragment(',"span_id":'), flags: fragment(',"trace_flags":'), severity: fragment(',"severity_number":'),
-  severityText: fragment(',"severity_text":'), eventName: fragment(',"event_name":'), body: fragment(',"body":'), attributes: fragment(',"log_attributes":'),
-  dropped: fragment(',"dropped_attributes_count":'), close: fragment('}\n'),
-};
-
 function text(w: RowWriter, buf: Buffer, start: number, end: number, hex: boolean): void {
-  if (start < 0) w.ascii('""');
-  else if (hex) w.jsonHex(buf, start, end);
-  else w.jsonString(buf, start, end);
+  if (start < 0) w.empty();
+  else if (hex) w.hex(buf, start, end);
+  else w.string(buf, start, end);
 }
 
 /** Converts an encoded ExportLogsServiceRequest; throws WireError on malformed input. */
@@ -86,38 +79,36 @@ export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogId
           rejected.add(tenant);
           continue;
         }
+        // In rowColumns.logs order.
         const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
-        w.bytes(f.open); w.jsonText(tenant.tenant);
-        w.bytes(f.timestamp); w.ascii(timeSet ? nanosParts(record.timeLo, record.timeHi) : nanosParts(record.observedLo, record.observedHi));
-        w.bytes(f.observed); w.ascii(nanosParts(record.observedLo, record.observedHi));
-        w.bytes(f.logId);
+        w.text(tenant.tenant);
+        if (timeSet) writeNanosParts(w, record.timeLo, record.timeHi);
+        else writeNanosParts(w, record.observedLo, record.observedHi);
+        writeNanosParts(w, record.observedLo, record.observedHi);
         if (item.logUidSeen) {
           if (item.logUidStart >= 0) value.read(r, item.logUidStart, item.logUidEnd).writeText(w, body);
-          else w.ascii('""');
+          else w.empty();
         } else {
-          w.jsonText(ids.next(nowMs));
+          w.text(ids.next(nowMs));
         }
-        w.bytes(f.traceId); text(w, body, record.traceId, record.traceIdEnd, true);
-        w.bytes(f.spanId); text(w, body, record.spanId, record.spanIdEnd, true);
-        w.bytes(f.flags); w.ascii(String(record.flags & 0xff));
+        text(w, body, record.traceId, record.traceIdEnd, true);
+        text(w, body, record.spanId, record.spanIdEnd, true);
+        w.u8(record.flags & 0xff);
         const severityText = record.severityText >= 0 && clampInt(record.severity, 0, 255) === 0 ? body.toString('utf8', record.severityText, record.severityTextEnd) : undefined;
-        w.bytes(f.severity); w.ascii(String(severityNumber(record.severity, severityText)));
-        w.bytes(f.severityText); text(w, body, record.severityText, record.severityTextEnd, false);
-        w.bytes(f.eventName); text(w, body, record.eventName, record.eventNameEnd, false);
-        w.bytes(f.body);
+        w.u8(severityNumber(record.severity, severityText));
+        text(w, body, record.severityText, record.severityTextEnd, false);
+        text(w, body, record.eventName, record.eventNameEnd, false);
         if (record.body >= 0) value.read(r, record.body, record.bodyEnd).writeText(w, body);
-        else w.ascii('""');
+        else w.empty();
         w.bytes(resource.bytes);
         w.bytes(scope);
-        w.bytes(f.attributes);
         attributeMapOf(r, record.attributes, 0, item, w, value);
-        w.bytes(f.dropped); w.ascii(String(clampInt(record.droppedAttributes, 0, 0xffffffff)));
-        w.bytes(f.close);
+        w.u32(clampInt(record.droppedAttributes, 0, 0xffffffff));
         rowCount++;
       }
       scopes.pos = slEnd;
     }
     top.pos = rlEnd;
   }
-  return { rows: w.result(), rowCount, rejected };
+  return { rows: w.rows(), rowCount, rejected };
 }

@@ -3,11 +3,11 @@
 import type { Resolution } from '../ingest/tenant-resolver.ts';
 import { Found, Lookup, attributeMap } from './attribute-writer.ts';
 import type { AnyValueView } from './attribute-writer.ts';
-import { RowWriter, fragment } from './row-writer.ts';
+import { RowWriter } from './row-writer.ts';
 import { WireReader, WireType } from './wire-reader.ts';
 
 export interface ResourcePart {
-  /** `,"service_name":…,"resource_schema_url":…,"resource_attributes":{…}` */
+  /** The columns service_name, resource_schema_url and resource_attributes, as RowBinary. */
   readonly bytes: Buffer;
   /** The resource's tenant.id resolution, undefined when it has none. */
   readonly tenant: Resolution | undefined;
@@ -40,42 +40,33 @@ export function resourcePart(r: WireReader, start: number, end: number, value: A
   const found = new Found();
   const attributes = new RowWriter(1024);
   if (resourceStart >= 0) attributeMap(r, resourceStart, resourceEnd, 1, Lookup.tenant | Lookup.service, found, attributes, value);
-  else attributes.ascii('{}');
+  else attributes.varint(0);
   const w = new RowWriter(2048);
-  w.bytes(fragment(',"service_name":'));
   if (found.serviceSeen && found.serviceStart >= 0) value.read(r, found.serviceStart, found.serviceEnd).writeText(w, r.buf);
-  else w.ascii('""');
-  w.bytes(fragment(',"resource_schema_url":'));
-  if (schemaStart >= 0) w.jsonString(r.buf, schemaStart, schemaEnd);
-  else w.ascii('""');
-  w.bytes(fragment(',"resource_attributes":'));
+  else w.empty();
+  if (schemaStart >= 0) w.string(r.buf, schemaStart, schemaEnd);
+  else w.empty();
   w.bytes(attributes.result());
   return { bytes: Buffer.from(w.result()), tenant: found.tenant(r, value) };
 }
 
 /**
  * Renders the scope part of a Scope{Spans,Logs} message at [start, end)
- * (scope = 1, schema_url = 3): name, version, attributes and, for logs, the
- * scope schema url.
+ * (scope = 1, schema_url = 3): the columns scope_name, scope_version, for
+ * logs scope_schema_url, and scope_attributes.
  */
 export function scopePart(r: WireReader, start: number, end: number, withSchemaUrl: boolean, value: AnyValueView): Buffer {
   const [starts, ends, scopeStarts, scopeEnds] = [new Int32Array(4), new Int32Array(4), new Int32Array(4), new Int32Array(4)];
   lastFields(r, start, end, starts, ends);
   const [scopeStart, scopeEnd, schemaStart, schemaEnd] = [starts[1] ?? -1, ends[1] ?? -1, starts[3] ?? -1, ends[3] ?? -1];
   const w = new RowWriter(1024);
-  const text = (s: number, e: number): void => { if (s >= 0) w.jsonString(r.buf, s, e); else w.ascii('""'); };
+  const text = (s: number, e: number): void => { if (s >= 0) w.string(r.buf, s, e); else w.empty(); };
   if (scopeStart >= 0) lastFields(r, scopeStart, scopeEnd, scopeStarts, scopeEnds);
   else scopeStarts.fill(-1);
-  w.bytes(fragment(',"scope_name":'));
   text(scopeStarts[1] ?? -1, scopeEnds[1] ?? -1);
-  w.bytes(fragment(',"scope_version":'));
   text(scopeStarts[2] ?? -1, scopeEnds[2] ?? -1);
-  if (withSchemaUrl) {
-    w.bytes(fragment(',"scope_schema_url":'));
-    text(schemaStart, schemaEnd);
-  }
-  w.bytes(fragment(',"scope_attributes":'));
+  if (withSchemaUrl) text(schemaStart, schemaEnd);
   if (scopeStart >= 0) attributeMap(r, scopeStart, scopeEnd, 3, 0, new Found(), w, value);
-  else w.ascii('{}');
+  else w.varint(0);
   return Buffer.from(w.result());
 }

@@ -1,40 +1,11 @@
-// Builds JSONEachRow text as bytes: constant fragments are copied, strings
-// are copied from the protobuf input with JSON escaping, ids are written as
-// hex. One growable buffer per request.
+// Builds RowBinary rows (docs/gateway.md, "Insert format"): little-endian
+// numbers, strings as a LEB128 length and their bytes, arrays and maps as a
+// LEB128 count and their elements, Nullable as a null byte and the value.
+// Strings are copied straight from the protobuf input; ids are written as
+// lower-case hex. One growable buffer per request.
 
 const hexDigits = Buffer.from('0123456789abcdef');
-/** For each byte: 0 copy as is, 1 escape as \u00XX, or the character after a backslash. */
-const escapes = new Uint8Array(256);
-for (let b = 0; b < 0x20; b++) escapes[b] = 1;
-escapes[0x22] = 0x22;
-escapes[0x5c] = 0x5c;
-escapes[0x0a] = 0x6e;
-escapes[0x0d] = 0x72;
-escapes[0x09] = 0x74;
-
-/** Writes the JSON escape of byte b at out[pos]; returns the new position. */
-function escape(out: Buffer, pos: number, b: number): number {
-  const e = escapes[b] ?? 0;
-  out[pos++] = 0x5c;
-  if (e !== 1) {
-    out[pos++] = e;
-    return pos;
-  }
-  out[pos++] = 0x75; out[pos++] = 0x30; out[pos++] = 0x30;
-  out[pos++] = hexDigits[b >> 4] ?? 0; out[pos++] = hexDigits[b & 15] ?? 0;
-  return pos;
-}
-
-const fragments = new Map<string, Buffer>();
-/** A constant ASCII fragment as bytes, cached. */
-export function fragment(text: string): Buffer {
-  let b = fragments.get(text);
-  if (b === undefined) {
-    b = Buffer.from(text, 'latin1');
-    fragments.set(text, b);
-  }
-  return b;
-}
+const twoTo32 = 4_294_967_296;
 
 export class RowWriter {
   buf: Buffer;
@@ -53,78 +24,135 @@ export class RowWriter {
     this.buf = next;
   }
 
-  /** Copies bytes (a fragment or a rendered piece). */
+  /** Copies bytes (a rendered part, such as a resource's columns). */
   bytes(b: Buffer): void {
     this.#reserve(b.length);
     this.buf.set(b, this.pos);
     this.pos += b.length;
   }
 
-  byte(b: number): void {
+  /** UInt8, Int8, Enum8 and Bool. */
+  u8(n: number): void {
     this.#reserve(1);
-    this.buf[this.pos++] = b;
+    this.buf[this.pos++] = n;
   }
 
-  /** Writes ASCII text (numbers, true/false). */
-  ascii(text: string): void {
-    this.#reserve(text.length);
+  u32(n: number): void {
+    this.#reserve(4);
+    this.pos = this.buf.writeUInt32LE(n >>> 0, this.pos);
+  }
+
+  i32(n: number): void {
+    this.#reserve(4);
+    this.pos = this.buf.writeInt32LE(n | 0, this.pos);
+  }
+
+  /** A 64-bit integer given as its unsigned 32-bit halves (UInt64, Int64, DateTime64). */
+  u64Parts(lo: number, hi: number): void {
+    this.#reserve(8);
+    this.buf.writeUInt32LE(lo >>> 0, this.pos);
+    this.buf.writeUInt32LE(hi >>> 0, this.pos + 4);
+    this.pos += 8;
+  }
+
+  /** A non-negative integer below 2^53 as UInt64. */
+  u64(n: number): void {
+    this.u64Parts(n % twoTo32, Math.floor(n / twoTo32));
+  }
+
+  f64(n: number): void {
+    this.#reserve(8);
+    this.pos = this.buf.writeDoubleLE(n, this.pos);
+  }
+
+  /** An unsigned LEB128 length or count. */
+  varint(n: number): void {
+    this.#reserve(5);
     const out = this.buf;
-    let pos = this.pos;
-    for (let i = 0; i < text.length; i++) out[pos++] = text.charCodeAt(i);
-    this.pos = pos;
-  }
-
-  /** Writes a JS string as a JSON string literal. */
-  jsonText(text: string): void {
-    const literal = JSON.stringify(text);
-    this.#reserve(literal.length * 3);
-    this.pos += this.buf.write(literal, this.pos, 'utf8');
-  }
-
-  /** Writes src[start, end) (UTF-8) as a JSON string literal. */
-  jsonString(src: Buffer, start: number, end: number): void {
-    this.#reserve((end - start) * 6 + 2);
-    const out = this.buf;
-    let pos = this.pos;
-    out[pos++] = 0x22;
-    if (end - start > 256) {
-      // Long strings (log bodies): copy runs natively between escapes.
-      let run = start;
-      for (let i = start; i < end; i++) {
-        if (escapes[src[i] ?? 0] === 0) continue;
-        if (i > run) { out.set(src.subarray(run, i), pos); pos += i - run; }
-        pos = escape(out, pos, src[i] ?? 0);
-        run = i + 1;
-      }
-      if (end > run) { out.set(src.subarray(run, end), pos); pos += end - run; }
-    } else {
-      for (let i = start; i < end; i++) {
-        const b = src[i] ?? 0;
-        if (escapes[b] === 0) out[pos++] = b;
-        else pos = escape(out, pos, b);
-      }
+    let v = n >>> 0;
+    while (v >= 0x80) {
+      out[this.pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
     }
-    out[pos++] = 0x22;
-    this.pos = pos;
+    out[this.pos++] = v;
   }
 
-  /** Writes src[start, end) as a JSON string of lower-case hex. */
-  jsonHex(src: Buffer, start: number, end: number): void {
-    this.#reserve((end - start) * 2 + 2);
+  /** src[start, end) as a String. */
+  string(src: Buffer, start: number, end: number): void {
+    this.varint(end - start);
+    this.#reserve(end - start);
+    src.copy(this.buf, this.pos, start, end);
+    this.pos += end - start;
+  }
+
+  /** A JS string as a UTF-8 String (lone surrogates become U+FFFD). */
+  text(s: string): void {
+    const n = Buffer.byteLength(s, 'utf8');
+    this.varint(n);
+    this.#reserve(n);
+    this.pos += this.buf.write(s, this.pos, n, 'utf8');
+  }
+
+  /** An empty String (an absent field). */
+  empty(): void {
+    this.#reserve(1);
+    this.buf[this.pos++] = 0;
+  }
+
+  /** src[start, end) as a String of lower-case hex. */
+  hex(src: Buffer, start: number, end: number): void {
+    this.varint((end - start) * 2);
+    this.#reserve((end - start) * 2);
     const out = this.buf;
     let pos = this.pos;
-    out[pos++] = 0x22;
     for (let i = start; i < end; i++) {
       const b = src[i] ?? 0;
       out[pos++] = hexDigits[b >> 4] ?? 0;
       out[pos++] = hexDigits[b & 15] ?? 0;
     }
-    out[pos++] = 0x22;
     this.pos = pos;
+  }
+
+  /**
+   * Starts an array or map whose element count is known only after writing
+   * it: reserves one byte and returns its position, for endCount.
+   */
+  beginCount(): number {
+    this.#reserve(1);
+    return this.pos++;
+  }
+
+  /** Writes the count reserved by beginCount, moving the elements when it needs more than one byte. */
+  endCount(at: number, count: number): void {
+    if (count < 0x80) {
+      this.buf[at] = count;
+      return;
+    }
+    let extra = 0;
+    for (let v = count >>> 7; v > 0; v >>>= 7) extra++;
+    this.#reserve(extra);
+    this.buf.copyWithin(at + 1 + extra, at + 1, this.pos);
+    this.pos += extra;
+    let v = count;
+    let p = at;
+    while (v >= 0x80) {
+      this.buf[p++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[p] = v;
   }
 
   /** The bytes written so far (a view, not a copy). */
   result(): Buffer {
     return this.buf.subarray(0, this.pos);
+  }
+
+  /**
+   * The rows written, to hand to the writer queue: a view when they fill
+   * most of the buffer, else a copy of their own size. The queue bounds the
+   * bytes it counts, so a chunk must not pin much more memory than its length.
+   */
+  rows(): Buffer {
+    return this.pos * 4 >= this.buf.length * 3 ? this.result() : Buffer.from(this.result());
   }
 }

@@ -1,14 +1,14 @@
 // ExportTraceServiceRequest protobuf → rows of the spans table, read
-// straight from the wire bytes into JSONEachRow bytes, with no message
+// straight from the wire bytes into RowBinary, with no message
 // objects in between. It writes exactly what ingest/span-rows.ts writes for
 // the decoded message (a property test holds the two together); it exists
 // because it is several times cheaper (docs/gateway.md).
-import { clampInt, durationParts, nanosParts } from '../ingest/otlp-values.ts';
+import { clampInt, writeDurationParts, writeNanosParts } from '../ingest/otlp-values.ts';
 import { RejectionTally } from '../ingest/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../ingest/tenant-resolver.ts';
 import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from './attribute-writer.ts';
 import { resourcePart, scopePart } from './resource-scope.ts';
-import { RowWriter, fragment } from './row-writer.ts';
+import { RowWriter } from './row-writer.ts';
 import { RangeList, WireReader, WireType, nextDelimited } from './wire-reader.ts';
 
 export interface DirectBatch {
@@ -62,29 +62,17 @@ class SpanFields {
   }
 }
 
-const f = {
-  open: fragment('{"tenant_id":'), timestamp: fragment(',"timestamp":'), traceId: fragment(',"trace_id":'), spanId: fragment(',"span_id":'),
-  parent: fragment(',"parent_span_id":'), traceState: fragment(',"trace_state":'), flags: fragment(',"flags":'), name: fragment(',"span_name":'),
-  kind: fragment(',"span_kind":'), duration: fragment(',"duration_ns":'), statusCode: fragment(',"status_code":'), statusMessage: fragment(',"status_message":'),
-  attributes: fragment(',"span_attributes":'), eventTimes: fragment(',"event_timestamps":['), eventNames: fragment('],"event_names":['),
-  eventAttributes: fragment('],"event_attributes":['), linkTraceIds: fragment('],"link_trace_ids":['), linkSpanIds: fragment('],"link_span_ids":['),
-  linkStates: fragment('],"link_trace_states":['), linkAttributes: fragment('],"link_attributes":['), droppedAttributes: fragment('],"dropped_attributes_count":'),
-  droppedEvents: fragment(',"dropped_events_count":'), droppedLinks: fragment(',"dropped_links_count":'), close: fragment('}\n'),
-};
-
-/** Writes a string/bytes field as JSON: a range of the input, or "" when absent. */
+/** Writes a string/bytes field: a range of the input, or '' when absent. */
 function text(w: RowWriter, buf: Buffer, start: number, end: number, hex: boolean): void {
-  if (start < 0) w.ascii('""');
-  else if (hex) w.jsonHex(buf, start, end);
-  else w.jsonString(buf, start, end);
+  if (start < 0) w.empty();
+  else if (hex) w.hex(buf, start, end);
+  else w.string(buf, start, end);
 }
 
-/** Writes one array element per range of `list`, rendered by `each`. */
+/** Writes an array: the count, then one element per range of `list`, rendered by `each`. */
 function repeated(w: RowWriter, r: WireReader, list: RangeList, each: (item: WireReader, s: number, e: number) => void): void {
-  for (let i = 0; i < list.count; i++) {
-    if (i > 0) w.byte(0x2c);
-    each(r, list.starts[i] ?? 0, list.ends[i] ?? 0);
-  }
+  w.varint(list.count);
+  for (let i = 0; i < list.count; i++) each(r, list.starts[i] ?? 0, list.ends[i] ?? 0);
 }
 
 /** The last occurrence of a length-delimited field inside [start, end), as [s, e] in out (-1 when absent). */
@@ -119,16 +107,13 @@ class SpanWriter {
         else it.skip(tag & 7);
       }
     }
-    this.w.bytes(f.statusCode);
-    this.w.ascii(String(clampInt(code, 0, 2)));
-    this.w.bytes(f.statusMessage);
+    this.w.u8(clampInt(code, 0, 2));
     text(this.w, r.buf, message, messageEnd, false);
   }
 
   events(r: WireReader, list: RangeList): void {
     const { w, value, range } = this;
     const buf = r.buf;
-    w.bytes(f.eventTimes);
     repeated(w, r, list, (_, s, e) => {
       let lo = 0;
       let hi = 0;
@@ -137,52 +122,44 @@ class SpanWriter {
         const tag = it.uint32();
         if (tag === ((1 << 3) | WireType.fixed64)) { it.fixed64(); lo = it.lo; hi = it.hi; } else it.skip(tag & 7);
       }
-      w.ascii(nanosParts(lo, hi));
+      writeNanosParts(w, lo, hi);
     });
-    w.bytes(f.eventNames);
     repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
-    w.bytes(f.eventAttributes);
     repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 3, 0, this.found, w, value); });
   }
 
   links(r: WireReader, list: RangeList): void {
     const { w, value, range } = this;
     const buf = r.buf;
-    w.bytes(f.linkTraceIds);
     repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 1, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
-    w.bytes(f.linkSpanIds);
     repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
-    w.bytes(f.linkStates);
     repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 3, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
-    w.bytes(f.linkAttributes);
     repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 4, 0, this.found, w, value); });
   }
 
-  /** Writes one span row for `tenant`. */
+  /** Writes one span row for `tenant`, in rowColumns.spans order. */
   row(r: WireReader, tenant: string, resource: Buffer, scope: Buffer): void {
     const { w, fields: s } = this;
     const buf = r.buf;
-    w.bytes(f.open); w.jsonText(tenant);
-    w.bytes(f.timestamp); w.ascii(nanosParts(s.startLo, s.startHi));
-    w.bytes(f.traceId); text(w, buf, s.traceId, s.traceIdEnd, true);
-    w.bytes(f.spanId); text(w, buf, s.spanId, s.spanIdEnd, true);
-    w.bytes(f.parent); text(w, buf, s.parent, s.parentEnd, true);
-    w.bytes(f.traceState); text(w, buf, s.traceState, s.traceStateEnd, false);
-    w.bytes(f.flags); w.ascii(String(s.flags));
-    w.bytes(f.name); text(w, buf, s.name, s.nameEnd, false);
-    w.bytes(f.kind); w.ascii(String(clampInt(s.kind, 0, 5)));
-    w.bytes(f.duration); w.ascii(durationParts(s.startLo, s.startHi, s.endLo, s.endHi));
+    w.text(tenant);
+    writeNanosParts(w, s.startLo, s.startHi);
+    text(w, buf, s.traceId, s.traceIdEnd, true);
+    text(w, buf, s.spanId, s.spanIdEnd, true);
+    text(w, buf, s.parent, s.parentEnd, true);
+    text(w, buf, s.traceState, s.traceStateEnd, false);
+    w.u32(s.flags);
+    text(w, buf, s.name, s.nameEnd, false);
+    w.u8(clampInt(s.kind, 0, 5));
+    writeDurationParts(w, s.startLo, s.startHi, s.endLo, s.endHi);
     this.status(r, s);
     w.bytes(resource);
     w.bytes(scope);
-    w.bytes(f.attributes);
     attributeMapOf(r, s.attributes, 0, this.found, w, this.value);
     this.events(r, s.events);
     this.links(r, s.links);
-    w.bytes(f.droppedAttributes); w.ascii(String(s.droppedAttributes));
-    w.bytes(f.droppedEvents); w.ascii(String(s.droppedEvents));
-    w.bytes(f.droppedLinks); w.ascii(String(s.droppedLinks));
-    w.bytes(f.close);
+    w.u32(s.droppedAttributes);
+    w.u32(s.droppedEvents);
+    w.u32(s.droppedLinks);
   }
 }
 
@@ -223,5 +200,5 @@ export function spanRowsDirect(body: Buffer, resolver: TenantResolver): DirectBa
     }
     top.pos = rsEnd;
   }
-  return { rows: out.w.result(), rowCount, rejected };
+  return { rows: out.w.rows(), rowCount, rejected };
 }

@@ -69,5 +69,5 @@ export function logRows(resourceLogs: readonly ResourceLogs[], resolver: TenantR
       }
     }
   }
-  return { table: 'logs', rows: w.result(), rowCount, rejected };
+  return { table: 'logs', rows: w.rows(), rowCount, rejected };
 }

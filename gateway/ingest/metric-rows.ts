@@ -190,5 +190,5 @@ export function metricRows(resourceMetrics: readonly ResourceMetrics[], resolver
       }
     }
   }
-  return { table: 'metrics', rows: w.result(), rowCount, rejected };
+  return { table: 'metrics', rows: w.rows(), rowCount, rejected };
 }

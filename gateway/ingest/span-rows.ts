@@ -74,5 +74,5 @@ export function spanRows(resourceSpans: readonly ResourceSpans[], resolver: Tena
       }
     }
   }
-  return { table: 'spans', rows: w.result(), rowCount, rejected };
+  return { table: 'spans', rows: w.rows(), rowCount, rejected };
 }

@@ -28,7 +28,7 @@ export interface WriterObserver {
 }
 
 interface Batch {
-  chunks: (string | Buffer)[];
+  chunks: Buffer[];
   rows: number;
   bytes: number;
   waiters: ((result: SinkResult) => void)[];
@@ -71,8 +71,8 @@ export class GroupCommitWriter {
     return this.#queuedBytes;
   }
 
-  /** Queues rows (JSONEachRow, whole rows) and resolves once they are written, or at once when refused. */
-  submit(table: TableName, rows: string | Buffer, rowCount: number): Promise<SubmitResult> {
+  /** Queues rows (RowBinary, whole rows) and resolves once they are written, or at once when refused. */
+  submit(table: TableName, rows: Buffer, rowCount: number): Promise<SubmitResult> {
     if (this.#stopped) return Promise.resolve({ ok: false, kind: 'stopped', message: 'the gateway is shutting down' });
     if (rowCount === 0) return Promise.resolve({ ok: true });
     const bytes = rows.length;

@@ -6,6 +6,6 @@ import type { TableName } from '../ingest/row-batch.ts';
 export type SinkResult = { readonly ok: true } | { readonly ok: false; readonly kind: StoreFailureKind; readonly message: string };
 
 export interface RowSink {
-  /** Inserts JSONEachRow chunks (text or UTF-8 bytes, each whole rows) into one table, in one INSERT. */
-  insert(table: TableName, chunks: readonly (string | Buffer)[]): Promise<SinkResult>;
+  /** Inserts RowBinary chunks (each whole rows, in rowColumns order) into one table, in one INSERT. */
+  insert(table: TableName, chunks: readonly Buffer[]): Promise<SinkResult>;
 }

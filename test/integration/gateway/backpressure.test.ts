@@ -24,7 +24,7 @@ describe('gateway: backpressure and storage failures', function () {
     let release: () => void = () => undefined;
     before(async () => {
       gw = await startTestGateway('queue', {
-        writer: { maxQueueBytes: 2000, maxBatchDelayMs: 0 },
+        writer: { maxQueueBytes: 100, maxBatchDelayMs: 0 },
         sink: (real) => { const gated = gatedSink(real); release = gated.release; return gated.sink; },
       });
     });
