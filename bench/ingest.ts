@@ -13,6 +13,7 @@ import { Registry } from 'prom-client';
 import { parseKeys } from '../src/auth/api-keys.ts';
 import type { Principal } from '../src/auth/api-keys.ts';
 import { migrate } from '../src/clickhouse/schema/migrator.ts';
+import { insertRowBinary } from '../src/clickhouse/row-binary-insert.ts';
 import { openStore } from '../src/clickhouse/store.ts';
 import type { Store } from '../src/clickhouse/store.ts';
 import { silentLogger } from '../src/log/logger.ts';
@@ -24,7 +25,7 @@ import { LogIdGenerator } from '../gateway/ingest/log-id.ts';
 import { spanRows } from '../gateway/ingest/span-rows.ts';
 import { TenantResolver } from '../gateway/ingest/tenant-resolver.ts';
 import { ExportLogsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
-import { clickHouseRowSink } from '../gateway/writer/clickhouse-row-sink.ts';
+import { clickHouseRowSink, rowTargets } from '../gateway/writer/clickhouse-row-sink.ts';
 import { logsRequest, tracesRequest } from './ingest-payloads.ts';
 
 const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 12);
@@ -139,13 +140,13 @@ function spansPerCpuSecond(bodies: readonly Buffer[], convert: (body: Buffer) =>
   return Math.round(items / ((used.user + used.system) / 1e6));
 }
 
-async function insertRowsPerSecond(store: Store, format: 'JSONEachRow' | 'JSONCompactEachRow', columns: readonly string[], text: string, rows: number, seconds: number): Promise<number> {
+/** Rows per second of back-to-back INSERTs of the same rows. */
+async function insertRowsPerSecond(rows: number, seconds: number, insert: () => Promise<void>): Promise<number> {
   const until = Date.now() + seconds * 1000;
   let inserted = 0;
   const started = Date.now();
   while (Date.now() < until) {
-    const result = await store.client.exec({ query: `INSERT INTO ${store.database}.spans (${columns.join(', ')}) FORMAT ${format}`, values: Readable.from([text]) });
-    result.stream.resume();
+    await insert();
     inserted += rows;
   }
   return Math.round(inserted / ((Date.now() - started) / 1000));
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
   const print = (label: string, value: unknown): void => { out[label] = value; process.stdout.write(`${label.padEnd(34)} ${JSON.stringify(value)}\n`); };
 
   try {
-    // The gateway, as in production (group commit, direct converters, JSONEachRow over exec), and the
+    // The gateway, as in production (group commit, direct converters, RowBinary inserts), and the
     // reference, alternated twice so that a burst of load from other processes does not decide the result.
     const gwStore = await database(opened.store, 'bench_gateway');
     const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 2 ** 20, maxBatchDelayMs: 50, maxQueueBytes: 256 * 2 ** 20 } };
@@ -208,13 +209,19 @@ async function main(): Promise<void> {
     print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { logRowsDirect(b, new TenantResolver(principal), ids, Date.now()); }, 4));
     print('message path cpu: spans per cpu-s', spansPerCpuSecond(traces, (b) => { spanRows(ExportTraceServiceRequest.decode(b).resourceSpans, new TenantResolver(principal)); }, 4));
 
-    // Insert formats accepted by both connections, same 10,000 span rows.
-    const sample = Array.from({ length: 10 }, (_, i) => spanRowsDirect(traces[i % traces.length] ?? Buffer.alloc(0), new TenantResolver(principal)).rows.toString()).join('');
-    const columns = Object.keys(JSON.parse(sample.slice(0, sample.indexOf('\n'))) as object);
-    const compact = sample.split('\n').filter((l) => l !== '').map((l) => { const o = JSON.parse(l) as Record<string, unknown>; return JSON.stringify(columns.map((c) => o[c])); }).join('\n') + '\n';
+    // Insert formats, same 10,000 span rows: RowBinary as the gateway writes it, and the
+    // JSONEachRow ClickHouse renders from those rows (the format of the previous gateway).
+    const sample = Buffer.concat(Array.from({ length: 10 }, (_, i) => spanRowsDirect(traces[i % traces.length] ?? Buffer.alloc(0), new TenantResolver(principal)).rows));
     const formatStore = await database(opened.store, 'bench_formats');
-    print('insert JSONEachRow rows/s', await insertRowsPerSecond(formatStore, 'JSONEachRow', columns, sample, 10_000, 5));
-    print('insert JSONCompactEachRow rows/s', await insertRowsPerSecond(formatStore, 'JSONCompactEachRow', columns, compact, 10_000, 5));
+    const spans = rowTargets.spans;
+    await formatStore.client.command({ query: `CREATE TABLE ${formatStore.database}.staging AS ${formatStore.database}.spans` });
+    await insertRowBinary(formatStore, { ...spans, table: 'staging' }, [sample]);
+    const json = await (await formatStore.client.query({ query: `SELECT ${spans.columns.join(', ')} FROM ${formatStore.database}.staging`, format: 'JSONEachRow' })).text();
+    print('insert RowBinary rows/s', await insertRowsPerSecond(10_000, 5, () => insertRowBinary(formatStore, spans, [sample])));
+    print('insert JSONEachRow rows/s', await insertRowsPerSecond(10_000, 5, async () => {
+      const result = await formatStore.client.exec({ query: `INSERT INTO ${formatStore.database}.spans FORMAT JSONEachRow`, values: Readable.from([json]) });
+      result.stream.resume();
+    }));
     const ratio = (signal: string): number => Math.round(((best[`gateway ${signal}`]?.itemsPerSecond ?? 0) / (best[`reference ${signal}`]?.itemsPerSecond ?? 1)) * 100) / 100;
     print('speed-up vs reference (spans, best)', ratio('spans/s'));
     print('speed-up vs reference (logs, best)', ratio('log records/s'));
