@@ -1,4 +1,4 @@
-// Builds RowBinary rows (docs/gateway.md, "Insert format"): little-endian
+// Builds RowBinary rows (docs/gateway.md, "Insert path and format"): little-endian
 // numbers, strings as a LEB128 length and their bytes, arrays and maps as a
 // LEB128 count and their elements, Nullable as a null byte and the value.
 // Strings are copied straight from the protobuf input; ids are written as

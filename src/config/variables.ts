@@ -22,7 +22,7 @@ export const commonVariables = {
 } as const;
 
 export const storageVariables = {
-  TENANTRY_DATA_DIR: variable(NonEmptyString, './data', 'embedded ClickHouse data directory (also holds the generated admin key)'),
+  TENANTRY_DATA_DIR: variable(NonEmptyString, './data', 'embedded ClickHouse data directory (also holds the generated admin key and the gateway insert spool)'),
   TENANTRY_CLICKHOUSE_URL: variable(HttpUrl, undefined, 'ClickHouse server URL; set it to leave embedded mode'),
   TENANTRY_CLICKHOUSE_USER: variable(NonEmptyString, 'default', 'ClickHouse user (server mode)'),
   TENANTRY_CLICKHOUSE_PASSWORD: variable(RawString, '', 'ClickHouse password (server mode)'),
