@@ -9,6 +9,8 @@ import type { Result } from './api-error.ts';
 export interface ApiState {
   requestId: string;
   principal: Principal | undefined;
+  /** The parsed request body (undefined when the request has none). */
+  body: unknown;
 }
 
 export type ApiContext = RouterContext<ApiState>;

@@ -13,7 +13,7 @@ import { queryLogs } from './log-queries.ts';
 async function logs(deps: RouteDeps, ctx: ApiContext): Promise<void> {
   const tenantId = must(tenantInScope(ctx, ctx.params['tenant_id'] ?? '', ['read']));
   must(onlyQueryParameters(ctx, []));
-  const query = must(decodeWith(LogQuery, ctx.request.body, 'request body'));
+  const query = must(decodeWith(LogQuery, ctx.state.body, 'request body'));
   const plan = must(planPage('logs', tenantId, query, 1, deps.now()));
   const page = must(await queryLogs(deps, tenantId, query, plan));
   respond(ctx, ok(envelope(page.rows, page.next)));

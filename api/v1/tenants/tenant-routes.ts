@@ -42,7 +42,7 @@ async function rename(deps: RouteDeps, ctx: ApiContext): Promise<void> {
   must(onlyQueryParameters(ctx, []));
   const id = must(tenantInScope(ctx, ctx.params['id'] ?? '', ['admin']));
   if (!isValidTenantId(id)) must(fail(invalidRequest(`"${id}" is not a valid tenant id: ${tenantIdRule}`)));
-  const body = must(decodeWith(RenameTenant, ctx.request.body ?? {}, 'request body'));
+  const body = must(decodeWith(RenameTenant, ctx.state.body ?? {}, 'request body'));
   const name = body.name ?? '';
   must(await renameTenant(deps, id, name));
   respond(ctx, ok({ id, name }));

@@ -20,7 +20,7 @@ const suggestedLabel = (name: string, labels: Readonly<Record<string, string>>):
 async function timeseries(deps: RouteDeps, ctx: ApiContext): Promise<void> {
   const tenantId = must(tenantInScope(ctx, ctx.params['tenant_id'] ?? '', ['read']));
   must(onlyQueryParameters(ctx, []));
-  const request = must(decodeWith(TimeseriesRequest, ctx.request.body, 'request body'));
+  const request = must(decodeWith(TimeseriesRequest, ctx.state.body, 'request body'));
   const range = resolveRange(request.startTime, request.endTime, deps.now());
   if (!range.ok) return must(fail(invalidRequest(range.message)));
   const { startNs, endNs } = range.range;

@@ -13,7 +13,7 @@ import { queryTraces } from './trace-queries.ts';
 async function traces(deps: RouteDeps, ctx: ApiContext): Promise<void> {
   const tenantId = must(tenantInScope(ctx, ctx.params['tenant_id'] ?? '', ['read']));
   must(onlyQueryParameters(ctx, []));
-  const query = must(decodeWith(TraceQuery, ctx.request.body, 'request body'));
+  const query = must(decodeWith(TraceQuery, ctx.state.body, 'request body'));
   if (query.durationMin !== undefined && query.durationMax !== undefined && query.durationMin > query.durationMax) {
     must(fail(invalidRequest('durationMin is greater than durationMax')));
   }

@@ -16,7 +16,7 @@ export const maxUsagePeriods = 3660;
 async function usage(deps: RouteDeps, ctx: ApiContext): Promise<void> {
   const tenantId = must(tenantInScope(ctx, ctx.params['tenant_id'] ?? '', ['read']));
   must(onlyQueryParameters(ctx, []));
-  const query = must(decodeWith(UsageQuery, ctx.request.body, 'request body'));
+  const query = must(decodeWith(UsageQuery, ctx.state.body, 'request body'));
   const range = resolveRange(query.startTime, query.endTime, deps.now());
   if (!range.ok) return must(fail(invalidRequest(range.message)));
   const periods = periodsTouching(range.range.startNs, range.range.endNs, query.interval ?? 'day', maxUsagePeriods);

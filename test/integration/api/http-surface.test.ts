@@ -1,5 +1,6 @@
 // The HTTP surface shared by every route: authentication, the error shape,
 // body and method handling, the OpenAPI document, ops endpoints, timeouts.
+import { deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildRouter } from '../../../api/app.ts';
@@ -82,6 +83,32 @@ describe('api/http surface', () => {
     expectError(await h.call('POST', '/v1/tenants/acme/logs', { raw: 'startTime=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
     const big = JSON.stringify({ startTime: 1, body: 'x'.repeat(1_100_000) });
     expectError(await h.call('POST', '/v1/tenants/acme/logs', { raw: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+  });
+
+  it('reads gzip and deflate bodies, a BOM and any charset parameter; limits bodies after decompression and without a length', async () => {
+    const body = JSON.stringify({ startTime: 1_700_000_000, endTime: 1_700_086_400 });
+    const send = (payload: Buffer | string, headers: Record<string, string>): Promise<Response> =>
+      fetch(`${h.base}/v1/tenants/acme/usage`, { method: 'POST', headers: { authorization: `Bearer ${keys.admin}`, ...headers }, body: payload });
+    for (const [encoding, payload] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['identity', `\ufeff${body}`]] as const) {
+      const res = await send(payload, { 'content-type': 'Application/JSON; charset=utf-8', 'content-encoding': encoding });
+      expect(res.status, `${encoding}: ${await res.text()}`).to.equal(200);
+    }
+    const bomb = await send(gzipSync(JSON.stringify({ startTime: 1, body: 'x'.repeat(2_000_000) })), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    expect(bomb.status).to.equal(413);
+    expect(((await bomb.json()) as { error: { code: string } }).error.code).to.equal('payload_too_large');
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 12; i++) controller.enqueue(new TextEncoder().encode(i === 0 ? '{"body":"' : 'x'.repeat(100_000)));
+        controller.close();
+      },
+    });
+    const unsized = await fetch(`${h.base}/v1/tenants/acme/logs`, { method: 'POST', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' }, body: chunks, duplex: 'half' });
+    expect(unsized.status).to.equal(413);
+    expectError(await h.call('POST', '/v1/tenants/acme/usage', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'br' } }), 415, 'unsupported_media_type');
+    expectError(await h.call('POST', '/v1/tenants/acme/usage', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }), 400, 'invalid_request');
+    const proto = await h.call('POST', '/v1/tenants/acme/usage', { raw: '{"attributes":{"__proto__":["x"]},"startTime":1}', headers: { 'content-type': 'application/json' } });
+    expectError(proto, 400, 'invalid_request');
+    expect(field(proto.body, 'error', 'message')).to.contain('must not use the key "__proto__"');
   });
 
   it('answers 400 naming unknown body fields and query parameters on every route', async () => {
