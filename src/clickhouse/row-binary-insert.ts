@@ -5,7 +5,7 @@
 // the rows are staged in a file of the data dir and read by ClickHouse's
 // file() table function in one INSERT … SELECT; the file is removed after.
 import { randomUUID } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { queryTable } from './schema/ddl.ts';
@@ -35,6 +35,17 @@ export function rowBinaryTarget(spec: TableSpec, columns: readonly string[]): Ro
   return { table: spec.name, columns, structure: structure.join(', ') };
 }
 
+/** Writes the rows to a new file; recreates the spool folder if something removed it. */
+async function stage(spoolDir: string, path: string, chunks: readonly Buffer[]): Promise<void> {
+  try {
+    await writeFile(path, chunks, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(spoolDir, { recursive: true, mode: 0o700 });
+    await writeFile(path, chunks, { flag: 'wx', mode: 0o600 });
+  }
+}
+
 /** Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the client does. */
 export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[]): Promise<void> {
   const into = `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')})`;
@@ -46,7 +57,7 @@ export async function insertRowBinary(store: Store, target: RowBinaryTarget, chu
   }
   const path = join(store.spoolDir, `${target.table}-${randomUUID()}.bin`);
   try {
-    await writeFile(path, chunks, { flag: 'wx', mode: 0o600 });
+    await stage(store.spoolDir, path, chunks);
     await store.client.command({
       query: `${into} SELECT * FROM file({path:String}, 'RowBinary', {structure:String})`,
       query_params: { path, structure: target.structure },

@@ -32,7 +32,7 @@ export function embeddedPath(dataDir: string): string {
 /** The folder inside TENANTRY_DATA_DIR where inserts stage their rows; emptied on open (its files live for one INSERT). */
 function openSpool(dataDir: string): string {
   const spool = join(dataDir, 'insert-spool');
-  mkdirSync(spool, { recursive: true });
+  mkdirSync(spool, { recursive: true, mode: 0o700 });
   for (const name of readdirSync(spool)) rmSync(join(spool, name), { force: true });
   return spool;
 }

@@ -1,6 +1,6 @@
 // The gateway inside a real `tenantry all` process: SIGKILL durability,
 // graceful SIGTERM, and a 512 MiB gzip bomb.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
@@ -40,8 +40,12 @@ describe('gateway: inside the tenantry process', function () {
     first.child.kill('SIGKILL');
     expect(await first.exited).to.equal('SIGKILL');
     expect(acknowledged).to.have.length(20);
+    // A batch staged for an INSERT the kill interrupted: never acknowledged, removed on start.
+    const stale = join(dataDir, 'insert-spool', 'spans-interrupted.bin');
+    writeFileSync(stale, Buffer.alloc(64));
 
     const second = await startTenantry(dataDir);
+    expect(existsSync(stale)).to.equal(false);
     const spans = makeSpans({ 'service.name': 'after-restart', 'tenant.id': 'durable' });
     const result = await sendSpans('grpc', { httpUrl: second.httpUrl, grpcUrl: second.grpcUrl, key: processKey }, spans);
     expect(result.code, String(result.error)).to.equal(0);

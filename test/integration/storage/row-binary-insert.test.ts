@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { insertRowBinary } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { RowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
@@ -71,6 +71,16 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     expect(error).to.be.instanceOf(Error);
     const after = await store.client.query({ query: `SELECT count() AS n FROM ${store.database}.bin`, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>());
     expect(after).to.deep.equal(before);
+    expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
+  });
+
+  it('recreates the spool folder when something removed it', async () => {
+    rmSync(store.spoolDir ?? '', { recursive: true, force: true });
+    const w = new RowWriter(16);
+    row(w, 20, Buffer.from('again'), {}, 2, 2n);
+    await insertRowBinary(store, target, [w.result()]);
+    const got = await store.client.query({ query: `SELECT s FROM ${store.database}.bin WHERE id = 20`, format: 'JSONEachRow' }).then((r) => r.json<{ s: string }>());
+    expect(got).to.deep.equal([{ s: 'again' }]);
     expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
   });
 });
