@@ -10,6 +10,13 @@ import { httpMetrics } from './http/http-metrics.ts';
 import { createQueryRunner } from './v1/query/query-runner.ts';
 import { nowNs } from './v1/query/time-range.ts';
 
+/** The path of a request target: cut at '?' when it is origin-form (as almost always), else parsed. */
+export function requestPath(target: string): string {
+  if (!target.startsWith('/')) return new URL(target, 'http://localhost').pathname;
+  const query = target.indexOf('?');
+  return query === -1 ? target : target.slice(0, query);
+}
+
 export const startApi: StartApi = async (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> => {
   const log = ctx.log.child({ component: 'api' });
   const app = createApp({
@@ -22,7 +29,7 @@ export const startApi: StartApi = async (ctx: ComponentContext, config: ApiConfi
   });
   const koa = app.callback();
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const path = requestPath(req.url ?? '/');
     if (!opsPaths.has(path)) {
       void koa(req, res);
       return;

@@ -2,7 +2,7 @@
 // returned, a digest of the filters they were made for (replay with other
 // filters → 400), and the frozen "now" when endTime was omitted, so a walk
 // sees one fixed time window while new data keeps arriving.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export interface Cursor {
   /** Sort key of the last row returned, as strings (timestamps in ns). */
@@ -15,7 +15,7 @@ interface Wire { v: 1; f: string; k: string[]; e?: string }
 
 /** Digest of the request that a cursor belongs to (tenant, route, filters; never the pagination itself). */
 export function filterDigest(parts: unknown): string {
-  return createHash('sha256').update(canonicalJson(parts)).digest('base64url').slice(0, 22);
+  return hash('sha256', canonicalJson(parts), 'base64url').slice(0, 22);
 }
 
 /** JSON with object keys sorted, so equal filters give equal digests whatever their key order. */

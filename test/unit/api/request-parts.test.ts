@@ -12,6 +12,7 @@ import { formatDecodeErrors } from '../../../src/codec/decode-errors.ts';
 import { SqlParams } from '../../../api/v1/query/sql-params.ts';
 import { matchAny, matchAnyInsensitive, matchAttributes } from '../../../api/v1/query/filters.ts';
 import { periodsTouching } from '../../../api/v1/usage/usage-periods.ts';
+import { requestPath } from '../../../api/api.ts';
 
 describe('api/request parts', () => {
   it('reads time bounds as s, ms, µs or ns by magnitude', () => {
@@ -25,6 +26,13 @@ describe('api/request parts', () => {
     expect(r.ok).to.equal(false);
     const open = resolveRange(10, undefined, 42_000_000_000n);
     expect(open.ok && open.range.endNs).to.equal(42_000_000_000n);
+  });
+
+  it('takes the path of a request target, origin-form or absolute-form', () => {
+    expect(requestPath('/healthz')).to.equal('/healthz');
+    expect(requestPath('/metrics?x=1')).to.equal('/metrics');
+    expect(requestPath('/v1/tenants/a%2Fb/logs?')).to.equal('/v1/tenants/a%2Fb/logs');
+    expect(requestPath('http://api.example:8080/readyz?full=1')).to.equal('/readyz');
   });
 
   it('picks the smallest default interval giving at most 300 points', () => {
