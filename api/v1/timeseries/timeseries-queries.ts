@@ -68,15 +68,29 @@ const sqlAggregates: Partial<Record<Operator, string>> = {
 /** Whether gauges and sums answer this operator with one aggregating SELECT. */
 const aggregatesInSql = (op: Operator): boolean => sqlAggregates[op] !== undefined || quantileOf(op) !== undefined;
 
-/** Columns describing the metric, aggregated (converted after aggregation, so once per group) or per row. */
-const infoColumns = (aggregate: boolean): string[] => aggregate
-  ? ['toString(any(metric_type)) AS type', 'toString(any(temporality)) AS temporality', 'toUInt8(any(is_monotonic)) AS monotonic', 'any(unit) AS unit', 'any(description) AS description']
-  : ['toString(metric_type) AS type', 'toString(temporality) AS temporality', 'toUInt8(is_monotonic) AS monotonic', 'unit', 'description'];
+/** Columns describing the metric, per raw row. */
+const infoColumns = ['toString(metric_type) AS type', 'toString(temporality) AS temporality', 'toUInt8(is_monotonic) AS monotonic', 'unit', 'description'];
+
+/**
+ * The same description, aggregated once per group as one tuple: one aggregate
+ * instead of five, and enums and booleans as JSON renders them. Reading these
+ * five columns is most of what the aggregating SELECT costs beyond the values.
+ */
+const infoTuple = 'any((metric_type, temporality, is_monotonic, unit, description)) AS info';
 
 interface InfoRow { type: MetricType; temporality: string; monotonic: number; unit: string; description: string }
 
+/** The info tuple as JSON: an array, or an object keyed by column where the server names tuple elements. */
+type InfoTuple = readonly [MetricType, string, boolean, string, string] | Readonly<Record<string, string | boolean>>;
+
 const infoOf = (name: string, r: InfoRow): MetricInfo =>
   ({ name, type: r.type, temporality: r.temporality, monotonic: r.monotonic === 1, unit: r.unit, description: r.description });
+
+/** Reads an aggregated info tuple. */
+export function infoOfTuple(name: string, tuple: InfoTuple): MetricInfo {
+  const [type, temporality, monotonic, unit, description] = (Array.isArray(tuple) ? tuple : Object.values(tuple)) as [MetricType, string, boolean, string, string];
+  return { name, type, temporality, monotonic, unit, description };
+}
 
 /** The aggregating SELECT of a gauge or sum (exported for the benchmark). */
 export function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): { sql: string; params: SqlParams } {
@@ -84,10 +98,11 @@ export function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: Seri
   const groups = (q.groupBy ?? []).map((k, i) => groupExpression(params, k, i));
   const quantile = quantileOf(op);
   const aggregate = quantile === undefined ? (sqlAggregates[op] ?? 'avg(value)') : `quantileExactInclusive(${params.bind(quantile, 'Float64')})(value)`;
-  const bucket = `toInt32(intDiv(toUnixTimestamp64Milli(timestamp) - ${params.bind(w.buckets.originMs, 'Int64')}, ${params.bind(w.buckets.stepMs, 'Int64')})) AS b`;
+  // Int64: a JSON number from the embedded store, a quoted one from a server; Number() reads both.
+  const bucket = `intDiv(toUnixTimestamp64Milli(timestamp) - ${params.bind(w.buckets.originMs, 'Int64')}, ${params.bind(w.buckets.stepMs, 'Int64')}) AS b`;
   const where = baseConditions(params, w, metric, q, w.startNs);
   const groupNames = groups.map((_, i) => `g${i}`);
-  const sql = `SELECT ${[...groups, bucket, `${aggregate} AS v`, ...infoColumns(true)].join(', ')}
+  const sql = `SELECT ${[...groups, bucket, `${aggregate} AS v`, infoTuple].join(', ')}
     FROM ${queryTable(deps.schema, 'metrics')}
     WHERE ${where.join(' AND ')}
     GROUP BY ${[...groupNames, 'b'].join(', ')}`;
@@ -100,7 +115,7 @@ function rawSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery): { s
   const groups = (q.groupBy ?? []).map((k, i) => groupExpression(params, k, i));
   const from = w.startNs - lookbackNs(w) > 0n ? w.startNs - lookbackNs(w) : 0n;
   const where = baseConditions(params, w, metric, q, from);
-  const sql = `SELECT ${[...groups, ...infoColumns(false), 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
+  const sql = `SELECT ${[...groups, ...infoColumns, 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
     // 64-bit integers become Float64 so both store modes return JSON numbers.
     'toFloat64(toUnixTimestamp64Milli(timestamp)) AS ms', 'value', 'toFloat64(count) AS count', 'sum', 'min', 'max',
     'arrayMap(x -> toFloat64(x), bucket_counts) AS bucket_counts', 'explicit_bounds', 'exp_scale', 'toFloat64(exp_zero_count) AS exp_zero_count',
@@ -128,12 +143,12 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
   const emptyValue = op === 'count' ? 0 : null;
   if (aggregatesInSql(op)) {
     const { sql, params } = aggregateSql(deps, w, metric, q, op);
-    const rows = await deps.runner.rows<GroupRow & InfoRow & { b: number; v: number | null }>(sql, params);
+    const rows = await deps.runner.rows<GroupRow & { b: number | string; v: number | null; info: InfoTuple }>(sql, params);
     if (!rows.ok) return rows;
-    const first = rows.value[0];
-    if (first === undefined) return ok([]);
-    if (rows.value.every((r) => r.type === 'gauge' || r.type === 'sum')) {
-      const info = infoOf(metric, first);
+    const infos = rows.value.map((r) => infoOfTuple(metric, r.info));
+    const info = infos[0];
+    if (info === undefined) return ok([]);
+    if (infos.every((i) => i.type === 'gauge' || i.type === 'sum')) {
       const series = new Map<string, { labels: Record<string, string>; values: (number | null)[] }>();
       for (const row of rows.value) {
         const key = keyOf(row, groupBy);
@@ -143,7 +158,7 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
           s = { labels: labelsOf(row, groupBy), values: Array.from({ length: w.buckets.points }, () => emptyValue) };
           series.set(key, s);
         }
-        const b = row.b;
+        const b = Number(row.b);
         if (b >= 0 && b < s.values.length) s.values[b] = row.v === null || Number.isNaN(row.v) ? emptyValue : row.v;
       }
       return ok([...series.values()].map((s) => ({ metric: info, labels: s.labels, values: s.values })));

@@ -117,6 +117,9 @@ describe('api/timeseries', () => {
     ]);
     expect(field(reply.body, 'metadata', 2)).to.deep.equal({ name: 'requests', labels: {}, type: 'sum', temporality: 'cumulative', monotonic: true, unit: '{requests}', description: '', operator: 'rate' });
     expect(field(reply.body, 'metadata', 0, 'type')).to.equal('histogram');
+    // The same description from the aggregating SELECT (max is aggregated in SQL, rate is not).
+    const aggregated = await q({ queries: { metrics: ['requests'], operator: 'max' } });
+    expect(field(aggregated.body, 'metadata', 0)).to.deep.equal({ name: 'requests', labels: {}, type: 'sum', temporality: 'cumulative', monotonic: true, unit: '{requests}', description: '', operator: 'max' });
     expect(field(reply.body, 'query')).to.deep.equal({
       queries: [
         { metrics: ['http.duration', 'exp.size', 'missing.metric'], groupBy: [], operator: 'p99', attributes: {} },

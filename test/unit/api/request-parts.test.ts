@@ -13,6 +13,7 @@ import { SqlParams } from '../../../api/v1/query/sql-params.ts';
 import { matchAny, matchAnyInsensitive, matchAttributes } from '../../../api/v1/query/filters.ts';
 import { periodsTouching } from '../../../api/v1/usage/usage-periods.ts';
 import { requestPath } from '../../../api/api.ts';
+import { infoOfTuple } from '../../../api/v1/timeseries/timeseries-queries.ts';
 
 describe('api/request parts', () => {
   it('reads time bounds as s, ms, µs or ns by magnitude', () => {
@@ -33,6 +34,12 @@ describe('api/request parts', () => {
     expect(requestPath('/metrics?x=1')).to.equal('/metrics');
     expect(requestPath('/v1/tenants/a%2Fb/logs?')).to.equal('/v1/tenants/a%2Fb/logs');
     expect(requestPath('http://api.example:8080/readyz?full=1')).to.equal('/readyz');
+  });
+
+  it('reads the aggregated metric description as an unnamed or a named tuple', () => {
+    const expected = { name: 'm', type: 'sum', temporality: 'cumulative', monotonic: true, unit: 'By', description: 'bytes sent' };
+    expect(infoOfTuple('m', ['sum', 'cumulative', true, 'By', 'bytes sent'])).to.deep.equal(expected);
+    expect(infoOfTuple('m', { metric_type: 'sum', temporality: 'cumulative', is_monotonic: true, unit: 'By', description: 'bytes sent' })).to.deep.equal(expected);
   });
 
   it('picks the smallest default interval giving at most 300 points', () => {
