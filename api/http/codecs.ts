@@ -44,24 +44,29 @@ export class ClosedType<R extends Props, O extends Props> extends t.Type<t.TypeO
 
   constructor(name: string, required: R, optional: O) {
     const known = new Set([...Object.keys(required), ...Object.keys(optional)]);
-    const all: Props = { ...optional, ...required };
+    // Fields as [name, codec, required]: worked out once here, not on every request.
+    const fields: readonly (readonly [string, t.Mixed, boolean])[] = Object.entries({ ...optional, ...required }).map(([k, c]) => [k, c, k in required] as const);
     super(
       name,
-      (u): u is t.TypeOfProps<R> & t.TypeOfPartialProps<O> => typeof u === 'object' && u !== null && Object.entries(all).every(([k, c]) => {
+      (u): u is t.TypeOfProps<R> & t.TypeOfPartialProps<O> => typeof u === 'object' && u !== null && fields.every(([k, c, isRequired]) => {
         const v = (u as Record<string, unknown>)[k];
-        return (v === undefined && !(k in required)) || c.is(v);
+        return (v === undefined && !isRequired) || c.is(v);
       }),
       (u, c) => {
         if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, `${pathOf(c) || 'body'} must be a JSON object`);
         const input = u as Record<string, unknown>;
-        const at = pathOf(c);
-        const errors: t.ValidationError[] = Object.keys(input).filter((k) => !known.has(k))
-          .map((k) => ({ value: input[k], context: c, message: `unknown field "${at === '' ? k : `${at}.${k}`}"` }));
+        const errors: t.ValidationError[] = [];
+        for (const k in input) {
+          if (Object.prototype.hasOwnProperty.call(input, k) && !known.has(k)) {
+            const at = pathOf(c);
+            errors.push({ value: input[k], context: c, message: `unknown field "${at === '' ? k : `${at}.${k}`}"` });
+          }
+        }
         const out: Record<string, unknown> = {};
-        for (const [k, codec] of Object.entries(all)) {
+        for (const [k, codec, isRequired] of fields) {
           // Optional fields given as null are treated as absent.
-          const v = input[k] === null && !(k in required) ? undefined : input[k];
-          if (v === undefined && !(k in required)) continue;
+          const v = input[k] === null && !isRequired ? undefined : input[k];
+          if (v === undefined && !isRequired) continue;
           const r = codec.validate(v, [...c, { key: k, type: codec, actual: v }]);
           if (r._tag === 'Left') errors.push(...r.left);
           else out[k] = r.right;

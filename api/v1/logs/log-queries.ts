@@ -5,6 +5,7 @@ import { matchAny, matchAnyInsensitive, matchAttributes, matchSeverity, severity
 import { finishPage, mergeAttributes, windowConditions } from '../query/record-page.ts';
 import type { PagePlan } from '../query/record-page.ts';
 import { SqlParams } from '../query/sql-params.ts';
+import { nsTextToMs } from '../query/time-range.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { LogQuery } from './log-codecs.ts';
 
@@ -61,7 +62,7 @@ export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, 
     value: {
       next: page.next,
       rows: page.rows.map((r) => ({
-        timestamp: Number(BigInt(r.ts_ns) / 1_000_000n),
+        timestamp: nsTextToMs(r.ts_ns),
         traceId: r.trace_id,
         spanId: r.span_id,
         severity: severityName(r.severity_number),

@@ -38,5 +38,10 @@ export function resolveRange(startTime: number, endTime: number | undefined, fal
   return { ok: true, range: { startNs, endNs } };
 }
 
+/** Unix ns as the decimal text ClickHouse returns → whole ms, as the bigint division would give, without a bigint per row. */
+export function nsTextToMs(ns: string): number {
+  return ns.length > 6 && ns.charCodeAt(0) !== 45 /* '-' */ ? Number(ns.slice(0, -6)) : Number(BigInt(ns) / 1_000_000n);
+}
+
 /** Nanoseconds to whole milliseconds (floor). */
 export const nsToMs = (ns: bigint): number => Number(ns / 1_000_000n);

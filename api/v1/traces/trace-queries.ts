@@ -5,6 +5,7 @@ import { matchAny, matchAttributes } from '../query/filters.ts';
 import { finishPage, mergeAttributes, windowConditions } from '../query/record-page.ts';
 import type { PagePlan } from '../query/record-page.ts';
 import { SqlParams } from '../query/sql-params.ts';
+import { nsTextToMs } from '../query/time-range.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { TraceQuery } from './trace-codecs.ts';
 
@@ -72,7 +73,7 @@ export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQue
     value: {
       next: page.next,
       rows: page.rows.map((r) => ({
-        timestamp: Number(BigInt(r.ts_ns) / 1_000_000n),
+        timestamp: nsTextToMs(r.ts_ns),
         traceId: r.trace_id,
         spanId: r.span_id,
         parentSpanId: r.parent_span_id,

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { isLeft } from 'fp-ts/lib/Either.js';
-import { resolveRange, toNanoseconds } from '../../../api/v1/query/time-range.ts';
+import { nsTextToMs, resolveRange, toNanoseconds } from '../../../api/v1/query/time-range.ts';
 import { planBuckets } from '../../../api/v1/timeseries/bucket-plan.ts';
 import { decodeCursor, encodeCursor, filterDigest } from '../../../api/v1/query/cursor.ts';
 import { unitNames } from '../../../api/v1/timeseries/ucum-units.ts';
@@ -27,6 +27,14 @@ describe('api/request parts', () => {
     expect(r.ok).to.equal(false);
     const open = resolveRange(10, undefined, 42_000_000_000n);
     expect(open.ok && open.range.endNs).to.equal(42_000_000_000n);
+  });
+
+  it('turns ns text into whole ms exactly as the bigint division does', () => {
+    fc.assert(fc.property(fc.bigInt({ min: -(10n ** 18n), max: 2n ** 63n - 1n }), (ns) => {
+      expect(nsTextToMs(ns.toString())).to.equal(Number(ns / 1_000_000n));
+    }));
+    expect(nsTextToMs('999999')).to.equal(0);
+    expect(nsTextToMs('1795000000123456789')).to.equal(1_795_000_000_123);
   });
 
   it('takes the path of a request target, origin-form or absolute-form', () => {
