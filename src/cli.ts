@@ -62,8 +62,10 @@ async function runOperator(config: Extract<Config, { target: 'operator' }>, log:
     log.error(`cannot start: ${(error as Error).message}`);
     return 1;
   }
+  // Listen for the stop signal before saying "started": whoever waits for that line may signal at once.
+  const stopSignal = waitForStopSignal(log);
   log.info('tenantry started', { target: 'operator', ports: running.ports });
-  await waitForStopSignal(log);
+  await stopSignal;
   readiness.beginShutdown();
   await running.stop();
   log.info('stopped');

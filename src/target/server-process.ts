@@ -95,6 +95,8 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
     return fail(`cannot start: ${(error as Error).message}`);
   }
   readiness.done('listeners');
+  // Listen for the stop signal before saying "started": whoever waits for that line may signal at once.
+  const stopSignal = waitForStopSignal(log);
   log.info('tenantry started', {
     target: config.target,
     clickhouse: store.mode,
@@ -102,7 +104,7 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
     ports: Object.assign({}, ...running.map((c) => c.ports)) as Record<string, number>,
   });
 
-  await waitForStopSignal(log);
+  await stopSignal;
   readiness.beginShutdown();
   schema.value();
   const stopped = await Promise.allSettled(running.map((c) => c.stop()));

@@ -3,7 +3,10 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '../log/logger.ts';
 
-/** Resolves with the first stop signal; from then on a second one exits at once. */
+/**
+ * Resolves with the first stop signal; from then on a second one exits at
+ * once. The handlers are installed when it is called, before it returns.
+ */
 export async function waitForStopSignal(log: Logger): Promise<NodeJS.Signals> {
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => { resolve('SIGTERM'); });
