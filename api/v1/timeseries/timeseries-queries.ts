@@ -86,6 +86,9 @@ type InfoTuple = readonly [MetricType, string, boolean, string, string] | Readon
 const infoOf = (name: string, r: InfoRow): MetricInfo =>
   ({ name, type: r.type, temporality: r.temporality, monotonic: r.monotonic === 1, unit: r.unit, description: r.description });
 
+/** The metric type of an aggregated info tuple (its first element). */
+const typeOfTuple = (tuple: InfoTuple): unknown => (Array.isArray(tuple) ? tuple[0] : Object.values(tuple)[0]);
+
 /** Reads an aggregated info tuple. */
 export function infoOfTuple(name: string, tuple: InfoTuple): MetricInfo {
   const [type, temporality, monotonic, unit, description] = (Array.isArray(tuple) ? tuple : Object.values(tuple)) as [MetricType, string, boolean, string, string];
@@ -145,10 +148,10 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
     const { sql, params } = aggregateSql(deps, w, metric, q, op);
     const rows = await deps.runner.rows<GroupRow & { b: number | string; v: number | null; info: InfoTuple }>(sql, params);
     if (!rows.ok) return rows;
-    const infos = rows.value.map((r) => infoOfTuple(metric, r.info));
-    const info = infos[0];
-    if (info === undefined) return ok([]);
-    if (infos.every((i) => i.type === 'gauge' || i.type === 'sum')) {
+    const first = rows.value[0];
+    if (first === undefined) return ok([]);
+    if (rows.value.every((r) => { const type = typeOfTuple(r.info); return type === 'gauge' || type === 'sum'; })) {
+      const info = infoOfTuple(metric, first.info);
       const series = new Map<string, { labels: Record<string, string>; values: (number | null)[] }>();
       for (const row of rows.value) {
         const key = keyOf(row, groupBy);
