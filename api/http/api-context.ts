@@ -15,11 +15,16 @@ export interface ApiState {
 
 export type ApiContext = RouterContext<ApiState>;
 
-/** Sends a Result: the value as JSON, or the error through the error middleware. */
+/**
+ * Sends a Result: the value as JSON, or the error through the error middleware.
+ * The body goes to Koa already serialised with its media type set: Koa's own
+ * path for objects looks the type up by name on every response.
+ */
 export function respond(ctx: ApiContext, result: Result<unknown>, status = 200): void {
   if (!result.ok) throw new ApiErrorSignal(result.error);
   ctx.status = status;
-  ctx.body = result.value;
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
+  ctx.body = JSON.stringify(result.value);
 }
 
 /** Unwraps a Result or stops the request with its error. */
