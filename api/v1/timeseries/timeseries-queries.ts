@@ -136,7 +136,9 @@ type GroupRow = Readonly<Record<string, unknown>>;
 const labelsOf = (row: GroupRow, groupBy: readonly string[]): Record<string, string> =>
   Object.fromEntries(groupBy.map((k, i) => { const v = row[`g${i}`]; return [k, typeof v === 'string' ? v : '']; }));
 
-const keyOf = (row: GroupRow, groupBy: readonly string[]): string => JSON.stringify(groupBy.map((_, i) => row[`g${i}`] ?? ''));
+/** The series a row belongs to: its group values (no JSON for the common single group). */
+const keyOf = (row: GroupRow, groupBy: readonly string[]): string =>
+  groupBy.length === 1 ? (typeof row['g0'] === 'string' ? row['g0'] : '') : JSON.stringify(groupBy.map((_, i) => row[`g${i}`] ?? ''));
 
 const tooManySeries = (): Result<never> => fail(invalidRequest(`the query makes more than ${maxSeries} series: group by fewer attributes or filter`));
 
