@@ -1,5 +1,5 @@
 // Inserts rows already encoded as RowBinary, the cheapest input format for
-// ClickHouse to parse (docs/gateway.md, "Insert format"). A server takes them
+// ClickHouse to parse (docs/gateway.md, "Insert path and format"). A server takes them
 // as the body of `INSERT … FORMAT RowBinary`. chDB's connection cannot carry
 // a binary body (it appends the body to the SQL text), so in embedded mode
 // the rows are staged in a file of the data dir and read by ClickHouse's

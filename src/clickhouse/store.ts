@@ -2,7 +2,7 @@
 // the default) or a ClickHouse server over HTTP. Both are @clickhouse/client,
 // so every query in the project is written once for both.
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseConfig } from '../config/config.ts';
@@ -31,7 +31,8 @@ export function embeddedPath(dataDir: string): string {
 
 /** The folder inside TENANTRY_DATA_DIR where inserts stage their rows; emptied on open (its files live for one INSERT). */
 function openSpool(dataDir: string): string {
-  const spool = join(dataDir, 'insert-spool');
+  // Absolute: file() must not resolve it against ClickHouse's own folders.
+  const spool = resolve(dataDir, 'insert-spool');
   mkdirSync(spool, { recursive: true, mode: 0o700 });
   for (const name of readdirSync(spool)) rmSync(join(spool, name), { force: true });
   return spool;

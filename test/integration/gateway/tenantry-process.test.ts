@@ -2,7 +2,7 @@
 // graceful SIGTERM, and a 512 MiB gzip bomb.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { request } from 'node:http';
 import { expect } from 'chai';
 import { makeSpans, sendSpans } from './support/otel-clients.ts';
@@ -57,6 +57,16 @@ describe('gateway: inside the tenantry process', function () {
     const names = rows.map((r) => r.span_name);
     for (const name of acknowledged) expect(names).to.include(name);
     expect(names.filter((n) => !n.startsWith('durable-'))).to.have.members(['GET /checkout', 'SELECT carts']);
+  });
+
+  it('stores what it acknowledges when TENANTRY_DATA_DIR is relative, as the `npm start` default is', async () => {
+    const tenantry = await startTenantry(relative(process.cwd(), dataDir));
+    const json = tracesJson({ 'tenant.id': 'relative' }, [{ name: 'relative-dir' }]);
+    expect((await post(`${tenantry.httpUrl}/v1/traces`, tracesProtobuf(json), protobufHeaders(processKey))).status).to.equal(200);
+    tenantry.child.kill('SIGTERM');
+    expect(await tenantry.exited).to.equal(0);
+    const rows = await queryDataDir<{ span_name: string }>(dataDir, "SELECT span_name FROM tenantry.spans WHERE tenant_id = 'relative'");
+    expect(rows).to.deep.equal([{ span_name: 'relative-dir' }]);
   });
 
   it('answers a 512 MiB gzip bomb with 413 quickly while memory barely moves', async () => {
