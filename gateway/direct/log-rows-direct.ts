@@ -44,12 +44,6 @@ class LogFields {
   }
 }
 
-function text(w: RowWriter, buf: Buffer, start: number, end: number, hex: boolean): void {
-  if (start < 0) w.empty();
-  else if (hex) w.hex(buf, start, end);
-  else w.string(buf, start, end);
-}
-
 /** Converts an encoded ExportLogsServiceRequest; throws WireError on malformed input. */
 export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): DirectBatch {
   const rejected = new RejectionTally();
@@ -91,13 +85,13 @@ export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogId
         } else {
           w.text(ids.next(nowMs));
         }
-        text(w, body, record.traceId, record.traceIdEnd, true);
-        text(w, body, record.spanId, record.spanIdEnd, true);
+        w.hexField(body, record.traceId, record.traceIdEnd);
+        w.hexField(body, record.spanId, record.spanIdEnd);
         w.u8(record.flags & 0xff);
         const severityText = record.severityText >= 0 && clampInt(record.severity, 0, 255) === 0 ? body.toString('utf8', record.severityText, record.severityTextEnd) : undefined;
         w.u8(severityNumber(record.severity, severityText));
-        text(w, body, record.severityText, record.severityTextEnd, false);
-        text(w, body, record.eventName, record.eventNameEnd, false);
+        w.field(body, record.severityText, record.severityTextEnd);
+        w.field(body, record.eventName, record.eventNameEnd);
         if (record.body >= 0) value.read(r, record.body, record.bodyEnd).writeText(w, body);
         else w.empty();
         w.bytes(resource.bytes);

@@ -44,8 +44,7 @@ export function resourcePart(r: WireReader, start: number, end: number, value: A
   const w = new RowWriter(2048);
   if (found.serviceSeen && found.serviceStart >= 0) value.read(r, found.serviceStart, found.serviceEnd).writeText(w, r.buf);
   else w.empty();
-  if (schemaStart >= 0) w.string(r.buf, schemaStart, schemaEnd);
-  else w.empty();
+  w.field(r.buf, schemaStart, schemaEnd);
   w.bytes(attributes.result());
   return { bytes: Buffer.from(w.result()), tenant: found.tenant(r, value) };
 }
@@ -60,12 +59,11 @@ export function scopePart(r: WireReader, start: number, end: number, withSchemaU
   lastFields(r, start, end, starts, ends);
   const [scopeStart, scopeEnd, schemaStart, schemaEnd] = [starts[1] ?? -1, ends[1] ?? -1, starts[3] ?? -1, ends[3] ?? -1];
   const w = new RowWriter(1024);
-  const text = (s: number, e: number): void => { if (s >= 0) w.string(r.buf, s, e); else w.empty(); };
   if (scopeStart >= 0) lastFields(r, scopeStart, scopeEnd, scopeStarts, scopeEnds);
   else scopeStarts.fill(-1);
-  text(scopeStarts[1] ?? -1, scopeEnds[1] ?? -1);
-  text(scopeStarts[2] ?? -1, scopeEnds[2] ?? -1);
-  if (withSchemaUrl) text(schemaStart, schemaEnd);
+  w.field(r.buf, scopeStarts[1] ?? -1, scopeEnds[1] ?? -1);
+  w.field(r.buf, scopeStarts[2] ?? -1, scopeEnds[2] ?? -1);
+  if (withSchemaUrl) w.field(r.buf, schemaStart, schemaEnd);
   if (scopeStart >= 0) attributeMap(r, scopeStart, scopeEnd, 3, 0, new Found(), w, value);
   else w.varint(0);
   return Buffer.from(w.result());

@@ -113,6 +113,18 @@ export class RowWriter {
     this.pos = pos;
   }
 
+  /** A string field of the input at src[start, end), or '' when absent (start < 0). */
+  field(src: Buffer, start: number, end: number): void {
+    if (start < 0) this.empty();
+    else this.string(src, start, end);
+  }
+
+  /** A bytes field of the input as hex, or '' when absent (start < 0). */
+  hexField(src: Buffer, start: number, end: number): void {
+    if (start < 0) this.empty();
+    else this.hex(src, start, end);
+  }
+
   /**
    * Starts an array or map whose element count is known only after writing
    * it: reserves one byte and returns its position, for endCount.

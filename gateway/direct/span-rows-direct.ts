@@ -62,13 +62,6 @@ class SpanFields {
   }
 }
 
-/** Writes a string/bytes field: a range of the input, or '' when absent. */
-function text(w: RowWriter, buf: Buffer, start: number, end: number, hex: boolean): void {
-  if (start < 0) w.empty();
-  else if (hex) w.hex(buf, start, end);
-  else w.string(buf, start, end);
-}
-
 /** Writes an array: the count, then one element per range of `list`, rendered by `each`. */
 function repeated(w: RowWriter, r: WireReader, list: RangeList, each: (item: WireReader, s: number, e: number) => void): void {
   w.varint(list.count);
@@ -108,7 +101,7 @@ class SpanWriter {
       }
     }
     this.w.u8(clampInt(code, 0, 2));
-    text(this.w, r.buf, message, messageEnd, false);
+    this.w.field(r.buf, message, messageEnd);
   }
 
   events(r: WireReader, list: RangeList): void {
@@ -124,16 +117,16 @@ class SpanWriter {
       }
       writeNanosParts(w, lo, hi);
     });
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
     repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 3, 0, this.found, w, value); });
   }
 
   links(r: WireReader, list: RangeList): void {
     const { w, value, range } = this;
     const buf = r.buf;
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 1, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, true); });
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 3, range); text(w, buf, range[0] ?? -1, range[1] ?? 0, false); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 1, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
+    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 3, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
     repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 4, 0, this.found, w, value); });
   }
 
@@ -143,12 +136,12 @@ class SpanWriter {
     const buf = r.buf;
     w.text(tenant);
     writeNanosParts(w, s.startLo, s.startHi);
-    text(w, buf, s.traceId, s.traceIdEnd, true);
-    text(w, buf, s.spanId, s.spanIdEnd, true);
-    text(w, buf, s.parent, s.parentEnd, true);
-    text(w, buf, s.traceState, s.traceStateEnd, false);
+    w.hexField(buf, s.traceId, s.traceIdEnd);
+    w.hexField(buf, s.spanId, s.spanIdEnd);
+    w.hexField(buf, s.parent, s.parentEnd);
+    w.field(buf, s.traceState, s.traceStateEnd);
     w.u32(s.flags);
-    text(w, buf, s.name, s.nameEnd, false);
+    w.field(buf, s.name, s.nameEnd);
     w.u8(clampInt(s.kind, 0, 5));
     writeDurationParts(w, s.startLo, s.startHi, s.endLo, s.endHi);
     this.status(r, s);
