@@ -6,7 +6,7 @@
 import { RowWriter } from '../direct/row-writer.ts';
 import type { ResourceLogs } from '../wire/otlp-messages.ts';
 import type { LogIdGenerator } from './log-id.ts';
-import { anyValueText, attributeText, clampInt, nanosNumber, writeAttributes, writeHex, writeNanos } from './otlp-values.ts';
+import { anyValueText, attributeText, clampInt, nanosNumber, resourceScopeColumns, writeAttributes, writeHex, writeNanos } from './otlp-values.ts';
 import type { RowBatch } from './row-batch.ts';
 import { RejectionTally, tenantOf } from './tenant-resolver.ts';
 import type { TenantResolver } from './tenant-resolver.ts';
@@ -33,16 +33,7 @@ export function logRows(resourceLogs: readonly ResourceLogs[], resolver: TenantR
     const resourceAttributes = rl.resource?.attributes;
     const resourceTenant = tenantOf(resourceAttributes);
     for (const sl of rl.scopeLogs ?? []) {
-      // service_name … scope_attributes are the same for every record of the scope: written once.
-      const shared = new RowWriter(1024);
-      shared.text(attributeText(resourceAttributes, 'service.name') ?? '');
-      shared.text(rl.schemaUrl ?? '');
-      writeAttributes(shared, resourceAttributes);
-      shared.text(sl.scope?.name ?? '');
-      shared.text(sl.scope?.version ?? '');
-      shared.text(sl.schemaUrl ?? '');
-      writeAttributes(shared, sl.scope?.attributes);
-      const sharedPart = shared.result();
+      const sharedPart = resourceScopeColumns(resourceAttributes, rl.schemaUrl, sl.scope, sl.schemaUrl ?? '');
       for (const record of sl.logRecords ?? []) {
         const tenant = resolver.resolve(resourceTenant, record.attributes);
         if (!tenant.ok) {

@@ -8,7 +8,7 @@ import type {
   ExponentialHistogramDataPoint, HistogramDataPoint, KeyValue, Metric, NumberDataPoint, ResourceMetrics, SummaryDataPoint,
 } from '../wire/otlp-messages.ts';
 import {
-  attributeText, clampInt, int64Number, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
+  clampInt, int64Number, resourceScopeColumns, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
 } from './otlp-values.ts';
 import type { RowBatch } from './row-batch.ts';
 import { RejectionTally, tenantOf } from './tenant-resolver.ts';
@@ -150,15 +150,7 @@ export function metricRows(resourceMetrics: readonly ResourceMetrics[], resolver
     const resourceAttributes = rm.resource?.attributes;
     const resourceTenant: Resolution | undefined = tenantOf(resourceAttributes);
     for (const sm of rm.scopeMetrics ?? []) {
-      // service_name … scope_attributes are the same for every point of the scope: written once.
-      const shared = new RowWriter(1024);
-      shared.text(attributeText(resourceAttributes, 'service.name') ?? '');
-      shared.text(rm.schemaUrl ?? '');
-      writeAttributes(shared, resourceAttributes);
-      shared.text(sm.scope?.name ?? '');
-      shared.text(sm.scope?.version ?? '');
-      writeAttributes(shared, sm.scope?.attributes);
-      const sharedPart = shared.result();
+      const sharedPart = resourceScopeColumns(resourceAttributes, rm.schemaUrl, sm.scope);
       for (const metric of sm.metrics ?? []) {
         const data = pointsOf(metric);
         if (data === undefined) continue;

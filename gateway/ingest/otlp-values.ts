@@ -2,8 +2,8 @@
 // Everything here is written so that the value is always inside its column's
 // domain: one malformed item must never make ClickHouse reject a whole
 // group-committed batch.
-import type { AnyValue, Int64Like, KeyValue } from '../wire/otlp-messages.ts';
-import type { RowWriter } from '../direct/row-writer.ts';
+import type { AnyValue, Int64Like, KeyValue, Scope } from '../wire/otlp-messages.ts';
+import { RowWriter } from '../direct/row-writer.ts';
 
 const twoTo32 = 4_294_967_296;
 const twoTo64 = twoTo32 * twoTo32;
@@ -172,4 +172,25 @@ export function attributeText(attributes: readonly KeyValue[] | null | undefined
   if (attributes === null || attributes === undefined) return undefined;
   for (const kv of attributes) if (kv.key === key) return anyValueText(kv.value);
   return undefined;
+}
+
+/**
+ * The columns a resource and scope give every row below them, rendered once
+ * per scope: service_name, resource_schema_url, resource_attributes,
+ * scope_name, scope_version, scope_schema_url when given (logs), and
+ * scope_attributes — as gateway/direct/resource-scope.ts writes them.
+ */
+export function resourceScopeColumns(
+  resourceAttributes: readonly KeyValue[] | null | undefined, resourceSchemaUrl: string | null | undefined,
+  scope: Scope | null | undefined, scopeSchemaUrl?: string | null,
+): Buffer {
+  const w = new RowWriter(1024);
+  w.text(attributeText(resourceAttributes, 'service.name') ?? '');
+  w.text(resourceSchemaUrl ?? '');
+  writeAttributes(w, resourceAttributes);
+  w.text(scope?.name ?? '');
+  w.text(scope?.version ?? '');
+  if (scopeSchemaUrl !== undefined) w.text(scopeSchemaUrl ?? '');
+  writeAttributes(w, scope?.attributes);
+  return w.result();
 }

@@ -3,7 +3,7 @@
 // hex, timestamps in Unix ns, events and links as parallel arrays.
 import { RowWriter } from '../direct/row-writer.ts';
 import type { ResourceSpans, Span } from '../wire/otlp-messages.ts';
-import { attributeText, clampInt, writeAttributes, writeDuration, writeHex, writeNanos } from './otlp-values.ts';
+import { clampInt, resourceScopeColumns, writeAttributes, writeDuration, writeHex, writeNanos } from './otlp-values.ts';
 import type { RowBatch } from './row-batch.ts';
 import { RejectionTally, tenantOf } from './tenant-resolver.ts';
 import type { TenantResolver } from './tenant-resolver.ts';
@@ -37,15 +37,7 @@ export function spanRows(resourceSpans: readonly ResourceSpans[], resolver: Tena
     const resourceAttributes = rs.resource?.attributes;
     const resourceTenant = tenantOf(resourceAttributes);
     for (const ss of rs.scopeSpans ?? []) {
-      // service_name … scope_attributes are the same for every span of the scope: written once.
-      const shared = new RowWriter(1024);
-      shared.text(attributeText(resourceAttributes, 'service.name') ?? '');
-      shared.text(rs.schemaUrl ?? '');
-      writeAttributes(shared, resourceAttributes);
-      shared.text(ss.scope?.name ?? '');
-      shared.text(ss.scope?.version ?? '');
-      writeAttributes(shared, ss.scope?.attributes);
-      const sharedPart = shared.result();
+      const sharedPart = resourceScopeColumns(resourceAttributes, rs.schemaUrl, ss.scope);
       for (const span of ss.spans ?? []) {
         const tenant = resolver.resolve(resourceTenant, span.attributes);
         if (!tenant.ok) {
