@@ -44,6 +44,8 @@ class RssSampler {
   }
 }
 
+const round2 = (x: number): number => Math.round(x * 100) / 100;
+
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 function postOnce(url: string, body: Buffer): Promise<number> {
@@ -57,10 +59,17 @@ function postOnce(url: string, body: Buffer): Promise<number> {
   });
 }
 
-interface LoadResult { itemsPerSecond: number; statuses: Record<string, number>; peakRssMiB: number; p50ms: number; p99ms: number }
+/**
+ * cpuCores: CPU time of the whole process (clients, server, ClickHouse's threads) per second of
+ * the phase, out of the machine's 2 cores; eventLoop: the share of the phase the JavaScript
+ * thread was busy; cpuMicrosPerItem: the process's CPU time per acknowledged item.
+ */
+interface LoadResult { itemsPerSecond: number; statuses: Record<string, number>; peakRssMiB: number; p50ms: number; p99ms: number; cpuCores: number; eventLoop: number; cpuMicrosPerItem: number }
 
 async function load(url: string, bodies: readonly Buffer[], concurrency: number, seconds: number): Promise<LoadResult> {
   const rss = new RssSampler();
+  const cpu = process.cpuUsage();
+  const loop = performance.eventLoopUtilization();
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
   let acknowledged = 0;
@@ -77,9 +86,14 @@ async function load(url: string, bodies: readonly Buffer[], concurrency: number,
     }
   }));
   const elapsed = (Date.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
   latencies.sort((a, b) => a - b);
   const at = (q: number): number => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? 0);
-  return { itemsPerSecond: Math.round(acknowledged / elapsed), statuses, peakRssMiB: Math.round(rss.stop() / 2 ** 20), p50ms: at(0.5), p99ms: at(0.99) };
+  return {
+    itemsPerSecond: Math.round(acknowledged / elapsed), statuses, peakRssMiB: Math.round(rss.stop() / 2 ** 20), p50ms: at(0.5), p99ms: at(0.99),
+    cpuCores: round2(cpuSeconds / elapsed), eventLoop: round2(performance.eventLoopUtilization(loop).utilization), cpuMicrosPerItem: Math.round((cpuSeconds * 1e6) / Math.max(1, acknowledged)),
+  };
 }
 
 // ---------------------------------------------------------------- the naive reference pipeline
@@ -140,6 +154,36 @@ function spansPerCpuSecond(bodies: readonly Buffer[], convert: (body: Buffer) =>
   return Math.round(items / ((used.user + used.system) / 1e6));
 }
 
+/**
+ * Waits until ClickHouse has had no merge running for a second (at most 30 s), so that a
+ * load phase does not pay for the merges of the parts the phase before it wrote.
+ */
+async function settleMerges(store: Store): Promise<void> {
+  const until = Date.now() + 30_000;
+  for (let quiet = 0; quiet < 5 && Date.now() < until;) {
+    const rows = await (await store.client.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' })).json<{ n: string | number }>();
+    quiet = Number(rows[0]?.n) === 0 ? quiet + 1 : 0;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * The process's CPU time per span row that embedded ClickHouse spends on the gateway's
+ * INSERTs (RowBinary through file(), the spans table with its views and indexes), with the
+ * table's background merges stopped and running; 60 INSERTs of `rowsPerInsert` rows, merges
+ * waited for. No HTTP and no conversion: the rows are converted before the clock starts.
+ */
+async function clickHouseMicrosPerRow(store: Store, rows: readonly Buffer[], rowsPerInsert: number, merges: boolean): Promise<number> {
+  if (!merges) await store.client.command({ query: `SYSTEM STOP MERGES ${store.database}.spans` });
+  await settleMerges(store);
+  const perInsert = rowsPerInsert / itemsPerRequest;
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < 60; i++) await insertRowBinary(store, rowTargets.spans, Array.from({ length: perInsert }, (_, k) => rows[(i * perInsert + k) % rows.length] ?? Buffer.alloc(0)));
+  await settleMerges(store);
+  const used = process.cpuUsage(cpu);
+  return Math.round((used.user + used.system) / (60 * rowsPerInsert) * 10) / 10;
+}
+
 /** Rows per second of back-to-back INSERTs of the same rows. */
 async function insertRowsPerSecond(rows: number, seconds: number, insert: () => Promise<void>): Promise<number> {
   const until = Date.now() + seconds * 1000;
@@ -188,6 +232,7 @@ async function main(): Promise<void> {
         ['gateway spans/s', `${gwUrl}/v1/traces`, traces], ['reference spans/s', `${reference.url}/v1/traces`, traces],
         ['gateway log records/s', `${gwUrl}/v1/logs`, logs], ['reference log records/s', `${reference.url}/v1/logs`, logs],
       ] as const) {
+        await settleMerges(opened.store);
         const result = await load(url, bodies, clients, phaseSeconds / 2);
         print(`${name} (round ${round})`, result);
         if ((best[name]?.itemsPerSecond ?? -1) < result.itemsPerSecond) best[name] = result;
@@ -209,6 +254,15 @@ async function main(): Promise<void> {
     print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { logRowsDirect(b, new TenantResolver(principal), ids, Date.now()); }, 4));
     print('message path cpu: spans per cpu-s', spansPerCpuSecond(traces, (b) => { spanRows(ExportTraceServiceRequest.decode(b).resourceSpans, new TenantResolver(principal)); }, 4));
 
+    // Where an end-to-end span's CPU goes: ClickHouse's INSERT and its merges (shared by both
+    // pipelines, as both write the same tables) against the gateway's own conversion.
+    const spanRowChunks = traces.map((b) => spanRowsDirect(b, new TenantResolver(principal)).rows);
+    for (const rowsPerInsert of [2000, 4000, 8000]) {
+      const insertOnly = await clickHouseMicrosPerRow(await database(opened.store, `bench_cpu_${rowsPerInsert}_nomerge`), spanRowChunks, rowsPerInsert, false);
+      const withMerges = await clickHouseMicrosPerRow(await database(opened.store, `bench_cpu_${rowsPerInsert}`), spanRowChunks, rowsPerInsert, true);
+      print(`clickhouse cpu µs/span row, ${rowsPerInsert}/insert`, { insert: insertOnly, merges: Math.round((withMerges - insertOnly) * 10) / 10, total: withMerges });
+    }
+
     // Insert formats, same 10,000 span rows: RowBinary as the gateway writes it, and the
     // JSONEachRow ClickHouse renders from those rows (the format of the previous gateway).
     const sample = Buffer.concat(Array.from({ length: 10 }, (_, i) => spanRowsDirect(traces[i % traces.length] ?? Buffer.alloc(0), new TenantResolver(principal)).rows));
@@ -225,6 +279,10 @@ async function main(): Promise<void> {
     const ratio = (signal: string): number => Math.round(((best[`gateway ${signal}`]?.itemsPerSecond ?? 0) / (best[`reference ${signal}`]?.itemsPerSecond ?? 1)) * 100) / 100;
     print('speed-up vs reference (spans, best)', ratio('spans/s'));
     print('speed-up vs reference (logs, best)', ratio('log records/s'));
+    // The whole process's CPU time per span that 2.5x the reference would allow, at the cores the
+    // gateway phase used: compare with the ClickHouse figures above.
+    const gatewaySpans = best['gateway spans/s'];
+    print('cpu µs/span allowed at 2.5x (spans)', Math.round(((gatewaySpans?.cpuCores ?? 0) * 1e6) / (2.5 * (best['reference spans/s']?.itemsPerSecond ?? 1))));
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await opened.store.close();
