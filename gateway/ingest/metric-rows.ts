@@ -8,7 +8,7 @@ import type {
   ExponentialHistogramDataPoint, HistogramDataPoint, KeyValue, Metric, NumberDataPoint, ResourceMetrics, SummaryDataPoint,
 } from '../wire/otlp-messages.ts';
 import {
-  clampInt, int64Number, resourceScopeColumns, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
+  clampInt, int64Number, resourceScopeColumns, writeArray, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
 } from './otlp-values.ts';
 import type { RowBatch } from './row-batch.ts';
 import { RejectionTally, tenantOf } from './tenant-resolver.ts';
@@ -57,8 +57,15 @@ const noQuantiles = noBuckets;
 const int32 = (v: number | null | undefined): number => clampInt(v, -2147483648, 2147483647);
 
 function writeCounts(w: RowWriter, counts: readonly NonNullable<HistogramDataPoint['count']>[] | null | undefined): void {
-  w.varint(counts?.length ?? 0);
-  for (const c of counts ?? []) writeUint64(w, c);
+  writeArray(w, counts, writeUint64);
+}
+
+/** count, sum, min, max: the columns every aggregate point fills (min and max NULL when absent). */
+function writeAggregate(w: RowWriter, p: { count?: HistogramDataPoint['count']; sum?: number | null; min?: number | null; max?: number | null }): void {
+  writeUint64(w, p.count);
+  writeFloat(w, p.sum);
+  writeOptionalFloat(w, p.min);
+  writeOptionalFloat(w, p.max);
 }
 
 function writeNumber(w: RowWriter, p: NumberDataPoint): void {
@@ -71,24 +78,16 @@ function writeNumber(w: RowWriter, p: NumberDataPoint): void {
 
 function writeHistogram(w: RowWriter, p: HistogramDataPoint): void {
   w.bytes(noValue);
-  writeUint64(w, p.count);
-  writeFloat(w, p.sum);
-  writeOptionalFloat(w, p.min);
-  writeOptionalFloat(w, p.max);
+  writeAggregate(w, p);
   writeCounts(w, p.bucketCounts);
-  const bounds = p.explicitBounds ?? [];
-  w.varint(bounds.length);
-  for (const b of bounds) writeFloat(w, b);
+  writeArray(w, p.explicitBounds, writeFloat);
   w.bytes(noExponential);
   w.bytes(noQuantiles);
 }
 
 function writeExponential(w: RowWriter, p: ExponentialHistogramDataPoint): void {
   w.bytes(noValue);
-  writeUint64(w, p.count);
-  writeFloat(w, p.sum);
-  writeOptionalFloat(w, p.min);
-  writeOptionalFloat(w, p.max);
+  writeAggregate(w, p);
   w.bytes(noBuckets);
   w.i32(int32(p.scale));
   writeUint64(w, p.zeroCount);
@@ -100,19 +99,17 @@ function writeExponential(w: RowWriter, p: ExponentialHistogramDataPoint): void 
   w.bytes(noQuantiles);
 }
 
+type Quantile = NonNullable<SummaryDataPoint['quantileValues']>[number];
+const quantileOf = (w: RowWriter, q: Quantile): void => { writeFloat(w, q.quantile); };
+const quantileValue = (w: RowWriter, q: Quantile): void => { writeFloat(w, q.value); };
+
 function writeSummary(w: RowWriter, p: SummaryDataPoint): void {
-  const quantiles = p.quantileValues ?? [];
   w.bytes(noValue);
-  writeUint64(w, p.count);
-  writeFloat(w, p.sum);
-  w.u8(1); // min NULL
-  w.u8(1); // max NULL
+  writeAggregate(w, { count: p.count, sum: p.sum }); // a summary has no min or max: NULL
   w.bytes(noBuckets);
   w.bytes(noExponential);
-  w.varint(quantiles.length);
-  for (const q of quantiles) writeFloat(w, q.quantile);
-  w.varint(quantiles.length);
-  for (const q of quantiles) writeFloat(w, q.value);
+  writeArray(w, p.quantileValues, quantileOf);
+  writeArray(w, p.quantileValues, quantileValue);
 }
 
 type PointsOf = {

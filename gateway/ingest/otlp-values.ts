@@ -97,6 +97,12 @@ export function writeFloat(w: RowWriter, v: number | null | undefined): void {
   w.f64(v ?? 0);
 }
 
+/** An Array column: the element count, then each element as `write` renders it. */
+export function writeArray<T>(w: RowWriter, items: readonly T[] | null | undefined, write: (w: RowWriter, item: T) => void): void {
+  w.varint(items?.length ?? 0);
+  for (const item of items ?? []) write(w, item);
+}
+
 /** A Nullable(Float64) field: NULL when absent (a histogram point without min or max). */
 export function writeOptionalFloat(w: RowWriter, v: number | null | undefined): void {
   if (v === null || v === undefined) {

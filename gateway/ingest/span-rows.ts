@@ -3,29 +3,27 @@
 // hex, timestamps in Unix ns, events and links as parallel arrays.
 import { RowWriter } from '../direct/row-writer.ts';
 import type { ResourceSpans, Span } from '../wire/otlp-messages.ts';
-import { clampInt, resourceScopeColumns, writeAttributes, writeDuration, writeHex, writeNanos } from './otlp-values.ts';
+import { clampInt, resourceScopeColumns, writeArray, writeAttributes, writeDuration, writeHex, writeNanos } from './otlp-values.ts';
 import type { RowBatch } from './row-batch.ts';
 import { RejectionTally, tenantOf } from './tenant-resolver.ts';
 import type { TenantResolver } from './tenant-resolver.ts';
 
+type SpanEvent = NonNullable<Span['events']>[number];
+type SpanLink = NonNullable<Span['links']>[number];
+const eventTime = (w: RowWriter, e: SpanEvent): void => { writeNanos(w, e.timeUnixNano); };
+const eventName = (w: RowWriter, e: SpanEvent): void => { w.text(e.name ?? ''); };
+const eventAttributes = (w: RowWriter, e: SpanEvent): void => { writeAttributes(w, e.attributes); };
+const linkTraceId = (w: RowWriter, l: SpanLink): void => { writeHex(w, l.traceId); };
+const linkSpanId = (w: RowWriter, l: SpanLink): void => { writeHex(w, l.spanId); };
+const linkTraceState = (w: RowWriter, l: SpanLink): void => { w.text(l.traceState ?? ''); };
+const linkAttributes = (w: RowWriter, l: SpanLink): void => { writeAttributes(w, l.attributes); };
+const eventColumns = [eventTime, eventName, eventAttributes];
+const linkColumns = [linkTraceId, linkSpanId, linkTraceState, linkAttributes];
+
 /** event_timestamps … link_attributes. */
 function writeEventsAndLinks(w: RowWriter, span: Span): void {
-  const events = span.events ?? [];
-  const links = span.links ?? [];
-  w.varint(events.length);
-  for (const e of events) writeNanos(w, e.timeUnixNano);
-  w.varint(events.length);
-  for (const e of events) w.text(e.name ?? '');
-  w.varint(events.length);
-  for (const e of events) writeAttributes(w, e.attributes);
-  w.varint(links.length);
-  for (const l of links) writeHex(w, l.traceId);
-  w.varint(links.length);
-  for (const l of links) writeHex(w, l.spanId);
-  w.varint(links.length);
-  for (const l of links) w.text(l.traceState ?? '');
-  w.varint(links.length);
-  for (const l of links) writeAttributes(w, l.attributes);
+  for (const column of eventColumns) writeArray(w, span.events, column);
+  for (const column of linkColumns) writeArray(w, span.links, column);
 }
 
 /** Converts the spans of a request whose tenants `resolver` decides. */
