@@ -276,7 +276,7 @@ async function main(): Promise<void> {
       const result = await formatStore.client.exec({ query: `INSERT INTO ${formatStore.database}.spans FORMAT JSONEachRow`, values: Readable.from([json]) });
       result.stream.resume();
     }));
-    const ratio = (signal: string): number => Math.round(((best[`gateway ${signal}`]?.itemsPerSecond ?? 0) / (best[`reference ${signal}`]?.itemsPerSecond ?? 1)) * 100) / 100;
+    const ratio = (signal: string): number => round2((best[`gateway ${signal}`]?.itemsPerSecond ?? 0) / (best[`reference ${signal}`]?.itemsPerSecond ?? 1));
     print('speed-up vs reference (spans, best)', ratio('spans/s'));
     print('speed-up vs reference (logs, best)', ratio('log records/s'));
     // The whole process's CPU time per span that 2.5x the reference would allow, at the cores the
