@@ -2,7 +2,7 @@
 // one ingest pipeline and one group-commit writer. stop() stops both
 // listeners (in-flight requests finish, their batches written at once), then
 // flushes what is left.
-import { listen } from '../src/ops/http-listener.ts';
+import { listen } from '../src/ops/ops-listener.ts';
 import type { ComponentContext, RunningComponent, StartGateway } from '../src/target/component.ts';
 import type { GatewayConfig } from '../src/config/config.ts';
 import { gatewayMetrics } from './gateway-metrics.ts';
@@ -19,7 +19,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   const writer = new GroupCommitWriter(sink, config.writer, metrics.writer);
   const pipeline = new IngestPipeline(writer, metrics);
   const deps = { keys: ctx.keys, pipeline, metrics, log: ctx.log, maxRequestBytes: config.maxRequestBytes };
-  const http = await listen(otlpHttpHandler({ ...deps, readiness: ctx.readiness, registry: ctx.registry }), ctx.host, config.otlpHttpPort);
+  const http = await listen({ handler: otlpHttpHandler(deps), readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort });
   let grpc;
   try {
     grpc = await listenGrpc(deps, ctx.host, config.otlpGrpcPort);
@@ -35,10 +35,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
       // In-flight requests wait for their flush: write at once instead of after the batch delay,
       // then stop listening once they are answered, then write whatever is left.
       writer.drain();
-      const closing = http.close();
-      // close() drops only the connections idle at that moment; keep-alive connections become idle once answered.
-      const sweep = setInterval(() => { http.server.closeIdleConnections(); }, 50);
-      await Promise.all([closing, grpcListener.close()]).finally(() => { clearInterval(sweep); });
+      await Promise.all([http.close(), grpcListener.close()]);
       await writer.stop();
     },
   };

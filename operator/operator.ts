@@ -8,8 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Gauge } from 'prom-client';
 import type { OperatorConfig } from '../src/config/config.ts';
 import type { Logger } from '../src/log/logger.ts';
-import { listen } from '../src/ops/http-listener.ts';
-import { opsResponse } from '../src/ops/ops-endpoints.ts';
+import { listen } from '../src/ops/ops-listener.ts';
 import type { RunningComponent, StartOperator } from '../src/target/component.ts';
 import { startController } from './controller.ts';
 import type { RunningController } from './controller.ts';
@@ -64,15 +63,7 @@ function awaitApiServer(rest: KubeRest, log: Logger, onReachable: () => void): (
 export const startOperator: StartOperator = async (ctx, config: OperatorConfig): Promise<RunningComponent> => {
   const log = ctx.log.child({ component: 'operator' });
   const rest = new KubeRest(loadKubeConfig(config.kubeconfig));
-  const listener = await listen((req, res) => {
-    void opsResponse(new URL(req.url ?? '/', 'http://x').pathname, ctx.readiness, ctx.registry).then((answer) => {
-      res.writeHead(answer?.status ?? 404, { 'content-type': answer?.contentType ?? 'text/plain; charset=utf-8' });
-      res.end(answer?.body ?? 'not found\n');
-    }, (error: unknown) => {
-      log.error('ops endpoint failed', { error });
-      res.writeHead(500).end();
-    });
-  }, ctx.host, config.port);
+  const listener = await listen({ readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port });
   const stopProbe = awaitApiServer(rest, log, () => { ctx.readiness.done('kubernetes'); });
 
   const leading = new Gauge({ name: 'tenantry_operator_leader', help: '1 while this replica holds the leader Lease and runs the controller', registers: [ctx.registry] });

@@ -1,12 +1,11 @@
 // OTLP/HTTP: POST /v1/traces, /v1/logs, /v1/metrics with protobuf or JSON
-// bodies, gzip or identity. The ops endpoints share the port. Outcomes
-// become HTTP answers in `answer`, and nowhere else.
+// bodies, gzip or identity. The ops endpoints share the port; the shared
+// listener answers them. Outcomes become HTTP answers in `answer`, and
+// nowhere else.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { presentedKey } from '../../src/auth/api-keys.ts';
 import type { KeyRing } from '../../src/auth/api-keys.ts';
-import { opsResponse } from '../../src/ops/ops-endpoints.ts';
-import type { Readiness } from '../../src/ops/readiness.ts';
-import type { Registry } from 'prom-client';
+import { requestPath } from '../../src/ops/ops-listener.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
@@ -23,8 +22,6 @@ export interface HttpReceiverDeps {
   readonly keys: KeyRing;
   readonly pipeline: IngestPipeline;
   readonly metrics: GatewayMetrics;
-  readonly readiness: Readiness;
-  readonly registry: Registry;
   readonly log: Logger;
   readonly maxRequestBytes: number;
 }
@@ -86,13 +83,10 @@ const single = (v: string | string[] | undefined): string | undefined => (Array.
 /** The request listener of the OTLP/HTTP port. */
 export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const signal = signalByPath.get(path);
+    // The ops paths never get here: the shared listener answers them.
+    const signal = signalByPath.get(requestPath(req.url ?? '/'));
     if (signal === undefined) {
-      void opsResponse(path, deps.readiness, deps.registry).then((ops) => {
-        const reply = ops ?? { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found: OTLP paths are /v1/traces, /v1/logs and /v1/metrics\n' };
-        res.writeHead(reply.status, { 'content-type': reply.contentType }).end(reply.body);
-      });
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: OTLP paths are /v1/traces, /v1/logs and /v1/metrics\n');
       return;
     }
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'http', signal });

@@ -12,7 +12,7 @@ import { formatDecodeErrors } from '../../../src/codec/decode-errors.ts';
 import { SqlParams } from '../../../api/v1/query/sql-params.ts';
 import { matchAny, matchAnyInsensitive, matchAttributes } from '../../../api/v1/query/filters.ts';
 import { periodsTouching } from '../../../api/v1/usage/usage-periods.ts';
-import { requestPath } from '../../../api/api.ts';
+import { requestPath } from '../../../src/ops/ops-listener.ts';
 import { infoOfTuple } from '../../../api/v1/timeseries/timeseries-queries.ts';
 
 describe('api/request parts', () => {
