@@ -10,7 +10,7 @@ HELM_VERSION=v3.19.0
 K8S_MINOR=36
 set -euo pipefail
 
-CACHE_ROOT=${TENANTRY_K8S_CACHE:-$HOME/.cache/tenantry/k8s}
+CACHE_ROOT=${K8S_TEST_CACHE:-$HOME/.cache/tenantry/k8s}
 OUT="$CACHE_ROOT/helm-$HELM_VERSION"
 if [ -x "$OUT/helm" ]; then
   echo "[build-helm] cached: $OUT/helm"

@@ -4,14 +4,14 @@
 # Only the Go module proxy is needed (no GitHub, no release downloads).
 #
 #   bash test/k8s/build-binaries.sh          # build what is missing
-#   TENANTRY_K8S_CACHE=/path bash ...         # other cache root
+#   K8S_TEST_CACHE=/path bash ...         # other cache root
 #
-# Pinned releases (change them together with test/k8s/versions.ts):
+# Pinned releases (change them together with test/k8s/k8s-binaries.ts):
 K8S_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
 set -euo pipefail
 
-CACHE_ROOT=${TENANTRY_K8S_CACHE:-$HOME/.cache/tenantry/k8s}
+CACHE_ROOT=${K8S_TEST_CACHE:-$HOME/.cache/tenantry/k8s}
 OUT="$CACHE_ROOT/$K8S_VERSION-etcd-$ETCD_VERSION"
 mkdir -p "$OUT"
 export GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOTOOLCHAIN=local

@@ -8,6 +8,7 @@ import { findHelm } from '../../chart/helm-binary.ts';
 import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
+import { skipUnlessFound } from '../../support/skip-unless-found.ts';
 import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
 import type { TenantryProcess } from '../../support/tenantry-process.ts';
 
@@ -47,10 +48,7 @@ function valuesArgs(file: string): string[] {
 describe('Helm chart charts/tenantry', function () {
   this.timeout(120_000);
   before(function () {
-    if (!helmFound.ok) {
-      console.log(`      skipped: ${helmFound.reason}`);
-      this.skip();
-    }
+    skipUnlessFound(this, helmFound);
   });
 
   for (const file of valuesFiles) {
@@ -115,11 +113,7 @@ describe('Helm chart against a real kube-apiserver', function () {
   let operator: TenantryProcess | undefined;
 
   before(async function () {
-    const missing = [helmFound, binaries].flatMap((f) => (f.ok ? [] : [f.reason]));
-    if (missing.length > 0) {
-      console.log(`      skipped: ${missing.join('; ')}`);
-      this.skip();
-    }
+    skipUnlessFound(this, helmFound, binaries);
     if (!binaries.ok) return;
     server = await startKubeTestServer(binaries.binaries);
   });

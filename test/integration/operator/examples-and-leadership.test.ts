@@ -3,7 +3,7 @@
 // examples become every object a cluster needs, with a truthful status; when
 // the leader stops, the other takes over.
 import { expect } from 'chai';
-import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
+import { k8sBinariesOrSkip } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { eventually, getJson, startOperatorProcess } from '../../k8s/operator-under-test.ts';
@@ -24,12 +24,8 @@ describe('operator with the shipped examples and two replicas', function () {
   });
 
   before(async function () {
-    const found = findK8sBinaries();
-    if (!found.ok) {
-      console.log(`    skipped: ${found.reason}`);
-      this.skip();
-    }
-    server = await startKubeTestServer(found.binaries);
+    const binaries = k8sBinariesOrSkip(this);
+    server = await startKubeTestServer(binaries);
     for (let i = 0; i < 2; i++) operators.push((await startOperatorProcess(server)).process);
   });
 

@@ -2,7 +2,7 @@
 // its whole job (apply, prune, status, Events, Lease, Tenant status) without
 // a single 403.
 import { expect } from 'chai';
-import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
+import { k8sBinariesOrSkip } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { createNamespace, eventually, getJson, startOperatorProcess } from '../../k8s/operator-under-test.ts';
@@ -16,12 +16,8 @@ describe('operator with least-privilege RBAC', function () {
   const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
 
   before(async function () {
-    const found = findK8sBinaries();
-    if (!found.ok) {
-      console.log(`    skipped: ${found.reason}`);
-      this.skip();
-    }
-    server = await startKubeTestServer(found.binaries, { users: ['tenantry-operator'] });
+    const binaries = k8sBinariesOrSkip(this);
+    server = await startKubeTestServer(binaries, { users: ['tenantry-operator'] });
     await server.kubectl(['apply', '-f', 'test/fixtures/k8s/operator-rbac.yaml']);
     await createNamespace(server, 'rbac');
     operator = (await startOperatorProcess(server, { TENANTRY_KUBECONFIG: server.kubeconfigFor('tenantry-operator') })).process;

@@ -2,7 +2,7 @@
 // controller manager): children, ownership, edits, drift, pruning, status,
 // schema validation and an API server restart.
 import { expect } from 'chai';
-import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
+import { k8sBinariesOrSkip } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { createNamespace, eventually, getJson, startOperatorProcess, tryGet } from '../../k8s/operator-under-test.ts';
@@ -29,12 +29,8 @@ describe('operator against a real API server', function () {
   const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
 
   before(async function () {
-    const found = findK8sBinaries();
-    if (!found.ok) {
-      console.log(`    skipped: ${found.reason}`);
-      this.skip();
-    }
-    server = await startKubeTestServer(found.binaries);
+    const binaries = k8sBinariesOrSkip(this);
+    server = await startKubeTestServer(binaries);
     console.log(`    kube-apiserver + etcd ready in ${server.startMs} ms`);
     await createNamespace(server, ns);
     operator = await startOperatorProcess(server, { TENANTRY_WATCH_NAMESPACES: ns });
@@ -43,7 +39,7 @@ describe('operator against a real API server', function () {
   after(async () => {
     const code = await operator?.process.stop();
     const problems = operator?.process.lines.filter((l) => l['level'] === 'warn' || l['level'] === 'error') ?? [];
-    if (code !== 0 || process.env['TENANTRY_TEST_VERBOSE'] === '1') console.log(`operator exited ${String(code)}; warnings:\n${problems.map((l) => JSON.stringify(l)).join('\n')}`);
+    if (code !== 0 || process.env['TEST_VERBOSE'] === '1') console.log(`operator exited ${String(code)}; warnings:\n${problems.map((l) => JSON.stringify(l)).join('\n')}`);
     await server?.stop();
   });
 

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
+import { k8sBinariesOrSkip } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { createNamespace, eventually, getJson, startOperatorProcess } from '../../k8s/operator-under-test.ts';
@@ -43,14 +43,10 @@ describe('operator tenant mirroring against a real all process', function () {
   const tenants = async (): Promise<KubeItem[]> => (await getJson<{ items: KubeItem[] }>(srv(), ['tenants', '-n', ns])).items;
 
   before(async function () {
-    const found = findK8sBinaries();
-    if (!found.ok) {
-      console.log(`    skipped: ${found.reason}`);
-      this.skip();
-    }
+    const binaries = k8sBinariesOrSkip(this);
     dataDir = await mkdtemp(join(tmpdir(), 'tenantry-mirror-'));
     all = startTenantry(['all'], testEnvironment(dataDir, { TENANTRY_API_KEYS: JSON.stringify([{ key: adminKey, scopes: ['ingest', 'read', 'admin'], tenants: ['*'], name: 'admin' }]) }));
-    server = await startKubeTestServer(found.binaries);
+    server = await startKubeTestServer(binaries);
     const ports = await all.started(90_000);
     api = `http://127.0.0.1:${ports['api'] ?? 0}`;
     for (const id of tenantIds) {

@@ -27,7 +27,7 @@ function env(d: Deployment | Job): Record<string, unknown> {
 
 describe('operator desired state', () => {
   // The exact objects for the two example shapes are recorded in test/fixtures/k8s;
-  // TENANTRY_UPDATE_FIXTURES=1 rewrites them after an intended change.
+  // UPDATE_FIXTURES=1 rewrites them after an intended change.
   for (const [fixture, spec] of [
     ['desired-minimal.yaml', {}],
     ['desired-replicated.yaml', { gateway: { replicas: 3, serviceType: 'LoadBalancer' }, clickhouse: { managed: { shards: 2, replicas: 2, storage: { size: '100Gi', storageClassName: 'fast' } } } }],
@@ -36,7 +36,7 @@ describe('operator desired state', () => {
     it(`builds exactly the recorded objects (${fixture})`, () => {
       const objects = desiredObjects(stackOf('demo', spec), inputs);
       const path = join(fixtures, fixture);
-      if (process.env['TENANTRY_UPDATE_FIXTURES'] === '1') writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
+      if (process.env['UPDATE_FIXTURES'] === '1') writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
       const recorded = readFileSync(path, 'utf8').split(/^---$/m).map((doc) => parse(doc) as unknown);
       expect(JSON.parse(JSON.stringify(objects))).to.deep.equal(recorded);
     });
