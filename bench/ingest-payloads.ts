@@ -1,7 +1,7 @@
 // Realistic OTLP export requests for the ingest benchmark: 1,000 items per
 // request, 8 resource attributes, 10 span/log attributes, 2 events per span.
 import { randomBytes } from 'node:crypto';
-import { ExportLogsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
+import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 
 const kv = (key: string, value: string | number): object => ({ key, value: typeof value === 'string' ? { stringValue: value } : { intValue: value } });
 
@@ -52,4 +52,34 @@ export function logsRequest(count: number, tenant: string, seed: number): Buffer
   }));
   const message = ExportLogsServiceRequest.fromObject({ resourceLogs: [{ resource: resource(tenant, seed), scopeLogs: [{ scope: { name: 'pino' }, logRecords }] }] });
   return Buffer.from(ExportLogsServiceRequest.encode(message).finish());
+}
+
+/**
+ * One ExportMetricsServiceRequest of `count` data points, encoded: per 100 points, 40 gauge,
+ * 40 monotonic sum and 20 histogram points (15 buckets), each with 4 attributes.
+ */
+export function metricsRequest(count: number, tenant: string, seed: number): Buffer {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const point = (i: number): Record<string, unknown> => ({
+    attributes: [kv('http.request.method', i % 3 === 0 ? 'POST' : 'GET'), kv('http.route', `/api/v1/cart/${i % 20}`), kv('http.response.status_code', i % 50 === 0 ? 500 : 200), kv('server.port', 8080)],
+    startTimeUnixNano: (now - 60_000_000_000n).toString(), timeUnixNano: (now - BigInt(i) * 1_000_000n).toString(),
+  });
+  const group = (i: number, n: number, make: (i: number) => object): object[] => Array.from({ length: n }, (_, k) => make(i + k));
+  const metrics: object[] = [];
+  for (let i = 0; i < count; i += 100) {
+    metrics.push(
+      { name: 'process.memory.usage', unit: 'By', gauge: { dataPoints: group(i, 40, (k) => ({ ...point(k + seed), asDouble: 1e8 + k })) } },
+      { name: 'http.server.request.count', unit: '1', sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: group(i, 40, (k) => ({ ...point(k + seed), asInt: 1000 + k })) } },
+      {
+        name: 'http.server.request.duration', unit: 's', histogram: {
+          aggregationTemporality: 2, dataPoints: group(i, 20, (k) => ({
+            ...point(k + seed), count: 150, sum: 12.5 + k, min: 0.001, max: 2.5,
+            bucketCounts: [1, 2, 4, 8, 16, 32, 40, 20, 10, 8, 4, 2, 1, 1, 1, 0], explicitBounds: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 15],
+          })),
+        },
+      },
+    );
+  }
+  const message = ExportMetricsServiceRequest.fromObject({ resourceMetrics: [{ resource: resource(tenant, seed), scopeMetrics: [{ scope: { name: '@opentelemetry/sdk-metrics', version: '2.0.0' }, metrics }] }] });
+  return Buffer.from(ExportMetricsServiceRequest.encode(message).finish());
 }

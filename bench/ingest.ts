@@ -3,6 +3,8 @@
 // formats, and memory under 4x overload. One run, bounded in time; every
 // request is acknowledged only after its rows are inserted into embedded
 // ClickHouse. Not a test: it prints figures (docs/gateway.md records them).
+// `node bench/ingest.ts --conversion` prints only the in-process conversion
+// figures (spans, log records and metric points per CPU-second), in seconds.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,13 +24,16 @@ import { startGatewayWith } from '../gateway/gateway.ts';
 import { spanRowsDirect } from '../gateway/direct/span-rows-direct.ts';
 import { logRowsDirect } from '../gateway/direct/log-rows-direct.ts';
 import { LogIdGenerator } from '../gateway/ingest/log-id.ts';
+import { metricRows } from '../gateway/ingest/metric-rows.ts';
 import { spanRows } from '../gateway/ingest/span-rows.ts';
 import { TenantResolver } from '../gateway/ingest/tenant-resolver.ts';
-import { ExportLogsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
+import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { clickHouseRowSink, rowTargets } from '../gateway/writer/clickhouse-row-sink.ts';
-import { logsRequest, tracesRequest } from './ingest-payloads.ts';
+import { logsRequest, metricsRequest, tracesRequest } from './ingest-payloads.ts';
 
 const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 12);
+/** `--conversion`: only the in-process conversion figures (seconds, no ClickHouse). */
+const conversionOnly = process.argv.includes('--conversion');
 const itemsPerRequest = 1000;
 const clients = 4;
 const key = 'bench-key-0123456789abcdef';
@@ -154,6 +159,17 @@ function spansPerCpuSecond(bodies: readonly Buffer[], convert: (body: Buffer) =>
   return Math.round(items / ((used.user + used.system) / 1e6));
 }
 
+const principal: Principal = { name: 'bench', scopes: new Set(['ingest']), tenants: '*' };
+
+/** The gateway's conversion alone, in process: items converted to rows per CPU-second of this thread's process. */
+function conversionFigures(traces: readonly Buffer[], logs: readonly Buffer[], metrics: readonly Buffer[], print: (label: string, value: unknown) => void): void {
+  print('gateway cpu: spans per cpu-second', spansPerCpuSecond(traces, (b) => { spanRowsDirect(b, new TenantResolver(principal)); }, 4));
+  const ids = new LogIdGenerator();
+  print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { logRowsDirect(b, new TenantResolver(principal), ids, Date.now()); }, 4));
+  print('gateway cpu: points per cpu-second', spansPerCpuSecond(metrics, (b) => { metricRows(ExportMetricsServiceRequest.decode(b).resourceMetrics, new TenantResolver(principal)); }, 4));
+  print('message path cpu: spans per cpu-s', spansPerCpuSecond(traces, (b) => { spanRows(ExportTraceServiceRequest.decode(b).resourceSpans, new TenantResolver(principal)); }, 4));
+}
+
 /**
  * Waits until ClickHouse has had no merge running for a second (at most 30 s), so that a
  * load phase does not pay for the merges of the parts the phase before it wrote.
@@ -206,6 +222,11 @@ async function database(base: Store, name: string): Promise<Store> {
 }
 
 async function main(): Promise<void> {
+  if (conversionOnly) {
+    const payloads = (make: typeof tracesRequest): Buffer[] => Array.from({ length: 8 }, (_, i) => make(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
+    conversionFigures(payloads(tracesRequest), payloads(logsRequest), payloads(metricsRequest), (label, value) => { process.stdout.write(`${label.padEnd(34)} ${JSON.stringify(value)}\n`); });
+    return;
+  }
   const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-'));
   const opened = await openStore({ kind: 'embedded', dataDir, database: 'bench' });
   if (!opened.ok) throw new Error(opened.message);
@@ -213,7 +234,8 @@ async function main(): Promise<void> {
   if (!keys.ok) throw new Error(keys.message);
   const traces = Array.from({ length: 8 }, (_, i) => tracesRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
   const logs = Array.from({ length: 8 }, (_, i) => logsRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
-  const out: Record<string, unknown> = { phaseSeconds, itemsPerRequest, clients, requestBytes: { traces: traces[0]?.length, logs: logs[0]?.length } };
+  const metrics = Array.from({ length: 8 }, (_, i) => metricsRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
+  const out: Record<string, unknown> = { phaseSeconds, itemsPerRequest, clients, requestBytes: { traces: traces[0]?.length, logs: logs[0]?.length, metrics: metrics[0]?.length } };
   const print = (label: string, value: unknown): void => { out[label] = value; process.stdout.write(`${label.padEnd(34)} ${JSON.stringify(value)}\n`); };
 
   try {
@@ -248,11 +270,7 @@ async function main(): Promise<void> {
     print('overload 4x spans/s (queue 64 MiB)', await load(`http://127.0.0.1:${overloaded.ports['otlpHttp'] ?? 0}/v1/traces`, traces, clients * 4, phaseSeconds));
     await overloaded.stop();
 
-    const principal: Principal = { name: 'bench', scopes: new Set(['ingest']), tenants: '*' };
-    print('gateway cpu: spans per cpu-second', spansPerCpuSecond(traces, (b) => { spanRowsDirect(b, new TenantResolver(principal)); }, 4));
-    const ids = new LogIdGenerator();
-    print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { logRowsDirect(b, new TenantResolver(principal), ids, Date.now()); }, 4));
-    print('message path cpu: spans per cpu-s', spansPerCpuSecond(traces, (b) => { spanRows(ExportTraceServiceRequest.decode(b).resourceSpans, new TenantResolver(principal)); }, 4));
+    conversionFigures(traces, logs, metrics, print);
 
     // Where an end-to-end span's CPU goes: ClickHouse's INSERT and its merges (shared by both
     // pipelines, as both write the same tables) against the gateway's own conversion.
