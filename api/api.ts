@@ -6,13 +6,15 @@ import type { ApiConfig } from '../src/config/config.ts';
 import { createApp } from './app.ts';
 import { httpMetrics } from './http/http-metrics.ts';
 import { createQueryRunner } from './v1/query/query-runner.ts';
+import type { QueryRunner } from './v1/query/query-runner.ts';
 import { nowNs } from './v1/query/time-range.ts';
 
-export const startApi: StartApi = async (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> => {
+/** Starts the API reading the store through `runner`: the seam tests use to inject store failures. */
+export async function startApiWith(ctx: ComponentContext, config: ApiConfig, runner: QueryRunner): Promise<RunningComponent> {
   const log = ctx.log.child({ component: 'api' });
   const app = createApp({
     schema: { database: ctx.store.database, cluster: ctx.store.cluster },
-    runner: createQueryRunner(ctx.store, config.queryTimeoutMs, log),
+    runner,
     now: nowNs,
     keys: ctx.keys,
     log,
@@ -21,4 +23,8 @@ export const startApi: StartApi = async (ctx: ComponentContext, config: ApiConfi
   const koa = app.callback();
   const http = await listen({ handler: (req, res) => { void koa(req, res); }, readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port });
   return { name: 'api', ports: { api: http.port }, stop: () => http.close() };
-};
+}
+
+/** Starts the API on the store's ClickHouse client, with the configured query time limit. */
+export const startApi: StartApi = (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> =>
+  startApiWith(ctx, config, createQueryRunner(ctx.store, config.queryTimeoutMs, ctx.log.child({ component: 'api' })));

@@ -1,17 +1,18 @@
 // The Koa application of the /v1 API: request id, metrics and the one error
-// shape around everything; bearer-key authentication; then the routes.
+// shape around everything; bearer-key authentication; request bodies; then
+// the routes, each with its own scope and input (see api/http/api-routes.ts).
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { KeyRing } from '../src/auth/api-keys.ts';
 import { presentedKey } from '../src/auth/api-keys.ts';
 import type { Logger } from '../src/log/logger.ts';
-import { ApiErrorSignal, errorBody, errorStatus, internal, invalidRequest, unauthorized } from './http/api-error.ts';
+import { internal, invalidRequest, methodNotAllowed, unauthorized } from './http/api-error.ts';
 import type { ApiError } from './http/api-error.ts';
 import type { ApiState } from './http/api-context.ts';
-import { must } from './http/api-context.ts';
-import { readBody } from './http/request-body.ts';
-import type { BodyRules } from './http/request-body.ts';
+import { apiRoutes } from './http/api-routes.ts';
+import { sendError } from './http/reply.ts';
+import { bodyReader } from './http/request-body.ts';
 import type { HttpMetrics } from './http/http-metrics.ts';
 import type { RouteDeps } from './v1/deps.ts';
 import { registerTenantRoutes } from './v1/tenants/tenant-routes.ts';
@@ -33,7 +34,8 @@ function frameworkError(error: unknown): ApiError | undefined {
   return status === 400 ? invalidRequest('malformed request URL') : undefined;
 }
 
-const bodyRules: BodyRules = { limit: 1_048_576, formMethods: new Set(['PUT']) };
+/** JSON bodies up to 1 MiB after decompression; form encoding too for PUT /v1/tenants/:id. */
+const readBody = bodyReader({ limit: 1_048_576, formMethods: new Set(['PUT']) });
 
 /** Every /v1 route (exported so the OpenAPI test can compare it with the document). */
 export function buildRouter(deps: RouteDeps): Router<ApiState> {
@@ -43,11 +45,12 @@ export function buildRouter(deps: RouteDeps): Router<ApiState> {
     ctx.type = 'application/json';
     ctx.body = openApi;
   });
-  registerTenantRoutes(router, deps);
-  registerLogRoutes(router, deps);
-  registerTraceRoutes(router, deps);
-  registerUsageRoutes(router, deps);
-  registerTimeseriesRoutes(router, deps);
+  const routes = apiRoutes(router);
+  registerTenantRoutes(routes, deps);
+  registerLogRoutes(routes, deps);
+  registerTraceRoutes(routes, deps);
+  registerUsageRoutes(routes, deps);
+  registerTimeseriesRoutes(routes, deps);
   return router;
 }
 
@@ -60,25 +63,18 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     const started = process.hrtime.bigint();
     ctx.state.requestId = randomUUID();
     ctx.set('x-request-id', ctx.state.requestId);
-    const send = (error: ApiError): void => {
-      ctx.status = errorStatus[error.code];
-      ctx.body = errorBody(error, ctx.state.requestId);
-      if (error.code === 'unauthorized') ctx.set('www-authenticate', 'Bearer');
-    };
     try {
       await next();
-      if (ctx.status === 405) send({ code: 'method_not_allowed', message: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}` });
-      else if (ctx.status === 501) send({ code: 'method_not_allowed', message: `${ctx.method} is not supported` });
-      else if (ctx.status === 404 && ctx.body === undefined) send({ code: 'not_found', message: `no route ${ctx.method} ${ctx.path}` });
+      if (ctx.status === 405) sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
+      else if (ctx.status === 501) sendError(ctx, methodNotAllowed(`${ctx.method} is not supported`));
+      else if (ctx.status === 404 && ctx.body === undefined) sendError(ctx, { code: 'not_found', message: `no route ${ctx.method} ${ctx.path}` });
     } catch (error) {
-      if (error instanceof ApiErrorSignal) send(error.apiError);
+      // Expected failures arrive as values; what is thrown is a framework client error or a bug.
+      const mapped = frameworkError(error);
+      if (mapped !== undefined) sendError(ctx, mapped);
       else {
-        const mapped = frameworkError(error);
-        if (mapped !== undefined) send(mapped);
-        else {
-          deps.log.error('request failed', { requestId: ctx.state.requestId, error });
-          send(internal());
-        }
+        deps.log.error('request failed', { requestId: ctx.state.requestId, error });
+        sendError(ctx, internal());
       }
     } finally {
       const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
@@ -97,14 +93,21 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       return Array.isArray(v) ? v[0] : v;
     };
     const principal = deps.keys.authenticate(presentedKey(header('authorization'), header('x-api-key')));
-    if (principal === undefined) throw new ApiErrorSignal(unauthorized());
+    if (principal === undefined) {
+      sendError(ctx, unauthorized());
+      return;
+    }
     ctx.state.principal = principal;
     await next();
   });
 
-  // Bodies: JSON everywhere; form encoding too for PUT /v1/tenants/:id.
   app.use(async (ctx, next) => {
-    ctx.state.body = must(await readBody(ctx.req, bodyRules));
+    const body = await readBody(ctx);
+    if (!body.ok) {
+      sendError(ctx, body.error);
+      return;
+    }
+    ctx.state.body = body.value;
     await next();
   });
   app.use(router.routes());

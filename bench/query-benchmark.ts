@@ -173,7 +173,7 @@ async function main(): Promise<void> {
       return p.value;
     };
     const buckets = planBuckets(lastHour * 1000, end * 1000, 60);
-    if (!buckets.ok) throw new Error(buckets.message);
+    if (!buckets.ok) throw new Error(buckets.error.message);
     const periods = periodsTouching(BigInt(end - 30 * day) * 1_000_000_000n, BigInt(end) * 1_000_000_000n, 'day', 100) ?? [];
     const logQ = { startTime: start, endTime: end, body: ['%timeout%'] };
     const traceQ = { startTime: start, endTime: end, spanName: ['%checkout%'], durationMin: 100_000_000, durationMax: 300_000_000 };
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
       {
         name: 'timeseries 1 h per minute, groupBy', page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/timeseries`, body: { startTime: lastHour, endTime: end, interval: 60, queries: { metrics: ['http.server.duration'], groupBy: ['service.name'], operator: 'avg' } } }),
-        apiSql: (t) => aggregateSql(deps, { tenantId: t, startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.plan },
+        apiSql: (t) => aggregateSql(deps, { tenantId: t, startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.value },
           'http.server.duration', { metrics: ['http.server.duration'], groupBy: ['service.name'] }, 'avg'),
         // Same meaning as the API: service.name from the point, scope or resource attributes, else the column.
         sql: (t) => `SELECT multiIf(mapContains(attributes, 'service.name'), attributes['service.name'], mapContains(scope_attributes, 'service.name'), scope_attributes['service.name'],

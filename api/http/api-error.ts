@@ -23,11 +23,6 @@ export interface ApiError {
   readonly details?: readonly string[];
 }
 
-export type Result<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ApiError };
-
-export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
-export const fail = <T = never>(error: ApiError): Result<T> => ({ ok: false, error });
-
 export const invalidRequest = (message: string, details?: readonly string[]): ApiError =>
   details === undefined ? { code: 'invalid_request', message } : { code: 'invalid_request', message, details };
 export const unauthorized = (): ApiError => ({ code: 'unauthorized', message: 'missing or unknown API key: send "Authorization: Bearer <key>"' });
@@ -35,16 +30,9 @@ export const forbidden = (scope: string): ApiError => ({ code: 'forbidden', mess
 export const notFound = (what: string): ApiError => ({ code: 'not_found', message: `${what} not found` });
 export const unavailable = (message: string): ApiError => ({ code: 'unavailable', message });
 export const internal = (): ApiError => ({ code: 'internal', message: 'internal error; the request id identifies it in the server logs' });
-
-/** Thrown only to carry an ApiError through Koa middleware; caught by the error middleware. */
-export class ApiErrorSignal extends Error {
-  readonly apiError: ApiError;
-
-  constructor(apiError: ApiError) {
-    super(apiError.message);
-    this.apiError = apiError;
-  }
-}
+export const methodNotAllowed = (message: string): ApiError => ({ code: 'method_not_allowed', message });
+export const payloadTooLarge = (message: string): ApiError => ({ code: 'payload_too_large', message });
+export const unsupportedMediaType = (message: string): ApiError => ({ code: 'unsupported_media_type', message });
 
 /** The JSON body of an error response. */
 export function errorBody(error: ApiError, requestId: string): { error: Record<string, unknown> } {

@@ -1,8 +1,12 @@
 // The logs query: tenant and window first, then filters, newest first.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
-import type { Result } from '../../http/api-error.ts';
+import type { Result } from '../../../src/result.ts';
+import { mapValue } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
 import { matchAny, matchAnyInsensitive, matchAttributes, matchSeverity, severityName } from '../query/filters.ts';
-import { finishPage, mergeAttributes, windowConditions } from '../query/record-page.ts';
+import { envelope } from '../../http/pagination.ts';
+import type { Envelope } from '../../http/pagination.ts';
+import { finishPage, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
 import type { PagePlan } from '../query/record-page.ts';
 import { SqlParams } from '../query/sql-params.ts';
 import { nsTextToMs } from '../query/time-range.ts';
@@ -52,7 +56,7 @@ export function logsSql(deps: RouteDeps, tenantId: string, q: LogQuery, plan: Pa
 }
 
 /** One page of log records and the cursor for the next. */
-export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, plan: PagePlan): Promise<Result<{ rows: readonly LogRecord[]; next: string | null }>> {
+export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, plan: PagePlan): Promise<Result<{ rows: readonly LogRecord[]; next: string | null }, ApiError>> {
   const { sql, params } = logsSql(deps, tenantId, q, plan);
   const rows = await deps.runner.rows<LogRow>(sql, params);
   if (!rows.ok) return rows;
@@ -73,4 +77,11 @@ export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, 
       })),
     },
   };
+}
+
+/** The page of log records a request asks for, in the page envelope. */
+export async function logPage(deps: RouteDeps, tenantId: string, q: LogQuery): Promise<Result<Envelope<LogRecord>, ApiError>> {
+  const plan = planPage('logs', tenantId, q, 1, deps.now());
+  if (!plan.ok) return plan;
+  return mapValue(await queryLogs(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
 }

@@ -3,6 +3,10 @@
 // filters → 400), and the frozen "now" when endTime was omitted, so a walk
 // sees one fixed time window while new data keeps arriving.
 import { hash } from 'node:crypto';
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
 
 export interface Cursor {
   /** Sort key of the last row returned, as strings (timestamps in ns). */
@@ -33,11 +37,9 @@ export function encodeCursor(digest: string, cursor: Cursor): string {
   return Buffer.from(JSON.stringify(wire)).toString('base64url');
 }
 
-export type CursorResult = { readonly ok: true; readonly cursor: Cursor } | { readonly ok: false; readonly message: string };
-
 /** Decodes a cursor and checks it was made for the same request; `keyLength` is the sort key's width. */
-export function decodeCursor(text: string, digest: string, keyLength: number): CursorResult {
-  const bad = { ok: false, message: 'pagination page is not a cursor returned by this API' } as const;
+export function decodeCursor(text: string, digest: string, keyLength: number): Result<Cursor, ApiError> {
+  const bad = fail(invalidRequest('pagination page is not a cursor returned by this API'));
   if (!/^[A-Za-z0-9_-]{1,2048}$/.test(text)) return bad;
   let wire: unknown;
   try {
@@ -49,6 +51,6 @@ export function decodeCursor(text: string, digest: string, keyLength: number): C
   const { v, f, k, e } = wire as Partial<Wire>;
   if (v !== 1 || typeof f !== 'string' || !Array.isArray(k) || k.length !== keyLength || !k.every((x) => typeof x === 'string')) return bad;
   if (e !== undefined && (typeof e !== 'string' || !/^\d{1,20}$/.test(e))) return bad;
-  if (f !== digest) return { ok: false, message: 'pagination page was made for a different query: repeat the filters of the request that returned it' };
-  return { ok: true, cursor: { key: k, ...(e === undefined ? {} : { frozenEndNs: e }) } };
+  if (f !== digest) return fail(invalidRequest('pagination page was made for a different query: repeat the filters of the request that returned it'));
+  return ok({ key: k, ...(e === undefined ? {} : { frozenEndNs: e }) });
 }

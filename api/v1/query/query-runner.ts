@@ -2,20 +2,23 @@
 // query itself (max_execution_time) and an abort signal backs that up, so a
 // slow query never outlives its request. Failures come back as ApiErrors.
 import { EXCEPTION_TAG_HEADER_NAME, extractErrorAtTheEndOfChunk } from '@clickhouse/client';
-import type { Store } from '../../../src/clickhouse/store.ts';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { classifyStoreError } from '../../../src/clickhouse/clickhouse-error.ts';
 import type { Logger } from '../../../src/log/logger.ts';
-import { fail, internal, invalidRequest, ok, unavailable } from '../../http/api-error.ts';
-import type { Result } from '../../http/api-error.ts';
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { internal, invalidRequest, unavailable } from '../../http/api-error.ts';
 import type { SqlParams } from './sql-params.ts';
 
+/** The port the routes read the store through (tests inject their own to simulate store failures). */
 export interface QueryRunner {
   /** Rows of a SELECT whose result is bounded (a page, an aggregate), as objects. */
-  rows<T>(sql: string, params: SqlParams): Promise<Result<T[]>>;
+  rows<T>(sql: string, params: SqlParams): Promise<Result<T[], ApiError>>;
   /** Rows of a SELECT that may return very many rows (raw points), parsed row by row. */
-  manyRows<T>(sql: string, params: SqlParams): Promise<Result<T[]>>;
+  manyRows<T>(sql: string, params: SqlParams): Promise<Result<T[], ApiError>>;
   /** A statement without result rows (INSERT … SELECT). */
-  command(sql: string, params: SqlParams): Promise<Result<undefined>>;
+  command(sql: string, params: SqlParams): Promise<Result<undefined, ApiError>>;
 }
 
 /**
@@ -41,10 +44,16 @@ export function parseEachRow<T>(text: string, exceptionTag: string | undefined):
   return body === '' ? [] : JSON.parse(`[${body.replaceAll('\n', ',')}]`) as T[];
 }
 
-export function createQueryRunner(store: Store, timeoutMs: number, log: Logger): QueryRunner {
+/** What the runner needs of the store: its client's query and command. */
+export interface QueryTarget {
+  readonly client: Pick<ClickHouseClient, 'query' | 'command'>;
+}
+
+/** The ClickHouse runner: the time limit, the row parsing, store failures classified into ApiErrors. */
+export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Logger): QueryRunner {
   const settings = settingsClause(timeoutMs);
 
-  const failure = (error: unknown, aborted: boolean, sql: string): Result<never> => {
+  const failure = (error: unknown, aborted: boolean, sql: string): Result<never, ApiError> => {
     const f = classifyStoreError(error);
     if (aborted || f.kind === 'timeout') {
       log.warn('query timed out', { timeoutMs, sql: sql.slice(0, 300) });
@@ -59,7 +68,7 @@ export function createQueryRunner(store: Store, timeoutMs: number, log: Logger):
     return fail(internal());
   };
 
-  async function timed<T>(sql: string, run: (signal: AbortSignal) => Promise<T>): Promise<Result<T>> {
+  async function timed<T>(sql: string, run: (signal: AbortSignal) => Promise<T>): Promise<Result<T, ApiError>> {
     const controller = new AbortController();
     // ClickHouse cancels at max_execution_time; the abort is the backstop for a store that does not.
     const timer = setTimeout(() => { controller.abort(); }, timeoutMs + 250);

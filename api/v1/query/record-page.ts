@@ -1,7 +1,10 @@
 // The shared shape of the logs and traces queries: a tenant, a time window
-// and a keyset page over (timestamp, ids…) sorted newest first.
-import { fail, invalidRequest, ok } from '../../http/api-error.ts';
-import type { Result } from '../../http/api-error.ts';
+// and a keyset page over (timestamp, ids…) sorted newest first. The cursor
+// and page slicing are shared with the tenant list (keyset by id).
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
 import { defaultLimit } from '../../http/pagination.ts';
 import { decodeCursor, encodeCursor, filterDigest } from './cursor.ts';
 import type { Cursor } from './cursor.ts';
@@ -15,8 +18,8 @@ export interface PageInput {
   readonly pagination?: { readonly limit?: number; readonly page?: string };
 }
 
-export interface PagePlan {
-  readonly range: TimeRange;
+/** A keyset page: its size, the digest its cursors carry, and where it starts. */
+export interface KeysetPage {
   readonly limit: number;
   readonly digest: string;
   readonly cursor: Cursor | undefined;
@@ -24,21 +27,26 @@ export interface PagePlan {
   readonly frozenEndNs: string | undefined;
 }
 
+export interface PagePlan extends KeysetPage {
+  readonly range: TimeRange;
+}
+
+/** The cursor a request continues from (undefined on the first page), made for the same `digest`. */
+export function pageCursor(page: string | undefined, digest: string, keyLength: number): Result<Cursor | undefined, ApiError> {
+  return page === undefined ? ok(undefined) : decodeCursor(page, digest, keyLength);
+}
+
 /** Resolves the window, the page size and the cursor of a records query. */
-export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint): Result<PagePlan> {
+export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint): Result<PagePlan, ApiError> {
   const { pagination, ...filters } = input;
   const digest = filterDigest([route, tenantId, filters]);
-  let cursor: Cursor | undefined;
-  if (pagination?.page !== undefined) {
-    const decoded = decodeCursor(pagination.page, digest, keyLength + 1);
-    if (!decoded.ok) return fail(invalidRequest(decoded.message));
-    if (!/^\d{1,19}$/.test(decoded.cursor.key[0] ?? '')) return fail(invalidRequest('pagination page is not a cursor returned by this API'));
-    cursor = decoded.cursor;
-  }
-  const frozenEnd = input.endTime === undefined ? (cursor?.frozenEndNs === undefined ? nowNs : BigInt(cursor.frozenEndNs)) : undefined;
+  const cursor = pageCursor(pagination?.page, digest, keyLength + 1);
+  if (!cursor.ok) return cursor;
+  if (cursor.value !== undefined && !/^\d{1,19}$/.test(cursor.value.key[0] ?? '')) return fail(invalidRequest('pagination page is not a cursor returned by this API'));
+  const frozenEnd = input.endTime === undefined ? (cursor.value?.frozenEndNs === undefined ? nowNs : BigInt(cursor.value.frozenEndNs)) : undefined;
   const range = resolveRange(input.startTime, input.endTime, frozenEnd ?? nowNs);
-  if (!range.ok) return fail(invalidRequest(range.message));
-  return ok({ range: range.range, limit: pagination?.limit ?? defaultLimit, digest, cursor, frozenEndNs: frozenEnd?.toString() });
+  if (!range.ok) return range;
+  return ok({ range: range.value, limit: pagination?.limit ?? defaultLimit, digest, cursor: cursor.value, frozenEndNs: frozenEnd?.toString() });
 }
 
 /**
@@ -63,7 +71,7 @@ export function windowConditions(params: SqlParams, tenantId: string, plan: Page
 }
 
 /** The rows of this page and the cursor for the next, from `limit + 1` fetched rows. */
-export function finishPage<R>(plan: PagePlan, rows: readonly R[], keyOf: (row: R) => string[]): { rows: readonly R[]; next: string | null } {
+export function finishPage<R>(plan: KeysetPage, rows: readonly R[], keyOf: (row: R) => string[]): { rows: readonly R[]; next: string | null } {
   const pageRows = rows.slice(0, plan.limit);
   const last = pageRows[pageRows.length - 1];
   if (rows.length <= plan.limit || last === undefined) return { rows: pageRows, next: null };

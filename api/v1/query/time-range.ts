@@ -1,5 +1,9 @@
 // Time bounds of a query (DESIGN.md section 5): documented in seconds, with
 // ms/µs/ns recognised by magnitude; fractions allowed; [start, end).
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
 
 export interface TimeRange {
   /** Inclusive start, Unix nanoseconds. */
@@ -27,15 +31,13 @@ const maxNs = 9_223_372_036_854_775_807n;
 
 export const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
 
-export type RangeResult = { readonly ok: true; readonly range: TimeRange } | { readonly ok: false; readonly message: string };
-
 /** Resolves startTime/endTime; `endTime` omitted → `fallbackEndNs` (now, or the cursor's frozen now). */
-export function resolveRange(startTime: number, endTime: number | undefined, fallbackEndNs: bigint): RangeResult {
+export function resolveRange(startTime: number, endTime: number | undefined, fallbackEndNs: bigint): Result<TimeRange, ApiError> {
   const startNs = toNanoseconds(startTime);
   const endNs = endTime === undefined ? fallbackEndNs : toNanoseconds(endTime);
-  if (startNs > maxNs || endNs > maxNs) return { ok: false, message: 'startTime and endTime must be before the year 2262' };
-  if (startNs > endNs) return { ok: false, message: 'startTime is after endTime' };
-  return { ok: true, range: { startNs, endNs } };
+  if (startNs > maxNs || endNs > maxNs) return fail(invalidRequest('startTime and endTime must be before the year 2262'));
+  if (startNs > endNs) return fail(invalidRequest('startTime is after endTime'));
+  return ok({ startNs, endNs });
 }
 
 /** Unix ns as the decimal text ClickHouse returns → whole ms, as the bigint division would give, without a bigint per row. */

@@ -2,7 +2,8 @@
 // pages by id, renames as new argMax states (the newest wins).
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
-import type { Result } from '../../http/api-error.ts';
+import type { Result } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
 import { SqlParams } from '../query/sql-params.ts';
 import type { RouteDeps } from '../deps.ts';
 
@@ -16,7 +17,7 @@ interface TenantRow { tenant_id: string; name: string }
 const toTenant = (r: TenantRow): Tenant => ({ id: r.tenant_id, name: r.name });
 
 /** Tenants visible to the principal, sorted by id, after `afterId`, at most `limit`. */
-export async function listTenants(deps: RouteDeps, principal: Principal, search: string | undefined, afterId: string | undefined, limit: number): Promise<Result<Tenant[]>> {
+export async function listTenants(deps: RouteDeps, principal: Principal, search: string | undefined, afterId: string | undefined, limit: number): Promise<Result<Tenant[], ApiError>> {
   const params = new SqlParams();
   const where: string[] = [];
   if (principal.tenants !== '*') where.push(`tenant_id IN ${params.bind([...principal.tenants], 'Array(String)')}`);
@@ -35,7 +36,7 @@ export async function listTenants(deps: RouteDeps, principal: Principal, search:
 }
 
 /** One tenant, or undefined when it is unknown. */
-export async function getTenant(deps: RouteDeps, id: string): Promise<Result<Tenant | undefined>> {
+export async function getTenant(deps: RouteDeps, id: string): Promise<Result<Tenant | undefined, ApiError>> {
   const params = new SqlParams();
   const sql = `SELECT tenant_id, argMaxMerge(name) AS name FROM ${queryTable(deps.schema, 'tenants')}
     WHERE tenant_id = ${params.bind(id, 'String')} GROUP BY tenant_id`;
@@ -46,7 +47,7 @@ export async function getTenant(deps: RouteDeps, id: string): Promise<Result<Ten
 }
 
 /** Records a name for a tenant (creating the record when unknown). */
-export async function renameTenant(deps: RouteDeps, id: string, name: string): Promise<Result<undefined>> {
+export async function renameTenant(deps: RouteDeps, id: string, name: string): Promise<Result<undefined, ApiError>> {
   const params = new SqlParams();
   const sql = `INSERT INTO ${queryTable(deps.schema, 'tenants')} SELECT ${params.bind(id, 'String')}, now64(3), argMaxState(${params.bind(name, 'String')}, now64(9))`;
   return deps.runner.command(sql, params);

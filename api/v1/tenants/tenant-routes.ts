@@ -1,55 +1,49 @@
 // GET /v1/tenants, GET and PUT /v1/tenants/:id.
-import type Router from '@koa/router';
-import { fail, invalidRequest, notFound, ok } from '../../http/api-error.ts';
-import type { ApiContext, ApiState } from '../../http/api-context.ts';
-import { must, onlyQueryParameters, respond, tenantInScope } from '../../http/api-context.ts';
-import { decodeWith } from '../../http/request-decoder.ts';
-import { defaultLimit, envelope, Limit } from '../../http/pagination.ts';
-import { decodeCursor, encodeCursor, filterDigest } from '../query/cursor.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { Principal } from '../../../src/auth/api-keys.ts';
+import type { Result } from '../../../src/result.ts';
+import { fail, mapValue, ok } from '../../../src/result.ts';
 import { isValidTenantId, tenantIdRule } from '../../../src/tenant/tenant-id.ts';
-import { RenameTenant, tenantListParameters } from './tenant-codecs.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest, notFound } from '../../http/api-error.ts';
+import type { ApiRoutes } from '../../http/api-routes.ts';
+import { defaultLimit, envelope } from '../../http/pagination.ts';
+import type { Envelope } from '../../http/pagination.ts';
+import { scope, validate, validateQuery } from '../../http/route-middleware.ts';
+import { filterDigest } from '../query/cursor.ts';
+import { finishPage, pageCursor } from '../query/record-page.ts';
+import type { RouteDeps } from '../deps.ts';
+import { NoInput, RenameTenant, TenantListQuery } from './tenant-codecs.ts';
+import type { Tenant } from './tenant-queries.ts';
 import { getTenant, listTenants, renameTenant } from './tenant-queries.ts';
 
-async function list(deps: RouteDeps, ctx: ApiContext): Promise<void> {
-  const principal = ctx.state.principal;
-  if (principal === undefined) return;
-  const query = must(onlyQueryParameters(ctx, tenantListParameters));
-  if (!principal.scopes.has('read') && !principal.scopes.has('admin')) must(fail({ code: 'forbidden', message: 'this API key lacks the "read" or "admin" scope' }));
-  const limit = query['limit'] === undefined ? defaultLimit : must(decodeWith(Limit, /^\d+$/.test(query['limit']) ? Number(query['limit']) : query['limit'], 'query parameter "limit"'));
-  const search = query['search'];
-  const digest = filterDigest(['tenants', search ?? '']);
-  const page = query['page'];
-  const after = page === undefined ? undefined : (() => {
-    const c = decodeCursor(page, digest, 1);
-    return c.ok ? c.cursor.key[0] : must(fail(invalidRequest(c.message)));
-  })();
-  const tenants = must(await listTenants(deps, principal, search, after, limit + 1));
-  const pageRows = tenants.slice(0, limit);
-  const last = pageRows[pageRows.length - 1];
-  const next = tenants.length > limit && last !== undefined ? encodeCursor(digest, { key: [last.id] }) : null;
-  respond(ctx, ok(envelope(pageRows, next)));
+/** One page of the tenants the key may see, keyset by id. */
+async function tenantPage(deps: RouteDeps, principal: Principal, query: TenantListQuery): Promise<Result<Envelope<Tenant>, ApiError>> {
+  const digest = filterDigest(['tenants', query.search ?? '']);
+  const cursor = pageCursor(query.page, digest, 1);
+  if (!cursor.ok) return cursor;
+  const page = { limit: query.limit ?? defaultLimit, digest, cursor: cursor.value, frozenEndNs: undefined };
+  const tenants = await listTenants(deps, principal, query.search, cursor.value?.key[0], page.limit + 1);
+  return mapValue(tenants, (rows) => {
+    const finished = finishPage(page, rows, (t) => [t.id]);
+    return envelope(finished.rows, finished.next);
+  });
 }
 
-async function show(deps: RouteDeps, ctx: ApiContext): Promise<void> {
-  must(onlyQueryParameters(ctx, []));
-  const id = must(tenantInScope(ctx, ctx.params['id'] ?? '', ['read', 'admin']));
-  const tenant = must(await getTenant(deps, id));
-  respond(ctx, tenant === undefined ? fail(notFound(`tenant "${id}"`)) : ok(tenant));
+async function tenantOf(deps: RouteDeps, id: string): Promise<Result<Tenant, ApiError>> {
+  const tenant = await getTenant(deps, id);
+  if (!tenant.ok) return tenant;
+  return tenant.value === undefined ? fail(notFound(`tenant "${id}"`)) : ok(tenant.value);
 }
 
-async function rename(deps: RouteDeps, ctx: ApiContext): Promise<void> {
-  must(onlyQueryParameters(ctx, []));
-  const id = must(tenantInScope(ctx, ctx.params['id'] ?? '', ['admin']));
-  if (!isValidTenantId(id)) must(fail(invalidRequest(`"${id}" is not a valid tenant id: ${tenantIdRule}`)));
-  const body = must(decodeWith(RenameTenant, ctx.state.body ?? {}, 'request body'));
+/** Records the name (creating the record of a valid unknown id: GitOps may name a tenant before its first telemetry). */
+async function rename(deps: RouteDeps, id: string, body: RenameTenant): Promise<Result<Tenant, ApiError>> {
+  if (!isValidTenantId(id)) return fail(invalidRequest(`"${id}" is not a valid tenant id: ${tenantIdRule}`));
   const name = body.name ?? '';
-  must(await renameTenant(deps, id, name));
-  respond(ctx, ok({ id, name }));
+  return mapValue(await renameTenant(deps, id, name), () => ({ id, name }));
 }
 
-export function registerTenantRoutes(router: Router<ApiState>, deps: RouteDeps): void {
-  router.get('/v1/tenants', (ctx) => list(deps, ctx));
-  router.get('/v1/tenants/:id', (ctx) => show(deps, ctx));
-  router.put('/v1/tenants/:id', (ctx) => rename(deps, ctx));
+export function registerTenantRoutes(routes: ApiRoutes, deps: RouteDeps): void {
+  routes.get('/v1/tenants', scope(['read', 'admin']), validateQuery(TenantListQuery), (query, { principal }) => tenantPage(deps, principal, query));
+  routes.get('/v1/tenants/:id', scope(['read', 'admin'], 'id'), validate(NoInput), (_, { tenantId }) => tenantOf(deps, tenantId));
+  routes.put('/v1/tenants/:id', scope(['admin'], 'id'), validate(RenameTenant), (body, { tenantId }) => rename(deps, tenantId, body));
 }

@@ -1,5 +1,9 @@
 // Time buckets of a timeseries query: the interval (given, or the default
 // rule of DESIGN.md section 5), bucket starts aligned to multiples of it.
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
 
 export const defaultIntervals = [1, 5, 10, 15, 30, 60, 300, 900, 3600, 21600, 86400] as const;
 export const defaultMaxPoints = 300;
@@ -17,16 +21,14 @@ const countPoints = (startMs: number, endMs: number, stepMs: number): number => 
   return endMs <= startMs ? 0 : Math.ceil((endMs - origin) / stepMs);
 };
 
-export type BucketResult = { readonly ok: true; readonly plan: BucketPlan } | { readonly ok: false; readonly message: string };
-
 /** Resolves the buckets of [startMs, endMs); `intervalSeconds` undefined → the default rule. */
-export function planBuckets(startMs: number, endMs: number, intervalSeconds: number | undefined): BucketResult {
+export function planBuckets(startMs: number, endMs: number, intervalSeconds: number | undefined): Result<BucketPlan, ApiError> {
   const stepMs = intervalSeconds === undefined
     ? 1000 * (defaultIntervals.find((s) => countPoints(startMs, endMs, s * 1000) <= defaultMaxPoints) ?? 86400)
     : Math.max(1, Math.round(intervalSeconds * 1000));
   const points = countPoints(startMs, endMs, stepMs);
-  if (points > maxPoints) return { ok: false, message: `the range holds ${points} intervals of ${stepMs / 1000} s; at most ${maxPoints} are allowed: widen interval or narrow the range` };
-  return { ok: true, plan: { originMs: Math.floor(startMs / stepMs) * stepMs, stepMs, points } };
+  if (points > maxPoints) return fail(invalidRequest(`the range holds ${points} intervals of ${stepMs / 1000} s; at most ${maxPoints} are allowed: widen interval or narrow the range`));
+  return ok({ originMs: Math.floor(startMs / stepMs) * stepMs, stepMs, points });
 }
 
 /** Bucket starts in ms. */

@@ -5,8 +5,10 @@
 // so no separate metadata query is needed; a plain operator that meets a
 // histogram or summary falls back to the raw points.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
-import { fail, invalidRequest, ok } from '../../http/api-error.ts';
-import type { Result } from '../../http/api-error.ts';
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
 import { matchAttributes } from '../query/filters.ts';
 import { SqlParams } from '../query/sql-params.ts';
 import type { RouteDeps } from '../deps.ts';
@@ -140,10 +142,10 @@ const labelsOf = (row: GroupRow, groupBy: readonly string[]): Record<string, str
 const keyOf = (row: GroupRow, groupBy: readonly string[]): string =>
   groupBy.length === 1 ? (typeof row['g0'] === 'string' ? row['g0'] : '') : JSON.stringify(groupBy.map((_, i) => row[`g${i}`] ?? ''));
 
-const tooManySeries = (): Result<never> => fail(invalidRequest(`the query makes more than ${maxSeries} series: group by fewer attributes or filter`));
+const tooManySeries = (): Result<never, ApiError> => fail(invalidRequest(`the query makes more than ${maxSeries} series: group by fewer attributes or filter`));
 
 /** The series of one metric for one query object (none when the metric has no data in the window). */
-export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): Promise<Result<SeriesData[]>> {
+export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): Promise<Result<SeriesData[], ApiError>> {
   const groupBy = q.groupBy ?? [];
   const emptyValue = op === 'count' ? 0 : null;
   if (aggregatesInSql(op)) {

@@ -1,8 +1,13 @@
 // The traces query: spans of one tenant and window, filtered, newest first.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
-import type { Result } from '../../http/api-error.ts';
+import type { Result } from '../../../src/result.ts';
+import { fail, mapValue } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
+import { envelope } from '../../http/pagination.ts';
+import type { Envelope } from '../../http/pagination.ts';
 import { matchAny, matchAttributes } from '../query/filters.ts';
-import { finishPage, mergeAttributes, windowConditions } from '../query/record-page.ts';
+import { finishPage, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
 import type { PagePlan } from '../query/record-page.ts';
 import { SqlParams } from '../query/sql-params.ts';
 import { nsTextToMs } from '../query/time-range.ts';
@@ -63,7 +68,7 @@ export function tracesSql(deps: RouteDeps, tenantId: string, q: TraceQuery, plan
 }
 
 /** One page of spans and the cursor for the next. */
-export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQuery, plan: PagePlan): Promise<Result<{ rows: readonly SpanRecord[]; next: string | null }>> {
+export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQuery, plan: PagePlan): Promise<Result<{ rows: readonly SpanRecord[]; next: string | null }, ApiError>> {
   const { sql, params } = tracesSql(deps, tenantId, q, plan);
   const rows = await deps.runner.rows<SpanRow>(sql, params);
   if (!rows.ok) return rows;
@@ -87,4 +92,12 @@ export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQue
       })),
     },
   };
+}
+
+/** The page of spans a request asks for, in the page envelope. */
+export async function tracePage(deps: RouteDeps, tenantId: string, q: TraceQuery): Promise<Result<Envelope<SpanRecord>, ApiError>> {
+  if (q.durationMin !== undefined && q.durationMax !== undefined && q.durationMin > q.durationMax) return fail(invalidRequest('durationMin is greater than durationMax'));
+  const plan = planPage('traces', tenantId, q, 2, deps.now());
+  if (!plan.ok) return plan;
+  return mapValue(await queryTraces(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
 }

@@ -1,11 +1,19 @@
 // Usage from the per-day summing table only (never a scan of raw data):
 // rows are summed per day at read time, then folded into periods.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
-import type { Result } from '../../http/api-error.ts';
+import type { Result } from '../../../src/result.ts';
+import { fail } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
+import { resolveRange } from '../query/time-range.ts';
 import { SqlParams } from '../query/sql-params.ts';
 import type { RouteDeps } from '../deps.ts';
-import { dayToMs, isoDay } from './usage-periods.ts';
+import type { UsageQuery } from './usage-codecs.ts';
+import { dayToMs, isoDay, periodsTouching } from './usage-periods.ts';
 import type { Period } from './usage-periods.ts';
+
+/** At most ten years of days per request. */
+export const maxUsagePeriods = 3660;
 
 export interface UsageCounts {
   logs: { bytes: number; units: number };
@@ -43,7 +51,7 @@ export function usageSql(deps: RouteDeps, tenantId: string, periods: readonly Pe
 }
 
 /** Totals and one entry per period. */
-export async function queryUsage(deps: RouteDeps, tenantId: string, periods: readonly Period[]): Promise<Result<UsageCounts & { data: UsageEntry[] }>> {
+export async function queryUsage(deps: RouteDeps, tenantId: string, periods: readonly Period[]): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
   const { sql, params } = usageSql(deps, tenantId, periods);
   const rows = await deps.runner.rows<DayRow>(sql, params);
   if (!rows.ok) return rows;
@@ -57,4 +65,13 @@ export async function queryUsage(deps: RouteDeps, tenantId: string, periods: rea
     if (entry !== undefined) add(entry, row);
   }
   return { ok: true, value: { ...totals, data } };
+}
+
+/** The usage report a request asks for: the UTC days or months touching its range. */
+export async function usageReport(deps: RouteDeps, tenantId: string, q: UsageQuery): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
+  const range = resolveRange(q.startTime, q.endTime, deps.now());
+  if (!range.ok) return range;
+  const periods = periodsTouching(range.value.startNs, range.value.endNs, q.interval ?? 'day', maxUsagePeriods);
+  if (periods === undefined) return fail(invalidRequest(`the range spans more than ${maxUsagePeriods} periods (days or months); narrow it`));
+  return queryUsage(deps, tenantId, periods);
 }

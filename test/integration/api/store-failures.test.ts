@@ -4,44 +4,27 @@
 // request finish.
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
-import type { ClickHouseClient } from '@clickhouse/client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
-import { startApi } from '../../../api/api.ts';
+import { startApiWith } from '../../../api/api.ts';
+import type { QueryRunner } from '../../../api/v1/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { failingRunner, slowRunner } from './support/store-faults.ts';
 
 const key = 'timeout-test-key-0123456789';
-/** A query that runs for minutes unless ClickHouse cancels it. */
-const endless = 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1';
-
-type Query = ClickHouseClient['query'];
-
-/** The store with its query method replaced. */
-function alteredStore(store: Store, query: (original: Query, params: Parameters<Query>[0]) => ReturnType<Query>): Store {
-  const client = new Proxy(store.client, {
-    get(target, prop, receiver): unknown {
-      if (prop === 'query') return (params: Parameters<Query>[0]) => query(target.query.bind(target), params);
-      return Reflect.get(target, prop, receiver) as unknown;
-    },
-  });
-  return { ...store, client };
-}
-
-/** Every SELECT replaced by an endless one that keeps the runner's SETTINGS clause (the time limit ClickHouse enforces). */
-const slowStore = (store: Store): Store => alteredStore(store, (original, params) =>
-  original({ ...params, query: endless + (/\nSETTINGS [^\n]*$/.exec(params.query)?.[0] ?? ''), query_params: {} }));
+const queryTimeoutMs = 1000;
 
 describe('api/query timeout and graceful stop', () => {
   let store: Store;
   before(async () => { store = await migratedStore('timeout'); });
   after(async () => { await store.close(); });
 
-  async function start(altered: Store = slowStore(store)): Promise<{ url: string; stop: () => Promise<void> }> {
+  async function start(runner: QueryRunner): Promise<{ url: string; stop: () => Promise<void> }> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.message);
-    const api = await startApi({ host: '127.0.0.1', store: altered, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs: 1000 });
+    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs }, runner);
     return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: () => api.stop() };
   }
 
@@ -50,7 +33,7 @@ describe('api/query timeout and graceful stop', () => {
   });
 
   it('answers 503 with a clear message when the query runs past the limit', async () => {
-    const api = await start();
+    const api = await start(slowRunner(store, queryTimeoutMs).runner);
     try {
       const started = Date.now();
       const res = await logs(api.url);
@@ -65,8 +48,7 @@ describe('api/query timeout and graceful stop', () => {
   });
 
   it('answers 503 when the store is unreachable', async () => {
-    const down = alteredStore(store, () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8123'), { code: 'ECONNREFUSED' })));
-    const api = await start(down);
+    const api = await start(failingRunner(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8123'), { code: 'ECONNREFUSED' }), queryTimeoutMs));
     try {
       const res = await logs(api.url);
       expect(res.status).to.equal(503);
@@ -79,8 +61,7 @@ describe('api/query timeout and graceful stop', () => {
   });
 
   it('answers 500 without details when something unexpected fails', async () => {
-    const broken = alteredStore(store, () => Promise.reject(new Error('secret detail at /srv/app/store.ts:12:3')));
-    const api = await start(broken);
+    const api = await start(failingRunner(new Error('secret detail at /srv/app/store.ts:12:3'), queryTimeoutMs));
     try {
       const res = await logs(api.url);
       expect(res.status).to.equal(500);
@@ -96,9 +77,10 @@ describe('api/query timeout and graceful stop', () => {
   });
 
   it('finishes an in-flight request on stop and then refuses connections', async () => {
-    const api = await start();
+    const slow = slowRunner(store, queryTimeoutMs);
+    const api = await start(slow.runner);
     const inFlight = logs(api.url);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await slow.started;
     const stopped = api.stop();
     const res = await inFlight;
     expect(res.status).to.equal(503);

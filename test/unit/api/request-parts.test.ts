@@ -26,7 +26,7 @@ describe('api/request parts', () => {
     const r = resolveRange(10, 5, 0n);
     expect(r.ok).to.equal(false);
     const open = resolveRange(10, undefined, 42_000_000_000n);
-    expect(open.ok && open.range.endNs).to.equal(42_000_000_000n);
+    expect(open.ok && open.value.endNs).to.equal(42_000_000_000n);
   });
 
   it('turns ns text into whole ms exactly as the bigint division does', () => {
@@ -52,21 +52,21 @@ describe('api/request parts', () => {
 
   it('picks the smallest default interval giving at most 300 points', () => {
     const hour = planBuckets(0, 3_600_000, undefined);
-    expect(hour.ok && hour.plan.stepMs).to.equal(15_000); // 3600/10 = 360 > 300; 3600/15 = 240
+    expect(hour.ok && hour.value.stepMs).to.equal(15_000); // 3600/10 = 360 > 300; 3600/15 = 240
     const fiveMinutes = planBuckets(0, 300_000, undefined);
-    expect(fiveMinutes.ok && fiveMinutes.plan.stepMs).to.equal(1000);
+    expect(fiveMinutes.ok && fiveMinutes.value.stepMs).to.equal(1000);
     const day = planBuckets(0, 86_400_000, undefined);
-    expect(day.ok && day.plan.stepMs).to.equal(300_000);
+    expect(day.ok && day.value.stepMs).to.equal(300_000);
     expect(planBuckets(0, 86_400_000, 1).ok).to.equal(false); // 86,400 points > 11,000
     const aligned = planBuckets(90_000, 200_000, 60);
-    expect(aligned.ok && [aligned.plan.originMs, aligned.plan.points]).to.deep.equal([60_000, 3]);
+    expect(aligned.ok && [aligned.value.originMs, aligned.value.points]).to.deep.equal([60_000, 3]);
   });
 
   it('round-trips cursors and refuses tampered or foreign ones', () => {
     const digest = filterDigest(['logs', 'acme', { body: ['x'] }]);
     const text = encodeCursor(digest, { key: ['123', 'id'], frozenEndNs: '99' });
     const back = decodeCursor(text, digest, 2);
-    expect(back.ok && back.cursor).to.deep.equal({ key: ['123', 'id'], frozenEndNs: '99' });
+    expect(back.ok && back.value).to.deep.equal({ key: ['123', 'id'], frozenEndNs: '99' });
     expect(decodeCursor(text, filterDigest(['logs', 'acme', { body: ['y'] }]), 2).ok).to.equal(false);
     expect(decodeCursor(text + 'x', digest, 2).ok).to.equal(false);
     expect(decodeCursor('not a cursor!', digest, 2).ok).to.equal(false);

@@ -35,56 +35,56 @@ describe('api/timeseries series math', () => {
 
   it('computes increase and rate across a counter reset', () => {
     const plan = planBuckets(0, 120_000, 60);
-    if (!plan.ok) throw new Error(plan.message);
+    if (!plan.ok) throw new Error(plan.error.message);
     // Cumulative counter: 100 (lookback, before start) → 130 → 160 | reset → 20 → 50.
     const points = [
       point({ ms: -10_000, value: 100 }), point({ ms: 10_000, value: 130 }), point({ ms: 50_000, value: 160 }),
       point({ ms: 70_000, value: 20 }), point({ ms: 110_000, value: 50 }),
     ];
     // Bucket 0: 30 + 30 = 60; bucket 1: reset contributes 20, then 30 → 50.
-    expect(seriesValues('sum', 'increase', points, plan.plan, 0)).to.deep.equal([60, 50]);
-    expect(seriesValues('sum', 'rate', points, plan.plan, 0)).to.deep.equal([1, 50 / 60]);
+    expect(seriesValues('sum', 'increase', points, plan.value, 0)).to.deep.equal([60, 50]);
+    expect(seriesValues('sum', 'rate', points, plan.value, 0)).to.deep.equal([1, 50 / 60]);
   });
 
   it('keeps streams apart and leaves empty buckets null (count 0)', () => {
     const plan = planBuckets(0, 180_000, 60);
-    if (!plan.ok) throw new Error(plan.message);
+    if (!plan.ok) throw new Error(plan.error.message);
     const points = [
       point({ stream: 'a', ms: 1000, value: 10 }), point({ stream: 'a', ms: 2000, value: 15 }),
       point({ stream: 'b', ms: 1500, value: 1000 }), point({ stream: 'b', ms: 2500, value: 1001 }),
     ];
-    expect(seriesValues('sum', 'increase', points, plan.plan, 0)).to.deep.equal([6, null, null]);
-    expect(seriesValues('histogram', 'count', [], plan.plan, 0)).to.deep.equal([0, 0, 0]);
+    expect(seriesValues('sum', 'increase', points, plan.value, 0)).to.deep.equal([6, null, null]);
+    expect(seriesValues('histogram', 'count', [], plan.value, 0)).to.deep.equal([0, 0, 0]);
   });
 
   it('adds delta histograms and subtracts cumulative ones before taking quantiles', () => {
     const plan = planBuckets(0, 60_000, 60);
-    if (!plan.ok) throw new Error(plan.message);
+    if (!plan.ok) throw new Error(plan.error.message);
     const bounds = [10, 20, 50, 100];
     const delta = [
       point({ ms: 1000, temporality: 'delta', count: 50, sum: 1000, explicit_bounds: bounds, bucket_counts: [5, 10, 15, 15, 5] }),
       point({ ms: 2000, temporality: 'delta', count: 50, sum: 2000, explicit_bounds: bounds, bucket_counts: [5, 10, 15, 15, 5] }),
     ];
-    expect(seriesValues('histogram', 'p50', delta, plan.plan, 0)).to.deep.equal([40]);
-    expect(seriesValues('histogram', 'avg', delta, plan.plan, 0)).to.deep.equal([30]);
-    expect(seriesValues('histogram', 'count', delta, plan.plan, 0)).to.deep.equal([100]);
+    expect(seriesValues('histogram', 'p50', delta, plan.value, 0)).to.deep.equal([40]);
+    expect(seriesValues('histogram', 'avg', delta, plan.value, 0)).to.deep.equal([30]);
+    expect(seriesValues('histogram', 'count', delta, plan.value, 0)).to.deep.equal([100]);
     const cumulative = [
       point({ ms: -1000, count: 10, sum: 100, explicit_bounds: bounds, bucket_counts: [10, 0, 0, 0, 0] }),
       point({ ms: 5000, count: 110, sum: 3100, explicit_bounds: bounds, bucket_counts: [20, 20, 30, 30, 10] }),
     ];
     // Delta: counts 10, 20, 30, 30, 10; sum 3000 → avg 30, p50 = 40.
-    expect(seriesValues('histogram', 'p50', cumulative, plan.plan, 0)).to.deep.equal([40]);
-    expect(seriesValues('histogram', 'avg', cumulative, plan.plan, 0)).to.deep.equal([30]);
+    expect(seriesValues('histogram', 'p50', cumulative, plan.value, 0)).to.deep.equal([40]);
+    expect(seriesValues('histogram', 'avg', cumulative, plan.value, 0)).to.deep.equal([30]);
   });
 
   it('averages summary quantiles of the bucket', () => {
     const plan = planBuckets(0, 60_000, 60);
-    if (!plan.ok) throw new Error(plan.message);
+    if (!plan.ok) throw new Error(plan.error.message);
     const points = [
       point({ ms: 1000, quantiles: [0.5, 0.95], quantile_values: [10, 90] }),
       point({ ms: 2000, quantiles: [0.5, 0.95], quantile_values: [20, 110] }),
     ];
-    expect(seriesValues('summary', 'p95', points, plan.plan, 0)).to.deep.equal([100]);
-    expect(seriesValues('summary', 'p99', points, plan.plan, 0)).to.deep.equal([null]);
+    expect(seriesValues('summary', 'p95', points, plan.value, 0)).to.deep.equal([100]);
+    expect(seriesValues('summary', 'p99', points, plan.value, 0)).to.deep.equal([null]);
   });
 });

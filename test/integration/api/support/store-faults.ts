@@ -1,0 +1,29 @@
+// Query runners that simulate store trouble, injected through startApiWith:
+// the real runner (time limit, failure classification) over an endless
+// query or over a client that fails every call.
+import type { ApiError } from '../../../../api/http/api-error.ts';
+import { createQueryRunner } from '../../../../api/v1/query/query-runner.ts';
+import type { QueryRunner, QueryTarget } from '../../../../api/v1/query/query-runner.ts';
+import { SqlParams } from '../../../../api/v1/query/sql-params.ts';
+import { silentLogger } from '../../../../src/log/logger.ts';
+import type { Result } from '../../../../src/result.ts';
+
+/** A query that runs for minutes unless ClickHouse cancels it. */
+const endless = 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1';
+
+/** Every read runs the endless query on the real store, so ClickHouse cancels it at `timeoutMs`; `started` resolves when the first read begins. */
+export function slowRunner(store: QueryTarget, timeoutMs: number): { readonly runner: QueryRunner; readonly started: Promise<undefined> } {
+  const real = createQueryRunner(store, timeoutMs, silentLogger);
+  const started = Promise.withResolvers<undefined>();
+  const slow = <T>(): Promise<Result<T[], ApiError>> => {
+    started.resolve(undefined);
+    return real.rows<T>(endless, new SqlParams());
+  };
+  return { runner: { rows: slow, manyRows: slow, command: (sql, params) => real.command(sql, params) }, started: started.promise };
+}
+
+/** The real runner over a client whose every call fails with `error`. */
+export function failingRunner(error: Error, timeoutMs: number): QueryRunner {
+  const refuse = (): Promise<never> => Promise.reject(error);
+  return createQueryRunner({ client: { query: refuse, command: refuse } }, timeoutMs, silentLogger);
+}
