@@ -1,0 +1,204 @@
+// Starts and stops the three systems bench:peers compares, each as a user
+// would run it on one machine: Tenantry `all` (embedded ClickHouse), Loki and
+// Tempo single binaries with filesystem storage and multi-tenancy on. All
+// listen on 127.0.0.1 only, on free ports, with their data in one temp dir.
+// ../shared/LOKI-TEMPO.md records why each setting is there.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+export type SystemName = 'loki' | 'tempo' | 'tenantry';
+
+export interface RunningServer {
+  readonly name: SystemName;
+  readonly pid: number;
+  readonly dataDir: string;
+  /** Last lines of its output, for an error message. */
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+export interface Loki extends RunningServer { readonly name: 'loki'; readonly url: string }
+export interface Tempo extends RunningServer { readonly name: 'tempo'; readonly url: string; readonly otlpUrl: string }
+export interface Tenantry extends RunningServer { readonly name: 'tenantry'; readonly otlpUrl: string; readonly apiUrl: string; readonly key: string }
+
+/** A port free on 127.0.0.1 right now (the server binds it a moment later). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
+  return port;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function tailOf(file: string, lines = 30): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Spawns a Go binary with its output in `<dir>/output.log`, resolves when GET `readyUrl` answers 200. */
+async function spawnReady(name: SystemName, binary: string, args: readonly string[], dir: string, readyUrl: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; tail: () => string; stop: () => Promise<void> }> {
+  const logFile = join(dir, 'output.log');
+  const out = createWriteStream(logFile);
+  const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(out, { end: false });
+  child.stderr.pipe(out, { end: false });
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  const tail = (): string => tailOf(logFile);
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    out.end();
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);
+    try {
+      const response = await fetch(readyUrl, { signal: AbortSignal.timeout(2000) });
+      await response.text();
+      if (response.status === 200) return { child, tail, stop };
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  await stop();
+  throw new Error(`${name} not ready within ${timeoutMs} ms:\n${tail()}`);
+}
+
+const mib = 2 ** 20;
+
+/** Loki single binary: filesystem chunks and TSDB index, X-Scope-OrgID tenants, limits raised so they never throttle, results caches off. */
+export async function startLoki(binary: string, dir: string): Promise<Loki> {
+  mkdirSync(dir, { recursive: true });
+  const [http, grpc] = [await freePort(), await freePort()];
+  const config = {
+    auth_enabled: true,
+    server: {
+      http_listen_address: '127.0.0.1', http_listen_port: http, grpc_listen_address: '127.0.0.1', grpc_listen_port: grpc, log_level: 'warn',
+      grpc_server_max_recv_msg_size: 64 * mib, grpc_server_max_send_msg_size: 64 * mib,
+    },
+    common: {
+      instance_addr: '127.0.0.1', path_prefix: dir, replication_factor: 1, ring: { kvstore: { store: 'inmemory' } },
+      storage: { filesystem: { chunks_directory: join(dir, 'chunks'), rules_directory: join(dir, 'rules') } },
+    },
+    schema_config: { configs: [{ from: '2020-10-24', store: 'tsdb', object_store: 'filesystem', schema: 'v13', index: { prefix: 'index_', period: '24h' } }] },
+    ingester: { lifecycler: { min_ready_duration: '0s', final_sleep: '0s' } },
+    ingester_client: { grpc_client_config: { max_send_msg_size: 64 * mib, max_recv_msg_size: 64 * mib } },
+    limits_config: {
+      ingestion_rate_mb: 4096, ingestion_burst_size_mb: 8192, per_stream_rate_limit: '2GB', per_stream_rate_limit_burst: '4GB',
+      max_global_streams_per_user: 0, max_query_series: 100_000,
+    },
+    query_range: {
+      cache_results: false, cache_index_stats_results: false, cache_volume_results: false,
+      cache_series_results: false, cache_label_results: false, cache_instant_metric_results: false,
+    },
+    frontend: { encoding: 'protobuf' },
+    pattern_ingester: { enabled: false },
+    analytics: { reporting_enabled: false },
+  };
+  const configFile = join(dir, 'loki.yaml');
+  writeFileSync(configFile, JSON.stringify(config, null, 2));
+  const url = `http://127.0.0.1:${http}`;
+  const started = await spawnReady('loki', binary, [`-config.file=${configFile}`, '-target=all'], dir, `${url}/ready`);
+  return { name: 'loki', pid: started.child.pid ?? 0, dataDir: dir, url, tail: started.tail, stop: started.stop };
+}
+
+/** Tempo single binary: local block storage, X-Scope-OrgID tenants, an OTLP/HTTP receiver, ingestion limits raised, rings in memory. */
+export async function startTempo(binary: string, dir: string): Promise<Tempo> {
+  mkdirSync(dir, { recursive: true });
+  const [http, grpc, otlp, gossip] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const inMemoryRing = { kvstore: { store: 'inmemory' } };
+  const config = {
+    multitenancy_enabled: true,
+    server: {
+      http_listen_address: '127.0.0.1', http_listen_port: http, grpc_listen_address: '127.0.0.1', grpc_listen_port: grpc, log_level: 'warn',
+      grpc_server_max_recv_msg_size: 64 * mib, grpc_server_max_send_msg_size: 64 * mib,
+    },
+    distributor: {
+      receivers: { otlp: { protocols: { http: { endpoint: `127.0.0.1:${otlp}` } } } },
+      ring: { ...inMemoryRing, instance_addr: '127.0.0.1' },
+    },
+    ingester: { lifecycler: { address: '127.0.0.1', ring: { ...inMemoryRing, replication_factor: 1 }, min_ready_duration: '0s', final_sleep: '0s' } },
+    metrics_generator: { ring: { ...inMemoryRing, instance_addr: '127.0.0.1' } },
+    memberlist: { bind_addr: ['127.0.0.1'], bind_port: gossip, advertise_addr: '127.0.0.1', advertise_port: gossip },
+    storage: { trace: { backend: 'local', wal: { path: join(dir, 'wal') }, local: { path: join(dir, 'blocks') } } },
+    overrides: { defaults: { ingestion: { rate_limit_bytes: 4 * 2 ** 30, burst_size_bytes: 8 * 2 ** 30, max_traces_per_user: 0 } } },
+    usage_report: { reporting_enabled: false },
+  };
+  const configFile = join(dir, 'tempo.yaml');
+  writeFileSync(configFile, JSON.stringify(config, null, 2));
+  const url = `http://127.0.0.1:${http}`;
+  const started = await spawnReady('tempo', binary, [`-config.file=${configFile}`, '-target=all'], dir, `${url}/ready`);
+  return { name: 'tempo', pid: started.child.pid ?? 0, dataDir: dir, url, otlpUrl: `http://127.0.0.1:${otlp}`, tail: started.tail, stop: started.stop };
+}
+
+/** The checkout whose Tenantry this bench runs: this one unless told otherwise. */
+export const defaultTenantryRoot = join(import.meta.dirname, '..', '..');
+
+/**
+ * Tenantry `all` as `npm start` runs it (`node src/cli.ts all` of the checkout at `root`),
+ * embedded ClickHouse in `dir`, ports 0, one API key for ingest and read, no TENANTRY_*
+ * variable inherited.
+ */
+export async function startTenantryAll(root: string, dir: string, timeoutMs = 180_000): Promise<Tenantry> {
+  mkdirSync(dir, { recursive: true });
+  const key = 'bench-peers-key-0123456789abcdef';
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TENANTRY_')) env[k] = v;
+  Object.assign(env, {
+    TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: dir, TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0',
+    TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', 'read'], tenants: ['*'] }]),
+  });
+  const logFile = join(dir, 'output.log');
+  const out = createWriteStream(logFile);
+  const child = spawn(process.execPath, [join(root, 'src', 'cli.ts'), 'all'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr.pipe(out, { end: false });
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    out.end();
+  };
+  const tail = (): string => tailOf(logFile);
+  // Its JSON log lines go to the log file; the "tenantry started" line carries the ports.
+  const ports = await new Promise<Record<string, number>>((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => { reject(new Error(`tenantry not started within ${timeoutMs} ms:\n${tail()}`)); }, timeoutMs);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out.write(chunk);
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const text = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        try {
+          const line = JSON.parse(text) as { msg?: unknown; ports?: Record<string, number> };
+          if (line.msg === 'tenantry started' && line.ports !== undefined) { clearTimeout(timer); resolve(line.ports); }
+        } catch {
+          // not a JSON line
+        }
+      }
+    });
+    void exited.then(() => { clearTimeout(timer); reject(new Error(`tenantry exited (${child.exitCode ?? child.signalCode}) before it started:\n${tail()}`)); });
+  }).catch(async (error: unknown) => { await stop(); throw error; });
+  return {
+    name: 'tenantry', pid: child.pid ?? 0, dataDir: dir, key, tail, stop,
+    otlpUrl: `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`, apiUrl: `http://127.0.0.1:${ports['api'] ?? 0}`,
+  };
+}
