@@ -21,13 +21,10 @@ import type { Store } from '../src/clickhouse/store.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { Readiness } from '../src/ops/readiness.ts';
 import { startGatewayWith } from '../gateway/gateway.ts';
-import { spanRowsDirect } from '../gateway/direct/span-rows-direct.ts';
-import { logRowsDirect } from '../gateway/direct/log-rows-direct.ts';
-import { LogIdGenerator } from '../gateway/ingest/log-id.ts';
-import { metricRows } from '../gateway/ingest/metric-rows.ts';
-import { spanRows } from '../gateway/ingest/span-rows.ts';
-import { TenantResolver } from '../gateway/ingest/tenant-resolver.ts';
-import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
+import type { RowConverter } from '../gateway/convert/row-converter.ts';
+import { rowConverters } from '../gateway/convert/row-converters.ts';
+import { TenantResolver } from '../gateway/convert/tenant-resolver.ts';
+import { ExportLogsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { clickHouseRowSink, rowTargets } from '../gateway/writer/clickhouse-row-sink.ts';
 import { logsRequest, metricsRequest, tracesRequest } from './ingest-payloads.ts';
 
@@ -161,13 +158,20 @@ function spansPerCpuSecond(bodies: readonly Buffer[], convert: (body: Buffer) =>
 
 const principal: Principal = { name: 'bench', scopes: new Set(['ingest']), tenants: '*' };
 
+const converters = rowConverters();
+
+/** The rows of one request, converted as the gateway converts it. */
+function rowsOf(converter: RowConverter, body: Buffer): Buffer {
+  const result = converter.convert(body, new TenantResolver(principal));
+  if (!result.ok) throw new Error(result.message);
+  return result.batch.rows;
+}
+
 /** The gateway's conversion alone, in process: items converted to rows per CPU-second of this thread's process. */
 function conversionFigures(traces: readonly Buffer[], logs: readonly Buffer[], metrics: readonly Buffer[], print: (label: string, value: unknown) => void): void {
-  print('gateway cpu: spans per cpu-second', spansPerCpuSecond(traces, (b) => { spanRowsDirect(b, new TenantResolver(principal)); }, 4));
-  const ids = new LogIdGenerator();
-  print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { logRowsDirect(b, new TenantResolver(principal), ids, Date.now()); }, 4));
-  print('gateway cpu: points per cpu-second', spansPerCpuSecond(metrics, (b) => { metricRows(ExportMetricsServiceRequest.decode(b).resourceMetrics, new TenantResolver(principal)); }, 4));
-  print('message path cpu: spans per cpu-s', spansPerCpuSecond(traces, (b) => { spanRows(ExportTraceServiceRequest.decode(b).resourceSpans, new TenantResolver(principal)); }, 4));
+  print('gateway cpu: spans per cpu-second', spansPerCpuSecond(traces, (b) => { rowsOf(converters.traces.protobuf, b); }, 4));
+  print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { rowsOf(converters.logs.protobuf, b); }, 4));
+  print('gateway cpu: points per cpu-second', spansPerCpuSecond(metrics, (b) => { rowsOf(converters.metrics.protobuf, b); }, 4));
 }
 
 /**
@@ -274,7 +278,7 @@ async function main(): Promise<void> {
 
     // Where an end-to-end span's CPU goes: ClickHouse's INSERT and its merges (shared by both
     // pipelines, as both write the same tables) against the gateway's own conversion.
-    const spanRowChunks = traces.map((b) => spanRowsDirect(b, new TenantResolver(principal)).rows);
+    const spanRowChunks = traces.map((b) => rowsOf(converters.traces.protobuf, b));
     for (const rowsPerInsert of [2000, 4000, 8000]) {
       const insertOnly = await clickHouseMicrosPerRow(await database(opened.store, `bench_cpu_${rowsPerInsert}_nomerge`), spanRowChunks, rowsPerInsert, false);
       const withMerges = await clickHouseMicrosPerRow(await database(opened.store, `bench_cpu_${rowsPerInsert}`), spanRowChunks, rowsPerInsert, true);
@@ -283,7 +287,7 @@ async function main(): Promise<void> {
 
     // Insert formats, same 10,000 span rows: RowBinary as the gateway writes it, and the
     // JSONEachRow ClickHouse renders from those rows (the format of the previous gateway).
-    const sample = Buffer.concat(Array.from({ length: 10 }, (_, i) => spanRowsDirect(traces[i % traces.length] ?? Buffer.alloc(0), new TenantResolver(principal)).rows));
+    const sample = Buffer.concat(Array.from({ length: 10 }, (_, i) => rowsOf(converters.traces.protobuf, traces[i % traces.length] ?? Buffer.alloc(0))));
     const formatStore = await database(opened.store, 'bench_formats');
     const spans = rowTargets.spans;
     await formatStore.client.command({ query: `CREATE TABLE ${formatStore.database}.staging AS ${formatStore.database}.spans` });

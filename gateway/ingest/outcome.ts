@@ -4,7 +4,6 @@
 export type Failure =
   | { readonly kind: 'unauthenticated'; readonly message: string }
   | { readonly kind: 'forbidden'; readonly message: string }
-  | { readonly kind: 'not_found'; readonly message: string }
   | { readonly kind: 'method_not_allowed'; readonly message: string }
   | { readonly kind: 'unsupported_media_type'; readonly message: string }
   | { readonly kind: 'too_large'; readonly message: string }

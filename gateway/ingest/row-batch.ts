@@ -1,8 +1,7 @@
 // What converting one request produces: RowBinary rows for one table, the
-// number of rows in them, and the tally of rejected items. rowColumns is the
-// order in which every converter writes a table's columns; the writer names
-// them in its INSERT, and the types come from the table's definition.
-import type { RejectionTally } from './tenant-resolver.ts';
+// number of rows in them, and the rejected items. rowColumns is the order in
+// which every converter writes a table's columns; the writer names them in
+// its INSERT, and the types come from the table's definition.
 
 export type TableName = 'spans' | 'logs' | 'metrics';
 
@@ -29,10 +28,18 @@ export const rowColumns: Readonly<Record<TableName, readonly string[]>> = {
   ],
 };
 
+/** The items a converter rejected (gateway/convert/tenant-resolver.ts tallies them). */
+export interface Rejections {
+  readonly count: number;
+  readonly byReason: ReadonlyMap<string, number>;
+  /** The partial-success error message, naming `noun` (e.g. "spans"); '' when nothing was rejected. */
+  message(noun: string): string;
+}
+
 export interface RowBatch {
   readonly table: TableName;
   /** RowBinary rows in the order of rowColumns[table]. */
   readonly rows: Buffer;
   readonly rowCount: number;
-  readonly rejected: RejectionTally;
+  readonly rejected: Rejections;
 }

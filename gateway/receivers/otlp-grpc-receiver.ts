@@ -1,18 +1,20 @@
 // OTLP/gRPC: the Trace, Logs and Metrics collector services on
 // @grpc/grpc-js. Messages arrive as raw bytes (grpc-js inflates gzip and
-// enforces the size limit) and go through the same decoder and pipeline as
+// enforces the size limit) and go through the same protobuf converters and pipeline as
 // OTLP/HTTP. Outcomes become gRPC status codes in `reply`, and nowhere else.
 import * as grpc from '@grpc/grpc-js';
 import { presentedKey } from '../../src/auth/api-keys.ts';
 import type { KeyRing } from '../../src/auth/api-keys.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
+import { rowConverters } from '../convert/row-converters.ts';
+import type { RowConverter } from '../convert/row-converter.ts';
+import { TenantResolver } from '../convert/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
-import { protobufDirectDecoder } from '../wire/protobuf-decoder.ts';
-import { encodeExportResponse, encodeStatusProtobuf } from '../wire/response-encoder.ts';
+import { encodeExportResponse, encodeStatusProtobuf } from './export-response.ts';
 
 export interface GrpcReceiverDeps {
   readonly keys: KeyRing;
@@ -38,7 +40,7 @@ const passThrough = {
 } as const;
 
 const grpcCode: Readonly<Record<Exclude<Outcome['kind'], 'accepted'>, grpc.status>> = {
-  unauthenticated: grpc.status.UNAUTHENTICATED, forbidden: grpc.status.PERMISSION_DENIED, not_found: grpc.status.UNIMPLEMENTED,
+  unauthenticated: grpc.status.UNAUTHENTICATED, forbidden: grpc.status.PERMISSION_DENIED,
   method_not_allowed: grpc.status.UNIMPLEMENTED, unsupported_media_type: grpc.status.INVALID_ARGUMENT, too_large: grpc.status.RESOURCE_EXHAUSTED,
   invalid: grpc.status.INVALID_ARGUMENT, overloaded: grpc.status.RESOURCE_EXHAUSTED, unavailable: grpc.status.UNAVAILABLE, internal: grpc.status.INTERNAL,
 };
@@ -64,15 +66,15 @@ function firstString(metadata: grpc.Metadata, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function handler(signal: SignalName, deps: GrpcReceiverDeps): grpc.handleUnaryCall<Buffer, Buffer> {
+function handler(signal: SignalName, converter: RowConverter, deps: GrpcReceiverDeps): grpc.handleUnaryCall<Buffer, Buffer> {
   return (call, callback) => {
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'grpc', signal });
     const run = async (): Promise<Outcome> => {
       const auth = authorizeIngest(deps.keys, presentedKey(firstString(call.metadata, 'authorization'), firstString(call.metadata, 'x-api-key')));
       if (!auth.ok) return auth.failure;
-      const decoded = protobufDirectDecoder.decode(signal, call.request);
-      if (!decoded.ok) return { kind: 'invalid', message: decoded.message };
-      return deps.pipeline.ingest(decoded.request, auth.principal);
+      const converted = converter.convert(call.request, new TenantResolver(auth.principal));
+      if (!converted.ok) return { kind: 'invalid', message: converted.message };
+      return deps.pipeline.ingest(signal, converted.batch);
     };
     run().then((outcome) => {
       if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
@@ -98,9 +100,10 @@ export async function listenGrpc(deps: GrpcReceiverDeps, host: string, port: num
     'grpc.max_receive_message_length': deps.maxRequestBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
   });
+  const converters = rowConverters();
   for (const [signal, path] of services) {
     const definition = { Export: { path, originalName: 'export', ...passThrough } } satisfies grpc.ServiceDefinition;
-    server.addService(definition, { Export: handler(signal, deps) });
+    server.addService(definition, { Export: handler(signal, converters[signal].protobuf, deps) });
   }
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, chosen) => {

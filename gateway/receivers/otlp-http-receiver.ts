@@ -8,15 +8,15 @@ import type { KeyRing } from '../../src/auth/api-keys.ts';
 import { requestPath } from '../../src/ops/ops-listener.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
+import { rowConverters } from '../convert/row-converters.ts';
+import type { RowConverters } from '../convert/row-converters.ts';
+import { TenantResolver } from '../convert/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
-import { jsonDecoder } from '../wire/json-decoder.ts';
-import type { OtlpDecoder, WireFormat } from '../wire/otlp-decoder.ts';
-import type { SignalName } from '../wire/otlp-messages.ts';
-import { protobufDirectDecoder } from '../wire/protobuf-decoder.ts';
-import { encodeExportResponse, encodeStatusJson, encodeStatusProtobuf } from '../wire/response-encoder.ts';
+import type { SignalName, WireFormat } from '../wire/otlp-messages.ts';
 import { readBody } from './body-reader.ts';
+import { encodeExportResponse, encodeStatusJson, encodeStatusProtobuf } from './export-response.ts';
 
 export interface HttpReceiverDeps {
   readonly keys: KeyRing;
@@ -28,7 +28,6 @@ export interface HttpReceiverDeps {
 
 const signalByPath: ReadonlyMap<string, SignalName> = new Map([['/v1/traces', 'traces'], ['/v1/logs', 'logs'], ['/v1/metrics', 'metrics']]);
 
-const decoders: Readonly<Record<WireFormat, OtlpDecoder>> = { protobuf: protobufDirectDecoder, json: jsonDecoder };
 const contentTypes: Readonly<Record<WireFormat, string>> = { protobuf: 'application/x-protobuf', json: 'application/json' };
 
 /** The wire format named by a Content-Type header, or undefined when unsupported. */
@@ -41,7 +40,7 @@ export function wireFormat(contentType: string | undefined): WireFormat | undefi
 
 // HTTP status and google.rpc.Code of each failure.
 const httpStatus: Readonly<Record<Exclude<Outcome['kind'], 'accepted'>, readonly [number, number]>> = {
-  unauthenticated: [401, 16], forbidden: [403, 7], not_found: [404, 5], method_not_allowed: [405, 12], unsupported_media_type: [415, 3],
+  unauthenticated: [401, 16], forbidden: [403, 7], method_not_allowed: [405, 12], unsupported_media_type: [415, 3],
   too_large: [413, 8], invalid: [400, 3], overloaded: [429, 8], unavailable: [503, 14], internal: [500, 13],
 };
 
@@ -63,7 +62,7 @@ function answer(res: ServerResponse, signal: SignalName, format: WireFormat, out
   return status;
 }
 
-async function exportRequest(req: IncomingMessage, signal: SignalName, deps: HttpReceiverDeps): Promise<{ format: WireFormat; outcome: Outcome }> {
+async function exportRequest(req: IncomingMessage, signal: SignalName, deps: HttpReceiverDeps, converters: RowConverters): Promise<{ format: WireFormat; outcome: Outcome }> {
   if (req.method !== 'POST') return { format: 'json', outcome: { kind: 'method_not_allowed', message: `${req.method ?? ''} is not allowed: use POST` } };
   const format = wireFormat(req.headers['content-type']);
   if (format === undefined) {
@@ -73,15 +72,16 @@ async function exportRequest(req: IncomingMessage, signal: SignalName, deps: Htt
   if (!auth.ok) return { format, outcome: auth.failure };
   const body = await readBody(req, deps.maxRequestBytes);
   if (!body.ok) return { format, outcome: { kind: body.kind, message: body.message } };
-  const decoded = decoders[format].decode(signal, body.body);
-  if (!decoded.ok) return { format, outcome: { kind: 'invalid', message: decoded.message } };
-  return { format, outcome: await deps.pipeline.ingest(decoded.request, auth.principal) };
+  const converted = converters[signal][format].convert(body.body, new TenantResolver(auth.principal));
+  if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.message } };
+  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch) };
 }
 
 const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
 /** The request listener of the OTLP/HTTP port. */
 export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const converters = rowConverters();
   return (req, res) => {
     // The ops paths never get here: the shared listener answers them.
     const signal = signalByPath.get(requestPath(req.url ?? '/'));
@@ -90,7 +90,7 @@ export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, 
       return;
     }
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'http', signal });
-    exportRequest(req, signal, deps).then(({ format, outcome }) => {
+    exportRequest(req, signal, deps, converters).then(({ format, outcome }) => {
       if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
       const status = answer(res, signal, format, outcome);
       deps.metrics.requests.inc({ protocol: 'http', signal, status: String(status) });

@@ -34,19 +34,11 @@ export type HistogramDataPoint = otel.proto.metrics.v1.HistogramDataPoint.$Prope
 export type ExponentialHistogramDataPoint = otel.proto.metrics.v1.ExponentialHistogramDataPoint.$Properties;
 export type SummaryDataPoint = otel.proto.metrics.v1.SummaryDataPoint.$Properties;
 
-/**
- * An Export*ServiceRequest of one signal: decoded into messages, or, for
- * protobuf traces and logs, still encoded (the direct converters read it).
- */
-export type SignalRequest =
-  | { readonly signal: 'traces'; readonly form: 'messages'; readonly resourceSpans: readonly ResourceSpans[] }
-  | { readonly signal: 'traces'; readonly form: 'protobuf'; readonly body: Buffer }
-  | { readonly signal: 'logs'; readonly form: 'messages'; readonly resourceLogs: readonly ResourceLogs[] }
-  | { readonly signal: 'logs'; readonly form: 'protobuf'; readonly body: Buffer }
-  | { readonly signal: 'metrics'; readonly form: 'messages'; readonly resourceMetrics: readonly ResourceMetrics[] };
-
 export const signalNames = ['traces', 'logs', 'metrics'] as const;
 export type SignalName = (typeof signalNames)[number];
+
+/** The two OTLP encodings: binary protobuf (HTTP and gRPC) and OTLP/JSON (HTTP). */
+export type WireFormat = 'protobuf' | 'json';
 
 /** A 64-bit integer as protobufjs hands it over: a Long, or a number when it fits. */
 export interface Int64 { readonly low: number; readonly high: number; readonly unsigned: boolean }

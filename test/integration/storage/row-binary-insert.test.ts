@@ -3,7 +3,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { insertRowBinary } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { RowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
-import { RowWriter } from '../../../gateway/direct/row-writer.ts';
+import { RowWriter } from '../../../gateway/rowbinary/row-writer.ts';
 import { databaseStore } from '../../support/embedded-store.ts';
 
 const target: RowBinaryTarget = {

@@ -98,3 +98,18 @@ const metricsResource = fc.oneof(
 export const metricsRequest = fc.record({
   resourceMetrics: fc.array(fc.record({ resource: metricsResource, schemaUrl: fc.string({ maxLength: 8 }), scopeMetrics: fc.array(fc.record({ scope, metrics: fc.array(metric, { maxLength: 3 }) }, { requiredKeys: [] }), { maxLength: 2 }) }, { requiredKeys: [] }), { maxLength: 2 }),
 });
+
+const hexIdFields = new Set(['traceId', 'spanId', 'parentSpanId']);
+
+/**
+ * A request object as OTLP/JSON text: trace and span ids in hex, other bytes
+ * in base64, and the doubles JSON has no number for (NaN, ±Infinity, -0) as
+ * the strings proto3 JSON uses.
+ */
+export function otlpJson(request: object): string {
+  return JSON.stringify(request, (key, value: unknown) => {
+    if (value instanceof Uint8Array) return Buffer.from(value).toString(hexIdFields.has(key) ? 'hex' : 'base64');
+    if (typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0))) return Object.is(value, -0) ? '-0' : String(value);
+    return value;
+  });
+}

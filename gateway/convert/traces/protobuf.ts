@@ -1,21 +1,17 @@
-// ExportTraceServiceRequest protobuf → rows of the spans table, read
-// straight from the wire bytes into RowBinary, with no message
-// objects in between. It writes exactly what ingest/span-rows.ts writes for
-// the decoded message (a property test holds the two together); it exists
-// because it is several times cheaper (docs/gateway.md).
-import { clampInt, writeDurationParts, writeNanosParts } from '../ingest/otlp-values.ts';
-import { RejectionTally } from '../ingest/tenant-resolver.ts';
-import type { Resolution, TenantResolver } from '../ingest/tenant-resolver.ts';
-import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from './attribute-writer.ts';
-import { resourcePart, scopePart } from './resource-scope.ts';
-import { RowWriter } from './row-writer.ts';
-import { RangeList, WireReader, WireType, nextDelimited } from './wire-reader.ts';
-
-export interface DirectBatch {
-  readonly rows: Buffer;
-  readonly rowCount: number;
-  readonly rejected: RejectionTally;
-}
+// Protobuf ExportTraceServiceRequest → rows of the spans table, read
+// straight from the wire bytes into RowBinary, with no message objects in
+// between (docs/adr/0002-byte-level-converters.md). It writes exactly what
+// traces/json.ts writes for the same request in OTLP/JSON (a property test
+// holds the two together).
+import type { RowBatch } from '../../ingest/row-batch.ts';
+import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { clampInt, writeDurationParts, writeNanosParts } from '../common/otlp-values.ts';
+import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { resourcePart, scopePart } from '../common/protobuf-resource-scope.ts';
+import type { RowConverter } from '../row-converter.ts';
+import { RejectionTally } from '../tenant-resolver.ts';
+import type { Resolution, TenantResolver } from '../tenant-resolver.ts';
 
 /** The scalar fields of one span and the ranges of its string/bytes fields (-1 when absent). */
 class SpanFields {
@@ -157,7 +153,7 @@ class SpanWriter {
 }
 
 /** Converts an encoded ExportTraceServiceRequest; throws WireError on malformed input. */
-export function spanRowsDirect(body: Buffer, resolver: TenantResolver): DirectBatch {
+function spanRows(body: Buffer, resolver: TenantResolver): RowBatch {
   const rejected = new RejectionTally();
   const out = new SpanWriter();
   const r = new WireReader(body);
@@ -193,5 +189,13 @@ export function spanRowsDirect(body: Buffer, resolver: TenantResolver): DirectBa
     }
     top.pos = rsEnd;
   }
-  return { rows: out.w.rows(), rowCount, rejected };
+  return { table: 'spans', rows: out.w.rows(), rowCount, rejected };
 }
+
+/** Protobuf traces (OTLP/HTTP and gRPC). */
+export const tracesFromProtobuf: RowConverter = {
+  convert(body, tenants) {
+    const batch = readWire(() => spanRows(body, tenants));
+    return batch.ok ? { ok: true, batch: batch.value } : batch;
+  },
+};

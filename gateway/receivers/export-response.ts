@@ -1,9 +1,8 @@
 // Export responses (with partial success) and google.rpc.Status error bodies,
 // in protobuf or OTLP/JSON.
 import type { Accepted } from '../ingest/outcome.ts';
-import { ExportLogsServiceResponse, ExportMetricsServiceResponse, ExportTraceServiceResponse, RetryInfo, RpcStatus } from './otlp-messages.ts';
-import type { SignalName } from './otlp-messages.ts';
-import type { WireFormat } from './otlp-decoder.ts';
+import { ExportLogsServiceResponse, ExportMetricsServiceResponse, ExportTraceServiceResponse, RetryInfo, RpcStatus } from '../wire/otlp-messages.ts';
+import type { SignalName, WireFormat } from '../wire/otlp-messages.ts';
 
 const rejectedField: Readonly<Record<SignalName, string>> = { traces: 'rejectedSpans', logs: 'rejectedLogRecords', metrics: 'rejectedDataPoints' };
 

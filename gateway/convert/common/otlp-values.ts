@@ -2,8 +2,8 @@
 // Everything here is written so that the value is always inside its column's
 // domain: one malformed item must never make ClickHouse reject a whole
 // group-committed batch.
-import type { AnyValue, Int64Like, KeyValue, Scope } from '../wire/otlp-messages.ts';
-import { RowWriter } from '../direct/row-writer.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import type { AnyValue, Int64Like, KeyValue, Scope } from '../../wire/otlp-messages.ts';
 
 const twoTo32 = 4_294_967_296;
 const twoTo64 = twoTo32 * twoTo32;
@@ -184,7 +184,7 @@ export function attributeText(attributes: readonly KeyValue[] | null | undefined
  * The columns a resource and scope give every row below them, rendered once
  * per scope: service_name, resource_schema_url, resource_attributes,
  * scope_name, scope_version, scope_schema_url when given (logs), and
- * scope_attributes — as gateway/direct/resource-scope.ts writes them.
+ * scope_attributes — as protobuf-resource-scope.ts writes them.
  */
 export function resourceScopeColumns(
   resourceAttributes: readonly KeyValue[] | null | undefined, resourceSchemaUrl: string | null | undefined,

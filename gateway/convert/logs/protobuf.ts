@@ -1,16 +1,18 @@
-// ExportLogsServiceRequest protobuf → RowBinary rows of the logs table,
-// straight from the wire bytes; writes exactly what ingest/log-rows.ts writes for the
-// decoded message (held together by a property test).
-import type { LogIdGenerator } from '../ingest/log-id.ts';
-import { severityNumber } from '../ingest/log-rows.ts';
-import { clampInt, writeNanosParts } from '../ingest/otlp-values.ts';
-import { RejectionTally } from '../ingest/tenant-resolver.ts';
-import type { Resolution, TenantResolver } from '../ingest/tenant-resolver.ts';
-import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from './attribute-writer.ts';
-import { resourcePart, scopePart } from './resource-scope.ts';
-import { RowWriter } from './row-writer.ts';
-import type { DirectBatch } from './span-rows-direct.ts';
-import { RangeList, WireReader, WireType, nextDelimited } from './wire-reader.ts';
+// Protobuf ExportLogsServiceRequest → RowBinary rows of the logs table,
+// straight from the wire bytes (docs/adr/0002-byte-level-converters.md);
+// writes exactly what logs/json.ts writes for the same request in OTLP/JSON
+// (held together by a property test).
+import type { RowBatch } from '../../ingest/row-batch.ts';
+import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
+import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { resourcePart, scopePart } from '../common/protobuf-resource-scope.ts';
+import type { RowConverter } from '../row-converter.ts';
+import { RejectionTally } from '../tenant-resolver.ts';
+import type { Resolution, TenantResolver } from '../tenant-resolver.ts';
+import type { LogIdGenerator } from './log-id.ts';
+import { severityNumber } from './severity.ts';
 
 /** The scalar fields of one log record and the ranges of its string/bytes fields (-1 when absent). */
 class LogFields {
@@ -45,7 +47,7 @@ class LogFields {
 }
 
 /** Converts an encoded ExportLogsServiceRequest; throws WireError on malformed input. */
-export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): DirectBatch {
+function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): RowBatch {
   const rejected = new RejectionTally();
   const w = new RowWriter(1 << 20);
   const value = new AnyValueView();
@@ -104,5 +106,15 @@ export function logRowsDirect(body: Buffer, resolver: TenantResolver, ids: LogId
     }
     top.pos = rlEnd;
   }
-  return { rows: w.rows(), rowCount, rejected };
+  return { table: 'logs', rows: w.rows(), rowCount, rejected };
+}
+
+/** Protobuf logs (OTLP/HTTP and gRPC); records without log.record.uid get an id from `ids` at `now()`. */
+export function logsFromProtobuf(ids: LogIdGenerator, now: () => number): RowConverter {
+  return {
+    convert(body, tenants) {
+      const batch = readWire(() => logRows(body, tenants, ids, now()));
+      return batch.ok ? { ok: true, batch: batch.value } : batch;
+    },
+  };
 }

@@ -1,10 +1,10 @@
-// The per-resource and per-scope parts of a row (shared by spans and logs),
+// The per-resource and per-scope parts of a row (shared by spans, logs and metrics),
 // rendered once and copied into every row below them.
-import type { Resolution } from '../ingest/tenant-resolver.ts';
-import { Found, Lookup, attributeMap } from './attribute-writer.ts';
-import type { AnyValueView } from './attribute-writer.ts';
-import { RowWriter } from './row-writer.ts';
-import { WireReader, WireType } from './wire-reader.ts';
+import { WireReader, WireType } from '../../protobuf/wire-reader.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import type { Resolution } from '../tenant-resolver.ts';
+import { Found, Lookup, attributeMap } from './protobuf-attributes.ts';
+import type { AnyValueView } from './protobuf-attributes.ts';
 
 export interface ResourcePart {
   /** The columns service_name, resource_schema_url and resource_attributes, as RowBinary. */
@@ -31,7 +31,7 @@ export function lastFields(r: WireReader, start: number, end: number, starts: In
   }
 }
 
-/** Renders the resource part of a Resource{Spans,Logs} message at [start, end) (resource = 1, schema_url = 3). */
+/** Renders the resource part of a Resource{Spans,Logs,Metrics} message at [start, end) (resource = 1, schema_url = 3). */
 export function resourcePart(r: WireReader, start: number, end: number, value: AnyValueView): ResourcePart {
   const starts = new Int32Array(4);
   const ends = new Int32Array(4);
@@ -50,7 +50,7 @@ export function resourcePart(r: WireReader, start: number, end: number, value: A
 }
 
 /**
- * Renders the scope part of a Scope{Spans,Logs} message at [start, end)
+ * Renders the scope part of a Scope{Spans,Logs,Metrics} message at [start, end)
  * (scope = 1, schema_url = 3): the columns scope_name, scope_version, for
  * logs scope_schema_url, and scope_attributes.
  */

@@ -2,14 +2,12 @@
 // proto3 JSON with lowerCamelCase names, except that trace and span ids are
 // hex strings rather than base64. The ids are turned into bytes first, then
 // the generated fromObject does the rest (int64 as string or number, enums as
-// integers, unknown fields ignored).
-import type { DecodeResult, OtlpDecoder } from './otlp-decoder.ts';
-import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from './otlp-messages.ts';
-import type { SignalName } from './otlp-messages.ts';
+// integers, unknown fields ignored). The one place that reports invalid JSON.
+import type { SignalName } from '../../wire/otlp-messages.ts';
 
 class InvalidJson extends Error {}
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -57,25 +55,17 @@ function convertAllIds(signal: SignalName, root: Json): void {
   }
 }
 
-function decode(signal: SignalName, body: Uint8Array): DecodeResult {
-  const root: unknown = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
-  if (!isObject(root)) return { ok: false, message: 'invalid JSON: the request must be a JSON object' };
-  convertAllIds(signal, root);
-  switch (signal) {
-    case 'traces': return { ok: true, request: { signal, form: 'messages', resourceSpans: ExportTraceServiceRequest.fromObject(root).resourceSpans } };
-    case 'logs': return { ok: true, request: { signal, form: 'messages', resourceLogs: ExportLogsServiceRequest.fromObject(root).resourceLogs } };
-    case 'metrics': return { ok: true, request: { signal, form: 'messages', resourceMetrics: ExportMetricsServiceRequest.fromObject(root).resourceMetrics } };
+export type JsonResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+
+/** Parses an OTLP/JSON request of `signal` into the message `fromObject` builds, or says why it is not one. */
+export function readOtlpJson<T>(signal: SignalName, body: Buffer, fromObject: (root: Json) => T): JsonResult<T> {
+  try {
+    const root: unknown = JSON.parse(body.toString('utf8'));
+    if (!isObject(root)) return { ok: false, message: 'invalid JSON: the request must be a JSON object' };
+    convertAllIds(signal, root);
+    return { ok: true, value: fromObject(root) };
+  } catch (error) {
+    // JSON.parse (SyntaxError), fromObject (TypeError on a wrong shape) and hex ids (InvalidJson) are bad input.
+    return { ok: false, message: `invalid OTLP/JSON: ${(error as Error).message}` };
   }
 }
-
-/** Decodes application/json payloads. */
-export const jsonDecoder: OtlpDecoder = {
-  decode(signal, body) {
-    try {
-      return decode(signal, body);
-    } catch (error) {
-      // JSON.parse (SyntaxError), fromObject (TypeError on a wrong shape) and hex ids (InvalidJson) are bad input.
-      return { ok: false, message: `invalid OTLP/JSON: ${(error as Error).message}` };
-    }
-  },
-};

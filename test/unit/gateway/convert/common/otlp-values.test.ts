@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import Long from 'long';
-import { RowWriter } from '../../../../gateway/direct/row-writer.ts';
+import { RowWriter } from '../../../../../gateway/rowbinary/row-writer.ts';
 import {
   anyValueText, clampInt, int64Number, int64Text, writeAttributes, writeDuration, writeFloat, writeHex, writeNanos, writeOptionalFloat, writeUint64,
-} from '../../../../gateway/ingest/otlp-values.ts';
-import { severityNumber } from '../../../../gateway/ingest/log-rows.ts';
-import { AnyValueMessage } from '../../../../gateway/wire/otlp-messages.ts';
-import { RowBinaryReader, parseType } from '../support/row-binary-reader.ts';
-import type { RowValue } from '../support/row-binary-reader.ts';
+} from '../../../../../gateway/convert/common/otlp-values.ts';
+import { severityNumber } from '../../../../../gateway/convert/logs/severity.ts';
+import { AnyValueMessage } from '../../../../../gateway/wire/otlp-messages.ts';
+import { RowBinaryReader, parseType } from '../../support/row-binary-reader.ts';
+import type { RowValue } from '../../support/row-binary-reader.ts';
 
 /** The bytes `write` produces. */
 function written(write: (w: RowWriter) => void): Buffer {

@@ -1,13 +1,13 @@
 // AnyValue and KeyValue lists, read from protobuf ranges and written as the
-// same RowBinary the model path produces (ingest/otlp-values.ts), plus the
+// same RowBinary the JSON converters write through otlp-values.ts, plus the
 // lookups the converters need: tenant.id, service.name, log.record.uid.
-import { AnyValueMessage } from '../wire/otlp-messages.ts';
-import { anyValueText, int64Parts } from '../ingest/otlp-values.ts';
-import { isValidTenantId } from '../../src/tenant/tenant-id.ts';
-import type { Resolution } from '../ingest/tenant-resolver.ts';
-import { WireReader, WireType, nextDelimited } from './wire-reader.ts';
-import type { RangeList } from './wire-reader.ts';
-import type { RowWriter } from './row-writer.ts';
+import { isValidTenantId } from '../../../src/tenant/tenant-id.ts';
+import { WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';
+import type { RangeList } from '../../protobuf/wire-reader.ts';
+import type { RowWriter } from '../../rowbinary/row-writer.ts';
+import { AnyValueMessage } from '../../wire/otlp-messages.ts';
+import type { Resolution } from '../tenant-resolver.ts';
+import { anyValueText, int64Parts } from './otlp-values.ts';
 
 const kinds = { none: 0, string: 1, bool: 2, int: 3, double: 4, array: 5, kvlist: 6, bytes: 7 } as const;
 
@@ -61,7 +61,7 @@ export class AnyValueView {
       case kinds.bytes: w.text(buf.toString('base64', this.start, this.end)); return;
       case kinds.array:
       case kinds.kvlist:
-        // Nested values are rare: render them through the generated decoder, exactly as the model path does.
+        // Nested values are rare: render them through the generated decoder, exactly as the JSON converters do.
         w.text(anyValueText(AnyValueMessage.decode(this.#wrapped(buf))));
         return;
       default: w.empty();
@@ -122,7 +122,7 @@ function keyIs(buf: Buffer, start: number, end: number, key: Buffer): boolean {
 
 /**
  * Walks the KeyValue at [start, end): records a well-known key's value range
- * in `found` (first occurrence wins, as in the model path) and, when `w` is
+ * in `found` (first occurrence wins, as in the JSON converters) and, when `w` is
  * given, writes the key and the value's text as a map entry.
  */
 export function keyValue(r: WireReader, start: number, end: number, lookup: number, found: Found, w: RowWriter | undefined, value: AnyValueView): void {
@@ -178,15 +178,6 @@ export function attributeMap(r: WireReader, start: number, end: number, field: n
     it.pos = e;
   }
   w.endCount(at, count);
-}
-
-/** Like attributeMap, but only looks up well-known keys without writing. */
-export function lookupAttributes(r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, value: AnyValueView): void {
-  const it = new WireReader(r.buf, start, end);
-  for (let e = nextDelimited(it, field); e >= 0; e = nextDelimited(it, field)) {
-    keyValue(it, it.pos, e, lookup, found, undefined, value);
-    it.pos = e;
-  }
 }
 
 /** Writes the KeyValues at the given ranges as a Map, recording well-known keys in `found`. */

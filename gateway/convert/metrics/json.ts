@@ -1,18 +1,22 @@
-// Metric data points → RowBinary rows of the metrics table (schema v1), in
-// the order of rowColumns.metrics, one row per point of all five OTLP types.
+// OTLP/JSON ExportMetricsServiceRequest → RowBinary rows of the metrics
+// table (schema v1), in the order of rowColumns.metrics, through the
+// generated message; one row per point of all five OTLP types.
 // Each type fills its own columns and writes the defaults of the others (0,
 // '', empty arrays, NULL min and max). Exemplars are dropped: schema v1 has
 // no column for them and no API query reads them (docs/gateway.md).
-import { RowWriter } from '../direct/row-writer.ts';
+import type { RowBatch } from '../../ingest/row-batch.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { ExportMetricsServiceRequest } from '../../wire/otlp-messages.ts';
 import type {
   ExponentialHistogramDataPoint, HistogramDataPoint, KeyValue, Metric, NumberDataPoint, ResourceMetrics, SummaryDataPoint,
-} from '../wire/otlp-messages.ts';
+} from '../../wire/otlp-messages.ts';
+import { readOtlpJson } from '../common/otlp-json.ts';
 import {
   clampInt, int64Number, resourceScopeColumns, writeArray, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
-} from './otlp-values.ts';
-import type { RowBatch } from './row-batch.ts';
-import { RejectionTally, tenantOf } from './tenant-resolver.ts';
-import type { Resolution, TenantResolver } from './tenant-resolver.ts';
+} from '../common/otlp-values.ts';
+import type { RowConverter } from '../row-converter.ts';
+import { RejectionTally, tenantOf } from '../tenant-resolver.ts';
+import type { Resolution, TenantResolver } from '../tenant-resolver.ts';
 
 interface PointCommon {
   readonly attributes?: KeyValue[] | null;
@@ -138,7 +142,7 @@ function pointsOf(metric: Metric): PointsOf | undefined {
   }
 }
 
-/** Converts the data points of a request. */
+/** Converts the data points of a decoded request. */
 export function metricRows(resourceMetrics: readonly ResourceMetrics[], resolver: TenantResolver): RowBatch {
   const rejected = new RejectionTally();
   const w = new RowWriter();
@@ -181,3 +185,11 @@ export function metricRows(resourceMetrics: readonly ResourceMetrics[], resolver
   }
   return { table: 'metrics', rows: w.rows(), rowCount, rejected };
 }
+
+/** OTLP/JSON metrics. */
+export const metricsFromJson: RowConverter = {
+  convert(body, tenants) {
+    const request = readOtlpJson('metrics', body, (root) => ExportMetricsServiceRequest.fromObject(root));
+    return request.ok ? { ok: true, batch: metricRows(request.value.resourceMetrics, tenants) } : request;
+  },
+};

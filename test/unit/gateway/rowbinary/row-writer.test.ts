@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { RowWriter } from '../../../../gateway/direct/row-writer.ts';
+import { RowWriter } from '../../../../gateway/rowbinary/row-writer.ts';
 
 /** LEB128 as ClickHouse reads lengths and counts. */
 function leb128(n: number): number[] {

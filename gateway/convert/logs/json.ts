@@ -1,30 +1,22 @@
-// Log records → RowBinary rows of the logs table (schema v1), in the order
-// of rowColumns.logs. Severity comes from the
+// OTLP/JSON ExportLogsServiceRequest → RowBinary rows of the logs table
+// (schema v1), in the order of rowColumns.logs, through the generated
+// message; logs/protobuf.ts writes the same rows. Severity comes from the
 // severity number, or from the severity text when the number is 0; the
 // timestamp falls back to the observed timestamp when unset (OTLP says 0
 // means unknown); log_id is log.record.uid when present.
-import { RowWriter } from '../direct/row-writer.ts';
-import type { ResourceLogs } from '../wire/otlp-messages.ts';
+import type { RowBatch } from '../../ingest/row-batch.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { ExportLogsServiceRequest } from '../../wire/otlp-messages.ts';
+import type { ResourceLogs } from '../../wire/otlp-messages.ts';
+import { readOtlpJson } from '../common/otlp-json.ts';
+import { anyValueText, attributeText, clampInt, nanosNumber, resourceScopeColumns, writeAttributes, writeHex, writeNanos } from '../common/otlp-values.ts';
+import type { RowConverter } from '../row-converter.ts';
+import { RejectionTally, tenantOf } from '../tenant-resolver.ts';
+import type { TenantResolver } from '../tenant-resolver.ts';
 import type { LogIdGenerator } from './log-id.ts';
-import { anyValueText, attributeText, clampInt, nanosNumber, resourceScopeColumns, writeAttributes, writeHex, writeNanos } from './otlp-values.ts';
-import type { RowBatch } from './row-batch.ts';
-import { RejectionTally, tenantOf } from './tenant-resolver.ts';
-import type { TenantResolver } from './tenant-resolver.ts';
+import { severityNumber } from './severity.ts';
 
-const severityByText: readonly (readonly [string, number])[] = [
-  ['TRACE', 1], ['DEBUG', 5], ['INFO', 9], ['NOTICE', 10], ['WARN', 13], ['ERR', 17], ['CRIT', 18], ['ALERT', 19], ['EMERG', 21], ['FATAL', 21], ['PANIC', 21],
-];
-
-/** The OTLP severity number for a record: its own, or one derived from its text (syslog/log4j names too). */
-export function severityNumber(number: number | null | undefined, text: string | null | undefined): number {
-  const n = clampInt(number, 0, 255);
-  if (n !== 0 || text === null || text === undefined || text === '') return n;
-  const upper = text.trim().toUpperCase();
-  for (const [prefix, value] of severityByText) if (upper.startsWith(prefix)) return value;
-  return 0;
-}
-
-/** Converts the log records of a request. */
+/** Converts the log records of a decoded request. */
 export function logRows(resourceLogs: readonly ResourceLogs[], resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): RowBatch {
   const rejected = new RejectionTally();
   const w = new RowWriter();
@@ -61,4 +53,14 @@ export function logRows(resourceLogs: readonly ResourceLogs[], resolver: TenantR
     }
   }
   return { table: 'logs', rows: w.rows(), rowCount, rejected };
+}
+
+/** OTLP/JSON logs; records without log.record.uid get an id from `ids` at `now()`. */
+export function logsFromJson(ids: LogIdGenerator, now: () => number): RowConverter {
+  return {
+    convert(body, tenants) {
+      const request = readOtlpJson('logs', body, (root) => ExportLogsServiceRequest.fromObject(root));
+      return request.ok ? { ok: true, batch: logRows(request.value.resourceLogs, tenants, ids, now()) } : request;
+    },
+  };
 }

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import type { Principal } from '../../../../src/auth/api-keys.ts';
-import { spanRows } from '../../../../gateway/ingest/span-rows.ts';
-import { TenantResolver } from '../../../../gateway/ingest/tenant-resolver.ts';
-import { ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
-import { mapObject, readRows } from '../support/row-binary-reader.ts';
+import type { Principal } from '../../../../../src/auth/api-keys.ts';
+import { spanRows } from '../../../../../gateway/convert/traces/json.ts';
+import { TenantResolver } from '../../../../../gateway/convert/tenant-resolver.ts';
+import { ExportTraceServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
+import { mapObject, readRows } from '../../support/row-binary-reader.ts';
 
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1', '42']) };
 const str = (s: string): { stringValue: string } => ({ stringValue: s });

@@ -3,11 +3,11 @@
 // item is either a row or a rejection.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { LogIdGenerator } from '../../../../gateway/ingest/log-id.ts';
-import { logRows } from '../../../../gateway/ingest/log-rows.ts';
-import { metricRows } from '../../../../gateway/ingest/metric-rows.ts';
-import { spanRows } from '../../../../gateway/ingest/span-rows.ts';
-import { TenantResolver } from '../../../../gateway/ingest/tenant-resolver.ts';
+import { LogIdGenerator } from '../../../../gateway/convert/logs/log-id.ts';
+import { logRows } from '../../../../gateway/convert/logs/json.ts';
+import { metricRows } from '../../../../gateway/convert/metrics/json.ts';
+import { spanRows } from '../../../../gateway/convert/traces/json.ts';
+import { TenantResolver } from '../../../../gateway/convert/tenant-resolver.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
 import { logsRequest, metricsRequest, principal, tracesRequest } from '../support/otlp-arbitraries.ts';
 import { readRows } from '../support/row-binary-reader.ts';

@@ -1,8 +1,22 @@
 // A minimal protobuf wire-format reader over one buffer: fields are read as
-// numbers or as [start, end) ranges of the input, so the direct converters
-// never build message objects. Malformed input throws WireError.
+// numbers or as [start, end) ranges of the input, so the protobuf converters
+// never build message objects. Malformed input throws WireError inside a
+// read, and readWire turns it into a returned reason: the one place that
+// reports malformed protobuf.
 
 export class WireError extends Error {}
+
+export type WireResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+
+/** Runs `read` over protobuf input: its value, or why the bytes are malformed (a WireError it threw). */
+export function readWire<T>(read: () => T): WireResult<T> {
+  try {
+    return { ok: true, value: read() };
+  } catch (error) {
+    if (error instanceof WireError) return { ok: false, message: `invalid protobuf: ${error.message}` };
+    throw error;
+  }
+}
 
 export const WireType = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
 
@@ -19,11 +33,6 @@ export class WireReader {
     this.buf = buf;
     this.pos = pos;
     this.end = end;
-  }
-
-  /** A reader over a sub-range (a nested message). */
-  sub(start: number, end: number): WireReader {
-    return new WireReader(this.buf, start, end);
   }
 
   more(): boolean {
@@ -108,11 +117,6 @@ export class WireReader {
     }
     if (this.pos > this.end) throw new WireError('truncated field');
   }
-}
-
-/** Checks that a field has the expected wire type (a mismatch is malformed input, as protobufjs treats it). */
-export function expectType(actual: number, expected: number, field: string): void {
-  if (actual !== expected) throw new WireError(`${field} has wire type ${actual}, expected ${expected}`);
 }
 
 /** Advances to the next length-delimited occurrence of `field`: returns its end (its content starts at it.pos), or -1 at the end. */

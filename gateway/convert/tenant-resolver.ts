@@ -7,7 +7,7 @@ import { canAccessTenant } from '../../src/auth/api-keys.ts';
 import type { Principal } from '../../src/auth/api-keys.ts';
 import { isValidTenantId, tenantIdRule } from '../../src/tenant/tenant-id.ts';
 import type { KeyValue } from '../wire/otlp-messages.ts';
-import { int64Text } from './otlp-values.ts';
+import { int64Text } from './common/otlp-values.ts';
 
 export const tenantAttribute = 'tenant.id';
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { Principal } from '../../../../src/auth/api-keys.ts';
-import { LogIdGenerator } from '../../../../gateway/ingest/log-id.ts';
-import { logRows } from '../../../../gateway/ingest/log-rows.ts';
-import { TenantResolver } from '../../../../gateway/ingest/tenant-resolver.ts';
-import { ExportLogsServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
-import { readRows } from '../support/row-binary-reader.ts';
+import type { Principal } from '../../../../../src/auth/api-keys.ts';
+import { LogIdGenerator } from '../../../../../gateway/convert/logs/log-id.ts';
+import { logRows } from '../../../../../gateway/convert/logs/json.ts';
+import { TenantResolver } from '../../../../../gateway/convert/tenant-resolver.ts';
+import { ExportLogsServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
+import { readRows } from '../../support/row-binary-reader.ts';
 
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: '*' };
 const str = (s: string): { stringValue: string } => ({ stringValue: s });

@@ -1,12 +1,18 @@
-// Spans → RowBinary rows of the spans table (schema v1), in the order of
-// rowColumns.spans. Every OTLP span field has a column: ids in lower-case
-// hex, timestamps in Unix ns, events and links as parallel arrays.
-import { RowWriter } from '../direct/row-writer.ts';
-import type { ResourceSpans, Span } from '../wire/otlp-messages.ts';
-import { clampInt, resourceScopeColumns, writeArray, writeAttributes, writeDuration, writeHex, writeNanos } from './otlp-values.ts';
-import type { RowBatch } from './row-batch.ts';
-import { RejectionTally, tenantOf } from './tenant-resolver.ts';
-import type { TenantResolver } from './tenant-resolver.ts';
+// OTLP/JSON ExportTraceServiceRequest → RowBinary rows of the spans table
+// (schema v1), in the order of rowColumns.spans, through the generated
+// message. Every OTLP span field has a column: ids in lower-case hex,
+// timestamps in Unix ns, events and links as parallel arrays. It writes
+// exactly what traces/protobuf.ts writes for the same request (a property
+// test holds the two together).
+import type { RowBatch } from '../../ingest/row-batch.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { ExportTraceServiceRequest } from '../../wire/otlp-messages.ts';
+import type { ResourceSpans, Span } from '../../wire/otlp-messages.ts';
+import { readOtlpJson } from '../common/otlp-json.ts';
+import { clampInt, resourceScopeColumns, writeArray, writeAttributes, writeDuration, writeHex, writeNanos } from '../common/otlp-values.ts';
+import type { RowConverter } from '../row-converter.ts';
+import { RejectionTally, tenantOf } from '../tenant-resolver.ts';
+import type { TenantResolver } from '../tenant-resolver.ts';
 
 type SpanEvent = NonNullable<Span['events']>[number];
 type SpanLink = NonNullable<Span['links']>[number];
@@ -26,7 +32,7 @@ function writeEventsAndLinks(w: RowWriter, span: Span): void {
   for (const column of linkColumns) writeArray(w, span.links, column);
 }
 
-/** Converts the spans of a request whose tenants `resolver` decides. */
+/** Converts the spans of a decoded request whose tenants `resolver` decides. */
 export function spanRows(resourceSpans: readonly ResourceSpans[], resolver: TenantResolver): RowBatch {
   const rejected = new RejectionTally();
   const w = new RowWriter();
@@ -66,3 +72,11 @@ export function spanRows(resourceSpans: readonly ResourceSpans[], resolver: Tena
   }
   return { table: 'spans', rows: w.rows(), rowCount, rejected };
 }
+
+/** OTLP/JSON traces. */
+export const tracesFromJson: RowConverter = {
+  convert(body, tenants) {
+    const request = readOtlpJson('traces', body, (root) => ExportTraceServiceRequest.fromObject(root));
+    return request.ok ? { ok: true, batch: spanRows(request.value.resourceSpans, tenants) } : request;
+  },
+};

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { Principal } from '../../../../src/auth/api-keys.ts';
-import { metricRows } from '../../../../gateway/ingest/metric-rows.ts';
-import { TenantResolver } from '../../../../gateway/ingest/tenant-resolver.ts';
-import { ExportMetricsServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
-import { readRows } from '../support/row-binary-reader.ts';
-import type { Row } from '../support/row-binary-reader.ts';
+import type { Principal } from '../../../../../src/auth/api-keys.ts';
+import { metricRows } from '../../../../../gateway/convert/metrics/json.ts';
+import { TenantResolver } from '../../../../../gateway/convert/tenant-resolver.ts';
+import { ExportMetricsServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
+import { readRows } from '../../support/row-binary-reader.ts';
+import type { Row } from '../../support/row-binary-reader.ts';
 
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1']) };
 const tenant = [{ key: 'tenant.id', value: { stringValue: 't1' } }];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Principal } from '../../../../src/auth/api-keys.ts';
-import { RejectionTally, TenantResolver, tenantOf } from '../../../../gateway/ingest/tenant-resolver.ts';
+import { RejectionTally, TenantResolver, tenantOf } from '../../../../gateway/convert/tenant-resolver.ts';
 import { isValidTenantId } from '../../../../src/tenant/tenant-id.ts';
 import type { KeyValue } from '../../../../gateway/wire/otlp-messages.ts';
 
