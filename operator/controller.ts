@@ -1,21 +1,27 @@
-// Wires watches to the work queue: stacks, tenants and every owned kind are
-// watched (in each watched namespace, or all); an event enqueues the key of
-// the stack it concerns; the queue runs the stack reconciler and the tenant
-// sync, serially per key, with backoff on failure.
+// Wires watches to the caches and the work queues: stacks, Tenants, Secrets
+// and every owned kind are listed and watched (in each watched namespace, or
+// all) into per-type stores; an event that can change an outcome enqueues the
+// stack it concerns on the queue of the reconciler it matters to. Two typed
+// queues, keyed by the stack's namespace and name: the stack reconciler and
+// the tenant sync, each serial per key with backoff on failure. Workers start
+// once every store has listed, so no reconcile acts on a half-filled cache.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../src/log/logger.ts';
 import { managedByValue } from './desired/object-meta.ts';
+import { ClusterCache } from './kube/cluster-cache.ts';
+import { runInformer } from './kube/informer.ts';
+import type { CacheEvent } from './kube/informer.ts';
 import type { KubeObject, KubeRest } from './kube/kube-rest.ts';
-import { runResourceWatch } from './kube/resource-watch.ts';
-import type { WatchEventType } from './kube/resource-watch.ts';
 import { ownedTypes, resourceTypes } from './kube/resource-types.ts';
 import type { ResourceType } from './kube/resource-types.ts';
 import { defaultBackoff } from './reconcile/backoff.ts';
 import type { BackoffPolicy } from './reconcile/backoff.ts';
-import { KeyQueue } from './reconcile/key-queue.ts';
-import type { HandlerResult } from './reconcile/key-queue.ts';
-import { reconcileStack } from './reconcile/stack-reconciler.ts';
+import { KeyQueue, objectKeyId } from './reconcile/key-queue.ts';
+import type { Clock, HandlerResult, ObjectKey } from './reconcile/key-queue.ts';
+import { isRelevantChange } from './reconcile/relevant-change.ts';
+import { reconcileStack, referencedSecretNames } from './reconcile/stack-reconciler.ts';
+import { stackFromObject } from './stack/stack-spec.ts';
 import type { TenantDirectory } from './tenants/tenant-directory.ts';
 import { syncTenants } from './tenants/tenant-sync.ts';
 
@@ -27,27 +33,25 @@ export interface ControllerOptions {
   readonly namespaces: readonly string[];
   readonly directoryFor: (apiUrl: string, adminKey: string) => TenantDirectory;
   readonly backoff?: BackoffPolicy;
+  /** Workers per queue. */
   readonly concurrency?: number;
+  readonly clock?: Clock;
 }
 
 export interface RunningController {
-  /** Resolves once every watch has listed once. */
+  /** Resolves once every watch has listed once (the caches are filled). */
   readonly synced: Promise<void>;
+  readonly cache: ClusterCache;
+  /** Resolves once both queues are idle at the same time (scheduled resyncs and retries do not count). */
+  whenIdle(): Promise<void>;
   stop(): Promise<void>;
-}
-
-const stackKey = (ns: string, name: string): string => `stack:${ns}/${name}`;
-const tenantsKey = (ns: string, name: string): string => `tenants:${ns}/${name}`;
-
-function parseKey(key: string): { kind: string; namespace: string; name: string } {
-  const [kind = '', rest = ''] = key.split(/:(.*)/s);
-  const [namespace = '', name = ''] = rest.split(/\/(.*)/s);
-  return { kind, namespace, name };
 }
 
 function metric<T>(registry: Registry, name: string, make: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
+
+const keyOf = (o: KubeObject): ObjectKey => ({ namespace: o.metadata?.namespace ?? '', name: o.metadata?.name ?? '' });
 
 /** Starts watches and workers; they run until stop(). */
 export function startController(o: ControllerOptions): RunningController {
@@ -57,61 +61,68 @@ export function startController(o: ControllerOptions): RunningController {
   const restarts = metric(o.registry, 'tenantry_operator_watch_restarts_total', () => new Counter({ name: 'tenantry_operator_watch_restarts_total', help: 'Watch restarts by kind and reason (closed, gone = 410 relist, error = backoff)', labelNames: ['kind', 'reason'], registers: [o.registry] }));
   const depth = metric(o.registry, 'tenantry_operator_queue_depth', () => new Gauge({ name: 'tenantry_operator_queue_depth', help: 'Keys waiting or running', registers: [o.registry] }));
 
+  const cache = new ClusterCache();
+  const abort = new AbortController();
   const now = (): Date => new Date();
-  const queue: KeyQueue = new KeyQueue(async (key): Promise<HandlerResult> => {
-    const { kind, namespace, name } = parseKey(key);
-    if (kind === 'stack') {
-      return reconcileStack({ rest: o.rest, log: o.log, now, onReconciled: (stack) => { if (stack.spec.tenantSync.enabled) queue.addUnlessScheduled(tenantsKey(namespace, name)); } }, namespace, name);
-    }
-    if (kind === 'tenants') return syncTenants({ rest: o.rest, log: o.log, now, directoryFor: o.directoryFor }, namespace, name);
-    return { ok: true };
-  }, backoff, o.concurrency ?? 4, {
+  let markSynced: () => void = () => undefined;
+  const synced = new Promise<void>((resolve) => { markSynced = resolve; });
+
+  const queueOf = (task: 'stack' | 'tenants', handler: (key: ObjectKey) => Promise<HandlerResult>): KeyQueue<ObjectKey> => new KeyQueue<ObjectKey>({
+    // Stopped before the caches filled: nothing to do (a half-filled cache would mean fresh credentials).
+    handler: async (key) => { await synced; return abort.signal.aborted ? { ok: true } : handler(key); },
+    idOf: objectKeyId, backoff, concurrency: o.concurrency ?? 4, ...(o.clock === undefined ? {} : { clock: o.clock }),
     onResult: (key, result, ms) => {
-      const task = parseKey(key).kind;
       reconciles.inc({ task, result: result.ok ? 'success' : 'error' });
-      if (!result.ok) o.log.warn('reconcile failed; retrying with backoff', { key, error: result.message });
+      if (!result.ok) o.log.warn('reconcile failed; retrying with backoff', { task, key: objectKeyId(key), error: result.message });
       duration.observe({ task }, ms / 1000);
-      depth.set(queue.depth);
+      depth.set(stacks.depth + tenants.depth);
     },
   });
+  const stacks: KeyQueue<ObjectKey> = queueOf('stack', (key) => reconcileStack({
+    rest: o.rest, cache, log: o.log, now,
+    onReconciled: (stack) => { if (stack.spec.tenantSync.enabled) tenants.addUnlessScheduled(key); },
+  }, key));
+  const tenants: KeyQueue<ObjectKey> = queueOf('tenants', (key) => syncTenants({
+    rest: o.rest, cache, log: o.log, now, directoryFor: o.directoryFor,
+    onMirrored: (stack) => { stacks.add(stack); },
+  }, key));
 
-  // Status-only updates do not change metadata.generation; ignoring them keeps our own status writes from re-triggering us.
-  const generations = new Map<string, number>();
-  const specChanged = (type: WatchEventType, obj: KubeObject): boolean => {
-    const uid = obj.metadata?.uid ?? '';
-    if (type === 'DELETED') { generations.delete(uid); return true; }
-    const generation = obj.metadata?.generation ?? 0;
-    const changed = generations.get(uid) !== generation;
-    generations.set(uid, generation);
-    return changed || type === 'LISTED';
+  const onStack = ({ type, object, previous }: CacheEvent): void => {
+    if (!isRelevantChange(type, object, previous)) return;
+    stacks.add(keyOf(object));
+    tenants.add(keyOf(object));
   };
-
-  const onStack = (type: WatchEventType, obj: KubeObject): void => {
-    if (!specChanged(type, obj)) return;
-    const ns = obj.metadata?.namespace ?? '';
-    const name = obj.metadata?.name ?? '';
-    queue.add(stackKey(ns, name));
-    queue.add(tenantsKey(ns, name));
-  };
-  const onTenant = (type: WatchEventType, obj: KubeObject): void => {
-    if (!specChanged(type, obj)) return;
-    const stack = (obj['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name;
+  const onTenant = ({ type, object, previous }: CacheEvent): void => {
+    // The tenant sync's own creations are in the store already (same generation): not relevant.
+    if (!isRelevantChange(type, object, previous)) return;
+    const stack = (object['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name;
     if (stack === undefined) return;
-    const ns = obj.metadata?.namespace ?? '';
-    queue.add(tenantsKey(ns, stack));
-    if (type !== 'MODIFIED') queue.add(stackKey(ns, stack));
+    const key = { namespace: object.metadata?.namespace ?? '', name: stack };
+    tenants.add(key);
+    // The stack's status counts its Tenants.
+    if (type !== 'MODIFIED') stacks.add(key);
   };
-  const onOwned = (_type: WatchEventType, obj: KubeObject): void => {
-    const owner = obj.metadata?.ownerReferences?.find((r) => r.controller === true && r.kind === resourceTypes.stack.kind);
-    if (owner !== undefined) queue.add(stackKey(obj.metadata?.namespace ?? '', owner.name));
+  const onOwned = ({ type, object, previous }: CacheEvent): void => {
+    if (!isRelevantChange(type, object, previous)) return;
+    const owner = object.metadata?.ownerReferences?.find((r) => r.controller === true && r.kind === resourceTypes.stack.kind);
+    if (owner !== undefined) { stacks.add({ namespace: object.metadata?.namespace ?? '', name: owner.name }); return; }
+    if (object.kind !== resourceTypes.secret.kind) return;
+    // A Secret the user names in a stack (API keys, external ClickHouse): its content goes into the pods' checksum and holds the admin key.
+    const namespace = object.metadata?.namespace ?? '';
+    for (const stack of cache.stacks.list(namespace)) {
+      if (!referencedSecretNames(stackFromObject(stack)).includes(object.metadata?.name ?? '')) continue;
+      stacks.add(keyOf(stack));
+      tenants.add(keyOf(stack));
+    }
   };
 
-  const abort = new AbortController();
   const namespaces = o.namespaces.length === 0 ? [''] : o.namespaces;
-  const watches: Array<{ type: ResourceType; selector?: string; on: (t: WatchEventType, obj: KubeObject) => void }> = [
+  const managedBy = `app.kubernetes.io/managed-by=${managedByValue}`;
+  // Secrets unfiltered: the user's Secrets named by stacks are read from the cache too.
+  const watches: Array<{ type: ResourceType; selector?: string; on: (e: CacheEvent) => void }> = [
     { type: resourceTypes.stack, on: onStack },
     { type: resourceTypes.tenant, on: onTenant },
-    ...ownedTypes.map((type) => ({ type, selector: `app.kubernetes.io/managed-by=${managedByValue}`, on: onOwned })),
+    ...ownedTypes.map((type) => ({ type, on: onOwned, ...(type === resourceTypes.secret ? {} : { selector: managedBy }) })),
   ];
   const listed: Array<Promise<void>> = [];
   const running: Array<Promise<void>> = [];
@@ -119,21 +130,27 @@ export function startController(o: ControllerOptions): RunningController {
     for (const w of watches) {
       let markListed: () => void = () => undefined;
       listed.push(new Promise<void>((resolve) => { markListed = resolve; }));
-      running.push(runResourceWatch({
+      running.push(runInformer({
         rest: o.rest, type: w.type, namespace, ...(w.selector === undefined ? {} : { labelSelector: w.selector }),
-        onObject: w.on, onListed: () => { markListed(); },
+        store: cache.of(w.type), onEvent: w.on, onSynced: () => { markListed(); },
         onRestart: (reason) => { restarts.inc({ kind: w.type.kind, reason }); },
         backoff: { baseMs: backoff.baseMs, maxMs: Math.min(backoff.maxMs, 30_000) }, log: o.log, signal: abort.signal,
       }));
     }
   }
+  void Promise.all(listed).then(() => { markSynced(); });
   o.log.info('operator watching', { namespaces: o.namespaces.length === 0 ? 'all' : o.namespaces });
   return {
-    synced: Promise.all(listed).then(() => undefined),
+    synced, cache,
+    whenIdle: async () => {
+      await synced;
+      while (stacks.depth + tenants.depth > 0) await Promise.all([stacks.whenIdle(), tenants.whenIdle()]);
+    },
     stop: async () => {
       abort.abort();
+      markSynced();
       await Promise.all(running);
-      await queue.stop();
+      await Promise.all([stacks.stop(), tenants.stop()]);
     },
   };
 }

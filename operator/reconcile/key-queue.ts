@@ -1,35 +1,57 @@
-// A work queue keyed by object: each key is processed by at most one worker
-// at a time (serial per key), a key added while it runs is run again after
-// (level-triggered: the handler always reads the current state), failures are
-// retried with per-key exponential backoff, and `after` schedules a resync.
+// A work queue of typed keys (one queue per reconciler): each key is processed
+// by at most one worker at a time (serial per key), a key added while it runs
+// is run again after (level-triggered: the handler always reads the current
+// state), failures are retried with per-key exponential backoff, and
+// `resyncAfterMs` schedules a resync. Timers come from an injected clock and
+// `whenIdle()` resolves when nothing is waiting or running, so tests await
+// events instead of sleeping.
 import type { BackoffPolicy } from './backoff.ts';
 import { backoffDelay } from './backoff.ts';
 
 export type HandlerResult = { readonly ok: true; readonly resyncAfterMs?: number } | { readonly ok: false; readonly message: string };
 
-export interface QueueEvents {
-  onResult?(key: string, result: HandlerResult, durationMs: number): void;
+/** The key of a namespaced object, such as a stack. */
+export interface ObjectKey { readonly namespace: string; readonly name: string }
+
+export const objectKeyId = (k: ObjectKey): string => `${k.namespace}/${k.name}`;
+
+/** Delayed calls; the real one uses unref'd timers, tests pass a manual one. */
+export interface Clock {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
 }
 
-export class KeyQueue {
-  readonly #handler: (key: string) => Promise<HandlerResult>;
-  readonly #policy: BackoffPolicy;
-  readonly #concurrency: number;
-  readonly #events: QueueEvents;
+export const realClock: Clock = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => { clearTimeout(handle as NodeJS.Timeout); },
+};
+
+export interface KeyQueueOptions<K> {
+  readonly handler: (key: K) => Promise<HandlerResult>;
+  /** A string identity of a key (keys equal by it are the same key). */
+  readonly idOf: (key: K) => string;
+  readonly backoff: BackoffPolicy;
+  readonly concurrency: number;
+  readonly clock?: Clock;
+  readonly onResult?: (key: K, result: HandlerResult, durationMs: number) => void;
+}
+
+export class KeyQueue<K> {
+  readonly #o: KeyQueueOptions<K>;
+  readonly #clock: Clock;
+  readonly #keys = new Map<string, K>();
   readonly #ready: string[] = [];
   readonly #queued = new Set<string>();
   readonly #running = new Set<string>();
   readonly #dirty = new Set<string>();
   readonly #failures = new Map<string, number>();
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #timers = new Map<string, unknown>();
   readonly #idleWaiters: Array<() => void> = [];
   #stopped = false;
 
-  constructor(handler: (key: string) => Promise<HandlerResult>, policy: BackoffPolicy, concurrency: number, events: QueueEvents = {}) {
-    this.#handler = handler;
-    this.#policy = policy;
-    this.#concurrency = concurrency;
-    this.#events = events;
+  constructor(options: KeyQueueOptions<K>) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
   }
 
   /** Keys waiting or running, for the queue-depth metric. */
@@ -38,71 +60,84 @@ export class KeyQueue {
   }
 
   /** Marks a key for processing now (a pending delayed retry is superseded). */
-  add(key: string): void {
+  add(key: K): void {
     if (this.#stopped) return;
-    const timer = this.#timers.get(key);
-    if (timer !== undefined) { clearTimeout(timer); this.#timers.delete(key); }
-    if (this.#running.has(key)) { this.#dirty.add(key); return; }
-    if (this.#queued.has(key)) return;
-    this.#queued.add(key);
-    this.#ready.push(key);
+    const id = this.#o.idOf(key);
+    this.#keys.set(id, key);
+    const timer = this.#timers.get(id);
+    if (timer !== undefined) { this.#clock.clearTimeout(timer); this.#timers.delete(id); }
+    if (this.#running.has(id)) { this.#dirty.add(id); return; }
+    if (this.#queued.has(id)) return;
+    this.#queued.add(id);
+    this.#ready.push(id);
     this.#pump();
   }
 
-  /** Processes a key now unless a retry or resync is already scheduled for it (keeps its backoff). */
-  addUnlessScheduled(key: string): void {
-    if (!this.#timers.has(key)) this.add(key);
+  /** Processes a key now unless it is waiting, running, or has a retry or resync scheduled (keeps its backoff). */
+  addUnlessScheduled(key: K): void {
+    const id = this.#o.idOf(key);
+    if (!this.#timers.has(id) && !this.#queued.has(id) && !this.#running.has(id)) this.add(key);
   }
 
   /** Processes a key after a delay, unless something adds it sooner. */
-  addAfter(key: string, delayMs: number): void {
-    if (this.#stopped || this.#timers.has(key)) return;
-    const timer = setTimeout(() => { this.#timers.delete(key); this.add(key); }, delayMs);
-    timer.unref();
-    this.#timers.set(key, timer);
+  addAfter(key: K, delayMs: number): void {
+    const id = this.#o.idOf(key);
+    if (this.#stopped || this.#timers.has(id)) return;
+    this.#keys.set(id, key);
+    this.#timers.set(id, this.#clock.setTimeout(() => { this.#timers.delete(id); this.add(key); }, delayMs));
+  }
+
+  /** Resolves once no key is waiting or running (scheduled retries and resyncs do not count). */
+  whenIdle(): Promise<void> {
+    if (this.depth === 0) return Promise.resolve();
+    return new Promise((resolve) => { this.#idleWaiters.push(resolve); });
   }
 
   #pump(): void {
-    while (!this.#stopped && this.#running.size < this.#concurrency) {
+    while (!this.#stopped && this.#running.size < this.#o.concurrency) {
       const index = this.#ready.findIndex((k) => !this.#running.has(k));
       if (index < 0) break;
-      const [key] = this.#ready.splice(index, 1);
-      if (key === undefined) break;
-      this.#queued.delete(key);
-      this.#running.add(key);
-      void this.#run(key);
+      const [id] = this.#ready.splice(index, 1);
+      const key = id === undefined ? undefined : this.#keys.get(id);
+      if (id === undefined || key === undefined) break;
+      this.#queued.delete(id);
+      this.#running.add(id);
+      void this.#run(id, key);
     }
   }
 
-  async #run(key: string): Promise<void> {
+  async #run(id: string, key: K): Promise<void> {
     const started = performance.now();
     let result: HandlerResult;
     try {
-      result = await this.#handler(key);
+      result = await this.#o.handler(key);
     } catch (error) {
       // A throw is a bug in a handler; keep the queue alive and retry with backoff.
       result = { ok: false, message: `unexpected: ${(error as Error).message}` };
     }
-    this.#events.onResult?.(key, result, performance.now() - started);
-    this.#running.delete(key);
+    this.#running.delete(id);
+    const dirty = this.#dirty.delete(id);
     if (result.ok) {
-      this.#failures.delete(key);
-      if (this.#dirty.delete(key)) this.add(key);
+      this.#failures.delete(id);
+      if (dirty) this.add(key);
       else if (result.resyncAfterMs !== undefined) this.addAfter(key, result.resyncAfterMs);
     } else {
-      const failures = (this.#failures.get(key) ?? 0) + 1;
-      this.#failures.set(key, failures);
-      if (this.#dirty.delete(key)) this.add(key);
-      else this.addAfter(key, backoffDelay(this.#policy, failures));
+      const failures = (this.#failures.get(id) ?? 0) + 1;
+      this.#failures.set(id, failures);
+      if (dirty) this.add(key);
+      else this.addAfter(key, backoffDelay(this.#o.backoff, failures));
     }
+    if (!this.#timers.has(id) && !this.#queued.has(id) && !this.#running.has(id)) this.#keys.delete(id);
+    // After the bookkeeping, so `depth` seen from the callback no longer counts this run.
+    this.#o.onResult?.(key, result, performance.now() - started);
     this.#pump();
-    if (this.#running.size === 0) for (const w of this.#idleWaiters.splice(0)) w();
+    if (this.depth === 0 || (this.#stopped && this.#running.size === 0)) for (const w of this.#idleWaiters.splice(0)) w();
   }
 
   /** Stops taking work and waits for running handlers to finish. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const t of this.#timers.values()) clearTimeout(t);
+    for (const t of this.#timers.values()) this.#clock.clearTimeout(t);
     this.#timers.clear();
     this.#ready.length = 0;
     this.#queued.clear();

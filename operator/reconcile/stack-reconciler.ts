@@ -2,24 +2,27 @@
 // server-side apply them, prune children no longer desired, observe the
 // workloads from the apply answers, and write status. Level-triggered: it
 // always starts from the current state, so any event may simply re-run it.
+// Reads come from the watch-fed cache; the API server only sees writes.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../../src/log/logger.ts';
 import { secretKeys } from '../desired/credentials-secret.ts';
 import type { GeneratedCredentials } from '../desired/credentials-secret.ts';
 import { desiredObjects, objectKey } from '../desired/desired-state.ts';
-import { childSelector } from '../desired/object-meta.ts';
-import { applyObject, deleteObject, getObject, listObjects, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
+import { managedByValue, stackLabel } from '../desired/object-meta.ts';
+import { applyObject, deleteObject, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
+import type { ClusterCache } from '../kube/cluster-cache.ts';
 import type { KubeObject, KubeRest } from '../kube/kube-rest.ts';
-import { ownedTypes, resourceTypes } from '../kube/resource-types.ts';
+import { ownedTypes, resourceTypes, typeOfKind } from '../kube/resource-types.ts';
 import { stackFromObject } from '../stack/stack-spec.ts';
 import type { Stack } from '../stack/stack-spec.ts';
 import { readConditions } from '../status/conditions.ts';
 import { stackStatus } from '../status/stack-status.ts';
 import type { JobState, WorkloadState } from '../status/stack-status.ts';
-import type { HandlerResult } from './key-queue.ts';
+import type { HandlerResult, ObjectKey } from './key-queue.ts';
 
 export interface StackReconcilerDeps {
   readonly rest: KubeRest;
+  readonly cache: ClusterCache;
   readonly log: Logger;
   readonly now: () => Date;
   /** Called after each successful reconcile of a stack that wants tenant mirroring. */
@@ -38,29 +41,28 @@ function decode(secret: KubeObject | undefined, key: string): string | undefined
 }
 
 /** Keeps stored generated values; draws new ones only where none is stored. */
-async function credentialsFor(deps: StackReconcilerDeps, stack: Stack): Promise<{ ok: true; value: GeneratedCredentials } | { ok: false; message: string }> {
-  const name = `${stack.ref.name}-credentials`;
-  const got = await getObject(deps.rest, resourceTypes.secret, stack.ref.namespace, name);
-  if (!got.ok) return { ok: false, message: `reading Secret ${name}: ${got.message}` };
+function credentialsFor(deps: StackReconcilerDeps, stack: Stack): GeneratedCredentials {
+  const stored = deps.cache.secrets.get(`${stack.ref.name}-credentials`, stack.ref.namespace);
   return {
-    ok: true,
-    value: {
-      adminKey: decode(got.value, secretKeys.adminKey) ?? newSecret(),
-      clickhousePassword: decode(got.value, secretKeys.clickhousePassword) ?? newSecret(),
-    },
+    adminKey: decode(stored, secretKeys.adminKey) ?? newSecret(),
+    clickhousePassword: decode(stored, secretKeys.clickhousePassword) ?? newSecret(),
   };
 }
 
-/** Checksum of the Secrets the user names (API keys, external ClickHouse); a missing one is an error. */
-async function referencedSecretsChecksum(deps: StackReconcilerDeps, stack: Stack): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
-  const names = [stack.spec.apiKeys.secretName, stack.spec.clickhouse.mode === 'external' ? stack.spec.clickhouse.external.secretRef.name : undefined]
+/** The names of the Secrets a stack's spec names (API keys, external ClickHouse). */
+export function referencedSecretNames(stack: Stack): string[] {
+  return [stack.spec.apiKeys.secretName, stack.spec.clickhouse.mode === 'external' ? stack.spec.clickhouse.external.secretRef.name : undefined]
     .filter((n): n is string => n !== undefined);
+}
+
+/** Checksum of the Secrets the user names (API keys, external ClickHouse); a missing one is an error. */
+function referencedSecretsChecksum(deps: StackReconcilerDeps, stack: Stack): { ok: true; value: string } | { ok: false; message: string } {
+  const names = referencedSecretNames(stack);
   const hash = createHash('sha256');
   for (const name of names) {
-    const got = await getObject(deps.rest, resourceTypes.secret, stack.ref.namespace, name);
-    if (!got.ok) return { ok: false, message: `reading Secret ${name}: ${got.message}` };
-    if (got.value === undefined) return { ok: false, message: `Secret ${name} named by the stack does not exist` };
-    hash.update(name).update(JSON.stringify(got.value['data'] ?? {}));
+    const secret = deps.cache.secrets.get(name, stack.ref.namespace);
+    if (secret === undefined) return { ok: false, message: `Secret ${name} named by the stack does not exist` };
+    hash.update(name).update(JSON.stringify(secret['data'] ?? {}));
   }
   return { ok: true, value: names.length === 0 ? '' : hash.digest('hex') };
 }
@@ -84,17 +86,22 @@ function jobState(name: string, applied: KubeObject | undefined): JobState {
   };
 }
 
+/** A child of this stack by its labels (what the old label-selected LIST returned). */
+function labelledChild(o: KubeObject, stack: string): boolean {
+  const labels = o.metadata?.labels ?? {};
+  return labels['app.kubernetes.io/managed-by'] === managedByValue && labels[stackLabel] === stack;
+}
+
 async function prune(deps: StackReconcilerDeps, stack: Stack, keep: ReadonlySet<string>, log: Logger, about: KubeObject): Promise<string[]> {
   const errors: string[] = [];
   for (const type of ownedTypes) {
-    const listed = await listObjects(deps.rest, type, stack.ref.namespace, childSelector(stack.ref.name));
-    if (!listed.ok) { errors.push(`listing ${type.kind}: ${listed.message}`); continue; }
-    for (const o of listed.value) {
+    for (const o of deps.cache.of(type).list(stack.ref.namespace).filter((c) => labelledChild(c, stack.ref.name))) {
       const key = `${type.kind}/${o.metadata?.name ?? ''}`;
       const ownedHere = o.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === stack.ref.uid) === true;
       if (keep.has(key) || !ownedHere) continue;
       const deleted = await deleteObject(deps.rest, type, stack.ref.namespace, o.metadata?.name ?? '', o.metadata?.uid);
       if (!deleted.ok) { errors.push(`deleting ${key}: ${deleted.message}`); continue; }
+      deps.cache.of(type).delete(o);
       log.info('pruned child no longer desired', { child: key });
       void recordEvent(deps.rest, about, 'Normal', 'Pruned', `deleted ${key}, no longer desired`);
     }
@@ -102,18 +109,14 @@ async function prune(deps: StackReconcilerDeps, stack: Stack, keep: ReadonlySet<
   return errors;
 }
 
-async function countTenants(deps: StackReconcilerDeps, stack: Stack): Promise<number | undefined> {
-  const listed = await listObjects(deps.rest, resourceTypes.tenant, stack.ref.namespace);
-  if (!listed.ok) return undefined;
-  return listed.value.filter((t) => (t['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name === stack.ref.name).length;
+function countTenants(deps: StackReconcilerDeps, stack: Stack): number {
+  return deps.cache.tenants.list(stack.ref.namespace).filter((t) => (t['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name === stack.ref.name).length;
 }
 
 /** Reconciles the stack `namespace/name`. */
-export async function reconcileStack(deps: StackReconcilerDeps, namespace: string, name: string): Promise<HandlerResult> {
+export async function reconcileStack(deps: StackReconcilerDeps, { namespace, name }: ObjectKey): Promise<HandlerResult> {
   const log = deps.log.child({ stack: `${namespace}/${name}` });
-  const got = await getObject(deps.rest, resourceTypes.stack, namespace, name);
-  if (!got.ok) return { ok: false, message: `reading stack: ${got.message}` };
-  const object = got.value;
+  const object = deps.cache.stacks.get(name, namespace);
   // Deleted: the garbage collector removes the children through their owner references.
   if (object === undefined || object.metadata?.deletionTimestamp !== undefined) return { ok: true };
   const about: KubeObject = { ...object, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind };
@@ -122,12 +125,11 @@ export async function reconcileStack(deps: StackReconcilerDeps, namespace: strin
   const errors: string[] = [];
   const workloads: WorkloadState[] = [];
   let migration: JobState = { name: '', exists: false, succeeded: false, failed: false, failureMessage: undefined };
-  const credentials = await credentialsFor(deps, stack);
-  const referenced = await referencedSecretsChecksum(deps, stack);
-  if (!credentials.ok) errors.push(credentials.message);
+  const credentials = credentialsFor(deps, stack);
+  const referenced = referencedSecretsChecksum(deps, stack);
   if (!referenced.ok) errors.push(referenced.message);
-  if (credentials.ok && referenced.ok) {
-    const desired = desiredObjects(stack, { credentials: credentials.value, referencedSecretsChecksum: referenced.value });
+  if (referenced.ok) {
+    const desired = desiredObjects(stack, { credentials, referencedSecretsChecksum: referenced.value });
     for (const child of desired) {
       const key = objectKey(child);
       const applied = await applyObject(deps.rest, child);
@@ -136,6 +138,8 @@ export async function reconcileStack(deps: StackReconcilerDeps, namespace: strin
         if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', undefined);
         continue;
       }
+      const type = typeOfKind(child.apiVersion, child.kind);
+      if (type !== undefined) deps.cache.of(type).set({ ...applied.value, apiVersion: child.apiVersion, kind: child.kind });
       // Server-side apply answers 201 when it created the object.
       if (applied.status === 201) {
         log.info('created child', { child: key });
@@ -149,10 +153,11 @@ export async function reconcileStack(deps: StackReconcilerDeps, namespace: strin
 
   const applyError = errors.length === 0 ? undefined : errors.join('; ');
   const previous = readConditions(object['status']);
-  const status = stackStatus(stack, { workloads, migration, applyError, tenantCount: await countTenants(deps, stack) }, previous, deps.now());
+  const status = stackStatus(stack, { workloads, migration, applyError, tenantCount: countTenants(deps, stack) }, previous, deps.now());
   if (JSON.stringify(status) !== JSON.stringify(object['status'] ?? {})) {
     const patched = await patchStatus(deps.rest, resourceTypes.stack, namespace, name, status);
-    if (!patched.ok && patched.status !== 404) errors.push(`writing status: ${patched.message}`);
+    if (patched.ok) deps.cache.stacks.set({ ...patched.value, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind });
+    else if (patched.status !== 404) errors.push(`writing status: ${patched.message}`);
     const wasReady = previous.find((c) => c.type === 'Ready');
     const ready = status.conditions.find((c) => c.type === 'Ready');
     if (ready !== undefined && (wasReady?.status !== ready.status || wasReady.reason !== ready.reason)) {

@@ -3,13 +3,16 @@
 // spec.displayName that the API does not hold (GitOps wins, and a declared
 // Tenant for an unknown id creates the record), create a Tenant for each id
 // not yet mirrored, and write each Tenant's status (stored name, sync time).
+// Kubernetes objects are read from the watch-fed cache; writes go to the API
+// server and their answers into the cache.
 import type { Logger } from '../../src/log/logger.ts';
 import { adminKeyLocation } from '../desired/credentials-secret.ts';
 import { managedByValue, ownerReference, stackLabel } from '../desired/object-meta.ts';
-import { createObject, getObject, listObjects, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
+import { createObject, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
+import type { ClusterCache } from '../kube/cluster-cache.ts';
 import type { KubeObject, KubeRest } from '../kube/kube-rest.ts';
 import { resourceTypes } from '../kube/resource-types.ts';
-import type { HandlerResult } from '../reconcile/key-queue.ts';
+import type { HandlerResult, ObjectKey } from '../reconcile/key-queue.ts';
 import { stackFromObject } from '../stack/stack-spec.ts';
 import type { Stack } from '../stack/stack-spec.ts';
 import { mergeConditions, readConditions } from '../status/conditions.ts';
@@ -19,35 +22,37 @@ import { tenantObjectName } from './tenant-name.ts';
 
 export interface TenantSyncDeps {
   readonly rest: KubeRest;
+  readonly cache: ClusterCache;
   readonly log: Logger;
   readonly now: () => Date;
   readonly directoryFor: (apiUrl: string, adminKey: string) => TenantDirectory;
+  /** Called when a sync created Tenants (the stack's tenant count changed). */
+  readonly onMirrored?: (stack: ObjectKey) => void;
 }
 
 interface TenantSpec { stackRef?: { name?: string }; tenantId?: string; displayName?: string }
 
 const specOf = (o: KubeObject): TenantSpec => (o['spec'] ?? {});
+const asTenant = (o: KubeObject): KubeObject => ({ ...o, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind });
 
-async function adminKey(deps: TenantSyncDeps, stack: Stack): Promise<{ ok: true; key: string } | { ok: false; message: string }> {
+function adminKey(deps: TenantSyncDeps, stack: Stack): { ok: true; key: string } | { ok: false; message: string } {
   const where = adminKeyLocation(stack);
-  const got = await getObject(deps.rest, resourceTypes.secret, stack.ref.namespace, where.secretName);
-  if (!got.ok) return { ok: false, message: `reading Secret ${where.secretName}: ${got.message}` };
-  const encoded = ((got.value?.['data'] ?? {}) as Record<string, string>)[where.key];
+  const secret = deps.cache.secrets.get(where.secretName, stack.ref.namespace);
+  const encoded = ((secret?.['data'] ?? {}) as Record<string, string>)[where.key];
   if (encoded === undefined) return { ok: false, message: `Secret ${where.secretName} has no key ${where.key} (the admin key)` };
   return { ok: true, key: Buffer.from(encoded, 'base64').toString('utf8') };
 }
 
 /** When the API cannot be reached, says so on each Tenant (once: unchanged conditions are not rewritten). */
 async function markUnsynced(deps: TenantSyncDeps, namespace: string, stackName: string, message: string): Promise<void> {
-  const objects = await listObjects(deps.rest, resourceTypes.tenant, namespace);
-  if (!objects.ok) return;
-  for (const tenant of objects.value.filter((o) => specOf(o).stackRef?.name === stackName)) {
+  for (const tenant of deps.cache.tenants.list(namespace).filter((o) => specOf(o).stackRef?.name === stackName)) {
     const previous = readConditions(tenant['status']);
     const synced = previous.find((c) => c.type === 'Synced');
     if (synced?.status === 'False' && synced.reason === 'ApiUnavailable') continue;
     const generation = tenant.metadata?.generation ?? 0;
     const conditions = mergeConditions(previous, [{ type: 'Synced', status: 'False', reason: 'ApiUnavailable', message }], generation, deps.now());
-    await patchStatus(deps.rest, resourceTypes.tenant, namespace, tenant.metadata?.name ?? '', { conditions });
+    const r = await patchStatus(deps.rest, resourceTypes.tenant, namespace, tenant.metadata?.name ?? '', { conditions });
+    if (r.ok) deps.cache.tenants.set(asTenant(r.value));
   }
 }
 
@@ -64,21 +69,21 @@ async function writeTenantStatus(deps: TenantSyncDeps, tenant: KubeObject, store
     conditions: mergeConditions(readConditions(tenant['status']), [synced], generation, deps.now()),
   };
   const r = await patchStatus(deps.rest, resourceTypes.tenant, tenant.metadata?.namespace ?? '', tenant.metadata?.name ?? '', status);
-  if (!r.ok && r.status !== 404) deps.log.warn('cannot write Tenant status', { tenant: tenant.metadata?.name, error: r.message });
+  if (r.ok) deps.cache.tenants.set(asTenant(r.value));
+  else if (r.status !== 404) deps.log.warn('cannot write Tenant status', { tenant: tenant.metadata?.name, error: r.message });
 }
 
 /** Syncs the tenants of stack `namespace/name`; resyncs after the stack's interval. */
-export async function syncTenants(deps: TenantSyncDeps, namespace: string, name: string): Promise<HandlerResult> {
+export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: ObjectKey): Promise<HandlerResult> {
   const log = deps.log.child({ stack: `${namespace}/${name}`, task: 'tenant-sync' });
-  const got = await getObject(deps.rest, resourceTypes.stack, namespace, name);
-  if (!got.ok) return { ok: false, message: `reading stack: ${got.message}` };
-  if (got.value === undefined || got.value.metadata?.deletionTimestamp !== undefined) return { ok: true };
-  const stackObject: KubeObject = { ...got.value, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind };
-  const stack = stackFromObject(got.value);
+  const got = deps.cache.stacks.get(name, namespace);
+  if (got === undefined || got.metadata?.deletionTimestamp !== undefined) return { ok: true };
+  const stackObject: KubeObject = { ...got, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind };
+  const stack = stackFromObject(got);
   if (!stack.spec.tenantSync.enabled) return { ok: true };
   const resync = stack.spec.tenantSync.intervalSeconds * 1000;
 
-  const key = await adminKey(deps, stack);
+  const key = adminKey(deps, stack);
   if (!key.ok) {
     await markUnsynced(deps, namespace, name, key.message);
     return { ok: false, message: key.message };
@@ -91,10 +96,9 @@ export async function syncTenants(deps: TenantSyncDeps, namespace: string, name:
   }
   const stored = new Map(listedTenants.value.map((t) => [t.id, t]));
 
-  const objects = await listObjects(deps.rest, resourceTypes.tenant, namespace);
-  if (!objects.ok) return { ok: false, message: `listing Tenants: ${objects.message}` };
-  const holders = new Map(objects.value.map((o) => [o.metadata?.name ?? '', specOf(o).tenantId ?? '']));
-  const mine = objects.value.filter((o) => specOf(o).stackRef?.name === name);
+  const objects = deps.cache.tenants.list(namespace);
+  const holders = new Map(objects.map((o) => [o.metadata?.name ?? '', specOf(o).tenantId ?? '']));
+  const mine = objects.filter((o) => specOf(o).stackRef?.name === name);
   const mirrored = new Set(mine.map((o) => specOf(o).tenantId));
   const problems = new Map<string, string>();
 
@@ -129,6 +133,7 @@ export async function syncTenants(deps: TenantSyncDeps, namespace: string, name:
     });
     if (!r.ok) { log.warn('cannot create Tenant', { tenant: tenant.id, object: objectName, error: r.message }); problems.set(tenant.id, r.message); continue; }
     holders.set(objectName, tenant.id);
+    deps.cache.tenants.set(asTenant(r.value));
     created.push(r.value);
     log.info('mirrored tenant', { tenant: tenant.id, object: objectName });
     void recordEvent(deps.rest, stackObject, 'Normal', 'TenantMirrored', `tenant ${tenant.id} mirrored as Tenant ${objectName}`);
@@ -138,6 +143,7 @@ export async function syncTenants(deps: TenantSyncDeps, namespace: string, name:
     const id = specOf(tenant).tenantId ?? '';
     await writeTenantStatus(deps, tenant, stored.get(id), problems.get(id));
   }
+  if (created.length > 0) deps.onMirrored?.({ namespace, name });
   if (problems.size > 0) return { ok: false, message: [...problems.entries()].map(([id, m]) => `${id}: ${m}`).join('; ') };
   return { ok: true, resyncAfterMs: resync };
 }

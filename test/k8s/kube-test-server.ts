@@ -5,7 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,13 @@ export interface KubeTestServer {
   kubeconfigFor(user: string): string;
   /** Runs kubectl against this server; resolves with stdout, rejects with stderr. */
   kubectl(args: readonly string[], input?: string): Promise<string>;
+  /**
+   * Runs a watching kubectl (`get ... -w -o jsonpath=...{"\n"}`) until a printed
+   * line satisfies `until`; resolves with that line. An event to await instead of polling.
+   */
+  kubectlUntil(args: readonly string[], until: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Every request the API server received so far (needs `audit: true` at start). */
+  requests(): AuditedRequest[];
   /** Stops the API server and starts it again on the same port and etcd. */
   restartApiServer(downMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -61,6 +68,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, child: Child
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}:\n${output().slice(-3000)}`);
     if (await check()) return;
+    // Polled: a starting server has no event to wait on but its answering /readyz.
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${what} not ready within ${timeoutMs} ms:\n${output().slice(-3000)}`);
@@ -87,6 +95,35 @@ async function stopChild(child: ChildProcess): Promise<void> {
 export interface KubeTestServerOptions {
   /** Extra users with their own static tokens and no groups, for RBAC tests. */
   readonly users?: readonly string[];
+  /** Writes an audit log of every request (one line each), read by `requests()`. */
+  readonly audit?: boolean;
+}
+
+/** One request as the API server's audit log records it. */
+export interface AuditedRequest {
+  readonly user: string;
+  readonly verb: string;
+  /** "deployments", "observabilitystacks/status", or the path for non-resource requests. */
+  readonly resource: string;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+}
+
+// One audit line per request: only the RequestReceived stage, metadata level.
+const auditPolicy = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [ResponseStarted, ResponseComplete, Panic]\nrules:\n- level: Metadata\n';
+
+function readAudit(path: string): AuditedRequest[] {
+  let text: string;
+  try { text = readFileSync(path, 'utf8'); } catch { return []; }
+  return text.split('\n').filter((l) => l !== '').map((line) => {
+    const e = JSON.parse(line) as { user?: { username?: string }; verb?: string; requestURI?: string; objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string } };
+    const r = e.objectRef;
+    return {
+      user: e.user?.username ?? '', verb: e.verb ?? '',
+      resource: r?.resource === undefined ? (e.requestURI ?? '').split('?')[0] ?? '' : `${r.resource}${r.subresource === undefined ? '' : `/${r.subresource}`}`,
+      namespace: r?.namespace, name: r?.name,
+    };
+  });
 }
 
 function kubeconfig(url: string, token: string): string {
@@ -133,6 +170,11 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
     // No controller manager creates the "default" ServiceAccount.
     '--disable-admission-plugins', 'ServiceAccount',
   ];
+  const auditLog = join(dir, 'audit.log');
+  if (options.audit === true) {
+    writeFileSync(join(dir, 'audit-policy.yaml'), auditPolicy);
+    apiArgs.push('--audit-policy-file', join(dir, 'audit-policy.yaml'), '--audit-log-path', auditLog, '--audit-log-mode', 'blocking');
+  }
   let api = spawnLogged(bin.kubeApiServer, apiArgs);
   const url = `https://127.0.0.1:${apiPort}`;
   const stopAll = async (): Promise<void> => {
@@ -176,12 +218,38 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
 
   return {
     url, token, kubeconfigPath, dir, startMs: Date.now() - started, kubectl,
+    requests: () => readAudit(auditLog),
+    kubectlUntil: (args, until, timeoutMs = 30_000) => new Promise((resolve, reject) => {
+      const child = spawn(bin.kubectl, ['--kubeconfig', kubeconfigPath, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      let buffered = '';
+      let err = '';
+      const seen: string[] = [];
+      const timer = setTimeout(() => { finish(new Error(`kubectl ${args.join(' ')}: no matching line within ${timeoutMs} ms; saw ${JSON.stringify(seen)} ${err}`)); }, timeoutMs);
+      function finish(result: Error | string): void {
+        clearTimeout(timer);
+        child.kill();
+        if (typeof result === 'string') resolve(result); else reject(result);
+      }
+      child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        buffered += chunk;
+        let nl;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          seen.push(line);
+          if (until(line)) { finish(line); return; }
+        }
+      });
+      child.on('exit', (code) => { finish(new Error(`kubectl ${args.join(' ')} exited ${String(code)} before a matching line: ${err}`)); });
+    }),
     kubeconfigFor: (user) => {
       if (!userTokens.has(user)) throw new Error(`bug: user ${user} was not given at start`);
       return join(dir, `kubeconfig-${user}`);
     },
     restartApiServer: async (downMs = 1000) => {
       await stopChild(api.child);
+      // Deliberate: the API server stays down this long, so the operator's watches fail and reconnect.
       await new Promise((r) => setTimeout(r, downMs));
       api = spawnLogged(bin.kubeApiServer, apiArgs);
       await waitApi();

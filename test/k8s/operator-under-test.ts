@@ -40,7 +40,12 @@ export async function tryGet(server: KubeTestServer, args: readonly string[]): P
   }
 }
 
-/** Polls `check` until it returns without throwing, or rethrows its last failure after `timeoutMs`. */
+/**
+ * Polls `check` until it returns without throwing, or rethrows its last failure after `timeoutMs`.
+ * For outcomes of the operator, another process: they show only as API state, and a check
+ * often combines several objects (or the tenants API) that no single watch reports. Where one
+ * object's field is the event, use `kubectlUntil` or `kubectl wait` instead.
+ */
 export async function eventually<T>(check: () => Promise<T>, timeoutMs = 20_000, stepMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -124,13 +124,8 @@ describe('Helm chart against a real kube-apiserver', function () {
 
   const get = async (args: readonly string[]): Promise<Record<string, unknown>> => JSON.parse(await server.kubectl(['get', ...args, '-o', 'json'])) as Record<string, unknown>;
   const exists = async (args: readonly string[]): Promise<boolean> => server.kubectl(['get', ...args]).then(() => true, () => false);
-  const eventually = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> => {
-    const until = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  /** kubectl wait: a watch on the object, so the test wakes on the event, not on a timer. */
+  const waitFor = async (condition: string, object: string): Promise<void> => { await server.kubectl(['wait', '-n', 'tenantry', `--for=${condition}`, '--timeout=60s', object]); };
 
   it('every rendered manifest is accepted by the API server (kubectl apply --dry-run=server)', async () => {
     await server.kubectl(['apply', '--server-side', '-f', join(chart, 'crds')]);
@@ -157,9 +152,9 @@ describe('Helm chart against a real kube-apiserver', function () {
     operator = startTenantry(['operator'], testEnvironment(root, {
       TENANTRY_KUBECONFIG: kubeconfig, TENANTRY_OPERATOR_PORT: '0', TENANTRY_LEADER_ELECTION: 'off', TENANTRY_LOG_LEVEL: 'warn',
     }));
-    await eventually('the stack\'s gateway Deployment', () => exists(['-n', 'tenantry', 'deployment/demo-gateway']));
-    for (const child of ['deployment/demo-api', 'service/demo-gateway', 'service/demo-api']) {
-      await eventually(child, () => exists(['-n', 'tenantry', child]));
+    for (const child of ['deployment/demo-gateway', 'deployment/demo-api', 'service/demo-gateway', 'service/demo-api']) {
+      await waitFor('create', child);
+      expect(await exists(['-n', 'tenantry', child]), child).to.equal(true);
     }
     const gateway = await get(['-n', 'tenantry', 'deployment/demo-gateway']);
     expect(gateway).to.have.nested.property('spec.replicas', 1);
@@ -168,10 +163,8 @@ describe('Helm chart against a real kube-apiserver', function () {
     // helm upgrade with changed values reaches the operator Deployment and, through the stack, the children.
     await helm(['upgrade', 'tenantry', chart, '--namespace', 'tenantry', ...valuesArgs('ci/stack-values.yaml'), '--set', 'operator.replicas=2', '--set', 'stack.spec.gateway.replicas=3'], kubeconfig);
     expect(await get(['-n', 'tenantry', 'deployment/tenantry'])).to.have.nested.property('spec.replicas', 2);
-    await eventually('gateway scaled to 3 by the operator', async () => {
-      const scaled = (await get(['-n', 'tenantry', 'deployment/demo-gateway'])) as { spec?: { replicas?: number } };
-      return scaled.spec?.replicas === 3;
-    });
+    await waitFor('jsonpath={.spec.replicas}=3', 'deployment/demo-gateway');
+    expect(await get(['-n', 'tenantry', 'deployment/demo-gateway']), 'gateway scaled to 3 by the operator').to.have.nested.property('spec.replicas', 3);
 
     // helm uninstall: the release's objects go; CRDs stay (Helm never deletes crds/);
     // the stack's children carry owner references, so the cluster's garbage

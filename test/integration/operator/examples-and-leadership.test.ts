@@ -35,8 +35,12 @@ describe('operator with the shipped examples and two replicas', function () {
   });
 
   it('elects exactly one leader', async () => {
-    await eventually(() => { expect(leaders()).to.have.length(1); return Promise.resolve(); });
-    await new Promise((r) => setTimeout(r, 3000));
+    await Promise.any(operators.map((p) => p.waitForLine((l) => l['msg'] === 'became leader')));
+    expect(leaders()).to.have.length(1);
+    // Still one after the leader renewed the Lease twice: both replicas run a round every 2 s,
+    // so two renewals span at least one full round of the other replica.
+    const renewals = new Set<string>();
+    await srv().kubectlUntil(['get', 'lease/tenantry-operator', '-n', 'kube-system', '-w', '-o', 'jsonpath={.spec.renewTime}{"\\n"}'], (line) => { renewals.add(line); return renewals.size >= 3; });
     expect(leaders()).to.have.length(1);
   });
 
@@ -76,7 +80,8 @@ describe('operator with the shipped examples and two replicas', function () {
     if (leader === undefined) throw new Error('no leader');
     expect(await leader.stop(), 'graceful exit on SIGTERM').to.equal(0);
     expect(leader.lines.map((l) => l['msg'])).to.include.members(['shutting down', 'lost leadership', 'stopped']);
-    await eventually(() => { expect(leaders().filter((p) => p !== leader)).to.have.length(1); return Promise.resolve(); }, 30_000);
+    await Promise.any(operators.filter((p) => p !== leader).map((p) => p.waitForLine((l) => l['msg'] === 'became leader', 30_000)));
+    expect(leaders().filter((p) => p !== leader)).to.have.length(1);
     await srv().kubectl(['patch', 'ostack/demo', '-n', 'default', '--type=merge', '-p', '{"spec":{"api":{"replicas":5}}}']);
     await eventually(async () => { expect((await getJson(srv(), ['deployment/demo-api', '-n', 'default'])).spec?.['replicas']).to.equal(5); });
   });

@@ -33,7 +33,8 @@ describe('operator against a real API server', function () {
     server = await startKubeTestServer(binaries);
     console.log(`    kube-apiserver + etcd ready in ${server.startMs} ms`);
     await createNamespace(server, ns);
-    operator = await startOperatorProcess(server, { TENANTRY_WATCH_NAMESPACES: ns });
+    await createNamespace(server, 'sentinel');
+    operator = await startOperatorProcess(server, { TENANTRY_WATCH_NAMESPACES: `${ns},sentinel` });
   });
 
   after(async () => {
@@ -59,7 +60,10 @@ describe('operator against a real API server', function () {
 
   it('ignores stacks outside its watched namespaces', async () => {
     await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'outside', namespace: 'default' }, spec: {} }));
-    await new Promise((r) => setTimeout(r, 2000));
+    // The sentinel, created after it in a watched namespace (its own, so the other tests' namespace stays clean):
+    // once the operator has reconciled it, the operator has had its chance at 'outside' too.
+    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'sentinel', namespace: 'sentinel' }, spec: { tenantSync: { enabled: false } } }));
+    await srv().kubectlUntil(['get', 'ostack/sentinel', '-n', 'sentinel', '-w', '-o', 'jsonpath={.status.observedGeneration}{"\\n"}'], (line) => line === '1');
     expect((await getJson<{ items: KubeItem[] }>(srv(), [ownedKinds, '-n', 'default', '-l', 'tenantry.dev/stack=outside'])).items).to.deep.equal([]);
     expect((await getJson(srv(), ['ostack', 'outside', '-n', 'default'])).status).to.equal(undefined);
   });

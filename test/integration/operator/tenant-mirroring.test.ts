@@ -112,14 +112,15 @@ describe('operator tenant mirroring against a real all process', function () {
       spec: { stackRef: { name: 'demo' }, tenantId: 'declared-first', displayName: 'Declared First' },
     }));
     await eventually(async () => { expect(await storedName('declared-first')).to.equal('Declared First'); });
-    // It is not mirrored a second time under a derived name.
-    await new Promise((r) => setTimeout(r, 2000));
-    expect((await tenants()).filter((t) => t.spec?.['tenantId'] === 'declared-first').map((t) => t.metadata.name)).to.deep.equal(['my-tenant']);
     const status = await eventually(async () => {
       const t = await getJson(srv(), ['tenant/my-tenant', '-n', ns]);
       expect(t.status?.['storedName']).to.equal('Declared First');
-      return t.status as { conditions: Array<{ type: string; status: string }> };
+      return t.status as { lastSyncTime: string; conditions: Array<{ type: string; status: string }> };
     });
+    // It is not mirrored a second time under a derived name. The event that proves it: a later
+    // complete sync (every sync ends by writing each Tenant's lastSyncTime), which found the id in the API.
+    await srv().kubectlUntil(['get', 'tenant/my-tenant', '-n', ns, '-w', '-o', 'jsonpath={.status.lastSyncTime}{"\\n"}'], (line) => line > status.lastSyncTime);
+    expect((await tenants()).filter((t) => t.spec?.['tenantId'] === 'declared-first').map((t) => t.metadata.name)).to.deep.equal(['my-tenant']);
     expect(status.conditions.map((c) => [c.type, c.status])).to.deep.equal([['Synced', 'True']]);
   });
 });

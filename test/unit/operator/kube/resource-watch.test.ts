@@ -30,6 +30,7 @@ function fakeApi(script: Script): Server {
     if (n === 1) {
       // An event, then the server closes the watch normally (after a second, like a timeout).
       res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', namespace: 'ns', resourceVersion: '101' } } }) + '\n');
+      // Deliberate: a close right after opening counts as a failure; this one must look like a server timeout.
       setTimeout(() => { res.end(); }, 1100);
     } else if (n === 2) {
       res.end(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }) + '\n');
