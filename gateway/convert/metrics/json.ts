@@ -17,6 +17,7 @@ import {
 import type { RowConverter } from '../row-converter.ts';
 import { RejectionTally, tenantOf } from '../tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../tenant-resolver.ts';
+import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue } from './metric-columns.ts';
 
 interface PointCommon {
   readonly attributes?: KeyValue[] | null;
@@ -24,39 +25,6 @@ interface PointCommon {
   readonly timeUnixNano?: NumberDataPoint['timeUnixNano'];
   readonly flags?: number | null;
 }
-
-/** The metric_type Enum8 values. */
-const metricType = { gauge: 1, sum: 2, histogram: 3, exponentialHistogram: 4, summary: 5 } as const;
-
-/** Default values of each group of type-specific columns, for the types that leave them empty. */
-function defaults(write: (w: RowWriter) => void): Buffer {
-  const w = new RowWriter(64);
-  write(w);
-  return Buffer.from(w.result());
-}
-const noValue = defaults((w) => {
-  w.f64(0);
-});
-const noCountSum = defaults((w) => {
-  w.u64(0); // count
-  w.f64(0); // sum
-  w.u8(1); // min NULL
-  w.u8(1); // max NULL
-});
-const noBuckets = defaults((w) => {
-  w.varint(0); // bucket_counts
-  w.varint(0); // explicit_bounds
-});
-const noExponential = defaults((w) => {
-  w.i32(0); // exp_scale
-  w.u64(0); // exp_zero_count
-  w.f64(0); // exp_zero_threshold
-  w.i32(0); // exp_positive_offset
-  w.varint(0); // exp_positive_bucket_counts
-  w.i32(0); // exp_negative_offset
-  w.varint(0); // exp_negative_bucket_counts
-});
-const noQuantiles = noBuckets;
 
 const int32 = (v: number | null | undefined): number => clampInt(v, -2147483648, 2147483647);
 
