@@ -41,9 +41,6 @@ export interface ControllerOptions {
 export interface RunningController {
   /** Resolves once every watch has listed once (the caches are filled). */
   readonly synced: Promise<void>;
-  readonly cache: ClusterCache;
-  /** Resolves once both queues are idle at the same time (scheduled resyncs and retries do not count). */
-  whenIdle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -141,11 +138,7 @@ export function startController(o: ControllerOptions): RunningController {
   void Promise.all(listed).then(() => { markSynced(); });
   o.log.info('operator watching', { namespaces: o.namespaces.length === 0 ? 'all' : o.namespaces });
   return {
-    synced, cache,
-    whenIdle: async () => {
-      await synced;
-      while (stacks.depth + tenants.depth > 0) await Promise.all([stacks.whenIdle(), tenants.whenIdle()]);
-    },
+    synced,
     stop: async () => {
       abort.abort();
       markSynced();
