@@ -6,7 +6,7 @@ import { LogIdGenerator } from './logs/log-id.ts';
 import { logsFromProtobuf } from './logs/protobuf.ts';
 import { metricsFromJson } from './metrics/json.ts';
 import { metricsFromProtobuf } from './metrics/protobuf.ts';
-import type { RowConverter } from './row-converter.ts';
+import type { RowConverter } from './common/row-converter.ts';
 import { tracesFromJson } from './traces/json.ts';
 import { tracesFromProtobuf } from './traces/protobuf.ts';
 

@@ -28,7 +28,7 @@ export const rowColumns: Readonly<Record<TableName, readonly string[]>> = {
   ],
 };
 
-/** The items a converter rejected (gateway/convert/tenant-resolver.ts tallies them). */
+/** The items a converter rejected (gateway/convert/common/tenant-resolver.ts tallies them). */
 export interface Rejections {
   readonly count: number;
   readonly byReason: ReadonlyMap<string, number>;

@@ -10,7 +10,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { rowConverters } from '../convert/row-converters.ts';
 import type { RowConverters } from '../convert/row-converters.ts';
-import { TenantResolver } from '../convert/tenant-resolver.ts';
+import { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';

@@ -6,7 +6,7 @@ import { WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.
 import type { RangeList } from '../../protobuf/wire-reader.ts';
 import type { RowWriter } from '../../rowbinary/row-writer.ts';
 import { AnyValueMessage } from '../../wire/otlp-messages.ts';
-import type { Resolution } from '../tenant-resolver.ts';
+import type { Resolution } from './tenant-resolver.ts';
 import { anyValueText, int64Parts } from './otlp-values.ts';
 
 const kinds = { none: 0, string: 1, bool: 2, int: 3, double: 4, array: 5, kvlist: 6, bytes: 7 } as const;

@@ -2,7 +2,7 @@
 // rendered once and copied into every row below them.
 import { WireReader, WireType } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
-import type { Resolution } from '../tenant-resolver.ts';
+import type { Resolution } from './tenant-resolver.ts';
 import { Found, Lookup, attributeMap } from './protobuf-attributes.ts';
 import type { AnyValueView } from './protobuf-attributes.ts';
 

@@ -10,9 +10,9 @@ import { ExportLogsServiceRequest } from '../../wire/otlp-messages.ts';
 import type { ResourceLogs } from '../../wire/otlp-messages.ts';
 import { readOtlpJson } from '../common/otlp-json.ts';
 import { anyValueText, attributeText, clampInt, nanosNumber, resourceScopeColumns, writeAttributes, writeHex, writeNanos } from '../common/otlp-values.ts';
-import type { RowConverter } from '../row-converter.ts';
-import { RejectionTally, tenantOf } from '../tenant-resolver.ts';
-import type { TenantResolver } from '../tenant-resolver.ts';
+import type { RowConverter } from '../common/row-converter.ts';
+import { RejectionTally, tenantOf } from '../common/tenant-resolver.ts';
+import type { TenantResolver } from '../common/tenant-resolver.ts';
 import type { LogIdGenerator } from './log-id.ts';
 import { severityNumber } from './severity.ts';
 

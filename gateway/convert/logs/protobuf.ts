@@ -8,9 +8,9 @@ import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { resourcePart, scopePart } from '../common/protobuf-resource-scope.ts';
-import type { RowConverter } from '../row-converter.ts';
-import { RejectionTally } from '../tenant-resolver.ts';
-import type { Resolution, TenantResolver } from '../tenant-resolver.ts';
+import type { RowConverter } from '../common/row-converter.ts';
+import { RejectionTally } from '../common/tenant-resolver.ts';
+import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
 import type { LogIdGenerator } from './log-id.ts';
 import { severityNumber } from './severity.ts';
 

@@ -14,9 +14,9 @@ import { readOtlpJson } from '../common/otlp-json.ts';
 import {
   clampInt, int64Number, resourceScopeColumns, writeArray, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
 } from '../common/otlp-values.ts';
-import type { RowConverter } from '../row-converter.ts';
-import { RejectionTally, tenantOf } from '../tenant-resolver.ts';
-import type { Resolution, TenantResolver } from '../tenant-resolver.ts';
+import type { RowConverter } from '../common/row-converter.ts';
+import { RejectionTally, tenantOf } from '../common/tenant-resolver.ts';
+import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
 import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue } from './metric-columns.ts';
 
 interface PointCommon {

@@ -9,9 +9,9 @@ import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { resourcePart, scopePart } from '../common/protobuf-resource-scope.ts';
-import type { RowConverter } from '../row-converter.ts';
-import { RejectionTally } from '../tenant-resolver.ts';
-import type { Resolution, TenantResolver } from '../tenant-resolver.ts';
+import type { RowConverter } from '../common/row-converter.ts';
+import { RejectionTally } from '../common/tenant-resolver.ts';
+import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
 import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue } from './metric-columns.ts';
 
 type MetricType = (typeof metricType)[keyof typeof metricType];

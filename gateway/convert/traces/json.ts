@@ -10,9 +10,9 @@ import { ExportTraceServiceRequest } from '../../wire/otlp-messages.ts';
 import type { ResourceSpans, Span } from '../../wire/otlp-messages.ts';
 import { readOtlpJson } from '../common/otlp-json.ts';
 import { clampInt, resourceScopeColumns, writeArray, writeAttributes, writeDuration, writeHex, writeNanos } from '../common/otlp-values.ts';
-import type { RowConverter } from '../row-converter.ts';
-import { RejectionTally, tenantOf } from '../tenant-resolver.ts';
-import type { TenantResolver } from '../tenant-resolver.ts';
+import type { RowConverter } from '../common/row-converter.ts';
+import { RejectionTally, tenantOf } from '../common/tenant-resolver.ts';
+import type { TenantResolver } from '../common/tenant-resolver.ts';
 
 type SpanEvent = NonNullable<Span['events']>[number];
 type SpanLink = NonNullable<Span['links']>[number];

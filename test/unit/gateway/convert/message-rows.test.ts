@@ -7,7 +7,7 @@ import { LogIdGenerator } from '../../../../gateway/convert/logs/log-id.ts';
 import { logRows } from '../../../../gateway/convert/logs/json.ts';
 import { metricRows } from '../../../../gateway/convert/metrics/json.ts';
 import { spanRows } from '../../../../gateway/convert/traces/json.ts';
-import { TenantResolver } from '../../../../gateway/convert/tenant-resolver.ts';
+import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
 import { logsRequest, metricsRequest, principal, tracesRequest } from '../support/otlp-arbitraries.ts';
 import { readRows } from '../support/row-binary-reader.ts';

@@ -6,9 +6,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { LogIdGenerator } from '../../../../gateway/convert/logs/log-id.ts';
-import type { RowConverter } from '../../../../gateway/convert/row-converter.ts';
+import type { RowConverter } from '../../../../gateway/convert/common/row-converter.ts';
 import { rowConverters } from '../../../../gateway/convert/row-converters.ts';
-import { TenantResolver } from '../../../../gateway/convert/tenant-resolver.ts';
+import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
 import type { RowBatch } from '../../../../gateway/ingest/row-batch.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
 import type { SignalName } from '../../../../gateway/wire/otlp-messages.ts';

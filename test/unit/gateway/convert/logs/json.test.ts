@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
 import { LogIdGenerator } from '../../../../../gateway/convert/logs/log-id.ts';
 import { logRows } from '../../../../../gateway/convert/logs/json.ts';
-import { TenantResolver } from '../../../../../gateway/convert/tenant-resolver.ts';
+import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
 import { ExportLogsServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
 import { readRows } from '../../support/row-binary-reader.ts';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
 import { metricRows } from '../../../../../gateway/convert/metrics/json.ts';
-import { TenantResolver } from '../../../../../gateway/convert/tenant-resolver.ts';
+import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
 import { ExportMetricsServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
 import { readRows } from '../../support/row-binary-reader.ts';
 import type { Row } from '../../support/row-binary-reader.ts';

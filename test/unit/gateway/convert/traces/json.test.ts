@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
 import { spanRows } from '../../../../../gateway/convert/traces/json.ts';
-import { TenantResolver } from '../../../../../gateway/convert/tenant-resolver.ts';
+import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
 import { ExportTraceServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
 import { mapObject, readRows } from '../../support/row-binary-reader.ts';
 

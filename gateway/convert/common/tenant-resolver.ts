@@ -3,11 +3,11 @@
 // is, integers in decimal, anything else is invalid; a valid id is 1-150
 // bytes of [A-Za-z0-9._~!*'()-] and not "." or "..". The key must be allowed
 // to write the tenant.
-import { canAccessTenant } from '../../src/auth/api-keys.ts';
-import type { Principal } from '../../src/auth/api-keys.ts';
-import { isValidTenantId, tenantIdRule } from '../../src/tenant/tenant-id.ts';
-import type { KeyValue } from '../wire/otlp-messages.ts';
-import { int64Text } from './common/otlp-values.ts';
+import { canAccessTenant } from '../../../src/auth/api-keys.ts';
+import type { Principal } from '../../../src/auth/api-keys.ts';
+import { isValidTenantId, tenantIdRule } from '../../../src/tenant/tenant-id.ts';
+import type { KeyValue } from '../../wire/otlp-messages.ts';
+import { int64Text } from './otlp-values.ts';
 
 export const tenantAttribute = 'tenant.id';
 

@@ -3,8 +3,9 @@
 // resolver, in; RowBinary rows for the signal's table, or the reason the
 // body is not a valid request, out. Bad input is a returned value, never an
 // exception. There is one converter per signal and wire format
-// (convert/<signal>/<format>.ts); row-converters.ts puts them in one table.
-import type { RowBatch } from '../ingest/row-batch.ts';
+// (convert/<signal>/<format>.ts); convert/row-converters.ts puts them in one
+// table.
+import type { RowBatch } from '../../ingest/row-batch.ts';
 import type { TenantResolver } from './tenant-resolver.ts';
 
 export type ConvertResult = { readonly ok: true; readonly batch: RowBatch } | { readonly ok: false; readonly message: string };

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { Principal } from '../../../../src/auth/api-keys.ts';
-import { RejectionTally, TenantResolver, tenantOf } from '../../../../gateway/convert/tenant-resolver.ts';
-import { isValidTenantId } from '../../../../src/tenant/tenant-id.ts';
-import type { KeyValue } from '../../../../gateway/wire/otlp-messages.ts';
+import type { Principal } from '../../../../../src/auth/api-keys.ts';
+import { RejectionTally, TenantResolver, tenantOf } from '../../../../../gateway/convert/common/tenant-resolver.ts';
+import { isValidTenantId } from '../../../../../src/tenant/tenant-id.ts';
+import type { KeyValue } from '../../../../../gateway/wire/otlp-messages.ts';
 
 const all: Principal = { name: 'all', scopes: new Set(['ingest']), tenants: '*' };
 const onlyA: Principal = { name: 'a', scopes: new Set(['ingest']), tenants: new Set(['a']) };
