@@ -1,7 +1,11 @@
 // The gateway's Prometheus metrics, registered on the process registry.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { FlushStats, WriterObserver } from './writer/group-commit-writer.ts';
+import type { InsertStats } from './writer/block-inserter.ts';
+import type { WriterObserver } from './writer/logged-writer.ts';
+
+/** The writer's observer also needs somewhere to send health changes (readiness, logs). */
+export type HealthSink = WriterObserver['health'];
 
 export interface GatewayMetrics {
   readonly acceptedItems: Counter<'signal'>;
@@ -11,7 +15,7 @@ export interface GatewayMetrics {
   readonly writer: WriterObserver;
 }
 
-export function gatewayMetrics(registry: Registry): GatewayMetrics {
+export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayMetrics {
   const registers = [registry];
   const acceptedItems = new Counter({ name: 'tenantry_gateway_accepted_items_total', help: 'Items stored, per signal', labelNames: ['signal'], registers });
   const rejectedItems = new Counter({ name: 'tenantry_gateway_rejected_items_total', help: 'Items rejected through partial success, per signal and reason', labelNames: ['signal', 'reason'], registers });
@@ -20,19 +24,22 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
     name: 'tenantry_gateway_request_duration_seconds', help: 'Export request latency, from first byte to answer', labelNames: ['protocol', 'signal'], registers,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   });
-  const batchRows = new Histogram({ name: 'tenantry_gateway_batch_rows', help: 'Rows per INSERT', labelNames: ['table'], registers, buckets: [1, 10, 100, 1000, 5000, 10_000, 50_000, 100_000] });
+  const batchRows = new Histogram({ name: 'tenantry_gateway_batch_rows', help: 'Rows per INSERT', labelNames: ['table'], registers, buckets: [1, 10, 100, 1000, 10_000, 50_000, 100_000, 250_000, 1_000_000] });
   const batchBytes = new Histogram({ name: 'tenantry_gateway_batch_bytes', help: 'Bytes per INSERT', labelNames: ['table'], registers, buckets: [1e3, 1e4, 1e5, 1e6, 4e6, 16e6, 64e6] });
   const insertSeconds = new Histogram({ name: 'tenantry_gateway_insert_duration_seconds', help: 'INSERT latency', labelNames: ['table', 'ok'], registers, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] });
-  const queueBytes = new Gauge({ name: 'tenantry_gateway_queue_bytes', help: 'Bytes accepted and not yet written', registers });
+  const logBytes = new Gauge({ name: 'tenantry_gateway_wal_bytes', help: 'Bytes acknowledged and held in the write-ahead log, not yet in ClickHouse', registers });
+  const deadLetters = new Counter({ name: 'tenantry_gateway_dead_letter_rows_total', help: 'Acknowledged rows ClickHouse refused for a reason of their own, kept in the dead-letter folder', labelNames: ['table'], registers });
   return {
     acceptedItems, rejectedItems, requests, requestSeconds,
     writer: {
-      queueBytes: (bytes) => { queueBytes.set(bytes); },
-      flushed: (s: FlushStats) => {
+      logBytes: (bytes) => { logBytes.set(bytes); },
+      inserted: (s: InsertStats) => {
         batchRows.observe({ table: s.table }, s.rows);
         batchBytes.observe({ table: s.table }, s.bytes);
         insertSeconds.observe({ table: s.table, ok: String(s.ok) }, s.seconds);
       },
+      deadLettered: (table, rows) => { deadLetters.inc({ table }, rows); },
+      health,
     },
   };
 }

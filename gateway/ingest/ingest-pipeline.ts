@@ -5,7 +5,7 @@
 import { hasScope } from '../../src/auth/api-keys.ts';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
-import type { GroupCommitWriter } from '../writer/group-commit-writer.ts';
+import type { DurableWriter } from '../writer/logged-writer.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import type { Failure, Outcome } from './outcome.ts';
 import type { RowBatch } from './row-batch.ts';
@@ -24,7 +24,7 @@ export function authorizeIngest(keys: KeyRing, presented: string | undefined): A
 }
 
 export class IngestPipeline {
-  readonly #writer: GroupCommitWriter;
+  readonly #writer: DurableWriter;
   readonly #metrics: GatewayMetrics;
 
   constructor(writer: GroupCommitWriter, metrics: GatewayMetrics) {

@@ -21,10 +21,10 @@ export const rowTargets: Readonly<Record<TableName, RowBinaryTarget>> = {
 
 export function clickHouseRowSink(store: Store): RowSink {
   return {
-    async insert(table: TableName, chunks: readonly Buffer[]): Promise<SinkResult> {
+    async insert(table: TableName, chunks: readonly Buffer[], dedupToken: string): Promise<SinkResult> {
       if (chunks.length === 0) return { ok: true };
       try {
-        await insertRowBinary(store, rowTargets[table], chunks);
+        await insertRowBinary(store, rowTargets[table], chunks, dedupToken);
         return { ok: true };
       } catch (error) {
         const failure = classifyStoreError(error);

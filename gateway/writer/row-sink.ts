@@ -6,6 +6,9 @@ import type { TableName } from '../ingest/row-batch.ts';
 export type SinkResult = { readonly ok: true } | { readonly ok: false; readonly kind: StoreFailureKind; readonly message: string };
 
 export interface RowSink {
-  /** Inserts RowBinary chunks (each whole rows, in rowColumns order) into one table, in one INSERT. */
-  insert(table: TableName, chunks: readonly Buffer[]): Promise<SinkResult>;
+  /**
+   * Inserts RowBinary chunks (each whole rows, in rowColumns order) into one
+   * table, in one INSERT; a block with a token already stored is skipped.
+   */
+  insert(table: TableName, chunks: readonly Buffer[], dedupToken: string): Promise<SinkResult>;
 }

@@ -46,11 +46,32 @@ async function stage(spoolDir: string, path: string, chunks: readonly Buffer[]):
   }
 }
 
+const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
+
+/**
+ * The SETTINGS of a block insert. With a deduplication token, ClickHouse
+ * skips a block it has already stored under that token (the table's
+ * deduplication window), and so do the materialized views fed by it. chDB
+ * keeps a query's client-side settings for the whole session, so these are
+ * part of the SQL; the token is checked, not bound (SETTINGS takes no
+ * parameters). A block spread over many days is stored, not refused: the
+ * gateway rejects items outside the accepted time range before acknowledging.
+ */
+function insertSettings(token: string | undefined): string {
+  const settings = ['max_partitions_per_insert_block = 0'];
+  if (token !== undefined) {
+    if (!safeToken.test(token)) throw new Error(`bug: deduplication token ${JSON.stringify(token)} is not a plain name`);
+    settings.push(`insert_deduplication_token = '${token}'`, 'deduplicate_blocks_in_dependent_materialized_views = 1');
+  }
+  return `SETTINGS ${settings.join(', ')}`;
+}
+
 /** Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the client does. */
-export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[]): Promise<void> {
+export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string): Promise<void> {
   const into = `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')})`;
+  const settings = insertSettings(dedupToken);
   if (store.spoolDir === undefined) {
-    const result = await store.client.exec({ query: `${into} FORMAT RowBinary`, values: Readable.from(chunks) });
+    const result = await store.client.exec({ query: `${into} ${settings} FORMAT RowBinary`, values: Readable.from(chunks) });
     // The response body of an INSERT is empty; drain it so the socket is reused.
     result.stream.resume();
     return;
@@ -59,7 +80,7 @@ export async function insertRowBinary(store: Store, target: RowBinaryTarget, chu
   try {
     await stage(store.spoolDir, path, chunks);
     await store.client.command({
-      query: `${into} SELECT * FROM file({path:String}, 'RowBinary', {structure:String})`,
+      query: `${into} SELECT * FROM file({path:String}, 'RowBinary', {structure:String}) ${settings}`,
       query_params: { path, structure: target.structure },
     });
   } finally {

@@ -1,6 +1,7 @@
 // Decodes the settings of one target into a typed Config, once, at start-up.
 // Failures are returned as values: a list of sentences naming each bad
 // variable and its value, which the CLI prints before exiting.
+import { join, resolve } from 'node:path';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type { LogLevel } from './codecs.ts';
 import type { Settings } from './environment.ts';
@@ -20,7 +21,15 @@ export interface StorageConfig { readonly clickhouse: ClickHouseConfig; readonly
 
 export interface KeysConfig { readonly json: string | undefined; readonly file: string | undefined }
 
-export interface WriterConfig { readonly maxBatchRows: number; readonly maxBatchBytes: number; readonly maxBatchDelayMs: number; readonly maxQueueBytes: number }
+export interface WriterConfig {
+  /** A write-ahead-log segment is cut into one INSERT at this many rows or bytes, or this long after its first rows. */
+  readonly maxBatchRows: number;
+  readonly maxBatchBytes: number;
+  readonly maxBatchDelayMs: number;
+  /** Bytes the log may hold before requests get 429. */
+  readonly maxLogBytes: number;
+  readonly logDir: string;
+}
 
 export interface GatewayConfig { readonly otlpHttpPort: number; readonly otlpGrpcPort: number; readonly maxRequestBytes: number; readonly writer: WriterConfig }
 
@@ -111,13 +120,22 @@ function keys(d: Decoder): KeysConfig {
   return { json, file };
 }
 
-function gateway(d: Decoder): GatewayConfig {
-  const v = (name: keyof typeof gatewayVariables): number => num(d.value(gatewayVariables, name));
+/** The log's folder, absolute; the data dir is undefined only when it failed to decode (an error already). */
+function walDir(configured: string | undefined, dataDir: string | undefined): string {
+  return resolve(configured ?? join(dataDir ?? '.', 'wal'));
+}
+
+function gateway(d: Decoder, dataDir: string): GatewayConfig {
+  const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR'>): number => num(d.value(gatewayVariables, name));
   return {
     otlpHttpPort: v('TENANTRY_OTLP_HTTP_PORT'),
     otlpGrpcPort: v('TENANTRY_OTLP_GRPC_PORT'),
     maxRequestBytes: v('TENANTRY_MAX_REQUEST_BYTES'),
-    writer: { maxBatchRows: v('TENANTRY_BATCH_MAX_ROWS'), maxBatchBytes: v('TENANTRY_BATCH_MAX_BYTES'), maxBatchDelayMs: v('TENANTRY_BATCH_MAX_DELAY_MS'), maxQueueBytes: v('TENANTRY_WRITE_QUEUE_MAX_BYTES') },
+    writer: {
+      maxBatchRows: v('TENANTRY_BATCH_MAX_ROWS'), maxBatchBytes: v('TENANTRY_BATCH_MAX_BYTES'), maxBatchDelayMs: v('TENANTRY_BATCH_MAX_DELAY_MS'),
+      maxLogBytes: v('TENANTRY_WAL_MAX_BYTES'),
+      logDir: walDir(optStr(d.value(gatewayVariables, 'TENANTRY_WAL_DIR')), optStr(dataDir)),
+    },
   };
 }
 
@@ -138,8 +156,14 @@ function operator(d: Decoder): OperatorConfig {
 function decodeTarget(target: TargetName, d: Decoder): Config {
   const c = common(d);
   switch (target) {
-    case 'all': return { ...c, target, storage: storage(d), keys: keys(d), gateway: gateway(d), api: api(d) };
-    case 'gateway': return { ...c, target, storage: serverStorage(target, d), keys: keys(d), gateway: gateway(d) };
+    case 'all': {
+      const s = storage(d);
+      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir), api: api(d) };
+    }
+    case 'gateway': {
+      const s = serverStorage(target, d);
+      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir) };
+    }
     case 'api': return { ...c, target, storage: serverStorage(target, d), keys: keys(d), api: api(d) };
     case 'migrate': return { ...c, target, storage: storage(d) };
     case 'operator': return { ...c, target, operator: operator(d) };

@@ -22,7 +22,7 @@ export const commonVariables = {
 } as const;
 
 export const storageVariables = {
-  TENANTRY_DATA_DIR: variable(NonEmptyString, './data', 'embedded ClickHouse data directory (also holds the generated admin key and the gateway insert spool)'),
+  TENANTRY_DATA_DIR: variable(NonEmptyString, './data', 'embedded ClickHouse data directory (also holds the generated admin key, the insert spool and, by default, the write-ahead log)'),
   TENANTRY_CLICKHOUSE_URL: variable(HttpUrl, undefined, 'ClickHouse server URL; set it to leave embedded mode'),
   TENANTRY_CLICKHOUSE_USER: variable(NonEmptyString, 'default', 'ClickHouse user (server mode)'),
   TENANTRY_CLICKHOUSE_PASSWORD: variable(RawString, '', 'ClickHouse password (server mode)'),
@@ -42,10 +42,11 @@ export const gatewayVariables = {
   TENANTRY_OTLP_HTTP_PORT: variable(Port, '4318', 'OTLP/HTTP listener port'),
   TENANTRY_OTLP_GRPC_PORT: variable(Port, '4317', 'OTLP/gRPC listener port'),
   TENANTRY_MAX_REQUEST_BYTES: variable(ByteSize, '16MiB', 'OTLP request body limit after decompression'),
-  TENANTRY_BATCH_MAX_ROWS: variable(intInRange(1, 10_000_000), '50000', 'rows per table that trigger a flush of the group-commit writer'),
-  TENANTRY_BATCH_MAX_BYTES: variable(ByteSize, '16MiB', 'bytes per table that trigger a flush of the group-commit writer'),
-  TENANTRY_BATCH_MAX_DELAY_MS: variable(intInRange(0, 60_000), '50', 'longest time a row waits for its flush, in ms'),
-  TENANTRY_WRITE_QUEUE_MAX_BYTES: variable(ByteSize, '256MiB', 'bytes waiting to be written beyond which requests get 429'),
+  TENANTRY_BATCH_MAX_ROWS: variable(intInRange(1, 1_000_000), '100000', 'rows of one table after which the write-ahead log cuts a block and INSERTs it'),
+  TENANTRY_BATCH_MAX_BYTES: variable(ByteSize, '64MiB', 'bytes of one table after which the write-ahead log cuts a block and INSERTs it'),
+  TENANTRY_BATCH_MAX_DELAY_MS: variable(intInRange(0, 60_000), '1000', 'longest time acknowledged rows wait in the write-ahead log for their INSERT, in ms (bounds how soon they are queryable)'),
+  TENANTRY_WAL_DIR: variable(NonEmptyString, undefined, 'directory of the gateway\'s write-ahead log; unset means TENANTRY_DATA_DIR/wal'),
+  TENANTRY_WAL_MAX_BYTES: variable(ByteSize, '1GiB', 'bytes the write-ahead log may hold (acknowledged, not yet in ClickHouse) beyond which requests get 429'),
 } as const;
 
 export const apiVariables = {

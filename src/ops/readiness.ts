@@ -14,6 +14,11 @@ export class Readiness {
     this.#pending.delete(condition);
   }
 
+  /** Makes the process unready until `condition` is done again (e.g. storage refusing writes). */
+  unready(condition: string): void {
+    this.#pending.add(condition);
+  }
+
   beginShutdown(): void {
     this.#shuttingDown = true;
   }

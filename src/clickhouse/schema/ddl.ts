@@ -71,3 +71,8 @@ export function createDatabase(t: SchemaTarget): string {
 export function modifyTtl(t: SchemaTarget, name: string, ttl: string): string {
   return `ALTER TABLE ${storageTable(t, name)}${onCluster(t)} MODIFY TTL ${ttl}`;
 }
+
+/** ALTER … MODIFY SETTING on the storing table. */
+export function modifySettings(t: SchemaTarget, name: string, settings: readonly string[]): string {
+  return `ALTER TABLE ${storageTable(t, name)}${onCluster(t)} MODIFY SETTING ${settings.join(', ')}`;
+}

@@ -2,7 +2,7 @@
 // the migrator stores each one's checksum and refuses to run when an applied
 // migration has changed. Add a new version instead.
 import type { RetentionConfig } from '../../config/config.ts';
-import { createMaterializedView, createTable } from './ddl.ts';
+import { createMaterializedView, createTable, modifySettings } from './ddl.ts';
 import type { SchemaTarget } from './ddl.ts';
 import { logBytesExpression, logsTable, metricsTable, spansTable, tenantsTable, usageDailyTable } from './tables.ts';
 
@@ -17,6 +17,9 @@ export interface Migration {
 }
 
 const usageDay = "toDate(now(), 'UTC')";
+
+/** Blocks a table remembers for deduplication: far more than the INSERTs a log can hold while ClickHouse is down. */
+const dedupWindow = 10_000;
 
 function usageView(ctx: SchemaContext, from: string, counts: { log_records: string; log_bytes: string; spans: string; metric_points: string }): string {
   return createMaterializedView(ctx, `${from}_usage_mv`, from, 'usage_daily',
@@ -46,5 +49,18 @@ export const migrations: readonly Migration[] = [
       discoveryView(ctx, 'spans'),
       discoveryView(ctx, 'metrics'),
     ],
+  },
+  {
+    // The gateway's write-ahead log replays a block whose INSERT may already
+    // have succeeded before a crash, with the same deduplication token
+    // (docs/adr/0006-write-ahead-log.md). Replicated tables remember recent
+    // blocks by default; plain MergeTree tables only with a window, and the
+    // views' target tables need one too so usage and discovery do not count
+    // a replayed block twice.
+    version: 2,
+    name: 'insert deduplication for write-ahead-log replays',
+    statements: (ctx) => (ctx.cluster !== undefined ? [] : ['logs', 'spans', 'metrics', 'usage_daily', 'tenants'].map(
+      (table) => modifySettings(ctx, table, [`non_replicated_deduplication_window = ${dedupWindow}`]),
+    )),
   },
 ];

@@ -85,7 +85,7 @@ describe('gateway: metric mapping', function () {
     const text = await (await fetch(`${gw.httpUrl}/metrics`)).text();
     expect(text).to.match(/tenantry_gateway_accepted_items_total\{signal="metrics"\} 9/);
     expect(text).to.include('tenantry_gateway_batch_rows_bucket');
-    expect(text).to.include('tenantry_gateway_queue_bytes');
+    expect(text).to.include('tenantry_gateway_wal_bytes');
     expect(text).to.match(/tenantry_gateway_requests_total\{protocol="http",signal="metrics",status="200"\} 2/);
     expect((await fetch(`${gw.httpUrl}/healthz`)).status).to.equal(200);
     expect((await fetch(`${gw.httpUrl}/readyz`)).status).to.equal(200);

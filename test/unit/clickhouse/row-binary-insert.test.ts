@@ -20,7 +20,7 @@ describe('RowBinary inserts', () => {
     expect(() => rowBinaryTarget(spansTable({ logsDays: 1, tracesDays: 1, metricsDays: 1 }), ['tenant_id', 'nope'])).to.throw('table spans has no column nope');
   });
 
-  it('send a server the rows as the binary body of INSERT … FORMAT RowBinary', async () => {
+  it('send a server the rows as the binary body of INSERT … FORMAT RowBinary, with the block\'s deduplication token', async () => {
     const seen: { query: string | null; body: Buffer }[] = [];
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -38,10 +38,15 @@ describe('RowBinary inserts', () => {
     if (!opened.ok) throw new Error(opened.message);
     try {
       const rows = [Buffer.from([0x00, 0xff, 0x0a]), Buffer.from([0x01, 0x02])];
-      await insertRowBinary(opened.store, { table: 'spans', columns: ['a', 'b'], structure: 'a String, b String' }, rows);
+      const target = { table: 'spans', columns: ['a', 'b'], structure: 'a String, b String' };
+      await insertRowBinary(opened.store, target, rows, 'spans-0123456789abcdef-000000000042');
       expect(seen).to.have.length(1);
-      expect(seen[0]?.query).to.equal('INSERT INTO tenantry.spans (a, b) FORMAT RowBinary');
+      expect(seen[0]?.query).to.equal("INSERT INTO tenantry.spans (a, b) SETTINGS max_partitions_per_insert_block = 0, insert_deduplication_token = 'spans-0123456789abcdef-000000000042', deduplicate_blocks_in_dependent_materialized_views = 1 FORMAT RowBinary");
       expect(seen[0]?.body.equals(Buffer.concat(rows))).to.equal(true);
+      let refused: unknown;
+      await insertRowBinary(opened.store, target, rows, "x', readonly = '0").catch((error: unknown) => { refused = error; });
+      expect(String(refused)).to.contain('is not a plain name');
+      expect(seen).to.have.length(1);
     } finally {
       await opened.store.close();
       server.close();

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { expect } from 'chai';
 import { decodeConfig } from '../../../src/config/config.ts';
 import type { Config } from '../../../src/config/config.ts';
@@ -39,7 +40,7 @@ describe('config decoding', () => {
       TENANTRY_CLICKHOUSE_DATABASE: 'obs_2', TENANTRY_LOGS_RETENTION_DAYS: '7', TENANTRY_TRACES_RETENTION_DAYS: '14',
       TENANTRY_METRICS_RETENTION_DAYS: '400', TENANTRY_API_KEYS: '[]', TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '14317',
       TENANTRY_MAX_REQUEST_BYTES: '512KiB', TENANTRY_BATCH_MAX_ROWS: '1000', TENANTRY_BATCH_MAX_BYTES: '1MB',
-      TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WRITE_QUEUE_MAX_BYTES: '64MiB', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
+      TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WAL_MAX_BYTES: '64MiB', TENANTRY_WAL_DIR: '/var/lib/tenantry-wal', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
     });
     if (config.target !== 'all') throw new Error('wrong target');
     expect(config.logLevel).to.equal('debug');
@@ -49,9 +50,18 @@ describe('config decoding', () => {
     expect(config.keys.json).to.equal('[]');
     expect(config.gateway).to.deep.equal({
       otlpHttpPort: 0, otlpGrpcPort: 14317, maxRequestBytes: 512 * 1024,
-      writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxQueueBytes: 64 * 1024 * 1024 },
+      writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxLogBytes: 64 * 1024 * 1024, logDir: '/var/lib/tenantry-wal' },
     });
     expect(config.api).to.deep.equal({ port: 9090, queryTimeoutMs: 5000 });
+  });
+
+  it('puts the write-ahead log in the data directory unless TENANTRY_WAL_DIR names another, as an absolute path', () => {
+    const inData = ok('all', { TENANTRY_DATA_DIR: 'rel/data' });
+    if (inData.target !== 'all') throw new Error('wrong target');
+    expect(inData.gateway.writer.logDir).to.equal(resolve('rel/data', 'wal'));
+    const own = ok('gateway', { ...server, TENANTRY_WAL_DIR: 'wal-here' });
+    if (own.target !== 'gateway') throw new Error('wrong target');
+    expect(own.gateway.writer.logDir).to.equal(resolve('wal-here'));
   });
 
   it('decodes server mode with a cluster and the keys file', () => {
@@ -82,7 +92,8 @@ describe('config decoding', () => {
     ['TENANTRY_BATCH_MAX_ROWS', '0'],
     ['TENANTRY_BATCH_MAX_BYTES', '0'],
     ['TENANTRY_BATCH_MAX_DELAY_MS', '1e3'],
-    ['TENANTRY_WRITE_QUEUE_MAX_BYTES', 'lots'],
+    ['TENANTRY_WAL_MAX_BYTES', 'lots'],
+    ['TENANTRY_WAL_DIR', '   '],
     ['TENANTRY_API_PORT', '80a'],
     ['TENANTRY_QUERY_TIMEOUT_SECONDS', '0'],
   ];

@@ -1,5 +1,11 @@
 // An in-process gateway on its own fresh database of the test process's
-// embedded ClickHouse, with a fixed set of keys, for integration tests.
+// embedded ClickHouse and its own write-ahead-log folder, with a fixed set
+// of keys, for integration tests. Acknowledged rows reach ClickHouse a
+// moment later (the write-ahead log), so select() first waits until every
+// row the store's gateway acknowledged is inserted.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { parseKeys } from '../../../../src/auth/api-keys.ts';
 import type { Store } from '../../../../src/clickhouse/store.ts';
@@ -26,6 +32,11 @@ const keyText = JSON.stringify([
 export interface TestGateway {
   readonly store: Store;
   readonly registry: Registry;
+  readonly readiness: Readiness;
+  /** The write-ahead log's folder. */
+  readonly logDir: string;
+  /** Resolves once every acknowledged row is in ClickHouse. */
+  flush(): Promise<void>;
   readonly httpUrl: string;
   readonly grpcUrl: string;
   /** Stops the gateway (flushing) but keeps the database. */
@@ -42,34 +53,47 @@ export interface HarnessOptions {
   readonly store?: Store;
 }
 
+/** The flush of the gateway writing into each store, so select() sees what was acknowledged. */
+const flushers = new WeakMap<Store, () => Promise<void>>();
+
 export async function startTestGateway(prefix: string, options: HarnessOptions = {}): Promise<TestGateway> {
   const store = options.store ?? await migratedStore(prefix);
   const parsed = parseKeys(keyText, 'test keys');
   if (!parsed.ok) throw new Error(parsed.message);
   const registry = new Registry();
   const readiness = new Readiness([]);
+  const logDir = options.writer?.logDir ?? mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
   const config: GatewayConfig = {
     otlpHttpPort: 0,
     otlpGrpcPort: 0,
     maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024,
-    writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxQueueBytes: 64 * 1024 * 1024, ...options.writer },
+    writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, ...options.writer, logDir },
   };
   const real = clickHouseRowSink(store);
   const gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness, registry }, config, options.sink?.(real) ?? real);
+  flushers.set(store, () => gateway.flush());
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => (stopped ??= gateway.stop());
   return {
     store,
     registry,
+    readiness,
+    logDir,
+    flush: () => gateway.flush(),
     httpUrl: `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`,
     grpcUrl: `http://127.0.0.1:${gateway.ports['otlpGrpc'] ?? 0}`,
     stop,
-    close: async () => { await stop(); await store.close(); },
+    close: async () => {
+      await stop();
+      await store.close();
+      if (options.writer?.logDir === undefined) rmSync(logDir, { recursive: true, force: true });
+    },
   };
 }
 
 /** Runs a SELECT and returns its rows (use toString() for 64-bit values). */
 export async function select<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  await flushers.get(store)?.();
   const rs = await store.client.query({ query, format: 'JSONEachRow', query_params: params });
   return rs.json<T>();
 }

@@ -1,0 +1,191 @@
+// Moves sealed write-ahead-log segments into ClickHouse, one INSERT per
+// segment and table at a time, oldest first, each with the segment's
+// deduplication token, so a segment inserted just before a crash is not
+// stored twice when it is replayed. A segment is deleted only after its
+// INSERT succeeded.
+// - A failure caused by the rows themselves (ClickHouse could not parse or
+//   convert them) is narrowed down by splitting the block by request until
+//   the failing request is alone; its rows go to a dead-letter file with the
+//   reason (DESIGN §10) and the rest is stored.
+// - Every other failure (ClickHouse down, disk full, too many parts, a table
+//   missing, anything unknown) is retried with backoff, forever: the rows
+//   were acknowledged, and the process reports itself unready meanwhile.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
+import type { TableName } from '../ingest/row-batch.ts';
+import type { RowSink } from './row-sink.ts';
+import type { WalRecord } from './wal-records.ts';
+import { WriteAheadLog } from './write-ahead-log.ts';
+import type { Segment } from './write-ahead-log.ts';
+
+export interface InsertStats {
+  readonly table: TableName;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly seconds: number;
+  readonly ok: boolean;
+}
+
+export interface InserterEvents {
+  inserted(stats: InsertStats): void;
+  /** ClickHouse refuses writes for a reason that may pass (healthy=false), or takes them again. */
+  storageHealth(healthy: boolean, message: string): void;
+  deadLettered(table: TableName, rows: number, reason: string): void;
+}
+
+export interface InserterOptions {
+  /** Where dead-lettered rows are kept. */
+  readonly deadLetterDir: string;
+  /** Backoff between retries of a failing INSERT. */
+  readonly minBackoffMs: number;
+  readonly maxBackoffMs: number;
+  /** Tries before a block failing for a reason of its own is split. */
+  readonly triesBeforeSplit: number;
+}
+
+export const defaultInserterOptions = { minBackoffMs: 100, maxBackoffMs: 5000, triesBeforeSplit: 3 } as const;
+
+/** Failures that only the block's own rows can cause. */
+const causedByRows: ReadonlySet<StoreFailureKind> = new Set(['invalid_query']);
+
+/** Thrown inside an insert loop when stop() gives up waiting for ClickHouse: the segment stays for the next start. */
+class Abandoned extends Error {}
+
+export class BlockInserter {
+  readonly #sink: RowSink;
+  readonly #wal: WriteAheadLog;
+  readonly #events: InserterEvents;
+  readonly #options: InserterOptions;
+  readonly #queues = new Map<TableName, Segment[]>();
+  readonly #loops = new Map<TableName, Promise<void>>();
+  #abandon = false;
+  readonly #wakers = new Set<() => void>();
+
+  constructor(sink: RowSink, wal: WriteAheadLog, events: InserterEvents, options: InserterOptions) {
+    this.#sink = sink;
+    this.#wal = wal;
+    this.#events = events;
+    this.#options = options;
+  }
+
+  /** Queues a sealed segment behind the table's earlier ones. */
+  enqueue(segment: Segment): void {
+    let queue = this.#queues.get(segment.table);
+    if (queue === undefined) {
+      queue = [];
+      this.#queues.set(segment.table, queue);
+    }
+    queue.push(segment);
+    if (!this.#loops.has(segment.table)) this.#start(segment.table, queue);
+  }
+
+  /** Segments waiting or being inserted. */
+  get backlog(): number {
+    let n = 0;
+    for (const q of this.#queues.values()) n += q.length;
+    return n;
+  }
+
+  /** Resolves once every queued segment is in ClickHouse. */
+  async whenIdle(): Promise<void> {
+    while (this.#loops.size > 0) await Promise.all(this.#loops.values());
+  }
+
+  /** Waits up to `timeoutMs` for the backlog; what is left stays in the log for the next start. */
+  async stop(timeoutMs: number): Promise<void> {
+    const timer = setTimeout(() => {
+      this.#abandon = true;
+      for (const wake of this.#wakers) wake();
+    }, timeoutMs);
+    try {
+      await this.whenIdle();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #start(table: TableName, queue: Segment[]): void {
+    const loop = async (): Promise<void> => {
+      for (let segment = queue[0], attempt = 0; segment !== undefined; segment = queue[0]) {
+        try {
+          const records = await WriteAheadLog.read(segment);
+          await this.#insert(table, records, segment.token);
+          await this.#wal.release(segment);
+          queue.shift();
+          attempt = 0;
+        } catch (error) {
+          if (error instanceof Abandoned) throw error;
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+            queue.shift(); // removed by hand: nothing left to insert
+            continue;
+          }
+          // The segment's file could not be read or deleted: a local disk fault, retried like a storage one.
+          this.#events.storageHealth(false, `write-ahead log segment: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+          await this.#backoff(attempt++);
+        }
+      }
+    };
+    this.#loops.set(table, loop().catch((error: unknown) => {
+      if (!(error instanceof Abandoned)) throw error;
+    }).finally(() => {
+      this.#loops.delete(table);
+      if (queue.length > 0 && !this.#abandon) this.#start(table, queue);
+    }));
+  }
+
+  /** Inserts the records as one block; splits it when its own rows make it fail. */
+  async #insert(table: TableName, records: readonly WalRecord[], token: string): Promise<void> {
+    const chunks = records.map((r) => r.rows);
+    const rows = records.reduce((n, r) => n + r.rowCount, 0);
+    const bytes = chunks.reduce((n, c) => n + c.length, 0);
+    for (let attempt = 0; ; attempt++) {
+      if (this.#abandon) throw new Abandoned();
+      const started = process.hrtime.bigint();
+      const result = await this.#sink.insert(table, chunks, token);
+      this.#events.inserted({ table, rows, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9, ok: result.ok });
+      if (result.ok) {
+        this.#events.storageHealth(true, '');
+        return;
+      }
+      if (!causedByRows.has(result.kind)) {
+        this.#events.storageHealth(false, result.message);
+        await this.#backoff(attempt);
+        continue;
+      }
+      if (attempt + 1 < this.#options.triesBeforeSplit) {
+        await this.#backoff(attempt);
+        continue;
+      }
+      if (records.length === 1) {
+        await this.#deadLetter(table, records, token, result.message);
+        return;
+      }
+      const half = Math.ceil(records.length / 2);
+      await this.#insert(table, records.slice(0, half), `${token}-a`);
+      await this.#insert(table, records.slice(half), `${token}-b`);
+      return;
+    }
+  }
+
+  async #deadLetter(table: TableName, records: readonly WalRecord[], token: string, reason: string): Promise<void> {
+    const rows = records.reduce((n, r) => n + r.rowCount, 0);
+    await mkdir(this.#options.deadLetterDir, { recursive: true, mode: 0o700 });
+    await writeFile(join(this.#options.deadLetterDir, `${token}.rowbinary`), records.map((r) => r.rows), { mode: 0o600 });
+    await writeFile(join(this.#options.deadLetterDir, `${token}.json`), `${JSON.stringify({ table, rows, reason, at: new Date().toISOString() })}\n`, { mode: 0o600 });
+    this.#events.deadLettered(table, rows, reason);
+  }
+
+  #backoff(attempt: number): Promise<void> {
+    const ms = Math.min(this.#options.maxBackoffMs, this.#options.minBackoffMs * 2 ** Math.min(attempt, 16));
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.#wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.#wakers.add(wake);
+    });
+  }
+}

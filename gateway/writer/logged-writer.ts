@@ -1,0 +1,121 @@
+// The gateway's writer: a request's rows are acknowledged once the
+// write-ahead log has them on disk; the block inserter moves sealed
+// segments into ClickHouse in large blocks, whatever the number of clients
+// (docs/adr/0006-write-ahead-log.md). On open, segments a previous process
+// left behind are inserted first.
+import { join } from 'node:path';
+import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
+import type { WriterConfig } from '../../src/config/config.ts';
+import type { TableName } from '../ingest/row-batch.ts';
+import { BlockInserter, defaultInserterOptions } from './block-inserter.ts';
+import type { InsertStats } from './block-inserter.ts';
+import type { RowSink } from './row-sink.ts';
+import { WriteAheadLog } from './write-ahead-log.ts';
+
+export type SubmitResult = { readonly ok: true } | { readonly ok: false; readonly kind: 'overloaded' | 'stopped' | StoreFailureKind; readonly message: string };
+
+export interface WriterObserver {
+  /** Bytes acknowledged and not yet in ClickHouse. */
+  logBytes(bytes: number): void;
+  inserted(stats: InsertStats): void;
+  deadLettered(table: TableName, rows: number, reason: string): void;
+  /** A condition readiness depends on changed: the log's disk, or ClickHouse taking writes. */
+  health(condition: string, healthy: boolean, message: string): void;
+}
+
+/** What the ingest pipeline needs of a writer: rows in, a durable answer out. */
+export interface DurableWriter {
+  submit(table: TableName, rows: Buffer, rowCount: number): Promise<SubmitResult>;
+}
+
+/** Readiness conditions the writer reports. */
+export const writerConditions = { disk: 'write-ahead log disk', storage: 'ClickHouse accepting writes' } as const;
+
+/** How long stop() waits for ClickHouse to take the backlog before leaving it to the next start. */
+export const stopTimeoutMs = 30_000;
+
+export class LoggedWriter implements DurableWriter {
+  readonly #wal: WriteAheadLog;
+  readonly #inserter: BlockInserter;
+  readonly #observer: WriterObserver;
+
+  private constructor(wal: WriteAheadLog, inserter: BlockInserter, observer: WriterObserver) {
+    this.#wal = wal;
+    this.#inserter = inserter;
+    this.#observer = observer;
+  }
+
+  /** Opens the log in config.logDir and starts inserting what a previous process left. */
+  static async open(sink: RowSink, config: WriterConfig, observer: WriterObserver): Promise<LoggedWriter> {
+    // Nothing is sealed while the log opens (no appends yet); the inserter is there before the first seal.
+    const handoff: { inserter?: BlockInserter } = {};
+    const health = new HealthEdges(observer);
+    const opened = await WriteAheadLog.open(
+      { dir: config.logDir, maxBytes: config.maxLogBytes, cut: { maxRows: config.maxBatchRows, maxBytes: config.maxBatchBytes, maxDelayMs: config.maxBatchDelayMs } },
+      {
+        sealed: (segment) => { handoff.inserter?.enqueue(segment); },
+        diskHealth: (healthy, message) => { health.report(writerConditions.disk, healthy, message); },
+      },
+    );
+    const log = opened.wal;
+    const inserter = new BlockInserter(sink, log, {
+      inserted: (stats) => {
+        observer.inserted(stats);
+        if (stats.ok) observer.logBytes(log.bytes);
+      },
+      storageHealth: (healthy, message) => { health.report(writerConditions.storage, healthy, message); },
+      deadLettered: (table, rows, reason) => { observer.deadLettered(table, rows, reason); },
+    }, { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') });
+    handoff.inserter = inserter;
+    for (const segment of opened.recovered) inserter.enqueue(segment);
+    observer.logBytes(log.bytes);
+    return new LoggedWriter(log, inserter, observer);
+  }
+
+  /** Bytes acknowledged and not yet in ClickHouse. */
+  get logBytes(): number {
+    return this.#wal.bytes;
+  }
+
+  /** Logs rows (RowBinary, whole rows) and resolves once they are durable, or at once when refused. */
+  async submit(table: TableName, rows: Buffer, rowCount: number): Promise<SubmitResult> {
+    if (rowCount === 0) return { ok: true };
+    const result = await this.#wal.append(table, rows, rowCount);
+    if (result.ok) this.#observer.logBytes(this.#wal.bytes);
+    return result;
+  }
+
+  /** Seals every segment now instead of when it is due (shutdown begins; tests). */
+  drain(): void {
+    this.#wal.cutAll();
+  }
+
+  /** Resolves once everything acknowledged so far is in ClickHouse (tests, benchmarks). */
+  async flush(): Promise<void> {
+    await this.#wal.sealAll();
+    await this.#inserter.whenIdle();
+  }
+
+  /** Refuses new rows, seals the log and inserts it; what ClickHouse does not take in time stays for the next start. */
+  async stop(): Promise<void> {
+    await this.#wal.stop();
+    await this.#inserter.stop(stopTimeoutMs);
+  }
+}
+
+/** Reports a health condition only when it changes. */
+class HealthEdges {
+  readonly #observer: WriterObserver;
+  readonly #unhealthy = new Set<string>();
+
+  constructor(observer: WriterObserver) {
+    this.#observer = observer;
+  }
+
+  report(condition: string, healthy: boolean, message: string): void {
+    if (healthy !== this.#unhealthy.has(condition)) return;
+    if (healthy) this.#unhealthy.delete(condition);
+    else this.#unhealthy.add(condition);
+    this.#observer.health(condition, healthy, message);
+  }
+}

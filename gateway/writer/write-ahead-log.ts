@@ -1,0 +1,349 @@
+// The gateway's write-ahead log (docs/adr/0006-write-ahead-log.md). Rows are
+// acknowledged once they are fsynced here, not once ClickHouse has them, so
+// the size of a ClickHouse part no longer depends on how many requests are
+// in flight. Each table has its own segments; concurrent appends to a table
+// share one write and one fdatasync (group commit). A segment is cut (sealed)
+// when it holds enough rows or bytes, or when its first rows are old enough;
+// a sealed segment becomes exactly one INSERT, with the segment's name as the
+// deduplication token, and is deleted only after that INSERT succeeded.
+// Segments found on start are the previous process's unfinished work.
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TableName } from '../ingest/row-batch.ts';
+import { readRecords, recordHeader } from './wal-records.ts';
+import type { WalRecord } from './wal-records.ts';
+
+export const walTables: readonly TableName[] = ['spans', 'logs', 'metrics'];
+
+export interface CutPolicy {
+  /** A segment holding this many rows is sealed. */
+  readonly maxRows: number;
+  readonly maxBytes: number;
+  /** A segment is sealed at the latest this long after its first rows were appended. */
+  readonly maxDelayMs: number;
+}
+
+export interface WalOptions {
+  readonly dir: string;
+  /** Bytes of all segments beyond which appends are refused (the caller answers 429). */
+  readonly maxBytes: number;
+  readonly cut: CutPolicy;
+}
+
+/** A sealed segment: one future INSERT. */
+export interface Segment {
+  readonly table: TableName;
+  readonly path: string;
+  /** Unique per segment across restarts: the INSERT's deduplication token. */
+  readonly token: string;
+  /** Bytes acknowledged (a failed append may leave bytes after them that were never acknowledged). */
+  readonly bytes: number;
+  readonly rows: number;
+}
+
+export type AppendResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly kind: 'overloaded' | 'stopped' | 'unavailable'; readonly message: string };
+
+export interface WalEvents {
+  /** A segment was sealed and waits for its INSERT. */
+  sealed(segment: Segment): void;
+  /** An append failed for a local reason (disk full, read-only, I/O error), or the log works again. */
+  diskHealth(healthy: boolean, message: string): void;
+}
+
+interface Pending {
+  readonly rows: Buffer;
+  readonly rowCount: number;
+  readonly resolve: (result: AppendResult) => void;
+}
+
+interface Active {
+  readonly path: string;
+  readonly token: string;
+  readonly fd: FileHandle;
+  bytes: number;
+  rows: number;
+}
+
+class TableLog {
+  pending: Pending[] = [];
+  pendingBytes = 0;
+  active: Active | undefined;
+  /** The running loop of appends and seals, if any. */
+  loop: Promise<void> | undefined;
+  cutRequested = false;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const probeIntervalMs = 1000;
+const probeBytes = 64 * 1024;
+
+const segmentName = /^(\d{12})-([0-9a-f]{16})\.wal$/;
+
+/** Why an fs call failed, without the server's paths (the message reaches clients). */
+function diskMessage(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOSPC': case 'EDQUOT': return 'the write-ahead log\'s disk is full';
+    case 'EROFS': case 'EACCES': case 'EPERM': return 'the write-ahead log\'s disk is read-only';
+    default: return `the write-ahead log cannot be written (${code ?? 'I/O error'})`;
+  }
+}
+
+export class WriteAheadLog {
+  readonly #options: WalOptions;
+  readonly #events: WalEvents;
+  readonly #tables = new Map<TableName, TableLog>();
+  /** One per process start: segment names and tokens never repeat across restarts. */
+  readonly #instance = randomBytes(8).toString('hex');
+  #nextSeq: number;
+  #bytes = 0;
+  #stopped = false;
+  /** While appends fail, a probe write checks every second whether the disk takes writes again. */
+  #probe: NodeJS.Timeout | undefined;
+
+  private constructor(options: WalOptions, events: WalEvents, nextSeq: number, recoveredBytes: number) {
+    this.#options = options;
+    this.#events = events;
+    this.#nextSeq = nextSeq;
+    this.#bytes = recoveredBytes;
+    for (const table of walTables) this.#tables.set(table, new TableLog());
+  }
+
+  /**
+   * Opens the log in `options.dir`; the segments a previous process left are
+   * returned, oldest first per table, for the caller to insert before anything new.
+   */
+  static async open(options: WalOptions, events: WalEvents): Promise<{ wal: WriteAheadLog; recovered: Segment[] }> {
+    const recovered: Segment[] = [];
+    let maxSeq = 0;
+    for (const table of walTables) {
+      const dir = join(options.dir, table);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const names = (await readdir(dir)).filter((n) => segmentName.test(n)).sort();
+      for (const name of names) {
+        const [, seq = '0', instance = ''] = segmentName.exec(name) ?? [];
+        maxSeq = Math.max(maxSeq, Number(seq));
+        const path = join(dir, name);
+        const { records, validBytes } = readRecords(await readFile(path));
+        if (records.length === 0) {
+          await unlink(path);
+          continue;
+        }
+        recovered.push({ table, path, token: `${table}-${instance}-${seq}`, bytes: validBytes, rows: records.reduce((n, r) => n + r.rowCount, 0) });
+      }
+    }
+    const bytes = recovered.reduce((n, s) => n + s.bytes, 0);
+    return { wal: new WriteAheadLog(options, events, maxSeq + 1, bytes), recovered };
+  }
+
+  /** Bytes held by the log (acknowledged, not yet inserted). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Appends rows to the table's segment; resolves once they are on disk (fdatasync), or at once when refused. */
+  append(table: TableName, rows: Buffer, rowCount: number): Promise<AppendResult> {
+    if (this.#stopped) return Promise.resolve({ ok: false, kind: 'stopped', message: 'the gateway is shutting down' });
+    const log = this.#log(table);
+    const queued = this.#bytes + this.#queuedBytes();
+    if (queued + rows.length > this.#options.maxBytes) {
+      return Promise.resolve({ ok: false, kind: 'overloaded', message: `the write-ahead log is full (${queued} of ${this.#options.maxBytes} bytes waiting for ClickHouse)` });
+    }
+    log.pendingBytes += rows.length;
+    const done = new Promise<AppendResult>((resolve) => { log.pending.push({ rows, rowCount, resolve }); });
+    this.#run(table, log);
+    return done;
+  }
+
+  /** Seals every table's segment now (shutdown; tests). */
+  cutAll(): void {
+    for (const [table, log] of this.#tables) {
+      log.cutRequested = true;
+      this.#run(table, log);
+    }
+  }
+
+  /** Seals every segment and resolves once the appends queued before were answered and the segments handed on. */
+  async sealAll(): Promise<void> {
+    this.cutAll();
+    await Promise.all([...this.#tables.values()].map((log) => this.#idle(log)));
+  }
+
+  /** Refuses new appends; finishes the appends already queued and seals every segment. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#probe);
+    this.#probe = undefined;
+    await this.sealAll();
+  }
+
+  /** Reads a sealed segment's acknowledged records. */
+  static async read(segment: Segment): Promise<WalRecord[]> {
+    const data = await readFile(segment.path);
+    return readRecords(data.subarray(0, segment.bytes)).records;
+  }
+
+  /** Deletes a segment whose rows are in ClickHouse. */
+  async release(segment: Segment): Promise<void> {
+    await unlink(segment.path);
+    this.#bytes -= segment.bytes;
+  }
+
+  #log(table: TableName): TableLog {
+    const log = this.#tables.get(table);
+    if (log === undefined) throw new Error(`bug: no write-ahead log for table ${table}`);
+    return log;
+  }
+
+  #queuedBytes(): number {
+    let n = 0;
+    for (const log of this.#tables.values()) n += log.pendingBytes;
+    return n;
+  }
+
+  async #idle(log: TableLog): Promise<void> {
+    while (log.loop !== undefined) await log.loop;
+  }
+
+  /** One loop per table at a time: appends and seals never interleave. */
+  #run(table: TableName, log: TableLog): void {
+    if (log.loop !== undefined) return;
+    const loop = async (): Promise<void> => {
+      try {
+        while (log.pending.length > 0 || log.cutRequested) {
+          if (log.pending.length > 0) await this.#commit(table, log);
+          if (log.cutRequested || this.#due(log)) await this.#seal(table, log);
+        }
+      } catch (error) {
+        // #commit answers its own failures; this is a seal that could not close its file.
+        for (const p of log.pending.splice(0)) p.resolve({ ok: false, kind: 'unavailable', message: diskMessage(error) });
+        log.pendingBytes = 0;
+      }
+    };
+    // .finally runs after the assignment even when the loop has nothing to do; work queued meanwhile starts a new loop.
+    log.loop = loop().finally(() => {
+      log.loop = undefined;
+      if (log.pending.length > 0 || log.cutRequested) this.#run(table, log);
+    });
+  }
+
+  #due(log: TableLog): boolean {
+    const a = log.active;
+    return a !== undefined && (a.rows >= this.#options.cut.maxRows || a.bytes >= this.#options.cut.maxBytes);
+  }
+
+  /** Writes every pending append in one write + one fdatasync, then answers them all. */
+  async #commit(table: TableName, log: TableLog): Promise<void> {
+    const batch = log.pending;
+    log.pending = [];
+    const batchBytes = batch.reduce((n, p) => n + p.rows.length, 0);
+    let active: Active | undefined;
+    let before = 0;
+    try {
+      active = log.active ?? await this.#openSegment(table, log);
+      before = active.bytes;
+      const buffers = batch.flatMap((p) => [recordHeader(p.rows, p.rowCount), p.rows]);
+      const length = buffers.reduce((n, b) => n + b.length, 0);
+      const { bytesWritten } = await active.fd.writev(buffers);
+      if (bytesWritten !== length) throw Object.assign(new Error('short write'), { code: 'EIO' });
+      await active.fd.datasync();
+      active.bytes += length;
+      active.rows += batch.reduce((n, p) => n + p.rowCount, 0);
+      this.#bytes += length;
+      log.pendingBytes -= batchBytes;
+      this.#healthy();
+      for (const p of batch) p.resolve({ ok: true });
+    } catch (error) {
+      log.pendingBytes -= batchBytes;
+      const message = diskMessage(error);
+      // Nothing of these appends may survive: a replay must not store rows whose request was answered 503.
+      if (active !== undefined) await this.#discardTail(log, active, before);
+      this.#events.diskHealth(false, message);
+      this.#probe ??= setInterval(() => { void this.#probeDisk(); }, probeIntervalMs);
+      for (const p of batch) p.resolve({ ok: false, kind: 'unavailable', message });
+    }
+  }
+
+  #healthy(): void {
+    clearInterval(this.#probe);
+    this.#probe = undefined;
+    this.#events.diskHealth(true, '');
+  }
+
+  /** Writes and syncs a small file the size of a typical request, so readiness returns without waiting for traffic. */
+  async #probeDisk(): Promise<void> {
+    const path = join(this.#options.dir, '.probe');
+    try {
+      const fd = await open(path, 'w', 0o600);
+      try {
+        await fd.write(Buffer.alloc(probeBytes));
+        await fd.datasync();
+      } finally {
+        await fd.close();
+      }
+      await unlink(path);
+      this.#healthy();
+    } catch {
+      await unlink(path).catch(() => undefined);
+    }
+  }
+
+  /** Cuts a failed append off the segment; if even that fails, the segment is sealed at its acknowledged length. */
+  async #discardTail(log: TableLog, active: Active, acknowledged: number): Promise<void> {
+    try {
+      await active.fd.truncate(acknowledged);
+    } catch {
+      // The segment's readers stop at `bytes`; only a crash before its INSERT could replay the unacknowledged tail.
+      log.cutRequested = true;
+    }
+  }
+
+  async #openSegment(table: TableName, log: TableLog): Promise<Active> {
+    const seq = String(this.#nextSeq++).padStart(12, '0');
+    const dir = join(this.#options.dir, table);
+    const path = join(dir, `${seq}-${this.#instance}.wal`);
+    let fd: FileHandle;
+    try {
+      fd = await open(path, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      await mkdir(dir, { recursive: true, mode: 0o700 }); // removed while running
+      fd = await open(path, 'wx', 0o600);
+    }
+    // The new name must survive a crash too.
+    const dirHandle = await open(dir, 'r');
+    try {
+      await dirHandle.sync();
+    } finally {
+      await dirHandle.close();
+    }
+    const active: Active = { path, token: `${table}-${this.#instance}-${seq}`, fd, bytes: 0, rows: 0 };
+    log.active = active;
+    log.timer = setTimeout(() => {
+      log.timer = undefined;
+      log.cutRequested = true;
+      this.#run(table, log);
+    }, this.#options.cut.maxDelayMs);
+    return active;
+  }
+
+  async #seal(table: TableName, log: TableLog): Promise<void> {
+    log.cutRequested = false;
+    clearTimeout(log.timer);
+    log.timer = undefined;
+    const active = log.active;
+    if (active === undefined) return;
+    log.active = undefined;
+    await active.fd.close().catch(() => undefined);
+    if (active.rows === 0) {
+      await unlink(active.path).catch(() => undefined);
+      this.#bytes -= active.bytes;
+      return;
+    }
+    this.#events.sealed({ table, path: active.path, token: active.token, bytes: active.bytes, rows: active.rows });
+  }
+}
