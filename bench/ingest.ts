@@ -246,7 +246,8 @@ async function main(): Promise<void> {
     // The gateway, as in production (group commit, direct converters, RowBinary inserts), and the
     // reference, alternated twice so that a burst of load from other processes does not decide the result.
     const gwStore = await database(opened.store, 'bench_gateway');
-    const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 2 ** 20, maxBatchDelayMs: 50, maxQueueBytes: 256 * 2 ** 20 } };
+    const logDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-wal-'));
+    const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 100_000, maxBatchBytes: 64 * 2 ** 20, maxBatchDelayMs: 1000, maxLogBytes: 2 ** 30, logDir } };
     const ctx = { host: '127.0.0.1', store: gwStore, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() };
     const gateway = await startGatewayWith(ctx, gatewayConfig, clickHouseRowSink(gwStore));
     const gwUrl = `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`;
@@ -268,11 +269,12 @@ async function main(): Promise<void> {
     await gateway.stop();
     await reference.close();
 
-    // 4x overload: 16 clients against a gateway whose queue is bounded at 64 MiB.
+    // 4x overload: 16 clients against a gateway whose write-ahead log is bounded at 64 MiB.
     const overStore = await database(opened.store, 'bench_overload');
-    const overloaded = await startGatewayWith({ ...ctx, store: overStore, registry: new Registry() }, { ...gatewayConfig, writer: { ...gatewayConfig.writer, maxQueueBytes: 64 * 2 ** 20 } }, clickHouseRowSink(overStore));
-    print('overload 4x spans/s (queue 64 MiB)', await load(`http://127.0.0.1:${overloaded.ports['otlpHttp'] ?? 0}/v1/traces`, traces, clients * 4, phaseSeconds));
+    const overloaded = await startGatewayWith({ ...ctx, store: overStore, registry: new Registry() }, { ...gatewayConfig, writer: { ...gatewayConfig.writer, maxLogBytes: 64 * 2 ** 20, logDir: join(logDir, 'overload') } }, clickHouseRowSink(overStore));
+    print('overload 4x spans/s (log 64 MiB)', await load(`http://127.0.0.1:${overloaded.ports['otlpHttp'] ?? 0}/v1/traces`, traces, clients * 4, phaseSeconds));
     await overloaded.stop();
+    rmSync(logDir, { recursive: true, force: true });
 
     conversionFigures(traces, logs, metrics, print);
 

@@ -27,7 +27,7 @@ export class IngestPipeline {
   readonly #writer: DurableWriter;
   readonly #metrics: GatewayMetrics;
 
-  constructor(writer: GroupCommitWriter, metrics: GatewayMetrics) {
+  constructor(writer: DurableWriter, metrics: GatewayMetrics) {
     this.#writer = writer;
     this.#metrics = metrics;
   }
