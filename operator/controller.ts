@@ -75,8 +75,9 @@ export function startController(o: ControllerOptions): RunningController {
       depth.set(stacks.depth + tenants.depth);
     },
   });
+  const lastApplied = new Map<string, { readonly desired: string; readonly resourceVersion: string }>();
   const stacks: KeyQueue<ObjectKey> = queueOf('stack', (key) => reconcileStack({
-    rest: o.rest, cache, log: o.log, now,
+    rest: o.rest, cache, lastApplied, log: o.log, now,
     onReconciled: (stack) => { if (stack.spec.tenantSync.enabled) tenants.addUnlessScheduled(key); },
   }, key));
   const tenants: KeyQueue<ObjectKey> = queueOf('tenants', (key) => syncTenants({
@@ -90,8 +91,11 @@ export function startController(o: ControllerOptions): RunningController {
     tenants.add(keyOf(object));
   };
   const onTenant = ({ type, object, previous }: CacheEvent): void => {
-    // The tenant sync's own creations are in the store already (same generation): not relevant.
     if (!isRelevantChange(type, object, previous)) return;
+    // Only the tenant sync creates managed Tenants; it writes their status and queues one
+    // stack reconcile for the new count itself. Its creations' events (which may arrive
+    // before its POSTs return) would otherwise queue a reconcile per created Tenant.
+    if (type === 'ADDED' && object.metadata?.labels?.['app.kubernetes.io/managed-by'] === managedByValue) return;
     const stack = (object['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name;
     if (stack === undefined) return;
     const key = { namespace: object.metadata?.namespace ?? '', name: stack };

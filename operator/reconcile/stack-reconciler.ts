@@ -8,6 +8,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import { secretKeys } from '../desired/credentials-secret.ts';
 import type { GeneratedCredentials } from '../desired/credentials-secret.ts';
 import { desiredObjects, objectKey } from '../desired/desired-state.ts';
+import type { Manifest } from '../desired/manifest-types.ts';
 import { managedByValue, stackLabel } from '../desired/object-meta.ts';
 import { applyObject, deleteObject, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
 import type { ClusterCache } from '../kube/cluster-cache.ts';
@@ -23,6 +24,8 @@ import type { HandlerResult, ObjectKey } from './key-queue.ts';
 export interface StackReconcilerDeps {
   readonly rest: KubeRest;
   readonly cache: ClusterCache;
+  /** What the last apply of each child sent and got back ("namespace/Kind/name"), kept across reconciles. */
+  readonly lastApplied: Map<string, { readonly desired: string; readonly resourceVersion: string }>;
   readonly log: Logger;
   readonly now: () => Date;
   /** Called after each successful reconcile of a stack that wants tenant mirroring. */
@@ -86,6 +89,34 @@ function jobState(name: string, applied: KubeObject | undefined): JobState {
   };
 }
 
+/**
+ * Server-side applies a child, unless the cached copy is exactly what the last
+ * apply of the same desired object left (same resourceVersion): then nothing
+ * can differ, and the cached copy is the live state. Anything else — a change
+ * by someone else, a deleted child, a new desired object — is applied.
+ */
+async function applyUnlessCurrent(deps: StackReconcilerDeps, child: Manifest, log: Logger, about: KubeObject): Promise<{ ok: true; value: KubeObject } | { ok: false; message: string }> {
+  const type = typeOfKind(child.apiVersion, child.kind);
+  if (type === undefined) throw new Error(`bug: no resource type for ${child.apiVersion} ${child.kind}`);
+  const key = objectKey(child);
+  const id = `${child.metadata?.namespace ?? ''}/${key}`;
+  const desired = JSON.stringify(child);
+  const cached = deps.cache.of(type).get(child.metadata?.name ?? '', child.metadata?.namespace);
+  const last = deps.lastApplied.get(id);
+  if (cached !== undefined && last?.desired === desired && last.resourceVersion === cached.metadata?.resourceVersion) return { ok: true, value: cached };
+  const applied = await applyObject(deps.rest, child);
+  if (!applied.ok) return applied;
+  const live = { ...applied.value, apiVersion: child.apiVersion, kind: child.kind };
+  deps.cache.of(type).set(live);
+  deps.lastApplied.set(id, { desired, resourceVersion: live.metadata?.resourceVersion ?? '' });
+  // Server-side apply answers 201 when it created the object.
+  if (applied.status === 201) {
+    log.info('created child', { child: key });
+    void recordEvent(deps.rest, about, 'Normal', 'Created', `created ${key}`);
+  }
+  return { ok: true, value: live };
+}
+
 /** A child of this stack by its labels (what the old label-selected LIST returned). */
 function labelledChild(o: KubeObject, stack: string): boolean {
   const labels = o.metadata?.labels ?? {};
@@ -102,6 +133,7 @@ async function prune(deps: StackReconcilerDeps, stack: Stack, keep: ReadonlySet<
       const deleted = await deleteObject(deps.rest, type, stack.ref.namespace, o.metadata?.name ?? '', o.metadata?.uid);
       if (!deleted.ok) { errors.push(`deleting ${key}: ${deleted.message}`); continue; }
       deps.cache.of(type).delete(o);
+      deps.lastApplied.delete(`${stack.ref.namespace}/${key}`);
       log.info('pruned child no longer desired', { child: key });
       void recordEvent(deps.rest, about, 'Normal', 'Pruned', `deleted ${key}, no longer desired`);
     }
@@ -132,21 +164,14 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
     const desired = desiredObjects(stack, { credentials, referencedSecretsChecksum: referenced.value });
     for (const child of desired) {
       const key = objectKey(child);
-      const applied = await applyObject(deps.rest, child);
-      if (!applied.ok) {
-        errors.push(`applying ${key}: ${applied.message}`);
+      const live = await applyUnlessCurrent(deps, child, log, about);
+      if (!live.ok) {
+        errors.push(`applying ${key}: ${live.message}`);
         if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', undefined);
         continue;
       }
-      const type = typeOfKind(child.apiVersion, child.kind);
-      if (type !== undefined) deps.cache.of(type).set({ ...applied.value, apiVersion: child.apiVersion, kind: child.kind });
-      // Server-side apply answers 201 when it created the object.
-      if (applied.status === 201) {
-        log.info('created child', { child: key });
-        void recordEvent(deps.rest, about, 'Normal', 'Created', `created ${key}`);
-      }
-      if (child.kind === 'Deployment' || child.kind === 'StatefulSet') workloads.push(workloadState({ ...applied.value, kind: child.kind }));
-      if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', applied.value);
+      if (child.kind === 'Deployment' || child.kind === 'StatefulSet') workloads.push(workloadState({ ...live.value, kind: child.kind }));
+      if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', live.value);
     }
     if (errors.length === 0) errors.push(...await prune(deps, stack, new Set(desired.map(objectKey)), log, about));
   }
