@@ -92,7 +92,7 @@ class BucketsFields {
   }
 }
 
-/** The fields of one data point of any type, reset per point; -1 ranges and NaN-free flags say "absent". */
+/** The fields of one data point of any type, reset per point (absent fields read as the generated decoder's defaults). */
 class PointFields {
   readonly attributes = new RangeList();
   startLo = 0; startHi = 0; timeLo = 0; timeHi = 0; flags = 0;
@@ -123,12 +123,14 @@ class PointFields {
     this.reset();
     r.pos = start;
     r.end = end;
-    // The generated decoder's oneof getter answers the member set first... last: the one whose first occurrence came later.
+    // as_double and as_int are a oneof: the generated decoder's getter answers the member whose first occurrence came last.
     let doubleSeen = -1;
     let intSeen = -1;
     let asDouble = 0;
     let asInt = 0;
     let field = 0;
+    const attributesField = type === metricType.exponentialHistogram ? 1 : type === metricType.histogram ? 9 : 7;
+    const flagsField = type === metricType.histogram || type === metricType.exponentialHistogram ? 10 : 8;
     while (r.more()) {
       const tag = r.uint32();
       const wire = tag & 7;
@@ -136,9 +138,7 @@ class PointFields {
       field++;
       if (number === 2 && wire === WireType.fixed64) { r.fixed64(); this.startLo = r.lo; this.startHi = r.hi; continue; }
       if (number === 3 && wire === WireType.fixed64) { r.fixed64(); this.timeLo = r.lo; this.timeHi = r.hi; continue; }
-      const attributesField = type === metricType.exponentialHistogram ? 1 : type === metricType.histogram ? 9 : 7;
       if (number === attributesField && wire === WireType.bytes) { const e = r.delimited(); this.attributes.push(r.pos, e); r.pos = e; continue; }
-      const flagsField = type === metricType.histogram || type === metricType.exponentialHistogram ? 10 : 8;
       if (number === flagsField && wire === WireType.varint) { this.flags = r.uint32(); continue; }
       if (type === metricType.gauge || type === metricType.sum) {
         if (number === 4 && wire === WireType.fixed64) { asDouble = r.double(); if (doubleSeen < 0) doubleSeen = field; continue; }
