@@ -21,6 +21,18 @@ export interface InformerOptions extends Omit<WatchOptions, 'onObject' | 'onList
   readonly onSynced: () => void;
 }
 
+/**
+ * Whether the store holds a newer copy of the same object. resourceVersions are
+ * opaque to clients in general; kube-apiserver's are etcd revisions (decimal
+ * integers), and anything else counts as not older.
+ */
+function isOlderThanStored(store: ObjectStore, object: KubeObject): boolean {
+  const stored = store.get(object.metadata?.name ?? '', object.metadata?.namespace);
+  const a = stored?.metadata?.resourceVersion ?? '';
+  const b = object.metadata?.resourceVersion ?? '';
+  return stored?.metadata?.uid === object.metadata?.uid && /^\d+$/.test(a) && /^\d+$/.test(b) && BigInt(a) > BigInt(b);
+}
+
 /** Runs until `signal` aborts. */
 export async function runInformer(o: InformerOptions): Promise<void> {
   let listed = new Set<string>();
@@ -30,6 +42,8 @@ export async function runInformer(o: InformerOptions): Promise<void> {
     ...o,
     onObject: (type, object) => {
       if (type === 'LISTED') listed.add(id(object));
+      // The reconcilers store their writes' answers; a watch event or list older than such an answer must not roll it back.
+      if (type !== 'DELETED' && isOlderThanStored(o.store, object)) return;
       const previous = type === 'DELETED' ? o.store.delete(object) : o.store.set(object);
       o.onEvent({ type, object, previous });
     },
