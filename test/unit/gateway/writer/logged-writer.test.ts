@@ -97,6 +97,29 @@ describe('logged writer', () => {
     expect(aged.rows.get('spans')).to.deep.equal(['x']);
   });
 
+  it('sends one INSERT per table per maxBatchDelayMs however many clients submit (the server-mode bound)', async () => {
+    const ch = new FakeClickHouse();
+    const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 200 }, new RecordingObserver());
+    const started = Date.now();
+    let submitted = 0;
+    await Promise.all(Array.from({ length: 64 }, async (_, client) => {
+      for (let i = 0; Date.now() - started < 700; i++) {
+        const answer = await writer.submit(client % 2 === 0 ? 'spans' : 'logs', rows(`c${client}-${i}`), 1);
+        expect(answer).to.deep.equal({ ok: true });
+        submitted++;
+      }
+    }));
+    await writer.flush();
+    const elapsed = Date.now() - started;
+    for (const table of ['spans', 'logs'] as const) {
+      const inserts = ch.inserts.filter((i) => i.table === table).length;
+      // One per 200 ms window that saw rows, plus the flush's final cut.
+      expect(inserts, table).to.be.at.most(Math.ceil(elapsed / 200) + 1);
+    }
+    expect((ch.rows.get('spans')?.length ?? 0) + (ch.rows.get('logs')?.length ?? 0)).to.equal(submitted);
+    await writer.stop();
+  });
+
   it('refuses with "overloaded" past maxLogBytes, counting rows the log holds until ClickHouse has them', async () => {
     const ch = new FakeClickHouse();
     let release: () => void = () => undefined;
