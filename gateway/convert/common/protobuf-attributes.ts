@@ -2,10 +2,11 @@
 // same RowBinary the JSON converters write through otlp-values.ts, plus the
 // lookups the converters need: tenant.id, service.name, log.record.uid.
 import { isValidTenantId } from '../../../src/tenant/tenant-id.ts';
-import { WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';
+import { WireError, WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';
 import type { RangeList } from '../../protobuf/wire-reader.ts';
 import type { RowWriter } from '../../rowbinary/row-writer.ts';
 import { AnyValueMessage } from '../../wire/otlp-messages.ts';
+import type { AnyValue } from '../../wire/otlp-messages.ts';
 import type { Resolution } from './tenant-resolver.ts';
 import { anyValueText, int64Parts } from './otlp-values.ts';
 
@@ -62,7 +63,7 @@ export class AnyValueView {
       case kinds.array:
       case kinds.kvlist:
         // Nested values are rare: render them through the generated decoder, exactly as the JSON converters do.
-        w.text(anyValueText(AnyValueMessage.decode(this.#wrapped(buf))));
+        w.text(anyValueText(nestedValue(this.#wrapped(buf))));
         return;
       default: w.empty();
     }
@@ -86,6 +87,15 @@ export class AnyValueView {
     else if (this.kind === kinds.int) id = int64Parts(this.lo, this.hi);
     else return { ok: false, reason: 'invalid_tenant_type' };
     return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
+  }
+}
+
+/** A nested AnyValue through the generated decoder, whose errors on malformed bytes become WireErrors like the reader's. */
+function nestedValue(bytes: Uint8Array): AnyValue {
+  try {
+    return AnyValueMessage.decode(bytes);
+  } catch (error) {
+    throw new WireError(`invalid nested value: ${(error as Error).message}`);
   }
 }
 

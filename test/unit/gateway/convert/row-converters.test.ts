@@ -13,7 +13,7 @@ import type { RowBatch } from '../../../../gateway/ingest/row-batch.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
 import type { SignalName } from '../../../../gateway/wire/otlp-messages.ts';
 import { logsRequest, metricsRequest, otlpJson, principal, tracesRequest } from '../support/otlp-arbitraries.ts';
-import { rowDifference } from '../support/row-binary-reader.ts';
+import { readRows, rowDifference } from '../support/row-binary-reader.ts';
 
 const encoders: Readonly<Record<SignalName, (request: object) => Uint8Array>> = {
   traces: (r) => ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(r)).finish(),
@@ -45,6 +45,21 @@ describe('row converters', () => {
       }), { numRuns: 300 });
     });
   }
+
+  it('never throw on mutated protobuf, and write decodable rows for whatever they accept', () => {
+    const mutated = fc.tuple(fc.constantFrom('traces', 'logs', 'metrics'), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(), fc.nat())
+      .chain(([signal, at, value, cut, drop]) => requests[signal].map((request) => ({ signal, request, at, value, cut, drop })));
+    fc.assert(fc.property(mutated, ({ signal, request, at, value, cut, drop }) => {
+      const body = Buffer.from(encoders[signal](request));
+      if (body.length === 0) return;
+      body[at % body.length] = value;
+      const cutAt = cut % (body.length + 1);
+      const changed = Buffer.concat([body.subarray(0, cutAt), body.subarray(Math.min(body.length, cutAt + (drop % 4)))]);
+      const result = converters()[signal].protobuf.convert(changed, new TenantResolver(principal));
+      if (result.ok) expect(readRows(result.batch.table, result.batch.rows)).to.have.length(result.batch.rowCount);
+      else expect(result.message).to.match(/^invalid protobuf: /);
+    }), { numRuns: 500 });
+  });
 
   it('report malformed protobuf and invalid JSON as a reason, for every signal', () => {
     for (const signal of ['traces', 'logs', 'metrics'] as const) {
