@@ -9,7 +9,7 @@ const twoTo32 = 4_294_967_296;
 const twoTo64 = twoTo32 * twoTo32;
 
 /** An unsigned 64-bit integer given as two unsigned 32-bit halves, in decimal. */
-export function uint64Parts(lo: number, hi: number): string {
+function uint64Parts(lo: number, hi: number): string {
   if (hi === 0) return String(lo);
   const n = hi * twoTo32 + lo;
   if (n <= Number.MAX_SAFE_INTEGER) return String(n);

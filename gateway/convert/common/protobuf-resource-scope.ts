@@ -14,7 +14,7 @@ export interface ResourcePart {
 }
 
 /** Finds the last occurrence of length-delimited fields in [start, end): fills starts/ends by field number. */
-export function lastFields(r: WireReader, start: number, end: number, starts: Int32Array, ends: Int32Array): void {
+function lastFields(r: WireReader, start: number, end: number, starts: Int32Array, ends: Int32Array): void {
   starts.fill(-1);
   const it = new WireReader(r.buf, start, end);
   while (it.more()) {

@@ -5,13 +5,36 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { startTestGateway, keys } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
+import { ExportMetricsServiceRequest } from '../../../gateway/wire/otlp-messages.ts';
 import { jsonHeaders, logsProtobuf, metricsProtobuf, post, protobufHeaders, tracesJson, tracesProtobuf } from './support/payloads.ts';
 
 const seeds: readonly (readonly [string, Buffer])[] = [
   ['traces', tracesProtobuf(tracesJson({ 'tenant.id': 'fuzz', 'service.name': 'f' }, [{ name: 'a', attrs: { k: 1, b: true, d: { double: 2.5 } } }, { name: 'b', attrs: { 'tenant.id': 'x' } }]))],
   ['logs', logsProtobuf({ 'tenant.id': 'fuzz' }, [{ body: 'hello', attrs: { n: 3 } }, { body: 'x', attrs: { 'tenant.id': 7 } }])],
   ['metrics', metricsProtobuf({ 'tenant.id': 'fuzz' }, [{ a: 'b' }, { 'tenant.id': 'y' }])],
+  ['metrics', everyMetricType()],
 ];
+
+/** One point of each of the five metric types, with nested attribute values, for the protobuf metrics reader. */
+function everyMetricType(): Buffer {
+  const point = { timeUnixNano: '1700000000000000000', attributes: [{ key: 'n', value: { arrayValue: { values: [{ stringValue: 'a' }, { intValue: 2 }] } } }] };
+  const message = ExportMetricsServiceRequest.fromObject({
+    resourceMetrics: [{
+      resource: { attributes: [{ key: 'tenant.id', value: { stringValue: 'fuzz' } }] },
+      scopeMetrics: [{
+        scope: { name: 's' },
+        metrics: [
+          { name: 'g', gauge: { dataPoints: [{ ...point, asInt: 3 }] } },
+          { name: 's', sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [{ ...point, asDouble: 1.5 }] } },
+          { name: 'h', histogram: { aggregationTemporality: 1, dataPoints: [{ ...point, count: 3, sum: 2, min: 0.5, max: 1, bucketCounts: [1, 2], explicitBounds: [1] }] } },
+          { name: 'e', exponentialHistogram: { dataPoints: [{ ...point, count: 3, scale: -2, zeroCount: 1, positive: { offset: -1, bucketCounts: [1, 1] }, negative: { bucketCounts: [1] } }] } },
+          { name: 'q', summary: { dataPoints: [{ ...point, count: 2, sum: 3, quantileValues: [{ quantile: 0.5, value: 1 }, { quantile: 1, value: 2 }] }] } },
+        ],
+      }],
+    }],
+  });
+  return Buffer.from(ExportMetricsServiceRequest.encode(message).finish());
+}
 
 const mutation = fc.oneof(
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), value: fc.integer({ min: 0, max: 255 }) }),
