@@ -62,7 +62,7 @@ export function activeParts(tableDir: string): TableAtRest {
 /** Loki after /flush: chunks (the filesystem object store, with the shipped index) and the TSDB index folder; the WAL is kept apart. */
 export function lokiAtRest(dir: string): { readonly bytes: number; readonly chunks: number; readonly index: number; readonly wal: number } {
   const chunks = folderBytes(join(dir, 'chunks'));
-  const index = folderBytes(join(dir, 'tsdb-index')) + folderBytes(join(dir, 'tsdb-cache'));
+  const index = folderBytes(join(dir, 'tsdb-shipper-active')) + folderBytes(join(dir, 'tsdb-shipper-cache'));
   return { bytes: chunks + index, chunks, index, wal: folderBytes(join(dir, 'wal')) };
 }
 

@@ -99,7 +99,7 @@ export async function startLoki(binary: string, dir: string): Promise<Loki> {
     ingester_client: { grpc_client_config: { max_send_msg_size: 64 * mib, max_recv_msg_size: 64 * mib } },
     limits_config: {
       ingestion_rate_mb: 4096, ingestion_burst_size_mb: 8192, per_stream_rate_limit: '2GB', per_stream_rate_limit_burst: '4GB',
-      max_global_streams_per_user: 0, max_query_series: 100_000,
+      max_query_series: 100_000,
     },
     query_range: {
       cache_results: false, cache_index_stats_results: false, cache_volume_results: false,

@@ -36,7 +36,7 @@ export function tenantryQuery(tenantry: Tenantry, signal: 'logs' | 'traces'): Vi
       const response = await fetch(`${tenantry.apiUrl}/v1/tenants/${request.tenant}/${signal}`, {
         method: 'POST', signal: AbortSignal.timeout(10_000),
         headers: { authorization: `Bearer ${tenantry.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ startTime: nowSeconds() - 3600, endTime: nowSeconds() + 60, traceId: lastTrace(request), pagination: { limit: 100 } }),
+        body: JSON.stringify({ startTime: nowSeconds() - 300, endTime: nowSeconds() + 60, traceId: lastTrace(request), pagination: { limit: 100 } }),
       });
       const body = await response.json() as { data?: unknown[] };
       return response.status === 200 && (body.data?.length ?? 0) >= spansPerTrace;
@@ -50,7 +50,7 @@ export function lokiQuery(loki: Loki): VisibilityQuery {
     label: 'loki logs by trace_id (query_range)',
     visible: async (request) => {
       const query = `{service_name="${request.service}"} | trace_id="${lastTrace(request)}"`;
-      const params = new URLSearchParams({ query, start: `${(nowSeconds() - 3600) * 1e9}`, end: `${(nowSeconds() + 60) * 1e9}`, limit: '100', direction: 'backward' });
+      const params = new URLSearchParams({ query, start: `${(nowSeconds() - 300) * 1e9}`, end: `${(nowSeconds() + 60) * 1e9}`, limit: '100', direction: 'backward' });
       const { status, body } = await getJson(`${loki.url}/loki/api/v1/query_range?${params.toString()}`, { 'X-Scope-OrgID': request.tenant });
       const streams = (body as { data?: { result?: { values?: unknown[] }[] } }).data?.result ?? [];
       return status === 200 && streams.reduce((n, s) => n + (s.values?.length ?? 0), 0) >= spansPerTrace;
@@ -71,12 +71,12 @@ export function tempoTraceByIdQuery(tempo: Tempo): VisibilityQuery {
   };
 }
 
-/** Tempo: TraceQL `{ trace:id = "…" }` over the last hour (ingesters and blocks, as Grafana asks). */
+/** Tempo: TraceQL `{ trace:id = "…" }` over the last 5 minutes (ingesters and blocks, as Grafana asks). */
 export function tempoSearchQuery(tempo: Tempo): VisibilityQuery {
   return {
     label: 'tempo TraceQL search (/api/search)',
     visible: async (request) => {
-      const params = new URLSearchParams({ q: `{ trace:id = "${lastTrace(request)}" }`, start: String(nowSeconds() - 3600), end: String(nowSeconds() + 60), limit: '20' });
+      const params = new URLSearchParams({ q: `{ trace:id = "${lastTrace(request)}" }`, start: String(nowSeconds() - 300), end: String(nowSeconds() + 60), limit: '20' });
       const { status, body } = await getJson(`${tempo.url}/api/search?${params.toString()}`, { 'X-Scope-OrgID': request.tenant });
       return status === 200 && ((body as { traces?: unknown[] }).traces?.length ?? 0) >= 1;
     },
