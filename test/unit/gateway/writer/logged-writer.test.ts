@@ -99,7 +99,7 @@ describe('logged writer', () => {
 
   it('sends one INSERT per table per maxBatchDelayMs however many clients submit (the server-mode bound)', async () => {
     const ch = new FakeClickHouse();
-    const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 200 }, new RecordingObserver());
+    const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 200, maxBatchRows: 1_000_000 }, new RecordingObserver());
     const started = Date.now();
     let submitted = 0;
     await Promise.all(Array.from({ length: 64 }, async (_, client) => {
