@@ -114,7 +114,16 @@ async function corpus(systems: Systems, factory: RequestFactory): Promise<Corpus
         await response.text();
         if (response.status >= 300) say(`${system} /flush answered ${response.status}`);
       }
-      const settled = await settle(systems, `after the ${system} ${signal} corpus`, 180_000);
+      let settled = await settle(systems, `after the ${system} ${signal} corpus`, 180_000);
+      if (system === 'tenantry') {
+        // With a write-ahead log, rows reach ClickHouse after the ack: wait until the table holds
+        // the corpus (bounded), then for the merges that follow.
+        const table = join(tenantryTables(systems), signal === 'logs' ? 'logs' : 'spans');
+        const until = Date.now() + 120_000;
+        while (activeParts(table).rows < load.items && Date.now() < until) await new Promise((r) => setTimeout(r, 500));
+        if (activeParts(table).rows < load.items) say(`tenantry ${signal}: ${activeParts(table).rows} of ${load.items} rows in ClickHouse after 120 s`);
+        settled = await settle(systems, `after the tenantry ${signal} rows arrived`, 180_000);
+      }
       const cpu = cpuSeconds(server.pid) - before;
       const result: CorpusResult = {
         system, signal, items: load.items, requests: load.requests, cpuSeconds: Math.round(cpu * 100) / 100, microsPerItem: Math.round((cpu * 1e6) / Math.max(1, load.items) * 10) / 10,
@@ -127,8 +136,11 @@ async function corpus(systems: Systems, factory: RequestFactory): Promise<Corpus
   return results;
 }
 
+/** Folder of Tenantry's tables in its embedded ClickHouse (database `tenantry`). */
+const tenantryTables = (systems: Systems): string => join(systems.tenantry.dataDir, 'clickhouse', 'data', 'tenantry');
+
 function atRest(systems: Systems): Report['atRest'] {
-  const data = join(systems.tenantry.dataDir, 'clickhouse', 'data', 'tenantry');
+  const data = tenantryTables(systems);
   return { loki: lokiAtRest(systems.loki.dataDir), tempo: tempoAtRest(systems.tempo.dataDir), tenantryLogs: activeParts(join(data, 'logs')), tenantrySpans: activeParts(join(data, 'spans')) };
 }
 
