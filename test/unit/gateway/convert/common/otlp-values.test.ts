@@ -5,7 +5,6 @@ import { RowWriter } from '../../../../../gateway/rowbinary/row-writer.ts';
 import {
   anyValueText, clampInt, int64Number, int64Text, writeAttributes, writeDuration, writeFloat, writeHex, writeNanos, writeOptionalFloat, writeUint64,
 } from '../../../../../gateway/convert/common/otlp-values.ts';
-import { severityNumber } from '../../../../../gateway/convert/logs/severity.ts';
 import { AnyValueMessage } from '../../../../../gateway/wire/otlp-messages.ts';
 import { RowBinaryReader, parseType } from '../../support/row-binary-reader.ts';
 import type { RowValue } from '../../support/row-binary-reader.ts';
@@ -125,12 +124,5 @@ describe('otlp-values', () => {
     const decoded = read(map, written((w) => { writeAttributes(w, many); })) as readonly (readonly RowValue[])[];
     expect(decoded).to.have.length(200);
     expect(decoded[199]).to.deep.equal(['k199', 'é'.repeat(199)]);
-  });
-
-  it('derives severity from text when the number is unset', () => {
-    expect(severityNumber(17, 'whatever')).to.equal(17);
-    expect([severityNumber(0, 'warning'), severityNumber(0, 'Error'), severityNumber(0, 'fatal'), severityNumber(0, 'debug'), severityNumber(0, 'info'), severityNumber(0, 'trace')]).to.deep.equal([13, 17, 21, 5, 9, 1]);
-    expect(severityNumber(0, 'chatty')).to.equal(0);
-    expect(severityNumber(undefined, undefined)).to.equal(0);
   });
 });
