@@ -4,6 +4,7 @@ import { ObjectStore } from './object-store.ts';
 import { ownedTypes, resourceTypes } from './resource-types.ts';
 import type { ResourceType } from './resource-types.ts';
 
+/** One ObjectStore per watched type: stacks, Tenants and every owned kind. */
 export class ClusterCache {
   readonly #stores = new Map<string, ObjectStore>();
 

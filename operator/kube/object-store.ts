@@ -7,13 +7,16 @@
 import type { ObjectCache } from '@kubernetes/client-node';
 import type { KubeObject } from './kube-rest.ts';
 
+/** Objects of one type by namespace and name. */
 export class ObjectStore implements ObjectCache<KubeObject> {
   readonly #byNamespace = new Map<string, Map<string, KubeObject>>();
 
+  /** One object, or undefined when the watches have not seen it. */
   get(name: string, namespace?: string): KubeObject | undefined {
     return this.#byNamespace.get(namespace ?? '')?.get(name);
   }
 
+  /** Every object in a namespace, or in all when namespace is undefined or ''. */
   list(namespace?: string): readonly KubeObject[] {
     if (namespace === undefined || namespace === '') return [...this.#byNamespace.values()].flatMap((m) => [...m.values()]);
     return [...(this.#byNamespace.get(namespace)?.values() ?? [])];

@@ -13,6 +13,7 @@ export type HandlerResult = { readonly ok: true; readonly resyncAfterMs?: number
 /** The key of a namespaced object, such as a stack. */
 export interface ObjectKey { readonly namespace: string; readonly name: string }
 
+/** The string identity of an object key (the queue's map key). */
 export const objectKeyId = (k: ObjectKey): string => `${k.namespace}/${k.name}`;
 
 /** Delayed calls; the real one uses unref'd timers, tests pass a manual one. */
@@ -21,6 +22,7 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/** Node's timers, unref'd so a pending resync never keeps the process alive. */
 export const realClock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (handle) => { clearTimeout(handle as NodeJS.Timeout); },
