@@ -8,7 +8,7 @@ import type { SignalName } from '../wire/otlp-messages.ts';
 import type { DurableWriter } from '../writer/logged-writer.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import type { Failure, Outcome } from './outcome.ts';
-import type { RowBatch } from './row-batch.ts';
+import type { RowBatch } from '../rowbinary/row-batch.ts';
 
 const itemNoun: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 

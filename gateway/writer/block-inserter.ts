@@ -13,7 +13,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
-import type { TableName } from '../ingest/row-batch.ts';
+import type { TableName } from '../rowbinary/row-batch.ts';
 import type { RowSink } from './row-sink.ts';
 import type { WalRecord } from './wal-records.ts';
 import { WriteAheadLog } from './write-ahead-log.ts';

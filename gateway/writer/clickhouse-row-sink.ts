@@ -5,8 +5,8 @@ import { insertRowBinary, rowBinaryTarget } from '../../src/clickhouse/row-binar
 import type { RowBinaryTarget } from '../../src/clickhouse/row-binary-insert.ts';
 import { logsTable, metricsTable, spansTable } from '../../src/clickhouse/schema/tables.ts';
 import type { Store } from '../../src/clickhouse/store.ts';
-import { rowColumns } from '../ingest/row-batch.ts';
-import type { TableName } from '../ingest/row-batch.ts';
+import { rowColumns } from '../rowbinary/row-batch.ts';
+import type { TableName } from '../rowbinary/row-batch.ts';
 import type { RowSink, SinkResult } from './row-sink.ts';
 
 // Column types do not depend on retention; any retention gives the same columns.

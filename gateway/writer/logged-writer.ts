@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
 import type { WriterConfig } from '../../src/config/config.ts';
-import type { TableName } from '../ingest/row-batch.ts';
+import type { TableName } from '../rowbinary/row-batch.ts';
 import { BlockInserter, defaultInserterOptions } from './block-inserter.ts';
 import type { InsertStats } from './block-inserter.ts';
 import type { RowSink } from './row-sink.ts';

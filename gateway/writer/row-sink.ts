@@ -1,7 +1,7 @@
 // The port through which the group-commit writer stores rows. Failures are
 // values, classified by the adapter (the only place that knows ClickHouse).
 import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
-import type { TableName } from '../ingest/row-batch.ts';
+import type { TableName } from '../rowbinary/row-batch.ts';
 
 export type SinkResult = { readonly ok: true } | { readonly ok: false; readonly kind: StoreFailureKind; readonly message: string };
 

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { TableName } from '../ingest/row-batch.ts';
+import type { TableName } from '../rowbinary/row-batch.ts';
 import { readRecords, recordHeader } from './wal-records.ts';
 import type { WalRecord } from './wal-records.ts';
 

@@ -5,7 +5,7 @@
 // exception. There is one converter per signal and wire format
 // (convert/<signal>/<format>.ts); convert/row-converters.ts puts them in one
 // table.
-import type { RowBatch } from '../../ingest/row-batch.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import type { TenantResolver } from './tenant-resolver.ts';
 
 export type ConvertResult = { readonly ok: true; readonly batch: RowBatch } | { readonly ok: false; readonly message: string };

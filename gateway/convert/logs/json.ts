@@ -4,7 +4,7 @@
 // severity number, or from the severity text when the number is 0; the
 // timestamp falls back to the observed timestamp when unset (OTLP says 0
 // means unknown); log_id is log.record.uid when present.
-import type { RowBatch } from '../../ingest/row-batch.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { ExportLogsServiceRequest } from '../../wire/otlp-messages.ts';
 import type { ResourceLogs } from '../../wire/otlp-messages.ts';

@@ -2,7 +2,7 @@
 // straight from the wire bytes (docs/adr/0002-byte-level-converters.md);
 // writes exactly what logs/json.ts writes for the same request in OTLP/JSON
 // (held together by a property test).
-import type { RowBatch } from '../../ingest/row-batch.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';

@@ -4,7 +4,7 @@
 // Each type fills its own columns and writes the defaults of the others (0,
 // '', empty arrays, NULL min and max). Exemplars are dropped: schema v1 has
 // no column for them and no API query reads them (docs/gateway.md).
-import type { RowBatch } from '../../ingest/row-batch.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { ExportMetricsServiceRequest } from '../../wire/otlp-messages.ts';
 import type {

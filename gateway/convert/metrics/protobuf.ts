@@ -3,7 +3,7 @@
 // writes exactly what metrics/json.ts writes for the same request in
 // OTLP/JSON (held together by a property test). Fixed64 counts and double
 // bounds are little-endian on both sides, so repeated ones are copied as is.
-import type { RowBatch } from '../../ingest/row-batch.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireError, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';

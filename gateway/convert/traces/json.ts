@@ -4,7 +4,7 @@
 // timestamps in Unix ns, events and links as parallel arrays. It writes
 // exactly what traces/protobuf.ts writes for the same request (a property
 // test holds the two together).
-import type { RowBatch } from '../../ingest/row-batch.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { ExportTraceServiceRequest } from '../../wire/otlp-messages.ts';
 import type { ResourceSpans, Span } from '../../wire/otlp-messages.ts';

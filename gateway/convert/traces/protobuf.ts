@@ -3,7 +3,7 @@
 // between (docs/adr/0002-byte-level-converters.md). It writes exactly what
 // traces/json.ts writes for the same request in OTLP/JSON (a property test
 // holds the two together).
-import type { RowBatch } from '../../ingest/row-batch.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeDurationParts, writeNanosParts } from '../common/otlp-values.ts';

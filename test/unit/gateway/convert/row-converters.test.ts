@@ -9,7 +9,7 @@ import { LogIdGenerator } from '../../../../gateway/convert/logs/log-id.ts';
 import type { RowConverter } from '../../../../gateway/convert/common/row-converter.ts';
 import { rowConverters } from '../../../../gateway/convert/row-converters.ts';
 import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
-import type { RowBatch } from '../../../../gateway/ingest/row-batch.ts';
+import type { RowBatch } from '../../../../gateway/rowbinary/row-batch.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
 import type { SignalName } from '../../../../gateway/wire/otlp-messages.ts';
 import { logsRequest, metricsRequest, otlpJson, principal, tracesRequest } from '../support/otlp-arbitraries.ts';

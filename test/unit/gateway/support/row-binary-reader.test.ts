@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { RowWriter } from '../../../../gateway/rowbinary/row-writer.ts';
-import { rowColumns } from '../../../../gateway/ingest/row-batch.ts';
+import { rowColumns } from '../../../../gateway/rowbinary/row-batch.ts';
 import { logsTable, metricsTable, spansTable } from '../../../../src/clickhouse/schema/tables.ts';
 import { RowBinaryReader, mapObject, parseType, readRows, rowDifference, tableColumns } from './row-binary-reader.ts';
 import type { RowValue } from './row-binary-reader.ts';

@@ -3,8 +3,8 @@
 // order (rowColumns), so tests can check what an INSERT would store. Strict:
 // a truncated row, a trailing byte, a Bool other than 0/1 or an Enum8 value
 // the type does not name is an error, as it would be for ClickHouse.
-import { rowColumns } from '../../../../gateway/ingest/row-batch.ts';
-import type { TableName } from '../../../../gateway/ingest/row-batch.ts';
+import { rowColumns } from '../../../../gateway/rowbinary/row-batch.ts';
+import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
 import { logsTable, metricsTable, spansTable } from '../../../../src/clickhouse/schema/tables.ts';
 
 /** A parsed type: `Map(LowCardinality(String), String)` is Map with two arguments; literals ('A' = 1, 9) have no arguments. */

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { TableName } from '../../../../gateway/ingest/row-batch.ts';
+import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
 import { LoggedWriter } from '../../../../gateway/writer/logged-writer.ts';
 import type { WriterObserver } from '../../../../gateway/writer/logged-writer.ts';
 import type { RowSink, SinkResult } from '../../../../gateway/writer/row-sink.ts';
