@@ -4,6 +4,7 @@
 export class Readiness {
   readonly #pending: Set<string>;
   #shuttingDown = false;
+  readonly #waiters: (() => void)[] = [];
 
   /** `conditions` must all be marked done before the process reports ready. */
   constructor(conditions: readonly string[]) {
@@ -12,6 +13,13 @@ export class Readiness {
 
   done(condition: string): void {
     this.#pending.delete(condition);
+    if (this.isReady()) for (const resolve of this.#waiters.splice(0)) resolve();
+  }
+
+  /** Resolves once the process is ready (at once when it is). */
+  whenReady(): Promise<void> {
+    if (this.isReady()) return Promise.resolve();
+    return new Promise((resolve) => { this.#waiters.push(resolve); });
   }
 
   /** Makes the process unready until `condition` is done again (e.g. storage refusing writes). */

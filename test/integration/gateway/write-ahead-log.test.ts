@@ -140,7 +140,7 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
       // Space returns as ClickHouse takes the log's blocks; the disk probe notices without any new request.
       release();
       await gw.flush();
-      await untilReady(gw);
+      await gw.readiness.whenReady();
       const stored = await select<{ span_name: string }>(gw.store, `SELECT DISTINCT span_name FROM ${gw.store.database}.spans WHERE tenant_id = 'full'`);
       const names = new Set(stored.map((r) => r.span_name.replace(/-\d+$/, '')));
       expect([...names].sort()).to.deep.equal([...acknowledged].sort());
@@ -153,10 +153,4 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
 
 async function rows(store: Store, sql: string): Promise<unknown[]> {
   return (await store.client.query({ query: sql, format: 'JSONEachRow' })).json();
-}
-
-/** Readiness has no event; the probe runs once a second, so this polls at that pace, bounded. */
-async function untilReady(gw: TestGateway): Promise<void> {
-  for (let i = 0; i < 50 && !gw.readiness.isReady(); i++) await new Promise((r) => setTimeout(r, 100));
-  expect(gw.readiness.reasons()).to.deep.equal([]);
 }
