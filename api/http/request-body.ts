@@ -66,7 +66,7 @@ function isStrictJson(text: string): boolean {
 function bodyError(error: unknown, encoding: string, limit: number): ApiError | undefined {
   const e = error as { status?: unknown; type?: unknown; body?: unknown; code?: unknown };
   if (e.status === 413) return payloadTooLarge(`request body is larger than ${limit / 1_048_576} MiB`);
-  if (e.status === 415) return unsupportedMediaType('request body must be UTF-8 text');
+  if (e.status === 415) return unsupportedMediaType('request body encoding or charset is not supported');
   // co-body attaches the text it could not parse: refused either as JSON or, when it is JSON, for a `__proto__` key.
   if (typeof e.body === 'string') {
     return isStrictJson(e.body) ? invalidRequest('request body must not use the key "__proto__"') : invalidRequest('request body is not valid JSON (or not a JSON object)');
