@@ -33,8 +33,8 @@ function parsePart(name: string): PartName | undefined {
 
 export interface TableAtRest { readonly parts: number; readonly rows: number; readonly bytes: number }
 
-/** Active parts of a MergeTree table folder (`<data dir>/clickhouse/data/<db>/<table>`): count, rows (count.txt) and bytes. */
-export function activeParts(tableDir: string): TableAtRest {
+/** Active parts of a MergeTree table folder (`<data dir>/clickhouse/data/<db>/<table>`): count, rows (count.txt) and bytes (unless `rowsOnly`). */
+export function activeParts(tableDir: string, rowsOnly = false): TableAtRest {
   let dir: string;
   try {
     dir = realpathSync(tableDir);
@@ -54,7 +54,7 @@ export function activeParts(tableDir: string): TableAtRest {
     } catch {
       // a part being removed
     }
-    bytes += folderBytes(path);
+    if (!rowsOnly) bytes += folderBytes(path);
   }
   return { parts: active.length, rows, bytes };
 }

@@ -19,6 +19,10 @@ export interface PhaseResult extends LoadResult {
   readonly cores: number;
   /** Cores used by the machine's other processes (not the servers, not this bench) during the phase. */
   readonly otherCores: number;
+  /** Seconds after the phase until every acknowledged item was stored (Tenantry's ClickHouse tables; 0 for Loki and Tempo). */
+  readonly drainSeconds: number;
+  /** Acknowledged items per second of phase plus drain. */
+  readonly sustainedItemsPerSecond: number;
 }
 
 export interface CorpusResult {
@@ -73,10 +77,17 @@ export function printReport(r: Report): void {
   if (r.throughput.length > 0) {
     const pick = (ps: readonly PhaseResult[], f: (p: PhaseResult) => number): number[] => ps.map(f);
     rows.push([
-      `throughput (${r.options['clients'] as number} clients, ${r.options['seconds'] as number} s phases × ${r.options['rounds'] as number})`,
+      `throughput acknowledged (${r.options['clients'] as number} clients, ${r.options['seconds'] as number} s phases × ${r.options['rounds'] as number})`,
       `${range(pick(lokiLoad, (p) => p.itemsPerSecond), kilo)} logs/s`, `${range(pick(tempoLoad, (p) => p.itemsPerSecond), kilo)} spans/s`,
       `${range(pick(tLogs, (p) => p.itemsPerSecond), kilo)} logs/s, ${range(pick(tSpans, (p) => p.itemsPerSecond), kilo)} spans/s`,
       `${ratio(mean(pick(tLogs, (p) => p.itemsPerSecond)), mean(pick(lokiLoad, (p) => p.itemsPerSecond)))}, ${ratio(mean(pick(tSpans, (p) => p.itemsPerSecond)), mean(pick(tempoLoad, (p) => p.itemsPerSecond)))}`,
+    ]);
+    const st = (p: PhaseResult): number => p.sustainedItemsPerSecond;
+    rows.push([
+      'throughput stored (phase + drain until every acked item is in the store)',
+      `${range(pick(lokiLoad, st), kilo)} logs/s`, `${range(pick(tempoLoad, st), kilo)} spans/s`,
+      `${range(pick(tLogs, st), kilo)} logs/s, ${range(pick(tSpans, st), kilo)} spans/s`,
+      `${ratio(mean(pick(tLogs, st)), mean(pick(lokiLoad, st)))}, ${ratio(mean(pick(tSpans, st)), mean(pick(tempoLoad, st)))}`,
     ]);
     for (const [label, f] of [['ack p50', (p: PhaseResult) => p.p50ms], ['ack p99', (p: PhaseResult) => p.p99ms]] as const) {
       rows.push([
@@ -129,7 +140,7 @@ export function printReport(r: Report): void {
   if (r.throughput.length > 0) {
     out.push('', 'Load phases (cores = the system\'s process; others = the machine\'s other processes, not the servers or this bench):');
     for (const p of r.throughput) {
-      out.push(`  round ${p.round} ${p.system.padEnd(8)} ${p.signal.padEnd(6)} ${String(p.itemsPerSecond).padStart(7)} items/s  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  ${String(p.cpuMicrosPerItem).padStart(5)} µs/item  ${p.cores} cores  others ${p.otherCores} cores  ${JSON.stringify(p.statuses)}`);
+      out.push(`  round ${p.round} ${p.system.padEnd(8)} ${p.signal.padEnd(6)} ${String(p.itemsPerSecond).padStart(7)} items/s  stored ${String(p.sustainedItemsPerSecond).padStart(7)}/s (drain ${p.drainSeconds} s)  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  ${String(p.cpuMicrosPerItem).padStart(5)} µs/item  ${p.cores} cores  others ${p.otherCores} cores  ${JSON.stringify(p.statuses)}`);
     }
   }
   if (r.corpus.length > 0) {
