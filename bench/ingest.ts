@@ -4,7 +4,8 @@
 // request is acknowledged only after its rows are inserted into embedded
 // ClickHouse. Not a test: it prints figures (docs/gateway.md records them).
 // `node bench/ingest.ts --conversion` prints only the in-process conversion
-// figures (spans, log records and metric points per CPU-second), in seconds.
+// figures (spans, log records and metric points per CPU-second, from protobuf
+// and from OTLP/JSON), in seconds.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,7 +25,7 @@ import { startGatewayWith } from '../gateway/gateway.ts';
 import type { RowConverter } from '../gateway/convert/common/row-converter.ts';
 import { rowConverters } from '../gateway/convert/row-converters.ts';
 import { TenantResolver } from '../gateway/convert/common/tenant-resolver.ts';
-import { ExportLogsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
+import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { clickHouseRowSink, rowTargets } from '../gateway/writer/clickhouse-row-sink.ts';
 import { logsRequest, metricsRequest, tracesRequest } from './ingest-payloads.ts';
 
@@ -167,11 +168,28 @@ function rowsOf(converter: RowConverter, body: Buffer): Buffer {
   return result.batch.rows;
 }
 
-/** The gateway's conversion alone, in process: items converted to rows per CPU-second of this thread's process. */
+const hexIds = new Set(['traceId', 'spanId', 'parentSpanId']);
+
+/** A protobuf request body as the OTLP/JSON an SDK sends: ids in hex, 64-bit integers as strings, enums as numbers. */
+function otlpJson(decode: (body: Buffer) => Record<string, unknown>, body: Buffer): Buffer {
+  return Buffer.from(JSON.stringify(decode(body), (key, value: unknown) => (hexIds.has(key) && typeof value === 'string' ? Buffer.from(value, 'base64').toString('hex') : value)));
+}
+const jsonOptions = { longs: String, enums: Number, bytes: String };
+const tracesJson = (b: Buffer): Buffer => otlpJson((x) => ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(x), jsonOptions), b);
+const logsJson = (b: Buffer): Buffer => otlpJson((x) => ExportLogsServiceRequest.toObject(ExportLogsServiceRequest.decode(x), jsonOptions), b);
+const metricsJson = (b: Buffer): Buffer => otlpJson((x) => ExportMetricsServiceRequest.toObject(ExportMetricsServiceRequest.decode(x), jsonOptions), b);
+
+/**
+ * The gateway's conversion alone, in process: items converted to rows per CPU-second of this
+ * thread's process, from protobuf and from OTLP/JSON bodies of the same requests.
+ */
 function conversionFigures(traces: readonly Buffer[], logs: readonly Buffer[], metrics: readonly Buffer[], print: (label: string, value: unknown) => void): void {
   print('gateway cpu: spans per cpu-second', spansPerCpuSecond(traces, (b) => { rowsOf(converters.traces.protobuf, b); }, 4));
   print('gateway cpu: logs per cpu-second', spansPerCpuSecond(logs, (b) => { rowsOf(converters.logs.protobuf, b); }, 4));
   print('gateway cpu: points per cpu-second', spansPerCpuSecond(metrics, (b) => { rowsOf(converters.metrics.protobuf, b); }, 4));
+  print('gateway cpu: json spans per cpu-s', spansPerCpuSecond(traces.map(tracesJson), (b) => { rowsOf(converters.traces.json, b); }, 4));
+  print('gateway cpu: json logs per cpu-s', spansPerCpuSecond(logs.map(logsJson), (b) => { rowsOf(converters.logs.json, b); }, 4));
+  print('gateway cpu: json points per cpu-s', spansPerCpuSecond(metrics.map(metricsJson), (b) => { rowsOf(converters.metrics.json, b); }, 4));
 }
 
 /**

@@ -1,163 +1,198 @@
 // OTLP/JSON ExportMetricsServiceRequest → RowBinary rows of the metrics
-// table (schema v1), in the order of rowColumns.metrics, through the
-// generated message; one row per point of all five OTLP types.
-// Each type fills its own columns and writes the defaults of the others (0,
-// '', empty arrays, NULL min and max). Exemplars are dropped: schema v1 has
-// no column for them and no API query reads them (docs/gateway.md).
+// table (schema v1), in the order of rowColumns.metrics, read straight from
+// the parsed JSON (common/otlp-json.ts); one row per point of all five OTLP
+// types. Each type fills its own columns and writes the defaults of the
+// others (0, '', empty arrays, NULL min and max). Exemplars are dropped:
+// schema v1 has no column for them and no API query reads them
+// (docs/gateway.md); they are still checked, as before.
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
-import { ExportMetricsServiceRequest } from '../../wire/otlp-messages.ts';
-import type {
-  ExponentialHistogramDataPoint, HistogramDataPoint, KeyValue, Metric, NumberDataPoint, ResourceMetrics, SummaryDataPoint,
-} from '../../wire/otlp-messages.ts';
-import { readOtlpJson } from '../common/otlp-json.ts';
+import { checkAttributes, resourcePart, scopePart, tenantOf, writeAttributes } from '../common/json-attributes.ts';
+import { AggregationTemporality } from '../common/otlp-enums.ts';
 import {
-  clampInt, int64Number, resourceScopeColumns, writeArray, writeAttributes, writeFloat, writeNanos, writeOptionalFloat, writeUint64,
-} from '../common/otlp-values.ts';
+  double, enumValue, fixed64, fixed64Element, hexId, int32, int64, messageField, messageList, optionalDouble, readOtlpJson, scalarList, text, uint32,
+} from '../common/otlp-json.ts';
+import type { Json } from '../common/otlp-json.ts';
+import { clampInt, int64Number, writeFloat, writeNanos, writeOptionalFloat, writeUint64 } from '../common/otlp-values.ts';
 import type { RowConverter } from '../common/row-converter.ts';
-import { RejectionTally, tenantOf } from '../common/tenant-resolver.ts';
-import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
+import { RejectionTally } from '../common/tenant-resolver.ts';
+import type { TenantResolver } from '../common/tenant-resolver.ts';
 import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue } from './metric-columns.ts';
 
-interface PointCommon {
-  readonly attributes?: KeyValue[] | null;
-  readonly startTimeUnixNano?: NumberDataPoint['startTimeUnixNano'];
-  readonly timeUnixNano?: NumberDataPoint['timeUnixNano'];
-  readonly flags?: number | null;
+const v1 = '.opentelemetry.proto.metrics.v1.';
+const names = {
+  resourceMetrics: '.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest.resourceMetrics', resource: `${v1}ResourceMetrics.resource`,
+  scopeMetrics: `${v1}ResourceMetrics.scopeMetrics`, scope: `${v1}ScopeMetrics.scope`, metrics: `${v1}ScopeMetrics.metrics`, metadata: `${v1}Metric.metadata`,
+  filteredAttributes: `${v1}Exemplar.filteredAttributes`, positive: `${v1}ExponentialHistogramDataPoint.positive`,
+  negative: `${v1}ExponentialHistogramDataPoint.negative`, bucketCountsOfBuckets: `${v1}ExponentialHistogramDataPoint.Buckets.bucketCounts`,
+} as const;
+
+/** Checks a point's exemplars (at depth 6; their KeyValues at 7), which no column stores. */
+function checkExemplars(point: Json, type: string): void {
+  for (const exemplar of messageList(point['exemplars'], `${v1}${type}.exemplars`)) {
+    checkAttributes(exemplar['filteredAttributes'], names.filteredAttributes, 7);
+    fixed64(exemplar['timeUnixNano']);
+    if (exemplar['asInt'] !== null && exemplar['asInt'] !== undefined) int64(exemplar['asInt']);
+    // Only a string id was checked before (as hex); anything else was taken and dropped.
+    if (typeof exemplar['spanId'] === 'string') hexId(exemplar['spanId'], 'spanId');
+    if (typeof exemplar['traceId'] === 'string') hexId(exemplar['traceId'], 'traceId');
+  }
 }
 
-const int32 = (v: number | null | undefined): number => clampInt(v, -2147483648, 2147483647);
-
-function writeCounts(w: RowWriter, counts: readonly NonNullable<HistogramDataPoint['count']>[] | null | undefined): void {
-  writeArray(w, counts, writeUint64);
+function writeCounts(w: RowWriter, counts: unknown, name: string): void {
+  const list = scalarList(counts, name);
+  w.varint(list.length);
+  for (const count of list) writeUint64(w, fixed64Element(count));
 }
 
 /** count, sum, min, max: the columns every aggregate point fills (min and max NULL when absent). */
-function writeAggregate(w: RowWriter, p: { count?: HistogramDataPoint['count']; sum?: number | null; min?: number | null; max?: number | null }): void {
-  writeUint64(w, p.count);
-  writeFloat(w, p.sum);
-  writeOptionalFloat(w, p.min);
-  writeOptionalFloat(w, p.max);
+function writeAggregate(w: RowWriter, p: Json, withMinMax: boolean): void {
+  writeUint64(w, fixed64(p['count']));
+  writeFloat(w, double(p['sum']));
+  writeOptionalFloat(w, withMinMax ? optionalDouble(p['min']) : undefined);
+  writeOptionalFloat(w, withMinMax ? optionalDouble(p['max']) : undefined);
 }
 
-function writeNumber(w: RowWriter, p: NumberDataPoint): void {
-  writeFloat(w, p.value === 'asInt' ? int64Number(p.asInt) : p.asDouble);
+function writeNumber(w: RowWriter, p: Json): void {
+  // asInt comes after asDouble in fromObject, so it wins when both are given.
+  const asInt = p['asInt'];
+  writeFloat(w, asInt !== null && asInt !== undefined ? int64Number(int64(asInt)) : double(p['asDouble']));
   w.bytes(noCountSum);
   w.bytes(noBuckets);
   w.bytes(noExponential);
   w.bytes(noQuantiles);
 }
 
-function writeHistogram(w: RowWriter, p: HistogramDataPoint): void {
+function writeHistogram(w: RowWriter, p: Json): void {
   w.bytes(noValue);
-  writeAggregate(w, p);
-  writeCounts(w, p.bucketCounts);
-  writeArray(w, p.explicitBounds, writeFloat);
+  writeAggregate(w, p, true);
+  writeCounts(w, p['bucketCounts'], `${v1}HistogramDataPoint.bucketCounts`);
+  const bounds = scalarList(p['explicitBounds'], `${v1}HistogramDataPoint.explicitBounds`);
+  w.varint(bounds.length);
+  for (const bound of bounds) writeFloat(w, Number(bound));
   w.bytes(noExponential);
   w.bytes(noQuantiles);
 }
 
-function writeExponential(w: RowWriter, p: ExponentialHistogramDataPoint): void {
+/** exp_*_offset and exp_*_bucket_counts; an absent Buckets message has offset -2^31, as the previous path wrote it. */
+function writeBuckets(w: RowWriter, field: unknown, name: string): void {
+  const buckets = messageField(field, name);
+  w.i32(buckets === undefined ? -2147483648 : int32(buckets['offset']));
+  writeCounts(w, buckets?.['bucketCounts'], names.bucketCountsOfBuckets);
+}
+
+function writeExponential(w: RowWriter, p: Json): void {
   w.bytes(noValue);
-  writeAggregate(w, p);
+  writeAggregate(w, p, true);
   w.bytes(noBuckets);
-  w.i32(int32(p.scale));
-  writeUint64(w, p.zeroCount);
-  writeFloat(w, p.zeroThreshold);
-  w.i32(int32(p.positive?.offset));
-  writeCounts(w, p.positive?.bucketCounts);
-  w.i32(int32(p.negative?.offset));
-  writeCounts(w, p.negative?.bucketCounts);
+  w.i32(int32(p['scale']));
+  writeUint64(w, fixed64(p['zeroCount']));
+  writeFloat(w, double(p['zeroThreshold']));
+  writeBuckets(w, p['positive'], names.positive);
+  writeBuckets(w, p['negative'], names.negative);
   w.bytes(noQuantiles);
 }
 
-type Quantile = NonNullable<SummaryDataPoint['quantileValues']>[number];
-const quantileOf = (w: RowWriter, q: Quantile): void => { writeFloat(w, q.quantile); };
-const quantileValue = (w: RowWriter, q: Quantile): void => { writeFloat(w, q.value); };
-
-function writeSummary(w: RowWriter, p: SummaryDataPoint): void {
+function writeSummary(w: RowWriter, p: Json): void {
   w.bytes(noValue);
-  writeAggregate(w, { count: p.count, sum: p.sum }); // a summary has no min or max: NULL
+  writeAggregate(w, p, false); // a summary has no min or max: NULL
   w.bytes(noBuckets);
   w.bytes(noExponential);
-  writeArray(w, p.quantileValues, quantileOf);
-  writeArray(w, p.quantileValues, quantileValue);
+  const quantiles = messageList(p['quantileValues'], `${v1}SummaryDataPoint.quantileValues`);
+  w.varint(quantiles.length);
+  for (const q of quantiles) writeFloat(w, double(q['quantile']));
+  w.varint(quantiles.length);
+  for (const q of quantiles) writeFloat(w, double(q['value']));
 }
 
-type PointsOf = {
-  readonly type: number; readonly temporality: number; readonly monotonic: boolean; readonly points: readonly PointCommon[];
-  readonly fields: (w: RowWriter, p: never) => void;
-};
+interface PointType {
+  /** The Metric field and the point message, as protobuf names them (for errors). */
+  readonly field: string; readonly message: string; readonly point: string;
+  readonly type: number; readonly withTemporality: boolean; readonly fields: (w: RowWriter, p: Json) => void;
+}
 
-/** The points of a metric with their type-specific writer (value … quantile_values); undefined for a metric without data. */
-function pointsOf(metric: Metric): PointsOf | undefined {
-  switch (metric.data) {
-    case 'gauge': return { type: metricType.gauge, temporality: 0, monotonic: false, points: metric.gauge?.dataPoints ?? [], fields: writeNumber };
-    case 'sum': return {
-      type: metricType.sum, temporality: clampInt(metric.sum?.aggregationTemporality, 0, 2), monotonic: metric.sum?.isMonotonic === true,
-      points: metric.sum?.dataPoints ?? [], fields: writeNumber,
-    };
-    case 'histogram': return {
-      type: metricType.histogram, temporality: clampInt(metric.histogram?.aggregationTemporality, 0, 2), monotonic: false,
-      points: metric.histogram?.dataPoints ?? [], fields: writeHistogram,
-    };
-    case 'exponentialHistogram': return {
-      type: metricType.exponentialHistogram, temporality: clampInt(metric.exponentialHistogram?.aggregationTemporality, 0, 2), monotonic: false,
-      points: metric.exponentialHistogram?.dataPoints ?? [], fields: writeExponential,
-    };
-    case 'summary': return { type: metricType.summary, temporality: 0, monotonic: false, points: metric.summary?.dataPoints ?? [], fields: writeSummary };
-    case undefined: return undefined;
+// In the order fromObject reads them: when a metric has several, the last one given is its data.
+const pointTypes: readonly PointType[] = [
+  { field: 'gauge', message: 'Gauge', point: 'NumberDataPoint', type: metricType.gauge, withTemporality: false, fields: writeNumber },
+  { field: 'sum', message: 'Sum', point: 'NumberDataPoint', type: metricType.sum, withTemporality: true, fields: writeNumber },
+  { field: 'histogram', message: 'Histogram', point: 'HistogramDataPoint', type: metricType.histogram, withTemporality: true, fields: writeHistogram },
+  {
+    field: 'exponentialHistogram', message: 'ExponentialHistogram', point: 'ExponentialHistogramDataPoint', type: metricType.exponentialHistogram,
+    withTemporality: true, fields: writeExponential,
+  },
+  { field: 'summary', message: 'Summary', point: 'SummaryDataPoint', type: metricType.summary, withTemporality: false, fields: writeSummary },
+];
+
+interface Target { readonly w: RowWriter; readonly resolver: TenantResolver; readonly rejected: RejectionTally; rowCount: number }
+
+/**
+ * Writes the rows of one metric's points of `kind` (data: its Gauge, Sum, …
+ * object). Points are at depth 5, their KeyValues at 6. A rejected point is
+ * written too (a bad field refuses the whole request, as before) and then cut off.
+ */
+function writePoints(to: Target, metric: Json, kind: PointType, data: Json, resource: { bytes: Buffer; tenant: ReturnType<typeof tenantOf> }, scope: Buffer): void {
+  const head = new RowWriter(256);
+  head.text(text(metric['name']));
+  head.u8(kind.type);
+  head.text(text(metric['description']));
+  head.text(text(metric['unit']));
+  head.u8(kind.withTemporality ? clampInt(enumValue(data['aggregationTemporality'], AggregationTemporality), 0, 2) : 0);
+  head.u8(kind.type === metricType.sum && Boolean(data['isMonotonic']) ? 1 : 0);
+  const metricPart = head.result();
+  const { w } = to;
+  const attributesName = `${v1}${kind.point}.attributes`;
+  for (const point of messageList(data['dataPoints'], `${v1}${kind.message}.dataPoints`)) {
+    const tenant = to.resolver.authorize(resource.tenant ?? tenantOf(point['attributes'], 6) ?? { ok: false, reason: 'missing_tenant' });
+    const rowStart = w.pos;
+    w.text(tenant.ok ? tenant.tenant : '');
+    w.bytes(metricPart);
+    w.bytes(resource.bytes);
+    w.bytes(scope);
+    writeAttributes(w, point['attributes'], attributesName, 6);
+    writeNanos(w, fixed64(point['startTimeUnixNano']));
+    writeNanos(w, fixed64(point['timeUnixNano']));
+    w.u32(clampInt(uint32(point['flags']), 0, 0xffffffff));
+    kind.fields(w, point);
+    if (kind.point !== 'SummaryDataPoint') checkExemplars(point, kind.point);
+    if (tenant.ok) {
+      to.rowCount++;
+    } else {
+      to.rejected.add(tenant);
+      w.pos = rowStart;
+    }
   }
 }
 
-/** Converts the data points of a decoded request. */
-export function metricRows(resourceMetrics: readonly ResourceMetrics[], resolver: TenantResolver): RowBatch {
-  const rejected = new RejectionTally();
-  const w = new RowWriter();
-  let rowCount = 0;
-  for (const rm of resourceMetrics) {
-    const resourceAttributes = rm.resource?.attributes;
-    const resourceTenant: Resolution | undefined = tenantOf(resourceAttributes);
-    for (const sm of rm.scopeMetrics ?? []) {
-      const sharedPart = resourceScopeColumns(resourceAttributes, rm.schemaUrl, sm.scope);
-      for (const metric of sm.metrics ?? []) {
-        const data = pointsOf(metric);
-        if (data === undefined) continue;
-        const head = new RowWriter(256);
-        head.text(metric.name ?? '');
-        head.u8(data.type);
-        head.text(metric.description ?? '');
-        head.text(metric.unit ?? '');
-        head.u8(data.temporality);
-        head.u8(data.monotonic ? 1 : 0);
-        const metricPart = head.result();
-        const fields = data.fields as (w: RowWriter, p: PointCommon) => void;
-        for (const point of data.points) {
-          const tenant = resolver.resolve(resourceTenant, point.attributes);
-          if (!tenant.ok) {
-            rejected.add(tenant);
-            continue;
-          }
-          w.text(tenant.tenant);
-          w.bytes(metricPart);
-          w.bytes(sharedPart);
-          writeAttributes(w, point.attributes);
-          writeNanos(w, point.startTimeUnixNano);
-          writeNanos(w, point.timeUnixNano);
-          w.u32(clampInt(point.flags, 0, 0xffffffff));
-          fields(w, point);
-          rowCount++;
+/** Converts the data points of a parsed request. */
+function metricRows(root: Json, resolver: TenantResolver): RowBatch {
+  const to: Target = { w: new RowWriter(), resolver, rejected: new RejectionTally(), rowCount: 0 };
+  for (const rm of messageList(root['resourceMetrics'], names.resourceMetrics)) {
+    const resource = resourcePart(rm['resource'], rm['schemaUrl'], names.resource);
+    for (const sm of messageList(rm['scopeMetrics'], names.scopeMetrics)) {
+      const scope = scopePart(sm['scope'], names.scope, false, undefined);
+      for (const metric of messageList(sm['metrics'], names.metrics)) {
+        checkAttributes(metric['metadata'], names.metadata, 4);
+        let kind: PointType | undefined;
+        let data: Json | undefined;
+        for (const t of pointTypes) {
+          const given = messageField(metric[t.field], `${v1}Metric.${t.field}`);
+          if (given === undefined) continue;
+          // A type the metric gives but that a later one overrides: its points are checked, not stored.
+          if (kind !== undefined && data !== undefined) writePoints({ ...to, w: new RowWriter(1024), rejected: new RejectionTally() }, metric, kind, data, resource, scope);
+          kind = t;
+          data = given;
         }
+        if (kind !== undefined && data !== undefined) writePoints(to, metric, kind, data, resource, scope);
       }
     }
   }
-  return { table: 'metrics', rows: w.rows(), rowCount, rejected };
+  return { table: 'metrics', rows: to.w.rows(), rowCount: to.rowCount, rejected: to.rejected };
 }
 
 /** OTLP/JSON metrics. */
 export const metricsFromJson: RowConverter = {
   convert(body, tenants) {
-    const request = readOtlpJson('metrics', body, (root) => ExportMetricsServiceRequest.fromObject(root));
-    return request.ok ? { ok: true, batch: metricRows(request.value.resourceMetrics, tenants) } : request;
+    const request = readOtlpJson(body, (root) => metricRows(root, tenants));
+    return request.ok ? { ok: true, batch: request.value } : request;
   },
 };

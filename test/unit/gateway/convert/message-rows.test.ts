@@ -1,22 +1,31 @@
-// The message converters write well-formed RowBinary for any request: every
+// The OTLP/JSON converters write well-formed RowBinary for any request: every
 // row decodes with the table's column types, nothing is left over, and every
 // item is either a row or a rejection.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { LogIdGenerator } from '../../../../gateway/convert/logs/log-id.ts';
-import { logRows } from '../../../../gateway/convert/logs/json.ts';
-import { metricRows } from '../../../../gateway/convert/metrics/json.ts';
-import { spanRows } from '../../../../gateway/convert/traces/json.ts';
+import { logsFromJson } from '../../../../gateway/convert/logs/json.ts';
+import { metricsFromJson } from '../../../../gateway/convert/metrics/json.ts';
+import { tracesFromJson } from '../../../../gateway/convert/traces/json.ts';
+import type { RowConverter } from '../../../../gateway/convert/common/row-converter.ts';
 import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
+import type { RowBatch } from '../../../../gateway/rowbinary/row-batch.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
-import { logsRequest, metricsRequest, principal, tracesRequest } from '../support/otlp-arbitraries.ts';
+import { logsRequest, metricsRequest, otlpJson, principal, tracesRequest } from '../support/otlp-arbitraries.ts';
 import { readRows } from '../support/row-binary-reader.ts';
 
-describe('message converters on random requests', () => {
+/** The rows of a random request, converted from OTLP/JSON. */
+function jsonRows(converter: RowConverter, request: object): RowBatch {
+  const result = converter.convert(Buffer.from(otlpJson(request)), new TenantResolver(principal));
+  if (!result.ok) expect.fail(result.message);
+  return result.batch;
+}
+
+describe('OTLP/JSON converters on random requests', () => {
   it('write decodable span rows, one per accepted span', () => {
     fc.assert(fc.property(tracesRequest, (request) => {
       const { resourceSpans } = ExportTraceServiceRequest.fromObject(request);
-      const batch = spanRows(resourceSpans, new TenantResolver(principal));
+      const batch = jsonRows(tracesFromJson, request);
       const spans = resourceSpans.flatMap((rs) => (rs.scopeSpans ?? []).flatMap((ss) => ss.spans ?? []));
       expect(readRows('spans', batch.rows)).to.have.length(batch.rowCount);
       expect(batch.rowCount + batch.rejected.count).to.equal(spans.length);
@@ -26,7 +35,7 @@ describe('message converters on random requests', () => {
   it('write decodable log rows, one per accepted record', () => {
     fc.assert(fc.property(logsRequest, (request) => {
       const { resourceLogs } = ExportLogsServiceRequest.fromObject(request);
-      const batch = logRows(resourceLogs, new TenantResolver(principal), new LogIdGenerator('0000000000'), 1_700_000_000_000);
+      const batch = jsonRows(logsFromJson(new LogIdGenerator('0000000000'), () => 1_700_000_000_000), request);
       const records = resourceLogs.flatMap((rl) => (rl.scopeLogs ?? []).flatMap((sl) => sl.logRecords ?? []));
       const rows = readRows('logs', batch.rows);
       expect(rows).to.have.length(batch.rowCount);
@@ -38,7 +47,7 @@ describe('message converters on random requests', () => {
   it('write decodable metric rows, one per accepted point of every type', () => {
     fc.assert(fc.property(metricsRequest, (request) => {
       const { resourceMetrics } = ExportMetricsServiceRequest.fromObject(request);
-      const batch = metricRows(resourceMetrics, new TenantResolver(principal));
+      const batch = jsonRows(metricsFromJson, request);
       const points = resourceMetrics.flatMap((rm) => (rm.scopeMetrics ?? []).flatMap((sm) => (sm.metrics ?? []).flatMap((m) => {
         const data = m.gauge ?? m.sum ?? m.histogram ?? m.exponentialHistogram ?? m.summary;
         return data?.dataPoints ?? [];

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
 import { LogIdGenerator } from '../../../../../gateway/convert/logs/log-id.ts';
-import { logRows } from '../../../../../gateway/convert/logs/json.ts';
-import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
-import { ExportLogsServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
+import { logsFromJson } from '../../../../../gateway/convert/logs/json.ts';
+import { jsonRows } from '../json-body.ts';
 import { readRows } from '../../support/row-binary-reader.ts';
 
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: '*' };
@@ -12,7 +11,7 @@ const nowMs = 1_700_000_000_000;
 
 describe('log-rows', () => {
   it('writes every column of a log record in RowBinary', () => {
-    const request = ExportLogsServiceRequest.fromObject({
+    const request = {
       resourceLogs: [{
         resource: { attributes: [{ key: 'service.name', value: str('api') }, { key: 'tenant.id', value: str('t1') }] },
         schemaUrl: 'https://schema/r',
@@ -28,8 +27,8 @@ describe('log-rows', () => {
           }],
         }],
       }],
-    });
-    const batch = logRows(request.resourceLogs, new TenantResolver(principal), new LogIdGenerator('abcdef0123'), nowMs);
+    };
+    const batch = jsonRows(logsFromJson(new LogIdGenerator('abcdef0123'), () => nowMs), request, principal);
     expect(batch.table).to.equal('logs');
     expect(batch.rowCount).to.equal(1);
     expect(readRows('logs', batch.rows)).to.deep.equal([{
@@ -43,7 +42,7 @@ describe('log-rows', () => {
   });
 
   it('falls back to the observed timestamp, generates log ids, clamps severity', () => {
-    const request = ExportLogsServiceRequest.fromObject({
+    const request = {
       resourceLogs: [{
         scopeLogs: [{
           logRecords: [
@@ -53,8 +52,8 @@ describe('log-rows', () => {
           ],
         }],
       }],
-    });
-    const batch = logRows(request.resourceLogs, new TenantResolver(principal), new LogIdGenerator('abcdef0123'), nowMs);
+    };
+    const batch = jsonRows(logsFromJson(new LogIdGenerator('abcdef0123'), () => nowMs), request, principal);
     expect(batch.rowCount).to.equal(2);
     expect(batch.rejected.message('log records')).to.equal('1 log records rejected: 1 no tenant.id attribute on the resource or the item');
     const rows = readRows('logs', batch.rows);

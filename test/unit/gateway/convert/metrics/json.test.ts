@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
-import { metricRows } from '../../../../../gateway/convert/metrics/json.ts';
-import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
-import { ExportMetricsServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
+import { metricsFromJson } from '../../../../../gateway/convert/metrics/json.ts';
+import { jsonRows } from '../json-body.ts';
 import { readRows } from '../../support/row-binary-reader.ts';
 import type { Row } from '../../support/row-binary-reader.ts';
 
@@ -12,13 +11,13 @@ const point = { attributes: [{ key: 'host', value: { stringValue: 'h1' } }], sta
 
 /** The row of one metric, converted alone. */
 function rowOf(metric: Record<string, unknown>): Row | undefined {
-  const request = ExportMetricsServiceRequest.fromObject({
+  const request = {
     resourceMetrics: [{
       resource: { attributes: [...tenant, { key: 'service.name', value: { stringValue: 'svc' } }] }, schemaUrl: 'r',
       scopeMetrics: [{ scope: { name: 'meter', version: '1' }, metrics: [{ name: 'm', description: 'd', unit: 's', ...metric }] }],
     }],
-  });
-  const batch = metricRows(request.resourceMetrics, new TenantResolver(principal));
+  };
+  const batch = jsonRows(metricsFromJson, request, principal);
   expect(batch.rowCount).to.equal(1);
   const rows = readRows('metrics', batch.rows);
   expect(rows).to.have.length(1);
@@ -85,7 +84,7 @@ describe('metric-rows', () => {
   });
 
   it('skips metrics without data, tallies points without a tenant, and shares the resource across points', () => {
-    const request = ExportMetricsServiceRequest.fromObject({
+    const request = {
       resourceMetrics: [{
         scopeMetrics: [{
           metrics: [
@@ -94,8 +93,8 @@ describe('metric-rows', () => {
           ],
         }],
       }],
-    });
-    const batch = metricRows(request.resourceMetrics, new TenantResolver(principal));
+    };
+    const batch = jsonRows(metricsFromJson, request, principal);
     expect(batch.rowCount).to.equal(2);
     expect(batch.rejected.count).to.equal(1);
     expect(readRows('metrics', batch.rows).map((r) => [r['metric_name'], r['value'], r['timestamp']])).to.deep.equal([['g', 1, 0n], ['g', 3, 0n]]);

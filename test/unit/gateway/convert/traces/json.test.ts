@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
-import { spanRows } from '../../../../../gateway/convert/traces/json.ts';
-import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
-import { ExportTraceServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
+import { tracesFromJson } from '../../../../../gateway/convert/traces/json.ts';
+import { jsonRows } from '../json-body.ts';
 import { mapObject, readRows } from '../../support/row-binary-reader.ts';
 
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1', '42']) };
@@ -10,7 +9,7 @@ const str = (s: string): { stringValue: string } => ({ stringValue: s });
 
 describe('span-rows', () => {
   it('writes every column of a span in RowBinary, the resource and scope shared by its spans', () => {
-    const request = ExportTraceServiceRequest.fromObject({
+    const request = {
       resourceSpans: [{
         resource: { attributes: [{ key: 'tenant.id', value: str('t1') }, { key: 'service.name', value: str('checkout') }] },
         schemaUrl: 'https://schema/r',
@@ -30,8 +29,8 @@ describe('span-rows', () => {
           }],
         }],
       }],
-    });
-    const batch = spanRows(request.resourceSpans, new TenantResolver(principal));
+    };
+    const batch = jsonRows(tracesFromJson, request, principal);
     expect(batch.table).to.equal('spans');
     expect(batch.rowCount).to.equal(2);
     const [full, sparse] = readRows('spans', batch.rows);
@@ -51,7 +50,7 @@ describe('span-rows', () => {
   });
 
   it('takes the tenant from the span when the resource has none, and tallies rejections', () => {
-    const request = ExportTraceServiceRequest.fromObject({
+    const request = {
       resourceSpans: [{
         scopeSpans: [{
           spans: [
@@ -61,8 +60,8 @@ describe('span-rows', () => {
           ],
         }],
       }],
-    });
-    const batch = spanRows(request.resourceSpans, new TenantResolver(principal));
+    };
+    const batch = jsonRows(tracesFromJson, request, principal);
     expect(batch.rowCount).to.equal(1);
     expect(readRows('spans', batch.rows).map((r) => [r['tenant_id'], r['span_name']])).to.deep.equal([['42', 'a']]);
     expect(batch.rejected.count).to.equal(2);
@@ -70,7 +69,7 @@ describe('span-rows', () => {
   });
 
   it('writes nothing for a request without spans', () => {
-    const batch = spanRows([], new TenantResolver(principal));
+    const batch = jsonRows(tracesFromJson, { resourceSpans: [] }, principal);
     expect(batch.rows.length).to.equal(0);
     expect(batch.rowCount).to.equal(0);
   });

@@ -1,0 +1,174 @@
+// OTLP/JSON attributes, AnyValues, resources and scopes as RowBinary, read
+// from the parsed JSON (otlp-json.ts): the same text protobuf-attributes.ts
+// writes (strings as is, integers in decimal, doubles in JavaScript notation,
+// bytes in base64, arrays and key-value lists as JSON), plus the lookups the
+// converters need: tenant.id, service.name, log.record.uid. An AnyValue with
+// several variants set is the last one fromObject set (bytes, kvlist, array,
+// double, int, bool, string), as protobufjs's oneof getter reported it; the
+// others are still checked, as fromObject converted them all.
+import { isValidTenantId } from '../../../src/tenant/tenant-id.ts';
+import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { int64Text } from './otlp-values.ts';
+import { bytesOf, bytesSet, checkDepth, InvalidJson, int64, isMessage, messageField, messageList, text } from './otlp-json.ts';
+import type { Json } from './otlp-json.ts';
+import { tenantAttribute } from './tenant-resolver.ts';
+import type { Resolution } from './tenant-resolver.ts';
+
+const common = '.opentelemetry.proto.common.v1.';
+const names = {
+  value: `${common}KeyValue.value`, arrayValue: `${common}AnyValue.arrayValue`, kvlistValue: `${common}AnyValue.kvlistValue`,
+  bytesValue: `${common}AnyValue.bytesValue`, arrayValues: `${common}ArrayValue.values`, kvlistValues: `${common}KeyValueList.values`,
+  scopeAttributes: `${common}InstrumentationScope.attributes`, resourceAttributes: '.opentelemetry.proto.resource.v1.Resource.attributes',
+  entityRefs: '.opentelemetry.proto.resource.v1.Resource.entityRefs', idKeys: `${common}EntityRef.idKeys`, descriptionKeys: `${common}EntityRef.descriptionKeys`,
+} as const;
+
+/** AnyValue variants, in the order fromObject sets them (the last one set wins). */
+const Variant = { none: 0, string: 1, bool: 2, int: 3, double: 4, array: 5, kvlist: 6, bytes: 7 } as const;
+type Variant = (typeof Variant)[keyof typeof Variant];
+
+/** The variant of an AnyValue at `depth`, after checking the variants that lose to it. */
+function variantOf(v: Json, depth: number): Variant {
+  checkDepth(depth);
+  let variant: Variant = Variant.none;
+  if (v['stringValue'] !== null && v['stringValue'] !== undefined) variant = Variant.string;
+  if (v['boolValue'] !== null && v['boolValue'] !== undefined) variant = Variant.bool;
+  if (v['intValue'] !== null && v['intValue'] !== undefined) variant = Variant.int;
+  if (v['doubleValue'] !== null && v['doubleValue'] !== undefined) variant = Variant.double;
+  if (v['arrayValue'] !== null && v['arrayValue'] !== undefined) variant = Variant.array;
+  if (v['kvlistValue'] !== null && v['kvlistValue'] !== undefined) variant = Variant.kvlist;
+  if (bytesSet(v['bytesValue'])) variant = Variant.bytes;
+  if (variant > Variant.int && v['intValue'] !== null && v['intValue'] !== undefined) int64(v['intValue']);
+  if (variant > Variant.array && v['arrayValue'] !== null && v['arrayValue'] !== undefined) arrayJson(v['arrayValue'], depth);
+  if (variant > Variant.kvlist && v['kvlistValue'] !== null && v['kvlistValue'] !== undefined) kvlistJson(v['kvlistValue'], depth);
+  return variant;
+}
+
+function arrayJson(a: unknown, depth: number): unknown[] {
+  const array = messageField(a, names.arrayValue) ?? {};
+  checkDepth(depth + 1);
+  return messageList(array['values'], names.arrayValues).map((value) => anyValueJson(value, depth + 2));
+}
+
+function kvlistJson(l: unknown, depth: number): Record<string, unknown> {
+  const list = messageField(l, names.kvlistValue) ?? {};
+  checkDepth(depth + 1);
+  const out: Record<string, unknown> = {};
+  for (const kv of messageList(list['values'], names.kvlistValues)) {
+    checkDepth(depth + 2);
+    const value = messageField(kv['value'], names.value);
+    out[text(kv['key'])] = value === undefined ? null : anyValueJson(value, depth + 3);
+  }
+  return out;
+}
+
+/** An AnyValue as a JSON-compatible value, for nested arrays and maps. */
+function anyValueJson(v: Json, depth: number): unknown {
+  switch (variantOf(v, depth)) {
+    case Variant.string: return text(v['stringValue']);
+    case Variant.bool: return Boolean(v['boolValue']);
+    case Variant.int: return int64Text(int64(v['intValue']));
+    case Variant.double: return Number(v['doubleValue']);
+    case Variant.array: return arrayJson(v['arrayValue'], depth);
+    case Variant.kvlist: return kvlistJson(v['kvlistValue'], depth);
+    case Variant.bytes: return bytesOf(v['bytesValue'], names.bytesValue).toString('base64');
+    case Variant.none: return null;
+  }
+}
+
+/** An AnyValue at `depth` as the text stored in a String column or attribute map. */
+export function anyValueText(v: Json, depth: number): string {
+  switch (variantOf(v, depth)) {
+    case Variant.string: return text(v['stringValue']);
+    case Variant.bool: return v['boolValue'] ? 'true' : 'false';
+    case Variant.int: return int64Text(int64(v['intValue']));
+    case Variant.double: return String(Number(v['doubleValue']));
+    case Variant.array: return JSON.stringify(arrayJson(v['arrayValue'], depth));
+    case Variant.kvlist: return JSON.stringify(kvlistJson(v['kvlistValue'], depth));
+    case Variant.bytes: return bytesOf(v['bytesValue'], names.bytesValue).toString('base64');
+    case Variant.none: return '';
+  }
+}
+
+/** The text of a KeyValue's value at `depth` (the KeyValue's); absent is ''. */
+function valueText(kv: Json, depth: number): string {
+  checkDepth(depth);
+  const value = messageField(kv['value'], names.value);
+  return value === undefined ? '' : anyValueText(value, depth + 1);
+}
+
+/** Attributes (`name`: the repeated field, for errors) as a Map(LowCardinality(String), String): every pair in order. */
+export function writeAttributes(w: RowWriter, attributes: unknown, name: string, depth: number): void {
+  const list = messageList(attributes, name);
+  w.varint(list.length);
+  for (const kv of list) {
+    w.text(text(kv['key']));
+    w.text(valueText(kv, depth));
+  }
+}
+
+/** Checks attributes that no column stores (exemplars, metric metadata), as fromObject did. */
+export function checkAttributes(attributes: unknown, name: string, depth: number): void {
+  for (const kv of messageList(attributes, name)) valueText(kv, depth);
+}
+
+/** The text of the first attribute named `key`, or undefined when absent. */
+export function attributeText(attributes: unknown, key: string, depth: number): string | undefined {
+  if (!Array.isArray(attributes)) return undefined; // not a list: writeAttributes refuses it
+  for (const kv of attributes as unknown[]) if (isMessage(kv) && text(kv['key']) === key) return valueText(kv, depth);
+  return undefined;
+}
+
+/** The tenant.id attribute of a list: undefined when absent, otherwise a resolution (tenant-resolver.ts's rules). */
+export function tenantOf(attributes: unknown, depth: number): Resolution | undefined {
+  if (!Array.isArray(attributes)) return undefined; // not a list: writeAttributes refuses it
+  for (const kv of attributes as unknown[]) {
+    if (!isMessage(kv) || text(kv['key']) !== tenantAttribute) continue;
+    const v = kv['value'];
+    if (!isMessage(v)) return { ok: false, reason: 'invalid_tenant_type' };
+    const variant = variantOf(v, depth + 1);
+    let id: string;
+    if (variant === Variant.string) id = text(v['stringValue']);
+    else if (variant === Variant.int) id = int64Text(int64(v['intValue']));
+    else return { ok: false, reason: 'invalid_tenant_type' };
+    return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
+  }
+  return undefined;
+}
+
+export interface ResourcePart {
+  /** The columns service_name, resource_schema_url and resource_attributes, as RowBinary. */
+  readonly bytes: Buffer;
+  /** The resource's tenant.id resolution, undefined when it has none. */
+  readonly tenant: Resolution | undefined;
+}
+
+/** Renders a Resource{Spans,Logs,Metrics}'s resource (`name`: its field, for errors) and schema url, once per resource. */
+export function resourcePart(resourceField: unknown, schemaUrl: unknown, name: string): ResourcePart {
+  const resource = messageField(resourceField, name) ?? {};
+  const attributes = resource['attributes'];
+  // KeyValues of a resource are at depth 3: request, Resource{Spans,…}, Resource, KeyValue.
+  const w = new RowWriter(1024);
+  w.text(attributeText(attributes, 'service.name', 3) ?? '');
+  w.text(text(schemaUrl));
+  writeAttributes(w, attributes, names.resourceAttributes, 3);
+  for (const ref of messageList(resource['entityRefs'], names.entityRefs)) {
+    if (ref['idKeys'] && !Array.isArray(ref['idKeys'])) throw new InvalidJson(`${names.idKeys}: array expected`);
+    if (ref['descriptionKeys'] && !Array.isArray(ref['descriptionKeys'])) throw new InvalidJson(`${names.descriptionKeys}: array expected`);
+  }
+  return { bytes: w.result(), tenant: tenantOf(attributes, 3) };
+}
+
+/**
+ * Renders a Scope{Spans,Logs,Metrics}'s scope (`name`: its field, for errors): scope_name,
+ * scope_version, scope_schema_url `withSchemaUrl` (logs), scope_attributes.
+ */
+export function scopePart(scopeField: unknown, name: string, withSchemaUrl: boolean, schemaUrl: unknown): Buffer {
+  const scope = messageField(scopeField, name) ?? {};
+  const w = new RowWriter(512);
+  w.text(text(scope['name']));
+  w.text(text(scope['version']));
+  if (withSchemaUrl) w.text(text(schemaUrl));
+  // KeyValues of a scope are at depth 4: request, Resource{…}, Scope{…}, InstrumentationScope, KeyValue.
+  writeAttributes(w, scope['attributes'], names.scopeAttributes, 4);
+  return w.result();
+}
