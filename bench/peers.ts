@@ -8,7 +8,7 @@
 // ratios within one run are what count on a shared machine.
 //
 //   bash test/peers/build-peers.sh           # once: Loki and Tempo binaries
-//   npm run bench:peers                      # everything (~15 min)
+//   npm run bench:peers                      # everything (~7 min on an idle 2-core machine)
 //   npm run bench:peers -- --only=throughput --seconds=5
 //   options: --only=corpus,throughput,visibility  --seconds=N (load phase)  --rounds=N
 //            --corpus=N (bodies per signal)  --clients=N  --tenantry-root=DIR (another checkout)
@@ -21,7 +21,7 @@ import { findPeerBinaries, lokiVersion, tempoVersion } from '../test/peers/peer-
 import { activeParts, lokiAtRest, tempoAtRest } from './peers/at-rest.ts';
 import { closedLoop } from './peers/load.ts';
 import type { Ingest, LoadResult } from './peers/load.ts';
-import { RequestFactory, itemsPerRequest } from './peers/payloads.ts';
+import { RequestFactory, itemsPerRequest, spansPerTrace } from './peers/payloads.ts';
 import type { Signal } from './peers/payloads.ts';
 import { cpuSeconds, defaultIdle, machineCpuSeconds, waitIdle } from './peers/process-cpu.ts';
 import { printReport } from './peers/report.ts';
@@ -115,6 +115,14 @@ async function corpus(systems: Systems, factory: RequestFactory): Promise<Corpus
         if (response.status >= 300) say(`${system} /flush answered ${response.status}`);
       }
       let settled = await settle(systems, `after the ${system} ${signal} corpus`, 180_000);
+      if (system === 'tempo') {
+        // /flush enqueues the block flush: wait (bounded) until the blocks' meta.json count every trace.
+        const traces = load.items / spansPerTrace;
+        const until = Date.now() + 60_000;
+        while (tempoAtRest(systems.tempo.dataDir).traces < traces && Date.now() < until) await new Promise((r) => setTimeout(r, 500));
+        if (tempoAtRest(systems.tempo.dataDir).traces < traces) say(`tempo: ${tempoAtRest(systems.tempo.dataDir).traces} of ${traces} traces in flushed blocks after 60 s`);
+        settled = await settle(systems, 'after the tempo blocks were flushed', 180_000);
+      }
       if (system === 'tenantry') {
         // With a write-ahead log, rows reach ClickHouse after the ack: wait until the table holds
         // the corpus (bounded), then for the merges that follow.
