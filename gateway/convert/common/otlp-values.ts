@@ -2,8 +2,8 @@
 // Everything here is written so that the value is always inside its column's
 // domain: one malformed item must never make ClickHouse reject a whole
 // group-committed batch.
-import { RowWriter } from '../../rowbinary/row-writer.ts';
-import type { AnyValue, Int64Like, KeyValue, Scope } from '../../wire/otlp-messages.ts';
+import type { RowWriter } from '../../rowbinary/row-writer.ts';
+import type { AnyValue, Int64Like, KeyValue } from '../../wire/otlp-messages.ts';
 
 const twoTo32 = 4_294_967_296;
 const twoTo64 = twoTo32 * twoTo32;
@@ -79,7 +79,7 @@ export function writeNanos(w: RowWriter, v: Int64Like | null | undefined): void 
 }
 
 /** Unix nanoseconds as a double: exact below 2^53 (enough for durations and comparisons). */
-export function nanosNumber(v: Int64Like | null | undefined): number {
+function nanosNumber(v: Int64Like | null | undefined): number {
   if (v === null || v === undefined) return 0;
   if (typeof v === 'number') return v;
   return (v.high >>> 0) * twoTo32 + (v.low >>> 0);
@@ -95,12 +95,6 @@ export function writeDuration(w: RowWriter, start: Int64Like | null | undefined,
 /** A Float64 field; absent is 0 (NaN and infinities are native in RowBinary). */
 export function writeFloat(w: RowWriter, v: number | null | undefined): void {
   w.f64(v ?? 0);
-}
-
-/** An Array column: the element count, then each element as `write` renders it. */
-export function writeArray<T>(w: RowWriter, items: readonly T[] | null | undefined, write: (w: RowWriter, item: T) => void): void {
-  w.varint(items?.length ?? 0);
-  for (const item of items ?? []) write(w, item);
 }
 
 /** A Nullable(Float64) field: NULL when absent (a histogram point without min or max). */
@@ -173,30 +167,3 @@ export function writeAttributes(w: RowWriter, attributes: readonly KeyValue[] | 
   }
 }
 
-/** The string value of one attribute, or undefined when absent. */
-export function attributeText(attributes: readonly KeyValue[] | null | undefined, key: string): string | undefined {
-  if (attributes === null || attributes === undefined) return undefined;
-  for (const kv of attributes) if (kv.key === key) return anyValueText(kv.value);
-  return undefined;
-}
-
-/**
- * The columns a resource and scope give every row below them, rendered once
- * per scope: service_name, resource_schema_url, resource_attributes,
- * scope_name, scope_version, scope_schema_url when given (logs), and
- * scope_attributes — as protobuf-resource-scope.ts writes them.
- */
-export function resourceScopeColumns(
-  resourceAttributes: readonly KeyValue[] | null | undefined, resourceSchemaUrl: string | null | undefined,
-  scope: Scope | null | undefined, scopeSchemaUrl?: string | null,
-): Buffer {
-  const w = new RowWriter(1024);
-  w.text(attributeText(resourceAttributes, 'service.name') ?? '');
-  w.text(resourceSchemaUrl ?? '');
-  writeAttributes(w, resourceAttributes);
-  w.text(scope?.name ?? '');
-  w.text(scope?.version ?? '');
-  if (scopeSchemaUrl !== undefined) w.text(scopeSchemaUrl ?? '');
-  writeAttributes(w, scope?.attributes);
-  return w.result();
-}

@@ -1,5 +1,5 @@
 // AnyValue and KeyValue lists, read from protobuf ranges and written as the
-// same RowBinary the JSON converters write through otlp-values.ts, plus the
+// same RowBinary the JSON converters write through json-attributes.ts, plus the
 // lookups the converters need: tenant.id, service.name, log.record.uid.
 import { isValidTenantId } from '../../../src/tenant/tenant-id.ts';
 import { WireError, WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';

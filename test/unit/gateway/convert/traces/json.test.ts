@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
 import { tracesFromJson } from '../../../../../gateway/convert/traces/json.ts';
+import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
 import { jsonRows } from '../json-body.ts';
 import { mapObject, readRows } from '../../support/row-binary-reader.ts';
 
@@ -66,6 +67,20 @@ describe('span-rows', () => {
     expect(readRows('spans', batch.rows).map((r) => [r['tenant_id'], r['span_name']])).to.deep.equal([['42', 'a']]);
     expect(batch.rejected.count).to.equal(2);
     expect(Object.fromEntries(batch.rejected.byReason)).to.deep.equal({ tenant_not_allowed: 1, missing_tenant: 1 });
+  });
+
+  it('reads OTLP/JSON as sent: hex ids lower-cased, enum names, int64 as numbers, unknown and snake_case fields ignored', () => {
+    const body = JSON.stringify({
+      resourceSpans: [{
+        resource: { attributes: [{ key: 'tenant.id', value: { stringValue: 't1' } }] },
+        scopeSpans: [{ spans: [{ traceId: '0102030405060708090A0B0C0D0E0FFF', span_id: 'ab', kind: 'SPAN_KIND_SERVER', startTimeUnixNano: 10, endTimeUnixNano: '25', extra: { x: 1 } }] }],
+      }],
+    });
+    const result = tracesFromJson.convert(Buffer.from(body), new TenantResolver(principal));
+    if (!result.ok) expect.fail(result.message);
+    expect(readRows('spans', result.batch.rows)[0]).to.include({ trace_id: '0102030405060708090a0b0c0d0e0fff', span_id: '', span_kind: 'SERVER', timestamp: 10n, duration_ns: 15n });
+    const invalid = tracesFromJson.convert(Buffer.from(body.replace('0FFF', '0FF')), new TenantResolver(principal));
+    expect(invalid).to.deep.equal({ ok: false, message: 'invalid OTLP/JSON: traceId is not a hex string: "0102030405060708090A0B0C0D0E0FF"' });
   });
 
   it('writes nothing for a request without spans', () => {
