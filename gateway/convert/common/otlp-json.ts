@@ -146,6 +146,7 @@ export function fixed64Element(v: unknown): Int64 {
 
 /** A fixed64 field (timestamps, counts): absent, zero or what fromObject took for zero is 0. */
 export function fixed64(v: unknown): Int64 {
+  if (typeof v === 'string' && digits.test(v)) return digitsParts(v); // the usual form; all zeros is 0 anyway
   if (v === null || v === undefined) return zero;
   if (typeof v === 'object' ? !((v as Int64).low || (v as Int64).high) : Number(v) === 0) return zero;
   return fixed64Element(v);
