@@ -116,10 +116,14 @@ async function corpus(systems: Systems, factory: RequestFactory): Promise<Corpus
       }
       let settled = await settle(systems, `after the ${system} ${signal} corpus`, 180_000);
       if (system === 'tempo') {
-        // /flush enqueues the block flush: wait (bounded) until the blocks' meta.json count every trace.
+        // /flush enqueues the block flush, and one call does not always cut every trace: wait
+        // (bounded) until the blocks' meta.json count every trace, asking /flush again every 5 s.
         const traces = load.items / spansPerTrace;
         const until = Date.now() + 60_000;
-        while (tempoAtRest(systems.tempo.dataDir).traces < traces && Date.now() < until) await new Promise((r) => setTimeout(r, 500));
+        for (let i = 1; tempoAtRest(systems.tempo.dataDir).traces < traces && Date.now() < until; i++) {
+          await new Promise((r) => setTimeout(r, 500));
+          if (i % 10 === 0) await (await fetch(`${systems.tempo.url}/flush`, { method: 'POST', signal: AbortSignal.timeout(60_000) })).text();
+        }
         if (tempoAtRest(systems.tempo.dataDir).traces < traces) say(`tempo: ${tempoAtRest(systems.tempo.dataDir).traces} of ${traces} traces in flushed blocks after 60 s`);
         settled = await settle(systems, 'after the tempo blocks were flushed', 180_000);
       }

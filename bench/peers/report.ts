@@ -2,6 +2,7 @@
 // Tempo / Tenantry / ratio) as Markdown, the details behind each cell (other
 // processes' load, settle times, rows found at rest), and the whole report as
 // one JSON line for the record.
+import { spansPerTrace } from './payloads.ts';
 import type { Signal } from './payloads.ts';
 import type { TableAtRest } from './at-rest.ts';
 import type { LoadResult } from './load.ts';
@@ -119,7 +120,8 @@ export function printReport(r: Report): void {
   if (r.atRest !== undefined) {
     const a = r.atRest;
     const logs = r.corpus.find((x) => x.system === 'loki')?.items ?? 0;
-    const spans = r.corpus.find((x) => x.system === 'tempo')?.items ?? 0;
+    // Tempo: per span in its flushed blocks (meta.json), in case /flush did not cut every trace.
+    const spans = a.tempo.traces * spansPerTrace;
     const lokiB = a.loki.bytes / Math.max(1, logs);
     const tempoB = a.tempo.bytes / Math.max(1, spans);
     const tlB = a.tenantryLogs.bytes / Math.max(1, a.tenantryLogs.rows);
