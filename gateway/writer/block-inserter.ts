@@ -61,6 +61,7 @@ export class BlockInserter {
   readonly #loops = new Map<TableName, Promise<void>>();
   #abandon = false;
   readonly #wakers = new Set<() => void>();
+  readonly #belowWaiters = new Set<{ readonly table: TableName; readonly limit: number; readonly resolve: (ok: boolean) => void }>();
 
   constructor(sink: RowSink, wal: WriteAheadLog, events: InserterEvents, options: InserterOptions) {
     this.#sink = sink;
@@ -80,11 +81,19 @@ export class BlockInserter {
     if (!this.#loops.has(segment.table)) this.#start(segment.table, queue);
   }
 
-  /** Segments waiting or being inserted. */
-  get backlog(): number {
-    let n = 0;
-    for (const q of this.#queues.values()) n += q.length;
-    return n;
+  /** Segments of a table waiting or being inserted. */
+  queued(table: TableName): number {
+    return this.#queues.get(table)?.length ?? 0;
+  }
+
+  /** Resolves true once fewer than `limit` segments of the table are queued, or false after `timeoutMs`. */
+  whenBelow(table: TableName, limit: number, timeoutMs: number): Promise<boolean> {
+    if (this.queued(table) < limit) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = { table, limit, resolve: (ok: boolean): void => { clearTimeout(timer); this.#belowWaiters.delete(waiter); resolve(ok); } };
+      const timer = setTimeout(() => { waiter.resolve(false); }, timeoutMs);
+      this.#belowWaiters.add(waiter);
+    });
   }
 
   /** Resolves once every queued segment is in ClickHouse. */
@@ -97,6 +106,7 @@ export class BlockInserter {
     const timer = setTimeout(() => {
       this.#abandon = true;
       for (const wake of this.#wakers) wake();
+      for (const waiter of this.#belowWaiters) waiter.resolve(false);
     }, timeoutMs);
     try {
       await this.whenIdle();
@@ -114,6 +124,7 @@ export class BlockInserter {
           await this.#wal.release(segment);
           queue.shift();
           attempt = 0;
+          for (const waiter of this.#belowWaiters) if (waiter.table === table && queue.length < waiter.limit) waiter.resolve(true);
         } catch (error) {
           if (error instanceof Abandoned) throw error;
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') {

@@ -34,15 +34,28 @@ export const writerConditions = { disk: 'write-ahead log disk', storage: 'ClickH
 /** How long stop() waits for ClickHouse to take the backlog before leaving it to the next start. */
 export const stopTimeoutMs = 30_000;
 
+/**
+ * Backpressure while ClickHouse is healthy but slower than the traffic: a
+ * request waits to be logged while a table has this many sealed blocks
+ * queued (one being inserted, one waiting), so acknowledged rows become
+ * queryable within about two blocks' INSERT time instead of a backlog
+ * growing for as long as the overload lasts. After maxHoldMs it is refused
+ * with 429. While ClickHouse fails, the log buffers up to its byte bound
+ * instead (that is what it is for).
+ */
+export const backpressure = { maxQueuedBlocks: 2, maxHoldMs: 5000 } as const;
+
 export class LoggedWriter implements DurableWriter {
   readonly #wal: WriteAheadLog;
   readonly #inserter: BlockInserter;
   readonly #observer: WriterObserver;
+  readonly #health: HealthEdges;
 
-  private constructor(wal: WriteAheadLog, inserter: BlockInserter, observer: WriterObserver) {
+  private constructor(wal: WriteAheadLog, inserter: BlockInserter, observer: WriterObserver, health: HealthEdges) {
     this.#wal = wal;
     this.#inserter = inserter;
     this.#observer = observer;
+    this.#health = health;
   }
 
   /** Opens the log in config.logDir and starts inserting what a previous process left. */
@@ -69,7 +82,7 @@ export class LoggedWriter implements DurableWriter {
     handoff.inserter = inserter;
     for (const segment of opened.recovered) inserter.enqueue(segment);
     observer.logBytes(log.bytes);
-    return new LoggedWriter(log, inserter, observer);
+    return new LoggedWriter(log, inserter, observer, health);
   }
 
   /** Bytes acknowledged and not yet in ClickHouse. */
@@ -80,19 +93,23 @@ export class LoggedWriter implements DurableWriter {
   /** Logs rows (RowBinary, whole rows) and resolves once they are durable, or at once when refused. */
   async submit(table: TableName, rows: Buffer, rowCount: number): Promise<SubmitResult> {
     if (rowCount === 0) return { ok: true };
+    if (this.#health.healthy(writerConditions.storage) && this.#inserter.queued(table) >= backpressure.maxQueuedBlocks) {
+      const caughtUp = await this.#inserter.whenBelow(table, backpressure.maxQueuedBlocks, backpressure.maxHoldMs);
+      if (!caughtUp) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
+    }
     const result = await this.#wal.append(table, rows, rowCount);
     if (result.ok) this.#observer.logBytes(this.#wal.bytes);
     return result;
   }
 
-  /** Seals every segment now instead of when it is due (shutdown begins; tests). */
-  drain(): void {
-    this.#wal.cutAll();
+  /** Seals every segment now instead of when it is due; resolves once they are queued for their INSERTs. */
+  seal(): Promise<void> {
+    return this.#wal.sealAll();
   }
 
   /** Resolves once everything acknowledged so far is in ClickHouse (tests, benchmarks). */
   async flush(): Promise<void> {
-    await this.#wal.sealAll();
+    await this.seal();
     await this.#inserter.whenIdle();
   }
 
@@ -110,6 +127,10 @@ class HealthEdges {
 
   constructor(observer: WriterObserver) {
     this.#observer = observer;
+  }
+
+  healthy(condition: string): boolean {
+    return !this.#unhealthy.has(condition);
   }
 
   report(condition: string, healthy: boolean, message: string): void {

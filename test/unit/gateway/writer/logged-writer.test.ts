@@ -120,6 +120,28 @@ describe('logged writer', () => {
     await writer.stop();
   });
 
+  it('holds a request while ClickHouse is healthy but two blocks of its table are queued, and answers it once one is in', async () => {
+    const ch = new FakeClickHouse();
+    let release: () => void = () => undefined;
+    ch.hold = new Promise((resolve) => { release = resolve; });
+    const writer = await LoggedWriter.open(ch, { ...config, maxBatchRows: 1 }, new RecordingObserver());
+    // Each submission is a block of its own: one being inserted (held by ClickHouse), one waiting.
+    expect(await writer.submit('spans', rows('one'), 1)).to.deep.equal({ ok: true });
+    expect(await writer.submit('spans', rows('two'), 1)).to.deep.equal({ ok: true });
+    await writer.seal();
+    let answered = false;
+    const third = writer.submit('spans', rows('three'), 1).then((r) => { answered = true; return r; });
+    const otherTable = await writer.submit('logs', rows('not held'), 1);
+    expect(otherTable).to.deep.equal({ ok: true });
+    expect(answered).to.equal(false);
+    ch.hold = undefined;
+    release();
+    expect(await third).to.deep.equal({ ok: true });
+    await writer.flush();
+    expect(ch.rows.get('spans')).to.deep.equal(['one', 'two', 'three']);
+    await writer.stop();
+  });
+
   it('refuses with "overloaded" past maxLogBytes, counting rows the log holds until ClickHouse has them', async () => {
     const ch = new FakeClickHouse();
     let release: () => void = () => undefined;
