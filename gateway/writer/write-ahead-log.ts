@@ -314,12 +314,18 @@ export class WriteAheadLog {
       await mkdir(dir, { recursive: true, mode: 0o700 }); // removed while running
       fd = await open(path, 'wx', 0o600);
     }
-    // The new name must survive a crash too.
-    const dirHandle = await open(dir, 'r');
     try {
-      await dirHandle.sync();
-    } finally {
-      await dirHandle.close();
+      // The new name must survive a crash too.
+      const dirHandle = await open(dir, 'r');
+      try {
+        await dirHandle.sync();
+      } finally {
+        await dirHandle.close();
+      }
+    } catch (error) {
+      await fd.close().catch(() => undefined);
+      await unlink(path).catch(() => undefined);
+      throw error;
     }
     const active: Active = { path, token: `${table}-${this.#instance}-${seq}`, fd, bytes: 0, rows: 0 };
     log.active = active;
