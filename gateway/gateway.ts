@@ -33,23 +33,30 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   const pipeline = new IngestPipeline(writer, metrics);
   const deps = { keys: ctx.keys, pipeline, metrics, log: ctx.log, maxRequestBytes: config.maxRequestBytes };
-  const http = await listen({ handler: otlpHttpHandler(deps), readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort });
+  let http;
+  try {
+    http = await listen({ handler: otlpHttpHandler(deps), readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort });
+  } catch (error) {
+    await writer.stop();
+    throw error;
+  }
+  const httpListener = http;
   let grpc;
   try {
     grpc = await listenGrpc(deps, ctx.host, config.otlpGrpcPort);
   } catch (error) {
-    await http.close();
+    await httpListener.close();
     await writer.stop();
     throw error;
   }
   const grpcListener = grpc;
   return {
     name: 'gateway',
-    ports: { otlpHttp: http.port, otlpGrpc: grpcListener.port },
+    ports: { otlpHttp: httpListener.port, otlpGrpc: grpcListener.port },
     flush: () => writer.flush(),
     stop: async () => {
       // Requests in flight are answered once logged; then the log goes to ClickHouse.
-      await Promise.all([http.close(), grpcListener.close()]);
+      await Promise.all([httpListener.close(), grpcListener.close()]);
       await writer.stop();
     },
   };
