@@ -13,6 +13,8 @@ export interface GatewayMetrics {
   readonly requests: Counter<'protocol' | 'signal' | 'status'>;
   readonly requestSeconds: Histogram<'protocol' | 'signal'>;
   readonly writer: WriterObserver;
+  /** Where the write-ahead-log gauge reads its bytes from, at scrape time. */
+  logBytesFrom(read: () => number): void;
 }
 
 export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayMetrics {
@@ -27,12 +29,16 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
   const batchRows = new Histogram({ name: 'tenantry_gateway_batch_rows', help: 'Rows per INSERT', labelNames: ['table'], registers, buckets: [1, 10, 100, 1000, 10_000, 50_000, 100_000, 250_000, 1_000_000] });
   const batchBytes = new Histogram({ name: 'tenantry_gateway_batch_bytes', help: 'Bytes per INSERT', labelNames: ['table'], registers, buckets: [1e3, 1e4, 1e5, 1e6, 4e6, 16e6, 64e6] });
   const insertSeconds = new Histogram({ name: 'tenantry_gateway_insert_duration_seconds', help: 'INSERT latency', labelNames: ['table', 'ok'], registers, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] });
-  const logBytes = new Gauge({ name: 'tenantry_gateway_wal_bytes', help: 'Bytes acknowledged and held in the write-ahead log, not yet in ClickHouse', registers });
+  let readLogBytes = (): number => 0;
+  new Gauge({
+    name: 'tenantry_gateway_wal_bytes', help: 'Bytes acknowledged and held in the write-ahead log, not yet in ClickHouse', registers,
+    collect() { this.set(readLogBytes()); },
+  });
   const deadLetters = new Counter({ name: 'tenantry_gateway_dead_letter_rows_total', help: 'Acknowledged rows ClickHouse refused for a reason of their own, kept in the dead-letter folder', labelNames: ['table'], registers });
   return {
     acceptedItems, rejectedItems, requests, requestSeconds,
+    logBytesFrom: (read) => { readLogBytes = read; },
     writer: {
-      logBytes: (bytes) => { logBytes.set(bytes); },
       inserted: (s: InsertStats) => {
         batchRows.observe({ table: s.table }, s.rows);
         batchBytes.observe({ table: s.table }, s.bytes);

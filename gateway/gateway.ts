@@ -31,6 +31,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
     }
   });
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
+  metrics.logBytesFrom(() => writer.logBytes);
   const pipeline = new IngestPipeline(writer, metrics);
   const deps = { keys: ctx.keys, pipeline, metrics, log: ctx.log, maxRequestBytes: config.maxRequestBytes };
   let http;

@@ -120,7 +120,8 @@ export class BlockInserter {
       for (let segment = queue[0], attempt = 0; segment !== undefined; segment = queue[0]) {
         try {
           const records = await WriteAheadLog.read(segment);
-          await this.#insert(table, records, segment.token);
+          // A segment left by a crash may hold nothing but a torn record, which was never acknowledged.
+          if (records.length > 0) await this.#insert(table, records, segment.token);
           await this.#wal.release(segment);
           queue.shift();
           attempt = 0;

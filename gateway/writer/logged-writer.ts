@@ -15,8 +15,6 @@ import { WriteAheadLog } from './write-ahead-log.ts';
 export type SubmitResult = { readonly ok: true } | { readonly ok: false; readonly kind: 'overloaded' | 'stopped' | StoreFailureKind; readonly message: string };
 
 export interface WriterObserver {
-  /** Bytes acknowledged and not yet in ClickHouse. */
-  logBytes(bytes: number): void;
   inserted(stats: InsertStats): void;
   deadLettered(table: TableName, rows: number, reason: string): void;
   /** A condition readiness depends on changed: the log's disk, or ClickHouse taking writes. */
@@ -48,13 +46,11 @@ export const backpressure = { maxQueuedBlocks: 2, maxHoldMs: 5000 } as const;
 export class LoggedWriter implements DurableWriter {
   readonly #wal: WriteAheadLog;
   readonly #inserter: BlockInserter;
-  readonly #observer: WriterObserver;
   readonly #health: HealthEdges;
 
-  private constructor(wal: WriteAheadLog, inserter: BlockInserter, observer: WriterObserver, health: HealthEdges) {
+  private constructor(wal: WriteAheadLog, inserter: BlockInserter, health: HealthEdges) {
     this.#wal = wal;
     this.#inserter = inserter;
-    this.#observer = observer;
     this.#health = health;
   }
 
@@ -72,17 +68,13 @@ export class LoggedWriter implements DurableWriter {
     );
     const log = opened.wal;
     const inserter = new BlockInserter(sink, log, {
-      inserted: (stats) => {
-        observer.inserted(stats);
-        if (stats.ok) observer.logBytes(log.bytes);
-      },
+      inserted: (stats) => { observer.inserted(stats); },
       storageHealth: (healthy, message) => { health.report(writerConditions.storage, healthy, message); },
       deadLettered: (table, rows, reason) => { observer.deadLettered(table, rows, reason); },
     }, { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') });
     handoff.inserter = inserter;
     for (const segment of opened.recovered) inserter.enqueue(segment);
-    observer.logBytes(log.bytes);
-    return new LoggedWriter(log, inserter, observer, health);
+    return new LoggedWriter(log, inserter, health);
   }
 
   /** Bytes acknowledged and not yet in ClickHouse. */
@@ -97,9 +89,7 @@ export class LoggedWriter implements DurableWriter {
       const caughtUp = await this.#inserter.whenBelow(table, backpressure.maxQueuedBlocks, backpressure.maxHoldMs);
       if (!caughtUp) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
     }
-    const result = await this.#wal.append(table, rows, rowCount);
-    if (result.ok) this.#observer.logBytes(this.#wal.bytes);
-    return result;
+    return this.#wal.append(table, rows, rowCount);
   }
 
   /** Seals every segment now instead of when it is due; resolves once they are queued for their INSERTs. */

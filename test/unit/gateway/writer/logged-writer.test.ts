@@ -44,11 +44,9 @@ class RecordingObserver implements WriterObserver {
   readonly health: WriterObserver['health'];
   readonly changes: string[] = [];
   readonly dead: { table: TableName; rows: number; reason: string }[] = [];
-  bytes = 0;
   constructor() {
     this.health = (condition, healthy) => { this.changes.push(`${condition}: ${healthy ? 'ok' : 'failing'}`); };
   }
-  logBytes(bytes: number): void { this.bytes = bytes; }
   inserted(): void { /* counted by the fake */ }
   deadLettered(table: TableName, rows: number, reason: string): void { this.dead.push({ table, rows, reason }); }
 }
