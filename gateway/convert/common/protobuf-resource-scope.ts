@@ -1,6 +1,6 @@
 // The per-resource and per-scope parts of a row (shared by spans, logs and metrics),
 // rendered once and copied into every row below them.
-import { WireReader, WireType } from '../../protobuf/wire-reader.ts';
+import { WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import type { Resolution } from './tenant-resolver.ts';
 import { Found, Lookup, attributeMap } from './protobuf-attributes.ts';
@@ -67,4 +67,27 @@ export function scopePart(r: WireReader, start: number, end: number, withSchemaU
   if (scopeStart >= 0) attributeMap(r, scopeStart, scopeEnd, 3, 0, new Found(), w, value);
   else w.varint(0);
   return Buffer.from(w.result());
+}
+
+/**
+ * Walks the resource entries (field 1) of an Export*ServiceRequest and the
+ * scope entries (field 2) of each, rendering each resource and scope part
+ * once; `visit` gets each scope's [start, end) to read its items from.
+ */
+export function forEachScope(
+  r: WireReader, value: AnyValueView, scopeSchemaUrl: boolean,
+  visit: (resource: ResourcePart, scope: Buffer, start: number, end: number) => void,
+): void {
+  const top = new WireReader(r.buf);
+  for (let resourceEnd = nextDelimited(top, 1); resourceEnd >= 0; resourceEnd = nextDelimited(top, 1)) {
+    const resourceStart = top.pos;
+    const resource = resourcePart(r, resourceStart, resourceEnd, value);
+    const scopes = new WireReader(r.buf, resourceStart, resourceEnd);
+    for (let scopeEnd = nextDelimited(scopes, 2); scopeEnd >= 0; scopeEnd = nextDelimited(scopes, 2)) {
+      const scopeStart = scopes.pos;
+      visit(resource, scopePart(r, scopeStart, scopeEnd, scopeSchemaUrl, value), scopeStart, scopeEnd);
+      scopes.pos = scopeEnd;
+    }
+    top.pos = resourceEnd;
+  }
 }

@@ -7,7 +7,7 @@ import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
-import { resourcePart, scopePart } from '../common/protobuf-resource-scope.ts';
+import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
@@ -54,58 +54,48 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
   const record = new LogFields();
   const r = new WireReader(body);
   let rowCount = 0;
-  const top = new WireReader(body);
-  for (let rlEnd = nextDelimited(top, 1); rlEnd >= 0; rlEnd = nextDelimited(top, 1)) {
-    const rlStart = top.pos;
-    const resource = resourcePart(r, rlStart, rlEnd, value);
-    const scopes = new WireReader(body, rlStart, rlEnd);
-    for (let slEnd = nextDelimited(scopes, 2); slEnd >= 0; slEnd = nextDelimited(scopes, 2)) {
-      const slStart = scopes.pos;
-      const scope = scopePart(r, slStart, slEnd, true, value);
-      const records = new WireReader(body, slStart, slEnd);
-      for (let end = nextDelimited(records, 2); end >= 0; end = nextDelimited(records, 2)) {
-        const start = records.pos;
-        records.pos = end;
-        record.read(r, start, end);
-        const item = new Found();
-        lookupAttributesOf(r, record.attributes, Lookup.tenant | Lookup.logUid, item, value);
-        const found: Resolution | undefined = resource.tenant ?? item.tenant(r, value);
-        const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
-        if (!tenant.ok) {
-          rejected.add(tenant);
-          continue;
-        }
-        // In rowColumns.logs order.
-        const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
-        w.text(tenant.tenant);
-        if (timeSet) writeNanosParts(w, record.timeLo, record.timeHi);
-        else writeNanosParts(w, record.observedLo, record.observedHi);
-        writeNanosParts(w, record.observedLo, record.observedHi);
-        if (item.logUidSeen) {
-          if (item.logUidStart >= 0) value.read(r, item.logUidStart, item.logUidEnd).writeText(w, body);
-          else w.empty();
-        } else {
-          w.text(ids.next(nowMs));
-        }
-        w.hexField(body, record.traceId, record.traceIdEnd);
-        w.hexField(body, record.spanId, record.spanIdEnd);
-        w.u8(record.flags & 0xff);
-        const severityText = record.severityText >= 0 && clampInt(record.severity, 0, 255) === 0 ? body.toString('utf8', record.severityText, record.severityTextEnd) : undefined;
-        w.u8(severityNumber(record.severity, severityText));
-        w.field(body, record.severityText, record.severityTextEnd);
-        w.field(body, record.eventName, record.eventNameEnd);
-        if (record.body >= 0) value.read(r, record.body, record.bodyEnd).writeText(w, body);
-        else w.empty();
-        w.bytes(resource.bytes);
-        w.bytes(scope);
-        attributeMapOf(r, record.attributes, 0, item, w, value);
-        w.u32(clampInt(record.droppedAttributes, 0, 0xffffffff));
-        rowCount++;
+  forEachScope(r, value, true, (resource, scope, slStart, slEnd) => {
+    const records = new WireReader(body, slStart, slEnd);
+    for (let end = nextDelimited(records, 2); end >= 0; end = nextDelimited(records, 2)) {
+      const start = records.pos;
+      records.pos = end;
+      record.read(r, start, end);
+      const item = new Found();
+      lookupAttributesOf(r, record.attributes, Lookup.tenant | Lookup.logUid, item, value);
+      const found: Resolution | undefined = resource.tenant ?? item.tenant(r, value);
+      const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
+      if (!tenant.ok) {
+        rejected.add(tenant);
+        continue;
       }
-      scopes.pos = slEnd;
+      // In rowColumns.logs order.
+      const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
+      w.text(tenant.tenant);
+      if (timeSet) writeNanosParts(w, record.timeLo, record.timeHi);
+      else writeNanosParts(w, record.observedLo, record.observedHi);
+      writeNanosParts(w, record.observedLo, record.observedHi);
+      if (item.logUidSeen) {
+        if (item.logUidStart >= 0) value.read(r, item.logUidStart, item.logUidEnd).writeText(w, body);
+        else w.empty();
+      } else {
+        w.text(ids.next(nowMs));
+      }
+      w.hexField(body, record.traceId, record.traceIdEnd);
+      w.hexField(body, record.spanId, record.spanIdEnd);
+      w.u8(record.flags & 0xff);
+      const severityText = record.severityText >= 0 && clampInt(record.severity, 0, 255) === 0 ? body.toString('utf8', record.severityText, record.severityTextEnd) : undefined;
+      w.u8(severityNumber(record.severity, severityText));
+      w.field(body, record.severityText, record.severityTextEnd);
+      w.field(body, record.eventName, record.eventNameEnd);
+      if (record.body >= 0) value.read(r, record.body, record.bodyEnd).writeText(w, body);
+      else w.empty();
+      w.bytes(resource.bytes);
+      w.bytes(scope);
+      attributeMapOf(r, record.attributes, 0, item, w, value);
+      w.u32(clampInt(record.droppedAttributes, 0, 0xffffffff));
+      rowCount++;
     }
-    top.pos = rlEnd;
-  }
+  });
   return { table: 'logs', rows: w.rows(), rowCount, rejected };
 }
 

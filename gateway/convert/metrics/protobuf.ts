@@ -8,7 +8,7 @@ import { RangeList, WireError, WireReader, WireType, nextDelimited, readWire } f
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
-import { resourcePart, scopePart } from '../common/protobuf-resource-scope.ts';
+import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
@@ -304,52 +304,42 @@ function metricRows(body: Buffer, resolver: TenantResolver): RowBatch {
   const point = new PointFields();
   const r = new WireReader(body);
   let rowCount = 0;
-  const top = new WireReader(body);
-  for (let rmEnd = nextDelimited(top, 1); rmEnd >= 0; rmEnd = nextDelimited(top, 1)) {
-    const rmStart = top.pos;
-    const resource = resourcePart(r, rmStart, rmEnd, value);
-    const scopes = new WireReader(body, rmStart, rmEnd);
-    for (let smEnd = nextDelimited(scopes, 2); smEnd >= 0; smEnd = nextDelimited(scopes, 2)) {
-      const smStart = scopes.pos;
-      const scope = scopePart(r, smStart, smEnd, false, value);
-      const metrics = new WireReader(body, smStart, smEnd);
-      for (let mEnd = nextDelimited(metrics, 2); mEnd >= 0; mEnd = nextDelimited(metrics, 2)) {
-        const data = metricHead(r, metrics.pos, mEnd, head);
-        metrics.pos = mEnd;
-        if (data === undefined) continue;
-        const metricPart = head.result();
-        const points = new WireReader(body, data.start, data.end);
-        for (let pEnd = nextDelimited(points, 1); pEnd >= 0; pEnd = nextDelimited(points, 1)) {
-          point.read(r, data.type, points.pos, pEnd);
-          points.pos = pEnd;
-          let found: Resolution | undefined = resource.tenant;
-          const item = new Found();
-          if (found === undefined && point.attributes.count > 0) {
-            lookupAttributesOf(r, point.attributes, Lookup.tenant, item, value);
-            found = item.tenant(r, value);
-          }
-          const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
-          if (!tenant.ok) {
-            rejected.add(tenant);
-            continue;
-          }
-          // In rowColumns.metrics order.
-          w.text(tenant.tenant);
-          w.bytes(metricPart);
-          w.bytes(resource.bytes);
-          w.bytes(scope);
-          attributeMapOf(r, point.attributes, 0, item, w, value);
-          writeNanosParts(w, point.startLo, point.startHi);
-          writeNanosParts(w, point.timeLo, point.timeHi);
-          w.u32(point.flags);
-          point.write(w, data.type, body);
-          rowCount++;
+  forEachScope(r, value, false, (resource, scope, smStart, smEnd) => {
+    const metrics = new WireReader(body, smStart, smEnd);
+    for (let mEnd = nextDelimited(metrics, 2); mEnd >= 0; mEnd = nextDelimited(metrics, 2)) {
+      const data = metricHead(r, metrics.pos, mEnd, head);
+      metrics.pos = mEnd;
+      if (data === undefined) continue;
+      const metricPart = head.result();
+      const points = new WireReader(body, data.start, data.end);
+      for (let pEnd = nextDelimited(points, 1); pEnd >= 0; pEnd = nextDelimited(points, 1)) {
+        point.read(r, data.type, points.pos, pEnd);
+        points.pos = pEnd;
+        let found: Resolution | undefined = resource.tenant;
+        const item = new Found();
+        if (found === undefined && point.attributes.count > 0) {
+          lookupAttributesOf(r, point.attributes, Lookup.tenant, item, value);
+          found = item.tenant(r, value);
         }
+        const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
+        if (!tenant.ok) {
+          rejected.add(tenant);
+          continue;
+        }
+        // In rowColumns.metrics order.
+        w.text(tenant.tenant);
+        w.bytes(metricPart);
+        w.bytes(resource.bytes);
+        w.bytes(scope);
+        attributeMapOf(r, point.attributes, 0, item, w, value);
+        writeNanosParts(w, point.startLo, point.startHi);
+        writeNanosParts(w, point.timeLo, point.timeHi);
+        w.u32(point.flags);
+        point.write(w, data.type, body);
+        rowCount++;
       }
-      scopes.pos = smEnd;
     }
-    top.pos = rmEnd;
-  }
+  });
   return { table: 'metrics', rows: w.rows(), rowCount, rejected };
 }
 

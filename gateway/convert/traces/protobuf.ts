@@ -8,7 +8,7 @@ import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeDurationParts, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
-import { resourcePart, scopePart } from '../common/protobuf-resource-scope.ts';
+import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
@@ -158,37 +158,27 @@ function spanRows(body: Buffer, resolver: TenantResolver): RowBatch {
   const out = new SpanWriter();
   const r = new WireReader(body);
   let rowCount = 0;
-  const top = new WireReader(body);
-  for (let rsEnd = nextDelimited(top, 1); rsEnd >= 0; rsEnd = nextDelimited(top, 1)) {
-    const rsStart = top.pos;
-    const resource = resourcePart(r, rsStart, rsEnd, out.value);
-    const scopes = new WireReader(body, rsStart, rsEnd);
-    for (let ssEnd = nextDelimited(scopes, 2); ssEnd >= 0; ssEnd = nextDelimited(scopes, 2)) {
-      const ssStart = scopes.pos;
-      const scope = scopePart(r, ssStart, ssEnd, false, out.value);
-      const spans = new WireReader(body, ssStart, ssEnd);
-      for (let spanEnd = nextDelimited(spans, 2); spanEnd >= 0; spanEnd = nextDelimited(spans, 2)) {
-        const spanStart = spans.pos;
-        out.fields.read(r, spanStart, spanEnd);
-        let found: Resolution | undefined = resource.tenant;
-        if (found === undefined && out.fields.attributes.count > 0) {
-          const item = new Found();
-          lookupAttributesOf(r, out.fields.attributes, Lookup.tenant, item, out.value);
-          found = item.tenant(r, out.value);
-        }
-        const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
-        if (tenant.ok) {
-          out.row(r, tenant.tenant, resource.bytes, scope);
-          rowCount++;
-        } else {
-          rejected.add(tenant);
-        }
-        spans.pos = spanEnd;
+  forEachScope(r, out.value, false, (resource, scope, ssStart, ssEnd) => {
+    const spans = new WireReader(body, ssStart, ssEnd);
+    for (let spanEnd = nextDelimited(spans, 2); spanEnd >= 0; spanEnd = nextDelimited(spans, 2)) {
+      const spanStart = spans.pos;
+      out.fields.read(r, spanStart, spanEnd);
+      let found: Resolution | undefined = resource.tenant;
+      if (found === undefined && out.fields.attributes.count > 0) {
+        const item = new Found();
+        lookupAttributesOf(r, out.fields.attributes, Lookup.tenant, item, out.value);
+        found = item.tenant(r, out.value);
       }
-      scopes.pos = ssEnd;
+      const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
+      if (tenant.ok) {
+        out.row(r, tenant.tenant, resource.bytes, scope);
+        rowCount++;
+      } else {
+        rejected.add(tenant);
+      }
+      spans.pos = spanEnd;
     }
-    top.pos = rsEnd;
-  }
+  });
   return { table: 'spans', rows: out.w.rows(), rowCount, rejected };
 }
 
