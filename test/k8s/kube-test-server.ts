@@ -224,6 +224,7 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
       let buffered = '';
       let err = '';
       const seen: string[] = [];
+      // A bound, not a wait: the watching kubectl resolves on the matching line; this only ends a wait that never sees it.
       const timer = setTimeout(() => { finish(new Error(`kubectl ${args.join(' ')}: no matching line within ${timeoutMs} ms; saw ${JSON.stringify(seen)} ${err}`)); }, timeoutMs);
       function finish(result: Error | string): void {
         clearTimeout(timer);

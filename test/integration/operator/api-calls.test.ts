@@ -34,6 +34,7 @@ async function settled(port: number, server: KubeTestServer): Promise<{ stack: n
   const reading = async (): Promise<string> => JSON.stringify([await reconciles(port), work(server.requests()).length]);
   let last = await reading();
   for (let stable = 0; stable < 2;) {
+    // Polled: "no more work" has no event of its own; a reading a second apart that did not change is the signal.
     await new Promise((r) => setTimeout(r, 1000));
     const now = await reading();
     stable = now === last ? stable + 1 : 0;

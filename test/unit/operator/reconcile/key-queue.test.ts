@@ -8,6 +8,7 @@ class ManualClock implements Clock {
   now = 0;
   readonly #timers = new Map<number, { at: number; fn: () => void }>();
   #next = 0;
+  // The injected clock's timer: it fires only when the test advances `now`, never by real time.
   setTimeout(fn: () => void, ms: number): number {
     this.#next++;
     this.#timers.set(this.#next, { at: this.now + ms, fn });
