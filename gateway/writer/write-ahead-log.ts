@@ -15,7 +15,7 @@ import type { TableName } from '../rowbinary/row-batch.ts';
 import { readRecords, recordHeader } from './wal-records.ts';
 import type { WalRecord } from './wal-records.ts';
 
-export const walTables: readonly TableName[] = ['spans', 'logs', 'metrics'];
+const walTables: readonly TableName[] = ['spans', 'logs', 'metrics'];
 
 export interface CutPolicy {
   /** A segment holding this many rows is sealed. */
@@ -155,17 +155,12 @@ export class WriteAheadLog {
     return done;
   }
 
-  /** Seals every table's segment now (shutdown; tests). */
-  cutAll(): void {
+  /** Seals every segment and resolves once the appends queued before were answered and the segments handed on. */
+  async sealAll(): Promise<void> {
     for (const [table, log] of this.#tables) {
       log.cutRequested = true;
       this.#run(table, log);
     }
-  }
-
-  /** Seals every segment and resolves once the appends queued before were answered and the segments handed on. */
-  async sealAll(): Promise<void> {
-    this.cutAll();
     await Promise.all([...this.#tables.values()].map((log) => this.#idle(log)));
   }
 
