@@ -25,13 +25,17 @@ export interface InsertStats {
   readonly bytes: number;
   readonly seconds: number;
   readonly ok: boolean;
+  /** The block's deduplication token: its segment's, with a suffix per split. */
+  readonly token: string;
 }
 
 export interface InserterEvents {
+  /** An INSERT of `rows` rows begins. */
+  inserting(table: TableName, rows: number): void;
   inserted(stats: InsertStats): void;
   /** ClickHouse refuses writes for a reason that may pass (healthy=false), or takes them again. */
   storageHealth(healthy: boolean, message: string): void;
-  deadLettered(table: TableName, rows: number, reason: string): void;
+  deadLettered(table: TableName, rows: number, reason: string, token: string): void;
 }
 
 export interface InserterOptions {
@@ -61,7 +65,6 @@ export class BlockInserter {
   readonly #loops = new Map<TableName, Promise<void>>();
   #abandon = false;
   readonly #wakers = new Set<() => void>();
-  readonly #belowWaiters = new Set<{ readonly table: TableName; readonly limit: number; readonly resolve: (ok: boolean) => void }>();
 
   constructor(sink: RowSink, wal: WriteAheadLog, events: InserterEvents, options: InserterOptions) {
     this.#sink = sink;
@@ -81,21 +84,6 @@ export class BlockInserter {
     if (!this.#loops.has(segment.table)) this.#start(segment.table, queue);
   }
 
-  /** Segments of a table waiting or being inserted. */
-  queued(table: TableName): number {
-    return this.#queues.get(table)?.length ?? 0;
-  }
-
-  /** Resolves true once fewer than `limit` segments of the table are queued, or false after `timeoutMs`. */
-  whenBelow(table: TableName, limit: number, timeoutMs: number): Promise<boolean> {
-    if (this.queued(table) < limit) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter = { table, limit, resolve: (ok: boolean): void => { clearTimeout(timer); this.#belowWaiters.delete(waiter); resolve(ok); } };
-      const timer = setTimeout(() => { waiter.resolve(false); }, timeoutMs);
-      this.#belowWaiters.add(waiter);
-    });
-  }
-
   /** Resolves once every queued segment is in ClickHouse. */
   async whenIdle(): Promise<void> {
     while (this.#loops.size > 0) await Promise.all(this.#loops.values());
@@ -106,7 +94,6 @@ export class BlockInserter {
     const timer = setTimeout(() => {
       this.#abandon = true;
       for (const wake of this.#wakers) wake();
-      for (const waiter of this.#belowWaiters) waiter.resolve(false);
     }, timeoutMs);
     try {
       await this.whenIdle();
@@ -125,7 +112,6 @@ export class BlockInserter {
           await this.#wal.release(segment);
           queue.shift();
           attempt = 0;
-          for (const waiter of this.#belowWaiters) if (waiter.table === table && queue.length < waiter.limit) waiter.resolve(true);
         } catch (error) {
           if (error instanceof Abandoned) throw error;
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -153,9 +139,10 @@ export class BlockInserter {
     const bytes = chunks.reduce((n, c) => n + c.length, 0);
     for (let attempt = 0; ; attempt++) {
       if (this.#abandon) throw new Abandoned();
+      this.#events.inserting(table, rows);
       const started = process.hrtime.bigint();
       const result = await this.#sink.insert(table, chunks, token);
-      this.#events.inserted({ table, rows, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9, ok: result.ok });
+      this.#events.inserted({ table, rows, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9, ok: result.ok, token });
       if (result.ok) {
         this.#events.storageHealth(true, '');
         return;
@@ -185,7 +172,7 @@ export class BlockInserter {
     await mkdir(this.#options.deadLetterDir, { recursive: true, mode: 0o700 });
     await writeFile(join(this.#options.deadLetterDir, `${token}.rowbinary`), records.map((r) => r.rows), { mode: 0o600 });
     await writeFile(join(this.#options.deadLetterDir, `${token}.json`), `${JSON.stringify({ table, rows, reason, at: new Date().toISOString() })}\n`, { mode: 0o600 });
-    this.#events.deadLettered(table, rows, reason);
+    this.#events.deadLettered(table, rows, reason, token);
   }
 
   #backoff(attempt: number): Promise<void> {

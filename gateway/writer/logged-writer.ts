@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
 import type { WriterConfig } from '../../src/config/config.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
+import { AdmissionPacer } from './admission-pacer.ts';
+import type { PacerClock, PacerOptions } from './admission-pacer.ts';
 import { BlockInserter, defaultInserterOptions } from './block-inserter.ts';
 import type { InsertStats } from './block-inserter.ts';
 import type { RowSink } from './row-sink.ts';
@@ -33,29 +35,32 @@ export const writerConditions = { disk: 'write-ahead log disk', storage: 'ClickH
 export const stopTimeoutMs = 30_000;
 
 /**
- * Backpressure while ClickHouse is healthy but slower than the traffic: a
- * request waits to be logged while a table has this many sealed blocks
- * queued (one being inserted, one waiting), so acknowledged rows become
- * queryable within about two blocks' INSERT time instead of a backlog
- * growing for as long as the overload lasts. After maxHoldMs it is refused
- * with 429. While ClickHouse fails, the log buffers up to its byte bound
- * instead (that is what it is for).
+ * Backpressure while ClickHouse is healthy but slower than the traffic:
+ * requests enter the log at the pace ClickHouse takes rows out of it, so
+ * the backlog stays within about `backlogSeconds` of inserting (acknowledged
+ * rows become queryable within about that plus one cut delay) and, under
+ * overload, every request waits a little instead of some waiting a whole
+ * INSERT. A request not admitted within maxWaitMs is refused with 429.
+ * While ClickHouse fails, the log buffers up to its byte bound instead
+ * (that is what it is for).
  */
-export const backpressure = { maxQueuedBlocks: 2, maxHoldMs: 5000 } as const;
+export const backpressure = { backlogSeconds: 1.5, maxWaitMs: 5000 } as const satisfies PacerOptions;
 
 export class LoggedWriter implements DurableWriter {
   readonly #wal: WriteAheadLog;
   readonly #inserter: BlockInserter;
   readonly #health: HealthEdges;
+  readonly #pacer: AdmissionPacer<TableName>;
 
-  private constructor(wal: WriteAheadLog, inserter: BlockInserter, health: HealthEdges) {
+  private constructor(wal: WriteAheadLog, inserter: BlockInserter, health: HealthEdges, pacer: AdmissionPacer<TableName>) {
     this.#wal = wal;
     this.#inserter = inserter;
     this.#health = health;
+    this.#pacer = pacer;
   }
 
   /** Opens the log in config.logDir and starts inserting what a previous process left. */
-  static async open(sink: RowSink, config: WriterConfig, observer: WriterObserver): Promise<LoggedWriter> {
+  static async open(sink: RowSink, config: WriterConfig, observer: WriterObserver, clock?: PacerClock): Promise<LoggedWriter> {
     // Nothing is sealed while the log opens (no appends yet); the inserter is there before the first seal.
     const handoff: { inserter?: BlockInserter } = {};
     const health = new HealthEdges(observer);
@@ -67,14 +72,25 @@ export class LoggedWriter implements DurableWriter {
       },
     );
     const log = opened.wal;
+    const pacer = new AdmissionPacer<TableName>(backpressure, clock);
+    // A previous process's rows were never admitted here; their blocks (and the halves they split into) carry their segment's token.
+    const recovered = opened.recovered.map((segment) => segment.token);
+    const admitted = (token: string): boolean => !recovered.some((t) => token.startsWith(t));
     const inserter = new BlockInserter(sink, log, {
-      inserted: (stats) => { observer.inserted(stats); },
+      inserting: (table, rows) => { pacer.inserting(table, rows); },
+      inserted: (stats) => {
+        pacer.inserted(stats.table, stats.rows, stats.ok, admitted(stats.token));
+        observer.inserted(stats);
+      },
       storageHealth: (healthy, message) => { health.report(writerConditions.storage, healthy, message); },
-      deadLettered: (table, rows, reason) => { observer.deadLettered(table, rows, reason); },
+      deadLettered: (table, rows, reason, token) => {
+        if (admitted(token)) pacer.withdraw(table, rows);
+        observer.deadLettered(table, rows, reason);
+      },
     }, { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') });
     handoff.inserter = inserter;
     for (const segment of opened.recovered) inserter.enqueue(segment);
-    return new LoggedWriter(log, inserter, health);
+    return new LoggedWriter(log, inserter, health, pacer);
   }
 
   /** Bytes acknowledged and not yet in ClickHouse. */
@@ -85,11 +101,11 @@ export class LoggedWriter implements DurableWriter {
   /** Logs rows (RowBinary, whole rows) and resolves once they are durable, or at once when refused. */
   async submit(table: TableName, rows: Buffer, rowCount: number): Promise<SubmitResult> {
     if (rowCount === 0) return { ok: true };
-    if (this.#health.healthy(writerConditions.storage) && this.#inserter.queued(table) >= backpressure.maxQueuedBlocks) {
-      const caughtUp = await this.#inserter.whenBelow(table, backpressure.maxQueuedBlocks, backpressure.maxHoldMs);
-      if (!caughtUp) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
-    }
-    return this.#wal.append(table, rows, rowCount);
+    if (!this.#health.healthy(writerConditions.storage)) this.#pacer.bypass(table, rowCount);
+    else if (!await this.#pacer.admit(table, rowCount)) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
+    const result = await this.#wal.append(table, rows, rowCount);
+    if (!result.ok) this.#pacer.withdraw(table, rowCount);
+    return result;
   }
 
   /** Seals every segment now instead of when it is due; resolves once they are queued for their INSERTs. */

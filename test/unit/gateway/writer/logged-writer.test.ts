@@ -13,6 +13,7 @@ import type { RowSink, SinkResult } from '../../../../gateway/writer/row-sink.ts
 import { WriteAheadLog } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { Segment } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { WriterConfig } from '../../../../src/config/config.ts';
+import { ManualClock } from './manual-clock.ts';
 
 /** ClickHouse at the port: rows per table, a block skipped when its token was stored before. */
 class FakeClickHouse implements RowSink {
@@ -118,25 +119,40 @@ describe('logged writer', () => {
     await writer.stop();
   });
 
-  it('holds a request while ClickHouse is healthy but two blocks of its table are queued, and answers it once one is in', async () => {
+  it('paces requests at the rate ClickHouse takes rows while it is healthy, letting them in as an INSERT progresses', async () => {
     const ch = new FakeClickHouse();
-    let release: () => void = () => undefined;
-    ch.hold = new Promise((resolve) => { release = resolve; });
-    const writer = await LoggedWriter.open(ch, { ...config, maxBatchRows: 1 }, new RecordingObserver());
-    // Each submission is a block of its own: one being inserted (held by ClickHouse), one waiting.
-    expect(await writer.submit('spans', rows('one'), 1)).to.deep.equal({ ok: true });
-    expect(await writer.submit('spans', rows('two'), 1)).to.deep.equal({ ok: true });
-    await writer.seal();
-    let answered = false;
-    const third = writer.submit('spans', rows('three'), 1).then((r) => { answered = true; return r; });
-    const otherTable = await writer.submit('logs', rows('not held'), 1);
-    expect(otherTable).to.deep.equal({ ok: true });
-    expect(answered).to.equal(false);
+    const clock = new ManualClock();
+    const writer = await LoggedWriter.open(ch, { ...config, maxBatchRows: 10 }, new RecordingObserver(), clock);
+    const names = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    /** Holds ClickHouse's next INSERT; resolves with its release once the INSERT has begun. */
+    const holdNextInsert = (): Promise<() => void> => {
+      let release: () => void = () => undefined;
+      ch.hold = new Promise((resolve) => { release = resolve; });
+      return new Promise((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(release); }; });
+    };
+
+    // One INSERT of 10 rows taking 100 ms: ClickHouse takes 100 rows a second, so the backlog may hold 150.
+    let held = holdNextInsert();
+    expect(await writer.submit('spans', rows(...names('a', 10)), 10)).to.deep.equal({ ok: true });
+    let release = await held;
+    await clock.advance(100);
     ch.hold = undefined;
     release();
-    expect(await third).to.deep.equal({ ok: true });
     await writer.flush();
-    expect(ch.rows.get('spans')).to.deep.equal(['one', 'two', 'three']);
+
+    held = holdNextInsert();
+    expect(await writer.submit('spans', rows(...names('b', 150)), 150)).to.deep.equal({ ok: true });
+    release = await held; // 150 rows being inserted, none done yet
+    let answered = false;
+    const paced = writer.submit('spans', rows(...names('c', 10)), 10).then((r) => { answered = true; return r; });
+    expect(await writer.submit('logs', rows('another table'), 1)).to.deep.equal({ ok: true });
+    expect(answered).to.equal(false);
+    await clock.advance(100); // 10 of the 150 rows inserted by now, at 100 rows a second
+    expect(await paced).to.deep.equal({ ok: true });
+    ch.hold = undefined;
+    release();
+    await writer.flush();
+    expect(ch.rows.get('spans')).to.have.length(170);
     await writer.stop();
   });
 
