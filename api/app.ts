@@ -34,8 +34,8 @@ function frameworkError(error: unknown): ApiError | undefined {
   return status === 400 ? invalidRequest('malformed request URL') : undefined;
 }
 
-/** JSON bodies up to 1 MiB after decompression; form encoding too for PUT /v1/tenants/:id. */
-const readBody = bodyReader({ limit: 1_048_576, formMethods: new Set(['PUT']) });
+/** JSON bodies up to 1 MiB after decompression, nested at most 32 levels; form encoding too for PUT /v1/tenants/:id. */
+const readBody = bodyReader({ limit: 1_048_576, formMethods: new Set(['PUT']), maxDepth: 32 });
 
 /** Every /v1 route (exported so the OpenAPI test can compare it with the document). */
 export function buildRouter(deps: RouteDeps): Router<ApiState> {

@@ -136,16 +136,17 @@ export const AttributeFilter = withSchema(new t.Type<Readonly<Record<string, rea
     if (typeof u !== 'object' || u === null || Array.isArray(u)) return fail('must be an object mapping attribute names to a string or an array of strings');
     const entries = Object.entries(u as Record<string, unknown>);
     if (entries.length > 50) return fail('has more than 50 keys');
-    const out: Record<string, readonly string[]> = {};
+    const out: [string, readonly string[]][] = [];
     for (const [k, v] of entries) {
       if (k === '') return fail('has an empty attribute name');
       const list = typeof v === 'string' ? [v] : v;
       if (!Array.isArray(list) || list.length === 0 || list.length > 1000 || !list.every((x) => typeof x === 'string')) {
         return fail(`.${k} is ${show(v)}: expected a string or a non-empty array of strings`);
       }
-      out[k] = list;
+      out.push([k, list]);
     }
-    return t.success(out);
+    // fromEntries defines own properties: a key named "__proto__" or "constructor" stays a plain key.
+    return t.success(Object.fromEntries(out));
   },
   t.identity,
 ), { type: 'object', additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] }, maxProperties: 50 });

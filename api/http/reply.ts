@@ -8,11 +8,21 @@ import type { ApiState } from './api-context.ts';
 
 type Context = ParameterizedContext<ApiState>;
 
-/** Writes an API error: its status, the error envelope, and `WWW-Authenticate` on 401. */
+/** Seconds a client should wait before retrying a 429 or a 503 (the store may need a moment to recover). */
+export const retryAfterSeconds: Partial<Record<ApiError['code'], number>> = { rate_limited: 1, unavailable: 5 };
+
+/**
+ * Writes an API error: its status, the error envelope, `WWW-Authenticate` on
+ * 401 and `Retry-After` on 429 and 503. A server fault's answer never
+ * carries details: what went wrong is in the log under the request id.
+ */
 export function sendError(ctx: Context, error: ApiError): void {
-  ctx.status = errorStatus[error.code];
-  ctx.body = errorBody(error, ctx.state.requestId);
+  const status = errorStatus[error.code];
+  ctx.status = status;
+  ctx.body = errorBody(status >= 500 ? { code: error.code, message: error.message } : error, ctx.state.requestId);
   if (error.code === 'unauthorized') ctx.set('www-authenticate', 'Bearer');
+  const retryAfter = retryAfterSeconds[error.code];
+  if (retryAfter !== undefined) ctx.set('retry-after', String(retryAfter));
 }
 
 /**

@@ -9,6 +9,9 @@
 // - form fields read as flat name=value pairs: its `qs` parser nests `a[b]`
 //   and drops a `__proto__` field silently, where we want it refused by the
 //   codec like any unknown field;
+// - a bound on nesting: V8 parses 100k levels, but every later recursive walk
+//   (a decode error's rendering of the value, JSON.stringify) would overflow
+//   the stack on them, so a body nested deeper than `maxDepth` is a 400;
 // - its errors mapped to the API's error codes here, once.
 import type { ParameterizedContext } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
@@ -22,6 +25,8 @@ export interface BodyRules {
   readonly limit: number;
   /** Methods that accept application/x-www-form-urlencoded besides JSON. */
   readonly formMethods: ReadonlySet<string>;
+  /** Most levels of arrays and objects a JSON body may nest (the body itself is level 1). */
+  readonly maxDepth: number;
 }
 
 /** What koa-body needs of a Koa context (any state). */
@@ -60,6 +65,18 @@ function isStrictJson(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether `value` nests arrays and objects deeper than `maxDepth` levels; iterative, so any depth is safe to ask about. */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > maxDepth) return true;
+    for (const child of Object.values(node)) if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** The API error for a koa-body (co-body, raw-body, zlib) failure; undefined for anything else, which is a bug. */
@@ -108,6 +125,7 @@ export function bodyReader(rules: BodyRules): (ctx: BodyContext) => Promise<Resu
       return fail(mapped);
     }
     const body: unknown = ctx.request.body;
+    if (nestsDeeperThan(body, rules.maxDepth)) return fail(invalidRequest(`request body nests arrays and objects deeper than ${rules.maxDepth} levels`));
     return type === form ? ok(parseFormBody(typeof body === 'string' ? body : '')) : ok(body);
   };
 }

@@ -3,6 +3,7 @@ import type * as t from 'io-ts';
 import { AttributeFilter, Bool, closed, enumList, StringList, TimeValue } from '../../http/codecs.ts';
 import { Pagination } from '../../http/pagination.ts';
 import { severities } from '../query/filters.ts';
+import { attributeFields, withFilterLimits } from '../query/filter-limits.ts';
 
 export const LogQuery = closed('LogQuery', { startTime: TimeValue }, {
   endTime: TimeValue,
@@ -17,3 +18,9 @@ export const LogQuery = closed('LogQuery', { startTime: TimeValue }, {
 });
 
 export type LogQuery = t.TypeOf<typeof LogQuery>;
+
+/** LogQuery with its filters within the per-request limits (what the route decodes with). */
+export const LogRequest = withFilterLimits(LogQuery, (q) => [
+  ...(['body', 'traceId', 'spanId', 'logId'] as const).map((path) => ({ path, values: q[path] ?? [] })),
+  ...attributeFields('attributes', q.attributes),
+]);

@@ -2,9 +2,9 @@
 import type { ApiRoutes } from '../../http/api-routes.ts';
 import { scope, validate } from '../../http/route-middleware.ts';
 import type { RouteDeps } from '../deps.ts';
-import { LogQuery } from './log-codecs.ts';
+import { LogRequest } from './log-codecs.ts';
 import { logPage } from './log-queries.ts';
 
 export function registerLogRoutes(routes: ApiRoutes, deps: RouteDeps): void {
-  routes.post('/v1/tenants/:tenant_id/logs', scope(['read'], 'tenant_id'), validate(LogQuery), (query, { tenantId }) => logPage(deps, tenantId, query));
+  routes.post('/v1/tenants/:tenant_id/logs', scope(['read'], 'tenant_id'), validate(LogRequest), (query, { tenantId }) => logPage(deps, tenantId, query));
 }

@@ -1,6 +1,7 @@
 // Request codec of POST /v1/tenants/:tenant_id/timeseries.
 import * as t from 'io-ts';
 import { AttributeFilter, closed, refined, TimeValue, withSchema } from '../../http/codecs.ts';
+import { attributeFields, withFilterLimits } from '../query/filter-limits.ts';
 
 export const operators = ['avg', 'sum', 'min', 'max', 'count', 'last', 'rate', 'increase', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
 export type Operator = (typeof operators)[number];
@@ -37,3 +38,6 @@ const Interval = refined(t.number, 'a positive number of seconds (at least 0.001
 
 export const TimeseriesRequest = closed('TimeseriesRequest', { queries: Queries, startTime: TimeValue }, { endTime: TimeValue, interval: Interval });
 export type TimeseriesRequest = t.TypeOf<typeof TimeseriesRequest>;
+
+/** TimeseriesRequest with the filters of all its queries within the per-request limits (what the route decodes with). */
+export const BoundedTimeseriesRequest = withFilterLimits(TimeseriesRequest, (r) => r.queries.flatMap((q, i) => attributeFields(`queries[${i}].attributes`, q.attributes)));

@@ -2,9 +2,9 @@
 import type { ApiRoutes } from '../../http/api-routes.ts';
 import { scope, validate } from '../../http/route-middleware.ts';
 import type { RouteDeps } from '../deps.ts';
-import { TimeseriesRequest } from './timeseries-codecs.ts';
+import { BoundedTimeseriesRequest } from './timeseries-codecs.ts';
 import { timeseriesReport } from './timeseries-report.ts';
 
 export function registerTimeseriesRoutes(routes: ApiRoutes, deps: RouteDeps): void {
-  routes.post('/v1/tenants/:tenant_id/timeseries', scope(['read'], 'tenant_id'), validate(TimeseriesRequest), (request, { tenantId }) => timeseriesReport(deps, tenantId, request));
+  routes.post('/v1/tenants/:tenant_id/timeseries', scope(['read'], 'tenant_id'), validate(BoundedTimeseriesRequest), (request, { tenantId }) => timeseriesReport(deps, tenantId, request));
 }

@@ -2,6 +2,7 @@
 import * as t from 'io-ts';
 import { AttributeFilter, Bool, closed, enumList, refined, StringList, TimeValue } from '../../http/codecs.ts';
 import { Pagination } from '../../http/pagination.ts';
+import { attributeFields, withFilterLimits } from '../query/filter-limits.ts';
 
 export const spanKinds = ['SERVER', 'CLIENT', 'INTERNAL', 'PRODUCER', 'CONSUMER'] as const;
 export const statusCodes = ['OK', 'ERROR', 'UNSET'] as const;
@@ -24,3 +25,9 @@ export const TraceQuery = closed('TraceQuery', { startTime: TimeValue }, {
 });
 
 export type TraceQuery = t.TypeOf<typeof TraceQuery>;
+
+/** TraceQuery with its filters within the per-request limits (what the route decodes with). */
+export const TraceRequest = withFilterLimits(TraceQuery, (q) => [
+  ...(['traceId', 'spanId', 'parentSpanId', 'spanName'] as const).map((path) => ({ path, values: q[path] ?? [] })),
+  ...attributeFields('attributes', q.attributes),
+]);

@@ -7,10 +7,10 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import Koa from 'koa';
 import type { ApiError } from '../../../api/http/api-error.ts';
-import { bodyReader, mediaType, parseFormBody } from '../../../api/http/request-body.ts';
+import { bodyReader, mediaType, nestsDeeperThan, parseFormBody } from '../../../api/http/request-body.ts';
 import type { Result } from '../../../src/result.ts';
 
-const readBody = bodyReader({ limit: 1_048_576, formMethods: new Set(['PUT']) });
+const readBody = bodyReader({ limit: 1_048_576, formMethods: new Set(['PUT']), maxDepth: 32 });
 const app = new Koa();
 
 /** The API's reading of `text` sent as a JSON POST body. */
@@ -62,5 +62,21 @@ describe('api/request body parts', () => {
     const odd = parseFormBody('__proto__=x');
     expect(Object.getPrototypeOf(odd)).to.equal(Object.prototype);
     expect(Object.keys(odd)).to.deep.equal(['__proto__']);
+  });
+
+  it('measures nesting without recursion, also 100k levels deep', () => {
+    expect(nestsDeeperThan({ a: [1, { b: 2 }] }, 3)).to.equal(false);
+    expect(nestsDeeperThan({ a: [1, { b: {} }] }, 3)).to.equal(true);
+    expect(nestsDeeperThan('text', 0)).to.equal(false);
+    const deep = JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) as unknown;
+    expect(nestsDeeperThan(deep, 32)).to.equal(true);
+  });
+
+  it('refuses a body nested deeper than the bound with a 400 naming it, and takes one at the bound', async () => {
+    const at = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    expect(await parseJsonBody(at(32))).to.deep.equal({ ok: true, value: JSON.parse(at(32)) as unknown });
+    const deeper = await parseJsonBody(`{"startTime":1,"body":${at(100_000)}}`);
+    expect(deeper.ok).to.equal(false);
+    if (!deeper.ok) expect(deeper.error).to.deep.equal({ code: 'invalid_request', message: 'request body nests arrays and objects deeper than 32 levels' });
   });
 });
