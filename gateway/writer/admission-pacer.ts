@@ -33,6 +33,13 @@ export interface PacerOptions {
   readonly maxWaitMs: number;
 }
 
+/**
+ * Called when requests of a table wait and no INSERT of it runs: the rows
+ * are all in the segment still filling, and only cutting it now lets them
+ * drain (otherwise ClickHouse idles until the segment is due).
+ */
+export type Starved<Table extends string> = (table: Table) => void;
+
 /** Weight of the newest INSERT in the rate estimate. */
 const rateSmoothing = 0.3;
 
@@ -57,8 +64,11 @@ export class AdmissionPacer<Table extends string> {
   readonly #options: PacerOptions;
   readonly #tables = new Map<Table, TablePace>();
 
-  constructor(options: PacerOptions, clock: PacerClock = systemClock) {
+  readonly #starved: Starved<Table>;
+
+  constructor(options: PacerOptions, starved: Starved<Table>, clock: PacerClock = systemClock) {
     this.#options = options;
+    this.#starved = starved;
     this.#clock = clock;
   }
 
@@ -79,11 +89,11 @@ export class AdmissionPacer<Table extends string> {
         deadline: this.#clock.setTimeout(() => {
           pace.waiters.splice(pace.waiters.indexOf(waiter), 1);
           resolve(false);
-          this.#serve(pace); // the next waiter may fit where this one did not
+          this.#serve(table, pace); // the next waiter may fit where this one did not
         }, this.#options.maxWaitMs),
       };
       pace.waiters.push(waiter);
-      this.#schedule(pace);
+      this.#schedule(table, pace);
     });
   }
 
@@ -96,14 +106,14 @@ export class AdmissionPacer<Table extends string> {
   withdraw(table: Table, rows: number): void {
     const pace = this.#pace(table);
     pace.backlog = Math.max(0, pace.backlog - rows);
-    this.#serve(pace);
+    this.#serve(table, pace);
   }
 
   /** An INSERT of the table's rows begins. */
   inserting(table: Table, rows: number): void {
     const pace = this.#pace(table);
     pace.running = { rows, since: this.#clock.now() };
-    this.#schedule(pace);
+    this.#schedule(table, pace);
   }
 
   /**
@@ -122,7 +132,12 @@ export class AdmissionPacer<Table extends string> {
         pace.rate = pace.rate === undefined ? measured : pace.rate + rateSmoothing * (measured - pace.rate);
       }
     }
-    this.#serve(pace);
+    this.#serve(table, pace);
+  }
+
+  /** Whether requests of the table wait to be admitted. */
+  waiting(table: Table): boolean {
+    return this.#pace(table).waiters.length > 0;
   }
 
   /** Rows of the table estimated still to insert, now. */
@@ -153,25 +168,29 @@ export class AdmissionPacer<Table extends string> {
     return estimate === 0 || estimate + rows <= pace.rate * this.#options.backlogSeconds;
   }
 
-  #serve(pace: TablePace): void {
+  #serve(table: Table, pace: TablePace): void {
     for (let head = pace.waiters[0]; head !== undefined && this.#fits(pace, head.rows); head = pace.waiters[0]) {
       pace.waiters.shift();
       head.deadline.cancel();
       pace.backlog += head.rows;
       head.resolve(true);
     }
-    this.#schedule(pace);
+    this.#schedule(table, pace);
   }
 
   /** Wakes up when the running INSERT should have made room for the first waiter. */
-  #schedule(pace: TablePace): void {
+  #schedule(table: Table, pace: TablePace): void {
     pace.wake?.cancel();
     pace.wake = undefined;
     const head = pace.waiters[0];
-    if (head === undefined || pace.running === undefined || pace.rate === undefined) return; // the INSERT's end wakes it
+    if (head === undefined || pace.rate === undefined) return;
+    if (pace.running === undefined) {
+      this.#starved(table); // the next INSERT's start and end wake it
+      return;
+    }
     const excess = this.#estimate(pace) + head.rows - pace.rate * this.#options.backlogSeconds;
     const left = pace.running.rows - pace.rate * (this.#clock.now() - pace.running.since) / 1000;
     if (excess > left) return; // only the INSERT's end makes enough room
-    pace.wake = this.#clock.setTimeout(() => { pace.wake = undefined; this.#serve(pace); }, Math.max(1, Math.ceil(excess / pace.rate * 1000)));
+    pace.wake = this.#clock.setTimeout(() => { pace.wake = undefined; this.#serve(table, pace); }, Math.max(1, Math.ceil(excess / pace.rate * 1000)));
   }
 }

@@ -36,6 +36,8 @@ export interface InserterEvents {
   /** ClickHouse refuses writes for a reason that may pass (healthy=false), or takes them again. */
   storageHealth(healthy: boolean, message: string): void;
   deadLettered(table: TableName, rows: number, reason: string, token: string): void;
+  /** The table's last queued segment is in ClickHouse: nothing of it waits or runs. */
+  drained(table: TableName): void;
 }
 
 export interface InserterOptions {
@@ -84,6 +86,11 @@ export class BlockInserter {
     if (!this.#loops.has(segment.table)) this.#start(segment.table, queue);
   }
 
+  /** Whether a segment of the table is waiting or being inserted. */
+  busy(table: TableName): boolean {
+    return (this.#queues.get(table)?.length ?? 0) > 0;
+  }
+
   /** Resolves once every queued segment is in ClickHouse. */
   async whenIdle(): Promise<void> {
     while (this.#loops.size > 0) await Promise.all(this.#loops.values());
@@ -112,6 +119,7 @@ export class BlockInserter {
           await this.#wal.release(segment);
           queue.shift();
           attempt = 0;
+          if (queue.length === 0) this.#events.drained(table);
         } catch (error) {
           if (error instanceof Abandoned) throw error;
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') {

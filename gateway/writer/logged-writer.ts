@@ -72,7 +72,11 @@ export class LoggedWriter implements DurableWriter {
       },
     );
     const log = opened.wal;
-    const pacer = new AdmissionPacer<TableName>(backpressure, clock);
+    // Requests wait and ClickHouse idles until the filling segment is due: cut it early, but at most twice per cut delay.
+    const earlyCutMs = Math.min(500, config.maxBatchDelayMs / 2);
+    const pacer = new AdmissionPacer<TableName>(backpressure, (table) => {
+      if (!handoff.inserter?.busy(table)) log.sealEarly(table, earlyCutMs);
+    }, clock);
     // A previous process's rows were never admitted here; their blocks (and the halves they split into) carry their segment's token.
     const recovered = opened.recovered.map((segment) => segment.token);
     const admitted = (token: string): boolean => !recovered.some((t) => token.startsWith(t));
@@ -86,6 +90,9 @@ export class LoggedWriter implements DurableWriter {
       deadLettered: (table, rows, reason, token) => {
         if (admitted(token)) pacer.withdraw(table, rows);
         observer.deadLettered(table, rows, reason);
+      },
+      drained: (table) => {
+        if (pacer.waiting(table)) log.sealEarly(table, earlyCutMs);
       },
     }, { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') });
     handoff.inserter = inserter;

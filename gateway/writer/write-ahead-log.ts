@@ -65,6 +65,8 @@ interface Active {
   readonly fd: FileHandle;
   bytes: number;
   rows: number;
+  /** performance.now() when the segment was opened. */
+  readonly openedAt: number;
 }
 
 class TableLog {
@@ -162,6 +164,24 @@ export class WriteAheadLog {
       this.#run(table, log);
     }
     await Promise.all([...this.#tables.values()].map((log) => this.#idle(log)));
+  }
+
+  /**
+   * Seals the table's filling segment before it is due, once it is at least
+   * `minAgeMs` old (at once if it is), so a table still gets at most one
+   * INSERT per `minAgeMs`.
+   */
+  sealEarly(table: TableName, minAgeMs: number): void {
+    const log = this.#log(table);
+    const active = log.active;
+    if (active === undefined || log.cutRequested) return;
+    const wait = active.openedAt + minAgeMs - performance.now();
+    clearTimeout(log.timer);
+    log.timer = setTimeout(() => {
+      log.timer = undefined;
+      log.cutRequested = true;
+      this.#run(table, log);
+    }, Math.max(0, wait));
   }
 
   /** Refuses new appends; finishes the appends already queued and seals every segment. */
@@ -318,7 +338,7 @@ export class WriteAheadLog {
       await unlink(path).catch(() => undefined);
       throw error;
     }
-    const active: Active = { path, token: `${table}-${this.#instance}-${seq}`, fd, bytes: 0, rows: 0 };
+    const active: Active = { path, token: `${table}-${this.#instance}-${seq}`, fd, bytes: 0, rows: 0, openedAt: performance.now() };
     log.active = active;
     log.timer = setTimeout(() => {
       log.timer = undefined;

@@ -16,9 +16,11 @@ describe('admission pacer', () => {
   const options = { backlogSeconds: 1.5, maxWaitMs: 5000 };
   let clock: ManualClock;
   let pacer: AdmissionPacer<'spans' | 'logs'>;
+  let starved: string[];
   beforeEach(() => {
+    starved = [];
     clock = new ManualClock();
-    pacer = new AdmissionPacer(options, clock);
+    pacer = new AdmissionPacer(options, (table) => { starved.push(table); }, clock);
   });
 
   /** One INSERT of `rows` that took `seconds`: the pacer then knows the rate. */
@@ -113,5 +115,17 @@ describe('admission pacer', () => {
     await clock.advance(700);
     pacer.inserted('spans', 700, true, false);
     expect(pacer.backlog('spans')).to.equal(1500);
+  });
+
+  it('reports a table starved when its requests wait and no INSERT of it runs, and not while one runs', async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 1500)).to.equal(true);
+    pacer.inserting('spans', 1000);
+    void pacer.admit('spans', 100);
+    expect(starved).to.deep.equal([]);
+    pacer.inserted('spans', 1000, true, true); // 500 left, the 100 fit
+    void pacer.admit('spans', 1000);
+    expect(starved).to.deep.equal(['spans']);
+    expect(pacer.waiting('spans')).to.equal(true);
   });
 });

@@ -156,6 +156,30 @@ describe('logged writer', () => {
     await writer.stop();
   });
 
+  it('cuts a waiting table\'s segment early when ClickHouse would otherwise idle until it is due', async () => {
+    const ch = new FakeClickHouse();
+    const clock = new ManualClock();
+    // A cut delay no test waits for: only the pacer's early cut can start the second INSERT.
+    const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 600_000 }, new RecordingObserver(), clock);
+    let release: () => void = () => undefined;
+    ch.hold = new Promise((resolve) => { release = resolve; });
+    const started = new Promise<void>((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(); }; });
+    expect(await writer.submit('spans', rows('a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'a10'), 10)).to.deep.equal({ ok: true });
+    void writer.seal();
+    await started;
+    await clock.advance(100); // 10 rows in 100 ms: 100 rows a second, 150 may wait
+    ch.hold = undefined;
+    release();
+    await writer.flush();
+
+    expect(await writer.submit('spans', rows('b'), 150)).to.deep.equal({ ok: true }); // 150 rows by count: the backlog is full
+    const waiting = writer.submit('spans', rows('c'), 1); // waits; nothing runs, so the segment is cut now
+    expect(await waiting).to.deep.equal({ ok: true });
+    await writer.flush();
+    expect(ch.inserts.map((i) => i.rows)).to.deep.equal([10, 1, 1]);
+    await writer.stop();
+  });
+
   it('refuses with "overloaded" past maxLogBytes, counting rows the log holds until ClickHouse has them', async () => {
     const ch = new FakeClickHouse();
     let release: () => void = () => undefined;
