@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'bench');
     if (!keys.ok) throw new Error(keys.message);
     const queryTimeoutMs = 30_000;
-    const api = await startApi({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs });
+    const api = await startApi({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 });
     // The API runs every query with this clause (its time limit); so does the API SQL column.
     const apiSettings = settingsClause(queryTimeoutMs);
     const url = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
@@ -166,9 +166,9 @@ async function main(): Promise<void> {
     const start = base;
     const end = base + 7 * day;
     const lastHour = end - 3600;
-    const deps: RouteDeps = { schema: { database: db, cluster: undefined }, runner: undefined as never, now: () => BigInt(end) * 1_000_000_000n };
+    const deps: RouteDeps = { schema: { database: db, cluster: undefined }, runner: undefined as never, now: () => BigInt(end) * 1_000_000_000n, pageMaxBytes: 8 * 1_048_576 };
     const plan = (route: string, t: string, q: { startTime: number; endTime?: number }, keys: number): Parameters<typeof logsSql>[3] => {
-      const p = planPage(route, t, q, keys, deps.now());
+      const p = planPage(route, t, q, keys, deps.now(), deps.pageMaxBytes);
       if (!p.ok) throw new Error(p.error.message);
       return p.value;
     };

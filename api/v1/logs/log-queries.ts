@@ -6,8 +6,8 @@ import type { ApiError } from '../../http/api-error.ts';
 import { matchAny, matchAnyInsensitive, matchAttributes, matchSeverity, severityName } from '../query/filters.ts';
 import { envelope } from '../../http/pagination.ts';
 import type { Envelope } from '../../http/pagination.ts';
-import { finishPage, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
-import type { PagePlan } from '../query/record-page.ts';
+import { byteBoundedPage, finishPage, mapBytes, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
+import type { BoundedRow, PagePlan } from '../query/record-page.ts';
 import { SqlParams } from '../query/sql-params.ts';
 import { nsTextToMs } from '../query/time-range.ts';
 import type { RouteDeps } from '../deps.ts';
@@ -24,7 +24,7 @@ export interface LogRecord {
   attributes?: Record<string, string>;
 }
 
-interface LogRow {
+interface LogRow extends BoundedRow {
   ts_ns: string;
   log_id: string;
   trace_id: string;
@@ -47,12 +47,15 @@ export function logsSql(deps: RouteDeps, tenantId: string, q: LogQuery, plan: Pa
   if (q.logId !== undefined) where.push(matchAny(params, 'log_id', q.logId));
   if (q.severity !== undefined) where.push(matchSeverity(params, 'severity_number', q.severity));
   if (q.attributes !== undefined) where.push(...matchAttributes(params, ['resource_attributes', 'scope_attributes', 'log_attributes'], q.attributes));
-  const columns = ['toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'log_id', 'trace_id', 'span_id', 'severity_number', 'service_name', 'body',
-    ...(q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'log_attributes'] : [])];
-  const sql = `SELECT ${columns.join(', ')} FROM ${queryTable(deps.schema, 'logs')}
+  const maps = q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'log_attributes'] : [];
+  const columns = ['toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'log_id', 'trace_id', 'span_id', 'severity_number', 'service_name', 'body', ...maps];
+  // A record's bytes in the answer: its strings, its attributes, and about 150 bytes of field names and fixed-size values.
+  const rowBytes = ['150', ...['log_id', 'trace_id', 'span_id', 'service_name', 'body'].map((c) => `length(${c})`), ...maps.map(mapBytes)].join(' + ');
+  const inner = `SELECT ${columns.join(', ')}, toUnixTimestamp64Nano(timestamp) AS page_ts, ${rowBytes} AS row_bytes FROM ${queryTable(deps.schema, 'logs')}
     WHERE ${where.join('\n      AND ')}
     ORDER BY timestamp DESC, log_id DESC LIMIT ${params.bind(plan.limit + 1, 'UInt64')}`;
-  return { sql, params };
+  const names = columns.map((c) => c.split(' AS ').pop() ?? c);
+  return { sql: byteBoundedPage(params, plan, inner, names, 'page_ts DESC, log_id DESC'), params };
 }
 
 /** One page of log records and the cursor for the next. */
@@ -60,7 +63,7 @@ export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, 
   const { sql, params } = logsSql(deps, tenantId, q, plan);
   const rows = await deps.runner.rows<LogRow>(sql, params);
   if (!rows.ok) return rows;
-  const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.log_id]);
+  const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.log_id], rows.value[0]?.page_fetched);
   return {
     ok: true,
     value: {
@@ -81,7 +84,7 @@ export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, 
 
 /** The page of log records a request asks for, in the page envelope. */
 export async function logPage(deps: RouteDeps, tenantId: string, q: LogQuery): Promise<Result<Envelope<LogRecord>, ApiError>> {
-  const plan = planPage('logs', tenantId, q, 1, deps.now());
+  const plan = planPage('logs', tenantId, q, 1, deps.now(), deps.pageMaxBytes);
   if (!plan.ok) return plan;
   return mapValue(await queryLogs(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
 }

@@ -21,6 +21,8 @@ export interface PageInput {
 /** A keyset page: its size, the digest its cursors carry, and where it starts. */
 export interface KeysetPage {
   readonly limit: number;
+  /** Most bytes the page's rows may take in the answer (TENANTRY_API_PAGE_MAX_BYTES); records pages only. */
+  readonly maxBytes?: number;
   readonly digest: string;
   readonly cursor: Cursor | undefined;
   /** Set when endTime was omitted: the frozen end carried by every cursor of this walk. */
@@ -36,8 +38,8 @@ export function pageCursor(page: string | undefined, digest: string, keyLength: 
   return page === undefined ? ok(undefined) : decodeCursor(page, digest, keyLength);
 }
 
-/** Resolves the window, the page size and the cursor of a records query. */
-export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint): Result<PagePlan, ApiError> {
+/** Resolves the window, the page size (rows and bytes) and the cursor of a records query. */
+export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint, maxBytes: number): Result<PagePlan, ApiError> {
   const { pagination, ...filters } = input;
   const digest = filterDigest([route, tenantId, filters]);
   const cursor = pageCursor(pagination?.page, digest, keyLength + 1);
@@ -46,7 +48,7 @@ export function planPage(route: string, tenantId: string, input: PageInput, keyL
   const frozenEnd = input.endTime === undefined ? (cursor.value?.frozenEndNs === undefined ? nowNs : BigInt(cursor.value.frozenEndNs)) : undefined;
   const range = resolveRange(input.startTime, input.endTime, frozenEnd ?? nowNs);
   if (!range.ok) return range;
-  return ok({ range: range.value, limit: pagination?.limit ?? defaultLimit, digest, cursor: cursor.value, frozenEndNs: frozenEnd?.toString() });
+  return ok({ range: range.value, limit: pagination?.limit ?? defaultLimit, maxBytes, digest, cursor: cursor.value, frozenEndNs: frozenEnd?.toString() });
 }
 
 /**
@@ -70,11 +72,42 @@ export function windowConditions(params: SqlParams, tenantId: string, plan: Page
   return conditions;
 }
 
-/** The rows of this page and the cursor for the next, from `limit + 1` fetched rows. */
-export function finishPage<R>(plan: KeysetPage, rows: readonly R[], keyOf: (row: R) => string[]): { rows: readonly R[]; next: string | null } {
+/** What a row of a byte-bounded page carries besides its own columns (see byteBoundedPage). */
+export interface BoundedRow { readonly page_fetched: number }
+
+/**
+ * Wraps the SELECT of one page (`inner`: newest first, `LIMIT limit + 1`,
+ * with a `row_bytes` column estimating each row's bytes in the answer and
+ * the sort key as `order`) so that only the rows that fit the plan's byte
+ * budget leave ClickHouse: a running sum over the fetched rows keeps the
+ * leading rows whose total stays within it. The first row always goes (a
+ * walk must move on, and one record over the budget is still served, alone
+ * on its page). Each row also carries `page_fetched`, how many rows `inner`
+ * fetched: more than returned means the page stopped early.
+ */
+export function byteBoundedPage(params: SqlParams, plan: KeysetPage, inner: string, columns: readonly string[], order: string): string {
+  const budget = params.bind(plan.maxBytes ?? Number.MAX_SAFE_INTEGER, 'UInt64');
+  return `SELECT ${columns.join(', ')}, page_fetched FROM (
+    SELECT *, sum(row_bytes) OVER (ORDER BY ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS bytes_before,
+      toUInt32(count() OVER ()) AS page_fetched
+    FROM (${inner})
+  ) WHERE bytes_before = 0 OR bytes_before + row_bytes <= ${budget}
+  ORDER BY ${order}`;
+}
+
+/** SQL for the bytes of a map of strings in an answer: keys, values and JSON punctuation. */
+export const mapBytes = (column: string): string =>
+  `(arraySum(k -> length(k) + 4, mapKeys(${column})) + arraySum(v -> length(v) + 3, mapValues(${column})))`;
+
+/**
+ * The rows of this page and the cursor for the next, from the fetched rows:
+ * `limit + 1` of them, or, on a byte-bounded page, the rows within the budget
+ * and how many were fetched.
+ */
+export function finishPage<R>(plan: KeysetPage, rows: readonly R[], keyOf: (row: R) => string[], fetched = rows.length): { rows: readonly R[]; next: string | null } {
   const pageRows = rows.slice(0, plan.limit);
   const last = pageRows[pageRows.length - 1];
-  if (rows.length <= plan.limit || last === undefined) return { rows: pageRows, next: null };
+  if (fetched <= pageRows.length || last === undefined) return { rows: pageRows, next: null };
   return { rows: pageRows, next: encodeCursor(plan.digest, { key: keyOf(last), ...(plan.frozenEndNs === undefined ? {} : { frozenEndNs: plan.frozenEndNs }) }) };
 }
 

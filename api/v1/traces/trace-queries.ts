@@ -7,8 +7,8 @@ import { invalidRequest } from '../../http/api-error.ts';
 import { envelope } from '../../http/pagination.ts';
 import type { Envelope } from '../../http/pagination.ts';
 import { matchAny, matchAttributes } from '../query/filters.ts';
-import { finishPage, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
-import type { PagePlan } from '../query/record-page.ts';
+import { byteBoundedPage, finishPage, mapBytes, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
+import type { BoundedRow, PagePlan } from '../query/record-page.ts';
 import { SqlParams } from '../query/sql-params.ts';
 import { nsTextToMs } from '../query/time-range.ts';
 import type { RouteDeps } from '../deps.ts';
@@ -28,7 +28,7 @@ export interface SpanRecord {
   attributes?: Record<string, string>;
 }
 
-interface SpanRow {
+interface SpanRow extends BoundedRow {
   ts_ns: string;
   trace_id: string;
   span_id: string;
@@ -58,13 +58,16 @@ export function tracesSql(deps: RouteDeps, tenantId: string, q: TraceQuery, plan
   if (q.durationMin !== undefined) where.push(`duration_ns >= ${params.bind(Math.ceil(q.durationMin), 'UInt64')}`);
   if (q.durationMax !== undefined) where.push(`duration_ns <= ${params.bind(Math.floor(q.durationMax), 'UInt64')}`);
   if (q.attributes !== undefined) where.push(...matchAttributes(params, ['resource_attributes', 'scope_attributes', 'span_attributes'], q.attributes));
+  const maps = q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'span_attributes'] : [];
   const columns = ['toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'trace_id', 'span_id', 'parent_span_id', 'span_name', 'toString(span_kind) AS span_kind',
-    'service_name', 'toString(duration_ns) AS duration', 'toString(status_code) AS status_code', 'status_message',
-    ...(q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'span_attributes'] : [])];
-  const sql = `SELECT ${columns.join(', ')} FROM ${queryTable(deps.schema, 'spans')}
+    'service_name', 'toString(duration_ns) AS duration', 'toString(status_code) AS status_code', 'status_message', ...maps];
+  // A span's bytes in the answer: its strings, its attributes, and about 250 bytes of field names and fixed-size values.
+  const rowBytes = ['250', ...['trace_id', 'span_id', 'parent_span_id', 'span_name', 'service_name', 'status_message'].map((c) => `length(${c})`), ...maps.map(mapBytes)].join(' + ');
+  const inner = `SELECT ${columns.join(', ')}, toUnixTimestamp64Nano(timestamp) AS page_ts, ${rowBytes} AS row_bytes FROM ${queryTable(deps.schema, 'spans')}
     WHERE ${where.join('\n      AND ')}
     ORDER BY timestamp DESC, trace_id DESC, span_id DESC LIMIT ${params.bind(plan.limit + 1, 'UInt64')}`;
-  return { sql, params };
+  const names = columns.map((c) => c.split(' AS ').pop() ?? c);
+  return { sql: byteBoundedPage(params, plan, inner, names, 'page_ts DESC, trace_id DESC, span_id DESC'), params };
 }
 
 /** One page of spans and the cursor for the next. */
@@ -72,7 +75,7 @@ export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQue
   const { sql, params } = tracesSql(deps, tenantId, q, plan);
   const rows = await deps.runner.rows<SpanRow>(sql, params);
   if (!rows.ok) return rows;
-  const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.trace_id, r.span_id]);
+  const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.trace_id, r.span_id], rows.value[0]?.page_fetched);
   return {
     ok: true,
     value: {
@@ -97,7 +100,7 @@ export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQue
 /** The page of spans a request asks for, in the page envelope. */
 export async function tracePage(deps: RouteDeps, tenantId: string, q: TraceQuery): Promise<Result<Envelope<SpanRecord>, ApiError>> {
   if (q.durationMin !== undefined && q.durationMax !== undefined && q.durationMin > q.durationMax) return fail(invalidRequest('durationMin is greater than durationMax'));
-  const plan = planPage('traces', tenantId, q, 2, deps.now());
+  const plan = planPage('traces', tenantId, q, 2, deps.now(), deps.pageMaxBytes);
   if (!plan.ok) return plan;
   return mapValue(await queryTraces(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
 }

@@ -24,7 +24,7 @@ describe('api/query timeout and graceful stop', () => {
   async function start(runner: QueryRunner): Promise<{ url: string; stop: () => Promise<void> }> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.message);
-    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs }, runner);
+    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, runner);
     return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: () => api.stop() };
   }
 

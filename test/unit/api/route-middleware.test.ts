@@ -40,7 +40,7 @@ describe('api/route middleware and reply', () => {
       { key: keys.admin, scopes: ['read', 'admin'], tenants: ['*'] },
     ]), 'test');
     if (!parsed.ok) throw new Error(parsed.message);
-    const app = createApp({ schema: { database: 'db', cluster: undefined }, runner, now: () => 1_795_000_000_000_000_000n, keys: parsed.keys, log: silentLogger, metrics: httpMetrics(new Registry()) });
+    const app = createApp({ schema: { database: 'db', cluster: undefined }, runner, now: () => 1_795_000_000_000_000_000n, pageMaxBytes: 1_048_576, keys: parsed.keys, log: silentLogger, metrics: httpMetrics(new Registry()) });
     const koa = app.callback();
     server.on('request', (req, res) => { void koa(req, res); });
     await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });

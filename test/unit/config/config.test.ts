@@ -28,7 +28,7 @@ describe('config decoding', () => {
       otlpHttpPort: 4318, otlpGrpcPort: 4317, maxRequestBytes: 16 * 1024 * 1024,
       writer: config.gateway.writer,
     });
-    expect(config.api).to.deep.equal({ port: 8080, queryTimeoutMs: 30_000 });
+    expect(config.api).to.deep.equal({ port: 8080, queryTimeoutMs: 30_000, pageMaxBytes: 8 * 1_048_576 });
     expect(config.storage.clickhouse).to.deep.equal({ kind: 'embedded', dataDir: './data', database: 'tenantry' });
     expect(config.storage.retention).to.deep.equal({ logsDays: 30, tracesDays: 30, metricsDays: 90 });
     expect(config.keys).to.deep.equal({ json: undefined, file: undefined });
@@ -41,6 +41,7 @@ describe('config decoding', () => {
       TENANTRY_METRICS_RETENTION_DAYS: '400', TENANTRY_API_KEYS: '[]', TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '14317',
       TENANTRY_MAX_REQUEST_BYTES: '512KiB', TENANTRY_BATCH_MAX_ROWS: '1000', TENANTRY_BATCH_MAX_BYTES: '1MB',
       TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WAL_MAX_BYTES: '64MiB', TENANTRY_WAL_DIR: '/var/lib/tenantry-wal', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
+      TENANTRY_API_PAGE_MAX_BYTES: '2MiB',
     });
     if (config.target !== 'all') throw new Error('wrong target');
     expect(config.logLevel).to.equal('debug');
@@ -52,7 +53,7 @@ describe('config decoding', () => {
       otlpHttpPort: 0, otlpGrpcPort: 14317, maxRequestBytes: 512 * 1024,
       writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxLogBytes: 64 * 1024 * 1024, logDir: '/var/lib/tenantry-wal' },
     });
-    expect(config.api).to.deep.equal({ port: 9090, queryTimeoutMs: 5000 });
+    expect(config.api).to.deep.equal({ port: 9090, queryTimeoutMs: 5000, pageMaxBytes: 2 * 1_048_576 });
   });
 
   it('puts the write-ahead log in the data directory unless TENANTRY_WAL_DIR names another, as an absolute path', () => {
@@ -96,6 +97,7 @@ describe('config decoding', () => {
     ['TENANTRY_WAL_DIR', '   '],
     ['TENANTRY_API_PORT', '80a'],
     ['TENANTRY_QUERY_TIMEOUT_SECONDS', '0'],
+    ['TENANTRY_API_PAGE_MAX_BYTES', '0'],
   ];
   for (const [name, value] of bad) {
     it(`rejects ${name}=${JSON.stringify(value)} naming the variable and the value`, () => {

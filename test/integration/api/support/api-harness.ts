@@ -47,12 +47,12 @@ export interface Harness {
 }
 
 /** Starts the API; `extraKeys` adds keys (e.g. one per generated tenant). */
-export async function startHarness(prefix: string, extraKeys: readonly KeySpec[] = [], queryTimeoutMs = 10_000): Promise<Harness> {
+export async function startHarness(prefix: string, extraKeys: readonly KeySpec[] = [], queryTimeoutMs = 10_000, pageMaxBytes = 8 * 1_048_576): Promise<Harness> {
   const store = await migratedStore(prefix);
   const parsed = parseKeys(JSON.stringify([...baseKeys, ...extraKeys]), 'test keys');
   if (!parsed.ok) throw new Error(parsed.message);
   const registry = new Registry();
-  const api = await startApi({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry }, { port: 0, queryTimeoutMs });
+  const api = await startApi({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry }, { port: 0, queryTimeoutMs, pageMaxBytes });
   const base = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
   const call: Harness['call'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
