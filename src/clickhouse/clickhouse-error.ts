@@ -16,6 +16,9 @@ const timeoutCodes = new Set([159 /* TIMEOUT_EXCEEDED */, 394 /* QUERY_WAS_CANCE
 const unavailableCodes = new Set([
   210 /* NETWORK_ERROR */, 241 /* MEMORY_LIMIT_EXCEEDED */, 202 /* TOO_MANY_SIMULTANEOUS_QUERIES */, 242 /* TABLE_IS_READ_ONLY */,
   252 /* TOO_MANY_PARTS */, 999 /* KEEPER_EXCEPTION */, 425 /* SYSTEM_ERROR */, 243 /* NOT_ENOUGH_SPACE */,
+  // A data dir that went read-only or lost its files: the store refuses writes, it is not a bug of the query.
+  74 /* CANNOT_READ_FROM_FILE_DESCRIPTOR */, 75 /* CANNOT_WRITE_TO_FILE_DESCRIPTOR */, 76 /* CANNOT_OPEN_FILE */,
+  77 /* CANNOT_CLOSE_FILE */, 1001 /* STD_EXCEPTION: std::filesystem errors such as EROFS */,
 ]);
 const invalidQueryCodes = new Set([
   6 /* CANNOT_PARSE_TEXT */, 26 /* CANNOT_PARSE_QUOTED_STRING */, 27 /* CANNOT_PARSE_INPUT_ASSERTION_FAILED */, 36 /* BAD_ARGUMENTS */,
