@@ -1,7 +1,7 @@
 // npm run bench:peers — Tenantry `all` beside Loki and Tempo single binaries
 // on one machine, fed the same OTLP/protobuf bodies (issue 19): throughput,
 // ack latency and CPU per item under 8 closed-loop clients in alternating
-// phases; total CPU per item of a fixed corpus from idle to settled (deferred
+// phases; ack latency of each system at one offered rate (an open loop); total CPU per item of a fixed corpus from idle to settled (deferred
 // work included) and its bytes at rest; the delay from an acknowledgement to
 // the item being queryable. One run, every server on 127.0.0.1 in a temp dir,
 // all stopped and removed at the end. Not a test: it prints figures; the
@@ -10,8 +10,9 @@
 //   bash test/peers/build-peers.sh           # once: Loki and Tempo binaries
 //   npm run bench:peers                      # everything (~7 min on an idle 2-core machine)
 //   npm run bench:peers -- --only=throughput --seconds=5
-//   options: --only=corpus,throughput,visibility  --seconds=N (load phase)  --rounds=N
+//   options: --only=corpus,throughput,same-rate,visibility  --seconds=N (load phase)  --rounds=N
 //            --corpus=N (bodies per signal)  --clients=N  --tenantry-root=DIR (another checkout)
+//            --rate=N (items/s offered to every system in the same-rate part; default 20000)
 //            --keep (keep the temp dir)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -19,24 +20,24 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { findPeerBinaries, lokiVersion, tempoVersion } from '../test/peers/peer-binaries.ts';
 import { activeParts, lokiAtRest, tempoAtRest } from './peers/at-rest.ts';
-import { closedLoop } from './peers/load.ts';
+import { closedLoop, openLoop } from './peers/load.ts';
 import type { Ingest, LoadResult } from './peers/load.ts';
 import { RequestFactory, itemsPerRequest, spansPerTrace } from './peers/payloads.ts';
 import type { Signal } from './peers/payloads.ts';
 import { cpuSeconds, defaultIdle, machineCpuSeconds, waitIdle } from './peers/process-cpu.ts';
 import { printReport } from './peers/report.ts';
-import type { CorpusResult, PhaseResult, Report } from './peers/report.ts';
+import type { CorpusResult, PhaseResult, Report, SameRateResult } from './peers/report.ts';
 import { defaultTenantryRoot, startLoki, startTempo, startTenantryAll } from './peers/servers.ts';
 import type { Loki, RunningServer, Tempo, Tenantry } from './peers/servers.ts';
 import { VisibilityProbes, lokiQuery, tempoSearchQuery, tempoTraceByIdQuery, tenantryQuery } from './peers/visibility.ts';
 
-const parts = ['corpus', 'throughput', 'visibility'] as const;
+const parts = ['corpus', 'throughput', 'same-rate', 'visibility'] as const;
 type Part = (typeof parts)[number];
 
 const { values: args } = parseArgs({
   options: {
     only: { type: 'string' }, seconds: { type: 'string', default: '15' }, rounds: { type: 'string', default: '2' },
-    corpus: { type: 'string', default: '600' }, clients: { type: 'string', default: '8' },
+    corpus: { type: 'string', default: '600' }, clients: { type: 'string', default: '8' }, rate: { type: 'string', default: '20000' },
     'tenantry-root': { type: 'string' }, keep: { type: 'boolean', default: false },
   },
 });
@@ -52,6 +53,7 @@ const seconds = positive('seconds', args.seconds);
 const rounds = positive('rounds', args.rounds);
 const corpusBodies = positive('corpus', args.corpus);
 const clients = positive('clients', args.clients);
+const sameRate = positive('rate', args.rate);
 const tenantryRoot = resolve(args['tenantry-root'] ?? defaultTenantryRoot);
 
 const say = (line: string): void => { process.stderr.write(`[bench:peers ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
@@ -184,6 +186,23 @@ async function throughput(systems: Systems, factory: RequestFactory): Promise<Ph
   return results;
 }
 
+/**
+ * Each system at the same offered rate (open loop, `--rate` items/s), in
+ * alternating phases: ack latency where neither is pushed to its limit.
+ */
+async function sameRateLatency(systems: Systems, factory: RequestFactory): Promise<SameRateResult[]> {
+  const results: SameRateResult[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    for (const [system, signal] of [['loki', 'logs'], ['tenantry', 'logs'], ['tempo', 'traces'], ['tenantry', 'traces']] as const) {
+      await settle(systems, `before ${system} ${signal} at ${sameRate} items/s`, 60_000);
+      const load = await openLoop(ingestOf(systems, system, signal), factory, { itemsPerSecond: sameRate, seconds, maxInFlight: 64 });
+      say(`${system} ${signal} at ${sameRate} items/s offered, round ${round}: ${load.itemsPerSecond} acknowledged/s, p50 ${load.p50ms} ms, p99 ${load.p99ms} ms, ${load.skipped} sends skipped (64 in flight), ${JSON.stringify(load.statuses)}`);
+      results.push({ round, system, signal, ...load });
+    }
+  }
+  return results;
+}
+
 /** The same load with probes: ack → queryable, per system and query. */
 async function visibility(systems: Systems, factory: RequestFactory): Promise<Report['visibility']> {
   const out: Report['visibility'] = [];
@@ -230,7 +249,7 @@ async function main(): Promise<void> {
     const report: Report = {
       options: { only, seconds, rounds, corpusBodies, clients, tenantryRoot, lokiVersion, tempoVersion },
       machine: { cores: availableParallelism(), loadBefore: loadBefore.map((l) => Math.round(l * 100) / 100), loadAfter: [] },
-      corpus: [], atRest: undefined, throughput: [], visibility: [],
+      corpus: [], atRest: undefined, throughput: [], sameRate: [], visibility: [],
     };
     try {
       if (run('corpus')) {
@@ -239,6 +258,7 @@ async function main(): Promise<void> {
         say(`at rest: ${JSON.stringify(report.atRest)}`);
       }
       if (run('throughput')) report.throughput = await throughput(systems, factory);
+      if (run('same-rate')) report.sameRate = await sameRateLatency(systems, factory);
       if (run('visibility')) report.visibility = await visibility(systems, factory);
     } catch (error) {
       for (const s of started) say(`${s.name} output:\n${s.tail()}`);

@@ -106,3 +106,62 @@ export async function closedLoop(ingest: Ingest, factory: RequestFactory, option
     itemsPerSecond: Math.round((acknowledged * itemsPerRequest) / seconds), p50ms: at(0.5), p99ms: at(0.99), statuses,
   };
 }
+
+export interface OpenLoopOptions {
+  /** Items offered per second, whatever the acknowledgements do. */
+  readonly itemsPerSecond: number;
+  readonly seconds: number;
+  /** Requests outstanding at most; a send due beyond it is skipped and counted. */
+  readonly maxInFlight: number;
+}
+
+export interface OpenLoopResult extends LoadResult {
+  readonly offeredItemsPerSecond: number;
+  /** Sends skipped because maxInFlight requests were outstanding: the system fell behind the offered rate. */
+  readonly skipped: number;
+}
+
+/**
+ * Sends requests at a fixed rate, not waiting for acknowledgements (an open
+ * loop), so two systems are compared at the same offered load: their ack
+ * latency then reflects the path of a request, not how far each can be
+ * pushed. Bounded by `seconds` plus the last answers (each at most 60 s).
+ */
+export async function openLoop(ingest: Ingest, factory: RequestFactory, options: OpenLoopOptions): Promise<OpenLoopResult> {
+  const intervalMs = (itemsPerRequest * 1000) / options.itemsPerSecond;
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  const answers: Promise<void>[] = [];
+  let inFlight = 0;
+  let skipped = 0;
+  let acknowledged = 0;
+  const started = performance.now();
+  for (let i = 0; ; i++) {
+    const due = started + i * intervalMs;
+    if (due >= started + options.seconds * 1000) break;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (inFlight >= options.maxInFlight) {
+      skipped++;
+      continue;
+    }
+    inFlight++;
+    answers.push(post(ingest, factory.next(ingest.signal)).then((ack) => {
+      inFlight--;
+      statuses[ack.status] = (statuses[ack.status] ?? 0) + 1;
+      if (ok(ack.status)) {
+        acknowledged++;
+        latencies.push(ack.ms);
+      }
+    }));
+  }
+  await Promise.all(answers);
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number): number => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? 0);
+  return {
+    requests: answers.length, acknowledged, items: acknowledged * itemsPerRequest, seconds: Math.round(seconds * 10) / 10,
+    itemsPerSecond: Math.round((acknowledged * itemsPerRequest) / seconds), p50ms: at(0.5), p99ms: at(0.99), statuses,
+    offeredItemsPerSecond: options.itemsPerSecond, skipped,
+  };
+}

@@ -5,7 +5,7 @@
 import { spansPerTrace } from './payloads.ts';
 import type { Signal } from './payloads.ts';
 import type { TableAtRest } from './at-rest.ts';
-import type { LoadResult } from './load.ts';
+import type { LoadResult, OpenLoopResult } from './load.ts';
 import type { VisibilityResult } from './visibility.ts';
 
 type SystemName = 'loki' | 'tempo' | 'tenantry';
@@ -24,6 +24,12 @@ export interface PhaseResult extends LoadResult {
   readonly drainSeconds: number;
   /** Acknowledged items per second of phase plus drain. */
   readonly sustainedItemsPerSecond: number;
+}
+
+export interface SameRateResult extends OpenLoopResult {
+  readonly round: number;
+  readonly system: SystemName;
+  readonly signal: Signal;
 }
 
 export interface CorpusResult {
@@ -51,6 +57,7 @@ export interface Report {
     readonly tenantrySpans: TableAtRest;
   } | undefined;
   throughput: PhaseResult[];
+  sameRate: SameRateResult[];
   visibility: (VisibilityResult & { readonly system: SystemName; readonly signal: Signal; readonly itemsPerSecond: number })[];
 }
 
@@ -104,6 +111,19 @@ export function printReport(r: Report): void {
       `${ratio(mean(pick(tLogs, cpu)), mean(pick(lokiLoad, cpu)))}, ${ratio(mean(pick(tSpans, cpu)), mean(pick(tempoLoad, cpu)))}`,
     ]);
   }
+  if (r.sameRate.length > 0) {
+    const at = (system: SystemName, signal: Signal): SameRateResult[] => r.sameRate.filter((p) => p.system === system && p.signal === signal);
+    const rate = r.sameRate[0]?.offeredItemsPerSecond ?? 0;
+    const ms = (ps: readonly SameRateResult[], f: (p: SameRateResult) => number): string => `${range(ps.map(f), num)} ms`;
+    for (const [label, f] of [['p50', (p: SameRateResult) => p.p50ms], ['p99', (p: SameRateResult) => p.p99ms]] as const) {
+      const [lokiP, tempoP, tLogs, tSpans] = [at('loki', 'logs'), at('tempo', 'traces'), at('tenantry', 'logs'), at('tenantry', 'traces')];
+      rows.push([
+        `ack ${label} at the same offered rate (${kilo(rate)} items/s, open loop)`, ms(lokiP, f), ms(tempoP, f),
+        `${ms(tLogs, f)} (logs), ${ms(tSpans, f)} (spans)`,
+        `${ratio(mean(tLogs.map(f)), mean(lokiP.map(f)))}, ${ratio(mean(tSpans.map(f)), mean(tempoP.map(f)))}`,
+      ]);
+    }
+  }
   if (r.corpus.length > 0) {
     const c = (system: SystemName, signal: Signal): CorpusResult | undefined => r.corpus.find((x) => x.system === system && x.signal === signal);
     const us = (x: CorpusResult | undefined): number => x?.microsPerItem ?? Number.NaN;
@@ -143,6 +163,12 @@ export function printReport(r: Report): void {
     out.push('', 'Load phases (cores = the system\'s process; others = the machine\'s other processes, not the servers or this bench):');
     for (const p of r.throughput) {
       out.push(`  round ${p.round} ${p.system.padEnd(8)} ${p.signal.padEnd(6)} ${String(p.itemsPerSecond).padStart(7)} items/s  stored ${String(p.sustainedItemsPerSecond).padStart(7)}/s (drain ${p.drainSeconds} s)  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  ${String(p.cpuMicrosPerItem).padStart(5)} µs/item  ${p.cores} cores  others ${p.otherCores} cores  ${JSON.stringify(p.statuses)}`);
+    }
+  }
+  if (r.sameRate.length > 0) {
+    out.push('', 'Same offered rate (open loop; skipped = sends due while 64 requests were outstanding):');
+    for (const p of r.sameRate) {
+      out.push(`  round ${p.round} ${p.system.padEnd(8)} ${p.signal.padEnd(6)} offered ${p.offeredItemsPerSecond}/s  acknowledged ${p.itemsPerSecond}/s  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  skipped ${p.skipped}  ${JSON.stringify(p.statuses)}`);
     }
   }
   if (r.corpus.length > 0) {
