@@ -10,6 +10,7 @@ export type HealthSink = WriterObserver['health'];
 export interface GatewayMetrics {
   readonly acceptedItems: Counter<'signal'>;
   readonly rejectedItems: Counter<'signal' | 'reason'>;
+  readonly truncations: Counter<'signal' | 'reason'>;
   readonly requests: Counter<'protocol' | 'signal' | 'status'>;
   readonly requestSeconds: Histogram<'protocol' | 'signal'>;
   readonly writer: WriterObserver;
@@ -21,6 +22,10 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
   const registers = [registry];
   const acceptedItems = new Counter({ name: 'tenantry_gateway_accepted_items_total', help: 'Items stored, per signal', labelNames: ['signal'], registers });
   const rejectedItems = new Counter({ name: 'tenantry_gateway_rejected_items_total', help: 'Items rejected through partial success, per signal and reason', labelNames: ['signal', 'reason'], registers });
+  const truncations = new Counter({
+    name: 'tenantry_gateway_truncations_total', help: 'Values truncated or dropped to fit a per-item limit (attributes, events and links dropped are counted one by one), per signal and limit',
+    labelNames: ['signal', 'reason'], registers,
+  });
   const requests = new Counter({ name: 'tenantry_gateway_requests_total', help: 'Export requests by protocol, signal and answer (HTTP status or gRPC code name)', labelNames: ['protocol', 'signal', 'status'], registers });
   const requestSeconds = new Histogram({
     name: 'tenantry_gateway_request_duration_seconds', help: 'Export request latency, from first byte to answer', labelNames: ['protocol', 'signal'], registers,
@@ -36,7 +41,7 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
   });
   const deadLetters = new Counter({ name: 'tenantry_gateway_dead_letter_rows_total', help: 'Acknowledged rows ClickHouse refused for a reason of their own, kept in the dead-letter folder', labelNames: ['table'], registers });
   return {
-    acceptedItems, rejectedItems, requests, requestSeconds,
+    acceptedItems, rejectedItems, truncations, requests, requestSeconds,
     logBytesFrom: (read) => { readLogBytes = read; },
     writer: {
       inserted: (s: InsertStats) => {

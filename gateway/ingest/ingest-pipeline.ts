@@ -1,7 +1,8 @@
 // Everything after conversion, shared by both protocols: hand a request's
-// rows to the writer, count accepted and rejected items, and report the
-// outcome. Authorizing the key (authorizeIngest) happens before the
-// receivers pick a converter.
+// rows to the writer, count accepted, rejected and truncated items, and
+// report the outcome. Authorizing the key (authorizeIngest) happens before
+// the receivers pick a converter, from `converters`: the converters under
+// this gateway's item limits.
 import { hasScope } from '../../src/auth/api-keys.ts';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
@@ -9,6 +10,11 @@ import type { DurableWriter } from '../writer/logged-writer.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import type { Failure, Outcome } from './outcome.ts';
 import type { RowBatch } from '../rowbinary/row-batch.ts';
+import { defaultItemLimits } from '../convert/common/item-limits.ts';
+import type { ItemLimits } from '../convert/common/item-limits.ts';
+import { hasTruncations } from '../convert/common/item-tally.ts';
+import { rowConverters } from '../convert/row-converters.ts';
+import type { RowConverters } from '../convert/row-converters.ts';
 
 const itemNoun: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 
@@ -24,17 +30,21 @@ export function authorizeIngest(keys: KeyRing, presented: string | undefined): A
 }
 
 export class IngestPipeline {
+  /** The converter of each signal and wire format, under the gateway's item limits. */
+  readonly converters: RowConverters;
   readonly #writer: DurableWriter;
   readonly #metrics: GatewayMetrics;
 
-  constructor(writer: DurableWriter, metrics: GatewayMetrics) {
+  constructor(writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits) {
     this.#writer = writer;
     this.#metrics = metrics;
+    this.converters = rowConverters(undefined, undefined, limits);
   }
 
   /** Stores the accepted items of a converted request; answers once they are written. */
   async ingest(signal: SignalName, batch: RowBatch): Promise<Outcome> {
     for (const [reason, n] of batch.rejected.byReason) this.#metrics.rejectedItems.inc({ signal, reason }, n);
+    if (hasTruncations(batch.rejected)) for (const [reason, n] of batch.rejected.truncated) this.#metrics.truncations.inc({ signal, reason }, n);
     const written = await this.#writer.submit(batch.table, batch.rows, batch.rowCount);
     if (!written.ok) {
       switch (written.kind) {

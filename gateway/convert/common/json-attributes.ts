@@ -11,6 +11,7 @@ import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { int64Text } from './otlp-values.ts';
 import { bytesOf, bytesSet, checkDepth, InvalidJson, int64, isMessage, messageField, messageList, text } from './otlp-json.ts';
 import type { Json } from './otlp-json.ts';
+import type { RequestLimits, TruncateReason } from './item-limits.ts';
 import { tenantAttribute } from './tenant-resolver.ts';
 import type { Resolution } from './tenant-resolver.ts';
 
@@ -96,14 +97,85 @@ function valueText(kv: Json, depth: number): string {
   return value === undefined ? '' : anyValueText(value, depth + 1);
 }
 
-/** Attributes (`name`: the repeated field, for errors) as a Map(LowCardinality(String), String): every pair in order. */
-export function writeAttributes(w: RowWriter, attributes: unknown, name: string, depth: number): void {
-  const list = messageList(attributes, name);
-  w.varint(list.length);
-  for (const kv of list) {
-    w.text(text(kv['key']));
-    w.text(valueText(kv, depth));
+/**
+ * Whether an AnyValue that is an array or a key-value list, one level itself,
+ * nests more than `levels` levels of them (protobuf-attributes.ts's
+ * nestsDeeper over the same value); walks no deeper than that and leaves
+ * malformed parts to the rendering that reports them.
+ */
+function nestsDeeper(v: Json, levels: number): boolean {
+  let children: unknown[];
+  if (bytesSet(v['bytesValue'])) return false;
+  const list = v['kvlistValue'];
+  const array = v['arrayValue'];
+  if (list !== null && list !== undefined) {
+    const values = isMessage(list) ? list['values'] : undefined;
+    children = Array.isArray(values) ? values.map((kv: unknown) => (isMessage(kv) ? kv['value'] : undefined)) : [];
+  } else if (array !== null && array !== undefined) {
+    const values = isMessage(array) ? array['values'] : undefined;
+    children = Array.isArray(values) ? values : [];
+  } else {
+    return false;
   }
+  if (levels === 0) return true;
+  for (const child of children) if (isMessage(child) && nestsDeeper(child, levels - 1)) return true;
+  return false;
+}
+
+/**
+ * Writes an AnyValue at `depth` as its text, at most `max` bytes (truncations
+ * tallied as `reason`); a value nested deeper than the limits allow is
+ * written as '' and flagged in `limits.tooDeep`.
+ */
+export function writeAnyValue(w: RowWriter, v: Json, depth: number, limits: RequestLimits, max: number, reason: TruncateReason): void {
+  if (nestsDeeper(v, limits.limits.maxValueDepth)) {
+    limits.tooDeep = true;
+    w.empty();
+    return;
+  }
+  limits.writeText(w, anyValueText(v, depth), max, reason);
+}
+
+/** Writes a KeyValue's value at `depth` (the KeyValue's) as an attribute value; absent is ''. */
+function writeValue(w: RowWriter, kv: Json, depth: number, limits: RequestLimits): void {
+  checkDepth(depth);
+  const value = messageField(kv['value'], names.value);
+  if (value === undefined) w.empty();
+  else writeAnyValue(w, value, depth + 1, limits, limits.limits.maxAttributeValueBytes, 'attribute_value_bytes');
+}
+
+/**
+ * Attributes (`name`: the repeated field, for errors) as a Map(LowCardinality(String), String):
+ * the first maxAttributes pairs in order (the others are checked, not stored); returns how many were dropped.
+ */
+export function writeAttributes(w: RowWriter, attributes: unknown, name: string, depth: number, limits: RequestLimits): number {
+  const list = messageList(attributes, name);
+  const kept = limits.keep(list.length, limits.limits.maxAttributes, 'attribute_count');
+  w.varint(kept);
+  for (let i = 0; i < kept; i++) {
+    const kv = list[i] ?? {};
+    limits.writeText(w, text(kv['key']), limits.limits.maxAttributeKeyBytes, 'attribute_key_bytes');
+    writeValue(w, kv, depth, limits);
+  }
+  for (let i = kept; i < list.length; i++) {
+    const kv = list[i] ?? {};
+    text(kv['key']);
+    const value = messageField(kv['value'], names.value);
+    if (value !== undefined && !nestsDeeper(value, limits.limits.maxValueDepth)) anyValueText(value, depth + 1);
+  }
+  return list.length - kept;
+}
+
+/** Writes the value of the first attribute named `key` as an attribute value; returns false when absent (nothing written). */
+export function writeAttributeValue(w: RowWriter, attributes: unknown, key: string, depth: number, limits: RequestLimits): boolean {
+  if (!Array.isArray(attributes)) return false; // not a list: writeAttributes refuses it
+  for (const kv of attributes as unknown[]) {
+    if (isMessage(kv) && text(kv['key']) === key) {
+      writeValue(w, kv, depth, limits);
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Checks attributes that no column stores (exemplars, metric metadata), as fromObject did. */
@@ -140,35 +212,48 @@ export interface ResourcePart {
   readonly bytes: Buffer;
   /** The resource's tenant.id resolution, undefined when it has none. */
   readonly tenant: Resolution | undefined;
+  /** A value nests deeper than the limit: every item of the resource is rejected. */
+  readonly tooDeep: boolean;
+}
+
+export interface ScopePart {
+  /** The scope's columns, as RowBinary. */
+  readonly bytes: Buffer;
+  /** A value nests deeper than the limit: every item of the scope is rejected. */
+  readonly tooDeep: boolean;
 }
 
 /** Renders a Resource{Spans,Logs,Metrics}'s resource (`name`: its field, for errors) and schema url, once per resource. */
-export function resourcePart(resourceField: unknown, schemaUrl: unknown, name: string): ResourcePart {
+export function resourcePart(resourceField: unknown, schemaUrl: unknown, name: string, limits: RequestLimits): ResourcePart {
   const resource = messageField(resourceField, name) ?? {};
   const attributes = resource['attributes'];
   // KeyValues of a resource are at depth 3: request, Resource{Spans,…}, Resource, KeyValue.
   const w = new RowWriter(1024);
-  w.text(attributeText(attributes, 'service.name', 3) ?? '');
+  limits.tooDeep = false;
+  if (!writeAttributeValue(w, attributes, 'service.name', 3, limits)) w.empty();
   w.text(text(schemaUrl));
-  writeAttributes(w, attributes, names.resourceAttributes, 3);
+  writeAttributes(w, attributes, names.resourceAttributes, 3, limits);
   for (const ref of messageList(resource['entityRefs'], names.entityRefs)) {
     if (ref['idKeys'] && !Array.isArray(ref['idKeys'])) throw new InvalidJson(`${names.idKeys}: array expected`);
     if (ref['descriptionKeys'] && !Array.isArray(ref['descriptionKeys'])) throw new InvalidJson(`${names.descriptionKeys}: array expected`);
   }
-  return { bytes: w.result(), tenant: tenantOf(attributes, 3) };
+  limits.tally.keep();
+  return { bytes: w.result(), tenant: tenantOf(attributes, 3), tooDeep: limits.tooDeep };
 }
 
 /**
  * Renders a Scope{Spans,Logs,Metrics}'s scope (`name`: its field, for errors): scope_name,
  * scope_version, scope_schema_url `withSchemaUrl` (logs), scope_attributes.
  */
-export function scopePart(scopeField: unknown, name: string, withSchemaUrl: boolean, schemaUrl: unknown): Buffer {
+export function scopePart(scopeField: unknown, name: string, withSchemaUrl: boolean, schemaUrl: unknown, limits: RequestLimits): ScopePart {
   const scope = messageField(scopeField, name) ?? {};
   const w = new RowWriter(512);
   w.text(text(scope['name']));
   w.text(text(scope['version']));
   if (withSchemaUrl) w.text(text(schemaUrl));
   // KeyValues of a scope are at depth 4: request, Resource{…}, Scope{…}, InstrumentationScope, KeyValue.
-  writeAttributes(w, scope['attributes'], names.scopeAttributes, 4);
-  return w.result();
+  limits.tooDeep = false;
+  writeAttributes(w, scope['attributes'], names.scopeAttributes, 4, limits);
+  limits.tally.keep();
+  return { bytes: w.result(), tooDeep: limits.tooDeep };
 }

@@ -22,8 +22,14 @@ export type Json = Readonly<Record<string, unknown>>;
 const long = $protobuf.util.Long as unknown as { fromValue(value: unknown, unsigned: boolean): Int64 } | null;
 if (long === null) throw new Error('protobufjs found no Long implementation ("long" package)');
 
-/** protobufjs's util.recursionLimit: fromObject refused messages nested deeper. */
-const depthLimit = 100;
+/**
+ * Messages nested deeper are refused, as fromObject refused them beyond its
+ * util.recursionLimit of 100. Only AnyValue nests without bound, and
+ * TENANTRY_MAX_VALUE_DEPTH (at most 32 levels, 3 messages each) rejects deeper
+ * values per item before they are read; this is what remains, a bound on the
+ * walk's recursion.
+ */
+const depthLimit = 128;
 const twoTo32 = 4_294_967_296;
 const noMessages: readonly Json[] = [];
 const zero: Int64 = { low: 0, high: 0, unsigned: true };

@@ -7,6 +7,7 @@ import type { RangeList } from '../../protobuf/wire-reader.ts';
 import type { RowWriter } from '../../rowbinary/row-writer.ts';
 import { AnyValueMessage } from '../../wire/otlp-messages.ts';
 import type { AnyValue } from '../../wire/otlp-messages.ts';
+import type { RequestLimits, TruncateReason } from './item-limits.ts';
 import type { Resolution } from './tenant-resolver.ts';
 import { anyValueText, int64Parts } from './otlp-values.ts';
 
@@ -52,18 +53,28 @@ export class AnyValueView {
     return this;
   }
 
-  /** Writes the value's text (anyValueText) as a String. */
-  writeText(w: RowWriter, buf: Buffer): void {
+  /**
+   * Writes the value's text (anyValueText) as a String of at most `max` bytes
+   * (truncations tallied as `reason`). A nested value deeper than the limits
+   * allow is written as '' and flagged in `limits.tooDeep`.
+   */
+  writeText(w: RowWriter, buf: Buffer, limits: RequestLimits, max: number, reason: TruncateReason): void {
     switch (this.kind) {
-      case kinds.string: w.string(buf, this.start, this.end); return;
-      case kinds.bool: w.text(this.lo !== 0 || this.hi !== 0 ? 'true' : 'false'); return;
-      case kinds.int: w.text(int64Parts(this.lo, this.hi)); return;
-      case kinds.double: w.text(String(this.num)); return;
-      case kinds.bytes: w.text(buf.toString('base64', this.start, this.end)); return;
+      case kinds.string: limits.writeSlice(w, buf, this.start, this.end, max, reason); return;
+      case kinds.bool: limits.writeText(w, this.lo !== 0 || this.hi !== 0 ? 'true' : 'false', max, reason); return;
+      case kinds.int: limits.writeText(w, int64Parts(this.lo, this.hi), max, reason); return;
+      case kinds.double: limits.writeText(w, String(this.num), max, reason); return;
+      case kinds.bytes: limits.writeBase64(w, buf, this.start, this.end, max, reason); return;
       case kinds.array:
       case kinds.kvlist:
+        // Checked before decoding: the generated decoder recurses as deep as the input goes.
+        if (nestsDeeper(buf, this.kind, this.start, this.end, limits.limits.maxValueDepth)) {
+          limits.tooDeep = true;
+          w.empty();
+          return;
+        }
         // Nested values are rare: render them through the generated decoder, exactly as the JSON converters do.
-        w.text(anyValueText(nestedValue(this.#wrapped(buf))));
+        limits.writeText(w, anyValueText(nestedValue(this.#wrapped(buf))), max, reason);
         return;
       default: w.empty();
     }
@@ -88,6 +99,38 @@ export class AnyValueView {
     else return { ok: false, reason: 'invalid_tenant_type' };
     return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
   }
+}
+
+/**
+ * Whether the ArrayValue or KeyValueList at buf[start, end) (`kind`), one
+ * level itself, nests more than `levels` levels of arrays and lists; walks
+ * no deeper than that.
+ */
+function nestsDeeper(buf: Buffer, kind: number, start: number, end: number, levels: number): boolean {
+  if (levels === 0) return true;
+  const it = new WireReader(buf, start, end);
+  const element = new WireReader(buf);
+  const value = new AnyValueView();
+  for (let e = nextDelimited(it, 1); e >= 0; e = nextDelimited(it, 1)) {
+    let vs = it.pos;
+    let ve = e;
+    if (kind === kinds.kvlist) {
+      // A KeyValue: its value is the last occurrence of field 2.
+      element.pos = it.pos;
+      element.end = e;
+      vs = -1;
+      for (let f = nextDelimited(element, 2); f >= 0; f = nextDelimited(element, 2)) {
+        vs = element.pos;
+        ve = f;
+        element.pos = f;
+      }
+    }
+    it.pos = e;
+    if (vs < 0) continue;
+    value.read(element, vs, ve);
+    if ((value.kind === kinds.array || value.kind === kinds.kvlist) && nestsDeeper(buf, value.kind, value.start, value.end, levels - 1)) return true;
+  }
+  return false;
 }
 
 /** A nested AnyValue through the generated decoder, whose errors on malformed bytes become WireErrors like the reader's. */
@@ -133,9 +176,11 @@ function keyIs(buf: Buffer, start: number, end: number, key: Buffer): boolean {
 /**
  * Walks the KeyValue at [start, end): records a well-known key's value range
  * in `found` (first occurrence wins, as in the JSON converters) and, when `w` is
- * given, writes the key and the value's text as a map entry.
+ * given, writes the key and the value's text as a map entry, each within its limit.
  */
-export function keyValue(r: WireReader, start: number, end: number, lookup: number, found: Found, w: RowWriter | undefined, value: AnyValueView): void {
+export function keyValue(
+  r: WireReader, start: number, end: number, lookup: number, found: Found, w: RowWriter | undefined, value: AnyValueView, limits: RequestLimits,
+): void {
   const saved = r.pos;
   const savedEnd = r.end;
   r.pos = start;
@@ -169,34 +214,49 @@ export function keyValue(r: WireReader, start: number, end: number, lookup: numb
     }
   }
   if (w === undefined) return;
-  w.string(buf, ks, ke);
+  limits.writeSlice(w, buf, ks, ke, limits.limits.maxAttributeKeyBytes, 'attribute_key_bytes');
   if (vs < 0) w.empty();
-  else value.read(r, vs, ve).writeText(w, buf);
+  else value.read(r, vs, ve).writeText(w, buf, limits, limits.limits.maxAttributeValueBytes, 'attribute_value_bytes');
 }
 
 /**
- * Writes the KeyValues of field `field` in message [start, end) as a Map,
- * recording well-known keys in `found`.
+ * Writes the KeyValues of field `field` in message [start, end) as a Map of
+ * at most maxAttributes entries, recording well-known keys in `found` among
+ * all of them; returns how many were dropped.
  */
-export function attributeMap(r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, w: RowWriter, value: AnyValueView): void {
+export function attributeMap(
+  r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, w: RowWriter, value: AnyValueView, limits: RequestLimits,
+): number {
   const it = new WireReader(r.buf, start, end);
   const at = w.beginCount();
+  const max = limits.limits.maxAttributes;
   let count = 0;
+  let dropped = 0;
   for (let e = nextDelimited(it, field); e >= 0; e = nextDelimited(it, field)) {
-    keyValue(it, it.pos, e, lookup, found, w, value);
-    count++;
+    if (count < max) {
+      keyValue(it, it.pos, e, lookup, found, w, value, limits);
+      count++;
+    } else {
+      if (lookup !== 0) keyValue(it, it.pos, e, lookup, found, undefined, value, limits);
+      dropped++;
+    }
     it.pos = e;
   }
   w.endCount(at, count);
+  if (dropped > 0) limits.tally.truncate('attribute_count', dropped);
+  return dropped;
 }
 
-/** Writes the KeyValues at the given ranges as a Map, recording well-known keys in `found`. */
-export function attributeMapOf(r: WireReader, list: RangeList, lookup: number, found: Found, w: RowWriter, value: AnyValueView): void {
-  w.varint(list.count);
-  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, w, value);
+/** Writes the KeyValues at the given ranges as a Map of at most maxAttributes entries; returns how many were dropped. */
+export function attributeMapOf(r: WireReader, list: RangeList, lookup: number, found: Found, w: RowWriter, value: AnyValueView, limits: RequestLimits): number {
+  const kept = limits.keep(list.count, limits.limits.maxAttributes, 'attribute_count');
+  w.varint(kept);
+  for (let i = 0; i < kept; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, w, value, limits);
+  if (lookup !== 0) for (let i = kept; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, undefined, value, limits);
+  return list.count - kept;
 }
 
 /** Looks up well-known keys among the KeyValues at the given ranges, without writing. */
-export function lookupAttributesOf(r: WireReader, list: RangeList, lookup: number, found: Found, value: AnyValueView): void {
-  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, undefined, value);
+export function lookupAttributesOf(r: WireReader, list: RangeList, lookup: number, found: Found, value: AnyValueView, limits: RequestLimits): void {
+  for (let i = 0; i < list.count; i++) keyValue(r, list.starts[i] ?? 0, list.ends[i] ?? 0, lookup, found, undefined, value, limits);
 }

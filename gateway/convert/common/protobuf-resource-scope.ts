@@ -2,6 +2,7 @@
 // rendered once and copied into every row below them.
 import { WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
+import type { RequestLimits } from './item-limits.ts';
 import type { Resolution } from './tenant-resolver.ts';
 import { Found, Lookup, attributeMap } from './protobuf-attributes.ts';
 import type { AnyValueView } from './protobuf-attributes.ts';
@@ -11,6 +12,15 @@ export interface ResourcePart {
   readonly bytes: Buffer;
   /** The resource's tenant.id resolution, undefined when it has none. */
   readonly tenant: Resolution | undefined;
+  /** A value nests deeper than the limit: every item of the resource is rejected. */
+  readonly tooDeep: boolean;
+}
+
+export interface ScopePart {
+  /** The scope's columns, as RowBinary. */
+  readonly bytes: Buffer;
+  /** A value nests deeper than the limit: every item of the scope is rejected. */
+  readonly tooDeep: boolean;
 }
 
 /** Finds the last occurrence of length-delimited fields in [start, end): fills starts/ends by field number. */
@@ -32,21 +42,26 @@ function lastFields(r: WireReader, start: number, end: number, starts: Int32Arra
 }
 
 /** Renders the resource part of a Resource{Spans,Logs,Metrics} message at [start, end) (resource = 1, schema_url = 3). */
-export function resourcePart(r: WireReader, start: number, end: number, value: AnyValueView): ResourcePart {
+export function resourcePart(r: WireReader, start: number, end: number, value: AnyValueView, limits: RequestLimits): ResourcePart {
   const starts = new Int32Array(4);
   const ends = new Int32Array(4);
   lastFields(r, start, end, starts, ends);
   const [resourceStart, resourceEnd, schemaStart, schemaEnd] = [starts[1] ?? -1, ends[1] ?? -1, starts[3] ?? -1, ends[3] ?? -1];
   const found = new Found();
   const attributes = new RowWriter(1024);
-  if (resourceStart >= 0) attributeMap(r, resourceStart, resourceEnd, 1, Lookup.tenant | Lookup.service, found, attributes, value);
+  limits.tooDeep = false;
+  if (resourceStart >= 0) attributeMap(r, resourceStart, resourceEnd, 1, Lookup.tenant | Lookup.service, found, attributes, value, limits);
   else attributes.varint(0);
   const w = new RowWriter(2048);
-  if (found.serviceSeen && found.serviceStart >= 0) value.read(r, found.serviceStart, found.serviceEnd).writeText(w, r.buf);
-  else w.empty();
+  if (found.serviceSeen && found.serviceStart >= 0) {
+    value.read(r, found.serviceStart, found.serviceEnd).writeText(w, r.buf, limits, limits.limits.maxAttributeValueBytes, 'attribute_value_bytes');
+  } else {
+    w.empty();
+  }
   w.field(r.buf, schemaStart, schemaEnd);
   w.bytes(attributes.result());
-  return { bytes: Buffer.from(w.result()), tenant: found.tenant(r, value) };
+  limits.tally.keep();
+  return { bytes: Buffer.from(w.result()), tenant: found.tenant(r, value), tooDeep: limits.tooDeep };
 }
 
 /**
@@ -54,7 +69,7 @@ export function resourcePart(r: WireReader, start: number, end: number, value: A
  * (scope = 1, schema_url = 3): the columns scope_name, scope_version, for
  * logs scope_schema_url, and scope_attributes.
  */
-export function scopePart(r: WireReader, start: number, end: number, withSchemaUrl: boolean, value: AnyValueView): Buffer {
+export function scopePart(r: WireReader, start: number, end: number, withSchemaUrl: boolean, value: AnyValueView, limits: RequestLimits): ScopePart {
   const [starts, ends, scopeStarts, scopeEnds] = [new Int32Array(4), new Int32Array(4), new Int32Array(4), new Int32Array(4)];
   lastFields(r, start, end, starts, ends);
   const [scopeStart, scopeEnd, schemaStart, schemaEnd] = [starts[1] ?? -1, ends[1] ?? -1, starts[3] ?? -1, ends[3] ?? -1];
@@ -64,9 +79,11 @@ export function scopePart(r: WireReader, start: number, end: number, withSchemaU
   w.field(r.buf, scopeStarts[1] ?? -1, scopeEnds[1] ?? -1);
   w.field(r.buf, scopeStarts[2] ?? -1, scopeEnds[2] ?? -1);
   if (withSchemaUrl) w.field(r.buf, schemaStart, schemaEnd);
-  if (scopeStart >= 0) attributeMap(r, scopeStart, scopeEnd, 3, 0, new Found(), w, value);
+  limits.tooDeep = false;
+  if (scopeStart >= 0) attributeMap(r, scopeStart, scopeEnd, 3, 0, new Found(), w, value, limits);
   else w.varint(0);
-  return Buffer.from(w.result());
+  limits.tally.keep();
+  return { bytes: Buffer.from(w.result()), tooDeep: limits.tooDeep };
 }
 
 /**
@@ -75,17 +92,17 @@ export function scopePart(r: WireReader, start: number, end: number, withSchemaU
  * once; `visit` gets each scope's [start, end) to read its items from.
  */
 export function forEachScope(
-  r: WireReader, value: AnyValueView, scopeSchemaUrl: boolean,
-  visit: (resource: ResourcePart, scope: Buffer, start: number, end: number) => void,
+  r: WireReader, value: AnyValueView, limits: RequestLimits, scopeSchemaUrl: boolean,
+  visit: (resource: ResourcePart, scope: ScopePart, start: number, end: number) => void,
 ): void {
   const top = new WireReader(r.buf);
   for (let resourceEnd = nextDelimited(top, 1); resourceEnd >= 0; resourceEnd = nextDelimited(top, 1)) {
     const resourceStart = top.pos;
-    const resource = resourcePart(r, resourceStart, resourceEnd, value);
+    const resource = resourcePart(r, resourceStart, resourceEnd, value, limits);
     const scopes = new WireReader(r.buf, resourceStart, resourceEnd);
     for (let scopeEnd = nextDelimited(scopes, 2); scopeEnd >= 0; scopeEnd = nextDelimited(scopes, 2)) {
       const scopeStart = scopes.pos;
-      visit(resource, scopePart(r, scopeStart, scopeEnd, scopeSchemaUrl, value), scopeStart, scopeEnd);
+      visit(resource, scopePart(r, scopeStart, scopeEnd, scopeSchemaUrl, value, limits), scopeStart, scopeEnd);
       scopes.pos = scopeEnd;
     }
     top.pos = resourceEnd;

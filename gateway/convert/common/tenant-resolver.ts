@@ -63,34 +63,3 @@ export class TenantResolver {
     return allowed ? found : { ok: false, reason: 'tenant_not_allowed', tenant: found.tenant };
   }
 }
-
-/** Counts rejected items per reason and builds the partial-success message. */
-export class RejectionTally {
-  #count = 0;
-  readonly #byReason = new Map<RejectReason, number>();
-  readonly #deniedTenants = new Set<string>();
-
-  add(resolution: Extract<Resolution, { ok: false }>, items = 1): void {
-    this.#count += items;
-    this.#byReason.set(resolution.reason, (this.#byReason.get(resolution.reason) ?? 0) + items);
-    if (resolution.tenant !== undefined && this.#deniedTenants.size < 10) this.#deniedTenants.add(resolution.tenant);
-  }
-
-  get count(): number {
-    return this.#count;
-  }
-
-  get byReason(): ReadonlyMap<RejectReason, number> {
-    return this.#byReason;
-  }
-
-  /** e.g. `2 spans rejected: 1 no tenant.id attribute…; 1 the API key may not write to tenant "b"`. */
-  message(noun: string): string {
-    if (this.#count === 0) return '';
-    const parts = [...this.#byReason].map(([reason, n]) => {
-      const tenants = reason === 'tenant_not_allowed' ? ` ${[...this.#deniedTenants].map((t) => JSON.stringify(t)).join(', ')}` : '';
-      return `${n} ${reasonText[reason]}${tenants}`;
-    });
-    return `${this.#count} ${noun} rejected: ${parts.join('; ')}`;
-  }
-}

@@ -6,14 +6,16 @@
 // unset (OTLP says 0 means unknown); log_id is log.record.uid when present.
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
-import { anyValueText, attributeText, resourcePart, scopePart, tenantOf, writeAttributes } from '../common/json-attributes.ts';
+import { RequestLimits } from '../common/item-limits.ts';
+import type { ItemLimits } from '../common/item-limits.ts';
+import { resourcePart, scopePart, tenantOf, writeAnyValue, writeAttributeValue, writeAttributes } from '../common/json-attributes.ts';
 import { SeverityNumber } from '../common/otlp-enums.ts';
 import { enumValue, fixed64, hexId, messageField, messageList, readOtlpJson, text, uint32 } from '../common/otlp-json.ts';
 import type { Json } from '../common/otlp-json.ts';
 import { clampInt, writeNanos } from '../common/otlp-values.ts';
 import type { RowConverter } from '../common/row-converter.ts';
-import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { TenantResolver } from '../common/tenant-resolver.ts';
+import type { Int64 } from '../../wire/otlp-messages.ts';
 import type { LogIdGenerator } from './log-id.ts';
 import { severityNumber } from './severity.ts';
 
@@ -24,17 +26,22 @@ const names = {
   body: `${v1}LogRecord.body`, attributes: `${v1}LogRecord.attributes`,
 } as const;
 
+/** The timestamp column of a record: its time, or its observed time when the time is unset (0). */
+function recordTime(record: Json): Int64 {
+  const time = fixed64(record['timeUnixNano']);
+  return time.low !== 0 || time.high !== 0 ? time : fixed64(record['observedTimeUnixNano']);
+}
+
 /**
  * The columns of one record after tenant_id, with its resource's and scope's
  * columns rendered; `logId` draws an id for a record without log.record.uid.
  * A record's body is at depth 4 (request, ResourceLogs, ScopeLogs, LogRecord, AnyValue), so are its KeyValues.
  */
-function writeRecord(w: RowWriter, record: Json, resource: Buffer, scope: Buffer, logId: () => string): void {
+function writeRecord(w: RowWriter, record: Json, time: Int64, resource: Buffer, scope: Buffer, logId: () => string, limits: RequestLimits): void {
   const observed = fixed64(record['observedTimeUnixNano']);
-  const time = fixed64(record['timeUnixNano']);
-  writeNanos(w, time.low !== 0 || time.high !== 0 ? time : observed);
+  writeNanos(w, time);
   writeNanos(w, observed);
-  w.text(attributeText(record['attributes'], 'log.record.uid', 4) ?? logId());
+  if (!writeAttributeValue(w, record['attributes'], 'log.record.uid', 4, limits)) w.text(logId());
   w.text(hexId(record['traceId'], 'traceId'));
   w.text(hexId(record['spanId'], 'spanId'));
   w.u8(clampInt(uint32(record['flags']), 0, 0xffffffff) & 0xff);
@@ -42,11 +49,13 @@ function writeRecord(w: RowWriter, record: Json, resource: Buffer, scope: Buffer
   w.text(text(record['severityText']));
   w.text(text(record['eventName']));
   const body = messageField(record['body'], names.body);
-  w.text(body === undefined ? '' : anyValueText(body, 4));
+  if (body === undefined) w.empty();
+  else writeAnyValue(w, body, 4, limits, limits.limits.maxLogBodyBytes, 'log_body_bytes');
   w.bytes(resource);
   w.bytes(scope);
-  writeAttributes(w, record['attributes'], names.attributes, 4);
-  w.u32(clampInt(uint32(record['droppedAttributesCount']), 0, 0xffffffff));
+  const dropped = writeAttributes(w, record['attributes'], names.attributes, 4, limits);
+  // What a limit dropped is added to what the sender dropped.
+  w.u32(clampInt(uint32(record['droppedAttributesCount']) + dropped, 0, 0xffffffff));
 }
 
 /**
@@ -54,38 +63,35 @@ function writeRecord(w: RowWriter, record: Json, resource: Buffer, scope: Buffer
  * too (a bad field refuses the whole request, as before), without drawing a
  * log id, and then cut off again.
  */
-function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): RowBatch {
-  const rejected = new RejectionTally();
+function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number, limits: RequestLimits): RowBatch {
   const w = new RowWriter();
   let rowCount = 0;
   const nextId = (): string => ids.next(nowMs);
   const noId = (): string => '';
   for (const rl of messageList(root['resourceLogs'], names.resourceLogs)) {
-    const resource = resourcePart(rl['resource'], rl['schemaUrl'], names.resource);
+    const resource = resourcePart(rl['resource'], rl['schemaUrl'], names.resource, limits);
     for (const sl of messageList(rl['scopeLogs'], names.scopeLogs)) {
-      const scope = scopePart(sl['scope'], names.scope, true, sl['schemaUrl']);
+      const scope = scopePart(sl['scope'], names.scope, true, sl['schemaUrl'], limits);
       for (const record of messageList(sl['logRecords'], names.logRecords)) {
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(record['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
-        const rowStart = w.pos;
+        const time = recordTime(record);
+        const rejection = tenant.ok ? limits.rejectionBefore(time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+        const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.tenant : '');
-        writeRecord(w, record, resource.bytes, scope, tenant.ok ? nextId : noId);
-        if (tenant.ok) {
-          rowCount++;
-        } else {
-          rejected.add(tenant);
-          w.pos = rowStart;
-        }
+        writeRecord(w, record, time, resource.bytes, scope.bytes, rejection === undefined ? nextId : noId, limits);
+        if (limits.endRow(w, rowStart, rejection)) rowCount++;
       }
     }
   }
-  return { table: 'logs', rows: w.rows(), rowCount, rejected };
+  return { table: 'logs', rows: w.rows(), rowCount, rejected: limits.tally };
 }
 
-/** OTLP/JSON logs; records without log.record.uid get an id from `ids` at `now()`. */
-export function logsFromJson(ids: LogIdGenerator, now: () => number): RowConverter {
+/** OTLP/JSON logs under `limits`; records without log.record.uid get an id from `ids` at `now()`. */
+export function logsFromJson(ids: LogIdGenerator, now: () => number, limits: ItemLimits): RowConverter {
   return {
     convert(body, tenants) {
-      const request = readOtlpJson(body, (root) => logRows(root, tenants, ids, now()));
+      const nowMs = now();
+      const request = readOtlpJson(body, (root) => logRows(root, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length)));
       return request.ok ? { ok: true, batch: request.value } : request;
     },
   };

@@ -7,9 +7,10 @@ import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { RequestLimits } from '../common/item-limits.ts';
+import type { ItemLimits } from '../common/item-limits.ts';
 import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
-import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
 import type { LogIdGenerator } from './log-id.ts';
 import { severityNumber } from './severity.ts';
@@ -47,35 +48,42 @@ class LogFields {
 }
 
 /** Converts an encoded ExportLogsServiceRequest; throws WireError on malformed input. */
-function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number): RowBatch {
-  const rejected = new RejectionTally();
+function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number, limits: RequestLimits): RowBatch {
   const w = new RowWriter(1 << 20);
   const value = new AnyValueView();
   const record = new LogFields();
   const r = new WireReader(body);
   let rowCount = 0;
-  forEachScope(r, value, true, (resource, scope, slStart, slEnd) => {
+  const maxValue = limits.limits.maxAttributeValueBytes;
+  forEachScope(r, value, limits, true, (resource, scope, slStart, slEnd) => {
     const records = new WireReader(body, slStart, slEnd);
     for (let end = nextDelimited(records, 2); end >= 0; end = nextDelimited(records, 2)) {
       const start = records.pos;
       records.pos = end;
       record.read(r, start, end);
       const item = new Found();
-      lookupAttributesOf(r, record.attributes, Lookup.tenant | Lookup.logUid, item, value);
+      lookupAttributesOf(r, record.attributes, Lookup.tenant | Lookup.logUid, item, value, limits);
       const found: Resolution | undefined = resource.tenant ?? item.tenant(r, value);
       const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
       if (!tenant.ok) {
-        rejected.add(tenant);
+        limits.reject(tenant);
+        continue;
+      }
+      const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
+      const timeLo = timeSet ? record.timeLo : record.observedLo;
+      const timeHi = timeSet ? record.timeHi : record.observedHi;
+      const rejection = limits.rejectionBefore(timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep);
+      if (rejection !== undefined) {
+        limits.reject(rejection);
         continue;
       }
       // In rowColumns.logs order.
-      const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
+      const rowStart = limits.beginRow(w);
       w.text(tenant.tenant);
-      if (timeSet) writeNanosParts(w, record.timeLo, record.timeHi);
-      else writeNanosParts(w, record.observedLo, record.observedHi);
+      writeNanosParts(w, timeLo, timeHi);
       writeNanosParts(w, record.observedLo, record.observedHi);
       if (item.logUidSeen) {
-        if (item.logUidStart >= 0) value.read(r, item.logUidStart, item.logUidEnd).writeText(w, body);
+        if (item.logUidStart >= 0) value.read(r, item.logUidStart, item.logUidEnd).writeText(w, body, limits, maxValue, 'attribute_value_bytes');
         else w.empty();
       } else {
         w.text(ids.next(nowMs));
@@ -87,23 +95,25 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       w.u8(severityNumber(record.severity, severityText));
       w.field(body, record.severityText, record.severityTextEnd);
       w.field(body, record.eventName, record.eventNameEnd);
-      if (record.body >= 0) value.read(r, record.body, record.bodyEnd).writeText(w, body);
+      if (record.body >= 0) value.read(r, record.body, record.bodyEnd).writeText(w, body, limits, limits.limits.maxLogBodyBytes, 'log_body_bytes');
       else w.empty();
       w.bytes(resource.bytes);
-      w.bytes(scope);
-      attributeMapOf(r, record.attributes, 0, item, w, value);
-      w.u32(clampInt(record.droppedAttributes, 0, 0xffffffff));
-      rowCount++;
+      w.bytes(scope.bytes);
+      const dropped = attributeMapOf(r, record.attributes, 0, item, w, value, limits);
+      // What a limit dropped is added to what the sender dropped.
+      w.u32(clampInt(record.droppedAttributes + dropped, 0, 0xffffffff));
+      if (limits.endRow(w, rowStart, undefined)) rowCount++;
     }
   });
-  return { table: 'logs', rows: w.rows(), rowCount, rejected };
+  return { table: 'logs', rows: w.rows(), rowCount, rejected: limits.tally };
 }
 
-/** Protobuf logs (OTLP/HTTP and gRPC); records without log.record.uid get an id from `ids` at `now()`. */
-export function logsFromProtobuf(ids: LogIdGenerator, now: () => number): RowConverter {
+/** Protobuf logs (OTLP/HTTP and gRPC) under `limits`; records without log.record.uid get an id from `ids` at `now()`. */
+export function logsFromProtobuf(ids: LogIdGenerator, now: () => number, limits: ItemLimits): RowConverter {
   return {
     convert(body, tenants) {
-      const batch = readWire(() => logRows(body, tenants, ids, now()));
+      const nowMs = now();
+      const batch = readWire(() => logRows(body, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length)));
       return batch.ok ? { ok: true, batch: batch.value } : batch;
     },
   };

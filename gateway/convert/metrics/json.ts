@@ -7,15 +7,17 @@
 // (docs/gateway.md); they are still checked, as before.
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { RequestLimits } from '../common/item-limits.ts';
+import type { ItemLimits } from '../common/item-limits.ts';
 import { checkAttributes, resourcePart, scopePart, tenantOf, writeAttributes } from '../common/json-attributes.ts';
 import { AggregationTemporality } from '../common/otlp-enums.ts';
 import {
   double, enumValue, fixed64, fixed64Element, hexId, int32, int64, messageField, messageList, optionalDouble, readOtlpJson, scalarList, text, uint32,
 } from '../common/otlp-json.ts';
 import type { Json } from '../common/otlp-json.ts';
+import type { ResourcePart, ScopePart } from '../common/json-attributes.ts';
 import { clampInt, int64Number, writeFloat, writeNanos, writeOptionalFloat, writeUint64 } from '../common/otlp-values.ts';
 import type { RowConverter } from '../common/row-converter.ts';
-import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { TenantResolver } from '../common/tenant-resolver.ts';
 import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue } from './metric-columns.ts';
 
@@ -123,14 +125,14 @@ const pointTypes: readonly PointType[] = [
   { field: 'summary', message: 'Summary', point: 'SummaryDataPoint', type: metricType.summary, withTemporality: false, fields: writeSummary },
 ];
 
-interface Target { readonly w: RowWriter; readonly resolver: TenantResolver; readonly rejected: RejectionTally; rowCount: number }
+interface Target { readonly w: RowWriter; readonly resolver: TenantResolver; readonly limits: RequestLimits; rowCount: number }
 
 /**
  * Writes the rows of one metric's points of `kind` (data: its Gauge, Sum, …
  * object). Points are at depth 5, their KeyValues at 6. A rejected point is
  * written too (a bad field refuses the whole request, as before) and then cut off.
  */
-function writePoints(to: Target, metric: Json, kind: PointType, data: Json, resource: { bytes: Buffer; tenant: ReturnType<typeof tenantOf> }, scope: Buffer): void {
+function writePoints(to: Target, metric: Json, kind: PointType, data: Json, resource: ResourcePart, scope: ScopePart): void {
   const head = new RowWriter(256);
   head.text(text(metric['name']));
   head.u8(kind.type);
@@ -139,37 +141,34 @@ function writePoints(to: Target, metric: Json, kind: PointType, data: Json, reso
   head.u8(kind.withTemporality ? clampInt(enumValue(data['aggregationTemporality'], AggregationTemporality), 0, 2) : 0);
   head.u8(kind.type === metricType.sum && Boolean(data['isMonotonic']) ? 1 : 0);
   const metricPart = head.result();
-  const { w } = to;
+  const { w, limits } = to;
   const attributesName = `${v1}${kind.point}.attributes`;
   for (const point of messageList(data['dataPoints'], `${v1}${kind.message}.dataPoints`)) {
     const tenant = to.resolver.authorize(resource.tenant ?? tenantOf(point['attributes'], 6) ?? { ok: false, reason: 'missing_tenant' });
-    const rowStart = w.pos;
+    const time = fixed64(point['timeUnixNano']);
+    const rejection = tenant.ok ? limits.rejectionBefore(time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+    const rowStart = limits.beginRow(w);
     w.text(tenant.ok ? tenant.tenant : '');
     w.bytes(metricPart);
     w.bytes(resource.bytes);
-    w.bytes(scope);
-    writeAttributes(w, point['attributes'], attributesName, 6);
+    w.bytes(scope.bytes);
+    writeAttributes(w, point['attributes'], attributesName, 6, limits);
     writeNanos(w, fixed64(point['startTimeUnixNano']));
-    writeNanos(w, fixed64(point['timeUnixNano']));
+    writeNanos(w, time);
     w.u32(clampInt(uint32(point['flags']), 0, 0xffffffff));
     kind.fields(w, point);
     if (kind.point !== 'SummaryDataPoint') checkExemplars(point, kind.point);
-    if (tenant.ok) {
-      to.rowCount++;
-    } else {
-      to.rejected.add(tenant);
-      w.pos = rowStart;
-    }
+    if (limits.endRow(w, rowStart, rejection)) to.rowCount++;
   }
 }
 
 /** Converts the data points of a parsed request. */
-function metricRows(root: Json, resolver: TenantResolver): RowBatch {
-  const to: Target = { w: new RowWriter(), resolver, rejected: new RejectionTally(), rowCount: 0 };
+function metricRows(root: Json, resolver: TenantResolver, limits: RequestLimits, nowMs: number): RowBatch {
+  const to: Target = { w: new RowWriter(), resolver, limits, rowCount: 0 };
   for (const rm of messageList(root['resourceMetrics'], names.resourceMetrics)) {
-    const resource = resourcePart(rm['resource'], rm['schemaUrl'], names.resource);
+    const resource = resourcePart(rm['resource'], rm['schemaUrl'], names.resource, limits);
     for (const sm of messageList(rm['scopeMetrics'], names.scopeMetrics)) {
-      const scope = scopePart(sm['scope'], names.scope, false, undefined);
+      const scope = scopePart(sm['scope'], names.scope, false, undefined, limits);
       for (const metric of messageList(sm['metrics'], names.metrics)) {
         checkAttributes(metric['metadata'], names.metadata, 4);
         let kind: PointType | undefined;
@@ -178,7 +177,7 @@ function metricRows(root: Json, resolver: TenantResolver): RowBatch {
           const given = messageField(metric[t.field], `${v1}Metric.${t.field}`);
           if (given === undefined) continue;
           // A type the metric gives but that a later one overrides: its points are checked, not stored.
-          if (kind !== undefined && data !== undefined) writePoints({ ...to, w: new RowWriter(1024), rejected: new RejectionTally() }, metric, kind, data, resource, scope);
+          if (kind !== undefined && data !== undefined) writePoints({ ...to, w: new RowWriter(1024), limits: limits.scratch('metrics', nowMs) }, metric, kind, data, resource, scope);
           kind = t;
           data = given;
         }
@@ -186,13 +185,16 @@ function metricRows(root: Json, resolver: TenantResolver): RowBatch {
       }
     }
   }
-  return { table: 'metrics', rows: to.w.rows(), rowCount: to.rowCount, rejected: to.rejected };
+  return { table: 'metrics', rows: to.w.rows(), rowCount: to.rowCount, rejected: limits.tally };
 }
 
-/** OTLP/JSON metrics. */
-export const metricsFromJson: RowConverter = {
-  convert(body, tenants) {
-    const request = readOtlpJson(body, (root) => metricRows(root, tenants));
-    return request.ok ? { ok: true, batch: request.value } : request;
-  },
-};
+/** OTLP/JSON metrics under `limits`, at `now()` (ms). */
+export function metricsFromJson(limits: ItemLimits, now: () => number): RowConverter {
+  return {
+    convert(body, tenants) {
+      const nowMs = now();
+      const request = readOtlpJson(body, (root) => metricRows(root, tenants, new RequestLimits(limits, 'metrics', nowMs, body.length), nowMs));
+      return request.ok ? { ok: true, batch: request.value } : request;
+    },
+  };
+}

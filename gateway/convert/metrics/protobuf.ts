@@ -8,9 +8,10 @@ import { RangeList, WireError, WireReader, WireType, nextDelimited, readWire } f
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { RequestLimits } from '../common/item-limits.ts';
+import type { ItemLimits } from '../common/item-limits.ts';
 import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
-import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
 import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue } from './metric-columns.ts';
 
@@ -296,15 +297,14 @@ function metricHead(r: WireReader, start: number, end: number, head: RowWriter):
 }
 
 /** Converts an encoded ExportMetricsServiceRequest; throws WireError on malformed input. */
-function metricRows(body: Buffer, resolver: TenantResolver): RowBatch {
-  const rejected = new RejectionTally();
+function metricRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits): RowBatch {
   const w = new RowWriter(1 << 20);
   const head = new RowWriter(256);
   const value = new AnyValueView();
   const point = new PointFields();
   const r = new WireReader(body);
   let rowCount = 0;
-  forEachScope(r, value, false, (resource, scope, smStart, smEnd) => {
+  forEachScope(r, value, limits, false, (resource, scope, smStart, smEnd) => {
     const metrics = new WireReader(body, smStart, smEnd);
     for (let mEnd = nextDelimited(metrics, 2); mEnd >= 0; mEnd = nextDelimited(metrics, 2)) {
       const data = metricHead(r, metrics.pos, mEnd, head);
@@ -318,35 +318,43 @@ function metricRows(body: Buffer, resolver: TenantResolver): RowBatch {
         let found: Resolution | undefined = resource.tenant;
         const item = new Found();
         if (found === undefined && point.attributes.count > 0) {
-          lookupAttributesOf(r, point.attributes, Lookup.tenant, item, value);
+          lookupAttributesOf(r, point.attributes, Lookup.tenant, item, value, limits);
           found = item.tenant(r, value);
         }
         const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
         if (!tenant.ok) {
-          rejected.add(tenant);
+          limits.reject(tenant);
+          continue;
+        }
+        const rejection = limits.rejectionBefore(point.timeLo, point.timeHi, w.pos, resource.tooDeep || scope.tooDeep);
+        if (rejection !== undefined) {
+          limits.reject(rejection);
           continue;
         }
         // In rowColumns.metrics order.
+        const rowStart = limits.beginRow(w);
         w.text(tenant.tenant);
         w.bytes(metricPart);
         w.bytes(resource.bytes);
-        w.bytes(scope);
-        attributeMapOf(r, point.attributes, 0, item, w, value);
+        w.bytes(scope.bytes);
+        attributeMapOf(r, point.attributes, 0, item, w, value, limits);
         writeNanosParts(w, point.startLo, point.startHi);
         writeNanosParts(w, point.timeLo, point.timeHi);
         w.u32(point.flags);
         point.write(w, data.type, body);
-        rowCount++;
+        if (limits.endRow(w, rowStart, undefined)) rowCount++;
       }
     }
   });
-  return { table: 'metrics', rows: w.rows(), rowCount, rejected };
+  return { table: 'metrics', rows: w.rows(), rowCount, rejected: limits.tally };
 }
 
-/** Protobuf metrics (OTLP/HTTP and gRPC). */
-export const metricsFromProtobuf: RowConverter = {
-  convert(body, tenants) {
-    const batch = readWire(() => metricRows(body, tenants));
-    return batch.ok ? { ok: true, batch: batch.value } : batch;
-  },
-};
+/** Protobuf metrics (OTLP/HTTP and gRPC) under `limits`, at `now()` (ms). */
+export function metricsFromProtobuf(limits: ItemLimits, now: () => number): RowConverter {
+  return {
+    convert(body, tenants) {
+      const batch = readWire(() => metricRows(body, tenants, new RequestLimits(limits, 'metrics', now(), body.length)));
+      return batch.ok ? { ok: true, batch: batch.value } : batch;
+    },
+  };
+}

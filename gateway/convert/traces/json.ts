@@ -7,13 +7,15 @@
 // same request (a property test holds the two together).
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { RequestLimits } from '../common/item-limits.ts';
+import type { ItemLimits } from '../common/item-limits.ts';
 import { resourcePart, scopePart, tenantOf, writeAttributes } from '../common/json-attributes.ts';
 import { SpanKind, StatusCode } from '../common/otlp-enums.ts';
 import { enumValue, fixed64, hexId, messageField, messageList, readOtlpJson, text, uint32 } from '../common/otlp-json.ts';
 import type { Json } from '../common/otlp-json.ts';
+import type { Int64 } from '../../wire/otlp-messages.ts';
 import { clampInt, writeDuration, writeNanos } from '../common/otlp-values.ts';
 import type { RowConverter } from '../common/row-converter.ts';
-import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { TenantResolver } from '../common/tenant-resolver.ts';
 
 const v1 = '.opentelemetry.proto.trace.v1.';
@@ -24,41 +26,56 @@ const names = {
   linkAttributes: `${v1}Span.Link.attributes`,
 } as const;
 
+type Column = (w: RowWriter, item: Json, limits: RequestLimits) => void;
+
 // KeyValues of a span are at depth 4 (request, ResourceSpans, ScopeSpans, Span, KeyValue), of its events and links at 5.
-const eventTime = (w: RowWriter, e: Json): void => { writeNanos(w, fixed64(e['timeUnixNano'])); };
-const eventName = (w: RowWriter, e: Json): void => { w.text(text(e['name'])); };
-const eventAttributes = (w: RowWriter, e: Json): void => { writeAttributes(w, e['attributes'], names.eventAttributes, 5); };
-const linkTraceId = (w: RowWriter, l: Json): void => { w.text(hexId(l['traceId'], 'traceId')); };
-const linkSpanId = (w: RowWriter, l: Json): void => { w.text(hexId(l['spanId'], 'spanId')); };
-const linkTraceState = (w: RowWriter, l: Json): void => { w.text(text(l['traceState'])); };
-const linkAttributes = (w: RowWriter, l: Json): void => { writeAttributes(w, l['attributes'], names.linkAttributes, 5); };
+const eventTime: Column = (w, e) => { writeNanos(w, fixed64(e['timeUnixNano'])); };
+const eventName: Column = (w, e) => { w.text(text(e['name'])); };
+const eventAttributes: Column = (w, e, limits) => { writeAttributes(w, e['attributes'], names.eventAttributes, 5, limits); };
+const linkTraceId: Column = (w, l) => { w.text(hexId(l['traceId'], 'traceId')); };
+const linkSpanId: Column = (w, l) => { w.text(hexId(l['spanId'], 'spanId')); };
+const linkTraceState: Column = (w, l) => { w.text(text(l['traceState'])); };
+const linkAttributes: Column = (w, l, limits) => { writeAttributes(w, l['attributes'], names.linkAttributes, 5, limits); };
 const eventColumns = [eventTime, eventName, eventAttributes];
 const linkColumns = [linkTraceId, linkSpanId, linkTraceState, linkAttributes];
 
-/** event_timestamps … link_attributes. */
-function writeEventsAndLinks(w: RowWriter, span: Json): void {
-  const events = messageList(span['events'], names.events);
-  const links = messageList(span['links'], names.links);
-  for (const column of eventColumns) {
-    w.varint(events.length);
-    for (const event of events) column(w, event);
+/** Writes `columns` of the first `kept` of `items` as parallel arrays; the others are checked, not stored. */
+function writeParallel(w: RowWriter, items: readonly Json[], kept: number, columns: readonly Column[], limits: RequestLimits): void {
+  for (const column of columns) {
+    w.varint(kept);
+    for (let i = 0; i < kept; i++) column(w, items[i] ?? {}, limits);
   }
-  for (const column of linkColumns) {
-    w.varint(links.length);
-    for (const link of links) column(w, link);
+  if (kept === items.length) return;
+  const scratch = new RowWriter(1024);
+  const unstored = limits.scratch('traces', 0);
+  for (let i = kept; i < items.length; i++) {
+    for (const column of columns) {
+      scratch.pos = 0;
+      column(scratch, items[i] ?? {}, unstored);
+    }
   }
 }
 
-/** The columns of one span after tenant_id, with its resource's and scope's columns rendered. */
-function writeSpan(w: RowWriter, span: Json, resource: Buffer, scope: Buffer): void {
-  const start = fixed64(span['startTimeUnixNano']);
+/** event_timestamps … link_attributes, the first maxSpanEvents events and maxSpanLinks links; returns the events and links dropped. */
+function writeEventsAndLinks(w: RowWriter, span: Json, limits: RequestLimits): readonly [number, number] {
+  const events = messageList(span['events'], names.events);
+  const links = messageList(span['links'], names.links);
+  const keptEvents = limits.keep(events.length, limits.limits.maxSpanEvents, 'span_events');
+  const keptLinks = limits.keep(links.length, limits.limits.maxSpanLinks, 'span_links');
+  writeParallel(w, events, keptEvents, eventColumns, limits);
+  writeParallel(w, links, keptLinks, linkColumns, limits);
+  return [events.length - keptEvents, links.length - keptLinks];
+}
+
+/** The columns of one span after tenant_id (`start`: its start time), with its resource's and scope's columns rendered. */
+function writeSpan(w: RowWriter, span: Json, start: Int64, resource: Buffer, scope: Buffer, limits: RequestLimits): void {
   writeNanos(w, start);
   w.text(hexId(span['traceId'], 'traceId'));
   w.text(hexId(span['spanId'], 'spanId'));
   w.text(hexId(span['parentSpanId'], 'parentSpanId'));
   w.text(text(span['traceState']));
   w.u32(clampInt(uint32(span['flags']), 0, 0xffffffff));
-  w.text(text(span['name']));
+  limits.writeText(w, text(span['name']), limits.limits.maxSpanNameBytes, 'span_name_bytes');
   w.u8(clampInt(enumValue(span['kind'], SpanKind), 0, 5));
   writeDuration(w, start, fixed64(span['endTimeUnixNano']));
   const status = messageField(span['status'], names.status) ?? {};
@@ -66,11 +83,12 @@ function writeSpan(w: RowWriter, span: Json, resource: Buffer, scope: Buffer): v
   w.text(text(status['message']));
   w.bytes(resource);
   w.bytes(scope);
-  writeAttributes(w, span['attributes'], names.attributes, 4);
-  writeEventsAndLinks(w, span);
-  w.u32(clampInt(uint32(span['droppedAttributesCount']), 0, 0xffffffff));
-  w.u32(clampInt(uint32(span['droppedEventsCount']), 0, 0xffffffff));
-  w.u32(clampInt(uint32(span['droppedLinksCount']), 0, 0xffffffff));
+  const droppedAttributes = writeAttributes(w, span['attributes'], names.attributes, 4, limits);
+  const [droppedEvents, droppedLinks] = writeEventsAndLinks(w, span, limits);
+  // What a limit dropped is added to what the sender dropped.
+  w.u32(clampInt(uint32(span['droppedAttributesCount']) + droppedAttributes, 0, 0xffffffff));
+  w.u32(clampInt(uint32(span['droppedEventsCount']) + droppedEvents, 0, 0xffffffff));
+  w.u32(clampInt(uint32(span['droppedLinksCount']) + droppedLinks, 0, 0xffffffff));
 }
 
 /**
@@ -78,35 +96,33 @@ function writeSpan(w: RowWriter, span: Json, resource: Buffer, scope: Buffer): v
  * rejected span is written too (a bad field refuses the whole request, as
  * before) and then cut off again.
  */
-function spanRows(root: Json, resolver: TenantResolver): RowBatch {
-  const rejected = new RejectionTally();
+function spanRows(root: Json, resolver: TenantResolver, limits: RequestLimits): RowBatch {
   const w = new RowWriter();
   let rowCount = 0;
   for (const rs of messageList(root['resourceSpans'], names.resourceSpans)) {
-    const resource = resourcePart(rs['resource'], rs['schemaUrl'], names.resource);
+    const resource = resourcePart(rs['resource'], rs['schemaUrl'], names.resource, limits);
     for (const ss of messageList(rs['scopeSpans'], names.scopeSpans)) {
-      const scope = scopePart(ss['scope'], names.scope, false, undefined);
+      const scope = scopePart(ss['scope'], names.scope, false, undefined, limits);
       for (const span of messageList(ss['spans'], names.spans)) {
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(span['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
-        const rowStart = w.pos;
+        const start = fixed64(span['startTimeUnixNano']);
+        const rejection = tenant.ok ? limits.rejectionBefore(start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+        const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.tenant : '');
-        writeSpan(w, span, resource.bytes, scope);
-        if (tenant.ok) {
-          rowCount++;
-        } else {
-          rejected.add(tenant);
-          w.pos = rowStart;
-        }
+        writeSpan(w, span, start, resource.bytes, scope.bytes, limits);
+        if (limits.endRow(w, rowStart, rejection)) rowCount++;
       }
     }
   }
-  return { table: 'spans', rows: w.rows(), rowCount, rejected };
+  return { table: 'spans', rows: w.rows(), rowCount, rejected: limits.tally };
 }
 
-/** OTLP/JSON traces. */
-export const tracesFromJson: RowConverter = {
-  convert(body, tenants) {
-    const request = readOtlpJson(body, (root) => spanRows(root, tenants));
-    return request.ok ? { ok: true, batch: request.value } : request;
-  },
-};
+/** OTLP/JSON traces under `limits`, at `now()` (ms). */
+export function tracesFromJson(limits: ItemLimits, now: () => number): RowConverter {
+  return {
+    convert(body, tenants) {
+      const request = readOtlpJson(body, (root) => spanRows(root, tenants, new RequestLimits(limits, 'traces', now(), body.length)));
+      return request.ok ? { ok: true, batch: request.value } : request;
+    },
+  };
+}

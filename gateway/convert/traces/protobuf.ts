@@ -8,9 +8,10 @@ import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeDurationParts, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { RequestLimits } from '../common/item-limits.ts';
+import type { ItemLimits } from '../common/item-limits.ts';
 import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
-import { RejectionTally } from '../common/tenant-resolver.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
 
 /** The scalar fields of one span and the ranges of its string/bytes fields (-1 when absent). */
@@ -58,10 +59,10 @@ class SpanFields {
   }
 }
 
-/** Writes an array: the count, then one element per range of `list`, rendered by `each`. */
-function repeated(w: RowWriter, r: WireReader, list: RangeList, each: (item: WireReader, s: number, e: number) => void): void {
-  w.varint(list.count);
-  for (let i = 0; i < list.count; i++) each(r, list.starts[i] ?? 0, list.ends[i] ?? 0);
+/** Writes an array: the count, then one element per range of the first `count` of `list`, rendered by `each`. */
+function repeated(w: RowWriter, r: WireReader, list: RangeList, count: number, each: (item: WireReader, s: number, e: number) => void): void {
+  w.varint(count);
+  for (let i = 0; i < count; i++) each(r, list.starts[i] ?? 0, list.ends[i] ?? 0);
 }
 
 /** The last occurrence of a length-delimited field inside [start, end), as [s, e] in out (-1 when absent). */
@@ -81,6 +82,11 @@ class SpanWriter {
   readonly fields = new SpanFields();
   readonly found = new Found();
   readonly range = new Int32Array(2);
+  readonly limits: RequestLimits;
+
+  constructor(limits: RequestLimits) {
+    this.limits = limits;
+  }
 
   /** Status (message = 2, code = 3): writes status_code and status_message. */
   status(r: WireReader, s: SpanFields): void {
@@ -100,10 +106,12 @@ class SpanWriter {
     this.w.field(r.buf, message, messageEnd);
   }
 
-  events(r: WireReader, list: RangeList): void {
-    const { w, value, range } = this;
+  /** The first maxSpanEvents events as parallel arrays; returns how many were dropped. */
+  events(r: WireReader, list: RangeList): number {
+    const { w, value, range, limits } = this;
     const buf = r.buf;
-    repeated(w, r, list, (_, s, e) => {
+    const count = limits.keep(list.count, limits.limits.maxSpanEvents, 'span_events');
+    repeated(w, r, list, count, (_, s, e) => {
       let lo = 0;
       let hi = 0;
       const it = new WireReader(r.buf, s, e);
@@ -113,22 +121,26 @@ class SpanWriter {
       }
       writeNanosParts(w, lo, hi);
     });
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 3, 0, this.found, w, value); });
+    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 2, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
+    repeated(w, r, list, count, (it, s, e) => { attributeMap(it, s, e, 3, 0, this.found, w, value, limits); });
+    return list.count - count;
   }
 
-  links(r: WireReader, list: RangeList): void {
-    const { w, value, range } = this;
+  /** The first maxSpanLinks links as parallel arrays; returns how many were dropped. */
+  links(r: WireReader, list: RangeList): number {
+    const { w, value, range, limits } = this;
     const buf = r.buf;
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 1, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 2, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, (it, s, e) => { lastOf(it, s, e, 3, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, (it, s, e) => { attributeMap(it, s, e, 4, 0, this.found, w, value); });
+    const count = limits.keep(list.count, limits.limits.maxSpanLinks, 'span_links');
+    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 1, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
+    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 2, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
+    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 3, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
+    repeated(w, r, list, count, (it, s, e) => { attributeMap(it, s, e, 4, 0, this.found, w, value, limits); });
+    return list.count - count;
   }
 
   /** Writes one span row for `tenant`, in rowColumns.spans order. */
   row(r: WireReader, tenant: string, resource: Buffer, scope: Buffer): void {
-    const { w, fields: s } = this;
+    const { w, fields: s, limits } = this;
     const buf = r.buf;
     w.text(tenant);
     writeNanosParts(w, s.startLo, s.startHi);
@@ -137,55 +149,65 @@ class SpanWriter {
     w.hexField(buf, s.parent, s.parentEnd);
     w.field(buf, s.traceState, s.traceStateEnd);
     w.u32(s.flags);
-    w.field(buf, s.name, s.nameEnd);
+    if (s.name < 0) w.empty();
+    else limits.writeSlice(w, buf, s.name, s.nameEnd, limits.limits.maxSpanNameBytes, 'span_name_bytes');
     w.u8(clampInt(s.kind, 0, 5));
     writeDurationParts(w, s.startLo, s.startHi, s.endLo, s.endHi);
     this.status(r, s);
     w.bytes(resource);
     w.bytes(scope);
-    attributeMapOf(r, s.attributes, 0, this.found, w, this.value);
-    this.events(r, s.events);
-    this.links(r, s.links);
-    w.u32(s.droppedAttributes);
-    w.u32(s.droppedEvents);
-    w.u32(s.droppedLinks);
+    const droppedAttributes = attributeMapOf(r, s.attributes, 0, this.found, w, this.value, limits);
+    const droppedEvents = this.events(r, s.events);
+    const droppedLinks = this.links(r, s.links);
+    // What a limit dropped is added to what the sender dropped.
+    w.u32(Math.min(0xffffffff, s.droppedAttributes + droppedAttributes));
+    w.u32(Math.min(0xffffffff, s.droppedEvents + droppedEvents));
+    w.u32(Math.min(0xffffffff, s.droppedLinks + droppedLinks));
   }
 }
 
 /** Converts an encoded ExportTraceServiceRequest; throws WireError on malformed input. */
-function spanRows(body: Buffer, resolver: TenantResolver): RowBatch {
-  const rejected = new RejectionTally();
-  const out = new SpanWriter();
+function spanRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits): RowBatch {
+  const out = new SpanWriter(limits);
   const r = new WireReader(body);
   let rowCount = 0;
-  forEachScope(r, out.value, false, (resource, scope, ssStart, ssEnd) => {
+  forEachScope(r, out.value, limits, false, (resource, scope, ssStart, ssEnd) => {
     const spans = new WireReader(body, ssStart, ssEnd);
     for (let spanEnd = nextDelimited(spans, 2); spanEnd >= 0; spanEnd = nextDelimited(spans, 2)) {
       const spanStart = spans.pos;
-      out.fields.read(r, spanStart, spanEnd);
+      spans.pos = spanEnd;
+      const s = out.fields;
+      s.read(r, spanStart, spanEnd);
       let found: Resolution | undefined = resource.tenant;
-      if (found === undefined && out.fields.attributes.count > 0) {
+      if (found === undefined && s.attributes.count > 0) {
         const item = new Found();
-        lookupAttributesOf(r, out.fields.attributes, Lookup.tenant, item, out.value);
+        lookupAttributesOf(r, s.attributes, Lookup.tenant, item, out.value, limits);
         found = item.tenant(r, out.value);
       }
       const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
-      if (tenant.ok) {
-        out.row(r, tenant.tenant, resource.bytes, scope);
-        rowCount++;
-      } else {
-        rejected.add(tenant);
+      if (!tenant.ok) {
+        limits.reject(tenant);
+        continue;
       }
-      spans.pos = spanEnd;
+      const rejection = limits.rejectionBefore(s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep);
+      if (rejection !== undefined) {
+        limits.reject(rejection);
+        continue;
+      }
+      const rowStart = limits.beginRow(out.w);
+      out.row(r, tenant.tenant, resource.bytes, scope.bytes);
+      if (limits.endRow(out.w, rowStart, undefined)) rowCount++;
     }
   });
-  return { table: 'spans', rows: out.w.rows(), rowCount, rejected };
+  return { table: 'spans', rows: out.w.rows(), rowCount, rejected: limits.tally };
 }
 
-/** Protobuf traces (OTLP/HTTP and gRPC). */
-export const tracesFromProtobuf: RowConverter = {
-  convert(body, tenants) {
-    const batch = readWire(() => spanRows(body, tenants));
-    return batch.ok ? { ok: true, batch: batch.value } : batch;
-  },
-};
+/** Protobuf traces (OTLP/HTTP and gRPC) under `limits`, at `now()` (ms). */
+export function tracesFromProtobuf(limits: ItemLimits, now: () => number): RowConverter {
+  return {
+    convert(body, tenants) {
+      const batch = readWire(() => spanRows(body, tenants, new RequestLimits(limits, 'traces', now(), body.length)));
+      return batch.ok ? { ok: true, batch: batch.value } : batch;
+    },
+  };
+}

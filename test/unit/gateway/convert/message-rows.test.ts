@@ -11,6 +11,7 @@ import type { RowConverter } from '../../../../gateway/convert/common/row-conver
 import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
 import type { RowBatch } from '../../../../gateway/rowbinary/row-batch.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
+import { anyTime, testNow } from './json-body.ts';
 import { logsRequest, metricsRequest, otlpJson, principal, tracesRequest } from '../support/otlp-arbitraries.ts';
 import { readRows } from '../support/row-binary-reader.ts';
 
@@ -25,7 +26,7 @@ describe('OTLP/JSON converters on random requests', () => {
   it('write decodable span rows, one per accepted span', () => {
     fc.assert(fc.property(tracesRequest, (request) => {
       const { resourceSpans } = ExportTraceServiceRequest.fromObject(request);
-      const batch = jsonRows(tracesFromJson, request);
+      const batch = jsonRows(tracesFromJson(anyTime, testNow), request);
       const spans = resourceSpans.flatMap((rs) => (rs.scopeSpans ?? []).flatMap((ss) => ss.spans ?? []));
       expect(readRows('spans', batch.rows)).to.have.length(batch.rowCount);
       expect(batch.rowCount + batch.rejected.count).to.equal(spans.length);
@@ -35,7 +36,7 @@ describe('OTLP/JSON converters on random requests', () => {
   it('write decodable log rows, one per accepted record', () => {
     fc.assert(fc.property(logsRequest, (request) => {
       const { resourceLogs } = ExportLogsServiceRequest.fromObject(request);
-      const batch = jsonRows(logsFromJson(new LogIdGenerator('0000000000'), () => 1_700_000_000_000), request);
+      const batch = jsonRows(logsFromJson(new LogIdGenerator('0000000000'), testNow, anyTime), request);
       const records = resourceLogs.flatMap((rl) => (rl.scopeLogs ?? []).flatMap((sl) => sl.logRecords ?? []));
       const rows = readRows('logs', batch.rows);
       expect(rows).to.have.length(batch.rowCount);
@@ -47,7 +48,7 @@ describe('OTLP/JSON converters on random requests', () => {
   it('write decodable metric rows, one per accepted point of every type', () => {
     fc.assert(fc.property(metricsRequest, (request) => {
       const { resourceMetrics } = ExportMetricsServiceRequest.fromObject(request);
-      const batch = jsonRows(metricsFromJson, request);
+      const batch = jsonRows(metricsFromJson(anyTime, testNow), request);
       const points = resourceMetrics.flatMap((rm) => (rm.scopeMetrics ?? []).flatMap((sm) => (sm.metrics ?? []).flatMap((m) => {
         const data = m.gauge ?? m.sum ?? m.histogram ?? m.exponentialHistogram ?? m.summary;
         return data?.dataPoints ?? [];

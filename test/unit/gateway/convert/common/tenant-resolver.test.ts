@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
-import { RejectionTally, TenantResolver, tenantOf } from '../../../../../gateway/convert/common/tenant-resolver.ts';
+import { TenantResolver, tenantOf } from '../../../../../gateway/convert/common/tenant-resolver.ts';
 import { isValidTenantId } from '../../../../../src/tenant/tenant-id.ts';
 import type { KeyValue } from '../../../../../gateway/wire/otlp-messages.ts';
 
@@ -42,14 +42,5 @@ describe('tenant-resolver', () => {
     expect(resolver.resolve(tenantOf(str('..')), str('a'))).to.deep.equal({ ok: false, reason: 'invalid_tenant_id' });
     expect(resolver.resolve(undefined, [])).to.deep.equal({ ok: false, reason: 'missing_tenant' });
     expect(new TenantResolver(all).resolve(undefined, str('b'))).to.deep.equal({ ok: true, tenant: 'b' });
-  });
-
-  it('counts rejections per reason in its message', () => {
-    const tally = new RejectionTally();
-    tally.add({ ok: false, reason: 'missing_tenant' }, 2);
-    tally.add({ ok: false, reason: 'tenant_not_allowed', tenant: 'b' });
-    expect(tally.count).to.equal(3);
-    expect(tally.message('spans')).to.equal('3 spans rejected: 2 no tenant.id attribute on the resource or the item; 1 the API key may not write to tenant "b"');
-    expect(new RejectionTally().message('spans')).to.equal('');
   });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
 import { LogIdGenerator } from '../../../../../gateway/convert/logs/log-id.ts';
 import { logsFromJson } from '../../../../../gateway/convert/logs/json.ts';
-import { jsonRows } from '../json-body.ts';
+import { anyTime, jsonRows } from '../json-body.ts';
 import { readRows } from '../../support/row-binary-reader.ts';
 
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: '*' };
@@ -28,7 +28,7 @@ describe('log-rows', () => {
         }],
       }],
     };
-    const batch = jsonRows(logsFromJson(new LogIdGenerator('abcdef0123'), () => nowMs), request, principal);
+    const batch = jsonRows(logsFromJson(new LogIdGenerator('abcdef0123'), () => nowMs, anyTime), request, principal);
     expect(batch.table).to.equal('logs');
     expect(batch.rowCount).to.equal(1);
     expect(readRows('logs', batch.rows)).to.deep.equal([{
@@ -53,7 +53,7 @@ describe('log-rows', () => {
         }],
       }],
     };
-    const batch = jsonRows(logsFromJson(new LogIdGenerator('abcdef0123'), () => nowMs), request, principal);
+    const batch = jsonRows(logsFromJson(new LogIdGenerator('abcdef0123'), () => nowMs, anyTime), request, principal);
     expect(batch.rowCount).to.equal(2);
     expect(batch.rejected.message('log records')).to.equal('1 log records rejected: 1 no tenant.id attribute on the resource or the item');
     const rows = readRows('logs', batch.rows);

@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
-import { metricsFromJson } from '../../../../../gateway/convert/metrics/json.ts';
-import { jsonRows } from '../json-body.ts';
+import { metricsFromJson as metricsConverter } from '../../../../../gateway/convert/metrics/json.ts';
+import { anyTime, jsonRows, testNow } from '../json-body.ts';
 import { readRows } from '../../support/row-binary-reader.ts';
 import type { Row } from '../../support/row-binary-reader.ts';
+
+const metricsFromJson = metricsConverter(anyTime, testNow);
 
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1']) };
 const tenant = [{ key: 'tenant.id', value: { stringValue: 't1' } }];

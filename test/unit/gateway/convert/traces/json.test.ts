@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import type { Principal } from '../../../../../src/auth/api-keys.ts';
-import { tracesFromJson } from '../../../../../gateway/convert/traces/json.ts';
+import { tracesFromJson as tracesConverter } from '../../../../../gateway/convert/traces/json.ts';
 import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
-import { jsonRows } from '../json-body.ts';
+import { anyTime, jsonRows, testNow } from '../json-body.ts';
 import { mapObject, readRows } from '../../support/row-binary-reader.ts';
 
+const tracesFromJson = tracesConverter(anyTime, testNow);
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1', '42']) };
 const str = (s: string): { stringValue: string } => ({ stringValue: s });
 

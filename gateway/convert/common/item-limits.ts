@@ -1,0 +1,179 @@
+// Per-item limits (docs/gateway.md, "Limits"), applied while a request is
+// converted, before anything is acknowledged: a row ClickHouse would store
+// badly, or that would make one request cost far more than its size, never
+// reaches the write-ahead log. Sizes over a limit are truncated (like
+// Tempo's max_attribute_bytes and the OTel SDKs' attribute limits) and
+// counted; what cannot be stored meaningfully is rejected per item through
+// partial success: a timestamp outside [now − retention, now + skew], a value
+// nested too deep, and the items of a request whose rows outgrow it.
+import type { SignalName } from '../../wire/otlp-messages.ts';
+import type { RowWriter } from '../../rowbinary/row-writer.ts';
+import { ItemTally } from './item-tally.ts';
+import type { ItemRejection } from './item-tally.ts';
+
+/** The limits of every request (config.ts's ItemLimitsConfig has the same shape). */
+export interface ItemLimits {
+  readonly maxAttributes: number;
+  readonly maxAttributeKeyBytes: number;
+  readonly maxAttributeValueBytes: number;
+  readonly maxLogBodyBytes: number;
+  readonly maxSpanNameBytes: number;
+  readonly maxSpanEvents: number;
+  readonly maxSpanLinks: number;
+  readonly maxValueDepth: number;
+  readonly maxFutureSkewMs: number;
+  readonly maxRequestExpansion: number;
+  readonly retention: { readonly logsDays: number; readonly tracesDays: number; readonly metricsDays: number };
+}
+
+/** The defaults of the TENANTRY_* settings (a unit test holds them to src/config/variables.ts). */
+export const defaultItemLimits: ItemLimits = {
+  maxAttributes: 128, maxAttributeKeyBytes: 1024, maxAttributeValueBytes: 16 * 1024, maxLogBodyBytes: 256 * 1024, maxSpanNameBytes: 1024,
+  maxSpanEvents: 128, maxSpanLinks: 128, maxValueDepth: 16, maxFutureSkewMs: 600_000, maxRequestExpansion: 16,
+  retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 },
+};
+
+/** A request may always render this many bytes of rows, whatever its size. */
+export const minRowBudgetBytes = 32 * 1024 * 1024;
+
+const tooDeep: ItemRejection = { reason: 'value_too_deep' };
+const dayMs = 86_400_000;
+const twoTo32 = 4_294_967_296;
+
+const retentionOf: Readonly<Record<SignalName, { readonly days: (l: ItemLimits) => number; readonly variable: string }>> = {
+  traces: { days: (l) => l.retention.tracesDays, variable: 'TENANTRY_TRACES_RETENTION_DAYS' },
+  logs: { days: (l) => l.retention.logsDays, variable: 'TENANTRY_LOGS_RETENTION_DAYS' },
+  metrics: { days: (l) => l.retention.metricsDays, variable: 'TENANTRY_METRICS_RETENTION_DAYS' },
+};
+
+/**
+ * The end of the longest prefix of buf[start, end) of at most `max` bytes
+ * that does not split a UTF-8 sequence (a cut never lands on a continuation
+ * byte; at most three are given back).
+ */
+export function utf8Cut(buf: Buffer, start: number, end: number, max: number): number {
+  if (end - start <= max) return end;
+  let cut = start + max;
+  for (let i = 0; i < 3 && cut > start && ((buf[cut] ?? 0) & 0xc0) === 0x80; i++) cut--;
+  return cut;
+}
+
+/** Unix nanoseconds as an ISO date when representable, else as the number itself. */
+function describeNanos(ns: number): string {
+  const ms = Math.floor(ns / 1e6);
+  return Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ns} ns`;
+}
+
+/**
+ * The limits as they apply to one request: its time window (fixed when it
+ * arrives), its row budget, a flag set when a value nests too deep, and the
+ * tally of what was rejected and truncated.
+ */
+export class RequestLimits {
+  readonly limits: ItemLimits;
+  readonly tally: ItemTally;
+  /** Bytes of rows the request may render: its decoded size × maxRequestExpansion, at least minRowBudgetBytes. */
+  readonly rowBudget: number;
+  /** Set by the writers when a value nests deeper than maxValueDepth; the converter resets it per part and row. */
+  tooDeep = false;
+  readonly #oldestNs: number;
+  readonly #newestNs: number;
+
+  constructor(limits: ItemLimits, signal: SignalName, nowMs: number, bodyBytes: number) {
+    this.limits = limits;
+    const retention = retentionOf[signal];
+    const days = retention.days(limits);
+    this.tally = new ItemTally(limits, `${signal} retention of ${days} days (${retention.variable})`);
+    this.rowBudget = Math.max(minRowBudgetBytes, bodyBytes * limits.maxRequestExpansion);
+    this.#oldestNs = (nowMs - days * dayMs) * 1e6;
+    this.#newestNs = (nowMs + limits.maxFutureSkewMs) * 1e6;
+  }
+
+  /** A throwaway copy with its own tally, for parts that are checked but not stored. */
+  scratch(signal: SignalName, nowMs: number): RequestLimits {
+    return new RequestLimits(this.limits, signal, nowMs, 0);
+  }
+
+  /**
+   * Why an item whose tenant was accepted must be rejected before its row is
+   * written, checked in the same order by every converter (after the tenant):
+   * its `timestamp` column (Unix ns as unsigned 32-bit halves) outside
+   * [now − retention, now + skew], the request's row budget spent
+   * (`renderedBytes` kept so far), a value of its resource or scope nested
+   * too deep. Tallies nothing.
+   */
+  rejectionBefore(lo: number, hi: number, renderedBytes: number, partTooDeep: boolean): ItemRejection | undefined {
+    // A value of 2^63 ns or more is clamped to the largest DateTime64: far in the future.
+    const ns = hi >= 0x80000000 ? Infinity : hi * twoTo32 + lo;
+    if (ns < this.#oldestNs) return { reason: 'timestamp_too_old', example: describeNanos(ns) };
+    if (ns > this.#newestNs) return { reason: 'timestamp_too_new', example: hi >= 0x80000000 ? 'a time after 2262' : describeNanos(ns) };
+    if (renderedBytes > this.rowBudget) return { reason: 'request_too_expansive' };
+    if (partTooDeep) return { reason: 'value_too_deep' };
+    return undefined;
+  }
+
+  /** Starts writing an item's row: returns where it starts, for endRow. */
+  beginRow(w: RowWriter): number {
+    this.tooDeep = false;
+    return w.pos;
+  }
+
+  /**
+   * Ends an item's row: keeps it (and the truncations made writing it), or,
+   * when rejected before (`rejection`) or a value nested too deep, cuts it off
+   * again and tallies why. Returns whether the row was kept.
+   */
+  endRow(w: RowWriter, rowStart: number, rejection: ItemRejection | undefined): boolean {
+    const why = rejection ?? (this.tooDeep ? tooDeep : undefined);
+    if (why === undefined) {
+      this.tally.keep();
+      return true;
+    }
+    w.pos = rowStart;
+    this.tally.discard();
+    this.tally.add(why);
+    return false;
+  }
+
+  /** Rejects an item whose row is not written at all. */
+  reject(rejection: ItemRejection): void {
+    this.tally.add(rejection);
+  }
+
+  /** Writes buf[start, end) as a String of at most `max` bytes. */
+  writeSlice(w: RowWriter, buf: Buffer, start: number, end: number, max: number, reason: TruncateReason): void {
+    const cut = utf8Cut(buf, start, end, max);
+    if (cut < end) this.tally.truncate(reason, 1);
+    w.string(buf, start, cut);
+  }
+
+  /** Writes a JS string as a UTF-8 String of at most `max` bytes. */
+  writeText(w: RowWriter, s: string, max: number, reason: TruncateReason): void {
+    if (s.length * 3 <= max) { // a UTF-16 unit is at most 3 UTF-8 bytes
+      w.text(s);
+      return;
+    }
+    const bytes = Buffer.from(s, 'utf8');
+    this.writeSlice(w, bytes, 0, bytes.length, max, reason);
+  }
+
+  /** Writes buf[start, end) as base64 text of at most `max` bytes, encoding no more than it keeps. */
+  writeBase64(w: RowWriter, buf: Buffer, start: number, end: number, max: number, reason: TruncateReason): void {
+    if (Math.ceil((end - start) / 3) * 4 <= max) {
+      w.text(buf.toString('base64', start, end));
+      return;
+    }
+    const prefix = Math.min(end - start, Math.floor(max / 4) * 3 + 3);
+    this.tally.truncate(reason, 1);
+    w.text(buf.toString('base64', start, start + prefix).slice(0, max));
+  }
+
+  /** How many of `count` repeated elements to keep under `max`; tallies the rest as dropped. */
+  keep(count: number, max: number, reason: TruncateReason): number {
+    if (count <= max) return count;
+    this.tally.truncate(reason, count - max);
+    return max;
+  }
+}
+
+export type TruncateReason = 'attribute_count' | 'attribute_key_bytes' | 'attribute_value_bytes' | 'log_body_bytes' | 'span_name_bytes' | 'span_events' | 'span_links';
