@@ -54,8 +54,17 @@ const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
  * deduplication window), and so do the materialized views fed by it. chDB
  * keeps a query's client-side settings for the whole session, so these are
  * part of the SQL; the token is checked, not bound (SETTINGS takes no
- * parameters). A block spread over many days is stored, not refused: the
- * gateway rejects items outside the accepted time range before acknowledging.
+ * parameters). A block spread over many days is stored, not refused
+ * (max_partitions_per_insert_block = 0): the gateway rejects items outside
+ * [now − retention, now + skew] before acknowledging, so a block can only span
+ * the signal's retention in days (partitions are days), plus the days a
+ * backlog waited in the write-ahead log. At the default retentions that stays
+ * under ClickHouse's default of 100 (metrics: 90 days), but retention may be
+ * set up to 36500 days and a backlog replayed after an outage covers the days
+ * it waited. With the default, such a block would fail with TOO_MANY_PARTS
+ * (252), which clickhouse-error.ts counts as the store being unavailable: it
+ * would be retried for ever and hold the log back. What the default guards
+ * against (a fine-grained PARTITION BY) cannot happen with a daily key.
  */
 function insertSettings(token: string | undefined): string {
   const settings = ['max_partitions_per_insert_block = 0'];
