@@ -8,9 +8,13 @@
 // all at once when it ends, so admissions flow at a steady pace through the
 // INSERT instead of in a burst after it. A request is admitted while the
 // estimated backlog with its rows stays under `backlogSeconds` of inserting;
-// waiters are served first come, first served. The estimate never counts a
+// waiters are served in deficit round robin over their flows (tenants), so
+// a flooding tenant does not make a small one wait behind its requests, and
+// first come, first served within a flow. The estimate never counts a
 // running INSERT as more than done, so when ClickHouse slows down (a long
 // query holds it, merges run) the real backlog throttles admissions at once.
+
+import { FairQueue } from './fair-queue.ts';
 
 /** The time source; tests inject one. */
 export interface PacerClock {
@@ -43,7 +47,11 @@ export type Starved<Table extends string> = (table: Table) => void;
 /** Weight of the newest INSERT in the rate estimate. */
 const rateSmoothing = 0.3;
 
+/** Rows each flow may take per round of the fair queue: about one request. */
+export const fairQuantumRows = 1000;
+
 interface Waiter {
+  readonly flow: string;
   readonly rows: number;
   readonly resolve: (admitted: boolean) => void;
   readonly deadline: { cancel(): void };
@@ -55,7 +63,7 @@ class TablePace {
   /** Rows per second of INSERT, smoothed; undefined until one INSERT was measured. */
   rate: number | undefined;
   running: { readonly rows: number; readonly since: number } | undefined;
-  readonly waiters: Waiter[] = [];
+  readonly waiters = new FairQueue<Waiter>(fairQuantumRows);
   wake: { cancel(): void } | undefined;
 }
 
@@ -75,24 +83,26 @@ export class AdmissionPacer<Table extends string> {
   /**
    * Resolves true once `rows` more rows of the table may enter the log
    * (counted in its backlog from then on), or false after maxWaitMs.
+   * `flow` is whom the rows are for (the tenant): waiting flows take turns.
    */
-  admit(table: Table, rows: number): Promise<boolean> {
+  admit(table: Table, rows: number, flow = ''): Promise<boolean> {
     const pace = this.#pace(table);
-    if (pace.waiters.length === 0 && this.#fits(pace, rows)) {
+    if (pace.waiters.size === 0 && this.#fits(pace, rows)) {
       pace.backlog += rows;
       return Promise.resolve(true);
     }
     return new Promise((resolve) => {
       const waiter: Waiter = {
+        flow,
         rows,
         resolve,
         deadline: this.#clock.setTimeout(() => {
-          pace.waiters.splice(pace.waiters.indexOf(waiter), 1);
+          pace.waiters.remove(flow, waiter);
           resolve(false);
           this.#serve(table, pace); // the next waiter may fit where this one did not
         }, this.#options.maxWaitMs),
       };
-      pace.waiters.push(waiter);
+      pace.waiters.push(flow, waiter);
       this.#schedule(table, pace);
     });
   }
@@ -137,7 +147,7 @@ export class AdmissionPacer<Table extends string> {
 
   /** Whether requests of the table wait to be admitted. */
   waiting(table: Table): boolean {
-    return this.#pace(table).waiters.length > 0;
+    return this.#pace(table).waiters.size > 0;
   }
 
   /** Rows of the table estimated still to insert, now. */
@@ -169,8 +179,8 @@ export class AdmissionPacer<Table extends string> {
   }
 
   #serve(table: Table, pace: TablePace): void {
-    for (let head = pace.waiters[0]; head !== undefined && this.#fits(pace, head.rows); head = pace.waiters[0]) {
-      pace.waiters.shift();
+    for (let head = pace.waiters.peek(); head !== undefined && this.#fits(pace, head.rows); head = pace.waiters.peek()) {
+      pace.waiters.take();
       head.deadline.cancel();
       pace.backlog += head.rows;
       head.resolve(true);
@@ -182,7 +192,7 @@ export class AdmissionPacer<Table extends string> {
   #schedule(table: Table, pace: TablePace): void {
     pace.wake?.cancel();
     pace.wake = undefined;
-    const head = pace.waiters[0];
+    const head = pace.waiters.peek();
     if (head === undefined || pace.rate === undefined) return;
     if (pace.running === undefined) {
       this.#starved(table); // the next INSERT's start and end wake it

@@ -25,7 +25,8 @@ export interface WriterObserver {
 
 /** What the ingest pipeline needs of a writer: rows in, a durable answer out. */
 export interface DurableWriter {
-  submit(table: TableName, rows: Buffer, rowCount: number): Promise<SubmitResult>;
+  /** `flow` is whom the rows are for (their tenant): while ClickHouse is behind, waiting flows take turns. */
+  submit(table: TableName, rows: Buffer, rowCount: number, flow?: string): Promise<SubmitResult>;
 }
 
 /** Readiness conditions the writer reports. */
@@ -106,10 +107,10 @@ export class LoggedWriter implements DurableWriter {
   }
 
   /** Logs rows (RowBinary, whole rows) and resolves once they are durable, or at once when refused. */
-  async submit(table: TableName, rows: Buffer, rowCount: number): Promise<SubmitResult> {
+  async submit(table: TableName, rows: Buffer, rowCount: number, flow = ''): Promise<SubmitResult> {
     if (rowCount === 0) return { ok: true };
     if (!this.#health.healthy(writerConditions.storage)) this.#pacer.bypass(table, rowCount);
-    else if (!await this.#pacer.admit(table, rowCount)) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
+    else if (!await this.#pacer.admit(table, rowCount, flow)) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
     const result = await this.#wal.append(table, rows, rowCount);
     if (!result.ok) this.#pacer.withdraw(table, rowCount);
     return result;

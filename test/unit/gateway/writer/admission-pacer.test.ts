@@ -128,4 +128,18 @@ describe('admission pacer', () => {
     expect(starved).to.deep.equal(['spans']);
     expect(pacer.waiting('spans')).to.equal(true);
   });
+
+  it('lets a small tenant in ahead of a flooding tenant\'s queue: waiting tenants take turns', async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 1500, 'flood')).to.equal(true);
+    const order: string[] = [];
+    const queue = (flow: string, n: number): void => { void pacer.admit('spans', 1000, flow).then(() => { order.push(`${flow}${n}`); }); };
+    for (let n = 1; n <= 3; n++) queue('flood', n);
+    queue('small', 1);
+    for (let i = 0; i < 4; i++) {
+      pacer.withdraw('spans', 1000); // room for one more request of 1,000 rows
+      await settle();
+    }
+    expect(order).to.deep.equal(['flood1', 'small1', 'flood2', 'flood3']);
+  });
 });
