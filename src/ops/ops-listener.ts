@@ -1,13 +1,16 @@
 // The one HTTP listener every port uses: it answers the ops paths
 // (/healthz, /readyz, /metrics) itself, hands everything else to the
-// component's handler, owns the server's timeouts, and closes cleanly (stop
-// accepting, let in-flight requests finish, close keep-alive connections as
-// soon as they go idle).
+// component's handler, owns the server's timeouts and connection cap, and
+// closes cleanly (stop accepting, let in-flight requests finish, close
+// keep-alive connections as soon as they go idle).
 import { createServer } from 'node:http';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.ts';
+import { connectionCap, defaultListenerLimits } from './listener-limits.ts';
+import type { ListenerLimits } from './listener-limits.ts';
+import { listenerMetrics } from './listener-metrics.ts';
 import { opsPaths, opsResponse } from './ops-endpoints.ts';
 import type { Readiness } from './readiness.ts';
 
@@ -19,6 +22,10 @@ export interface ListenOptions {
   readonly log: Logger;
   readonly host: string;
   readonly port: number;
+  /** The listener's name in metrics and logs (otlp-http, api, operator). */
+  readonly name?: string;
+  /** Connection cap and timeouts; the defaults when absent (the operator's port). */
+  readonly limits?: ListenerLimits;
 }
 
 export interface Listener {
@@ -30,11 +37,15 @@ export interface Listener {
 }
 
 /**
- * Server timeouts, the same on every port. Keep-alive outlives the 60 s idle
- * timeout of common load balancers, so they close first; a client gets 30 s
- * to send its headers and 2 minutes for the whole request.
+ * Keep-alive outlives the 60 s idle timeout of common load balancers, so
+ * they close first. The headers and body timeouts come from ListenerLimits.
  */
-export const listenerTimeouts = { keepAliveMs: 65_000, headersMs: 30_000, requestMs: 120_000 } as const;
+export const keepAliveMs = 65_000;
+
+/** Node checks the headers and request timeouts on a timer: often enough that a timeout is overshot by at most a quarter of it, at most a second. */
+function checkingIntervalMs(limits: ListenerLimits): number {
+  return Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)));
+}
 
 /** How often close() looks for keep-alive connections that went idle after it began. */
 const idleSweepMs = 50;
@@ -58,13 +69,53 @@ function answerOps(req: IncomingMessage, res: ServerResponse, path: string, opti
   });
 }
 
+/** Least time between two reclaims of idle connections at the cap. */
+const reclaimIntervalMs = 250;
+
+/**
+ * At the cap Node closes a new connection as soon as it is accepted (before
+ * any byte is read), so one port's flood cannot take the descriptors of the
+ * others. Each time that happens the listener also reclaims the connections
+ * that cost a client nothing to reopen: keep-alive ones between requests,
+ * and those that have not sent a byte since they opened. Requests being
+ * handled (or whose headers are arriving) are never cut, so the port
+ * recovers at once instead of after the keep-alive or headers timeout.
+ */
+function capConnections(server: Server, name: string, limits: ListenerLimits, registry: Registry): void {
+  const metrics = listenerMetrics(registry);
+  server.maxConnections = connectionCap(limits.maxConnections);
+  metrics.connections.set({ listener: name }, 0);
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    metrics.connections.inc({ listener: name });
+    open.add(socket);
+    socket.once('close', () => {
+      metrics.connections.dec({ listener: name });
+      open.delete(socket);
+    });
+  });
+  let lastReclaim = Number.NEGATIVE_INFINITY;
+  server.on('drop', () => {
+    metrics.refused.inc({ listener: name });
+    const now = performance.now();
+    if (now - lastReclaim < reclaimIntervalMs) return;
+    lastReclaim = now;
+    server.closeIdleConnections();
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+  });
+}
+
 /** Listens on host:port; ops paths are answered here, the rest by `handler`. */
 export async function listen(options: ListenOptions): Promise<Listener> {
   const { handler } = options;
+  const limits = options.limits ?? defaultListenerLimits;
   const server = createServer({
-    keepAliveTimeout: listenerTimeouts.keepAliveMs,
-    headersTimeout: listenerTimeouts.headersMs,
-    requestTimeout: listenerTimeouts.requestMs,
+    keepAliveTimeout: keepAliveMs,
+    // Headers slowloris: Node answers 408 and closes the connection, also one that never sent a byte.
+    headersTimeout: limits.headersTimeoutMs,
+    // A backstop for bodies no handler reads under its own deadline (the API's): 408 and close.
+    requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(limits),
   }, (req, res) => {
     const path = requestPath(req.url ?? '/');
     if (handler !== undefined && !opsPaths.has(path)) {
@@ -73,6 +124,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     }
     answerOps(req, res, path, options);
   });
+  capConnections(server, options.name ?? 'ops', limits, options.registry);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
