@@ -37,6 +37,9 @@ export const defaultItemLimits: ItemLimits = {
 export const minRowBudgetBytes = 32 * 1024 * 1024;
 
 const tooDeep: ItemRejection = { reason: 'value_too_deep' };
+const tooOld: ItemRejection = { reason: 'timestamp_too_old' };
+const tooNew: ItemRejection = { reason: 'timestamp_too_new' };
+const tooExpansive: ItemRejection = { reason: 'request_too_expansive' };
 const dayMs = 86_400_000;
 const twoTo32 = 4_294_967_296;
 
@@ -105,10 +108,13 @@ export class RequestLimits {
   rejectionBefore(lo: number, hi: number, renderedBytes: number, partTooDeep: boolean): ItemRejection | undefined {
     // A value of 2^63 ns or more is clamped to the largest DateTime64: far in the future.
     const ns = hi >= 0x80000000 ? Infinity : hi * twoTo32 + lo;
-    if (ns < this.#oldestNs) return { reason: 'timestamp_too_old', example: describeNanos(ns) };
-    if (ns > this.#newestNs) return { reason: 'timestamp_too_new', example: hi >= 0x80000000 ? 'a time after 2262' : describeNanos(ns) };
-    if (renderedBytes > this.rowBudget) return { reason: 'request_too_expansive' };
-    if (partTooDeep) return { reason: 'value_too_deep' };
+    // Only the first rejection of a reason needs its example: the message quotes one.
+    if (ns < this.#oldestNs) return this.tally.hasExample('timestamp_too_old') ? tooOld : { reason: 'timestamp_too_old', example: describeNanos(ns) };
+    if (ns > this.#newestNs) {
+      return this.tally.hasExample('timestamp_too_new') ? tooNew : { reason: 'timestamp_too_new', example: hi >= 0x80000000 ? 'a time after 2262' : describeNanos(ns) };
+    }
+    if (renderedBytes > this.rowBudget) return tooExpansive;
+    if (partTooDeep) return tooDeep;
     return undefined;
   }
 

@@ -49,6 +49,11 @@ export class ItemTally implements Rejections, Truncations {
     if (example !== undefined && !this.#examples.has(reason)) this.#examples.set(reason, example);
   }
 
+  /** Whether the message already has an example of `reason`. */
+  hasExample(reason: RejectReason): boolean {
+    return this.#examples.has(reason);
+  }
+
   /** Records `n` truncations of the part or row being written (see keep and discard). */
   truncate(reason: TruncateReason, n: number): void {
     this.#pending.set(reason, (this.#pending.get(reason) ?? 0) + n);
