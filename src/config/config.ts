@@ -3,9 +3,10 @@
 // variable and its value, which the CLI prints before exiting.
 import { join, resolve } from 'node:path';
 import { isLeft } from 'fp-ts/lib/Either.js';
+import type { ListenerLimits } from '../ops/listener-limits.ts';
 import type { LogLevel } from './codecs.ts';
 import type { Settings } from './environment.ts';
-import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, operatorVariables, storageVariables } from './variables.ts';
+import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, listenerVariables, operatorVariables, storageVariables } from './variables.ts';
 import type { Variable } from './variables.ts';
 
 export const targets = ['all', 'gateway', 'api', 'migrate', 'operator'] as const;
@@ -31,9 +32,45 @@ export interface WriterConfig {
   readonly logDir: string;
 }
 
-export interface GatewayConfig { readonly otlpHttpPort: number; readonly otlpGrpcPort: number; readonly maxRequestBytes: number; readonly writer: WriterConfig }
+/** Per-item limits the gateway enforces before acknowledging (docs/gateway.md, "Limits"). */
+export interface ItemLimitsConfig {
+  readonly maxAttributes: number;
+  readonly maxAttributeKeyBytes: number;
+  readonly maxAttributeValueBytes: number;
+  readonly maxLogBodyBytes: number;
+  readonly maxSpanNameBytes: number;
+  readonly maxSpanEvents: number;
+  readonly maxSpanLinks: number;
+  readonly maxValueDepth: number;
+  readonly maxFutureSkewMs: number;
+  readonly maxRequestExpansion: number;
+  /** Items older than their signal's retention are rejected. */
+  readonly retention: RetentionConfig;
+}
 
-export interface ApiConfig { readonly port: number; readonly queryTimeoutMs: number }
+export interface GatewayConfig {
+  readonly otlpHttpPort: number; readonly otlpGrpcPort: number; readonly maxRequestBytes: number; readonly writer: WriterConfig;
+  /** Per-item limits; defaultItemLimits (gateway/convert/common/item-limits.ts) when absent (tests, benchmarks). */
+  readonly items?: ItemLimitsConfig;
+  /** Connection cap and timeouts of both OTLP listeners; defaultListenerLimits when absent (tests, benchmarks). */
+  readonly listener?: ListenerLimits;
+  /** OTLP request bytes in flight per process; defaultMaxInflightBytes when absent. */
+  readonly maxInflightBytes?: number;
+}
+
+export interface ApiConfig {
+  readonly port: number; readonly queryTimeoutMs: number; readonly pageMaxBytes: number;
+  /** Connection cap and timeouts of the API listener; defaultListenerLimits when absent. */
+  readonly listener?: ListenerLimits;
+}
+
+/** Limits on the API's queries, applied by the process's store gate (src/clickhouse/store-gate.ts). */
+export interface QueryLimitsConfig {
+  /** Queries in flight per API key. */
+  readonly maxConcurrentQueries: number;
+  /** Embedded ClickHouse only: the query time limit when lower than the API's. */
+  readonly embeddedTimeoutMs: number;
+}
 
 export interface OperatorConfig {
   readonly port: number;
@@ -47,9 +84,9 @@ export interface OperatorConfig {
 interface Common { readonly logLevel: LogLevel; readonly host: string }
 
 export type Config =
-  | (Common & { readonly target: 'all'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly api: ApiConfig })
+  | (Common & { readonly target: 'all'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig })
   | (Common & { readonly target: 'gateway'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig })
-  | (Common & { readonly target: 'api'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly api: ApiConfig })
+  | (Common & { readonly target: 'api'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig })
   | (Common & { readonly target: 'migrate'; readonly storage: StorageConfig })
   | (Common & { readonly target: 'operator'; readonly operator: OperatorConfig });
 
@@ -73,7 +110,9 @@ class Decoder {
     if (input === undefined) return undefined;
     const decoded = spec.codec.decode(input);
     if (isLeft(decoded)) {
-      this.errors.push(`${name}=${JSON.stringify(input)} is invalid: expected ${spec.codec.name}${given ? '' : ' (this is the default)'}`);
+      const error = `${name}=${JSON.stringify(input)} is invalid: expected ${spec.codec.name}${given ? '' : ' (this is the default)'}`;
+      // A variable several components read (the listener limits) is reported once.
+      if (!this.errors.includes(error)) this.errors.push(error);
       return undefined;
     }
     return decoded.right;
@@ -125,7 +164,7 @@ function walDir(configured: string | undefined, dataDir: string | undefined): st
   return resolve(configured ?? join(dataDir ?? '.', 'wal'));
 }
 
-function gateway(d: Decoder, dataDir: string): GatewayConfig {
+function gateway(d: Decoder, dataDir: string, retention: RetentionConfig): GatewayConfig {
   const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR'>): number => num(d.value(gatewayVariables, name));
   return {
     otlpHttpPort: v('TENANTRY_OTLP_HTTP_PORT'),
@@ -136,11 +175,36 @@ function gateway(d: Decoder, dataDir: string): GatewayConfig {
       maxLogBytes: v('TENANTRY_WAL_MAX_BYTES'),
       logDir: walDir(optStr(d.value(gatewayVariables, 'TENANTRY_WAL_DIR')), optStr(dataDir)),
     },
+    items: {
+      maxAttributes: v('TENANTRY_MAX_ATTRIBUTES'), maxAttributeKeyBytes: v('TENANTRY_MAX_ATTRIBUTE_KEY_BYTES'), maxAttributeValueBytes: v('TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES'),
+      maxLogBodyBytes: v('TENANTRY_MAX_LOG_BODY_BYTES'), maxSpanNameBytes: v('TENANTRY_MAX_SPAN_NAME_BYTES'), maxSpanEvents: v('TENANTRY_MAX_SPAN_EVENTS'),
+      maxSpanLinks: v('TENANTRY_MAX_SPAN_LINKS'), maxValueDepth: v('TENANTRY_MAX_VALUE_DEPTH'), maxFutureSkewMs: v('TENANTRY_MAX_FUTURE_SKEW_SECONDS') * 1000,
+      maxRequestExpansion: v('TENANTRY_MAX_REQUEST_EXPANSION'), retention,
+    },
+    listener: listener(d),
+    maxInflightBytes: v('TENANTRY_MAX_INFLIGHT_BYTES'),
   };
 }
 
+function listener(d: Decoder): ListenerLimits {
+  const v = (name: keyof typeof listenerVariables): unknown => d.value(listenerVariables, name);
+  return { maxConnections: v('TENANTRY_MAX_CONNECTIONS') as number | undefined, headersTimeoutMs: num(v('TENANTRY_HEADERS_TIMEOUT_MS')), bodyTimeoutMs: num(v('TENANTRY_BODY_TIMEOUT_MS')) };
+}
+
 function api(d: Decoder): ApiConfig {
-  return { port: num(d.value(apiVariables, 'TENANTRY_API_PORT')), queryTimeoutMs: num(d.value(apiVariables, 'TENANTRY_QUERY_TIMEOUT_SECONDS')) * 1000 };
+  return {
+    port: num(d.value(apiVariables, 'TENANTRY_API_PORT')),
+    queryTimeoutMs: num(d.value(apiVariables, 'TENANTRY_QUERY_TIMEOUT_SECONDS')) * 1000,
+    pageMaxBytes: num(d.value(apiVariables, 'TENANTRY_API_PAGE_MAX_BYTES')),
+    listener: listener(d),
+  };
+}
+
+function queries(d: Decoder): QueryLimitsConfig {
+  return {
+    maxConcurrentQueries: num(d.value(apiVariables, 'TENANTRY_MAX_CONCURRENT_QUERIES')),
+    embeddedTimeoutMs: num(d.value(apiVariables, 'TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS')) * 1000,
+  };
 }
 
 function operator(d: Decoder): OperatorConfig {
@@ -158,13 +222,13 @@ function decodeTarget(target: TargetName, d: Decoder): Config {
   switch (target) {
     case 'all': {
       const s = storage(d);
-      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir), api: api(d) };
+      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir, s.retention), api: api(d), queries: queries(d) };
     }
     case 'gateway': {
       const s = serverStorage(target, d);
-      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir) };
+      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir, s.retention) };
     }
-    case 'api': return { ...c, target, storage: serverStorage(target, d), keys: keys(d), api: api(d) };
+    case 'api': return { ...c, target, storage: serverStorage(target, d), keys: keys(d), api: api(d), queries: queries(d) };
     case 'migrate': return { ...c, target, storage: storage(d) };
     case 'operator': return { ...c, target, operator: operator(d) };
   }

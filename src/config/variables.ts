@@ -21,6 +21,12 @@ export const commonVariables = {
   TENANTRY_HOST: variable(Host, '0.0.0.0', 'bind address of every listener'),
 } as const;
 
+export const listenerVariables = {
+  TENANTRY_MAX_CONNECTIONS: variable(intInRange(1, 1_000_000), undefined, 'open connections each listener (OTLP/HTTP, OTLP/gRPC, API) keeps; one more is closed on arrival; unset means (open-file limit − 1024) / 4, at least 64'),
+  TENANTRY_HEADERS_TIMEOUT_MS: variable(intInRange(100, 600_000), '10000', 'time a client has to send a request\'s headers (gRPC: its first bytes) before the connection is closed (HTTP: answered 408), in ms'),
+  TENANTRY_BODY_TIMEOUT_MS: variable(intInRange(100, 3_600_000), '30000', 'time a request body (gRPC: message) has after its headers before it is answered 408 / DEADLINE_EXCEEDED and its connection closed, in ms'),
+} as const;
+
 export const storageVariables = {
   TENANTRY_DATA_DIR: variable(NonEmptyString, './data', 'embedded ClickHouse data directory (also holds the generated admin key, the insert spool and, by default, the write-ahead log)'),
   TENANTRY_CLICKHOUSE_URL: variable(HttpUrl, undefined, 'ClickHouse server URL; set it to leave embedded mode'),
@@ -46,12 +52,26 @@ export const gatewayVariables = {
   TENANTRY_BATCH_MAX_BYTES: variable(ByteSize, '64MiB', 'bytes of one table after which the write-ahead log cuts a block and INSERTs it'),
   TENANTRY_BATCH_MAX_DELAY_MS: variable(intInRange(0, 60_000), '1000', 'longest time acknowledged rows wait in the write-ahead log for their INSERT, in ms (bounds how soon they are queryable)'),
   TENANTRY_WAL_DIR: variable(NonEmptyString, undefined, 'directory of the gateway\'s write-ahead log; unset means TENANTRY_DATA_DIR/wal'),
+  TENANTRY_MAX_INFLIGHT_BYTES: variable(ByteSize, '256MiB', 'OTLP request bytes the process holds at once (bodies being read, inflated and decoded); a request beyond it gets 429 / RESOURCE_EXHAUSTED before its body is read'),
   TENANTRY_WAL_MAX_BYTES: variable(ByteSize, '1GiB', 'bytes the write-ahead log may hold (acknowledged, not yet in ClickHouse) beyond which requests get 429'),
+  TENANTRY_MAX_ATTRIBUTES: variable(intInRange(1, 100_000), '128', 'attributes kept per list (resource, scope, item, event, link); the rest are dropped and added to dropped_attributes_count'),
+  TENANTRY_MAX_ATTRIBUTE_KEY_BYTES: variable(ByteSize, '1KiB', 'attribute keys longer than this (UTF-8 bytes) are truncated'),
+  TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES: variable(ByteSize, '16KiB', 'attribute values longer than this as stored text (UTF-8 bytes; nested values as JSON) are truncated'),
+  TENANTRY_MAX_LOG_BODY_BYTES: variable(ByteSize, '256KiB', 'log bodies longer than this as stored text are truncated'),
+  TENANTRY_MAX_SPAN_NAME_BYTES: variable(ByteSize, '1KiB', 'span names longer than this are truncated'),
+  TENANTRY_MAX_SPAN_EVENTS: variable(intInRange(0, 100_000), '128', 'events kept per span; the rest are dropped and added to dropped_events_count'),
+  TENANTRY_MAX_SPAN_LINKS: variable(intInRange(0, 100_000), '128', 'links kept per span; the rest are dropped and added to dropped_links_count'),
+  TENANTRY_MAX_VALUE_DEPTH: variable(intInRange(1, 32), '16', 'array and key-value-list levels an attribute value or log body may nest; an item with a deeper value is rejected'),
+  TENANTRY_MAX_FUTURE_SKEW_SECONDS: variable(intInRange(0, 604_800), '600', 'items timestamped further in the future are rejected (items older than the signal\'s retention are rejected too)'),
+  TENANTRY_MAX_REQUEST_EXPANSION: variable(intInRange(1, 1000), '16', 'rows one request may render, as a multiple of its decoded size (at least 32 MiB); resource and scope attributes are copied into every row, items beyond are rejected'),
 } as const;
 
 export const apiVariables = {
   TENANTRY_API_PORT: variable(Port, '8080', 'JSON API listener port'),
   TENANTRY_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '30', 'API queries running longer are cancelled and answered 503'),
+  TENANTRY_API_PAGE_MAX_BYTES: variable(ByteSize, '8MiB', 'bytes the records of one logs or traces page may take (about, as JSON); a page stops early with a cursor, and a single larger record is served alone'),
+  TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '10', 'embedded ClickHouse only: API queries running longer are cancelled and answered 503 (the lower of this and TENANTRY_QUERY_TIMEOUT_SECONDS applies); a running query holds the one statement slot INSERTs need too'),
+  TENANTRY_MAX_CONCURRENT_QUERIES: variable(intInRange(1, 10_000), '8', 'API queries in flight per API key (per API replica); one more waits up to 2 s for one of them, then gets 429 with Retry-After'),
 } as const;
 
 export const operatorVariables = {
@@ -64,5 +84,5 @@ export const operatorVariables = {
 
 /** All variables, for the unknown-variable check and documentation. */
 export const allVariables: Readonly<Record<string, Variable>> = {
-  ...commonVariables, ...storageVariables, ...keyVariables, ...gatewayVariables, ...apiVariables, ...operatorVariables,
+  ...commonVariables, ...listenerVariables, ...storageVariables, ...keyVariables, ...gatewayVariables, ...apiVariables, ...operatorVariables,
 };
