@@ -5,6 +5,7 @@ import type { ComponentContext, RunningComponent, StartApi } from '../src/target
 import type { ApiConfig } from '../src/config/config.ts';
 import { createApp } from './app.ts';
 import { httpMetrics } from './http/http-metrics.ts';
+import { withQueryCaller } from './v1/query/query-caller.ts';
 import { createQueryRunner } from './v1/query/query-runner.ts';
 import type { QueryRunner } from './v1/query/query-runner.ts';
 import { nowNs } from './v1/query/time-range.ts';
@@ -16,15 +17,17 @@ export async function startApiWith(ctx: ComponentContext, config: ApiConfig, run
     schema: { database: ctx.store.database, cluster: ctx.store.cluster },
     runner,
     now: nowNs,
+    pageMaxBytes: config.pageMaxBytes,
     keys: ctx.keys,
     log,
     metrics: httpMetrics(ctx.registry),
   });
-  const koa = app.callback();
-  const http = await listen({ handler: (req, res) => { void koa(req, res); }, readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port });
+  // Each request runs as its key's caller: the store gate counts queries per key.
+  const koa = withQueryCaller(ctx.keys, app.callback());
+  const http = await listen({ handler: (req, res) => { void koa(req, res); }, readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port, name: 'api', limits: config.listener });
   return { name: 'api', ports: { api: http.port }, stop: () => http.close() };
 }
 
-/** Starts the API on the store's ClickHouse client, with the configured query time limit. */
+/** Starts the API on the store's ClickHouse client through the process's store gate, with the configured query time limit. */
 export const startApi: StartApi = (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> =>
-  startApiWith(ctx, config, createQueryRunner(ctx.store, config.queryTimeoutMs, ctx.log.child({ component: 'api' })));
+  startApiWith(ctx, config, createQueryRunner(ctx.store, config.queryTimeoutMs, ctx.log.child({ component: 'api' }), ctx.storeGate));

@@ -1,14 +1,29 @@
-// Reads an HTTP request body with a limit on its decompressed size, checked
-// while inflating: a gzip bomb is cut off after `limit` bytes of output, so
-// it costs at most that much memory. Bytes past the limit are read and
+// Reads an HTTP request body within three bounds: its decompressed size,
+// checked while inflating (a gzip bomb is cut off after `limit` bytes of
+// output, so it costs at most that much memory); the process's in-flight
+// byte budget, which the body's bytes are charged to as they arrive (after
+// its Content-Length was reserved up front); and a deadline, so a body that
+// trickles or never ends is cut off. Bytes past the size limit are read and
 // discarded (up to a bound) so the client receives the 413 instead of a
 // reset connection.
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
+import type { Reservation } from './inflight-bytes.ts';
+
+export type BodyFailureKind = 'too_large' | 'invalid' | 'unsupported_media_type' | 'overloaded' | 'request_timeout';
 
 export type BodyResult =
   | { readonly ok: true; readonly body: Buffer }
-  | { readonly ok: false; readonly kind: 'too_large' | 'invalid' | 'unsupported_media_type'; readonly message: string };
+  | { readonly ok: false; readonly kind: BodyFailureKind; readonly message: string };
+
+export interface BodyLimits {
+  /** Bytes of the body after decompression. */
+  readonly limit: number;
+  /** Time the whole body may take to arrive, from the call. */
+  readonly deadlineMs: number;
+  /** This request's share of the in-flight byte budget; grown as bytes arrive. */
+  readonly reservation: Reservation;
+}
 
 /** Raw bytes we are willing to read and discard after refusing a body, as a multiple of the limit. */
 const discardFactor = 4;
@@ -21,62 +36,98 @@ export function bodyEncoding(header: string | undefined): 'identity' | 'gzip' | 
   return undefined;
 }
 
-/** Reads and drops the rest of a request; gives up (closing it) past `budget` bytes. */
-function discard(req: IncomingMessage, budget: number): Promise<void> {
+/** The Content-Length a request declares, or undefined (chunked, absent or malformed). */
+export function declaredLength(req: IncomingMessage): number | undefined {
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  return Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined;
+}
+
+/**
+ * Reads and drops the rest of a request; gives up (closing the connection)
+ * past `budget` bytes or at `deadline` (epoch ms). Resolves once the request
+ * ended or the connection was closed.
+ */
+export function discard(req: IncomingMessage, budget: number, deadline: number): Promise<void> {
   return new Promise((resolve) => {
     let seen = 0;
     req.removeAllListeners('data');
-    if (req.readableEnded || req.destroyed) {
+    if (req.complete || req.destroyed) {
       resolve();
       return;
     }
+    const giveUp = (): void => {
+      req.socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(giveUp, Math.max(0, deadline - Date.now()));
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
     req.on('data', (chunk: Buffer) => {
       seen += chunk.length;
       if (seen > budget) {
-        req.destroy();
-        resolve();
+        clearTimeout(timer);
+        giveUp();
       }
     });
-    req.on('end', () => { resolve(); });
-    req.on('close', () => { resolve(); });
-    req.on('error', () => { resolve(); });
+    req.on('end', done);
+    req.on('close', done);
+    req.on('error', done);
     req.resume();
   });
 }
 
-/** Reads the whole body; `limit` bounds it after decompression. */
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+/** Reads the whole body within `limits`. */
+export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<BodyResult> {
+  const { limit, reservation } = limits;
+  const deadline = Date.now() + limits.deadlineMs;
   const encoding = bodyEncoding(req.headers['content-encoding']);
   const tooLarge = (what: string): BodyResult => ({ ok: false, kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes` });
   if (encoding === undefined) {
     const message = `unsupported Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}: use gzip or identity`;
-    return discard(req, discardFactor * limit).then(() => ({ ok: false, kind: 'unsupported_media_type', message }));
+    return discard(req, discardFactor * limit, deadline).then(() => ({ ok: false, kind: 'unsupported_media_type', message }));
   }
-  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  const declared = declaredLength(req) ?? 0;
   if (declared > discardFactor * limit) {
-    req.destroy();
+    req.socket.destroy();
     return Promise.resolve(tooLarge(`the body (${declared} bytes)`));
   }
-  if (declared > limit && encoding === 'identity') return discard(req, discardFactor * limit).then(() => tooLarge(`the body (${declared} bytes)`));
+  if (declared > limit && encoding === 'identity') return discard(req, discardFactor * limit, deadline).then(() => tooLarge(`the body (${declared} bytes)`));
+  const overloaded: BodyResult = { ok: false, kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later' };
+  // The declared length is reserved before a byte is read; the caller answers without reading.
+  if (!reservation.ensure(declared)) return Promise.resolve(overloaded);
 
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let compressed = 0;
     let settled = false;
-    const settle = (result: BodyResult): void => {
-      if (settled) return;
-      settled = true;
-      resolve(result);
-    };
     const gunzip = encoding === 'gzip' ? createGunzip({ chunkSize: 64 * 1024 }) : undefined;
     const output = gunzip ?? req;
-    const refuse = (what: string): void => {
+    const stopReading = (): void => {
+      output.removeAllListeners('data');
       if (gunzip !== undefined) {
         req.unpipe(gunzip);
         gunzip.destroy();
       }
-      void discard(req, discardFactor * limit).then(() => { settle(tooLarge(what)); });
+    };
+    const settle = (result: BodyResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    // A body that trickles or never ends: answer 408 without reading more; the caller closes the connection.
+    const timer = setTimeout(() => {
+      if (settled) return;
+      stopReading();
+      req.pause();
+      settle({ ok: false, kind: 'request_timeout', message: `the request body did not arrive within ${limits.deadlineMs} ms` });
+    }, limits.deadlineMs);
+    const refuse = (what: string): void => {
+      stopReading();
+      void discard(req, discardFactor * limit, deadline).then(() => { settle(tooLarge(what)); });
     };
     if (gunzip !== undefined) {
       req.on('data', (chunk: Buffer) => {
@@ -89,8 +140,14 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
     output.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
-        output.removeAllListeners('data');
         refuse(gunzip === undefined ? 'the body' : 'the decompressed body');
+        return;
+      }
+      // Held bytes (read, or inflated) are charged as they arrive: chunked bodies and gzip output count too.
+      if (!reservation.ensure(size)) {
+        stopReading();
+        req.pause();
+        settle(overloaded);
         return;
       }
       chunks.push(chunk);

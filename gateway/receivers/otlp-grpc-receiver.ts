@@ -1,20 +1,28 @@
 // OTLP/gRPC: the Trace, Logs and Metrics collector services on
 // @grpc/grpc-js. Messages arrive as raw bytes (grpc-js inflates gzip and
 // enforces the size limit) and go through the same protobuf converters and pipeline as
-// OTLP/HTTP. Outcomes become gRPC status codes in `reply`, and nowhere else.
+// OTLP/HTTP. An interceptor admits each call on its metadata alone (the key,
+// the in-flight byte budget) before its message is read, and bounds the time
+// the message may take. Outcomes become gRPC statuses in `statusOf`, and
+// nowhere else.
 import * as grpc from '@grpc/grpc-js';
+import type { Registry } from 'prom-client';
 import { presentedKey } from '../../src/auth/api-keys.ts';
 import type { KeyRing } from '../../src/auth/api-keys.ts';
 import type { Logger } from '../../src/log/logger.ts';
+import type { ListenerLimits } from '../../src/ops/listener-limits.ts';
+import { listenerMetrics } from '../../src/ops/listener-metrics.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { rowConverters } from '../convert/row-converters.ts';
 import type { RowConverter } from '../convert/common/row-converter.ts';
 import { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
-import type { Outcome } from '../ingest/outcome.ts';
+import type { Failure, Outcome } from '../ingest/outcome.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
 import { encodeExportResponse, encodeStatusProtobuf } from './export-response.ts';
+import { PeerConnections, serveConnections } from './grpc-connections.ts';
+import type { InflightBytes, Reservation } from './inflight-bytes.ts';
 
 export interface GrpcReceiverDeps {
   readonly keys: KeyRing;
@@ -22,6 +30,31 @@ export interface GrpcReceiverDeps {
   readonly metrics: GatewayMetrics;
   readonly log: Logger;
   readonly maxRequestBytes: number;
+  /** Request bytes in flight in this process (shared with OTLP/HTTP). */
+  readonly inflight: InflightBytes;
+}
+
+/** A gRPC-only ending: the request message did not arrive in time. */
+type GrpcFailure = Failure | { readonly kind: 'request_timeout'; readonly message: string };
+
+/**
+ * What one client may hold. Streams per connection as dskit's default; the
+ * server pings a connection after a minute without traffic and drops it when
+ * the ping is not answered in 20 s (dead peers); a connection without calls
+ * for 5 minutes is sent GOAWAY; every connection is recycled after 30
+ * minutes (±10 %), with the body timeout as grace for its last calls.
+ */
+function serverOptions(maxRequestBytes: number, limits: ListenerLimits): grpc.ServerOptions {
+  return {
+    'grpc.max_receive_message_length': maxRequestBytes,
+    'grpc.max_send_message_length': 4 * 1024 * 1024,
+    'grpc.max_concurrent_streams': 100,
+    'grpc.keepalive_time_ms': 60_000,
+    'grpc.keepalive_timeout_ms': 20_000,
+    'grpc.max_connection_idle_ms': 5 * 60_000,
+    'grpc.max_connection_age_ms': 30 * 60_000,
+    'grpc.max_connection_age_grace_ms': limits.bodyTimeoutMs,
+  };
 }
 
 const services: readonly (readonly [SignalName, string])[] = [
@@ -39,11 +72,23 @@ const passThrough = {
   responseDeserialize: (b: Buffer): Buffer => b,
 } as const;
 
-const grpcCode: Readonly<Record<Exclude<Outcome['kind'], 'accepted'>, grpc.status>> = {
+const grpcCode: Readonly<Record<GrpcFailure['kind'], grpc.status>> = {
   unauthenticated: grpc.status.UNAUTHENTICATED, forbidden: grpc.status.PERMISSION_DENIED,
   method_not_allowed: grpc.status.UNIMPLEMENTED, unsupported_media_type: grpc.status.INVALID_ARGUMENT, too_large: grpc.status.RESOURCE_EXHAUSTED,
   invalid: grpc.status.INVALID_ARGUMENT, overloaded: grpc.status.RESOURCE_EXHAUSTED, unavailable: grpc.status.UNAVAILABLE, internal: grpc.status.INTERNAL,
+  request_timeout: grpc.status.DEADLINE_EXCEEDED,
 };
+
+/** The gRPC status of a failure. */
+function statusOf(failure: GrpcFailure): grpc.StatusObject {
+  const code = grpcCode[failure.kind];
+  const metadata = new grpc.Metadata();
+  if (failure.kind === 'overloaded') {
+    // RetryInfo travels in grpc-status-details-bin, as the OTLP spec asks.
+    metadata.set('grpc-status-details-bin', Buffer.from(encodeStatusProtobuf(code, failure.message, failure.retryAfterSeconds)));
+  }
+  return { code, details: failure.message, metadata };
+}
 
 /** Calls back with the one gRPC answer of an outcome. */
 function reply(signal: SignalName, outcome: Outcome, callback: grpc.sendUnaryData<Buffer>): grpc.status {
@@ -51,14 +96,73 @@ function reply(signal: SignalName, outcome: Outcome, callback: grpc.sendUnaryDat
     callback(null, Buffer.from(encodeExportResponse(signal, 'protobuf', outcome)));
     return grpc.status.OK;
   }
-  const code = grpcCode[outcome.kind];
-  const metadata = new grpc.Metadata();
-  if (outcome.kind === 'overloaded') {
-    // RetryInfo travels in grpc-status-details-bin, as the OTLP spec asks.
-    metadata.set('grpc-status-details-bin', Buffer.from(encodeStatusProtobuf(code, outcome.message, outcome.retryAfterSeconds)));
-  }
-  callback({ code, details: outcome.message, metadata });
-  return code;
+  const status = statusOf(outcome);
+  callback(status);
+  return status.code;
+}
+
+/** After a message timed out, its client's connection is closed this long after the status was sent. */
+const slowPeerGraceMs = 1000;
+
+const overloaded: Failure = { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
+
+/**
+ * Admits a call on its metadata: a missing, unknown or unscoped key, or a
+ * spent byte budget, is answered before the message is read (grpc-js reads
+ * it only once the handler asks). The message must then arrive within the
+ * body timeout, and its bytes are charged to the budget until the call ends.
+ */
+function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, peers: PeerConnections, onBodyTimeout: () => void): grpc.ServerInterceptor {
+  return (_method, call) => {
+    let reservation: Reservation | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      clearTimeout(timer);
+      reservation?.release();
+    };
+    const refuse = (failure: GrpcFailure): void => {
+      finish();
+      call.sendStatus(statusOf(failure));
+    };
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) => {
+        next({
+          onReceiveMetadata: (metadata, admit) => {
+            const auth = authorizeIngest(deps.keys, presentedKey(firstString(metadata, 'authorization'), firstString(metadata, 'x-api-key')));
+            if (!auth.ok) {
+              refuse(auth.failure);
+              return;
+            }
+            reservation = deps.inflight.reserve(0);
+            if (reservation === undefined) {
+              refuse(overloaded);
+              return;
+            }
+            timer = setTimeout(() => {
+              onBodyTimeout();
+              refuse({ kind: 'request_timeout', message: `the request message did not arrive within ${bodyTimeoutMs} ms` });
+              // As HTTP answers 408 and closes: a raw HTTP/2 client could otherwise keep trickling on the ended call.
+              peers.closeLater(call.getConnectionInfo(), slowPeerGraceMs);
+            }, bodyTimeoutMs);
+            admit(metadata);
+          },
+          onReceiveMessage: (message: Buffer, pass) => {
+            clearTimeout(timer);
+            if (reservation?.ensure(message.length) !== true) {
+              refuse(overloaded);
+              return;
+            }
+            pass(message);
+          },
+          onCancel: finish,
+        });
+      },
+      sendStatus: (status, send) => {
+        finish();
+        send(status);
+      },
+    });
+  };
 }
 
 function firstString(metadata: grpc.Metadata, key: string): string | undefined {
@@ -95,26 +199,18 @@ export interface GrpcListener {
 }
 
 /** Starts the OTLP/gRPC server on host:port. */
-export async function listenGrpc(deps: GrpcReceiverDeps, host: string, port: number): Promise<GrpcListener> {
+export async function listenGrpc(deps: GrpcReceiverDeps, host: string, port: number, limits: ListenerLimits, registry: Registry): Promise<GrpcListener> {
+  const name = 'otlp-grpc';
+  const bodyTimeouts = listenerMetrics(registry).bodyTimeouts;
+  const peers = new PeerConnections();
   const server = new grpc.Server({
-    'grpc.max_receive_message_length': deps.maxRequestBytes,
-    'grpc.max_send_message_length': 4 * 1024 * 1024,
+    ...serverOptions(deps.maxRequestBytes, limits),
+    interceptors: [admission(deps, limits.bodyTimeoutMs, peers, () => { bodyTimeouts.inc({ listener: name }); })],
   });
   const converters = rowConverters();
   for (const [signal, path] of services) {
     const definition = { Export: { path, originalName: 'export', ...passThrough } } satisfies grpc.ServiceDefinition;
     server.addService(definition, { Export: handler(signal, converters[signal].protobuf, deps) });
   }
-  const bound = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, chosen) => {
-      if (error === null) resolve(chosen);
-      else reject(error);
-    });
-  });
-  return {
-    port: bound,
-    close: () => new Promise<void>((resolve) => {
-      server.tryShutdown(() => { resolve(); });
-    }),
-  };
+  return serveConnections(server, peers, host, port, limits, registry, name);
 }

@@ -1,7 +1,8 @@
 // OTLP/HTTP: POST /v1/traces, /v1/logs, /v1/metrics with protobuf or JSON
 // bodies, gzip or identity. The ops endpoints share the port; the shared
-// listener answers them. Outcomes become HTTP answers in `answer`, and
-// nowhere else.
+// listener answers them. The key is checked and the body's bytes reserved
+// before a byte of the body is read. Outcomes become HTTP answers in
+// `answer`, and nowhere else.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { presentedKey } from '../../src/auth/api-keys.ts';
 import type { KeyRing } from '../../src/auth/api-keys.ts';
@@ -15,7 +16,9 @@ import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
 import type { SignalName, WireFormat } from '../wire/otlp-messages.ts';
-import { readBody } from './body-reader.ts';
+import { discard, readBody } from './body-reader.ts';
+import type { BodyFailureKind } from './body-reader.ts';
+import type { InflightBytes } from './inflight-bytes.ts';
 import { encodeExportResponse, encodeStatusJson, encodeStatusProtobuf } from './export-response.ts';
 
 export interface HttpReceiverDeps {
@@ -24,7 +27,24 @@ export interface HttpReceiverDeps {
   readonly metrics: GatewayMetrics;
   readonly log: Logger;
   readonly maxRequestBytes: number;
+  /** Request bytes in flight in this process (shared with OTLP/gRPC). */
+  readonly inflight: InflightBytes;
+  /** Time a request's body may take to arrive. */
+  readonly bodyTimeoutMs: number;
+  /** Counts bodies cut off by that deadline. */
+  readonly onBodyTimeout?: () => void;
 }
+
+/** An HTTP-only ending: the body did not arrive in time (408). */
+type HttpOutcome = Outcome | { readonly kind: 'request_timeout'; readonly message: string };
+
+/**
+ * A request refused before its body was read (bad key, budget spent) keeps
+ * being read and dropped for this long and this many bytes, so a client that
+ * sends its whole body before reading sees the answer rather than a reset;
+ * then the connection is closed.
+ */
+const linger = { ms: 2000, bytes: 1024 * 1024 } as const;
 
 const signalByPath: ReadonlyMap<string, SignalName> = new Map([['/v1/traces', 'traces'], ['/v1/logs', 'logs'], ['/v1/metrics', 'metrics']]);
 
@@ -39,13 +59,13 @@ export function wireFormat(contentType: string | undefined): WireFormat | undefi
 }
 
 // HTTP status and google.rpc.Code of each failure.
-const httpStatus: Readonly<Record<Exclude<Outcome['kind'], 'accepted'>, readonly [number, number]>> = {
+const httpStatus: Readonly<Record<Exclude<HttpOutcome['kind'], 'accepted'>, readonly [number, number]>> = {
   unauthenticated: [401, 16], forbidden: [403, 7], method_not_allowed: [405, 12], unsupported_media_type: [415, 3],
-  too_large: [413, 8], invalid: [400, 3], overloaded: [429, 8], unavailable: [503, 14], internal: [500, 13],
+  too_large: [413, 8], invalid: [400, 3], overloaded: [429, 8], unavailable: [503, 14], internal: [500, 13], request_timeout: [408, 4],
 };
 
 /** Writes the one HTTP answer of an outcome. */
-function answer(res: ServerResponse, signal: SignalName, format: WireFormat, outcome: Outcome): number {
+function answer(req: IncomingMessage, res: ServerResponse, signal: SignalName, format: WireFormat, outcome: HttpOutcome): number {
   if (outcome.kind === 'accepted') {
     res.writeHead(200, { 'content-type': contentTypes[format] }).end(encodeExportResponse(signal, format, outcome));
     return 200;
@@ -55,14 +75,19 @@ function answer(res: ServerResponse, signal: SignalName, format: WireFormat, out
   const headers: Record<string, string> = { 'content-type': contentTypes[format] };
   if (retry !== undefined) headers['retry-after'] = String(retry);
   if (outcome.kind === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
-  // A body we refused to read may still be arriving: do not keep this connection.
-  if (outcome.kind === 'too_large' || outcome.kind === 'unsupported_media_type') headers['connection'] = 'close';
+  // A body we refused to read, or that is too slow, may still be arriving: do not keep this connection.
+  if (outcome.kind === 'too_large' || outcome.kind === 'unsupported_media_type' || outcome.kind === 'request_timeout') headers['connection'] = 'close';
   const body = format === 'json' ? encodeStatusJson(code, outcome.message, retry) : encodeStatusProtobuf(code, outcome.message, retry);
   res.writeHead(status, headers).end(body);
+  if (!req.complete && outcome.kind !== 'request_timeout') void discard(req, linger.bytes, Date.now() + linger.ms);
   return status;
 }
 
-async function exportRequest(req: IncomingMessage, signal: SignalName, deps: HttpReceiverDeps, converters: RowConverters): Promise<{ format: WireFormat; outcome: Outcome }> {
+function bodyFailure(kind: BodyFailureKind, message: string): HttpOutcome {
+  return kind === 'overloaded' ? { kind, message, retryAfterSeconds: 1 } : { kind, message };
+}
+
+async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: SignalName, deps: HttpReceiverDeps, converters: RowConverters): Promise<{ format: WireFormat; outcome: HttpOutcome }> {
   if (req.method !== 'POST') return { format: 'json', outcome: { kind: 'method_not_allowed', message: `${req.method ?? ''} is not allowed: use POST` } };
   const format = wireFormat(req.headers['content-type']);
   if (format === undefined) {
@@ -70,8 +95,15 @@ async function exportRequest(req: IncomingMessage, signal: SignalName, deps: Htt
   }
   const auth = authorizeIngest(deps.keys, presentedKey(req.headers.authorization, single(req.headers['x-api-key'])));
   if (!auth.ok) return { format, outcome: auth.failure };
-  const body = await readBody(req, deps.maxRequestBytes);
-  if (!body.ok) return { format, outcome: { kind: body.kind, message: body.message } };
+  // Held from the first byte until the answer is written (decoding and the write-ahead log included).
+  const reservation = deps.inflight.reserve(0);
+  if (reservation === undefined) return { format, outcome: bodyFailure('overloaded', 'too many request bytes in flight on this gateway: retry later') };
+  res.once('close', () => { reservation.release(); });
+  const body = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
+  if (!body.ok) {
+    if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
+    return { format, outcome: bodyFailure(body.kind, body.message) };
+  }
   const converted = converters[signal][format].convert(body.body, new TenantResolver(auth.principal));
   if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.message } };
   return { format, outcome: await deps.pipeline.ingest(signal, converted.batch) };
@@ -90,9 +122,9 @@ export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, 
       return;
     }
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'http', signal });
-    exportRequest(req, signal, deps, converters).then(({ format, outcome }) => {
+    exportRequest(req, res, signal, deps, converters).then(({ format, outcome }) => {
       if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
-      const status = answer(res, signal, format, outcome);
+      const status = answer(req, res, signal, format, outcome);
       deps.metrics.requests.inc({ protocol: 'http', signal, status: String(status) });
       timer();
     }).catch((error: unknown) => {
