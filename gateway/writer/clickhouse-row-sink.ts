@@ -5,6 +5,8 @@ import { insertRowBinary, rowBinaryTarget } from '../../src/clickhouse/row-binar
 import type { RowBinaryTarget } from '../../src/clickhouse/row-binary-insert.ts';
 import { logsTable, metricsTable, spansTable } from '../../src/clickhouse/schema/tables.ts';
 import type { Store } from '../../src/clickhouse/store.ts';
+import { openGate } from '../../src/clickhouse/store-gate.ts';
+import type { StoreGate } from '../../src/clickhouse/store-gate.ts';
 import { rowColumns } from '../rowbinary/row-batch.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
 import type { RowSink, SinkResult } from './row-sink.ts';
@@ -19,12 +21,13 @@ export const rowTargets: Readonly<Record<TableName, RowBinaryTarget>> = {
   metrics: rowBinaryTarget(metricsTable(retention), rowColumns.metrics),
 };
 
-export function clickHouseRowSink(store: Store): RowSink {
+/** The sink; each INSERT waits for its turn at `gate` (the process's store gate: embedded ClickHouse runs one statement at a time). */
+export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): RowSink {
   return {
     async insert(table: TableName, chunks: readonly Buffer[], dedupToken: string): Promise<SinkResult> {
       if (chunks.length === 0) return { ok: true };
       try {
-        await insertRowBinary(store, rowTargets[table], chunks, dedupToken);
+        await gate.insert(() => insertRowBinary(store, rowTargets[table], chunks, dedupToken));
         return { ok: true };
       } catch (error) {
         const failure = classifyStoreError(error);

@@ -68,7 +68,7 @@ export interface ApiConfig {
 export interface QueryLimitsConfig {
   /** Queries in flight per API key. */
   readonly maxConcurrentQueries: number;
-  /** Embedded ClickHouse only: the query time limit when lower than the API's. */
+  /** Embedded ClickHouse only: longest a query's statement may run once it has its turn. */
   readonly embeddedTimeoutMs: number;
 }
 

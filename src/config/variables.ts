@@ -70,7 +70,7 @@ export const apiVariables = {
   TENANTRY_API_PORT: variable(Port, '8080', 'JSON API listener port'),
   TENANTRY_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '30', 'API queries running longer are cancelled and answered 503'),
   TENANTRY_API_PAGE_MAX_BYTES: variable(ByteSize, '8MiB', 'bytes the records of one logs or traces page may take (about, as JSON); a page stops early with a cursor, and a single larger record is served alone'),
-  TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '10', 'embedded ClickHouse only: API queries running longer are cancelled and answered 503 (the lower of this and TENANTRY_QUERY_TIMEOUT_SECONDS applies); a running query holds the one statement slot INSERTs need too'),
+  TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '10', 'embedded ClickHouse only: longest an API query may run once it has its turn (answered 503 beyond; waiting for the turn counts toward TENANTRY_QUERY_TIMEOUT_SECONDS): embedded ClickHouse runs one statement at a time, so a running query holds back INSERTs'),
   TENANTRY_MAX_CONCURRENT_QUERIES: variable(intInRange(1, 10_000), '8', 'API queries in flight per API key (per API replica); one more waits up to 2 s for one of them, then gets 429 with Retry-After'),
 } as const;
 

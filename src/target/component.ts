@@ -4,12 +4,19 @@ import type { Registry } from 'prom-client';
 import type { KeyRing } from '../auth/api-keys.ts';
 import type { ApiConfig, GatewayConfig, OperatorConfig } from '../config/config.ts';
 import type { Store } from '../clickhouse/store.ts';
+import type { StoreGate } from '../clickhouse/store-gate.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Readiness } from '../ops/readiness.ts';
 
 export interface ComponentContext {
   readonly host: string;
   readonly store: Store;
+  /**
+   * The one gate the gateway's INSERTs and the API's queries pass on their
+   * way to the store. Absent in contexts built by hand (tests, benchmarks):
+   * work then goes straight to the store.
+   */
+  readonly storeGate?: StoreGate;
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly readiness: Readiness;

@@ -6,12 +6,14 @@ import { loadKeys } from '../auth/api-keys.ts';
 import type { KeyRing } from '../auth/api-keys.ts';
 import { migrate } from '../clickhouse/schema/migrator.ts';
 import { openStore } from '../clickhouse/store.ts';
+import { createStoreGate } from '../clickhouse/store-gate.ts';
 import type { Store } from '../clickhouse/store.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 import { Readiness } from '../ops/readiness.ts';
 import type { ComponentContext, RunningComponent } from './component.ts';
 import { schemaIsCurrent } from './schema-gate.ts';
+import { storeGatePolicy } from './store-gate-policy.ts';
 import { processRegistry, waitForStopSignal } from './stop-signal.ts';
 
 export type ServingConfig = Extract<Config, { target: 'all' | 'gateway' | 'api' }>;
@@ -86,7 +88,13 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   const schema = await prepareSchema(config, store, readiness, log);
   if (!schema.ok) return fail(schema.message);
 
-  const ctx: ComponentContext = { host: config.host, store, keys: keys.value, log, readiness, registry };
+  // One gate for every component's statements (embedded ClickHouse runs one at a time).
+  const storeGate = createStoreGate(storeGatePolicy(
+    store.mode,
+    'queries' in config ? config.queries : undefined,
+    'gateway' in config ? config.gateway.writer.maxBatchDelayMs : undefined,
+  ));
+  const ctx: ComponentContext = { host: config.host, store, storeGate, keys: keys.value, log, readiness, registry };
   const running: RunningComponent[] = [];
   try {
     for (const start of starters) running.push(await start(ctx));

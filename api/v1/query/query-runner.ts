@@ -1,14 +1,20 @@
 // Runs read queries with the configured time limit: ClickHouse cancels the
 // query itself (max_execution_time) and an abort signal backs that up, so a
-// slow query never outlives its request. Failures come back as ApiErrors.
+// slow query never outlives its request. Every query asks the store gate for
+// its turn (per-key concurrency; embedded ClickHouse's one statement at a
+// time, INSERTs first), and the time limit counts that wait. Failures come
+// back as ApiErrors.
 import { EXCEPTION_TAG_HEADER_NAME, extractErrorAtTheEndOfChunk } from '@clickhouse/client';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { classifyStoreError } from '../../../src/clickhouse/clickhouse-error.ts';
+import { openGate } from '../../../src/clickhouse/store-gate.ts';
+import type { QueryTurn, StoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { internal, invalidRequest, unavailable } from '../../http/api-error.ts';
+import { currentCaller } from './query-caller.ts';
 import type { SqlParams } from './sql-params.ts';
 
 /** The port the routes read the store through (tests inject their own to simulate store failures). */
@@ -26,8 +32,9 @@ export interface QueryRunner {
  * the embedded store turns those into `SET` statements run before the query
  * (one extra statement each, and they stay set on the process's one session).
  */
-export function settingsClause(timeoutMs: number): string {
-  return `\nSETTINGS max_execution_time = ${timeoutMs / 1000}, timeout_overflow_mode = 'throw', session_timezone = 'UTC'`;
+export function settingsClause(timeoutMs: number, threads?: number): string {
+  const limit = `max_execution_time = ${Math.max(1, Math.round(timeoutMs)) / 1000}, timeout_overflow_mode = 'throw'`;
+  return `\nSETTINGS ${limit}, session_timezone = 'UTC'${threads === undefined ? '' : `, max_threads = ${threads}`}`;
 }
 
 /**
@@ -49,15 +56,25 @@ export interface QueryTarget {
   readonly client: Pick<ClickHouseClient, 'query' | 'command'>;
 }
 
-/** The ClickHouse runner: the time limit, the row parsing, store failures classified into ApiErrors. */
-export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Logger): QueryRunner {
-  const settings = settingsClause(timeoutMs);
+/** A refused turn as the API answers it. */
+function refusal(turn: Exclude<QueryTurn<unknown>, { ok: true }>, timeoutMs: number): ApiError {
+  if (turn.refused === 'key_limit') {
+    return {
+      code: 'rate_limited',
+      message: `this API key already has ${turn.limit} queries running (TENANTRY_MAX_CONCURRENT_QUERIES) and none finished in time: wait for them, then retry`,
+    };
+  }
+  return unavailable(`the telemetry store was busy for the whole query time limit (${timeoutMs / 1000} s); retry shortly`);
+}
 
-  const failure = (error: unknown, aborted: boolean, sql: string): Result<never, ApiError> => {
+/** The ClickHouse runner: the gate's turn, the time limit, the row parsing, store failures classified into ApiErrors. */
+export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Logger, gate: StoreGate = openGate): QueryRunner {
+  /** `runMs`: how long the statement was allowed to run. */
+  const failure = (error: unknown, aborted: boolean, runMs: number, sql: string): Result<never, ApiError> => {
     const f = classifyStoreError(error);
     if (aborted || f.kind === 'timeout') {
-      log.warn('query timed out', { timeoutMs, sql: sql.slice(0, 300) });
-      return fail(unavailable(`the query ran longer than ${timeoutMs / 1000} s and was cancelled: narrow the time range or the filters`));
+      log.warn('query timed out', { timeoutMs, runMs: Math.round(runMs), sql: sql.slice(0, 300) });
+      return fail(unavailable(`the query ran longer than ${Math.round(runMs / 100) / 10} s and was cancelled: narrow the time range or the filters`));
     }
     if (f.kind === 'unavailable') {
       log.warn('store unavailable', { error: f.message });
@@ -68,14 +85,24 @@ export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Lo
     return fail(internal());
   };
 
-  async function timed<T>(sql: string, run: (signal: AbortSignal) => Promise<T>): Promise<Result<T, ApiError>> {
+  /** Runs `run` in the caller's turn with the time left: ClickHouse's own limit, and an abort as the backstop for a store that does not stop. */
+  async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal) => Promise<T>): Promise<Result<T, ApiError>> {
     const controller = new AbortController();
-    // ClickHouse cancels at max_execution_time; the abort is the backstop for a store that does not.
-    const timer = setTimeout(() => { controller.abort(); }, timeoutMs + 250);
+    let timer: NodeJS.Timeout | undefined;
+    let runMs = timeoutMs;
     try {
-      return ok(await run(controller.signal));
+      const turn = await gate.query(currentCaller(), timeoutMs, (budget) => {
+        runMs = budget.ms;
+        timer = setTimeout(() => { controller.abort(); }, budget.ms + 250);
+        return run(settingsClause(budget.ms, budget.threads), controller.signal);
+      });
+      if (!turn.ok) {
+        if (turn.refused === 'deadline') log.warn('query waited out its time limit for the store', { timeoutMs, waitedMs: turn.waitedMs });
+        return fail(refusal(turn, timeoutMs));
+      }
+      return ok(turn.value);
     } catch (error) {
-      return failure(error, controller.signal.aborted, sql);
+      return failure(error, controller.signal.aborted, runMs, sql);
     } finally {
       clearTimeout(timer);
     }
@@ -84,16 +111,16 @@ export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Lo
   return {
     // Read whole and parsed at once: about half the client-side cost of the
     // client's per-row object stream for the few hundred rows of a page.
-    rows: <T>(sql: string, params: SqlParams) => timed(sql, async (signal) => {
+    rows: <T>(sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
     }),
-    manyRows: <T>(sql: string, params: SqlParams) => timed(sql, async (signal) => {
+    manyRows: <T>(sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
       return rs.json<T>();
     }),
-    command: (sql: string, params: SqlParams) => timed(sql, async (signal) => {
+    command: (sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
       await store.client.command({ query: sql + settings, query_params: params.values, abort_signal: signal });
       return undefined;
     }),

@@ -37,6 +37,7 @@ describe('config decoding', () => {
     expect(config.storage.clickhouse).to.deep.equal({ kind: 'embedded', dataDir: './data', database: 'tenantry' });
     expect(config.storage.retention).to.deep.equal({ logsDays: 30, tracesDays: 30, metricsDays: 90 });
     expect(config.keys).to.deep.equal({ json: undefined, file: undefined });
+    expect(config.queries).to.deep.equal({ maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000 });
   });
 
   it('decodes a value for every variable', () => {
@@ -112,6 +113,8 @@ describe('config decoding', () => {
     ['TENANTRY_API_PORT', '80a'],
     ['TENANTRY_QUERY_TIMEOUT_SECONDS', '0'],
     ['TENANTRY_API_PAGE_MAX_BYTES', '0'],
+    ['TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS', '0'],
+    ['TENANTRY_MAX_CONCURRENT_QUERIES', '0'],
     ['TENANTRY_MAX_CONNECTIONS', '0'],
     ['TENANTRY_HEADERS_TIMEOUT_MS', '10s'],
     ['TENANTRY_BODY_TIMEOUT_MS', '99'],

@@ -1,0 +1,34 @@
+// The store gate's policy for a serving process, from its configuration
+// (src/clickhouse/store-gate.ts explains the scheduling). The fixed figures
+// were chosen with `npm run bench:isolation` (README, "Fault isolation").
+import type { GatePolicy } from '../clickhouse/store-gate.ts';
+import type { Store } from '../clickhouse/store.ts';
+import type { QueryLimitsConfig } from '../config/config.ts';
+
+/** Share of embedded ClickHouse's time queries may take while ingest is active. */
+export const embeddedQueryShare = 0.5;
+
+/** Threads of an embedded query's statement: one, so that the gateway keeps a core of two. */
+export const embeddedQueryThreads = 1;
+
+/** How long a query over its key's limit waits for one of the key's own queries. */
+export const keyWaitMs = 2000;
+
+/**
+ * `queries` is absent for a gateway-only process (no queries); `batchDelayMs`
+ * (the writer's longest wait before an INSERT) is absent for an API-only one.
+ */
+export function storeGatePolicy(mode: Store['mode'], queries: QueryLimitsConfig | undefined, batchDelayMs: number | undefined): GatePolicy {
+  const maxConcurrentQueries = queries?.maxConcurrentQueries ?? Number.POSITIVE_INFINITY;
+  const embedded = mode === 'embedded';
+  return {
+    exclusive: embedded,
+    maxConcurrentQueries: () => maxConcurrentQueries,
+    keyWaitMs,
+    queryShare: embeddedQueryShare,
+    maxRunMs: embedded ? (queries?.embeddedTimeoutMs ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY,
+    queryThreads: embedded ? embeddedQueryThreads : undefined,
+    // Under steady ingest each table is inserted at least every batch delay; a little more covers the INSERT itself.
+    ingestActiveMs: (batchDelayMs ?? 1000) + 1000,
+  };
+}

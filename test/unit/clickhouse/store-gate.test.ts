@@ -1,0 +1,265 @@
+import { expect } from 'chai';
+import type { GateClock } from '../../../src/clickhouse/gate-clock.ts';
+import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
+import type { GatePolicy, QueryCaller, QueryTurn, StatementBudget, StoreGate } from '../../../src/clickhouse/store-gate.ts';
+
+/** A clock that moves only when the test says so. */
+class ManualClock implements GateClock {
+  #now = 0;
+  #timers: Array<{ at: number; run: () => void; cancelled: boolean }> = [];
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimeout(run: () => void, ms: number): { cancel(): void } {
+    const timer = { at: this.#now + ms, run, cancelled: false };
+    this.#timers.push(timer);
+    return { cancel: () => { timer.cancelled = true; } };
+  }
+
+  /** Moves time forward, running each timer that falls due (and what it sets off) in order. */
+  async advance(ms: number): Promise<void> {
+    const until = this.#now + ms;
+    for (;;) {
+      await settled();
+      const due = this.#timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
+      if (due === undefined) break;
+      this.#timers.splice(this.#timers.indexOf(due), 1);
+      this.#now = due.at;
+      due.run();
+    }
+    this.#now = until;
+    await settled();
+  }
+}
+
+/** Lets every promise reaction that is ready run. */
+const settled = (): Promise<void> => new Promise((resolve) => { setImmediate(resolve); });
+
+/** Work the test finishes by hand; `log` records when each piece starts. */
+class Work {
+  readonly log: string[] = [];
+  readonly #pending = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
+
+  piece(name: string): () => Promise<string> {
+    return () => {
+      this.log.push(name);
+      return new Promise<string>((resolve, reject) => { this.#pending.set(name, { resolve: () => { resolve(name); }, reject }); });
+    };
+  }
+
+  running(): string[] {
+    return [...this.#pending.keys()];
+  }
+
+  async finish(name: string): Promise<void> {
+    const p = this.#pending.get(name);
+    if (p === undefined) throw new Error(`${name} is not running (running: ${this.running().join(', ')})`);
+    this.#pending.delete(name);
+    p.resolve();
+    await settled();
+  }
+
+  async fail(name: string, error: Error): Promise<void> {
+    this.#pending.get(name)?.reject(error);
+    this.#pending.delete(name);
+    await settled();
+  }
+}
+
+const keyA: QueryCaller = { key: 'A' };
+const keyB: QueryCaller = { key: 'B' };
+
+function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): StoreGate {
+  return createStoreGate({
+    exclusive: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 5000, queryThreads: 1, ...overrides,
+  }, clock);
+}
+
+describe('the store gate', () => {
+  describe('embedded ClickHouse (one statement at a time)', () => {
+    it('runs one statement at a time and gives a waiting INSERT the next turn, before queries that came first', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const q1 = gate.query(keyA, 30_000, work.piece('q1'));
+      const q2 = gate.query(keyA, 30_000, work.piece('q2'));
+      const q3 = gate.query(keyB, 30_000, work.piece('q3'));
+      await settled();
+      const insert = gate.insert(work.piece('insert'));
+      await settled();
+      expect(work.running()).to.deep.equal(['q1']);
+      await work.finish('q1');
+      expect(work.running()).to.deep.equal(['insert']);
+      await work.finish('insert');
+      expect(await insert).to.equal('insert');
+      // Ingest is active now, so the queries wait out their share (below); after that they run in turn.
+      await clock.advance(10_000);
+      await work.finish(work.running()[0] ?? '');
+      await clock.advance(10_000);
+      await work.finish(work.running()[0] ?? '');
+      expect(work.log).to.deep.equal(['q1', 'insert', 'q3', 'q2']);
+      expect((await Promise.all([q1, q2, q3])).map((t) => t.ok)).to.deep.equal([true, true, true]);
+    });
+
+    it('takes queries round-robin over keys, first come first served within a key', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const turns = [
+        gate.query(keyA, 30_000, work.piece('a1')), gate.query(keyA, 30_000, work.piece('a2')), gate.query(keyA, 30_000, work.piece('a3')),
+        gate.query(keyB, 30_000, work.piece('b1')), gate.query(keyB, 30_000, work.piece('b2')),
+      ];
+      for (let i = 0; i < 5; i++) {
+        await settled();
+        await work.finish(work.running()[0] ?? '');
+      }
+      await Promise.all(turns);
+      expect(work.log).to.deep.equal(['a1', 'b1', 'a2', 'b2', 'a3']);
+    });
+
+    it('while ingest is active, keeps queries to their share of the time: after a query of d ms the next waits 3d (share 0.25), an INSERT does not', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const first = gate.insert(work.piece('insert 1'));
+      await settled();
+      await work.finish('insert 1');
+      await first;
+      const q1 = gate.query(keyA, 30_000, work.piece('q1'));
+      const q2 = gate.query(keyB, 30_000, work.piece('q2'));
+      await settled();
+      await clock.advance(100);
+      await work.finish('q1');
+      await q1;
+      expect(work.running(), 'q2 yields right after q1').to.deep.equal([]);
+      const second = gate.insert(work.piece('insert 2'));
+      await settled();
+      expect(work.running(), 'an INSERT is not held back').to.deep.equal(['insert 2']);
+      await clock.advance(50);
+      await work.finish('insert 2');
+      await second;
+      await clock.advance(249);
+      expect(work.running(), '299 ms after q1').to.deep.equal([]);
+      await clock.advance(1);
+      expect(work.running(), '300 ms after q1').to.deep.equal(['q2']);
+      await work.finish('q2');
+      expect((await q2).ok).to.equal(true);
+    });
+
+    it('runs queries back to back when no INSERT ran lately', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const q1 = gate.query(keyA, 30_000, work.piece('q1'));
+      const q2 = gate.query(keyB, 30_000, work.piece('q2'));
+      await settled();
+      await clock.advance(5000);
+      await work.finish('q1');
+      expect(work.running()).to.deep.equal(['q2']);
+      await work.finish('q2');
+      await Promise.all([q1, q2]);
+    });
+
+    it('gives up a query whose time limit passes while it waits, tells how long it waited, and lets the next one run', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const long = gate.query(keyA, 30_000, work.piece('long'));
+      const shortLimit = gate.query(keyB, 1000, work.piece('never'));
+      const next = gate.query(keyA, 30_000, work.piece('next'));
+      await clock.advance(1000);
+      const refused = await shortLimit;
+      expect(refused).to.deep.equal({ ok: false, refused: 'deadline', waitedMs: 1000 });
+      await work.finish('long');
+      expect(work.running()).to.deep.equal(['next']);
+      await work.finish('next');
+      await Promise.all([long, next]);
+      expect(work.log).to.deep.equal(['long', 'next']);
+    });
+
+    it('gives a statement what is left of its query\'s time limit, at most the limit per statement, and the policy\'s threads', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const budgets: StatementBudget[] = [];
+      const take = (budget: StatementBudget): Promise<string> => { budgets.push(budget); return Promise.resolve('ok'); };
+      const first = gate.query(keyA, 30_000, work.piece('first'));
+      const late = gate.query(keyB, 7000, take);
+      await clock.advance(4000);
+      await work.finish('first');
+      await Promise.all([first, late]);
+      await gate.query(keyA, 30_000, take);
+      expect(budgets).to.deep.equal([{ ms: 3000, threads: 1 }, { ms: 5000, threads: 1 }]);
+    });
+
+    it('passes on a failure of the work and frees the turn and the key\'s place', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { maxConcurrentQueries: () => 1 });
+      const failing = gate.query(keyA, 30_000, work.piece('failing')).catch((error: unknown) => error);
+      await settled();
+      await work.fail('failing', new Error('store down'));
+      expect(((await failing) as Error).message).to.equal('store down');
+      const after = gate.query(keyA, 30_000, work.piece('after'));
+      await settled();
+      expect(work.running()).to.deep.equal(['after']);
+      await work.finish('after');
+      expect((await after).ok).to.equal(true);
+    });
+  });
+
+  describe('per-key query limits', () => {
+    it('lets a query over its key\'s limit wait for one of the key\'s own, then refuses it after the wait; another key is not held', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { exclusive: false, maxConcurrentQueries: () => 2 });
+      const a1 = gate.query(keyA, 30_000, work.piece('a1'));
+      const a2 = gate.query(keyA, 30_000, work.piece('a2'));
+      const a3 = gate.query(keyA, 30_000, work.piece('a3'));
+      const b1 = gate.query(keyB, 30_000, work.piece('b1'));
+      await settled();
+      expect(work.running()).to.deep.equal(['a1', 'a2', 'b1']);
+      await clock.advance(1000);
+      await work.finish('a1');
+      expect(work.running(), 'a3 takes the place a1 left').to.include('a3');
+      const a4 = gate.query(keyA, 30_000, work.piece('a4'));
+      await clock.advance(2000);
+      const refused: QueryTurn<string> = await a4;
+      expect(refused).to.deep.equal({ ok: false, refused: 'key_limit', limit: 2, retryAfterSeconds: 1 });
+      for (const name of ['a2', 'a3', 'b1']) await work.finish(name);
+      expect((await Promise.all([a1, a2, a3, b1])).every((t) => t.ok)).to.equal(true);
+      expect(work.log).to.not.include('a4');
+    });
+
+    it('counts a key\'s queries that wait for embedded ClickHouse\'s turn as in flight', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { maxConcurrentQueries: () => 1 });
+      const a1 = gate.query(keyB, 30_000, work.piece('b running'));
+      const a2 = gate.query(keyA, 30_000, work.piece('a waiting'));
+      const a3 = gate.query(keyA, 30_000, work.piece('a over'));
+      await clock.advance(2000);
+      expect(await a3).to.deep.include({ ok: false, refused: 'key_limit' });
+      await work.finish('b running');
+      await work.finish('a waiting');
+      await Promise.all([a1, a2]);
+    });
+  });
+
+  describe('server mode', () => {
+    it('lets INSERTs through at once, beside running queries', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { exclusive: false });
+      const q = gate.query(keyA, 30_000, work.piece('query'));
+      const insert = gate.insert(work.piece('insert'));
+      await settled();
+      expect(work.running()).to.have.members(['query', 'insert']);
+      await work.finish('insert');
+      await work.finish('query');
+      await Promise.all([q, insert]);
+    });
+  });
+});
