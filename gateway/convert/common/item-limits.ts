@@ -148,6 +148,10 @@ export class RequestLimits {
 
   /** Writes buf[start, end) as a String of at most `max` bytes. */
   writeSlice(w: RowWriter, buf: Buffer, start: number, end: number, max: number, reason: TruncateReason): void {
+    if (end - start <= max) { // the usual case, for every key and value
+      w.string(buf, start, end);
+      return;
+    }
     const cut = utf8Cut(buf, start, end, max);
     if (cut < end) this.tally.truncate(reason, 1);
     w.string(buf, start, cut);

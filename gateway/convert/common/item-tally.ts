@@ -61,13 +61,14 @@ export class ItemTally implements Rejections, Truncations {
 
   /** The part or row just written is kept: its truncations count. */
   keep(): void {
+    if (this.#pending.size === 0) return; // the usual case, once per row
     for (const [reason, n] of this.#pending) this.#truncated.set(reason, (this.#truncated.get(reason) ?? 0) + n);
     this.#pending.clear();
   }
 
   /** The row just written was cut off again: its truncations do not count. */
   discard(): void {
-    this.#pending.clear();
+    if (this.#pending.size !== 0) this.#pending.clear();
   }
 
   get count(): number {
