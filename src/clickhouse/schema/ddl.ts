@@ -76,3 +76,19 @@ export function modifyTtl(t: SchemaTarget, name: string, ttl: string): string {
 export function modifySettings(t: SchemaTarget, name: string, settings: readonly string[]): string {
   return `ALTER TABLE ${storageTable(t, name)}${onCluster(t)} MODIFY SETTING ${settings.join(', ')}`;
 }
+
+export interface ColumnCodec {
+  readonly column: string;
+  /** The column's type, unchanged (MODIFY COLUMN restates it). */
+  readonly type: string;
+  readonly codec: string;
+}
+
+/**
+ * ALTER … MODIFY COLUMN … CODEC on the storing table. A codec change is
+ * metadata only: new parts and every merge use the new codec, existing parts
+ * are not rewritten (no mutation).
+ */
+export function modifyCodecs(t: SchemaTarget, name: string, columns: readonly ColumnCodec[]): string {
+  return `ALTER TABLE ${storageTable(t, name)}${onCluster(t)} ${columns.map((c) => `MODIFY COLUMN ${c.column} ${c.type} CODEC(${c.codec})`).join(', ')}`;
+}

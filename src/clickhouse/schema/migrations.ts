@@ -2,8 +2,8 @@
 // the migrator stores each one's checksum and refuses to run when an applied
 // migration has changed. Add a new version instead.
 import type { RetentionConfig } from '../../config/config.ts';
-import { createMaterializedView, createTable, modifySettings } from './ddl.ts';
-import type { SchemaTarget } from './ddl.ts';
+import { createMaterializedView, createTable, modifyCodecs, modifySettings } from './ddl.ts';
+import type { ColumnCodec, SchemaTarget } from './ddl.ts';
 import { logBytesExpression, logsTable, metricsTable, spansTable, tenantsTable, usageDailyTable } from './tables.ts';
 
 export interface SchemaContext extends SchemaTarget {
@@ -31,6 +31,35 @@ function discoveryView(ctx: SchemaContext, from: string): string {
   return createMaterializedView(ctx, `${from}_tenants_mv`, from, 'tenants',
     "SELECT tenant_id, min(now64(3)) AS first_seen, argMaxState('', toDateTime64(0, 9)) AS name FROM {from} GROUP BY tenant_id");
 }
+
+const attrs = 'Map(LowCardinality(String), String)';
+const text = (column: string, codec: string): ColumnCodec => ({ column, type: 'String', codec });
+const attributes = (column: string, codec: string): ColumnCodec => ({ column, type: attrs, codec });
+
+/**
+ * Migration 3's codecs (measured by `npm run bench:insert-cost`; docs/schema.md
+ * has the figures). ZSTD(1) finds few of the repeats that attribute maps and
+ * ids are made of; ZSTD(3) stores them in fewer bytes at no more CPU, and
+ * ZSTD(6) on the maps finds the long repeats of resource and record
+ * attributes. Event times within a span are close together: Delta first.
+ */
+const mapCodec = 'ZSTD(6)';
+const textCodec = 'ZSTD(3)';
+
+const logCodecs: readonly ColumnCodec[] = [
+  ...['log_id', 'trace_id', 'span_id', 'body'].map((c) => text(c, textCodec)),
+  ...['resource_attributes', 'scope_attributes', 'log_attributes'].map((c) => attributes(c, mapCodec)),
+];
+
+const spanCodecs: readonly ColumnCodec[] = [
+  ...['trace_id', 'span_id', 'parent_span_id', 'trace_state', 'status_message'].map((c) => text(c, textCodec)),
+  ...['resource_attributes', 'scope_attributes', 'span_attributes'].map((c) => attributes(c, mapCodec)),
+  { column: 'event_timestamps', type: 'Array(DateTime64(9))', codec: `Delta(8), ${textCodec}` },
+  { column: 'event_names', type: 'Array(LowCardinality(String))', codec: textCodec },
+  { column: 'event_attributes', type: `Array(${attrs})`, codec: textCodec },
+  ...['link_trace_ids', 'link_span_ids', 'link_trace_states'].map((column) => ({ column, type: 'Array(String)', codec: textCodec })),
+  { column: 'link_attributes', type: `Array(${attrs})`, codec: textCodec },
+];
 
 export const migrations: readonly Migration[] = [
   {
@@ -62,5 +91,13 @@ export const migrations: readonly Migration[] = [
     statements: (ctx) => (ctx.cluster !== undefined ? [] : ['logs', 'spans', 'metrics', 'usage_daily', 'tenants'].map(
       (table) => modifySettings(ctx, table, [`non_replicated_deduplication_window = ${dedupWindow}`]),
     )),
+  },
+  {
+    // Bytes at rest per log and per span (issue 19). Codecs only: the
+    // columns' types, and so every query, stay as they are; existing parts
+    // take the new codecs as they are merged.
+    version: 3,
+    name: 'heavier codecs on attribute maps, ids, bodies and event times',
+    statements: (ctx) => [modifyCodecs(ctx, 'logs', logCodecs), modifyCodecs(ctx, 'spans', spanCodecs)],
   },
 ];

@@ -1,4 +1,7 @@
 // The tables of schema version 1. docs/schema.md explains every sort key.
+// Migration 1 is built from these definitions and released migrations are
+// checksummed, so they stay as released: later changes are migrations of
+// their own (migration 3 changes codecs of logs and spans).
 import type { RetentionConfig } from '../../config/config.ts';
 import type { TableSpec } from './ddl.ts';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { migrate } from '../../../src/clickhouse/schema/migrator.ts';
+import { migrate, migrationChecksum } from '../../../src/clickhouse/schema/migrator.ts';
 import { migrations } from '../../../src/clickhouse/schema/migrations.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
@@ -48,6 +48,15 @@ describe('schema on embedded ClickHouse', function () {
       expect(engines.find((e) => e.name === 'metrics')?.engine_full).to.contain('toIntervalDay(365)');
       const again = await migrate(store, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger);
       expect(again).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+    });
+
+    it('keep the checksums of released migrations (tables.ts builds migration 1: change it by a new migration)', () => {
+      const released: Record<number, string> = {
+        1: '8793ffd55971ba6b690621e19271c84bfdce8f4d4abdc43f0c121e7c15d2d764',
+        2: '7ff071e6d54f94d3540040cd6143acd3eecfef1a0dcdc6ec37f5c87b076a1258',
+        3: '57a88c3591dcf73eec9a212b4ece8a537920b44f2bdfefeb9c429a9befb0484f',
+      };
+      for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });
 
     it('reports an unreachable ClickHouse as a value, not a crash', async () => {
@@ -116,6 +125,46 @@ describe('schema on embedded ClickHouse', function () {
         const [back] = await rows(store, `SELECT * FROM ${store.database}.metrics WHERE tenant_id = 'acme' AND metric_name = {m:String}`, { m: row.metric_name });
         expect(back, row.metric_type).to.deep.equal(row);
       }
+    });
+  });
+
+  describe('codecs of migration 3', () => {
+    let store: Store;
+    before(async () => { store = await databaseStore('codecs'); });
+    after(async () => { await store.close(); });
+
+    type Column = { table: string; name: string; type: string; compression_codec: string };
+    const columns = (): Promise<Column[]> => rows<Column>(store,
+      "SELECT table, name, type, compression_codec FROM system.columns WHERE database = {db:String} AND table IN ('logs', 'spans') ORDER BY table, name", { db: store.database });
+
+    it('change codecs only, on tables that hold rows: no mutation, types and rows as they were', async () => {
+      const before = migrations.filter((m) => m.version < 3);
+      expect(await migrate(store, defaultRetention, silentLogger, before)).to.have.property('ok', true);
+      const log = { tenant_id: 'acme', timestamp: `${day} 10:00:00.123456789`, log_id: 'l1', trace_id: '5b8efff798038103d269b633813fc60c', span_id: 'eee19b7ec3c1b174', body: 'payment failed', log_attributes: { 'user.id': '42' } };
+      const span = { tenant_id: 'acme', timestamp: `${day} 10:00:00.000000001`, trace_id: '5b8efff798038103d269b633813fc60c', span_id: 'eee19b7ec3c1b174', event_timestamps: [`${day} 10:00:00.000500000`, `${day} 10:00:00.000600000`], event_names: ['a', 'b'], span_attributes: { 'http.route': '/checkout' } };
+      await store.client.insert({ table: `${store.database}.logs`, values: [log], format: 'JSONEachRow' });
+      await store.client.insert({ table: `${store.database}.spans`, values: [span], format: 'JSONEachRow' });
+      const typesBefore = (await columns()).map(({ table, name, type }) => ({ table, name, type }));
+
+      expect(await migrate(store, defaultRetention, silentLogger)).to.deep.equal({ ok: true, applied: [3], retentionChanged: [] });
+      const after = await columns();
+      expect(after.map(({ table, name, type }) => ({ table, name, type }))).to.deep.equal(typesBefore);
+      const codec = (table: string, name: string): string | undefined => after.find((c) => c.table === table && c.name === name)?.compression_codec;
+      expect(codec('logs', 'log_attributes')).to.equal('CODEC(ZSTD(6))');
+      expect(codec('logs', 'span_id')).to.equal('CODEC(ZSTD(3))');
+      expect(codec('spans', 'span_attributes')).to.equal('CODEC(ZSTD(6))');
+      expect(codec('spans', 'event_timestamps')).to.equal('CODEC(Delta(8), ZSTD(3))');
+      expect(codec('spans', 'duration_ns'), 'a column migration 3 leaves alone').to.equal('CODEC(T64, ZSTD(1))');
+      const mutations = await rows<{ n: string }>(store, 'SELECT count() AS n FROM system.mutations WHERE database = {db:String}', { db: store.database });
+      expect(Number(mutations[0]?.n)).to.equal(0);
+
+      // Old parts and a merge of old and new parts read back the same rows.
+      await store.client.insert({ table: `${store.database}.logs`, values: [{ ...log, log_id: 'l2' }], format: 'JSONEachRow' });
+      await store.client.command({ query: `OPTIMIZE TABLE ${store.database}.logs FINAL` });
+      const logs = await rows<Record<string, unknown>>(store, `SELECT log_id, trace_id, span_id, body, log_attributes FROM ${store.database}.logs ORDER BY log_id`);
+      expect(logs).to.deep.equal(['l1', 'l2'].map((logId) => ({ log_id: logId, trace_id: log.trace_id, span_id: log.span_id, body: log.body, log_attributes: log.log_attributes })));
+      const [back] = await rows<Record<string, unknown>>(store, `SELECT event_timestamps, event_names, span_attributes FROM ${store.database}.spans`);
+      expect(back).to.deep.equal({ event_timestamps: span.event_timestamps, event_names: span.event_names, span_attributes: span.span_attributes });
     });
   });
 
