@@ -35,7 +35,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   });
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   metrics.logBytesFrom(() => writer.logBytes);
-  const pipeline = new IngestPipeline(writer, metrics);
+  const pipeline = new IngestPipeline(writer, metrics, config.items);
   const limits = config.listener ?? defaultListenerLimits;
   const inflight = new InflightBytes(config.maxInflightBytes ?? defaultMaxInflightBytes);
   inflight.register(ctx.registry);

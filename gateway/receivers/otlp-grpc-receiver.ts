@@ -13,7 +13,6 @@ import type { Logger } from '../../src/log/logger.ts';
 import type { ListenerLimits } from '../../src/ops/listener-limits.ts';
 import { listenerMetrics } from '../../src/ops/listener-metrics.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
-import { rowConverters } from '../convert/row-converters.ts';
 import type { RowConverter } from '../convert/common/row-converter.ts';
 import { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
@@ -207,7 +206,7 @@ export async function listenGrpc(deps: GrpcReceiverDeps, host: string, port: num
     ...serverOptions(deps.maxRequestBytes, limits),
     interceptors: [admission(deps, limits.bodyTimeoutMs, peers, () => { bodyTimeouts.inc({ listener: name }); })],
   });
-  const converters = rowConverters();
+  const converters = deps.pipeline.converters;
   for (const [signal, path] of services) {
     const definition = { Export: { path, originalName: 'export', ...passThrough } } satisfies grpc.ServiceDefinition;
     server.addService(definition, { Export: handler(signal, converters[signal].protobuf, deps) });

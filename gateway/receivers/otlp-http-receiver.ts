@@ -9,7 +9,6 @@ import type { KeyRing } from '../../src/auth/api-keys.ts';
 import { requestPath } from '../../src/ops/ops-listener.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
-import { rowConverters } from '../convert/row-converters.ts';
 import type { RowConverters } from '../convert/row-converters.ts';
 import { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
@@ -113,7 +112,7 @@ const single = (v: string | string[] | undefined): string | undefined => (Array.
 
 /** The request listener of the OTLP/HTTP port. */
 export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const converters = rowConverters();
+  const converters = deps.pipeline.converters;
   return (req, res) => {
     // The ops paths never get here: the shared listener answers them.
     const signal = signalByPath.get(requestPath(req.url ?? '/'));
