@@ -17,7 +17,12 @@ export interface RowBinaryTarget {
   readonly table: string;
   /** Columns in the order the rows hold them. */
   readonly columns: readonly string[];
-  /** `name Type, …` of those columns, for file(). */
+  /**
+   * `name Type, …` of those columns, for file(). LowCardinality(String) is
+   * read as String (RowBinary encodes both alike) and converted by the
+   * INSERT: parsing straight into LowCardinality columns was about half of
+   * an embedded INSERT's CPU (`npm run bench:insert-cost`).
+   */
   readonly structure: string;
 }
 
@@ -30,7 +35,7 @@ export function rowBinaryTarget(spec: TableSpec, columns: readonly string[]): Ro
   const structure = columns.map((c) => {
     const type = types.get(c);
     if (type === undefined) throw new Error(`table ${spec.name} has no column ${c}`);
-    return `${c} ${type}`;
+    return `${c} ${type.replaceAll('LowCardinality(String)', 'String')}`;
   });
   return { table: spec.name, columns, structure: structure.join(', ') };
 }

@@ -7,12 +7,12 @@ import { spansTable } from '../../../src/clickhouse/schema/tables.ts';
 import { openStore } from '../../../src/clickhouse/store.ts';
 
 describe('RowBinary inserts', () => {
-  it('name the columns in row order with the table\'s types, codecs left out', () => {
-    const target = rowBinaryTarget(spansTable({ logsDays: 1, tracesDays: 1, metricsDays: 1 }), ['span_kind', 'timestamp', 'resource_attributes']);
+  it('name the columns in row order with the table\'s types, codecs left out, LowCardinality(String) read as String', () => {
+    const target = rowBinaryTarget(spansTable({ logsDays: 1, tracesDays: 1, metricsDays: 1 }), ['span_kind', 'timestamp', 'service_name', 'resource_attributes']);
     expect(target).to.deep.equal({
       table: 'spans',
-      columns: ['span_kind', 'timestamp', 'resource_attributes'],
-      structure: "span_kind Enum8('UNSPECIFIED' = 0, 'INTERNAL' = 1, 'SERVER' = 2, 'CLIENT' = 3, 'PRODUCER' = 4, 'CONSUMER' = 5), timestamp DateTime64(9), resource_attributes Map(LowCardinality(String), String)",
+      columns: ['span_kind', 'timestamp', 'service_name', 'resource_attributes'],
+      structure: "span_kind Enum8('UNSPECIFIED' = 0, 'INTERNAL' = 1, 'SERVER' = 2, 'CLIENT' = 3, 'PRODUCER' = 4, 'CONSUMER' = 5), timestamp DateTime64(9), service_name String, resource_attributes Map(String, String)",
     });
   });
 
