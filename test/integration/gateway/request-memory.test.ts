@@ -3,8 +3,8 @@
 // 4.6 GB, every row copying the resource) stays within 256 MiB of peak RSS
 // growth over OTLP/HTTP protobuf and JSON and gRPC, with the attribute
 // truncated and every span stored; a neighbour tenant keeps succeeding. The
-// hostile payloads of hostile-payloads.test.ts sent to the same process
-// leave no error-level log line.
+// limits' settings reach the converters, and the hostile payloads of
+// hostile-payloads.test.ts leave no error-level log line.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,11 +103,21 @@ describe('gateway: hostile payloads in the tenantry process', function () {
   let tenantry: TenantryProcess;
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'tenantry-hostile-'));
-    tenantry = await startTenantry(dataDir);
+    tenantry = await startTenantry(dataDir, { TENANTRY_MAX_VALUE_DEPTH: '4', TENANTRY_MAX_SPAN_NAME_BYTES: '3' });
   });
   after(async () => {
     await stop(tenantry);
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('applies the limits its settings give (TENANTRY_MAX_VALUE_DEPTH=4, TENANTRY_MAX_SPAN_NAME_BYTES=3)', async () => {
+    const body = request([keyValue('tenant.id', stringValue('settings'))], [span('five', [keyValue('v', nestedKvlist(5, stringValue('x')))]), span('four', [keyValue('v', nestedKvlist(4, stringValue('x')))])]);
+    const res = await post(`${tenantry.httpUrl}/v1/traces`, body, protobufHeaders(processKey));
+    expect(res.status).to.equal(200);
+    expect(tracePartialSuccess(res.body)).to.deep.equal({
+      rejected: 1,
+      message: '1 spans rejected: 1 attribute value or body nested deeper than 4 levels (TENANTRY_MAX_VALUE_DEPTH); truncated: 1 span names to 3 bytes (TENANTRY_MAX_SPAN_NAME_BYTES)',
+    });
   });
 
   it('answers values nested 60 deep and invalid UTF-8 without a 5xx and without an error-level log line', async () => {
