@@ -39,8 +39,45 @@ const hex = /^[0-9a-fA-F]*$/;
 
 export type JsonResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
 
+/**
+ * A parsed object or array costs far more memory than its text: `{},` is 3
+ * bytes and 40–60 on the heap, so 16 MiB of them parse into ~1 GB. OTLP/JSON
+ * has one object or array per ~35 bytes (the benchmark's requests) and
+ * rarely one per 13 (nested key-value lists); a body over `denseBodyBytes`
+ * with more than one per `minBytesPerContainer` is refused before parsing,
+ * which keeps a request's parsed size within ~10× its bytes.
+ */
+const minBytesPerContainer = 8;
+const denseBodyBytes = 1024 * 1024;
+
+/** Counts the objects and arrays of JSON text: `{` and `[` outside strings. */
+function containersOf(body: Buffer): number {
+  let count = 0;
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 0x5c) escaped = true;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      count++;
+    }
+  }
+  return count;
+}
+
 /** Parses an OTLP/JSON body and converts its root object with `convert`, or says why it is not OTLP/JSON. */
 export function readOtlpJson<T>(body: Buffer, convert: (root: Json) => T): JsonResult<T> {
+  if (body.length > denseBodyBytes) {
+    const containers = containersOf(body);
+    if (containers * minBytesPerContainer > body.length) {
+      return { ok: false, message: `invalid OTLP/JSON: ${containers} objects and arrays in ${body.length} bytes, more than one per ${minBytesPerContainer} bytes` };
+    }
+  }
   let root: unknown;
   try {
     root = JSON.parse(body.toString('utf8'));

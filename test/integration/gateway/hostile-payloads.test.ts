@@ -1,6 +1,7 @@
 // Client input that was once answered 500 / INTERNAL: AnyValues nested 60
 // (and 100,000) deep over OTLP/HTTP (protobuf and JSON) and gRPC, invalid
-// UTF-8 inside a nested key-value list. Each is now a per-item rejection or
+// UTF-8 inside a nested key-value list; and JSON that parses into ~70× its
+// size. Each is now a per-item rejection or
 // a 400 / INVALID_ARGUMENT naming the problem; nothing is a 5xx or INTERNAL,
 // and a neighbour tenant sending at the same time keeps succeeding.
 import * as grpc from '@grpc/grpc-js';
@@ -94,13 +95,22 @@ describe('gateway: hostile payloads', function () {
     });
   });
 
+  describe('dense JSON', () => {
+    it('answers 400 for an OTLP/JSON body of millions of empty objects (~1 GB once parsed) before parsing it', async () => {
+      const body = `{"resourceSpans":[{"scopeSpans":[{"spans":[${Array(2_000_000).fill('{}').join(',')}]}]}]}`;
+      const [res] = await Promise.all([post(`${gw.httpUrl}/v1/traces`, body, jsonHeaders(keys.admin)), neighbour()]);
+      expect(res.status).to.equal(400);
+      expect(JSON.parse(res.body.toString())).to.include({ code: 3, message: `invalid OTLP/JSON: 2000006 objects and arrays in ${body.length} bytes, more than one per 8 bytes` });
+    });
+  });
+
   // A suite of its own: mocha runs a suite's tests before its child suites.
   describe('afterwards', () => {
     it('answered none of it with a 5xx or INTERNAL, and stored every span of the neighbour', async () => {
       const requests = await gw.registry.getSingleMetricAsString('tenantry_gateway_requests_total');
       expect(requests).to.match(/status="200"/);
       expect(requests).not.to.match(/status="(5\d\d|INTERNAL|UNKNOWN)"/);
-      expect(await spanNames('tenant-a')).to.have.length(5);
+      expect(await spanNames('tenant-a')).to.have.length(6);
     });
   });
 });
