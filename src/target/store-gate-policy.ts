@@ -6,7 +6,7 @@ import type { Store } from '../clickhouse/store.ts';
 import type { QueryLimitsConfig } from '../config/config.ts';
 
 /** Share of embedded ClickHouse's time queries may take while ingest is active. */
-export const embeddedQueryShare = 0.5;
+export const embeddedQueryShare = 0.25;
 
 /** Threads of an embedded query's statement: one, so that the gateway keeps a core of two. */
 export const embeddedQueryThreads = 1;
