@@ -3,7 +3,7 @@
 // domain: one malformed item must never make ClickHouse reject a whole
 // group-committed batch.
 import type { RowWriter } from '../../rowbinary/row-writer.ts';
-import type { AnyValue, Int64Like, KeyValue } from '../../wire/otlp-messages.ts';
+import type { AnyValue, Int64, Int64Like, KeyValue } from '../../wire/otlp-messages.ts';
 
 const twoTo32 = 4_294_967_296;
 const twoTo64 = twoTo32 * twoTo32;
@@ -76,6 +76,12 @@ export function writeNanos(w: RowWriter, v: Int64Like | null | undefined): void 
   if (v === null || v === undefined) w.u64Parts(0, 0);
   else if (typeof v === 'number') writeNanosParts(w, ...numberParts(v >= 9.2e18 ? twoTo64 : v));
   else writeNanosParts(w, v.low >>> 0, v.high >>> 0);
+}
+
+/** Unix milliseconds (the time a request was received) as unsigned Unix nanoseconds in 32-bit halves. */
+export function nanosOfMillis(ms: number): Int64 {
+  const ns = BigInt(Math.max(0, Math.trunc(ms))) * 1_000_000n;
+  return { low: Number(ns & 0xffffffffn), high: Number(ns >> 32n), unsigned: true };
 }
 
 /** Unix nanoseconds as a double: exact below 2^53 (enough for durations and comparisons). */

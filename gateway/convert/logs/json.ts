@@ -3,7 +3,9 @@
 // parsed JSON (common/otlp-json.ts); logs/protobuf.ts writes the same rows.
 // Severity comes from the severity number, or from the severity text when
 // the number is 0; the timestamp falls back to the observed timestamp when
-// unset (OTLP says 0 means unknown); log_id is log.record.uid when present.
+// unset (OTLP says 0 means unknown), and an unset observed timestamp is the
+// time the request was received (Tenantry observed it then); log_id is
+// log.record.uid when present.
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { RequestLimits } from '../common/item-limits.ts';
@@ -12,7 +14,7 @@ import { resourcePart, scopePart, tenantOf, writeAnyValue, writeAttributeValue, 
 import { SeverityNumber } from '../common/otlp-enums.ts';
 import { enumValue, fixed64, hexId, messageField, messageList, readOtlpJson, text, uint32 } from '../common/otlp-json.ts';
 import type { Json } from '../common/otlp-json.ts';
-import { clampInt, writeNanos } from '../common/otlp-values.ts';
+import { clampInt, nanosOfMillis, writeNanos } from '../common/otlp-values.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import type { TenantResolver } from '../common/tenant-resolver.ts';
 import type { Int64 } from '../../wire/otlp-messages.ts';
@@ -26,10 +28,14 @@ const names = {
   body: `${v1}LogRecord.body`, attributes: `${v1}LogRecord.attributes`,
 } as const;
 
-/** The timestamp column of a record: its time, or its observed time when the time is unset (0). */
-function recordTime(record: Json): Int64 {
+const isSet = (t: Int64): boolean => t.low !== 0 || t.high !== 0;
+
+/** A record's timestamp and observed timestamp: unset (0) ones fall back to the observed time, and that to `received`. */
+function recordTimes(record: Json, received: Int64): { readonly time: Int64; readonly observed: Int64 } {
+  const given = fixed64(record['observedTimeUnixNano']);
+  const observed = isSet(given) ? given : received;
   const time = fixed64(record['timeUnixNano']);
-  return time.low !== 0 || time.high !== 0 ? time : fixed64(record['observedTimeUnixNano']);
+  return { time: isSet(time) ? time : observed, observed };
 }
 
 /**
@@ -37,8 +43,7 @@ function recordTime(record: Json): Int64 {
  * columns rendered; `logId` draws an id for a record without log.record.uid.
  * A record's body is at depth 4 (request, ResourceLogs, ScopeLogs, LogRecord, AnyValue), so are its KeyValues.
  */
-function writeRecord(w: RowWriter, record: Json, time: Int64, resource: Buffer, scope: Buffer, logId: () => string, limits: RequestLimits): void {
-  const observed = fixed64(record['observedTimeUnixNano']);
+function writeRecord(w: RowWriter, record: Json, { time, observed }: { readonly time: Int64; readonly observed: Int64 }, resource: Buffer, scope: Buffer, logId: () => string, limits: RequestLimits): void {
   writeNanos(w, time);
   writeNanos(w, observed);
   if (!writeAttributeValue(w, record['attributes'], 'log.record.uid', 4, limits)) w.text(logId());
@@ -68,17 +73,18 @@ function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowM
   let rowCount = 0;
   const nextId = (): string => ids.next(nowMs);
   const noId = (): string => '';
+  const received = nanosOfMillis(nowMs);
   for (const rl of messageList(root['resourceLogs'], names.resourceLogs)) {
     const resource = resourcePart(rl['resource'], rl['schemaUrl'], names.resource, limits);
     for (const sl of messageList(rl['scopeLogs'], names.scopeLogs)) {
       const scope = scopePart(sl['scope'], names.scope, true, sl['schemaUrl'], limits);
       for (const record of messageList(sl['logRecords'], names.logRecords)) {
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(record['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
-        const time = recordTime(record);
-        const rejection = tenant.ok ? limits.rejectionBefore(time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+        const times = recordTimes(record, received);
+        const rejection = tenant.ok ? limits.rejectionBefore(times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
         const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.tenant : '');
-        writeRecord(w, record, time, resource.bytes, scope.bytes, rejection === undefined ? nextId : noId, limits);
+        writeRecord(w, record, times, resource.bytes, scope.bytes, rejection === undefined ? nextId : noId, limits);
         if (limits.endRow(w, rowStart, rejection)) rowCount++;
       }
     }

@@ -5,7 +5,7 @@
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
-import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
+import { clampInt, nanosOfMillis, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
@@ -55,6 +55,7 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
   const r = new WireReader(body);
   let rowCount = 0;
   const maxValue = limits.limits.maxAttributeValueBytes;
+  const received = nanosOfMillis(nowMs);
   forEachScope(r, value, limits, true, (resource, scope, slStart, slEnd) => {
     const records = new WireReader(body, slStart, slEnd);
     for (let end = nextDelimited(records, 2); end >= 0; end = nextDelimited(records, 2)) {
@@ -69,9 +70,13 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
         limits.reject(tenant);
         continue;
       }
+      // Unset (0) times fall back to the observed time, and that to the time the request was received.
+      const observedSet = record.observedLo !== 0 || record.observedHi !== 0;
+      const observedLo = observedSet ? record.observedLo : received.low;
+      const observedHi = observedSet ? record.observedHi : received.high;
       const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
-      const timeLo = timeSet ? record.timeLo : record.observedLo;
-      const timeHi = timeSet ? record.timeHi : record.observedHi;
+      const timeLo = timeSet ? record.timeLo : observedLo;
+      const timeHi = timeSet ? record.timeHi : observedHi;
       const rejection = limits.rejectionBefore(timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep);
       if (rejection !== undefined) {
         limits.reject(rejection);
@@ -81,7 +86,7 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       const rowStart = limits.beginRow(w);
       w.text(tenant.tenant);
       writeNanosParts(w, timeLo, timeHi);
-      writeNanosParts(w, record.observedLo, record.observedHi);
+      writeNanosParts(w, observedLo, observedHi);
       if (item.logUidSeen) {
         if (item.logUidStart >= 0) value.read(r, item.logUidStart, item.logUidEnd).writeText(w, body, limits, maxValue, 'attribute_value_bytes');
         else w.empty();
