@@ -41,11 +41,15 @@ export class IngestPipeline {
     this.converters = rowConverters(undefined, undefined, limits);
   }
 
-  /** Stores the accepted items of a converted request; answers once they are written. */
-  async ingest(signal: SignalName, batch: RowBatch): Promise<Outcome> {
+  /**
+   * Stores the accepted items of a converted request; answers once they are
+   * written. `tenant` is whom they are for: while ClickHouse is behind,
+   * tenants' requests take turns.
+   */
+  async ingest(signal: SignalName, batch: RowBatch, tenant = ''): Promise<Outcome> {
     for (const [reason, n] of batch.rejected.byReason) this.#metrics.rejectedItems.inc({ signal, reason }, n);
     if (hasTruncations(batch.rejected)) for (const [reason, n] of batch.rejected.truncated) this.#metrics.truncations.inc({ signal, reason }, n);
-    const written = await this.#writer.submit(batch.table, batch.rows, batch.rowCount);
+    const written = await this.#writer.submit(batch.table, batch.rows, batch.rowCount, tenant);
     if (!written.ok) {
       switch (written.kind) {
         case 'overloaded': return { kind: 'overloaded', message: written.message, retryAfterSeconds: 1 };

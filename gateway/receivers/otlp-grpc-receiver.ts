@@ -175,9 +175,10 @@ function handler(signal: SignalName, converter: RowConverter, deps: GrpcReceiver
     const run = async (): Promise<Outcome> => {
       const auth = authorizeIngest(deps.keys, presentedKey(firstString(call.metadata, 'authorization'), firstString(call.metadata, 'x-api-key')));
       if (!auth.ok) return auth.failure;
-      const converted = converter.convert(call.request, new TenantResolver(auth.principal));
+      const tenants = new TenantResolver(auth.principal);
+      const converted = converter.convert(call.request, tenants);
       if (!converted.ok) return { kind: 'invalid', message: converted.message };
-      return deps.pipeline.ingest(signal, converted.batch);
+      return deps.pipeline.ingest(signal, converted.batch, tenants.firstTenant);
     };
     run().then((outcome) => {
       if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });

@@ -103,9 +103,10 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
     if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
     return { format, outcome: bodyFailure(body.kind, body.message) };
   }
-  const converted = converters[signal][format].convert(body.body, new TenantResolver(auth.principal));
+  const tenants = new TenantResolver(auth.principal);
+  const converted = converters[signal][format].convert(body.body, tenants);
   if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.message } };
-  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch) };
+  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch, tenants.firstTenant) };
 }
 
 const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);

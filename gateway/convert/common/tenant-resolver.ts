@@ -47,6 +47,16 @@ export class TenantResolver {
     this.#principal = principal;
   }
 
+  /**
+   * The first tenant this request may write (rows resolved so far), for fair
+   * scheduling of the writer: a request normally carries one tenant, and a
+   * mixed one is scheduled as its first. Empty when none.
+   */
+  get firstTenant(): string {
+    for (const [tenant, allowed] of this.#allowed) if (allowed) return tenant;
+    return '';
+  }
+
   /** The resolution for an item, given its resource's resolution (undefined when the resource has no tenant.id). */
   resolve(resource: Resolution | undefined, itemAttributes: readonly KeyValue[] | null | undefined): Resolution {
     return this.authorize(resource ?? tenantOf(itemAttributes) ?? { ok: false, reason: 'missing_tenant' });

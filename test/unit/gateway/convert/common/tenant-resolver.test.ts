@@ -43,4 +43,16 @@ describe('tenant-resolver', () => {
     expect(resolver.resolve(undefined, [])).to.deep.equal({ ok: false, reason: 'missing_tenant' });
     expect(new TenantResolver(all).resolve(undefined, str('b'))).to.deep.equal({ ok: true, tenant: 'b' });
   });
+
+  it('names the first tenant the request may write, for fair scheduling of the writer', () => {
+    const resolver = new TenantResolver(onlyA);
+    expect(resolver.firstTenant).to.equal('');
+    resolver.authorize({ ok: true, tenant: 'b' }); // not allowed: not whom the rows are for
+    resolver.authorize({ ok: true, tenant: 'a' });
+    expect(resolver.firstTenant).to.equal('a');
+    const mixed = new TenantResolver(all);
+    mixed.authorize({ ok: true, tenant: 'y' });
+    mixed.authorize({ ok: true, tenant: 'x' });
+    expect(mixed.firstTenant).to.equal('y');
+  });
 });
