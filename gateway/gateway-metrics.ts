@@ -39,6 +39,14 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
     name: 'tenantry_gateway_wal_bytes', help: 'Bytes acknowledged and held in the write-ahead log, not yet in ClickHouse', registers,
     collect() { this.set(readLogBytes()); },
   });
+  const admissionSeconds = new Histogram({
+    name: 'tenantry_gateway_admission_wait_seconds', help: 'Time a request waited to enter the write-ahead log while ClickHouse was behind (0 when it entered at once)', labelNames: ['table'], registers,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  });
+  const appendSeconds = new Histogram({
+    name: 'tenantry_gateway_wal_append_duration_seconds', help: 'Time to write and fsync a request\'s rows into the write-ahead log (group commit)', labelNames: ['table'], registers,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  });
   const deadLetters = new Counter({ name: 'tenantry_gateway_dead_letter_rows_total', help: 'Acknowledged rows ClickHouse refused for a reason of their own, kept in the dead-letter folder', labelNames: ['table'], registers });
   return {
     acceptedItems, rejectedItems, truncations, requests, requestSeconds,
@@ -50,6 +58,10 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
         insertSeconds.observe({ table: s.table, ok: String(s.ok) }, s.seconds);
       },
       deadLettered: (table, rows) => { deadLetters.inc({ table }, rows); },
+      submitted: (table, waitSeconds, appendSeconds_) => {
+        admissionSeconds.observe({ table }, waitSeconds);
+        appendSeconds.observe({ table }, appendSeconds_);
+      },
       health,
     },
   };

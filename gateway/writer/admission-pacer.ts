@@ -3,16 +3,22 @@
 // instead of some waiting a whole INSERT (docs/adr/0006-write-ahead-log.md,
 // "Backpressure").
 //
-// The backlog of a table is the rows admitted and not yet inserted. While an
-// INSERT runs, its rows leave the backlog at the measured rate rather than
-// all at once when it ends, so admissions flow at a steady pace through the
-// INSERT instead of in a burst after it. A request is admitted while the
-// estimated backlog with its rows stays under `backlogSeconds` of inserting;
-// waiters are served in deficit round robin over their flows (tenants), so
+// Two bounds, both in seconds of inserting at the measured INSERT rate:
+// - a token bucket: admitted rows drain from it continuously, whatever the
+//   INSERTs' boundaries, so admissions flow at a steady pace (a request
+//   waits about its own rows' worth, not for an INSERT to end); at most
+//   `backlogSeconds` may be in it;
+// - the real backlog, rows admitted and not yet inserted, at most
+//   `maxBacklogSeconds`: it bounds how long an acknowledged row waits to
+//   become queryable. The bucket drains at the measured rate while the real
+//   backlog is under `backlogSeconds`, and slower as it grows towards the
+//   bound (not at all at it): an INSERT rate measured higher than what the
+//   table sustains (INSERTs are not back to back; a query or merges slow
+//   them) settles as a slightly longer backlog instead of admissions
+//   stalling at the bound until an INSERT ends.
+// Waiters are served in deficit round robin over their flows (tenants), so
 // a flooding tenant does not make a small one wait behind its requests, and
-// first come, first served within a flow. The estimate never counts a
-// running INSERT as more than done, so when ClickHouse slows down (a long
-// query holds it, merges run) the real backlog throttles admissions at once.
+// first come, first served within a flow.
 
 import { FairQueue } from './fair-queue.ts';
 
@@ -31,8 +37,10 @@ export const systemClock: PacerClock = {
 };
 
 export interface PacerOptions {
-  /** Seconds of inserting the backlog may hold before requests wait (includes the segment still filling). */
+  /** Seconds of inserting the token bucket holds: how far admissions may run ahead of the measured rate. */
   readonly backlogSeconds: number;
+  /** Seconds of inserting the real backlog (admitted, not yet inserted) may hold. */
+  readonly maxBacklogSeconds: number;
   /** Longest a request waits before it is refused. */
   readonly maxWaitMs: number;
 }
@@ -47,6 +55,13 @@ export type Starved<Table extends string> = (table: Table) => void;
 /** Weight of the newest INSERT in the rate estimate. */
 const rateSmoothing = 0.3;
 
+/**
+ * The bucket drains at this share of the measured rate: INSERTs are not
+ * back to back (a segment is read, the next one cut), so the rate an
+ * INSERT measures is a little above what the table sustains.
+ */
+const sustainedShare = 0.9;
+
 /** Rows each flow may take per round of the fair queue: about one request. */
 export const fairQuantumRows = 1000;
 
@@ -60,9 +75,13 @@ interface Waiter {
 class TablePace {
   /** Rows admitted and not yet inserted. */
   backlog = 0;
+  /** The token bucket's level, in rows, as of `drainedAt`. */
+  bucket = 0;
+  drainedAt = 0;
   /** Rows per second of INSERT, smoothed; undefined until one INSERT was measured. */
   rate: number | undefined;
-  running: { readonly rows: number; readonly since: number } | undefined;
+  /** When the running INSERT began, if one runs. */
+  runningSince: number | undefined;
   readonly waiters = new FairQueue<Waiter>(fairQuantumRows);
   wake: { cancel(): void } | undefined;
 }
@@ -71,7 +90,6 @@ export class AdmissionPacer<Table extends string> {
   readonly #clock: PacerClock;
   readonly #options: PacerOptions;
   readonly #tables = new Map<Table, TablePace>();
-
   readonly #starved: Starved<Table>;
 
   constructor(options: PacerOptions, starved: Starved<Table>, clock: PacerClock = systemClock) {
@@ -88,7 +106,7 @@ export class AdmissionPacer<Table extends string> {
   admit(table: Table, rows: number, flow = ''): Promise<boolean> {
     const pace = this.#pace(table);
     if (pace.waiters.size === 0 && this.#fits(pace, rows)) {
-      pace.backlog += rows;
+      this.#enter(pace, rows);
       return Promise.resolve(true);
     }
     return new Promise((resolve) => {
@@ -103,26 +121,28 @@ export class AdmissionPacer<Table extends string> {
         }, this.#options.maxWaitMs),
       };
       pace.waiters.push(flow, waiter);
-      this.#schedule(table, pace);
+      this.#serve(table, pace);
     });
   }
 
   /** Counts rows that enter without waiting (while ClickHouse fails, the log buffers them instead of pacing). */
   bypass(table: Table, rows: number): void {
-    this.#pace(table).backlog += rows;
+    this.#enter(this.#pace(table), rows);
   }
 
   /** Admitted rows that left without an INSERT: the append failed, or they were dead-lettered. */
   withdraw(table: Table, rows: number): void {
     const pace = this.#pace(table);
+    this.#drain(pace);
     pace.backlog = Math.max(0, pace.backlog - rows);
+    pace.bucket = Math.max(0, pace.bucket - rows);
     this.#serve(table, pace);
   }
 
   /** An INSERT of the table's rows begins. */
-  inserting(table: Table, rows: number): void {
+  inserting(table: Table): void {
     const pace = this.#pace(table);
-    pace.running = { rows, since: this.#clock.now() };
+    pace.runningSince = this.#clock.now();
     this.#schedule(table, pace);
   }
 
@@ -133,8 +153,9 @@ export class AdmissionPacer<Table extends string> {
    */
   inserted(table: Table, rows: number, stored: boolean, admitted: boolean): void {
     const pace = this.#pace(table);
-    const seconds = pace.running === undefined ? 0 : (this.#clock.now() - pace.running.since) / 1000;
-    pace.running = undefined;
+    const seconds = pace.runningSince === undefined ? 0 : (this.#clock.now() - pace.runningSince) / 1000;
+    pace.runningSince = undefined;
+    this.#drain(pace); // at the old rate and backlog up to now
     if (stored) {
       if (admitted) pace.backlog = Math.max(0, pace.backlog - rows);
       if (seconds > 0 && rows > 0) {
@@ -150,9 +171,9 @@ export class AdmissionPacer<Table extends string> {
     return this.#pace(table).waiters.size > 0;
   }
 
-  /** Rows of the table estimated still to insert, now. */
+  /** Rows of the table admitted and not yet inserted. */
   backlog(table: Table): number {
-    return this.#estimate(this.#pace(table));
+    return this.#pace(table).backlog;
   }
 
   #pace(table: Table): TablePace {
@@ -164,43 +185,69 @@ export class AdmissionPacer<Table extends string> {
     return pace;
   }
 
-  #estimate(pace: TablePace): number {
-    if (pace.running === undefined || pace.rate === undefined) return pace.backlog;
-    const done = Math.min(pace.running.rows, pace.rate * (this.#clock.now() - pace.running.since) / 1000);
-    return Math.max(0, pace.backlog - done);
+  /** Brings the bucket's level up to now. */
+  #drain(pace: TablePace): void {
+    const now = this.#clock.now();
+    // Without a measured rate there is nothing to pace by: the bucket starts empty once there is.
+    pace.bucket = pace.rate === undefined ? 0 : Math.max(0, pace.bucket - this.#drainRate(pace) * (now - pace.drainedAt) / 1000);
+    pace.drainedAt = now;
+  }
+
+  /** Rows per second the bucket drains now: the measured rate, slowed as the real backlog grows past backlogSeconds. */
+  #drainRate(pace: TablePace): number {
+    if (pace.rate === undefined) return 0;
+    const target = pace.rate * this.#options.backlogSeconds;
+    const bound = pace.rate * this.#options.maxBacklogSeconds;
+    const room = bound <= target ? (pace.backlog < bound ? 1 : 0) : Math.min(1, Math.max(0, (bound - pace.backlog) / (bound - target)));
+    return pace.rate * sustainedShare * room;
+  }
+
+  #enter(pace: TablePace, rows: number): void {
+    this.#drain(pace);
+    pace.backlog += rows;
+    pace.bucket += rows;
+  }
+
+  /** Why the rows cannot enter now: the bucket (time will make room) or the real backlog (only an INSERT will); undefined when they can. */
+  #blocked(pace: TablePace, rows: number): 'bucket' | 'backlog' | undefined {
+    // No measure yet: nothing to pace by (the log's byte bound still holds).
+    if (pace.rate === undefined) return undefined;
+    // An empty backlog takes any request, however large, or it could never enter.
+    if (pace.backlog === 0) return undefined;
+    if (pace.backlog + rows > pace.rate * this.#options.maxBacklogSeconds) return 'backlog';
+    this.#drain(pace);
+    return pace.bucket + rows > pace.rate * this.#options.backlogSeconds ? 'bucket' : undefined;
   }
 
   #fits(pace: TablePace, rows: number): boolean {
-    // No measure yet: nothing to pace by (the log's byte bound still holds).
-    if (pace.rate === undefined) return true;
-    const estimate = this.#estimate(pace);
-    // An empty backlog takes any request, however large, or it could never enter.
-    return estimate === 0 || estimate + rows <= pace.rate * this.#options.backlogSeconds;
+    return this.#blocked(pace, rows) === undefined;
   }
 
   #serve(table: Table, pace: TablePace): void {
     for (let head = pace.waiters.peek(); head !== undefined && this.#fits(pace, head.rows); head = pace.waiters.peek()) {
       pace.waiters.take();
       head.deadline.cancel();
-      pace.backlog += head.rows;
+      this.#enter(pace, head.rows);
       head.resolve(true);
     }
     this.#schedule(table, pace);
   }
 
-  /** Wakes up when the running INSERT should have made room for the first waiter. */
+  /** Wakes up when the bucket will have room for the next waiter; the real backlog waits for an INSERT instead. */
   #schedule(table: Table, pace: TablePace): void {
     pace.wake?.cancel();
     pace.wake = undefined;
     const head = pace.waiters.peek();
     if (head === undefined || pace.rate === undefined) return;
-    if (pace.running === undefined) {
-      this.#starved(table); // the next INSERT's start and end wake it
+    if (pace.runningSince === undefined) this.#starved(table);
+    const blocked = this.#blocked(pace, head.rows);
+    if (blocked === undefined) {
+      this.#serve(table, pace);
       return;
     }
-    const excess = this.#estimate(pace) + head.rows - pace.rate * this.#options.backlogSeconds;
-    const left = pace.running.rows - pace.rate * (this.#clock.now() - pace.running.since) / 1000;
-    if (excess > left) return; // only the INSERT's end makes enough room
-    pace.wake = this.#clock.setTimeout(() => { pace.wake = undefined; this.#serve(table, pace); }, Math.max(1, Math.ceil(excess / pace.rate * 1000)));
+    const drainRate = this.#drainRate(pace);
+    if (blocked === 'backlog' || drainRate === 0) return; // only an INSERT's end makes room
+    const excess = pace.bucket + head.rows - pace.rate * this.#options.backlogSeconds;
+    pace.wake = this.#clock.setTimeout(() => { pace.wake = undefined; this.#serve(table, pace); }, Math.max(1, Math.ceil(excess / drainRate * 1000)));
   }
 }

@@ -19,6 +19,8 @@ export type SubmitResult = { readonly ok: true } | { readonly ok: false; readonl
 export interface WriterObserver {
   inserted(stats: InsertStats): void;
   deadLettered(table: TableName, rows: number, reason: string): void;
+  /** A request's rows are in the log: how long they waited to enter it and how long the append (with its fsync) took. */
+  submitted(table: TableName, waitSeconds: number, appendSeconds: number): void;
   /** A condition readiness depends on changed: the log's disk, or ClickHouse taking writes. */
   health(condition: string, healthy: boolean, message: string): void;
 }
@@ -37,23 +39,26 @@ export const stopTimeoutMs = 30_000;
 
 /**
  * Backpressure while ClickHouse is healthy but slower than the traffic:
- * requests enter the log at the pace ClickHouse takes rows out of it, so
- * the backlog stays within about `backlogSeconds` of inserting (acknowledged
- * rows become queryable within about that plus one cut delay) and, under
- * overload, every request waits a little instead of some waiting a whole
- * INSERT. A request not admitted within maxWaitMs is refused with 429.
- * While ClickHouse fails, the log buffers up to its byte bound instead
- * (that is what it is for).
+ * requests enter the log at the pace ClickHouse takes rows out of it (a
+ * token bucket of a second's worth, drained at the measured INSERT rate),
+ * and the rows admitted and not yet inserted stay under two seconds of
+ * inserting, so acknowledged rows become queryable within about that plus
+ * one cut delay. Under overload every request waits a little instead of
+ * some waiting a whole INSERT; one not admitted within maxWaitMs is refused
+ * with 429. While ClickHouse fails, the log buffers up to its byte bound
+ * instead (that is what it is for).
  */
-export const backpressure = { backlogSeconds: 1.5, maxWaitMs: 5000 } as const satisfies PacerOptions;
+export const backpressure = { backlogSeconds: 1, maxBacklogSeconds: 2, maxWaitMs: 5000 } as const satisfies PacerOptions;
 
 export class LoggedWriter implements DurableWriter {
   readonly #wal: WriteAheadLog;
   readonly #inserter: BlockInserter;
   readonly #health: HealthEdges;
   readonly #pacer: AdmissionPacer<TableName>;
+  readonly #observer: WriterObserver;
 
-  private constructor(wal: WriteAheadLog, inserter: BlockInserter, health: HealthEdges, pacer: AdmissionPacer<TableName>) {
+  private constructor(wal: WriteAheadLog, inserter: BlockInserter, health: HealthEdges, pacer: AdmissionPacer<TableName>, observer: WriterObserver) {
+    this.#observer = observer;
     this.#wal = wal;
     this.#inserter = inserter;
     this.#health = health;
@@ -82,7 +87,7 @@ export class LoggedWriter implements DurableWriter {
     const recovered = opened.recovered.map((segment) => segment.token);
     const admitted = (token: string): boolean => !recovered.some((t) => token.startsWith(t));
     const inserter = new BlockInserter(sink, log, {
-      inserting: (table, rows) => { pacer.inserting(table, rows); },
+      inserting: (table) => { pacer.inserting(table); },
       inserted: (stats) => {
         pacer.inserted(stats.table, stats.rows, stats.ok, admitted(stats.token));
         observer.inserted(stats);
@@ -98,7 +103,7 @@ export class LoggedWriter implements DurableWriter {
     }, { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') });
     handoff.inserter = inserter;
     for (const segment of opened.recovered) inserter.enqueue(segment);
-    return new LoggedWriter(log, inserter, health, pacer);
+    return new LoggedWriter(log, inserter, health, pacer, observer);
   }
 
   /** Bytes acknowledged and not yet in ClickHouse. */
@@ -109,10 +114,13 @@ export class LoggedWriter implements DurableWriter {
   /** Logs rows (RowBinary, whole rows) and resolves once they are durable, or at once when refused. */
   async submit(table: TableName, rows: Buffer, rowCount: number, flow = ''): Promise<SubmitResult> {
     if (rowCount === 0) return { ok: true };
+    const arrived = performance.now();
     if (!this.#health.healthy(writerConditions.storage)) this.#pacer.bypass(table, rowCount);
     else if (!await this.#pacer.admit(table, rowCount, flow)) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
+    const admitted = performance.now();
     const result = await this.#wal.append(table, rows, rowCount);
     if (!result.ok) this.#pacer.withdraw(table, rowCount);
+    else this.#observer.submitted(table, (admitted - arrived) / 1000, (performance.now() - admitted) / 1000);
     return result;
   }
 

@@ -1,6 +1,7 @@
 // The admission pacer's schedule, on an injected clock: requests enter at
-// the pace INSERTs take rows out, first come first served, and a running
-// INSERT is never counted as more than done.
+// the pace INSERTs take rows out (a token bucket drained at the measured
+// rate), the real backlog stops them when ClickHouse is slower than
+// measured, and waiting tenants take turns.
 import { expect } from 'chai';
 import { AdmissionPacer } from '../../../../gateway/writer/admission-pacer.ts';
 import { ManualClock, settle } from './manual-clock.ts';
@@ -13,7 +14,8 @@ function watch(p: Promise<boolean>): { answer: boolean | undefined } {
 }
 
 describe('admission pacer', () => {
-  const options = { backlogSeconds: 1.5, maxWaitMs: 5000 };
+  // At 1,000 rows/s measured: the bucket drains 900 rows/s (90%) and holds 1,000 rows; the backlog holds 2,000.
+  const options = { backlogSeconds: 1, maxBacklogSeconds: 2, maxWaitMs: 5000 };
   let clock: ManualClock;
   let pacer: AdmissionPacer<'spans' | 'logs'>;
   let starved: string[];
@@ -23,10 +25,10 @@ describe('admission pacer', () => {
     pacer = new AdmissionPacer(options, (table) => { starved.push(table); }, clock);
   });
 
-  /** One INSERT of `rows` that took `seconds`: the pacer then knows the rate. */
+  /** One INSERT of `rows` that took `seconds`: the pacer then knows the rate, and the backlog is empty. */
   async function measure(rows: number, seconds: number): Promise<void> {
     expect(await pacer.admit('spans', rows)).to.equal(true);
-    pacer.inserting('spans', rows);
+    pacer.inserting('spans');
     await clock.advance(seconds * 1000);
     pacer.inserted('spans', rows, true, true);
   }
@@ -36,58 +38,52 @@ describe('admission pacer', () => {
     expect(pacer.backlog('spans')).to.equal(1_000_000);
   });
 
-  it('admits up to backlogSeconds of inserting, then makes the next request wait', async () => {
-    await measure(1000, 1); // 1,000 rows per second: room for 1,500
-    expect(await pacer.admit('spans', 1000)).to.equal(true);
-    expect(await pacer.admit('spans', 500)).to.equal(true);
+  it('admits a second of inserting at once, then makes the next request wait; another table is not held', async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 600)).to.equal(true);
+    expect(await pacer.admit('spans', 400)).to.equal(true);
     const waiting = watch(pacer.admit('spans', 1));
     await settle();
     expect(waiting.answer).to.equal(undefined);
-    expect(await pacer.admit('logs', 1000)).to.equal(true); // another table has its own backlog
+    expect(await pacer.admit('logs', 1000)).to.equal(true);
   });
 
-  it('lets waiters in as a running INSERT progresses, not all at once at its end', async () => {
+  it('lets waiters in at the measured pace, each after its own rows\' worth, without waiting for an INSERT to end', async () => {
     await measure(1000, 1);
-    expect(await pacer.admit('spans', 1500)).to.equal(true);
-    pacer.inserting('spans', 1000); // at 1,000 rows/s: room for 250 rows after 250 ms
-    const first = watch(pacer.admit('spans', 250));
-    const second = watch(pacer.admit('spans', 250));
-    await clock.advance(249);
+    expect(await pacer.admit('spans', 1000)).to.equal(true);
+    pacer.inserting('spans');
+    const first = watch(pacer.admit('spans', 90));
+    const second = watch(pacer.admit('spans', 90));
+    await clock.advance(99);
     expect([first.answer, second.answer]).to.deep.equal([undefined, undefined]);
-    await clock.advance(1);
+    await clock.advance(1); // 90 rows drained at 900 rows/s
     expect([first.answer, second.answer]).to.deep.equal([true, undefined]);
-    await clock.advance(250);
+    await clock.advance(100); // the backlog is now over a second's worth: the bucket drains a little slower
+    expect(second.answer).to.equal(undefined);
+    await clock.advance(11);
     expect(second.answer).to.equal(true);
   });
 
-  it('serves waiters first come, first served: a small request does not pass a large one', async () => {
+  it('stops admissions on the real backlog when ClickHouse is slower than measured, until an INSERT ends', async () => {
     await measure(1000, 1);
-    expect(await pacer.admit('spans', 1500)).to.equal(true);
-    const large = watch(pacer.admit('spans', 1000));
-    const small = watch(pacer.admit('spans', 1));
-    pacer.inserting('spans', 1500);
-    await clock.advance(999);
-    expect([large.answer, small.answer]).to.deep.equal([undefined, undefined]);
-    await clock.advance(1);
-    expect([large.answer, small.answer]).to.deep.equal([true, undefined]);
-  });
-
-  it('never counts a running INSERT as more than done: a stalled INSERT holds waiters until it ends', async () => {
-    await measure(1000, 1);
-    expect(await pacer.admit('spans', 1500)).to.equal(true);
-    pacer.inserting('spans', 100); // a small block that ClickHouse takes long to store (a query holds it)
+    expect(await pacer.admit('spans', 1000)).to.equal(true);
+    pacer.inserting('spans'); // a long query holds ClickHouse: this INSERT takes 5 s
+    await clock.advance(2000);
+    expect(await pacer.admit('spans', 900)).to.equal(true); // the bucket drained; the backlog now holds 1,900
     const waiting = watch(pacer.admit('spans', 200));
     await clock.advance(3000);
     expect(waiting.answer).to.equal(undefined);
-    expect(pacer.backlog('spans')).to.equal(1400);
-    pacer.inserted('spans', 100, true, true);
-    await settle();
-    expect(waiting.answer).to.equal(undefined); // 1,400 + 200 is still over the 1,500 the slower rate allows
+    pacer.inserted('spans', 1000, true, true);
+    await clock.advance(200); // then at the (now slower) pace
+    expect(waiting.answer).to.equal(true);
+    expect(pacer.backlog('spans')).to.equal(1100);
   });
 
   it('refuses a request after maxWaitMs and then considers the one behind it', async () => {
     await measure(1000, 1);
-    expect(await pacer.admit('spans', 1400)).to.equal(true);
+    expect(await pacer.admit('spans', 1000)).to.equal(true);
+    await clock.advance(2000);
+    expect(await pacer.admit('spans', 900)).to.equal(true);
     const large = watch(pacer.admit('spans', 1000));
     const small = watch(pacer.admit('spans', 100));
     await clock.advance(options.maxWaitMs);
@@ -101,7 +97,7 @@ describe('admission pacer', () => {
 
   it('frees room for rows that never reached ClickHouse (a failed append, a dead letter)', async () => {
     await measure(1000, 1);
-    expect(await pacer.admit('spans', 1500)).to.equal(true);
+    expect(await pacer.admit('spans', 1000)).to.equal(true);
     const waiting = watch(pacer.admit('spans', 500));
     pacer.withdraw('spans', 500);
     await settle();
@@ -111,7 +107,7 @@ describe('admission pacer', () => {
   it('does not take rows a previous process left out of the backlog of rows admitted here', async () => {
     await measure(1000, 1);
     expect(await pacer.admit('spans', 1500)).to.equal(true);
-    pacer.inserting('spans', 700);
+    pacer.inserting('spans');
     await clock.advance(700);
     pacer.inserted('spans', 700, true, false);
     expect(pacer.backlog('spans')).to.equal(1500);
@@ -119,11 +115,11 @@ describe('admission pacer', () => {
 
   it('reports a table starved when its requests wait and no INSERT of it runs, and not while one runs', async () => {
     await measure(1000, 1);
-    expect(await pacer.admit('spans', 1500)).to.equal(true);
-    pacer.inserting('spans', 1000);
-    void pacer.admit('spans', 100);
+    expect(await pacer.admit('spans', 1000)).to.equal(true);
+    pacer.inserting('spans');
+    void pacer.admit('spans', 500);
     expect(starved).to.deep.equal([]);
-    pacer.inserted('spans', 1000, true, true); // 500 left, the 100 fit
+    pacer.inserted('spans', 1000, true, true); // the backlog is empty: the 500 enter
     void pacer.admit('spans', 1000);
     expect(starved).to.deep.equal(['spans']);
     expect(pacer.waiting('spans')).to.equal(true);
@@ -131,7 +127,7 @@ describe('admission pacer', () => {
 
   it('lets a small tenant in ahead of a flooding tenant\'s queue: waiting tenants take turns', async () => {
     await measure(1000, 1);
-    expect(await pacer.admit('spans', 1500, 'flood')).to.equal(true);
+    expect(await pacer.admit('spans', 1000, 'flood')).to.equal(true);
     const order: string[] = [];
     const queue = (flow: string, n: number): void => { void pacer.admit('spans', 1000, flow).then(() => { order.push(`${flow}${n}`); }); };
     for (let n = 1; n <= 3; n++) queue('flood', n);
@@ -141,5 +137,15 @@ describe('admission pacer', () => {
       await settle();
     }
     expect(order).to.deep.equal(['flood1', 'small1', 'flood2', 'flood3']);
+  });
+
+  it('drains the bucket slower as the real backlog grows past a second\'s worth, and not at all at the bound', async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 1500)).to.equal(true); // backlog 1,500: half way to the bound, the bucket drains 450 rows/s
+    const waiting = watch(pacer.admit('spans', 45));
+    await clock.advance(1210); // 1,500 − 1,000 + 45 rows to drain at 450 rows/s: 1,211 ms
+    expect(waiting.answer).to.equal(undefined);
+    await clock.advance(2);
+    expect(waiting.answer).to.equal(true);
   });
 });

@@ -49,6 +49,7 @@ class RecordingObserver implements WriterObserver {
     this.health = (condition, healthy) => { this.changes.push(`${condition}: ${healthy ? 'ok' : 'failing'}`); };
   }
   inserted(): void { /* counted by the fake */ }
+  submitted(): void { /* timings are the metrics' business */ }
   deadLettered(table: TableName, rows: number, reason: string): void { this.dead.push({ table, rows, reason }); }
 }
 
@@ -131,7 +132,7 @@ describe('logged writer', () => {
       return new Promise((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(release); }; });
     };
 
-    // One INSERT of 10 rows taking 100 ms: ClickHouse takes 100 rows a second, so the backlog may hold 150.
+    // One INSERT of 10 rows taking 100 ms: ClickHouse takes 100 rows a second; a second's worth may enter at once.
     let held = holdNextInsert();
     expect(await writer.submit('spans', rows(...names('a', 10)), 10)).to.deep.equal({ ok: true });
     let release = await held;
@@ -147,7 +148,7 @@ describe('logged writer', () => {
     const paced = writer.submit('spans', rows(...names('c', 10)), 10).then((r) => { answered = true; return r; });
     expect(await writer.submit('logs', rows('another table'), 1)).to.deep.equal({ ok: true });
     expect(answered).to.equal(false);
-    await clock.advance(100); // 10 of the 150 rows inserted by now, at 100 rows a second
+    await clock.advance(1500); // 60 rows over the second's worth, drained at the measured pace while the INSERT still runs
     expect(await paced).to.deep.equal({ ok: true });
     ch.hold = undefined;
     release();
@@ -172,8 +173,11 @@ describe('logged writer', () => {
     release();
     await writer.flush();
 
-    expect(await writer.submit('spans', rows('b'), 150)).to.deep.equal({ ok: true }); // 150 rows by count: the backlog is full
-    const waiting = writer.submit('spans', rows('c'), 1); // waits; nothing runs, so the segment is cut now
+    expect(await writer.submit('spans', rows('b'), 150)).to.deep.equal({ ok: true }); // 150 rows by count: over a second's worth
+    const cutEarly = new Promise<void>((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(); }; });
+    const waiting = writer.submit('spans', rows('c'), 1); // waits; nothing runs, so the segment is cut now, not in 600 s
+    await cutEarly;
+    await clock.advance(1000);
     expect(await waiting).to.deep.equal({ ok: true });
     await writer.flush();
     expect(ch.inserts.map((i) => i.rows)).to.deep.equal([10, 1, 1]);
