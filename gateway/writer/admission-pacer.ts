@@ -20,21 +20,9 @@
 // a flooding tenant does not make a small one wait behind its requests, and
 // first come, first served within a flow.
 
+import { systemClock } from '../../src/clock.ts';
+import type { Clock } from '../../src/clock.ts';
 import { FairQueue } from './fair-queue.ts';
-
-/** The time source; tests inject one. */
-export interface PacerClock {
-  now(): number;
-  setTimeout(run: () => void, ms: number): { cancel(): void };
-}
-
-export const systemClock: PacerClock = {
-  now: () => performance.now(),
-  setTimeout: (run, ms) => {
-    const timer = setTimeout(run, ms);
-    return { cancel: () => { clearTimeout(timer); } };
-  },
-};
 
 export interface PacerOptions {
   /** Seconds of inserting the token bucket holds: how far admissions may run ahead of the measured rate. */
@@ -87,12 +75,12 @@ class TablePace {
 }
 
 export class AdmissionPacer<Table extends string> {
-  readonly #clock: PacerClock;
+  readonly #clock: Clock;
   readonly #options: PacerOptions;
   readonly #tables = new Map<Table, TablePace>();
   readonly #starved: Starved<Table>;
 
-  constructor(options: PacerOptions, starved: Starved<Table>, clock: PacerClock = systemClock) {
+  constructor(options: PacerOptions, starved: Starved<Table>, clock: Clock = systemClock) {
     this.#options = options;
     this.#starved = starved;
     this.#clock = clock;

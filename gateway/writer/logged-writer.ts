@@ -5,10 +5,11 @@
 // left behind are inserted first.
 import { join } from 'node:path';
 import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
+import type { Clock } from '../../src/clock.ts';
 import type { WriterConfig } from '../../src/config/config.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
 import { AdmissionPacer } from './admission-pacer.ts';
-import type { PacerClock, PacerOptions } from './admission-pacer.ts';
+import type { PacerOptions } from './admission-pacer.ts';
 import { BlockInserter, defaultInserterOptions } from './block-inserter.ts';
 import type { InsertStats } from './block-inserter.ts';
 import type { RowSink } from './row-sink.ts';
@@ -66,7 +67,7 @@ export class LoggedWriter implements DurableWriter {
   }
 
   /** Opens the log in config.logDir and starts inserting what a previous process left. */
-  static async open(sink: RowSink, config: WriterConfig, observer: WriterObserver, clock?: PacerClock): Promise<LoggedWriter> {
+  static async open(sink: RowSink, config: WriterConfig, observer: WriterObserver, clock?: Clock): Promise<LoggedWriter> {
     // Nothing is sealed while the log opens (no appends yet); the inserter is there before the first seal.
     const handoff: { inserter?: BlockInserter } = {};
     const health = new HealthEdges(observer);

@@ -3,7 +3,7 @@
 // served, for a key's query to finish, and is refused after a short wait.
 // Keys are API keys today; a tenant's limit (DESIGN §8, maxConcurrentQueries)
 // is the same count under another identity.
-import type { GateClock } from './gate-clock.ts';
+import type { Clock } from '../clock.ts';
 
 interface Waiter {
   readonly admit: (admitted: boolean) => void;
@@ -16,10 +16,10 @@ interface KeyState {
 }
 
 export class KeyConcurrency {
-  readonly #clock: GateClock;
+  readonly #clock: Clock;
   readonly #keys = new Map<unknown, KeyState>();
 
-  constructor(clock: GateClock) {
+  constructor(clock: Clock) {
     this.#clock = clock;
   }
 

@@ -20,8 +20,8 @@
 //   turn counts toward the query's own limit, not this one) and, if the
 //   policy says so, on fewer threads, leaving a core to the gateway.
 import { KeyConcurrency } from './key-concurrency.ts';
-import { systemGateClock } from './gate-clock.ts';
-import type { GateClock } from './gate-clock.ts';
+import { systemClock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
 
 /** Who runs a query: the identity of its API key. */
 export interface QueryCaller {
@@ -84,7 +84,7 @@ interface QueryWaiter {
 
 /** Embedded mode's single turn: INSERTs first, queries round-robin by key and paced while ingest is active. */
 class ExclusiveTurn {
-  readonly #clock: GateClock;
+  readonly #clock: Clock;
   readonly #policy: GatePolicy;
   #busy = false;
   readonly #inserts: Array<() => void> = [];
@@ -97,7 +97,7 @@ class ExclusiveTurn {
   /** The key whose query ran last: it does not go first again while another key waits. */
   #lastKey: unknown;
 
-  constructor(clock: GateClock, policy: GatePolicy) {
+  constructor(clock: Clock, policy: GatePolicy) {
     this.#clock = clock;
     this.#policy = policy;
   }
@@ -195,7 +195,7 @@ class ExclusiveTurn {
 }
 
 /** The gate for a process: exclusive scheduling for embedded ClickHouse, per-key limits always. */
-export function createStoreGate(policy: GatePolicy, clock: GateClock = systemGateClock): StoreGate {
+export function createStoreGate(policy: GatePolicy, clock: Clock = systemClock): StoreGate {
   const keys = new KeyConcurrency(clock);
   const turn = policy.exclusive ? new ExclusiveTurn(clock, policy) : undefined;
   return {

@@ -1,41 +1,7 @@
 import { expect } from 'chai';
-import type { GateClock } from '../../../src/clickhouse/gate-clock.ts';
+import { ManualClock, settle as settled } from '../../support/manual-clock.ts';
 import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { GatePolicy, QueryCaller, QueryTurn, StatementBudget, StoreGate } from '../../../src/clickhouse/store-gate.ts';
-
-/** A clock that moves only when the test says so. */
-class ManualClock implements GateClock {
-  #now = 0;
-  #timers: Array<{ at: number; run: () => void; cancelled: boolean }> = [];
-
-  now(): number {
-    return this.#now;
-  }
-
-  setTimeout(run: () => void, ms: number): { cancel(): void } {
-    const timer = { at: this.#now + ms, run, cancelled: false };
-    this.#timers.push(timer);
-    return { cancel: () => { timer.cancelled = true; } };
-  }
-
-  /** Moves time forward, running each timer that falls due (and what it sets off) in order. */
-  async advance(ms: number): Promise<void> {
-    const until = this.#now + ms;
-    for (;;) {
-      await settled();
-      const due = this.#timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (due === undefined) break;
-      this.#timers.splice(this.#timers.indexOf(due), 1);
-      this.#now = due.at;
-      due.run();
-    }
-    this.#now = until;
-    await settled();
-  }
-}
-
-/** Lets every promise reaction that is ready run. */
-const settled = (): Promise<void> => new Promise((resolve) => { setImmediate(resolve); });
 
 /** Work the test finishes by hand; `log` records when each piece starts. */
 class Work {

@@ -4,7 +4,7 @@
 // measured, and waiting tenants take turns.
 import { expect } from 'chai';
 import { AdmissionPacer } from '../../../../gateway/writer/admission-pacer.ts';
-import { ManualClock, settle } from './manual-clock.ts';
+import { ManualClock, settle } from '../../../support/manual-clock.ts';
 
 /** Tracks a promise's answer without awaiting it. */
 function watch(p: Promise<boolean>): { answer: boolean | undefined } {

@@ -13,7 +13,7 @@ import type { RowSink, SinkResult } from '../../../../gateway/writer/row-sink.ts
 import { WriteAheadLog } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { Segment } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { WriterConfig } from '../../../../src/config/config.ts';
-import { ManualClock } from './manual-clock.ts';
+import { ManualClock } from '../../../support/manual-clock.ts';
 
 /** ClickHouse at the port: rows per table, a block skipped when its token was stored before. */
 class FakeClickHouse implements RowSink {

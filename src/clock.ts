@@ -1,12 +1,13 @@
-// The time source of the store gate; tests inject a manual one.
+// The time source of the parts that schedule work (the store gate, the
+// write-ahead log's admission pacing); tests inject a manual one.
 
-export interface GateClock {
+export interface Clock {
   /** Milliseconds on a monotonic clock. */
   now(): number;
   setTimeout(run: () => void, ms: number): { cancel(): void };
 }
 
-export const systemGateClock: GateClock = {
+export const systemClock: Clock = {
   now: () => performance.now(),
   setTimeout: (run, ms) => {
     const timer = setTimeout(run, ms);
