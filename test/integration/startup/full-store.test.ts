@@ -27,7 +27,7 @@ function spanJson(tenant: string, name: string): string {
   });
 }
 
-/** Polls until `check` holds (the child process emits no event the test could wait on), bounded. */
+/** Polls until `check` holds, bounded: a row becoming queryable is no event the child process reports (readiness changes are: their log lines). */
 async function eventually(what: string, check: () => Promise<boolean>, limitMs = 30_000): Promise<void> {
   const until = Date.now() + limitMs;
   while (!await check()) {
@@ -93,12 +93,14 @@ describe('the all process on a data dir whose disk fills', function () {
     expect(text).to.not.contain('/');
 
     expect(await ingest('during-1')).to.equal(200); // the log is on another disk: acknowledged
-    await eventually('the gateway reports itself unready', async () => (await ready(otlp)) === 503);
+    await running.waitForLine((l) => l['msg'] === 'writes fail; acknowledged rows stay in the write-ahead log');
+    expect(await ready(otlp)).to.equal(503);
     expect(await (await fetch(`${otlp}/readyz`)).text()).to.contain('ClickHouse accepting writes');
     expect(await ingest('during-2')).to.equal(200);
 
     rmSync(filler);
-    await eventually('readiness returns by itself', async () => (await ready(otlp)) === 200 && (await ready(api)) === 200);
+    await running.waitForLine((l) => l['msg'] === 'writes succeed again');
+    expect([await ready(otlp), await ready(api)]).to.deep.equal([200, 200]);
     await eventually('every acknowledged span is stored', async () => (await spans()).length >= 3);
     expect(await spans()).to.deep.equal(['before-1', 'during-1', 'during-2']);
     const renamed = await fetch(`${api}/v1/tenants/ro`, { method: 'PUT', headers, body: JSON.stringify({ name: 'Read only' }) });

@@ -19,26 +19,20 @@ import { migratedStore } from '../../support/embedded-store.ts';
 const keyA = 'query-limits-key-a-0123456789';
 const keyB = 'query-limits-key-b-0123456789';
 
-/** The store's client, except that queries about tenant "held" wait until release(); `held` counts them. */
-function holdingTarget(store: Store): { target: QueryTarget; held: () => number; release: () => void } {
+/** The store's client, except that queries about tenant "held" wait until release(); `held` counts them, `firstHeld` resolves at the first. */
+function holdingTarget(store: Store): { target: QueryTarget; held: () => number; firstHeld: Promise<void>; release: () => void } {
   const gate = Promise.withResolvers<undefined>();
+  const arrived = Promise.withResolvers<undefined>();
   let held = 0;
   const query: ClickHouseClient['query'] = async (params) => {
     if (Object.values(params.query_params ?? {}).includes('held')) {
       held++;
+      arrived.resolve(undefined);
       await gate.promise;
     }
     return store.client.query(params);
   };
-  return { target: { client: { query, command: (params) => store.client.command(params) } }, held: () => held, release: () => { gate.resolve(undefined); } };
-}
-
-/** Resolves once `check` holds, polling each 20 ms (the held query has no event of its own); rejects after 5 s. */
-async function until(check: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 5000; !check();) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return { target: { client: { query, command: (params) => store.client.command(params) } }, held: () => held, firstHeld: arrived.promise.then(() => undefined), release: () => { gate.resolve(undefined); } };
 }
 
 describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function () {
@@ -74,7 +68,7 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
       const api = await start(mode, holding.target);
       try {
         const first = api.query(keyA, 'held');
-        await until(() => holding.held() === 1);
+        await holding.firstHeld;
         const started = Date.now();
         const second = await api.query(keyA, 'held');
         expect(Date.now() - started, 'it waited for the key\'s running query first').to.be.at.least(1900);
