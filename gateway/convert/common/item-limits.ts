@@ -7,24 +7,13 @@
 // partial success: a timestamp outside [now − retention, now + skew], a value
 // nested too deep, and the items of a request whose rows outgrow it.
 import type { SignalName } from '../../wire/otlp-messages.ts';
+import type { ItemLimitsConfig } from '../../../src/config/config.ts';
 import type { RowWriter } from '../../rowbinary/row-writer.ts';
 import { ItemTally } from './item-tally.ts';
 import type { ItemRejection } from './item-tally.ts';
 
-/** The limits of every request (config.ts's ItemLimitsConfig has the same shape). */
-export interface ItemLimits {
-  readonly maxAttributes: number;
-  readonly maxAttributeKeyBytes: number;
-  readonly maxAttributeValueBytes: number;
-  readonly maxLogBodyBytes: number;
-  readonly maxSpanNameBytes: number;
-  readonly maxSpanEvents: number;
-  readonly maxSpanLinks: number;
-  readonly maxValueDepth: number;
-  readonly maxFutureSkewMs: number;
-  readonly maxRequestExpansion: number;
-  readonly retention: { readonly logsDays: number; readonly tracesDays: number; readonly metricsDays: number };
-}
+/** The limits of every request: the decoded TENANTRY_* settings. */
+export type ItemLimits = ItemLimitsConfig;
 
 /** The defaults of the TENANTRY_* settings (a unit test holds them to src/config/variables.ts). */
 export const defaultItemLimits: ItemLimits = {

@@ -14,6 +14,7 @@ import type { Json } from './otlp-json.ts';
 import type { RequestLimits, TruncateReason } from './item-limits.ts';
 import { tenantAttribute } from './tenant-resolver.ts';
 import type { Resolution } from './tenant-resolver.ts';
+import type { ResourcePart, ScopePart } from './resource-scope-part.ts';
 
 const common = '.opentelemetry.proto.common.v1.';
 const names = {
@@ -205,22 +206,6 @@ export function tenantOf(attributes: unknown, depth: number): Resolution | undef
     return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
   }
   return undefined;
-}
-
-export interface ResourcePart {
-  /** The columns service_name, resource_schema_url and resource_attributes, as RowBinary. */
-  readonly bytes: Buffer;
-  /** The resource's tenant.id resolution, undefined when it has none. */
-  readonly tenant: Resolution | undefined;
-  /** A value nests deeper than the limit: every item of the resource is rejected. */
-  readonly tooDeep: boolean;
-}
-
-export interface ScopePart {
-  /** The scope's columns, as RowBinary. */
-  readonly bytes: Buffer;
-  /** A value nests deeper than the limit: every item of the scope is rejected. */
-  readonly tooDeep: boolean;
 }
 
 /** Renders a Resource{Spans,Logs,Metrics}'s resource (`name`: its field, for errors) and schema url, once per resource. */

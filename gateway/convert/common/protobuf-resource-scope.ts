@@ -3,25 +3,9 @@
 import { WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import type { RequestLimits } from './item-limits.ts';
-import type { Resolution } from './tenant-resolver.ts';
 import { Found, Lookup, attributeMap } from './protobuf-attributes.ts';
 import type { AnyValueView } from './protobuf-attributes.ts';
-
-export interface ResourcePart {
-  /** The columns service_name, resource_schema_url and resource_attributes, as RowBinary. */
-  readonly bytes: Buffer;
-  /** The resource's tenant.id resolution, undefined when it has none. */
-  readonly tenant: Resolution | undefined;
-  /** A value nests deeper than the limit: every item of the resource is rejected. */
-  readonly tooDeep: boolean;
-}
-
-export interface ScopePart {
-  /** The scope's columns, as RowBinary. */
-  readonly bytes: Buffer;
-  /** A value nests deeper than the limit: every item of the scope is rejected. */
-  readonly tooDeep: boolean;
-}
+import type { ResourcePart, ScopePart } from './resource-scope-part.ts';
 
 /** Finds the last occurrence of length-delimited fields in [start, end): fills starts/ends by field number. */
 function lastFields(r: WireReader, start: number, end: number, starts: Int32Array, ends: Int32Array): void {

@@ -15,7 +15,7 @@ import {
   double, enumValue, fixed64, fixed64Element, hexId, int32, int64, messageField, messageList, optionalDouble, readOtlpJson, scalarList, text, uint32,
 } from '../common/otlp-json.ts';
 import type { Json } from '../common/otlp-json.ts';
-import type { ResourcePart, ScopePart } from '../common/json-attributes.ts';
+import type { ResourcePart, ScopePart } from '../common/resource-scope-part.ts';
 import { clampInt, int64Number, writeFloat, writeNanos, writeOptionalFloat, writeUint64 } from '../common/otlp-values.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import type { TenantResolver } from '../common/tenant-resolver.ts';
