@@ -5,7 +5,6 @@ import type { ComponentContext, RunningComponent, StartApi } from '../src/target
 import type { ApiConfig } from '../src/config/config.ts';
 import { createApp } from './app.ts';
 import { httpMetrics } from './http/http-metrics.ts';
-import { withQueryCaller } from './v1/query/query-caller.ts';
 import { createQueryRunner } from './v1/query/query-runner.ts';
 import type { QueryRunner } from './v1/query/query-runner.ts';
 import { nowNs } from './v1/query/time-range.ts';
@@ -22,8 +21,7 @@ export async function startApiWith(ctx: ComponentContext, config: ApiConfig, run
     log,
     metrics: httpMetrics(ctx.registry),
   });
-  // Each request runs as its key's caller: the store gate counts queries per key.
-  const koa = withQueryCaller(ctx.keys, app.callback());
+  const koa = app.callback();
   const http = await listen({ handler: (req, res) => { void koa(req, res); }, readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port, name: 'api', limits: config.listener });
   return { name: 'api', ports: { api: http.port }, stop: () => http.close() };
 }

@@ -21,6 +21,7 @@ import { registerTraceRoutes } from './v1/traces/trace-routes.ts';
 import { registerUsageRoutes } from './v1/usage/usage-routes.ts';
 import { registerTimeseriesRoutes } from './v1/timeseries/timeseries-routes.ts';
 import { openApiDocument } from './v1/openapi/openapi-document.ts';
+import { asCaller } from './v1/query/query-caller.ts';
 
 export interface AppDeps extends RouteDeps {
   readonly keys: KeyRing;
@@ -98,7 +99,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       return;
     }
     ctx.state.principal = principal;
-    await next();
+    await asCaller(principal, next);
   });
 
   app.use(async (ctx, next) => {
