@@ -50,7 +50,9 @@ describe('api/request body parts', () => {
   });
 
   it('parses like JSON.parse for any object', async () => {
-    await fc.assert(fc.asyncProperty(fc.dictionary(fc.string().filter((k) => k !== '__proto__'), fc.jsonValue()), async (value) => {
+    // A __proto__ key at any depth is refused (the test above); fc.jsonValue() writes one now and then, so such values are left out.
+    const withoutProto = fc.dictionary(fc.string(), fc.jsonValue()).filter((v) => !JSON.stringify(v).includes('"__proto__"'));
+    await fc.assert(fc.asyncProperty(withoutProto, async (value) => {
       const text = JSON.stringify(value);
       expect(await parseJsonBody(text)).to.deep.equal({ ok: true, value: JSON.parse(text) as unknown });
     }));
