@@ -3,7 +3,7 @@
 // migration has changed. Add a new version instead.
 import type { RetentionConfig } from '../../config/config.ts';
 import { createMaterializedView, createTable, modifyCodecs, modifySettings } from './ddl.ts';
-import type { ColumnCodec, SchemaTarget } from './ddl.ts';
+import type { ColumnCodec, SchemaTarget, TableSpec } from './ddl.ts';
 import { logBytesExpression, logsTable, metricsTable, spansTable, tenantsTable, usageDailyTable } from './tables.ts';
 
 export interface SchemaContext extends SchemaTarget {
@@ -61,6 +61,51 @@ const spanCodecs: readonly ColumnCodec[] = [
   { column: 'link_attributes', type: `Array(${attrs})`, codec: textCodec },
 ];
 
+/**
+ * Per-tenant settings (issue 13; src/tenant/settings/): one row per source,
+ * tenant and field, the newest write wins. A NULL value unsets the field for
+ * that source. Rows of one key share a shard, so reads may merge per shard.
+ */
+const tenantSettingsTable: TableSpec = {
+  name: 'tenant_settings',
+  columns: [
+    'source LowCardinality(String)',
+    'tenant_id String',
+    'field LowCardinality(String)',
+    'value Nullable(Float64)',
+    'updated_at DateTime64(9)',
+  ],
+  engine: 'ReplacingMergeTree(updated_at)',
+  orderBy: '(source, tenant_id, field)',
+  shardingKey: 'cityHash64(tenant_id)',
+};
+
+/** Gateway replicas heartbeat here; each counts the recent ones to take its share of a global limit. */
+const gatewayReplicasTable: TableSpec = {
+  name: 'gateway_replicas',
+  columns: ['replica_id String', 'seen_at DateTime64(3)'],
+  engine: 'ReplacingMergeTree(seen_at)',
+  orderBy: 'replica_id',
+  ttl: 'toDateTime(seen_at) + INTERVAL 1 DAY',
+  shardingKey: 'cityHash64(replica_id)',
+};
+
+/** Items and bytes the gateway refused, per tenant, UTC day, signal and reason (summed on merge, like usage_daily). */
+const usageRejectedDailyTable: TableSpec = {
+  name: 'usage_rejected_daily',
+  columns: [
+    'tenant_id String',
+    'day Date',
+    'signal LowCardinality(String)',
+    'reason LowCardinality(String)',
+    'items UInt64',
+    'bytes UInt64',
+  ],
+  engine: 'SummingMergeTree((items, bytes))',
+  orderBy: '(tenant_id, day, signal, reason)',
+  shardingKey: 'cityHash64(tenant_id)',
+};
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -99,5 +144,17 @@ export const migrations: readonly Migration[] = [
     version: 3,
     name: 'heavier codecs on attribute maps, ids, bodies and event times',
     statements: (ctx) => [modifyCodecs(ctx, 'logs', logCodecs), modifyCodecs(ctx, 'spans', spanCodecs)],
+  },
+  {
+    // Per-tenant limits and retention (issue 13): the settings every
+    // replica reads, the gateway replicas that share a global ingest limit,
+    // and the units refused per tenant for usage.
+    version: 4,
+    name: 'tenant settings, gateway replicas and rejected usage',
+    statements: (ctx) => [
+      ...createTable(ctx, tenantSettingsTable),
+      ...createTable(ctx, gatewayReplicasTable),
+      ...createTable(ctx, usageRejectedDailyTable),
+    ],
   },
 ];
