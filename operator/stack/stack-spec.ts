@@ -2,6 +2,8 @@
 // in. The API server already validated and defaulted the object against the
 // CRD schema; normalising again here keeps the pure builders total (unit
 // tests feed partial specs) and mirrors crds/tenantry.dev_observabilitystacks.yaml.
+import type { SettingValues } from '../../src/tenant/settings/tenant-settings.ts';
+import { settingValuesOf } from '../tenants/declared-settings.ts';
 
 export const group = 'tenantry.dev';
 export const version = 'v1alpha1';
@@ -50,6 +52,8 @@ export interface StackSpec {
   readonly clickhouse: ClickHouseSpec;
   readonly apiKeys: { readonly secretName: string | undefined; readonly keysFileKey: string; readonly adminKeyKey: string };
   readonly retention: { readonly logsDays: number; readonly tracesDays: number; readonly metricsDays: number };
+  /** Settings of every tenant that sets no value of its own (source "stack"); both groups always present, possibly empty. */
+  readonly tenantDefaults: Required<SettingValues>;
   readonly tenantSync: { readonly enabled: boolean; readonly intervalSeconds: number; readonly apiUrl: string | undefined };
 }
 
@@ -153,6 +157,7 @@ export function normaliseStackSpec(raw: unknown): StackSpec {
     clickhouse: clickhouse(s['clickhouse']),
     apiKeys: { secretName: optStr(keys['secretName']), keysFileKey: str(keys['keysFileKey'], 'api-keys.json'), adminKeyKey: str(keys['adminKeyKey'], 'admin-key') },
     retention: { logsDays: num(r['logsDays'], 30), tracesDays: num(r['tracesDays'], 30), metricsDays: num(r['metricsDays'], 90) },
+    tenantDefaults: settingValuesOf(s['tenantDefaults']),
     tenantSync: { enabled: sync['enabled'] !== false, intervalSeconds: num(sync['intervalSeconds'], 60), apiUrl: optStr(sync['apiUrl']) },
   };
 }

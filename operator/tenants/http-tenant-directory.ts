@@ -1,16 +1,31 @@
 // TenantDirectory over the /v1 HTTP API with an admin key:
-// GET /v1/tenants?limit=&page= (cursor pages), GET and PUT /v1/tenants/:id.
+// GET /v1/tenants?limit=&page= (cursor pages), GET and PUT /v1/tenants/:id
+// (PUT ?source=tenant for declared settings), GET and PUT
+// /v1/settings/tenant-defaults.
+import type { SettingValues } from '../../src/tenant/settings/tenant-settings.ts';
+import { reportedSettingsOf, settingValuesOf } from './declared-settings.ts';
 import type { DirectoryResult, StoredTenant, TenantDirectory } from './tenant-directory.ts';
 
 const pageSize = 1000;
 const timeoutMs = 10_000;
 /** A guard against a cursor that never ends. */
 const maxPages = 10_000;
+const defaultsPath = '/v1/settings/tenant-defaults';
 
 interface Page { readonly data: readonly StoredTenant[]; readonly nextPage: string | null }
 
-function isTenant(v: unknown): v is StoredTenant {
+function isTenant(v: unknown): v is { id: string; name: string } {
   return typeof v === 'object' && v !== null && typeof (v as StoredTenant).id === 'string' && typeof (v as StoredTenant).name === 'string';
+}
+
+/** The fields the operator uses of an API tenant object. */
+function storedTenant(t: { id: string; name: string }): StoredTenant {
+  const settings = reportedSettingsOf(t);
+  return { id: t.id, name: t.name, ...(settings === undefined ? {} : { settings }) };
+}
+
+function errorMessage(json: unknown): string {
+  return (json as { error?: { message?: string } } | undefined)?.error?.message ?? '';
 }
 
 export class HttpTenantDirectory implements TenantDirectory {
@@ -53,7 +68,7 @@ export class HttpTenantDirectory implements TenantDirectory {
       if (!r.ok) return r;
       const body = r.value.json as Partial<Page> | undefined;
       if (r.value.status !== 200 || !Array.isArray(body?.data)) return { ok: false, message: `GET /v1/tenants: unexpected HTTP ${r.value.status}` };
-      all.push(...body.data.filter(isTenant).map((t) => ({ id: t.id, name: t.name })));
+      all.push(...body.data.filter(isTenant).map(storedTenant));
       page = typeof body.nextPage === 'string' && body.nextPage !== '' ? body.nextPage : null;
       if (page === null) return { ok: true, value: all };
     }
@@ -64,14 +79,36 @@ export class HttpTenantDirectory implements TenantDirectory {
     const r = await this.#call('GET', `/v1/tenants/${encodeURIComponent(id)}`);
     if (!r.ok) return r;
     if (r.value.status === 404) return { ok: true, value: undefined };
-    return r.value.status === 200 && isTenant(r.value.json) ? { ok: true, value: r.value.json } : { ok: false, message: `GET /v1/tenants/${id}: unexpected HTTP ${r.value.status}` };
+    return r.value.status === 200 && isTenant(r.value.json) ? { ok: true, value: storedTenant(r.value.json) } : { ok: false, message: `GET /v1/tenants/${id}: unexpected HTTP ${r.value.status}` };
   }
 
   async rename(id: string, name: string): Promise<DirectoryResult<StoredTenant>> {
-    const r = await this.#call('PUT', `/v1/tenants/${encodeURIComponent(id)}`, { name });
+    return this.#putTenant(`/v1/tenants/${encodeURIComponent(id)}`, { name });
+  }
+
+  async putDeclaredSettings(id: string, declared: Required<SettingValues>): Promise<DirectoryResult<StoredTenant>> {
+    return this.#putTenant(`/v1/tenants/${encodeURIComponent(id)}?source=tenant`, { limits: declared.limits, retention: declared.retention });
+  }
+
+  async getTenantDefaults(): Promise<DirectoryResult<Required<SettingValues> | undefined>> {
+    const r = await this.#call('GET', defaultsPath);
     if (!r.ok) return r;
-    if (r.value.status === 200 && isTenant(r.value.json)) return { ok: true, value: r.value.json };
-    const message = (r.value.json as { error?: { message?: string } } | undefined)?.error?.message ?? '';
-    return { ok: false, message: `PUT /v1/tenants/${id}: HTTP ${r.value.status} ${message}`.trim() };
+    if (r.value.status === 404) return { ok: true, value: undefined };
+    if (r.value.status !== 200) return { ok: false, message: `GET ${defaultsPath}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim() };
+    return { ok: true, value: settingValuesOf(r.value.json) };
+  }
+
+  async putTenantDefaults(values: Required<SettingValues>): Promise<DirectoryResult<Required<SettingValues>>> {
+    const r = await this.#call('PUT', defaultsPath, { limits: values.limits, retention: values.retention });
+    if (!r.ok) return r;
+    if (r.value.status !== 200) return { ok: false, message: `PUT ${defaultsPath}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim() };
+    return { ok: true, value: settingValuesOf(r.value.json) };
+  }
+
+  async #putTenant(path: string, body: unknown): Promise<DirectoryResult<StoredTenant>> {
+    const r = await this.#call('PUT', path, body);
+    if (!r.ok) return r;
+    if (r.value.status === 200 && isTenant(r.value.json)) return { ok: true, value: storedTenant(r.value.json) };
+    return { ok: false, message: `PUT ${path}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim() };
   }
 }

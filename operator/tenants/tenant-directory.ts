@@ -1,9 +1,14 @@
-// The port through which the operator reads and names a stack's tenants: the
-// stack's /v1 tenants API. Failures are values.
+// The port through which the operator reads and names a stack's tenants and
+// pushes their declared settings: the stack's /v1 tenants and settings API.
+// Failures are values.
+import type { SettingValues } from '../../src/tenant/settings/tenant-settings.ts';
+import type { ReportedSettings } from './declared-settings.ts';
 
 export interface StoredTenant {
   readonly id: string;
   readonly name: string;
+  /** Effective settings with their sources; absent when the API reports none. */
+  readonly settings?: ReportedSettings;
 }
 
 export type DirectoryResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
@@ -15,4 +20,10 @@ export interface TenantDirectory {
   get(id: string): Promise<DirectoryResult<StoredTenant | undefined>>;
   /** Sets a tenant's name, creating the record when the id is unknown. */
   rename(id: string, name: string): Promise<DirectoryResult<StoredTenant>>;
+  /** Replaces the values a Tenant resource declares (source 'tenant'): fields absent are removed from that source. */
+  putDeclaredSettings(id: string, declared: Required<SettingValues>): Promise<DirectoryResult<StoredTenant>>;
+  /** The stack's tenant defaults (source 'stack'), only the fields set; undefined when the API has no settings routes. */
+  getTenantDefaults(): Promise<DirectoryResult<Required<SettingValues> | undefined>>;
+  /** Replaces the stack's tenant defaults (source 'stack'). */
+  putTenantDefaults(values: Required<SettingValues>): Promise<DirectoryResult<Required<SettingValues>>>;
 }

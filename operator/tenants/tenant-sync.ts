@@ -1,8 +1,12 @@
-// Mirrors one stack's tenants as Tenant resources and pushes declared names:
-// list the stack's tenants through its API (admin key), push every declared
+// Mirrors one stack's tenants as Tenant resources and pushes declared state:
+// list the stack's tenants through its API (admin key), push the stack's
+// spec.tenantDefaults when the API holds others, push every declared
 // spec.displayName that the API does not hold (GitOps wins, and a declared
 // Tenant for an unknown id creates the record), create a Tenant for each id
-// not yet mirrored, and write each Tenant's status (stored name, sync time).
+// not yet mirrored, push each Tenant's spec.limits/spec.retention when the
+// API's 'tenant'-source values differ (an empty set removes them), and write
+// each Tenant's status (stored name, effective settings and their sources,
+// sync time, Synced).
 // Kubernetes objects are read from the watch-fed cache; writes go to the API
 // server and their answers into the cache.
 import type { Logger } from '../../src/log/logger.ts';
@@ -17,6 +21,8 @@ import { stackFromObject } from '../stack/stack-spec.ts';
 import type { Stack } from '../stack/stack-spec.ts';
 import { mergeConditions, readConditions } from '../status/conditions.ts';
 import { stackEndpoints } from '../status/stack-status.ts';
+import { describeValues, settingsStatus, settingValuesOf } from './declared-settings.ts';
+import { pushDeclaredSettings, pushTenantDefaults } from './settings-push.ts';
 import type { StoredTenant, TenantDirectory } from './tenant-directory.ts';
 import { tenantObjectName } from './tenant-name.ts';
 
@@ -30,7 +36,7 @@ export interface TenantSyncDeps {
   readonly onMirrored?: (stack: ObjectKey) => void;
 }
 
-interface TenantSpec { stackRef?: { name?: string }; tenantId?: string; displayName?: string }
+interface TenantSpec { stackRef?: { name?: string }; tenantId?: string; displayName?: string; limits?: unknown; retention?: unknown }
 
 const specOf = (o: KubeObject): TenantSpec => (o['spec'] ?? {});
 const asTenant = (o: KubeObject): KubeObject => ({ ...o, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind });
@@ -59,18 +65,42 @@ async function markUnsynced(deps: TenantSyncDeps, namespace: string, stackName: 
 async function writeTenantStatus(deps: TenantSyncDeps, tenant: KubeObject, stored: StoredTenant | undefined, problem: string | undefined): Promise<void> {
   const spec = specOf(tenant);
   const generation = tenant.metadata?.generation ?? 0;
+  const declared = describeValues(settingValuesOf(spec));
+  const held = [
+    spec.displayName === undefined ? 'mirrored from the API' : 'stored name equals spec.displayName',
+    ...(declared === 'nothing' ? [] : [`the API holds the declared ${declared}`]),
+  ].join('; ');
   const synced = problem === undefined
-    ? { type: 'Synced', status: 'True' as const, reason: 'Synced', message: spec.displayName === undefined ? 'mirrored from the API' : 'stored name equals spec.displayName' }
+    ? { type: 'Synced', status: 'True' as const, reason: 'Synced', message: held }
     : { type: 'Synced', status: 'False' as const, reason: 'SyncFailed', message: problem };
   const status = {
     observedGeneration: generation,
     ...(stored === undefined ? {} : { storedName: stored.name }),
+    ...(stored?.settings === undefined ? {} : settingsStatus(stored.settings)),
     lastSyncTime: deps.now().toISOString(),
     conditions: mergeConditions(readConditions(tenant['status']), [synced], generation, deps.now()),
   };
   const r = await patchStatus(deps.rest, resourceTypes.tenant, tenant.metadata?.namespace ?? '', tenant.metadata?.name ?? '', status);
   if (r.ok) deps.cache.tenants.set(asTenant(r.value));
   else if (r.status !== 404) deps.log.warn('cannot write Tenant status', { tenant: tenant.metadata?.name, error: r.message });
+}
+
+/** Pushes the stack's spec.tenantDefaults when the API holds others; returns the problem, if any. */
+async function syncTenantDefaults(deps: TenantSyncDeps, directory: TenantDirectory, stackObject: KubeObject, stack: Stack): Promise<string | undefined> {
+  const log = deps.log.child({ stack: `${stack.ref.namespace}/${stack.ref.name}`, task: 'tenant-sync' });
+  const pushed = await pushTenantDefaults(directory, stack.spec.tenantDefaults);
+  if (!pushed.ok) {
+    log.warn('cannot push spec.tenantDefaults', { error: pushed.message });
+    void recordEvent(deps.rest, stackObject, 'Warning', 'TenantDefaultsFailed', pushed.message);
+    return pushed.message;
+  }
+  if (pushed.value.pushed) {
+    const now = describeValues(stack.spec.tenantDefaults);
+    const was = describeValues(pushed.value.was);
+    log.info('pushed spec.tenantDefaults to the API', { declared: now, was });
+    void recordEvent(deps.rest, stackObject, 'Normal', 'TenantDefaultsSynced', `tenant defaults set to ${now} (the API held ${was})`);
+  }
+  return undefined;
 }
 
 /** Syncs the tenants of stack `namespace/name`; resyncs after the stack's interval. */
@@ -95,6 +125,7 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
     return { ok: false, message: listedTenants.message };
   }
   const stored = new Map(listedTenants.value.map((t) => [t.id, t]));
+  const stackProblem = await syncTenantDefaults(deps, directory, stackObject, stack);
 
   const objects = deps.cache.tenants.list(namespace);
   const holders = new Map(objects.map((o) => [o.metadata?.name ?? '', specOf(o).tenantId ?? '']));
@@ -139,11 +170,27 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
     void recordEvent(deps.rest, stackObject, 'Normal', 'TenantMirrored', `tenant ${tenant.id} mirrored as Tenant ${objectName}`);
   }
 
+  // Declared settings, also of the Tenants just created: one re-created after its deletion
+  // declares nothing, so the values its predecessor declared are removed.
+  for (const tenant of [...mine, ...created]) {
+    const id = specOf(tenant).tenantId;
+    if (id === undefined || problems.has(id)) continue;
+    const declared = settingValuesOf(specOf(tenant));
+    const pushed = await pushDeclaredSettings(directory, id, declared, stored.get(id));
+    if (!pushed.ok) { problems.set(id, pushed.message); continue; }
+    if (!pushed.value.pushed) continue;
+    stored.set(id, pushed.value.now);
+    const message = `tenant ${id}: declared ${describeValues(declared)} (the API held ${describeValues(pushed.value.was)})`;
+    log.info('pushed declared settings to the API', { tenant: id, declared: describeValues(declared), was: describeValues(pushed.value.was) });
+    void recordEvent(deps.rest, asTenant(tenant), 'Normal', 'SettingsSynced', message);
+  }
+
   for (const tenant of [...mine, ...created]) {
     const id = specOf(tenant).tenantId ?? '';
     await writeTenantStatus(deps, tenant, stored.get(id), problems.get(id));
   }
   if (created.length > 0) deps.onMirrored?.({ namespace, name });
+  if (stackProblem !== undefined) problems.set('spec.tenantDefaults', stackProblem);
   if (problems.size > 0) return { ok: false, message: [...problems.entries()].map(([id, m]) => `${id}: ${m}`).join('; ') };
   return { ok: true, resyncAfterMs: resync };
 }

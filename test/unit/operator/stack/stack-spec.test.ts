@@ -21,6 +21,12 @@ describe('operator stack spec', () => {
     expect(s.clickhouse.mode).to.equal('managed');
     expect(s.retention).to.deep.equal({ logsDays: 30, tracesDays: 30, metricsDays: 90 });
     expect(s.tenantSync).to.deep.equal({ enabled: true, intervalSeconds: 60, apiUrl: undefined });
+    expect(s.tenantDefaults).to.deep.equal({ limits: {}, retention: {} });
+  });
+
+  it('tenantDefaults keeps the known fields the stack sets, nothing else', () => {
+    const s = normaliseStackSpec({ tenantDefaults: { limits: { maxQueryDays: 30, ingestBytesPerSecond: 1048576 }, retention: { logsDays: 7 } } });
+    expect(s.tenantDefaults).to.deep.equal({ limits: { maxQueryDays: 30, ingestBytesPerSecond: 1048576 }, retention: { logsDays: 7 } });
   });
 
   it('every scalar default in the CRD schema equals the operator default', () => {
