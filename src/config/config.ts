@@ -4,9 +4,11 @@
 import { join, resolve } from 'node:path';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type { ListenerLimits } from '../ops/listener-limits.ts';
+import { boundViolation, limitBounds } from '../tenant/settings/tenant-settings.ts';
+import type { LimitField, SettingsDefaults } from '../tenant/settings/tenant-settings.ts';
 import type { LogLevel } from './codecs.ts';
 import type { Settings } from './environment.ts';
-import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, listenerVariables, operatorVariables, storageVariables } from './variables.ts';
+import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, listenerVariables, operatorVariables, storageVariables, tenantSettingsVariables } from './variables.ts';
 import type { Variable } from './variables.ts';
 
 export const targets = ['all', 'gateway', 'api', 'migrate', 'operator'] as const;
@@ -72,6 +74,12 @@ export interface QueryLimitsConfig {
   readonly embeddedTimeoutMs: number;
 }
 
+/** Per-tenant settings: the process defaults and how often stored settings are re-read (src/tenant/settings/). */
+export interface TenantSettingsConfig {
+  readonly defaults: SettingsDefaults;
+  readonly refreshMs: number;
+}
+
 export interface OperatorConfig {
   readonly port: number;
   /** Undefined: in-cluster service account. */
@@ -84,9 +92,9 @@ export interface OperatorConfig {
 interface Common { readonly logLevel: LogLevel; readonly host: string }
 
 export type Config =
-  | (Common & { readonly target: 'all'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig })
-  | (Common & { readonly target: 'gateway'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig })
-  | (Common & { readonly target: 'api'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig })
+  | (Common & { readonly target: 'all'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig; readonly settings: TenantSettingsConfig })
+  | (Common & { readonly target: 'gateway'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly settings: TenantSettingsConfig })
+  | (Common & { readonly target: 'api'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig; readonly settings: TenantSettingsConfig })
   | (Common & { readonly target: 'migrate'; readonly storage: StorageConfig })
   | (Common & { readonly target: 'operator'; readonly operator: OperatorConfig });
 
@@ -207,6 +215,34 @@ function queries(d: Decoder): QueryLimitsConfig {
   };
 }
 
+const limitVariables: Readonly<Record<LimitField, keyof typeof tenantSettingsVariables>> = {
+  ingestBytesPerSecond: 'TENANTRY_TENANT_INGEST_BYTES_PER_SECOND',
+  ingestBurstBytes: 'TENANTRY_TENANT_INGEST_BURST_BYTES',
+  maxConcurrentQueries: 'TENANTRY_TENANT_MAX_CONCURRENT_QUERIES',
+  maxQueryDays: 'TENANTRY_TENANT_MAX_QUERY_DAYS',
+  queryTimeoutSeconds: 'TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS',
+};
+
+function tenantSettings(d: Decoder, retention: RetentionConfig): TenantSettingsConfig {
+  const limit = (field: LimitField): number => {
+    const name = limitVariables[field];
+    const value = d.value(tenantSettingsVariables, name) as number | undefined;
+    const violation = value === undefined ? undefined : boundViolation(limitBounds[field], value);
+    if (violation !== undefined) d.errors.push(`${name}=${String(value)} is invalid: it ${violation}`);
+    return num(value);
+  };
+  return {
+    defaults: {
+      limits: {
+        ingestBytesPerSecond: limit('ingestBytesPerSecond'), ingestBurstBytes: limit('ingestBurstBytes'),
+        maxConcurrentQueries: limit('maxConcurrentQueries'), maxQueryDays: limit('maxQueryDays'), queryTimeoutSeconds: limit('queryTimeoutSeconds'),
+      },
+      retention,
+    },
+    refreshMs: num(d.value(tenantSettingsVariables, 'TENANTRY_SETTINGS_REFRESH_SECONDS')) * 1000,
+  };
+}
+
 function operator(d: Decoder): OperatorConfig {
   const v = (name: keyof typeof operatorVariables): unknown => d.value(operatorVariables, name);
   return {
@@ -222,13 +258,16 @@ function decodeTarget(target: TargetName, d: Decoder): Config {
   switch (target) {
     case 'all': {
       const s = storage(d);
-      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir, s.retention), api: api(d), queries: queries(d) };
+      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir, s.retention), api: api(d), queries: queries(d), settings: tenantSettings(d, s.retention) };
     }
     case 'gateway': {
       const s = serverStorage(target, d);
-      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir, s.retention) };
+      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir, s.retention), settings: tenantSettings(d, s.retention) };
     }
-    case 'api': return { ...c, target, storage: serverStorage(target, d), keys: keys(d), api: api(d), queries: queries(d) };
+    case 'api': {
+      const s = serverStorage(target, d);
+      return { ...c, target, storage: s, keys: keys(d), api: api(d), queries: queries(d), settings: tenantSettings(d, s.retention) };
+    }
     case 'migrate': return { ...c, target, storage: storage(d) };
     case 'operator': return { ...c, target, operator: operator(d) };
   }

@@ -74,6 +74,16 @@ export const apiVariables = {
   TENANTRY_MAX_CONCURRENT_QUERIES: variable(intInRange(1, 10_000), '8', 'API queries in flight per API key (per API replica); one more waits up to 2 s for one of them, then gets 429 with Retry-After'),
 } as const;
 
+/** Process defaults of per-tenant settings (DESIGN.md section 8); a tenant's own, the API's and the stack's values override them. */
+export const tenantSettingsVariables = {
+  TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: variable(ByteSize, '64MiB', 'default per-tenant ingest rate: decoded OTLP bytes per second, all signals together, across all gateway replicas (1KiB to 10GiB)'),
+  TENANTRY_TENANT_INGEST_BURST_BYTES: variable(ByteSize, '256MiB', 'default per-tenant ingest burst: decoded OTLP bytes a tenant may send at once above its rate (1KiB to 100GiB)'),
+  TENANTRY_TENANT_MAX_CONCURRENT_QUERIES: variable(intInRange(1, 1000), '8', 'default per-tenant API queries in flight (per API replica); one more waits up to 2 s, then gets 429 with Retry-After'),
+  TENANTRY_TENANT_MAX_QUERY_DAYS: variable(intInRange(1, 36500), '400', 'default longest time range of one tenant query, in days, measured after its start is moved up to the tenant\'s retention; longer is answered 400'),
+  TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '30', 'default time limit of a tenant\'s API queries (logs, traces, timeseries, usage); ClickHouse cancels a query running longer and the API answers 503'),
+  TENANTRY_SETTINGS_REFRESH_SECONDS: variable(intInRange(1, 10), '5', 'how often each process re-reads tenant settings from ClickHouse (a change reaches every replica within this time)'),
+} as const;
+
 export const operatorVariables = {
   TENANTRY_OPERATOR_PORT: variable(Port, '8081', 'operator health and metrics port'),
   TENANTRY_KUBECONFIG: variable(NonEmptyString, undefined, 'kubeconfig file of the operator; unset means the in-cluster service account'),
@@ -84,5 +94,5 @@ export const operatorVariables = {
 
 /** All variables, for the unknown-variable check and documentation. */
 export const allVariables: Readonly<Record<string, Variable>> = {
-  ...commonVariables, ...listenerVariables, ...storageVariables, ...keyVariables, ...gatewayVariables, ...apiVariables, ...operatorVariables,
+  ...commonVariables, ...listenerVariables, ...storageVariables, ...keyVariables, ...gatewayVariables, ...apiVariables, ...tenantSettingsVariables, ...operatorVariables,
 };

@@ -7,6 +7,8 @@ import type { Store } from '../clickhouse/store.ts';
 import type { StoreGate } from '../clickhouse/store-gate.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Readiness } from '../ops/readiness.ts';
+import type { TenantSettingsAdmin } from '../tenant/settings/settings-cache.ts';
+import type { TenantSettingsView } from '../tenant/settings/tenant-settings.ts';
 
 export interface ComponentContext {
   readonly host: string;
@@ -17,6 +19,14 @@ export interface ComponentContext {
    * work then goes straight to the store.
    */
   readonly storeGate?: StoreGate;
+  /**
+   * Per-tenant limits and retention, kept in memory and refreshed from
+   * ClickHouse: one per process, shared by the gateway and the API. Absent
+   * in contexts built by hand: components then use defaultSettingsView().
+   */
+  readonly settings?: TenantSettingsView;
+  /** The same settings with the writes the API makes (each followed by a refresh); set with `settings`. */
+  readonly settingsAdmin?: TenantSettingsAdmin;
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly readiness: Readiness;

@@ -11,6 +11,8 @@ import type { Store } from '../clickhouse/store.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 import { Readiness } from '../ops/readiness.ts';
+import { SettingsCache } from '../tenant/settings/settings-cache.ts';
+import { createSettingsStore } from '../tenant/settings/settings-store.ts';
 import type { ComponentContext, RunningComponent } from './component.ts';
 import { schemaIsCurrent } from './schema-gate.ts';
 import { storeGatePolicy } from './store-gate-policy.ts';
@@ -94,12 +96,19 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
     'queries' in config ? config.queries : undefined,
     'gateway' in config ? config.gateway.writer.maxBatchDelayMs : undefined,
   ));
-  const ctx: ComponentContext = { host: config.host, store, storeGate, keys: keys.value, log, readiness, registry };
+  // Tenant settings: read once before the components start, then every refresh period.
+  const settings = new SettingsCache(
+    createSettingsStore(store, { database: store.database, cluster: store.cluster }, (work) => storeGate.insert(work)),
+    { defaults: config.settings.defaults, refreshMs: config.settings.refreshMs, log: log.child({ component: 'settings' }) },
+  );
+  await settings.start();
+  const ctx: ComponentContext = { host: config.host, store, storeGate, settings, settingsAdmin: settings, keys: keys.value, log, readiness, registry };
   const running: RunningComponent[] = [];
   try {
     for (const start of starters) running.push(await start(ctx));
   } catch (error) {
     await Promise.allSettled(running.map((c) => c.stop()));
+    settings.stop();
     return fail(`cannot start: ${(error as Error).message}`);
   }
   readiness.done('listeners');
@@ -115,6 +124,7 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   await stopSignal;
   readiness.beginShutdown();
   schema.value();
+  settings.stop();
   const stopped = await Promise.allSettled(running.map((c) => c.stop()));
   for (const [i, result] of stopped.entries()) {
     if (result.status === 'rejected') log.error('component did not stop cleanly', { component: running[i]?.name, error: result.reason });

@@ -129,6 +129,12 @@ describe('config decoding', () => {
     ['TENANTRY_MAX_VALUE_DEPTH', '33'],
     ['TENANTRY_MAX_FUTURE_SKEW_SECONDS', '10m'],
     ['TENANTRY_MAX_REQUEST_EXPANSION', '0'],
+    ['TENANTRY_TENANT_INGEST_BYTES_PER_SECOND', 'fast'],
+    ['TENANTRY_TENANT_INGEST_BURST_BYTES', '0'],
+    ['TENANTRY_TENANT_MAX_CONCURRENT_QUERIES', '1001'],
+    ['TENANTRY_TENANT_MAX_QUERY_DAYS', '0'],
+    ['TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS', '3601'],
+    ['TENANTRY_SETTINGS_REFRESH_SECONDS', '11'],
   ];
   for (const [name, value] of bad) {
     it(`rejects ${name}=${JSON.stringify(value)} naming the variable and the value`, () => {
@@ -144,6 +150,20 @@ describe('config decoding', () => {
     ['TENANTRY_LEADER_ELECTION', 'maybe'],
     ['TENANTRY_LEADER_ELECTION_NAMESPACE', '-x'],
   ];
+
+  it('decodes the per-tenant defaults, with retention from the retention variables, and checks byte bounds', () => {
+    const decoded = decodeConfig('all', { TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: '1MiB', TENANTRY_TENANT_MAX_QUERY_DAYS: '31', TENANTRY_LOGS_RETENTION_DAYS: '7', TENANTRY_SETTINGS_REFRESH_SECONDS: '2' });
+    if (!decoded.ok || decoded.config.target !== 'all') throw new Error('expected a config');
+    expect(decoded.config.settings).to.deep.equal({
+      defaults: {
+        limits: { ingestBytesPerSecond: 1_048_576, ingestBurstBytes: 256 * 1_048_576, maxConcurrentQueries: 8, maxQueryDays: 31, queryTimeoutSeconds: 30 },
+        retention: { logsDays: 7, tracesDays: 30, metricsDays: 90 },
+      },
+      refreshMs: 2000,
+    });
+    expect(errors('all', { TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: '512' })).to.deep.equal(['TENANTRY_TENANT_INGEST_BYTES_PER_SECOND=512 is invalid: it must be at least 1024']);
+    expect(errors('gateway', { ...server, TENANTRY_API_KEYS: '[]', TENANTRY_TENANT_INGEST_BURST_BYTES: '101GiB' })).to.deep.equal([`TENANTRY_TENANT_INGEST_BURST_BYTES=${101 * 1024 ** 3} is invalid: it must be at most ${100 * 1024 ** 3}`]);
+  });
 
   it('covers every variable with a bad-value case', () => {
     const tested = new Set([...bad.map(([name]) => name), 'TENANTRY_CLICKHOUSE_USER', 'TENANTRY_CLICKHOUSE_PASSWORD', 'TENANTRY_API_KEYS', 'TENANTRY_API_KEYS_FILE', 'TENANTRY_OPERATOR_PORT', ...operatorBad.map(([name]) => name), 'TENANTRY_KUBECONFIG']);
