@@ -72,7 +72,7 @@ export class LoggedWriter implements DurableWriter {
     const handoff: { inserter?: BlockInserter } = {};
     const health = new HealthEdges(observer);
     const opened = await WriteAheadLog.open(
-      { dir: config.logDir, maxBytes: config.maxLogBytes, cut: { maxRows: config.maxBatchRows, maxBytes: config.maxBatchBytes, maxDelayMs: config.maxBatchDelayMs } },
+      { dir: config.logDir, maxBytes: config.maxLogBytes, sync: config.logSync ?? 'write', cut: { maxRows: config.maxBatchRows, maxBytes: config.maxBatchBytes, maxDelayMs: config.maxBatchDelayMs } },
       {
         sealed: (segment) => { handoff.inserter?.enqueue(segment); },
         diskHealth: (healthy, message) => { health.report(writerConditions.disk, healthy, message); },

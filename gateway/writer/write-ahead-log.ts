@@ -1,8 +1,9 @@
 // The gateway's write-ahead log (docs/adr/0006-write-ahead-log.md). Rows are
-// acknowledged once they are fsynced here, not once ClickHouse has them, so
-// the size of a ClickHouse part no longer depends on how many requests are
-// in flight. Each table has its own segments; concurrent appends to a table
-// share one write and one fdatasync (group commit). A segment is cut (sealed)
+// acknowledged once they are written here (and fsynced, with sync 'fsync'),
+// not once ClickHouse has them, so the size of a ClickHouse part no longer
+// depends on how many requests are in flight. Each table has its own
+// segments; concurrent appends to a table share one write (and one
+// fdatasync: group commit). A segment is cut (sealed)
 // when it holds enough rows or bytes, or when its first rows are old enough;
 // a sealed segment becomes exactly one INSERT, with the segment's name as the
 // deduplication token, and is deleted only after that INSERT succeeded.
@@ -30,6 +31,13 @@ export interface WalOptions {
   /** Bytes of all segments beyond which appends are refused (the caller answers 429). */
   readonly maxBytes: number;
   readonly cut: CutPolicy;
+  /**
+   * 'write': an append is acknowledged once written (the kernel has it: it
+   * survives the process being killed), and a segment is fsynced when sealed,
+   * off the acknowledgement's path. 'fsync': acknowledged once fdatasync'ed,
+   * and new segments' names are synced too (it survives a power loss).
+   */
+  readonly sync: 'write' | 'fsync';
 }
 
 /** A sealed segment: one future INSERT. */
@@ -143,7 +151,7 @@ export class WriteAheadLog {
     return this.#bytes;
   }
 
-  /** Appends rows to the table's segment; resolves once they are on disk (fdatasync), or at once when refused. */
+  /** Appends rows to the table's segment; resolves once they are written (and fsynced, per the sync option), or at once when refused. */
   append(table: TableName, rows: Buffer, rowCount: number): Promise<AppendResult> {
     if (this.#stopped) return Promise.resolve({ ok: false, kind: 'stopped', message: 'the gateway is shutting down' });
     const log = this.#log(table);
@@ -247,7 +255,7 @@ export class WriteAheadLog {
     return a !== undefined && (a.rows >= this.#options.cut.maxRows || a.bytes >= this.#options.cut.maxBytes);
   }
 
-  /** Writes every pending append in one write + one fdatasync, then answers them all. */
+  /** Writes every pending append in one write (+ one fdatasync), then answers them all. */
   async #commit(table: TableName, log: TableLog): Promise<void> {
     const batch = log.pending;
     log.pending = [];
@@ -261,7 +269,7 @@ export class WriteAheadLog {
       const length = buffers.reduce((n, b) => n + b.length, 0);
       const { bytesWritten } = await active.fd.writev(buffers);
       if (bytesWritten !== length) throw Object.assign(new Error('short write'), { code: 'EIO' });
-      await active.fd.datasync();
+      if (this.#options.sync === 'fsync') await active.fd.datasync();
       active.bytes += length;
       active.rows += batch.reduce((n, p) => n + p.rowCount, 0);
       this.#bytes += length;
@@ -325,8 +333,20 @@ export class WriteAheadLog {
       await mkdir(dir, { recursive: true, mode: 0o700 }); // removed while running
       fd = await open(path, 'wx', 0o600);
     }
+    if (this.#options.sync === 'fsync') await this.#syncName(dir, path, fd);
+    const active: Active = { path, token: `${table}-${this.#instance}-${seq}`, fd, bytes: 0, rows: 0, openedAt: performance.now() };
+    log.active = active;
+    log.timer = setTimeout(() => {
+      log.timer = undefined;
+      log.cutRequested = true;
+      this.#run(table, log);
+    }, this.#options.cut.maxDelayMs);
+    return active;
+  }
+
+  /** Syncs the folder of a new segment, so its name survives a power loss too; on failure the segment is gone. */
+  async #syncName(dir: string, path: string, fd: FileHandle): Promise<void> {
     try {
-      // The new name must survive a crash too.
       const dirHandle = await open(dir, 'r');
       try {
         await dirHandle.sync();
@@ -338,14 +358,6 @@ export class WriteAheadLog {
       await unlink(path).catch(() => undefined);
       throw error;
     }
-    const active: Active = { path, token: `${table}-${this.#instance}-${seq}`, fd, bytes: 0, rows: 0, openedAt: performance.now() };
-    log.active = active;
-    log.timer = setTimeout(() => {
-      log.timer = undefined;
-      log.cutRequested = true;
-      this.#run(table, log);
-    }, this.#options.cut.maxDelayMs);
-    return active;
   }
 
   async #seal(table: TableName, log: TableLog): Promise<void> {
@@ -355,7 +367,9 @@ export class WriteAheadLog {
     const active = log.active;
     if (active === undefined) return;
     log.active = undefined;
-    await active.fd.close().catch(() => undefined);
+    if (this.#options.sync === 'fsync') await active.fd.close().catch(() => undefined);
+    // Off the appends' path: bounds what a power loss can take from a segment that waits long for its INSERT.
+    else void active.fd.datasync().catch(() => undefined).finally(() => active.fd.close().catch(() => undefined));
     if (active.rows === 0) {
       await unlink(active.path).catch(() => undefined);
       this.#bytes -= active.bytes;

@@ -47,6 +47,10 @@ export const ByteSize = fromString('a byte size such as 16777216, 16MiB or 512Ki
 export const LogLevel = t.keyof({ debug: null, info: null, warn: null, error: null }, 'one of debug, info, warn, error');
 export type LogLevel = t.TypeOf<typeof LogLevel>;
 
+/** When the write-ahead log acknowledges (docs/adr/0006-write-ahead-log.md, "Durability"). */
+export const WalSync = t.keyof({ write: null, fsync: null }, 'write or fsync');
+export type WalSync = t.TypeOf<typeof WalSync>;
+
 export const NonEmptyString = fromString('a non-empty string', (raw) => (raw.length > 0 ? raw : undefined));
 
 /** Any string, taken as is (passwords may be empty or carry spaces). */

@@ -6,7 +6,7 @@ import { isLeft } from 'fp-ts/lib/Either.js';
 import type { ListenerLimits } from '../ops/listener-limits.ts';
 import { boundViolation, limitBounds } from '../tenant/settings/tenant-settings.ts';
 import type { LimitField, SettingsDefaults } from '../tenant/settings/tenant-settings.ts';
-import type { LogLevel } from './codecs.ts';
+import type { LogLevel, WalSync } from './codecs.ts';
 import type { Settings } from './environment.ts';
 import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, listenerVariables, operatorVariables, storageVariables, tenantSettingsVariables } from './variables.ts';
 import type { Variable } from './variables.ts';
@@ -32,6 +32,8 @@ export interface WriterConfig {
   /** Bytes the log may hold before requests get 429. */
   readonly maxLogBytes: number;
   readonly logDir: string;
+  /** When appends are acknowledged: after write() (default) or after fdatasync too. */
+  readonly logSync?: WalSync;
 }
 
 /** Per-item limits the gateway enforces before acknowledging (docs/gateway.md, "Limits"). */
@@ -173,7 +175,7 @@ function walDir(configured: string | undefined, dataDir: string | undefined): st
 }
 
 function gateway(d: Decoder, dataDir: string, retention: RetentionConfig): GatewayConfig {
-  const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR'>): number => num(d.value(gatewayVariables, name));
+  const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR' | 'TENANTRY_WAL_SYNC'>): number => num(d.value(gatewayVariables, name));
   return {
     otlpHttpPort: v('TENANTRY_OTLP_HTTP_PORT'),
     otlpGrpcPort: v('TENANTRY_OTLP_GRPC_PORT'),
@@ -182,6 +184,7 @@ function gateway(d: Decoder, dataDir: string, retention: RetentionConfig): Gatew
       maxBatchRows: v('TENANTRY_BATCH_MAX_ROWS'), maxBatchBytes: v('TENANTRY_BATCH_MAX_BYTES'), maxBatchDelayMs: v('TENANTRY_BATCH_MAX_DELAY_MS'),
       maxLogBytes: v('TENANTRY_WAL_MAX_BYTES'),
       logDir: walDir(optStr(d.value(gatewayVariables, 'TENANTRY_WAL_DIR')), optStr(dataDir)),
+      logSync: d.value(gatewayVariables, 'TENANTRY_WAL_SYNC') as WalSync,
     },
     items: {
       maxAttributes: v('TENANTRY_MAX_ATTRIBUTES'), maxAttributeKeyBytes: v('TENANTRY_MAX_ATTRIBUTE_KEY_BYTES'), maxAttributeValueBytes: v('TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES'),

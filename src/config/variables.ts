@@ -1,7 +1,7 @@
 // Every TENANTRY_* variable, its codec, its default and its meaning. This
 // table drives decoding, the unknown-variable check and the README's table.
 import type * as t from 'io-ts';
-import { ByteSize, DnsLabel, Host, HttpUrl, Identifier, intInRange, LogLevel, NamespaceList, NonEmptyString, OnOff, Port, RawString } from './codecs.ts';
+import { ByteSize, DnsLabel, Host, HttpUrl, Identifier, intInRange, LogLevel, NamespaceList, NonEmptyString, OnOff, Port, RawString, WalSync } from './codecs.ts';
 
 export interface Variable {
   readonly codec: t.Decoder<unknown, unknown> & { readonly name: string };
@@ -52,6 +52,7 @@ export const gatewayVariables = {
   TENANTRY_BATCH_MAX_BYTES: variable(ByteSize, '64MiB', 'bytes of one table after which the write-ahead log cuts a block and INSERTs it'),
   TENANTRY_BATCH_MAX_DELAY_MS: variable(intInRange(0, 60_000), '1000', 'longest time acknowledged rows wait in the write-ahead log for their INSERT, in ms (bounds how soon they are queryable)'),
   TENANTRY_WAL_DIR: variable(NonEmptyString, undefined, 'directory of the gateway\'s write-ahead log; unset means TENANTRY_DATA_DIR/wal'),
+  TENANTRY_WAL_SYNC: variable(WalSync, 'write', 'when a request is acknowledged: "write" once its rows are written to the write-ahead log (they survive the process being killed, as with Loki\'s and Tempo\'s logs and ClickHouse\'s own inserts); "fsync" once they are also fsynced (they survive a power loss while in the log)'),
   TENANTRY_MAX_INFLIGHT_BYTES: variable(ByteSize, '256MiB', 'OTLP request bytes the process holds at once (bodies being read, inflated and decoded); a request beyond it gets 429 / RESOURCE_EXHAUSTED before its body is read'),
   TENANTRY_WAL_MAX_BYTES: variable(ByteSize, '1GiB', 'bytes the write-ahead log may hold (acknowledged, not yet in ClickHouse) beyond which requests get 429'),
   TENANTRY_MAX_ATTRIBUTES: variable(intInRange(1, 100_000), '128', 'attributes kept per list (resource, scope, item, event, link); the rest are dropped and added to dropped_attributes_count'),

@@ -1,6 +1,7 @@
 // The gateway inside a real `tenantry all` process: SIGKILL durability
 // (also under load from several clients, every acknowledged item exactly
-// once after the restart), graceful SIGTERM, and a 512 MiB gzip bomb.
+// once after the restart, with either write-ahead-log sync), graceful
+// SIGTERM, and a 512 MiB gzip bomb.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -60,9 +61,9 @@ describe('gateway: inside the tenantry process', function () {
     expect(names.filter((n) => !n.startsWith('durable-'))).to.have.members(['GET /checkout', 'SELECT carts']);
   });
 
-  it('keeps every item acknowledged under load from several clients exactly once after kill -9 and a restart', async () => {
+  for (const sync of ['write', 'fsync'] as const) it(`keeps every item acknowledged under load from several clients exactly once after kill -9 and a restart (TENANTRY_WAL_SYNC=${sync})`, async () => {
     // Blocks are cut every 100 ms, so at the kill some are in ClickHouse, some mid-INSERT and some only in the log.
-    const first = await startTenantry(dataDir, { TENANTRY_BATCH_MAX_DELAY_MS: '100' });
+    const first = await startTenantry(dataDir, { TENANTRY_BATCH_MAX_DELAY_MS: '100', TENANTRY_WAL_SYNC: sync });
     const acknowledged = { spans: [] as string[], logs: [] as string[], points: [] as string[] };
     let requests = 0;
     let killed = false;

@@ -46,7 +46,7 @@ describe('config decoding', () => {
       TENANTRY_CLICKHOUSE_DATABASE: 'obs_2', TENANTRY_LOGS_RETENTION_DAYS: '7', TENANTRY_TRACES_RETENTION_DAYS: '14',
       TENANTRY_METRICS_RETENTION_DAYS: '400', TENANTRY_API_KEYS: '[]', TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '14317',
       TENANTRY_MAX_REQUEST_BYTES: '512KiB', TENANTRY_BATCH_MAX_ROWS: '1000', TENANTRY_BATCH_MAX_BYTES: '1MB',
-      TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WAL_MAX_BYTES: '64MiB', TENANTRY_WAL_DIR: '/var/lib/tenantry-wal', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
+      TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WAL_MAX_BYTES: '64MiB', TENANTRY_WAL_DIR: '/var/lib/tenantry-wal', TENANTRY_WAL_SYNC: 'fsync', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
       TENANTRY_API_PAGE_MAX_BYTES: '2MiB',
       TENANTRY_MAX_CONNECTIONS: '500', TENANTRY_HEADERS_TIMEOUT_MS: '2000', TENANTRY_BODY_TIMEOUT_MS: '5000', TENANTRY_MAX_INFLIGHT_BYTES: '64MiB',
       TENANTRY_MAX_ATTRIBUTES: '64', TENANTRY_MAX_ATTRIBUTE_KEY_BYTES: '256', TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES: '2KiB', TENANTRY_MAX_LOG_BODY_BYTES: '1MiB',
@@ -61,7 +61,7 @@ describe('config decoding', () => {
     expect(config.keys.json).to.equal('[]');
     expect(config.gateway).to.deep.equal({
       otlpHttpPort: 0, otlpGrpcPort: 14317, maxRequestBytes: 512 * 1024,
-      writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxLogBytes: 64 * 1024 * 1024, logDir: '/var/lib/tenantry-wal' },
+      writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxLogBytes: 64 * 1024 * 1024, logDir: '/var/lib/tenantry-wal', logSync: 'fsync' },
       listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000 }, maxInflightBytes: 64 * 1024 * 1024,
       items: {
         maxAttributes: 64, maxAttributeKeyBytes: 256, maxAttributeValueBytes: 2048, maxLogBodyBytes: 1024 * 1024, maxSpanNameBytes: 512, maxSpanEvents: 10,
@@ -94,6 +94,7 @@ describe('config decoding', () => {
 
   const bad: ReadonlyArray<[string, string]> = [
     ['TENANTRY_LOG_LEVEL', 'verbose'],
+    ['TENANTRY_WAL_SYNC', 'always'],
     ['TENANTRY_HOST', 'local host'],
     ['TENANTRY_DATA_DIR', '   '],
     ['TENANTRY_CLICKHOUSE_URL', 'clickhouse:8123'],

@@ -270,7 +270,7 @@ describe('write-ahead log segments', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-names-'));
     try {
       const sealed: Segment[] = [];
-      const options = { dir, maxBytes: 1 << 20, cut: { maxRows: 1, maxBytes: 1 << 20, maxDelayMs: 60_000 } };
+      const options = { dir, maxBytes: 1 << 20, sync: 'fsync' as const, cut: { maxRows: 1, maxBytes: 1 << 20, maxDelayMs: 60_000 } };
       const events = { sealed: (s: Segment) => { sealed.push(s); }, diskHealth: () => undefined };
       const first = await WriteAheadLog.open(options, events);
       await first.wal.append('spans', rows('one'), 1);
