@@ -1,13 +1,27 @@
 // The gateway's Prometheus metrics, registered on the process registry.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { TenantShare } from './limits/tenant-shares.ts';
+import { TenantLabels } from './tenant-labels.ts';
 import type { InsertStats } from './writer/block-inserter.ts';
 import type { WriterObserver } from './writer/logged-writer.ts';
 
 /** The writer's observer also needs somewhere to send health changes (readiness, logs). */
 export type HealthSink = WriterObserver['health'];
 
+/** Where a throttled request was refused: before its body was read (a key bound to one tenant), or once decoded. */
+export type ThrottleStage = 'before_body' | 'after_decode';
+
+/** Per-tenant counters, under a bounded tenant label (tenant-labels.ts). */
+export interface TenantMetrics {
+  /** Counts one request's items and bytes per tenant, accepted and rejected by reason. */
+  record(signal: string, shares: readonly TenantShare[]): void;
+  /** Counts a request refused with 429 / RESOURCE_EXHAUSTED because its tenants are over their ingest limits. */
+  throttled(tenant: string, protocol: 'http' | 'grpc', signal: string, stage: ThrottleStage): void;
+}
+
 export interface GatewayMetrics {
+  readonly tenants: TenantMetrics;
   readonly acceptedItems: Counter<'signal'>;
   readonly rejectedItems: Counter<'signal' | 'reason'>;
   readonly truncations: Counter<'signal' | 'reason'>;
@@ -34,6 +48,7 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
   const batchRows = new Histogram({ name: 'tenantry_gateway_batch_rows', help: 'Rows per INSERT', labelNames: ['table'], registers, buckets: [1, 10, 100, 1000, 10_000, 50_000, 100_000, 250_000, 1_000_000] });
   const batchBytes = new Histogram({ name: 'tenantry_gateway_batch_bytes', help: 'Bytes per INSERT', labelNames: ['table'], registers, buckets: [1e3, 1e4, 1e5, 1e6, 4e6, 16e6, 64e6] });
   const insertSeconds = new Histogram({ name: 'tenantry_gateway_insert_duration_seconds', help: 'INSERT latency', labelNames: ['table', 'ok'], registers, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] });
+  const tenants = tenantMetrics(registers);
   let readLogBytes = (): number => 0;
   new Gauge({
     name: 'tenantry_gateway_wal_bytes', help: 'Bytes acknowledged and held in the write-ahead log, not yet in ClickHouse', registers,
@@ -49,7 +64,7 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
   });
   const deadLetters = new Counter({ name: 'tenantry_gateway_dead_letter_rows_total', help: 'Acknowledged rows ClickHouse refused for a reason of their own, kept in the dead-letter folder', labelNames: ['table'], registers });
   return {
-    acceptedItems, rejectedItems, truncations, requests, requestSeconds,
+    acceptedItems, rejectedItems, truncations, requests, requestSeconds, tenants,
     logBytesFrom: (read) => { readLogBytes = read; },
     writer: {
       inserted: (s: InsertStats) => {
@@ -63,6 +78,51 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
         appendSeconds.observe({ table }, appendSeconds_);
       },
       health,
+    },
+  };
+}
+
+function tenantMetrics(registers: Registry[]): TenantMetrics {
+  const acceptedItems = new Counter({ name: 'tenantry_gateway_tenant_accepted_items_total', help: 'Items stored, per tenant (the top tenants by volume; the rest are tenant="__other__") and signal', labelNames: ['tenant', 'signal'], registers });
+  const acceptedBytes = new Counter({
+    name: 'tenantry_gateway_tenant_accepted_bytes_total', help: 'Decoded OTLP bytes of the items stored (the request\'s bytes split by its tenants\' shares of items), per tenant and signal', labelNames: ['tenant', 'signal'], registers,
+  });
+  const rejectedItems = new Counter({
+    name: 'tenantry_gateway_tenant_rejected_items_total', help: 'Items rejected, per tenant (tenant="__none__": no valid tenant id), signal and reason (rate_limited: over the tenant\'s ingest limit)',
+    labelNames: ['tenant', 'signal', 'reason'], registers,
+  });
+  const rejectedBytes = new Counter({ name: 'tenantry_gateway_tenant_rejected_bytes_total', help: 'Decoded OTLP bytes of the items rejected, per tenant, signal and reason', labelNames: ['tenant', 'signal', 'reason'], registers });
+  const throttled = new Counter({
+    name: 'tenantry_gateway_throttled_requests_total', help: 'Requests answered 429 / RESOURCE_EXHAUSTED because their tenants are over their ingest limits, per tenant, protocol, signal and stage (before_body: refused before the body was read)',
+    labelNames: ['tenant', 'protocol', 'signal', 'stage'], registers,
+  });
+  const all = [acceptedItems, acceptedBytes, rejectedItems, rejectedBytes, throttled];
+  // A tenant that lost its label loses its series (its counts go on under __other__).
+  const labels = new TenantLabels((tenant) => {
+    for (const counter of all) {
+      void counter.get().then((metric) => {
+        for (const v of metric.values) if (v.labels['tenant'] === tenant) counter.remove(v.labels as Record<string, string>);
+      });
+    }
+  });
+  return {
+    record(signal, shares) {
+      for (const share of shares) {
+        let bytes = share.accepted.bytes;
+        for (const r of share.rejected.values()) bytes += r.bytes;
+        const tenant = labels.label(share.tenant, bytes);
+        if (share.accepted.items > 0) {
+          acceptedItems.inc({ tenant, signal }, share.accepted.items);
+          acceptedBytes.inc({ tenant, signal }, share.accepted.bytes);
+        }
+        for (const [reason, r] of share.rejected) {
+          rejectedItems.inc({ tenant, signal, reason }, r.items);
+          rejectedBytes.inc({ tenant, signal, reason }, r.bytes);
+        }
+      }
+    },
+    throttled(tenant, protocol, signal, stage) {
+      throttled.inc({ tenant: labels.label(tenant, 0), protocol, signal, stage });
     },
   };
 }

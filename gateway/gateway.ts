@@ -1,5 +1,6 @@
 // The OTLP gateway component: OTLP/HTTP and OTLP/gRPC receivers in front of
-// one ingest pipeline and one write-ahead-logged writer. stop() stops both
+// one ingest pipeline and one write-ahead-logged writer, with per-tenant
+// ingest limits shared by the replicas (gateway/limits/). stop() stops both
 // listeners (in-flight requests finish once their rows are logged), then
 // moves what the log holds into ClickHouse.
 import { defaultListenerLimits } from '../src/ops/listener-limits.ts';
@@ -7,6 +8,13 @@ import { listenerMetrics } from '../src/ops/listener-metrics.ts';
 import { listen } from '../src/ops/ops-listener.ts';
 import type { ComponentContext, RunningComponent, StartGateway } from '../src/target/component.ts';
 import type { GatewayConfig } from '../src/config/config.ts';
+import { defaultSettingsView } from '../src/tenant/settings/tenant-settings.ts';
+import type { Logger } from '../src/log/logger.ts';
+import { clickHouseRejectedUsage } from './limits/clickhouse-rejected-usage.ts';
+import { clickHouseReplicaRegistry } from './limits/clickhouse-replica-registry.ts';
+import { IngestLimiter } from './limits/ingest-limiter.ts';
+import { RejectedUsage, rejectedUsageFlushMs } from './limits/rejected-usage.ts';
+import { ReplicaCount, replicaHeartbeatMs } from './limits/replica-count.ts';
 import { gatewayMetrics } from './gateway-metrics.ts';
 import { IngestPipeline } from './ingest/ingest-pipeline.ts';
 import { otlpHttpHandler } from './receivers/otlp-http-receiver.ts';
@@ -15,6 +23,28 @@ import { defaultMaxInflightBytes, InflightBytes } from './receivers/inflight-byt
 import { clickHouseRowSink } from './writer/clickhouse-row-sink.ts';
 import { LoggedWriter } from './writer/logged-writer.ts';
 import type { RowSink } from './writer/row-sink.ts';
+
+/** The ingest limits of this replica and what keeps them current; stop() ends the heartbeats and writes the last rejected sums. */
+async function startLimits(ctx: ComponentContext, log: Logger): Promise<{ limiter: IngestLimiter; rejected: RejectedUsage; stop: () => Promise<void> }> {
+  // Logged once per outage rather than every period.
+  let failing = false;
+  const replicas = new ReplicaCount(clickHouseReplicaRegistry(ctx.store, ctx.storeGate), {
+    periodMs: replicaHeartbeatMs,
+    onFailure: (message) => {
+      if (!failing) log.warn('cannot record this replica\'s heartbeat; ingest limits keep the last replica count', { message });
+      failing = true;
+    },
+    onBeat: () => { limiter.sweep(); },
+  });
+  const limiter = new IngestLimiter(ctx.settings ?? defaultSettingsView(), replicas);
+  const rejected = new RejectedUsage(clickHouseRejectedUsage(ctx.store, ctx.storeGate), {
+    flushMs: rejectedUsageFlushMs,
+    onFailure: (message) => { log.warn('cannot write rejected usage; kept for the next write', { message }); },
+  });
+  await replicas.start();
+  rejected.start();
+  return { limiter, rejected, stop: async () => { await Promise.all([replicas.stop(), rejected.stop()]); } };
+}
 
 export interface RunningGateway extends RunningComponent {
   /** Resolves once every acknowledged row is in ClickHouse (tests, benchmarks). */
@@ -35,7 +65,8 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   });
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   metrics.logBytesFrom(() => writer.logBytes);
-  const pipeline = new IngestPipeline(writer, metrics, config.items);
+  const ingestLimits = await startLimits(ctx, log);
+  const pipeline = new IngestPipeline(writer, metrics, config.items, ingestLimits);
   const limits = config.listener ?? defaultListenerLimits;
   const inflight = new InflightBytes(config.maxInflightBytes ?? defaultMaxInflightBytes);
   inflight.register(ctx.registry);
@@ -46,7 +77,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   try {
     http = await listen({ handler: otlpHttpHandler(httpDeps), readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort, name: 'otlp-http', limits });
   } catch (error) {
-    await writer.stop();
+    await Promise.all([writer.stop(), ingestLimits.stop()]);
     throw error;
   }
   const httpListener = http;
@@ -55,7 +86,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
     grpc = await listenGrpc(deps, ctx.host, config.otlpGrpcPort, limits, ctx.registry);
   } catch (error) {
     await httpListener.close();
-    await writer.stop();
+    await Promise.all([writer.stop(), ingestLimits.stop()]);
     throw error;
   }
   const grpcListener = grpc;
@@ -66,7 +97,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
     stop: async () => {
       // Requests in flight are answered once logged; then the log goes to ClickHouse.
       await Promise.all([httpListener.close(), grpcListener.close()]);
-      await writer.stop();
+      await Promise.all([writer.stop(), ingestLimits.stop()]);
     },
   };
 }

@@ -1,13 +1,23 @@
-// Everything after conversion, shared by both protocols: hand a request's
-// rows to the writer, count accepted, rejected and truncated items, and
-// report the outcome. Authorizing the key (authorizeIngest) happens before
-// the receivers pick a converter, from `converters`: the converters under
-// this gateway's item limits.
+// Everything after conversion, shared by both protocols: charge each
+// tenant's bytes to its ingest limit, hand a request's rows to the writer,
+// count accepted, rejected and truncated items (per tenant too), and report
+// the outcome. Authorizing the key (authorizeIngest) happens before the
+// receivers pick a converter, from `converters`: the converters under this
+// gateway's item limits. The ingest limits (gateway/limits/) act twice: a key
+// bound to one tenant over its limit is refused before its body is read
+// (refuseUnread); otherwise the tenant resolver rejects the items of tenants
+// over their limits (reason rate_limited), and a request whose items are all
+// rate limited is answered 429 / RESOURCE_EXHAUSTED with a retry time.
 import { hasScope } from '../../src/auth/api-keys.ts';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
+import { TenantResolver } from '../convert/common/tenant-resolver.ts';
+import type { IngestLimiter } from '../limits/ingest-limiter.ts';
+import type { RejectedUsage } from '../limits/rejected-usage.ts';
+import { tenantShares } from '../limits/tenant-shares.ts';
+import type { TenantShare } from '../limits/tenant-shares.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
 import type { DurableWriter } from '../writer/logged-writer.ts';
-import type { GatewayMetrics } from '../gateway-metrics.ts';
+import type { GatewayMetrics, ThrottleStage } from '../gateway-metrics.ts';
 import type { Failure, Outcome } from './outcome.ts';
 import type { RowBatch } from '../rowbinary/row-batch.ts';
 import { defaultItemLimits } from '../convert/common/item-limits.ts';
@@ -29,28 +39,72 @@ export function authorizeIngest(keys: KeyRing, presented: string | undefined): A
   return { ok: true, principal };
 }
 
+/** The per-tenant ingest limits and where their refusals are counted for usage; absent, nothing is limited (tests). */
+export interface IngestLimits {
+  readonly limiter: IngestLimiter;
+  readonly rejected: RejectedUsage;
+}
+
+/** One converted request: the tenants its resolver found, its decoded size, and the protocol it came by. */
+export interface ConvertedRequest {
+  readonly tenants: TenantResolver;
+  readonly bytes: number;
+  readonly protocol: 'http' | 'grpc';
+}
+
+/** The only tenant a key may write, or undefined for a key of several tenants or all. */
+function onlyTenant(principal: Principal): string | undefined {
+  if (principal.tenants === '*' || principal.tenants.size !== 1) return undefined;
+  const [tenant] = principal.tenants;
+  return tenant;
+}
+
 export class IngestPipeline {
   /** The converter of each signal and wire format, under the gateway's item limits. */
   readonly converters: RowConverters;
   readonly #writer: DurableWriter;
   readonly #metrics: GatewayMetrics;
+  readonly #limits: IngestLimits | undefined;
 
-  constructor(writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits) {
+  constructor(writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits, ingestLimits?: IngestLimits) {
     this.#writer = writer;
     this.#metrics = metrics;
+    this.#limits = ingestLimits;
     this.converters = rowConverters(undefined, undefined, limits);
+  }
+
+  /** The tenant resolver of one request by `principal`: it admits only tenants within their ingest limits. */
+  resolver(principal: Principal): TenantResolver {
+    return new TenantResolver(principal, this.#limits?.limiter);
+  }
+
+  /** For a key bound to one tenant that is over its limit: the refusal, before the body is read. */
+  refuseUnread(principal: Principal, protocol: 'http' | 'grpc', signal: SignalName): Failure | undefined {
+    const limiter = this.#limits?.limiter;
+    const tenant = onlyTenant(principal);
+    if (limiter === undefined || tenant === undefined || limiter.admits(tenant)) return undefined;
+    return this.#throttled([tenant], protocol, signal, 'before_body');
   }
 
   /**
    * Stores the accepted items of a converted request; answers once they are
-   * written. `tenant` is whom they are for: while ClickHouse is behind,
-   * tenants' requests take turns.
+   * written. While ClickHouse is behind, tenants' requests take turns (the
+   * request's first tenant stands for it).
    */
-  async ingest(signal: SignalName, batch: RowBatch, tenant = ''): Promise<Outcome> {
+  async ingest(signal: SignalName, batch: RowBatch, request: ConvertedRequest): Promise<Outcome> {
     for (const [reason, n] of batch.rejected.byReason) this.#metrics.rejectedItems.inc({ signal, reason }, n);
     if (hasTruncations(batch.rejected)) for (const [reason, n] of batch.rejected.truncated) this.#metrics.truncations.inc({ signal, reason }, n);
-    const written = await this.#writer.submit(batch.table, batch.rows, batch.rowCount, tenant);
+    const shares = tenantShares(request.tenants.tenants, batch.rowCount, batch.rejected, request.bytes);
+    const limited = batch.rejected.byReason.get('rate_limited') ?? 0;
+    if (limited > 0 && limited === batch.rowCount + batch.rejected.count) {
+      this.#counted(signal, shares);
+      return this.#throttled(shares.map((s) => s.tenant), request.protocol, signal, 'after_decode');
+    }
+    // Charged before the write is awaited, so that the next request sees it; refunded if the write fails.
+    this.#charge(shares, 1);
+    const written = await this.#writer.submit(batch.table, batch.rows, batch.rowCount, request.tenants.firstTenant);
     if (!written.ok) {
+      this.#charge(shares, -1);
       switch (written.kind) {
         case 'overloaded': return { kind: 'overloaded', message: written.message, retryAfterSeconds: 1 };
         case 'stopped':
@@ -61,6 +115,33 @@ export class IngestPipeline {
       }
     }
     this.#metrics.acceptedItems.inc({ signal }, batch.rowCount);
+    this.#counted(signal, shares);
     return { kind: 'accepted', accepted: batch.rowCount, rejected: batch.rejected.count, errorMessage: batch.rejected.message(itemNoun[signal]) };
+  }
+
+  #charge(shares: readonly TenantShare[], sign: 1 | -1): void {
+    const limiter = this.#limits?.limiter;
+    if (limiter === undefined) return;
+    for (const share of shares) if (share.charged > 0) limiter.charge(share.tenant, sign * share.charged);
+  }
+
+  /** Per-tenant metrics and rejected usage of a request that was answered (stored, or refused as a whole). */
+  #counted(signal: SignalName, shares: readonly TenantShare[]): void {
+    this.#metrics.tenants.record(signal, shares);
+    this.#limits?.rejected.record(signal, shares);
+  }
+
+  /** The 429 of a request whose tenants are all over their limits: the longest of their retry times. */
+  #throttled(tenants: readonly string[], protocol: 'http' | 'grpc', signal: SignalName, stage: ThrottleStage): Failure {
+    const limiter = this.#limits?.limiter;
+    let retryAfterSeconds = 1;
+    const messages: string[] = [];
+    for (const tenant of tenants) {
+      this.#metrics.tenants.throttled(tenant, protocol, signal, stage);
+      if (limiter === undefined || tenant === '') continue;
+      retryAfterSeconds = Math.max(retryAfterSeconds, limiter.retryAfterSeconds(tenant));
+      if (messages.length < 3) messages.push(limiter.refusal(tenant));
+    }
+    return { kind: 'rate_limited', message: messages.join('; '), retryAfterSeconds };
   }
 }

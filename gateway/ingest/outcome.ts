@@ -9,6 +9,8 @@ export type Failure =
   | { readonly kind: 'too_large'; readonly message: string }
   | { readonly kind: 'invalid'; readonly message: string }
   | { readonly kind: 'overloaded'; readonly message: string; readonly retryAfterSeconds: number }
+  /** Every item of the request belongs to tenants over their ingest limits (gateway/limits/). */
+  | { readonly kind: 'rate_limited'; readonly message: string; readonly retryAfterSeconds: number }
   | { readonly kind: 'unavailable'; readonly message: string }
   | { readonly kind: 'internal'; readonly message: string };
 

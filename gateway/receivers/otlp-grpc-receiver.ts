@@ -2,7 +2,8 @@
 // @grpc/grpc-js. Messages arrive as raw bytes (grpc-js inflates gzip and
 // enforces the size limit) and go through the same protobuf converters and pipeline as
 // OTLP/HTTP. An interceptor admits each call on its metadata alone (the key,
-// the in-flight byte budget) before its message is read, and bounds the time
+// the ingest limit of a key bound to one tenant, the in-flight byte budget)
+// before its message is read, and bounds the time
 // the message may take. Outcomes become gRPC statuses in `statusOf`, and
 // nowhere else.
 import * as grpc from '@grpc/grpc-js';
@@ -14,7 +15,6 @@ import type { ListenerLimits } from '../../src/ops/listener-limits.ts';
 import { listenerMetrics } from '../../src/ops/listener-metrics.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import type { RowConverter } from '../convert/common/row-converter.ts';
-import { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Failure, Outcome } from '../ingest/outcome.ts';
@@ -62,6 +62,8 @@ const services: readonly (readonly [SignalName, string])[] = [
   ['metrics', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'],
 ];
 
+const signalByPath: ReadonlyMap<string, SignalName> = new Map(services.map(([signal, path]) => [path, signal]));
+
 const passThrough = {
   requestStream: false,
   responseStream: false,
@@ -74,7 +76,7 @@ const passThrough = {
 const grpcCode: Readonly<Record<GrpcFailure['kind'], grpc.status>> = {
   unauthenticated: grpc.status.UNAUTHENTICATED, forbidden: grpc.status.PERMISSION_DENIED,
   method_not_allowed: grpc.status.UNIMPLEMENTED, unsupported_media_type: grpc.status.INVALID_ARGUMENT, too_large: grpc.status.RESOURCE_EXHAUSTED,
-  invalid: grpc.status.INVALID_ARGUMENT, overloaded: grpc.status.RESOURCE_EXHAUSTED, unavailable: grpc.status.UNAVAILABLE, internal: grpc.status.INTERNAL,
+  invalid: grpc.status.INVALID_ARGUMENT, overloaded: grpc.status.RESOURCE_EXHAUSTED, rate_limited: grpc.status.RESOURCE_EXHAUSTED, unavailable: grpc.status.UNAVAILABLE, internal: grpc.status.INTERNAL,
   request_timeout: grpc.status.DEADLINE_EXCEEDED,
 };
 
@@ -82,7 +84,7 @@ const grpcCode: Readonly<Record<GrpcFailure['kind'], grpc.status>> = {
 function statusOf(failure: GrpcFailure): grpc.StatusObject {
   const code = grpcCode[failure.kind];
   const metadata = new grpc.Metadata();
-  if (failure.kind === 'overloaded') {
+  if (failure.kind === 'overloaded' || failure.kind === 'rate_limited') {
     // RetryInfo travels in grpc-status-details-bin, as the OTLP spec asks.
     metadata.set('grpc-status-details-bin', Buffer.from(encodeStatusProtobuf(code, failure.message, failure.retryAfterSeconds)));
   }
@@ -106,13 +108,14 @@ const slowPeerGraceMs = 1000;
 const overloaded: Failure = { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
 
 /**
- * Admits a call on its metadata: a missing, unknown or unscoped key, or a
- * spent byte budget, is answered before the message is read (grpc-js reads
+ * Admits a call on its metadata: a missing, unknown or unscoped key, a key
+ * bound to one tenant over its ingest limit, or a spent byte budget, is
+ * answered before the message is read (grpc-js reads
  * it only once the handler asks). The message must then arrive within the
  * body timeout, and its bytes are charged to the budget until the call ends.
  */
 function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, peers: PeerConnections, onBodyTimeout: () => void): grpc.ServerInterceptor {
-  return (_method, call) => {
+  return (method, call) => {
     let reservation: Reservation | undefined;
     let timer: NodeJS.Timeout | undefined;
     const finish = (): void => {
@@ -130,6 +133,12 @@ function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, peers: PeerCon
             const auth = authorizeIngest(deps.keys, presentedKey(firstString(metadata, 'authorization'), firstString(metadata, 'x-api-key')));
             if (!auth.ok) {
               refuse(auth.failure);
+              return;
+            }
+            const signal = signalByPath.get(method.path);
+            const limited = signal === undefined ? undefined : deps.pipeline.refuseUnread(auth.principal, 'grpc', signal);
+            if (limited !== undefined) {
+              refuse(limited);
               return;
             }
             reservation = deps.inflight.reserve(0);
@@ -175,10 +184,10 @@ function handler(signal: SignalName, converter: RowConverter, deps: GrpcReceiver
     const run = async (): Promise<Outcome> => {
       const auth = authorizeIngest(deps.keys, presentedKey(firstString(call.metadata, 'authorization'), firstString(call.metadata, 'x-api-key')));
       if (!auth.ok) return auth.failure;
-      const tenants = new TenantResolver(auth.principal);
+      const tenants = deps.pipeline.resolver(auth.principal);
       const converted = converter.convert(call.request, tenants);
       if (!converted.ok) return { kind: 'invalid', message: converted.message };
-      return deps.pipeline.ingest(signal, converted.batch, tenants.firstTenant);
+      return deps.pipeline.ingest(signal, converted.batch, { tenants, bytes: call.request.length, protocol: 'grpc' });
     };
     run().then((outcome) => {
       if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });

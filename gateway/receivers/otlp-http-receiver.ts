@@ -1,7 +1,8 @@
 // OTLP/HTTP: POST /v1/traces, /v1/logs, /v1/metrics with protobuf or JSON
 // bodies, gzip or identity. The ops endpoints share the port; the shared
-// listener answers them. The key is checked and the body's bytes reserved
-// before a byte of the body is read. Outcomes become HTTP answers in
+// listener answers them. The key is checked, a key bound to one tenant over
+// its ingest limit refused, and the body's bytes reserved before a byte of
+// the body is read. Outcomes become HTTP answers in
 // `answer`, and nowhere else.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { presentedKey } from '../../src/auth/api-keys.ts';
@@ -10,7 +11,6 @@ import { requestPath } from '../../src/ops/ops-listener.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import type { RowConverters } from '../convert/row-converters.ts';
-import { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
@@ -60,7 +60,7 @@ export function wireFormat(contentType: string | undefined): WireFormat | undefi
 // HTTP status and google.rpc.Code of each failure.
 const httpStatus: Readonly<Record<Exclude<HttpOutcome['kind'], 'accepted'>, readonly [number, number]>> = {
   unauthenticated: [401, 16], forbidden: [403, 7], method_not_allowed: [405, 12], unsupported_media_type: [415, 3],
-  too_large: [413, 8], invalid: [400, 3], overloaded: [429, 8], unavailable: [503, 14], internal: [500, 13], request_timeout: [408, 4],
+  too_large: [413, 8], invalid: [400, 3], overloaded: [429, 8], rate_limited: [429, 8], unavailable: [503, 14], internal: [500, 13], request_timeout: [408, 4],
 };
 
 /** Writes the one HTTP answer of an outcome. */
@@ -70,7 +70,7 @@ function answer(req: IncomingMessage, res: ServerResponse, signal: SignalName, f
     return 200;
   }
   const [status, code] = httpStatus[outcome.kind];
-  const retry = outcome.kind === 'overloaded' ? outcome.retryAfterSeconds : undefined;
+  const retry = outcome.kind === 'overloaded' || outcome.kind === 'rate_limited' ? outcome.retryAfterSeconds : undefined;
   const headers: Record<string, string> = { 'content-type': contentTypes[format] };
   if (retry !== undefined) headers['retry-after'] = String(retry);
   if (outcome.kind === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
@@ -94,6 +94,8 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
   }
   const auth = authorizeIngest(deps.keys, presentedKey(req.headers.authorization, single(req.headers['x-api-key'])));
   if (!auth.ok) return { format, outcome: auth.failure };
+  const limited = deps.pipeline.refuseUnread(auth.principal, 'http', signal);
+  if (limited !== undefined) return { format, outcome: limited };
   // Held from the first byte until the answer is written (decoding and the write-ahead log included).
   const reservation = deps.inflight.reserve(0);
   if (reservation === undefined) return { format, outcome: bodyFailure('overloaded', 'too many request bytes in flight on this gateway: retry later') };
@@ -103,10 +105,10 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
     if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
     return { format, outcome: bodyFailure(body.kind, body.message) };
   }
-  const tenants = new TenantResolver(auth.principal);
+  const tenants = deps.pipeline.resolver(auth.principal);
   const converted = converters[signal][format].convert(body.body, tenants);
   if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.message } };
-  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch, tenants.firstTenant) };
+  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch, { tenants, bytes: body.body.length, protocol: 'http' }) };
 }
 
 const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);

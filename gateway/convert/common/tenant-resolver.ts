@@ -2,7 +2,8 @@
 // wins when present; otherwise the item's own attribute. Strings are used as
 // is, integers in decimal, anything else is invalid; a valid id is 1-150
 // bytes of [A-Za-z0-9._~!*'()-] and not "." or "..". The key must be allowed
-// to write the tenant.
+// to write the tenant, and the tenant must be within its ingest limit
+// (gateway/limits/): both are decided once per tenant and request.
 import { canAccessTenant } from '../../../src/auth/api-keys.ts';
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import { isValidTenantId, tenantIdRule } from '../../../src/tenant/tenant-id.ts';
@@ -11,7 +12,7 @@ import { int64Text } from './otlp-values.ts';
 
 export const tenantAttribute = 'tenant.id';
 
-export type RejectReason = 'missing_tenant' | 'invalid_tenant_type' | 'invalid_tenant_id' | 'tenant_not_allowed';
+export type RejectReason = 'missing_tenant' | 'invalid_tenant_type' | 'invalid_tenant_id' | 'tenant_not_allowed' | 'rate_limited';
 
 export type Resolution = { readonly ok: true; readonly tenant: string } | { readonly ok: false; readonly reason: RejectReason; readonly tenant?: string };
 
@@ -21,7 +22,19 @@ export const reasonText: Readonly<Record<RejectReason, string>> = {
   invalid_tenant_type: 'tenant.id is neither a string nor an integer',
   invalid_tenant_id: `tenant.id is not ${tenantIdRule}`,
   tenant_not_allowed: 'the API key may not write to tenant',
+  rate_limited: 'the tenant is over its ingest limit (limits.ingestBytesPerSecond): retry later',
 };
+
+/** Whether a tenant's items may be accepted now (the gateway's ingest limiter); asked once per tenant and request. */
+export interface TenantAdmission {
+  admits(tenant: string): boolean;
+}
+
+/** What a request carried for one tenant: its items, and why they were all rejected (undefined when accepted). */
+export interface TenantItems {
+  items: number;
+  readonly refused: (Resolution & { readonly ok: false }) | undefined;
+}
 
 /** The tenant.id attribute of a list: undefined when absent, otherwise a resolution. */
 export function tenantOf(attributes: readonly KeyValue[] | null | undefined): Resolution | undefined {
@@ -41,10 +54,17 @@ export function tenantOf(attributes: readonly KeyValue[] | null | undefined): Re
 /** Resolves tenants for one request's principal, remembering access decisions per tenant. */
 export class TenantResolver {
   readonly #principal: Principal;
-  readonly #allowed = new Map<string, boolean>();
+  readonly #admission: TenantAdmission | undefined;
+  readonly #tenants = new Map<string, TenantItems>();
 
-  constructor(principal: Principal) {
+  constructor(principal: Principal, admission?: TenantAdmission) {
     this.#principal = principal;
+    this.#admission = admission;
+  }
+
+  /** Per tenant found (in order of appearance): its items, and the rejection of a refused tenant. */
+  get tenants(): ReadonlyMap<string, Readonly<TenantItems>> {
+    return this.#tenants;
   }
 
   /**
@@ -53,7 +73,7 @@ export class TenantResolver {
    * mixed one is scheduled as its first. Empty when none.
    */
   get firstTenant(): string {
-    for (const [tenant, allowed] of this.#allowed) if (allowed) return tenant;
+    for (const [tenant, found] of this.#tenants) if (found.refused === undefined) return tenant;
     return '';
   }
 
@@ -62,14 +82,22 @@ export class TenantResolver {
     return this.authorize(resource ?? tenantOf(itemAttributes) ?? { ok: false, reason: 'missing_tenant' });
   }
 
-  /** Checks that the key may write a found tenant. */
+  /** Checks that the key may write a found tenant and that the tenant is within its ingest limit. */
   authorize(found: Resolution): Resolution {
     if (!found.ok) return found;
-    let allowed = this.#allowed.get(found.tenant);
-    if (allowed === undefined) {
-      allowed = canAccessTenant(this.#principal, found.tenant);
-      this.#allowed.set(found.tenant, allowed);
+    let seen = this.#tenants.get(found.tenant);
+    if (seen === undefined) {
+      seen = { items: 0, refused: this.#refusal(found.tenant) };
+      this.#tenants.set(found.tenant, seen);
     }
-    return allowed ? found : { ok: false, reason: 'tenant_not_allowed', tenant: found.tenant };
+    seen.items++;
+    return seen.refused ?? found;
+  }
+
+  /** Why a tenant's items are all rejected in this request, or undefined when they are not. */
+  #refusal(tenant: string): (Resolution & { readonly ok: false }) | undefined {
+    if (!canAccessTenant(this.#principal, tenant)) return { ok: false, reason: 'tenant_not_allowed', tenant };
+    if (this.#admission !== undefined && !this.#admission.admits(tenant)) return { ok: false, reason: 'rate_limited', tenant };
+    return undefined;
   }
 }

@@ -55,4 +55,20 @@ describe('tenant-resolver', () => {
     mixed.authorize({ ok: true, tenant: 'x' });
     expect(mixed.firstTenant).to.equal('y');
   });
+
+  it('rejects the items of a tenant over its ingest limit (rate_limited), asking the limiter once per tenant, and counts items per tenant', () => {
+    const asked: string[] = [];
+    const resolver = new TenantResolver(all, { admits: (tenant) => { asked.push(tenant); return tenant !== 'flood'; } });
+    expect(resolver.authorize({ ok: true, tenant: 'flood' })).to.deep.equal({ ok: false, reason: 'rate_limited', tenant: 'flood' });
+    expect(resolver.authorize({ ok: true, tenant: 'flood' })).to.deep.equal({ ok: false, reason: 'rate_limited', tenant: 'flood' });
+    expect(resolver.authorize({ ok: true, tenant: 'calm' })).to.deep.equal({ ok: true, tenant: 'calm' });
+    expect(asked).to.deep.equal(['flood', 'calm']);
+    expect(resolver.firstTenant).to.equal('calm');
+    expect([...resolver.tenants].map(([t, s]) => [t, s.items, s.refused?.reason])).to.deep.equal([['flood', 2, 'rate_limited'], ['calm', 1, undefined]]);
+  });
+
+  it('does not ask the limiter about a tenant the key may not write', () => {
+    const resolver = new TenantResolver(onlyA, { admits: () => { throw new Error('asked'); } });
+    expect(resolver.authorize({ ok: true, tenant: 'b' })).to.deep.equal({ ok: false, reason: 'tenant_not_allowed', tenant: 'b' });
+  });
 });
