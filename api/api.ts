@@ -8,11 +8,31 @@ import { httpMetrics } from './http/http-metrics.ts';
 import { createQueryRunner } from './v1/query/query-runner.ts';
 import type { QueryRunner } from './v1/query/query-runner.ts';
 import { nowNs } from './v1/query/time-range.ts';
+import { SettingsCache } from '../src/tenant/settings/settings-cache.ts';
+import type { TenantSettingsAdmin } from '../src/tenant/settings/settings-cache.ts';
+import { createSettingsStore } from '../src/tenant/settings/settings-store.ts';
+import { builtInDefaults } from '../src/tenant/settings/tenant-settings.ts';
+import type { Logger } from '../src/log/logger.ts';
+
+/** Seconds between re-reads of the API's own settings cache (contexts without the process's, i.e. built by hand). */
+const ownRefreshMs = 5000;
+
+/** The process's settings, or (in a context built by hand) a cache of the API's own over the same store, stopped with the API. */
+async function settingsOf(ctx: ComponentContext, log: Logger): Promise<{ settings: TenantSettingsAdmin; stop: () => void }> {
+  if (ctx.settingsAdmin !== undefined) return { settings: ctx.settingsAdmin, stop: () => undefined };
+  const gate = ctx.storeGate;
+  const store = createSettingsStore(ctx.store, { database: ctx.store.database, cluster: ctx.store.cluster }, gate === undefined ? undefined : (work) => gate.insert(work));
+  const own = new SettingsCache(store, { defaults: builtInDefaults, refreshMs: ownRefreshMs, log: log.child({ component: 'settings' }) });
+  await own.start();
+  return { settings: own, stop: () => { own.stop(); } };
+}
 
 /** Starts the API reading the store through `runner`: the seam tests use to inject store failures. */
 export async function startApiWith(ctx: ComponentContext, config: ApiConfig, runner: QueryRunner): Promise<RunningComponent> {
   const log = ctx.log.child({ component: 'api' });
+  const settings = await settingsOf(ctx, log);
   const app = createApp({
+    settings: settings.settings,
     schema: { database: ctx.store.database, cluster: ctx.store.cluster },
     runner,
     now: nowNs,
@@ -23,7 +43,14 @@ export async function startApiWith(ctx: ComponentContext, config: ApiConfig, run
   });
   const koa = app.callback();
   const http = await listen({ handler: (req, res) => { void koa(req, res); }, readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port, name: 'api', limits: config.listener });
-  return { name: 'api', ports: { api: http.port }, stop: () => http.close() };
+  return {
+    name: 'api',
+    ports: { api: http.port },
+    stop: async () => {
+      await http.close();
+      settings.stop();
+    },
+  };
 }
 
 /** Starts the API on the store's ClickHouse client through the process's store gate, with the configured query time limit. */

@@ -109,3 +109,16 @@ export function validateQuery<R extends Props, O extends Props>(codec: ClosedTyp
     return query.ok ? decodeWith(codec, query.value, 'query parameters') : query;
   });
 }
+
+/** The request body decoded with `body` and the query parameters with `query` (whose fields are the only parameters taken). */
+export function validateWithQuery<I, R extends Props, O extends Props>(body: t.Type<I, unknown>, query: ClosedType<R, O>): Validator<{ readonly body: I; readonly query: t.TypeOf<ClosedType<R, O>> }> {
+  const allowed = new Set([...Object.keys(query.required), ...Object.keys(query.optional)]);
+  return validator((ctx) => {
+    const parameters = queryParameters(ctx, allowed);
+    if (!parameters.ok) return parameters;
+    const decodedQuery = decodeWith(query, parameters.value, 'query parameters');
+    if (!decodedQuery.ok) return decodedQuery;
+    const decodedBody = decodeWith(body, ctx.state.body ?? {}, 'request body');
+    return decodedBody.ok ? ok({ body: decodedBody.value, query: decodedQuery.value }) : decodedBody;
+  });
+}

@@ -1,7 +1,9 @@
 // What the /v1 routes need from the outside world: the store's table names,
 // a query runner with the time limit, a clock (tests freeze it) and the
-// byte budget of a records page.
+// byte budget of a records page, and the tenant settings (limits, retention).
 import type { SchemaTarget } from '../../src/clickhouse/schema/ddl.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import type { TenantSettingsAdmin } from '../../src/tenant/settings/settings-cache.ts';
 import type { QueryRunner } from './query/query-runner.ts';
 
 export interface RouteDeps {
@@ -11,4 +13,12 @@ export interface RouteDeps {
   readonly now: () => bigint;
   /** Most bytes the records of one logs or traces page may take (TENANTRY_API_PAGE_MAX_BYTES). */
   readonly pageMaxBytes: number;
+  /**
+   * Per-tenant limits and retention, with the writes of the settings routes.
+   * Absent in routers built by hand (tests, benchmarks): every tenant then
+   * has the built-in defaults, and settings cannot be changed.
+   */
+  readonly settings?: TenantSettingsAdmin;
+  /** Where failures that are the server's fault are logged (absent: not logged). */
+  readonly log?: Logger;
 }

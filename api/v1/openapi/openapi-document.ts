@@ -1,7 +1,9 @@
 // The OpenAPI 3.1 document served at GET /v1/openapi.json. Request bodies
 // are derived from the codecs the routes decode with; responses are described
 // here, next to the route list the test compares with the router.
-import { RenameTenant } from '../tenants/tenant-codecs.ts';
+import { TenantDefaults, TenantUpdate, TenantUpdateQuery } from '../tenants/tenant-codecs.ts';
+import { groupSchema } from '../tenants/settings-codecs.ts';
+import { limitBounds, limitFields, retentionBounds, retentionFields } from '../../../src/tenant/settings/tenant-settings.ts';
 import { LogQuery } from '../logs/log-codecs.ts';
 import { TraceQuery, spanKinds, statusCodes } from '../traces/trace-codecs.ts';
 import { UsageQuery } from '../usage/usage-codecs.ts';
@@ -19,6 +21,18 @@ const errorResponses = (...codes: (keyof typeof errorStatus)[]): Record<string, 
 
 const common = errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'payload_too_large', 'internal', 'unavailable');
 
+/** Answers of a tenant's query routes to its limits (limits.maxConcurrentQueries, maxQueryDays, queryTimeoutSeconds). */
+const tenantQueryLimits = {
+  400: { description: 'invalid_request, also a time range longer than limits.maxQueryDays (measured after its start is moved up to the retention)', ...json(ref('Error')) },
+  429: { description: 'rate_limited: the tenant (limits.maxConcurrentQueries) or the API key already has its most queries running; Retry-After says when to retry', ...json(ref('Error')) },
+  503: { description: 'unavailable, also a query cancelled after limits.queryTimeoutSeconds', ...json(ref('Error')) },
+};
+
+/** Where each effective value came from, per field: first set wins in this order. */
+const sourceEnum = { type: 'string', enum: ['tenant', 'api', 'stack', 'default'], description: 'tenant: its Tenant resource (GitOps, pushed by the operator); api: PUT /v1/tenants/:id; stack: the ObservabilityStack\'s spec.tenantDefaults; default: the process defaults (TENANTRY_TENANT_*, TENANTRY_*_RETENTION_DAYS)' };
+const sourcesOf = (fields: readonly string[]): unknown => ({ type: 'object', additionalProperties: false, required: [...fields], properties: Object.fromEntries(fields.map((f) => [f, sourceEnum])) });
+const effective = (bounds: Parameters<typeof groupSchema>[0], fields: readonly string[]): unknown => ({ ...groupSchema(bounds, false), required: [...fields] });
+
 const tenantPath = { name: 'tenant_id', in: 'path', required: true, schema: { type: 'string' }, description: 'Tenant id. A tenant outside the key\'s list answers 404.' };
 
 const page = (item: string): unknown => ({
@@ -30,7 +44,7 @@ const post = (summary: string, body: string, response: unknown): unknown => ({
   post: {
     summary, security: [{ bearer: [] }], parameters: [tenantPath],
     requestBody: { required: true, ...json(ref(body)) },
-    responses: { 200: { description: 'OK', ...json(response) }, ...common },
+    responses: { 200: { description: 'OK', ...json(response) }, ...common, ...tenantQueryLimits },
   },
 });
 
@@ -41,6 +55,7 @@ const attributes = { type: 'object', additionalProperties: { type: 'string' } };
 /** The route table the document describes: method and Koa path of every /v1 route. */
 export const documentedRoutes: readonly (readonly [string, string])[] = [
   ['GET', '/v1/openapi.json'], ['GET', '/v1/tenants'], ['GET', '/v1/tenants/:id'], ['PUT', '/v1/tenants/:id'],
+  ['GET', '/v1/settings/tenant-defaults'], ['PUT', '/v1/settings/tenant-defaults'],
   ['POST', '/v1/tenants/:tenant_id/timeseries'], ['POST', '/v1/tenants/:tenant_id/logs'],
   ['POST', '/v1/tenants/:tenant_id/traces'], ['POST', '/v1/tenants/:tenant_id/usage'],
 ];
@@ -60,9 +75,21 @@ export function openApiDocument(): Record<string, unknown> {
             details: { type: 'array', items: { type: 'string' } }, requestId: { type: 'string' },
           } } },
         },
-        Tenant: { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
+        Tenant: {
+          type: 'object', required: ['id', 'name', 'limits', 'retention', 'sources'],
+          properties: {
+            id: { type: 'string' }, name: { type: 'string' },
+            limits: { ...effective(limitBounds, limitFields) as object, description: 'Effective limits' },
+            retention: { ...effective(retentionBounds, retentionFields) as object, description: 'Effective retention; rows older than this are never returned' },
+            sources: {
+              type: 'object', required: ['limits', 'retention'], description: 'Where each effective value came from, per field',
+              properties: { limits: sourcesOf(limitFields), retention: sourcesOf(retentionFields) },
+            },
+          },
+        },
         TenantPage: page('Tenant'),
-        RenameTenant: schemaOf(RenameTenant),
+        TenantUpdate: schemaOf(TenantUpdate),
+        TenantDefaults: schemaOf(TenantDefaults),
         Pagination: schemaOf(Pagination),
         LogQuery: schemaOf(LogQuery),
         LogRecord: {
@@ -128,9 +155,25 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         get: { summary: 'One tenant', security: [{ bearer: [] }], responses: { 200: { description: 'OK', ...json(ref('Tenant')) }, ...common } },
         put: {
-          summary: 'Rename a tenant (admin); creates the record for a valid unknown id', security: [{ bearer: [] }],
-          requestBody: { content: { 'application/json': { schema: ref('RenameTenant') }, 'application/x-www-form-urlencoded': { schema: ref('RenameTenant') } } },
+          summary: 'Rename a tenant and set or unset its limits and retention (admin); creates the record for a valid unknown id',
+          description: 'name absent keeps the name. A number sets a field for source "api", null unsets it (the stack default or process default applies again), an absent field is left as it is. With source=tenant (the operator, for what a Tenant resource declares) limits and retention are the complete set of source "tenant": fields absent are unset. Unknown fields and values out of bounds are 400 naming the field and the bound. The change applies on this API replica at once and on every replica within TENANTRY_SETTINGS_REFRESH_SECONDS.',
+          security: [{ bearer: [] }],
+          parameters: [{ name: 'source', in: 'query', schema: schemaOf(TenantUpdateQuery.optional.source), description: 'api (default) or tenant' }],
+          requestBody: { content: { 'application/json': { schema: ref('TenantUpdate') }, 'application/x-www-form-urlencoded': { schema: ref('TenantUpdate') } } },
           responses: { 200: { description: 'OK', ...json(ref('Tenant')) }, ...common },
+        },
+      },
+      '/v1/settings/tenant-defaults': {
+        get: {
+          summary: 'The stack\'s tenant defaults (admin for all tenants): only the fields they set', security: [{ bearer: [] }],
+          responses: { 200: { description: 'OK', ...json(ref('TenantDefaults')) }, ...common },
+        },
+        put: {
+          summary: 'Replace the stack\'s tenant defaults (admin for all tenants; the operator pushes ObservabilityStack.spec.tenantDefaults here)',
+          description: 'The body is the complete set: fields absent or null are unset. They apply to every tenant for the fields neither its Tenant resource nor the API sets.',
+          security: [{ bearer: [] }],
+          requestBody: { required: true, ...json(ref('TenantDefaults')) },
+          responses: { 200: { description: 'OK', ...json(ref('TenantDefaults')) }, ...common },
         },
       },
       '/v1/tenants/{tenant_id}/timeseries': post('Metric timeseries', 'TimeseriesRequest', ref('TimeseriesResult')),

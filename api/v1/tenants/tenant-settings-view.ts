@@ -1,0 +1,45 @@
+// How the API reads and writes per-tenant settings: effective values for a
+// tenant (with where each came from), and writes of one source whose store
+// failures become API errors.
+import type { StoreFailure } from '../../../src/clickhouse/clickhouse-error.ts';
+import type { Logger } from '../../../src/log/logger.ts';
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import { defaultSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
+import type { EffectiveSettings, SettingValues, TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { internal, unavailable } from '../../http/api-error.ts';
+import type { RouteDeps } from '../deps.ts';
+
+const builtIn = defaultSettingsView();
+
+/** The settings view of the routes: the process's, or the built-in defaults for a router built by hand. */
+export function settingsView(deps: RouteDeps): TenantSettingsView {
+  return deps.settings ?? builtIn;
+}
+
+/** Effective settings of a tenant, as the API shows them. */
+export function effectiveSettings(deps: RouteDeps, tenantId: string): EffectiveSettings {
+  return settingsView(deps).effective(tenantId);
+}
+
+/** A settings write's failure as the API answers it. */
+export function settingsWriteError(failure: StoreFailure, log: Logger | undefined): ApiError {
+  if (failure.kind === 'unavailable' || failure.kind === 'timeout') return unavailable('the settings store is unavailable; retry shortly');
+  log?.error('settings write failed', { error: failure.message, code: failure.code });
+  return internal();
+}
+
+/** The fields of changes that are set (null dropped): a source's complete set under replace semantics. */
+export function setValues(changes: { readonly limits?: Readonly<Record<string, number | null | undefined>>; readonly retention?: Readonly<Record<string, number | null | undefined>> }): SettingValues {
+  const keep = (group: Readonly<Record<string, number | null | undefined>> | undefined): Record<string, number> =>
+    Object.fromEntries(Object.entries(group ?? {}).filter((e): e is [string, number] => typeof e[1] === 'number'));
+  return { limits: keep(changes.limits), retention: keep(changes.retention) };
+}
+
+/** Runs a settings write, or refuses it when this router has no settings store. */
+export async function writeSettings(deps: RouteDeps, write: (admin: NonNullable<RouteDeps['settings']>) => Promise<Result<undefined, StoreFailure>>): Promise<Result<undefined, ApiError>> {
+  if (deps.settings === undefined) return fail(unavailable('tenant settings cannot be changed on this server'));
+  const written = await write(deps.settings);
+  return written.ok ? ok(undefined) : fail(settingsWriteError(written.error, deps.log));
+}
