@@ -4,12 +4,16 @@
 // a binary body (it appends the body to the SQL text), so in embedded mode
 // the rows are staged in a file of the data dir and read by ClickHouse's
 // file() table function in one INSERT … SELECT; the file is removed after.
+// Rows of a signal table get their retention_days from the INSERT (the
+// tenant_retention view, read once per INSERT; docs/schema.md, "Retention"):
+// a server reads the body through input() in an INSERT … SELECT too.
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { queryTable } from './schema/ddl.ts';
 import type { TableSpec } from './schema/ddl.ts';
+import { retentionColumn, retentionDaysAtInsert, retentionTables, retentionView } from './schema/tables.ts';
 import type { Store } from './store.ts';
 
 export interface RowBinaryTarget {
@@ -24,6 +28,8 @@ export interface RowBinaryTarget {
    * an embedded INSERT's CPU (`npm run bench:insert-cost`).
    */
   readonly structure: string;
+  /** The tenant_retention column giving the rows' retention_days (signal tables), or undefined. */
+  readonly retentionFrom?: string | undefined;
 }
 
 /** The insert target for rows holding `columns` of `spec`, in that order; throws on a column the table lacks. */
@@ -37,7 +43,8 @@ export function rowBinaryTarget(spec: TableSpec, columns: readonly string[]): Ro
     if (type === undefined) throw new Error(`table ${spec.name} has no column ${c}`);
     return `${c} ${type.replaceAll('LowCardinality(String)', 'String')}`;
   });
-  return { table: spec.name, columns, structure: structure.join(', ') };
+  const retentionFrom = columns.includes('tenant_id') ? retentionTables.find((r) => r.table === spec.name)?.column : undefined;
+  return { table: spec.name, columns, structure: structure.join(', '), retentionFrom };
 }
 
 /** Writes the rows to a new file; recreates the spool folder if something removed it. */
@@ -59,17 +66,21 @@ const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
  * deduplication window), and so do the materialized views fed by it. chDB
  * keeps a query's client-side settings for the whole session, so these are
  * part of the SQL; the token is checked, not bound (SETTINGS takes no
- * parameters). A block spread over many days is stored, not refused
- * (max_partitions_per_insert_block = 0): the gateway rejects items outside
- * [now − retention, now + skew] before acknowledging, so a block can only span
- * the signal's retention in days (partitions are days), plus the days a
- * backlog waited in the write-ahead log. At the default retentions that stays
- * under ClickHouse's default of 100 (metrics: 90 days), but retention may be
- * set up to 36500 days and a backlog replayed after an outage covers the days
- * it waited. With the default, such a block would fail with TOO_MANY_PARTS
- * (252), which clickhouse-error.ts counts as the store being unavailable: it
- * would be retried for ever and hold the log back. What the default guards
- * against (a fine-grained PARTITION BY) cannot happen with a daily key.
+ * parameters). A block spread over many partitions is stored, not refused
+ * (max_partitions_per_insert_block = 0). Partitions are (retention_days, day)
+ * (migration 5): the gateway rejects items outside [now − their tenant's
+ * retention, now + skew] before acknowledging, so a block spans, for each
+ * distinct retention R among its tenants, at most R + 1 days, plus the days a
+ * backlog waited in the write-ahead log: Σ(R + 1) over those retentions. With
+ * the default retentions and one value per signal that stays under
+ * ClickHouse's default of 100 (metrics: 91), but retention may be set up to
+ * 36500 days, tenants may have different ones, and a backlog replayed after
+ * an outage covers the days it waited. With the default, such a block would
+ * fail with TOO_MANY_PARTS (252), which clickhouse-error.ts counts as the
+ * store being unavailable: it would be retried for ever and hold the log
+ * back. What the default guards against (a fine-grained PARTITION BY) cannot
+ * happen with this key: its partitions are bounded by the days and the
+ * retention values in use (docs/schema.md, "Retention").
  */
 function insertSettings(token: string | undefined): string {
   const settings = ['max_partitions_per_insert_block = 0'];
@@ -80,12 +91,22 @@ function insertSettings(token: string | undefined): string {
   return `SETTINGS ${settings.join(', ')}`;
 }
 
+/** The INSERT … SELECT of the rows read by `source` (file() or input()), with a signal table's retention_days computed. */
+function insertSelect(store: Store, target: RowBinaryTarget, source: string, settings: string): string {
+  const table = queryTable(store, target.table);
+  if (target.retentionFrom === undefined) return `INSERT INTO ${table} (${target.columns.join(', ')}) SELECT * FROM ${source} ${settings}`;
+  const retention = retentionDaysAtInsert(`${store.database}.${retentionView}`, target.retentionFrom, 'tenant_id');
+  return `INSERT INTO ${table} (${target.columns.join(', ')}, ${retentionColumn}) WITH ${retention.with} SELECT *, ${retention.expression} FROM ${source} ${settings}`;
+}
+
 /** Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the client does. */
 export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string): Promise<void> {
-  const into = `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')})`;
   const settings = insertSettings(dedupToken);
   if (store.spoolDir === undefined) {
-    const result = await store.client.exec({ query: `${into} ${settings} FORMAT RowBinary`, values: Readable.from(chunks) });
+    const query = target.retentionFrom === undefined
+      ? `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')}) ${settings} FORMAT RowBinary`
+      : `${insertSelect(store, target, 'input({structure:String})', settings)} FORMAT RowBinary`;
+    const result = await store.client.exec({ query, query_params: { structure: target.structure }, values: Readable.from(chunks) });
     // The response body of an INSERT is empty; drain it so the socket is reused.
     result.stream.resume();
     return;
@@ -94,7 +115,7 @@ export async function insertRowBinary(store: Store, target: RowBinaryTarget, chu
   try {
     await stage(store.spoolDir, path, chunks);
     await store.client.command({
-      query: `${into} SELECT * FROM file({path:String}, 'RowBinary', {structure:String}) ${settings}`,
+      query: insertSelect(store, target, "file({path:String}, 'RowBinary', {structure:String})", settings),
       query_params: { path, structure: target.structure },
     });
   } finally {

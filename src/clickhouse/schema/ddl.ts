@@ -92,3 +92,46 @@ export interface ColumnCodec {
 export function modifyCodecs(t: SchemaTarget, name: string, columns: readonly ColumnCodec[]): string {
   return `ALTER TABLE ${storageTable(t, name)}${onCluster(t)} ${columns.map((c) => `MODIFY COLUMN ${c.column} ${c.type} CODEC(${c.codec})`).join(', ')}`;
 }
+
+/** CREATE OR REPLACE VIEW (a plain view, read where it is queried): one per node. */
+export function createOrReplaceView(t: SchemaTarget, name: string, select: string): string {
+  return `CREATE OR REPLACE VIEW ${t.database}.${name}${onCluster(t)} AS\n${select}`;
+}
+
+/** DROP TABLE IF EXISTS: the storing table, and its Distributed front on a cluster. */
+export function dropTable(t: SchemaTarget, name: string): string[] {
+  const local = `DROP TABLE IF EXISTS ${storageTable(t, name)}${onCluster(t)} SYNC`;
+  return t.cluster === undefined ? [local] : [`DROP TABLE IF EXISTS ${queryTable(t, name)}${onCluster(t)} SYNC`, local];
+}
+
+/**
+ * INSERT … SELECT of `columns` from one table into another, through the
+ * Distributed fronts on a cluster (an INSERT runs on one node; the rows are
+ * spread over the shards again, which the rand() sharding allows), waiting
+ * until every shard has them.
+ */
+export function copyRows(t: SchemaTarget, from: string, to: string, columns: readonly string[]): string {
+  const list = columns.join(', ');
+  const settings = t.cluster === undefined ? '' : ' SETTINGS distributed_foreground_insert = 1';
+  return `INSERT INTO ${queryTable(t, to)} (${list}) SELECT ${list} FROM ${queryTable(t, from)}${settings}`;
+}
+
+/** EXCHANGE TABLES of two storing tables (atomic; views and Distributed fronts follow the names). */
+export function exchangeTables(t: SchemaTarget, a: string, b: string): string {
+  return `EXCHANGE TABLES ${storageTable(t, a)} AND ${storageTable(t, b)}${onCluster(t)}`;
+}
+
+/**
+ * ALTER … MODIFY COLUMN … DEFAULT on the storing table and, on a cluster, on
+ * its Distributed front too (an INSERT through it fills omitted columns from
+ * its own definition). Metadata only.
+ */
+export function modifyColumnDefault(t: SchemaTarget, name: string, column: string, type: string, expression: string): string[] {
+  const alter = (table: string): string => `ALTER TABLE ${table}${onCluster(t)} MODIFY COLUMN ${column} ${type} DEFAULT ${expression}`;
+  return t.cluster === undefined ? [alter(storageTable(t, name))] : [alter(storageTable(t, name)), alter(queryTable(t, name))];
+}
+
+/** ALTER … ADD COLUMN on a cluster's Distributed front (its storing tables got the column another way); none on one node. */
+export function addFrontColumn(t: SchemaTarget, name: string, definition: string): string[] {
+  return t.cluster === undefined ? [] : [`ALTER TABLE ${queryTable(t, name)}${onCluster(t)} ADD COLUMN IF NOT EXISTS ${definition}`];
+}

@@ -2,9 +2,13 @@
 // the migrator stores each one's checksum and refuses to run when an applied
 // migration has changed. Add a new version instead.
 import type { RetentionConfig } from '../../config/config.ts';
-import { createMaterializedView, createTable, modifyCodecs, modifySettings } from './ddl.ts';
+import { addFrontColumn, copyRows, createMaterializedView, createOrReplaceView, createTable, dropTable, exchangeTables, modifyCodecs, modifySettings, queryTable } from './ddl.ts';
 import type { ColumnCodec, SchemaTarget, TableSpec } from './ddl.ts';
-import { logBytesExpression, logsTable, metricsTable, spansTable, tenantsTable, usageDailyTable } from './tables.ts';
+import {
+  logBytesExpression, logsTable, metricsTable, retentionColumn, retentionColumnType, retentionPartitionBy, retentionTables, retentionTtl,
+  retentionView, retentionViewSelect, spansTable, tenantsTable, usageDailyTable,
+} from './tables.ts';
+import type { RetentionTable } from './tables.ts';
 
 export interface SchemaContext extends SchemaTarget {
   readonly retention: RetentionConfig;
@@ -106,6 +110,49 @@ const usageRejectedDailyTable: TableSpec = {
   shardingKey: 'cityHash64(tenant_id)',
 };
 
+/** The column definition of migration 5's retention column; its default is the process default (what rows of other writers get). */
+export function retentionColumnDefinition(days: number): string {
+  return `${retentionColumn} ${retentionColumnType} DEFAULT ${days}`;
+}
+
+/** A signal table of schema version 1 as migrations 2 to 5 leave it, under `name`. */
+function retentionSpec(ctx: SchemaContext, table: RetentionTable, name: string): TableSpec {
+  const v1 = { logs: logsTable, spans: spansTable, metrics: metricsTable }[table](ctx.retention);
+  const codecs = new Map(({ logs: logCodecs, spans: spanCodecs, metrics: [] as readonly ColumnCodec[] })[table].map((c) => [c.column, c]));
+  const field = retentionTables.find((r) => r.table === table)?.field ?? 'logsDays';
+  const columns = v1.columns.flatMap((definition) => {
+    const column = definition.slice(0, definition.indexOf(' '));
+    const codec = codecs.get(column);
+    const restated = codec === undefined ? definition : `${column} ${codec.type} CODEC(${codec.codec})`;
+    return column === 'timestamp' ? [restated, retentionColumnDefinition(ctx.retention[field])] : [restated];
+  });
+  const settings = [...(v1.settings ?? []), ...(ctx.cluster === undefined ? [`non_replicated_deduplication_window = ${dedupWindow}`] : [])];
+  return { ...v1, name, columns, partitionBy: retentionPartitionBy, ttl: retentionTtl, settings };
+}
+
+/**
+ * Migration 5 for one signal table: a new table with the retention column in
+ * its partition key, every row copied into it (the retention column takes
+ * its default: the process default, which was the table's TTL), the two
+ * swapped atomically, the old one dropped. Re-runnable from any statement:
+ * the new table is dropped and rebuilt first. The views that read the table
+ * (usage, discovery) follow its name; the copy does not feed them.
+ */
+function partitionByRetention(ctx: SchemaContext, table: RetentionTable): string[] {
+  const next = `${table}_v5`;
+  const spec = retentionSpec(ctx, table, next);
+  const columns = ({ logs: logsTable, spans: spansTable, metrics: metricsTable })[table](ctx.retention).columns.map((c) => c.slice(0, c.indexOf(' ')));
+  const retention = spec.columns.find((c) => c.startsWith(`${retentionColumn} `)) ?? '';
+  return [
+    ...dropTable(ctx, next),
+    ...createTable(ctx, spec),
+    copyRows(ctx, table, next, columns),
+    exchangeTables(ctx, table, next),
+    ...dropTable(ctx, next),
+    ...addFrontColumn(ctx, table, `${retention} AFTER timestamp`),
+  ];
+}
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -155,6 +202,18 @@ export const migrations: readonly Migration[] = [
       ...createTable(ctx, tenantSettingsTable),
       ...createTable(ctx, gatewayReplicasTable),
       ...createTable(ctx, usageRejectedDailyTable),
+    ],
+  },
+  {
+    // Retention per tenant and signal (issue 13; docs/schema.md,
+    // "Retention"): rows carry their retention, partitions hold one
+    // retention and one day, the TTL drops whole parts. The view resolves
+    // each tenant's days for the INSERTs (src/clickhouse/row-binary-insert.ts).
+    version: 5,
+    name: 'retention per tenant and signal: retention_days in the partition key',
+    statements: (ctx) => [
+      createOrReplaceView(ctx, retentionView, retentionViewSelect(queryTable(ctx, 'tenant_settings'), ctx.retention)),
+      ...retentionTables.flatMap((r) => partitionByRetention(ctx, r.table)),
     ],
   },
 ];

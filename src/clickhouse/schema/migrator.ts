@@ -1,17 +1,20 @@
 // Applies pending migrations in order and records each in schema_migrations,
-// then brings table TTLs in line with the retention settings. Re-running is a
-// no-op. Store failures come back as values.
+// then brings the default retention in line with the retention settings
+// (TENANTRY_*_RETENTION_DAYS: the days of tenants nobody configured). From
+// migration 5 on these are the tenant_retention view's defaults and the
+// retention_days columns' DEFAULTs; before it, the tables' TTLs. Re-running
+// is a no-op. Store failures come back as values.
 import { createHash } from 'node:crypto';
 import type { RetentionConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
 import { classifyStoreError } from '../clickhouse-error.ts';
 import type { StoreFailure } from '../clickhouse-error.ts';
 import type { Store } from '../store.ts';
-import { createDatabase, createTable, modifyTtl, queryTable, storageTable } from './ddl.ts';
+import { createDatabase, createOrReplaceView, createTable, modifyColumnDefault, modifyTtl, queryTable, storageTable } from './ddl.ts';
 import type { SchemaTarget } from './ddl.ts';
 import { migrations as releasedMigrations } from './migrations.ts';
 import type { Migration, SchemaContext } from './migrations.ts';
-import { ttlExpression } from './tables.ts';
+import { retentionColumn, retentionColumnType, retentionTables, retentionView, retentionViewSelect, ttlExpression } from './tables.ts';
 
 export type MigrateResult =
   | { readonly ok: true; readonly applied: readonly number[]; readonly retentionChanged: readonly string[] }
@@ -46,18 +49,19 @@ const ttlTables: ReadonlyArray<{ table: string; days: (r: RetentionConfig) => nu
   { table: 'metrics', days: (r) => r.metricsDays },
 ];
 
-/** Sets each signal table's TTL to the configured days where it differs; returns the tables changed. */
-async function reconcileRetention(store: Store, ctx: SchemaContext): Promise<string[]> {
-  const local = (name: string): string => storageTable(ctx, name).slice(ctx.database.length + 1);
+const localName = (ctx: SchemaContext, name: string): string => storageTable(ctx, name).slice(ctx.database.length + 1);
+
+/** Before migration 5: sets each signal table's TTL to the configured days where it differs; returns the tables changed. */
+async function reconcileTableTtls(store: Store, ctx: SchemaContext): Promise<string[]> {
   const rs = await store.client.query({
     query: 'SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN {names:Array(String)}',
-    query_params: { db: ctx.database, names: ttlTables.map((t) => local(t.table)) },
+    query_params: { db: ctx.database, names: ttlTables.map((t) => localName(ctx, t.table)) },
     format: 'JSONEachRow',
   });
   const engines = new Map((await rs.json<{ name: string; engine_full: string }>()).map((r) => [r.name, r.engine_full]));
   const changed: string[] = [];
   for (const { table, days } of ttlTables) {
-    const current = /toIntervalDay\((\d+)\)/.exec(engines.get(local(table)) ?? '')?.[1];
+    const current = /toIntervalDay\((\d+)\)/.exec(engines.get(localName(ctx, table)) ?? '')?.[1];
     if (current === undefined || Number(current) === days(ctx.retention)) continue;
     await store.client.command({
       query: modifyTtl(ctx, table, ttlExpression('timestamp', days(ctx.retention))),
@@ -66,6 +70,31 @@ async function reconcileRetention(store: Store, ctx: SchemaContext): Promise<str
     changed.push(table);
   }
   return changed;
+}
+
+/**
+ * Sets the default retention (tenants nobody configured) to the configured
+ * days where it differs; returns the tables changed. From migration 5 the
+ * default lives in the tenant_retention view (what the gateway's INSERTs
+ * use) and in each retention_days column's DEFAULT (what other writers'
+ * rows get): the view is replaced first, so a failure half-way is redone at
+ * the next start. Rows already stored keep the days they were written with.
+ */
+async function reconcileRetention(store: Store, ctx: SchemaContext): Promise<string[]> {
+  const rs = await store.client.query({
+    query: 'SELECT table, default_expression FROM system.columns WHERE database = {db:String} AND table IN {names:Array(String)} AND name = {column:String}',
+    query_params: { db: ctx.database, names: retentionTables.map((r) => localName(ctx, r.table)), column: retentionColumn },
+    format: 'JSONEachRow',
+  });
+  const defaults = new Map((await rs.json<{ table: string; default_expression: string }>()).map((r) => [r.table, r.default_expression]));
+  if (defaults.size === 0) return reconcileTableTtls(store, ctx);
+  const changed = retentionTables.filter((r) => defaults.get(localName(ctx, r.table)) !== String(ctx.retention[r.field]));
+  if (changed.length === 0) return [];
+  await store.client.command({ query: createOrReplaceView(ctx, retentionView, retentionViewSelect(queryTable(ctx, 'tenant_settings'), ctx.retention)) });
+  for (const r of changed) {
+    for (const query of modifyColumnDefault(ctx, r.table, retentionColumn, retentionColumnType, String(ctx.retention[r.field]))) await store.client.command({ query });
+  }
+  return changed.map((r) => r.table);
 }
 
 /** Applies every pending migration to the store's database, then the retention settings. */

@@ -1,14 +1,15 @@
 // The tables of schema version 1. docs/schema.md explains every sort key.
 // Migration 1 is built from these definitions and released migrations are
 // checksummed, so they stay as released: later changes are migrations of
-// their own (migration 3 changes codecs of logs and spans).
+// their own (migration 3 changes codecs of logs and spans; migration 5 adds
+// per-tenant retention, built from the definitions at the end of this file).
 import type { RetentionConfig } from '../../config/config.ts';
 import type { TableSpec } from './ddl.ts';
 
 const attrs = 'Map(LowCardinality(String), String)';
 const ts = 'DateTime64(9) CODEC(Delta(8), ZSTD(1))';
 
-/** TTL expression of a signal table; retention.ts parses the days back out of engine_full. */
+/** TTL expression of a signal table before migration 5; the migrator parses the days back out of engine_full. */
 export function ttlExpression(column: string, days: number): string {
   return `toDateTime(${column}) + toIntervalDay(${days})`;
 }
@@ -206,3 +207,69 @@ export const logBytesExpression = [
     `arraySum(arrayMap(v -> length(v), mapValues(${m})))`,
   ]),
 ].join(' + ');
+
+/** The signal tables and the retention field that applies to each (src/tenant/settings/). */
+export const retentionTables = [
+  { table: 'logs', field: 'logsDays', column: 'logs_days' },
+  { table: 'spans', field: 'tracesDays', column: 'traces_days' },
+  { table: 'metrics', field: 'metricsDays', column: 'metrics_days' },
+] as const;
+export type RetentionTable = typeof retentionTables[number]['table'];
+
+/** The column of a signal table (migration 5) holding the days its row is kept. */
+export const retentionColumn = 'retention_days';
+export const retentionColumnType = 'UInt16';
+
+/** The view (migration 5) giving each configured tenant's retention per signal, and the '' row for everyone else. */
+export const retentionView = 'tenant_retention';
+
+/**
+ * Partitions of a signal table from migration 5: rows of one retention and
+ * one UTC day share a partition, so every row of a part expires at once and
+ * `ttl_only_drop_parts` drops whole parts (docs/schema.md, "Retention").
+ */
+export const retentionPartitionBy = `(${retentionColumn}, toDate(timestamp))`;
+
+/** TTL of a signal table from migration 5: each row after its own retention, at least that many days after its time. */
+export const retentionTtl = `toDateTime(timestamp) + toIntervalDay(${retentionColumn})`;
+
+/**
+ * The view's SELECT: per tenant with a stored setting, the days of each
+ * signal resolved as src/tenant/settings/tenant-settings.ts resolves them
+ * (source 'tenant', then 'api', then the stack's defaults, then the process
+ * defaults `defaults`), and one row with tenant_id '' for every other tenant
+ * (stack, then process defaults). The newest write of a (source, tenant,
+ * field) wins; its NULL value unsets the field (argMax over a tuple keeps
+ * NULLs, which argMax over the value would skip).
+ */
+export function retentionViewSelect(settingsTable: string, defaults: RetentionConfig): string {
+  const fields = retentionTables.map((r) => `'retention.${r.field}'`).join(', ');
+  const pick = (source: string, field: string): string => `anyIf(value, source = '${source}' AND field = 'retention.${field}')`;
+  const stack = retentionTables.map((r) => `${pick('stack', r.field)} AS stack_${r.column}`).join(', ');
+  const perTenant = retentionTables.map((r) =>
+    `toUInt16(coalesce(${pick('tenant', r.field)}, ${pick('api', r.field)}, any(stack_${r.column}), ${defaults[r.field]})) AS ${r.column}`).join(',\n    ');
+  const everyone = retentionTables.map((r) => `toUInt16(coalesce(stack_${r.column}, ${defaults[r.field]})) AS ${r.column}`).join(', ');
+  return [
+    'WITH',
+    `  latest AS (SELECT source, tenant_id, field, argMax(tuple(value), updated_at).1 AS value FROM ${settingsTable} WHERE field IN (${fields}) GROUP BY source, tenant_id, field),`,
+    `  stack AS (SELECT ${stack} FROM latest WHERE source = 'stack' AND tenant_id = '')`,
+    'SELECT tenant_id,',
+    `    ${perTenant}`,
+    "FROM latest CROSS JOIN stack WHERE source IN ('tenant', 'api') AND tenant_id != '' GROUP BY tenant_id",
+    'UNION ALL',
+    `SELECT '' AS tenant_id, ${everyone} FROM stack`,
+  ].join('\n');
+}
+
+/**
+ * The value of a row's retention column at INSERT: its tenant's days from
+ * the view, else the '' row's. The view is read once per INSERT (a scalar
+ * under `with`), so a changed setting applies from the next INSERT on.
+ * `tenant` is the expression of the row's tenant id as a String.
+ */
+export function retentionDaysAtInsert(view: string, column: string, tenant: string): { readonly with: string; readonly expression: string } {
+  return {
+    with: `(SELECT (groupArrayIf(tenant_id, tenant_id != ''), groupArrayIf(${column}, tenant_id != ''), anyIf(${column}, tenant_id = '')) FROM ${view}) AS retention_lookup`,
+    expression: `transform(${tenant}, tupleElement(retention_lookup, 1), tupleElement(retention_lookup, 2), tupleElement(retention_lookup, 3))`,
+  };
+}

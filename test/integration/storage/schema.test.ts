@@ -51,14 +51,31 @@ describe('schema on embedded ClickHouse', function () {
       expect(result).to.have.property('message').that.contains('was changed after it was applied');
     });
 
-    it('moves table TTLs to the retention settings, once', async () => {
+    it('moves the default retention (tenant_retention view, retention_days DEFAULTs) to the retention settings, once', async () => {
       const changed = await migrate(store, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger);
       expect(changed).to.deep.equal({ ok: true, applied: [], retentionChanged: ['logs', 'metrics'] });
-      const engines = await rows<{ name: string; engine_full: string }>(store, "SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('logs', 'metrics')", { db: store.database });
-      expect(engines.find((e) => e.name === 'logs')?.engine_full).to.contain('toIntervalDay(7)');
-      expect(engines.find((e) => e.name === 'metrics')?.engine_full).to.contain('toIntervalDay(365)');
+      const defaults = await rows<{ table: string; default_expression: string }>(store,
+        "SELECT table, default_expression FROM system.columns WHERE database = {db:String} AND name = 'retention_days' ORDER BY table", { db: store.database });
+      expect(defaults).to.deep.equal([{ table: 'logs', default_expression: '7' }, { table: 'metrics', default_expression: '365' }, { table: 'spans', default_expression: '30' }]);
+      const everyone = await rows<Record<string, number>>(store, `SELECT logs_days, traces_days, metrics_days FROM ${store.database}.tenant_retention WHERE tenant_id = ''`);
+      expect(everyone).to.deep.equal([{ logs_days: 7, traces_days: 30, metrics_days: 365 }]);
       const again = await migrate(store, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger);
       expect(again).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+    });
+
+    it('before migration 5, moves table TTLs to the retention settings, once', async () => {
+      const old = await databaseStore('ttl_before_5');
+      try {
+        const upTo4 = migrations.filter((m) => m.version <= 4);
+        expect(await migrate(old, defaultRetention, silentLogger, upTo4)).to.have.property('ok', true);
+        const changed = await migrate(old, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger, upTo4);
+        expect(changed).to.deep.equal({ ok: true, applied: [], retentionChanged: ['logs', 'metrics'] });
+        const engines = await rows<{ name: string; engine_full: string }>(old, "SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('logs', 'metrics')", { db: old.database });
+        expect(engines.find((e) => e.name === 'logs')?.engine_full).to.contain('toIntervalDay(7)');
+        expect(engines.find((e) => e.name === 'metrics')?.engine_full).to.contain('toIntervalDay(365)');
+      } finally {
+        await old.close();
+      }
     });
 
     it('keep the checksums of released migrations (tables.ts builds migration 1: change it by a new migration)', () => {
@@ -67,6 +84,7 @@ describe('schema on embedded ClickHouse', function () {
         2: '7ff071e6d54f94d3540040cd6143acd3eecfef1a0dcdc6ec37f5c87b076a1258',
         3: '57a88c3591dcf73eec9a212b4ece8a537920b44f2bdfefeb9c429a9befb0484f',
         4: '126f3248de66105f2c165fbb57c84813e8d350b2c6c68d21e1006f4deb26a7dc',
+        5: 'db0f8530defcf2ea4b0fc9c9a78d51a43ca4f980bbfd43243a2162c0eced4e27',
       };
       for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });
@@ -117,15 +135,15 @@ describe('schema on embedded ClickHouse', function () {
     }
 
     it('logs accept a full record and return it', async () => {
-      expect(await roundTrip('logs', logRow, 'timestamp')).to.deep.equal(logRow);
+      expect(await roundTrip('logs', logRow, 'timestamp')).to.deep.equal({ ...logRow, retention_days: 30 });
     });
 
     it('spans accept a full record with events and links and return it', async () => {
-      expect(await roundTrip('spans', spanRow, 'timestamp')).to.deep.equal(spanRow);
+      expect(await roundTrip('spans', spanRow, 'timestamp')).to.deep.equal({ ...spanRow, retention_days: 30 });
     });
 
     it('metrics accept every point type and return them', async () => {
-      expect(await roundTrip('metrics', histogramRow, 'timestamp')).to.deep.equal(histogramRow);
+      expect(await roundTrip('metrics', histogramRow, 'timestamp')).to.deep.equal({ ...histogramRow, retention_days: 90 });
       const others = [
         { ...histogramRow, metric_name: 'queue.depth', metric_type: 'gauge', temporality: 'unspecified', value: 7.25, count: 0, sum: 0, min: null, max: null, bucket_counts: [], explicit_bounds: [] },
         { ...histogramRow, metric_name: 'requests', metric_type: 'sum', is_monotonic: true, value: 1234, count: 0, sum: 0, min: null, max: null, bucket_counts: [], explicit_bounds: [] },
@@ -135,7 +153,7 @@ describe('schema on embedded ClickHouse', function () {
       for (const row of others) {
         await store.client.insert({ table: `${store.database}.metrics`, values: [row], format: 'JSONEachRow' });
         const [back] = await rows(store, `SELECT * FROM ${store.database}.metrics WHERE tenant_id = 'acme' AND metric_name = {m:String}`, { m: row.metric_name });
-        expect(back, row.metric_type).to.deep.equal(row);
+        expect(back, row.metric_type).to.deep.equal({ ...row, retention_days: 90 });
       }
     });
   });
