@@ -135,7 +135,11 @@ describe('operator pushes declared tenant settings to a real all process', funct
     const other = (await tenant('other', otherKey)).body;
     expect(Object.values(other.sources.limits).concat(Object.values(other.sources.retention))).not.to.include('tenant');
     expect((await tenant('acme', otherKey)).status).to.equal(404);
-    expect((await put('/v1/tenants/acme?source=tenant', { limits: {}, retention: {} }, otherKey)).status).to.equal(403);
+    // Another tenant's read key can neither see acme (404, as an unknown id) nor write declared values, not even its own tenant's.
+    expect((await put('/v1/tenants/acme?source=tenant', { limits: {}, retention: {} }, otherKey)).status).to.equal(404);
+    expect((await put('/v1/tenants/other?source=tenant', { limits: { maxQueryDays: 1 }, retention: {} }, otherKey)).status).to.equal(403);
+    expect(await field('acme', 'limits', 'maxQueryDays')).to.deep.equal([7, 'tenant']);
+    expect(await field('other', 'limits', 'maxQueryDays')).to.deep.equal([builtInDefaults.limits.maxQueryDays, 'default']);
   });
 
   it('an API edit (source "api") of a declared field is stored but shadowed: GET keeps the Tenant\'s value', async () => {
@@ -207,5 +211,13 @@ describe('operator pushes declared tenant settings to a real all process', funct
     });
     const mirrored = await getJson(srv(), ['tenant/demo-acme', '-n', ns]);
     expect(mirrored.spec?.['limits']).to.equal(undefined);
+  });
+
+  it('pushed only on a difference: one PUT per change of acme\'s declared or held values, none for the once-a-second resyncs in between', async () => {
+    const pushes = (operator?.process.lines ?? []).filter((l) => l['msg'] === 'pushed declared settings to the API');
+    // Declared, reverted after the ?source=tenant edit, a field removed, the Tenant deleted (re-mirrored declaring nothing).
+    expect(pushes.map((l) => l['tenant'])).to.deep.equal(['acme', 'acme', 'acme', 'acme']);
+    const syncs = (operator?.process.lines ?? []).filter((l) => l['msg'] === 'pushed spec.tenantDefaults to the API');
+    expect(syncs).to.have.length(2);
   });
 });
