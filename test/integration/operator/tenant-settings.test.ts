@@ -213,7 +213,7 @@ describe('operator pushes declared tenant settings to a real all process', funct
     expect(mirrored.spec?.['limits']).to.equal(undefined);
   });
 
-  it('pushed only on a difference: one PUT per change of acme\'s declared or held values, none for the once-a-second resyncs in between', async () => {
+  it('pushed only on a difference: one PUT per change of acme\'s declared or held values, none for the once-a-second resyncs in between', () => {
     const pushes = (operator?.process.lines ?? []).filter((l) => l['msg'] === 'pushed declared settings to the API');
     // Declared, reverted after the ?source=tenant edit, a field removed, the Tenant deleted (re-mirrored declaring nothing).
     expect(pushes.map((l) => l['tenant'])).to.deep.equal(['acme', 'acme', 'acme', 'acme']);
