@@ -3,6 +3,7 @@
 import type { SignalName, WireFormat } from '../wire/otlp-messages.ts';
 import { defaultItemLimits } from './common/item-limits.ts';
 import type { ItemLimits } from './common/item-limits.ts';
+import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import { logsFromJson } from './logs/json.ts';
 import { LogIdGenerator } from './logs/log-id.ts';
 import { logsFromProtobuf } from './logs/protobuf.ts';
@@ -16,12 +17,14 @@ export type RowConverters = Readonly<Record<SignalName, Readonly<Record<WireForm
 
 /**
  * The converters of one gateway under `limits`; `now()` (ms) fixes each
- * request's time window and stamps the log ids drawn from `ids`.
+ * request's time window and stamps the log ids drawn from `ids`. With
+ * `settings`, an item older than its tenant's retention for the signal is
+ * rejected; without, older than the process's (`limits.retention`).
  */
-export function rowConverters(ids: LogIdGenerator = new LogIdGenerator(), now: () => number = Date.now, limits: ItemLimits = defaultItemLimits): RowConverters {
+export function rowConverters(ids: LogIdGenerator = new LogIdGenerator(), now: () => number = Date.now, limits: ItemLimits = defaultItemLimits, settings?: TenantSettingsView): RowConverters {
   return {
-    traces: { protobuf: tracesFromProtobuf(limits, now), json: tracesFromJson(limits, now) },
-    logs: { protobuf: logsFromProtobuf(ids, now, limits), json: logsFromJson(ids, now, limits) },
-    metrics: { protobuf: metricsFromProtobuf(limits, now), json: metricsFromJson(limits, now) },
+    traces: { protobuf: tracesFromProtobuf(limits, now, settings), json: tracesFromJson(limits, now, settings) },
+    logs: { protobuf: logsFromProtobuf(ids, now, limits, settings), json: logsFromJson(ids, now, limits, settings) },
+    metrics: { protobuf: metricsFromProtobuf(limits, now, settings), json: metricsFromJson(limits, now, settings) },
   };
 }

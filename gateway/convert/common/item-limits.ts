@@ -4,10 +4,14 @@
 // reaches the write-ahead log. Sizes over a limit are truncated (like
 // Tempo's max_attribute_bytes and the OTel SDKs' attribute limits) and
 // counted; what cannot be stored meaningfully is rejected per item through
-// partial success: a timestamp outside [now − retention, now + skew], a value
-// nested too deep, and the items of a request whose rows outgrow it.
+// partial success: a timestamp outside [now − retention, now + skew] (the
+// retention of the item's tenant for the signal, from the tenant settings,
+// or the process default without them), a value nested too deep, and the
+// items of a request whose rows outgrow it.
 import type { SignalName } from '../../wire/otlp-messages.ts';
 import type { ItemLimitsConfig } from '../../../src/config/config.ts';
+import { retentionDaysOf } from '../../../src/tenant/settings/tenant-settings.ts';
+import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { RowWriter } from '../../rowbinary/row-writer.ts';
 import { ItemTally } from './item-tally.ts';
 import type { ItemRejection } from './item-tally.ts';
@@ -32,11 +36,20 @@ const tooExpansive: ItemRejection = { reason: 'request_too_expansive' };
 const dayMs = 86_400_000;
 const twoTo32 = 4_294_967_296;
 
-const retentionOf: Readonly<Record<SignalName, { readonly days: (l: ItemLimits) => number; readonly variable: string }>> = {
-  traces: { days: (l) => l.retention.tracesDays, variable: 'TENANTRY_TRACES_RETENTION_DAYS' },
-  logs: { days: (l) => l.retention.logsDays, variable: 'TENANTRY_LOGS_RETENTION_DAYS' },
-  metrics: { days: (l) => l.retention.metricsDays, variable: 'TENANTRY_METRICS_RETENTION_DAYS' },
+const retentionOf: Readonly<Record<SignalName, { readonly days: (l: ItemLimits) => number; readonly variable: string; readonly field: string }>> = {
+  traces: { days: (l) => l.retention.tracesDays, variable: 'TENANTRY_TRACES_RETENTION_DAYS', field: 'retention.tracesDays' },
+  logs: { days: (l) => l.retention.logsDays, variable: 'TENANTRY_LOGS_RETENTION_DAYS', field: 'retention.logsDays' },
+  metrics: { days: (l) => l.retention.metricsDays, variable: 'TENANTRY_METRICS_RETENTION_DAYS', field: 'retention.metricsDays' },
 };
+
+/**
+ * The oldest timestamp (Unix ns, as a double) a tenant's items of a signal
+ * may carry: now − the tenant's effective retention. Asked once per tenant
+ * and request (RequestLimits keeps the answer).
+ */
+export function tenantOldestNs(settings: TenantSettingsView, signal: SignalName, tenant: string, nowMs: number): number {
+  return (nowMs - retentionDaysOf(settings.effective(tenant), signal) * dayMs) * 1e6;
+}
 
 /**
  * The end of the longest prefix of buf[start, end) of at most `max` bytes
@@ -68,43 +81,76 @@ export class RequestLimits {
   readonly rowBudget: number;
   /** Set by the writers when a value nests deeper than maxValueDepth; the converter resets it per part and row. */
   tooDeep = false;
-  readonly #oldestNs: number;
+  readonly #signal: SignalName;
+  readonly #nowMs: number;
+  readonly #settings: TenantSettingsView | undefined;
   readonly #newestNs: number;
+  /** The oldest time allowed for the last tenant asked about (a request usually has one), and for the others. */
+  #lastTenant: string | undefined;
+  #lastOldestNs: number;
+  readonly #oldestNs = new Map<string, number>();
 
-  constructor(limits: ItemLimits, signal: SignalName, nowMs: number, bodyBytes: number) {
+  /** Without `settings` every tenant has the process's retention (`limits.retention`); with them, its own. */
+  constructor(limits: ItemLimits, signal: SignalName, nowMs: number, bodyBytes: number, settings?: TenantSettingsView) {
     this.limits = limits;
     const retention = retentionOf[signal];
     const days = retention.days(limits);
-    this.tally = new ItemTally(limits, `${signal} retention of ${days} days (${retention.variable})`);
+    this.tally = new ItemTally(limits, settings === undefined
+      ? `${signal} retention of ${days} days (${retention.variable})`
+      : `${signal} retention of its tenant (${retention.field})`);
     this.rowBudget = Math.max(minRowBudgetBytes, bodyBytes * limits.maxRequestExpansion);
-    this.#oldestNs = (nowMs - days * dayMs) * 1e6;
+    this.#signal = signal;
+    this.#nowMs = nowMs;
+    this.#settings = settings;
+    this.#lastTenant = settings === undefined ? undefined : '';
+    this.#lastOldestNs = (nowMs - days * dayMs) * 1e6;
     this.#newestNs = (nowMs + limits.maxFutureSkewMs) * 1e6;
   }
 
   /** A throwaway copy with its own tally, for parts that are checked but not stored. */
   scratch(signal: SignalName, nowMs: number): RequestLimits {
-    return new RequestLimits(this.limits, signal, nowMs, 0);
+    return new RequestLimits(this.limits, signal, nowMs, 0, this.#settings);
+  }
+
+  /** The oldest timestamp (Unix ns) allowed for the tenant's items in this request. */
+  #oldestFor(tenant: string): number {
+    if (this.#settings === undefined || tenant === this.#lastTenant) return this.#lastOldestNs;
+    let oldest = this.#oldestNs.get(tenant);
+    if (oldest === undefined) {
+      oldest = tenantOldestNs(this.#settings, this.#signal, tenant, this.#nowMs);
+      this.#oldestNs.set(tenant, oldest);
+    }
+    this.#lastTenant = tenant;
+    this.#lastOldestNs = oldest;
+    return oldest;
   }
 
   /**
    * Why an item whose tenant was accepted must be rejected before its row is
    * written, checked in the same order by every converter (after the tenant):
    * its `timestamp` column (Unix ns as unsigned 32-bit halves) outside
-   * [now − retention, now + skew], the request's row budget spent
+   * [now − the tenant's retention, now + skew], the request's row budget spent
    * (`renderedBytes` kept so far), a value of its resource or scope nested
    * too deep. Tallies nothing.
    */
-  rejectionBefore(lo: number, hi: number, renderedBytes: number, partTooDeep: boolean): ItemRejection | undefined {
+  rejectionBefore(tenant: string, lo: number, hi: number, renderedBytes: number, partTooDeep: boolean): ItemRejection | undefined {
     // A value of 2^63 ns or more is clamped to the largest DateTime64: far in the future.
     const ns = hi >= 0x80000000 ? Infinity : hi * twoTo32 + lo;
     // Only the first rejection of a reason needs its example: the message quotes one.
-    if (ns < this.#oldestNs) return this.tally.hasExample('timestamp_too_old') ? tooOld : { reason: 'timestamp_too_old', example: describeNanos(ns) };
+    if (ns < this.#oldestFor(tenant)) return this.tally.hasExample('timestamp_too_old') ? tooOld : { reason: 'timestamp_too_old', example: this.#tooOldExample(tenant, ns) };
     if (ns > this.#newestNs) {
       return this.tally.hasExample('timestamp_too_new') ? tooNew : { reason: 'timestamp_too_new', example: hi >= 0x80000000 ? 'a time after 2262' : describeNanos(ns) };
     }
     if (renderedBytes > this.rowBudget) return tooExpansive;
     if (partTooDeep) return tooDeep;
     return undefined;
+  }
+
+  /** The first too-old item's time, and with per-tenant retention whose and how many days. */
+  #tooOldExample(tenant: string, ns: number): string {
+    if (this.#settings === undefined) return describeNanos(ns);
+    const days = Math.round((this.#nowMs - this.#oldestFor(tenant) / 1e6) / dayMs);
+    return `${describeNanos(ns)} for tenant ${JSON.stringify(tenant)} (${days} days)`;
   }
 
   /** Starts writing an item's row: returns where it starts, for endRow. */

@@ -10,6 +10,7 @@ import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
+import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { resourcePart, scopePart, tenantOf, writeAnyValue, writeAttributeValue, writeAttributes } from '../common/json-attributes.ts';
 import { SeverityNumber } from '../common/otlp-enums.ts';
 import { enumValue, fixed64, hexId, messageField, messageList, readOtlpJson, text, uint32 } from '../common/otlp-json.ts';
@@ -81,7 +82,7 @@ function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowM
       for (const record of messageList(sl['logRecords'], names.logRecords)) {
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(record['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
         const times = recordTimes(record, received);
-        const rejection = tenant.ok ? limits.rejectionBefore(times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
         const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.tenant : '');
         writeRecord(w, record, times, resource.bytes, scope.bytes, rejection === undefined ? nextId : noId, limits);
@@ -93,11 +94,11 @@ function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowM
 }
 
 /** OTLP/JSON logs under `limits`; records without log.record.uid get an id from `ids` at `now()`. */
-export function logsFromJson(ids: LogIdGenerator, now: () => number, limits: ItemLimits): RowConverter {
+export function logsFromJson(ids: LogIdGenerator, now: () => number, limits: ItemLimits, settings?: TenantSettingsView): RowConverter {
   return {
     convert(body, tenants) {
       const nowMs = now();
-      const request = readOtlpJson(body, (root) => logRows(root, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length)));
+      const request = readOtlpJson(body, (root) => logRows(root, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length, settings)));
       return request.ok ? { ok: true, batch: request.value } : request;
     },
   };

@@ -9,6 +9,7 @@ import { clampInt, nanosOfMillis, writeNanosParts } from '../common/otlp-values.
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
+import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
@@ -77,7 +78,7 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
       const timeLo = timeSet ? record.timeLo : observedLo;
       const timeHi = timeSet ? record.timeHi : observedHi;
-      const rejection = limits.rejectionBefore(timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep);
+      const rejection = limits.rejectionBefore(tenant.tenant, timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep);
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;
@@ -114,11 +115,11 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
 }
 
 /** Protobuf logs (OTLP/HTTP and gRPC) under `limits`; records without log.record.uid get an id from `ids` at `now()`. */
-export function logsFromProtobuf(ids: LogIdGenerator, now: () => number, limits: ItemLimits): RowConverter {
+export function logsFromProtobuf(ids: LogIdGenerator, now: () => number, limits: ItemLimits, settings?: TenantSettingsView): RowConverter {
   return {
     convert(body, tenants) {
       const nowMs = now();
-      const batch = readWire(() => logRows(body, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length)));
+      const batch = readWire(() => logRows(body, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length, settings)));
       return batch.ok ? { ok: true, batch: batch.value } : batch;
     },
   };

@@ -9,6 +9,7 @@ import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
+import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { checkAttributes, resourcePart, scopePart, tenantOf, writeAttributes } from '../common/json-attributes.ts';
 import { AggregationTemporality } from '../common/otlp-enums.ts';
 import {
@@ -146,7 +147,7 @@ function writePoints(to: Target, metric: Json, kind: PointType, data: Json, reso
   for (const point of messageList(data['dataPoints'], `${v1}${kind.message}.dataPoints`)) {
     const tenant = to.resolver.authorize(resource.tenant ?? tenantOf(point['attributes'], 6) ?? { ok: false, reason: 'missing_tenant' });
     const time = fixed64(point['timeUnixNano']);
-    const rejection = tenant.ok ? limits.rejectionBefore(time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+    const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
     const rowStart = limits.beginRow(w);
     w.text(tenant.ok ? tenant.tenant : '');
     w.bytes(metricPart);
@@ -189,11 +190,11 @@ function metricRows(root: Json, resolver: TenantResolver, limits: RequestLimits,
 }
 
 /** OTLP/JSON metrics under `limits`, at `now()` (ms). */
-export function metricsFromJson(limits: ItemLimits, now: () => number): RowConverter {
+export function metricsFromJson(limits: ItemLimits, now: () => number, settings?: TenantSettingsView): RowConverter {
   return {
     convert(body, tenants) {
       const nowMs = now();
-      const request = readOtlpJson(body, (root) => metricRows(root, tenants, new RequestLimits(limits, 'metrics', nowMs, body.length), nowMs));
+      const request = readOtlpJson(body, (root) => metricRows(root, tenants, new RequestLimits(limits, 'metrics', nowMs, body.length, settings), nowMs));
       return request.ok ? { ok: true, batch: request.value } : request;
     },
   };

@@ -10,6 +10,7 @@ import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
+import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
@@ -326,7 +327,7 @@ function metricRows(body: Buffer, resolver: TenantResolver, limits: RequestLimit
           limits.reject(tenant);
           continue;
         }
-        const rejection = limits.rejectionBefore(point.timeLo, point.timeHi, w.pos, resource.tooDeep || scope.tooDeep);
+        const rejection = limits.rejectionBefore(tenant.tenant, point.timeLo, point.timeHi, w.pos, resource.tooDeep || scope.tooDeep);
         if (rejection !== undefined) {
           limits.reject(rejection);
           continue;
@@ -350,10 +351,10 @@ function metricRows(body: Buffer, resolver: TenantResolver, limits: RequestLimit
 }
 
 /** Protobuf metrics (OTLP/HTTP and gRPC) under `limits`, at `now()` (ms). */
-export function metricsFromProtobuf(limits: ItemLimits, now: () => number): RowConverter {
+export function metricsFromProtobuf(limits: ItemLimits, now: () => number, settings?: TenantSettingsView): RowConverter {
   return {
     convert(body, tenants) {
-      const batch = readWire(() => metricRows(body, tenants, new RequestLimits(limits, 'metrics', now(), body.length)));
+      const batch = readWire(() => metricRows(body, tenants, new RequestLimits(limits, 'metrics', now(), body.length, settings)));
       return batch.ok ? { ok: true, batch: batch.value } : batch;
     },
   };

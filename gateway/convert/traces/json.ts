@@ -9,6 +9,7 @@ import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
+import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { resourcePart, scopePart, tenantOf, writeAttributes } from '../common/json-attributes.ts';
 import { SpanKind, StatusCode } from '../common/otlp-enums.ts';
 import { enumValue, fixed64, hexId, messageField, messageList, readOtlpJson, text, uint32 } from '../common/otlp-json.ts';
@@ -106,7 +107,7 @@ function spanRows(root: Json, resolver: TenantResolver, limits: RequestLimits): 
       for (const span of messageList(ss['spans'], names.spans)) {
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(span['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
         const start = fixed64(span['startTimeUnixNano']);
-        const rejection = tenant.ok ? limits.rejectionBefore(start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
         const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.tenant : '');
         writeSpan(w, span, start, resource.bytes, scope.bytes, limits);
@@ -118,10 +119,10 @@ function spanRows(root: Json, resolver: TenantResolver, limits: RequestLimits): 
 }
 
 /** OTLP/JSON traces under `limits`, at `now()` (ms). */
-export function tracesFromJson(limits: ItemLimits, now: () => number): RowConverter {
+export function tracesFromJson(limits: ItemLimits, now: () => number, settings?: TenantSettingsView): RowConverter {
   return {
     convert(body, tenants) {
-      const request = readOtlpJson(body, (root) => spanRows(root, tenants, new RequestLimits(limits, 'traces', now(), body.length)));
+      const request = readOtlpJson(body, (root) => spanRows(root, tenants, new RequestLimits(limits, 'traces', now(), body.length, settings)));
       return request.ok ? { ok: true, batch: request.value } : request;
     },
   };

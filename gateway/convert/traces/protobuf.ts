@@ -10,6 +10,7 @@ import { clampInt, writeDurationParts, writeNanosParts } from '../common/otlp-va
 import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
+import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { forEachScope } from '../common/protobuf-resource-scope.ts';
 import type { RowConverter } from '../common/row-converter.ts';
 import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
@@ -189,7 +190,7 @@ function spanRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits)
         limits.reject(tenant);
         continue;
       }
-      const rejection = limits.rejectionBefore(s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep);
+      const rejection = limits.rejectionBefore(tenant.tenant, s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep);
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;
@@ -203,10 +204,10 @@ function spanRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits)
 }
 
 /** Protobuf traces (OTLP/HTTP and gRPC) under `limits`, at `now()` (ms). */
-export function tracesFromProtobuf(limits: ItemLimits, now: () => number): RowConverter {
+export function tracesFromProtobuf(limits: ItemLimits, now: () => number, settings?: TenantSettingsView): RowConverter {
   return {
     convert(body, tenants) {
-      const batch = readWire(() => spanRows(body, tenants, new RequestLimits(limits, 'traces', now(), body.length)));
+      const batch = readWire(() => spanRows(body, tenants, new RequestLimits(limits, 'traces', now(), body.length, settings)));
       return batch.ok ? { ok: true, batch: batch.value } : batch;
     },
   };

@@ -143,8 +143,8 @@ describe('item limits', () => {
     const large = new RequestLimits(limits, 'traces', nowMs, 4 * 1024 * 1024);
     expect(large.rowBudget).to.equal(64 * 1024 * 1024);
     const [lo, hi] = [Number(BigInt(ns(nowMs)) & 0xffffffffn), Number(BigInt(ns(nowMs)) >> 32n)];
-    expect(large.rejectionBefore(lo, hi, large.rowBudget, false)).to.equal(undefined);
-    expect(large.rejectionBefore(lo, hi, large.rowBudget + 1, false)).to.deep.equal({ reason: 'request_too_expansive' });
+    expect(large.rejectionBefore('acme', lo, hi, large.rowBudget, false)).to.equal(undefined);
+    expect(large.rejectionBefore('acme', lo, hi, large.rowBudget + 1, false)).to.deep.equal({ reason: 'request_too_expansive' });
   });
 
   it('cuts UTF-8 text without splitting a character', () => {
