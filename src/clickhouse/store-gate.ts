@@ -4,6 +4,8 @@
 //
 // - Per API key, at most `maxConcurrentQueries` queries are in flight; one
 //   more waits briefly for the key's own queries, then is refused (429).
+//   A query about one tenant also counts against that tenant's own limit
+//   (its limits.maxConcurrentQueries, carried by the caller), the same way.
 //   In server mode that is all: each API replica counts its own, and
 //   INSERTs go straight through.
 // - Embedded ClickHouse (chDB) runs one statement at a time in the process:
@@ -27,12 +29,16 @@ import type { Clock } from '../clock.ts';
 export interface QueryCaller {
   /** Compared by identity (the key's Principal); per-key limits count by it. */
   readonly key: unknown;
+  /** The tenant the query reads, with its own limit of queries in flight (absent: no tenant limit, e.g. the tenant list). */
+  readonly tenant?: { readonly id: string; readonly maxConcurrentQueries: number };
 }
 
 export type QueryTurn<T> =
   | { readonly ok: true; readonly value: T }
   /** The key already has `limit` queries in flight and none finished within the wait. */
   | { readonly ok: false; readonly refused: 'key_limit'; readonly limit: number; readonly retryAfterSeconds: number }
+  /** The tenant already has `limit` queries in flight and none finished within the wait. */
+  | { readonly ok: false; readonly refused: 'tenant_limit'; readonly limit: number; readonly retryAfterSeconds: number }
   /** The query's time ran out while it waited for its turn. */
   | { readonly ok: false; readonly refused: 'deadline'; readonly waitedMs: number };
 
@@ -197,14 +203,21 @@ class ExclusiveTurn {
 /** The gate for a process: exclusive scheduling for embedded ClickHouse, per-key limits always. */
 export function createStoreGate(policy: GatePolicy, clock: Clock = systemClock): StoreGate {
   const keys = new KeyConcurrency(clock);
+  const tenants = new KeyConcurrency(clock);
   const turn = policy.exclusive ? new ExclusiveTurn(clock, policy) : undefined;
   return {
     insert: (work) => (turn === undefined ? work() : turn.insert(work)),
     async query(caller, timeoutMs, work) {
       const arrived = clock.now();
       const deadline = arrived + timeoutMs;
+      const tenant = caller.tenant;
+      // The tenant's place first: a query waiting for its tenant holds none of its key's places.
+      if (tenant !== undefined && !(await tenants.acquire(tenant.id, tenant.maxConcurrentQueries, Math.min(policy.keyWaitMs, timeoutMs)))) {
+        return { ok: false, refused: 'tenant_limit', limit: tenant.maxConcurrentQueries, retryAfterSeconds: 1 };
+      }
       const limit = policy.maxConcurrentQueries(caller);
-      if (!(await keys.acquire(caller.key, limit, Math.min(policy.keyWaitMs, timeoutMs)))) {
+      if (!(await keys.acquire(caller.key, limit, Math.max(0, Math.min(policy.keyWaitMs, deadline - clock.now()))))) {
+        if (tenant !== undefined) tenants.release(tenant.id);
         return { ok: false, refused: 'key_limit', limit, retryAfterSeconds: 1 };
       }
       try {
@@ -219,6 +232,7 @@ export function createStoreGate(policy: GatePolicy, clock: Clock = systemClock):
         }
       } finally {
         keys.release(caller.key);
+        if (tenant !== undefined) tenants.release(tenant.id);
       }
     },
   };

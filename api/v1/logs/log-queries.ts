@@ -12,6 +12,7 @@ import { SqlParams } from '../query/sql-params.ts';
 import { nsTextToMs } from '../query/time-range.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { LogQuery } from './log-codecs.ts';
+import { effectiveSettings } from '../tenants/tenant-settings-view.ts';
 
 export interface LogRecord {
   timestamp: number;
@@ -84,7 +85,7 @@ export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, 
 
 /** The page of log records a request asks for, in the page envelope. */
 export async function logPage(deps: RouteDeps, tenantId: string, q: LogQuery): Promise<Result<Envelope<LogRecord>, ApiError>> {
-  const plan = planPage('logs', tenantId, q, 1, deps.now(), deps.pageMaxBytes);
+  const plan = planPage('logs', tenantId, q, 1, deps.now(), deps.pageMaxBytes, { settings: effectiveSettings(deps, tenantId), signal: 'logs' });
   if (!plan.ok) return plan;
   return mapValue(await queryLogs(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
 }

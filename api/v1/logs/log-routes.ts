@@ -4,7 +4,8 @@ import { scope, validate } from '../../http/route-middleware.ts';
 import type { RouteDeps } from '../deps.ts';
 import { LogRequest } from './log-codecs.ts';
 import { logPage } from './log-queries.ts';
+import { asTenantQuery } from '../tenants/tenant-settings-view.ts';
 
 export function registerLogRoutes(routes: ApiRoutes, deps: RouteDeps): void {
-  routes.post('/v1/tenants/:tenant_id/logs', scope(['read'], 'tenant_id'), validate(LogRequest), (query, { tenantId }) => logPage(deps, tenantId, query));
+  routes.post('/v1/tenants/:tenant_id/logs', scope(['read'], 'tenant_id'), validate(LogRequest), (query, { tenantId }) => asTenantQuery(deps, tenantId, () => logPage(deps, tenantId, query)));
 }

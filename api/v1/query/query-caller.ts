@@ -6,7 +6,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import type { QueryCaller } from '../../../src/clickhouse/store-gate.ts';
 
-const current = new AsyncLocalStorage<QueryCaller>();
+/** The caller, and the time limit of its queries when the request is about one tenant (its limits.queryTimeoutSeconds). */
+interface CallerContext extends QueryCaller {
+  readonly timeoutMs?: number;
+}
+
+const current = new AsyncLocalStorage<CallerContext>();
 
 /** Queries run outside a request (tools, tests calling the runner directly) share this caller. */
 const unattributed: QueryCaller = { key: 'unattributed' };
@@ -14,6 +19,21 @@ const unattributed: QueryCaller = { key: 'unattributed' };
 /** The caller of the request being handled. */
 export function currentCaller(): QueryCaller {
   return current.getStore() ?? unattributed;
+}
+
+/** The time limit of the current request's queries, when its tenant sets one. */
+export function currentTimeoutMs(): number | undefined {
+  return current.getStore()?.timeoutMs;
+}
+
+/**
+ * Runs the rest of a request about one tenant: its queries count against the
+ * tenant's limit of queries in flight (beside the key's) and run within the
+ * tenant's time limit.
+ */
+export function asTenantCaller<T>(tenant: { readonly id: string; readonly maxConcurrentQueries: number; readonly timeoutMs: number }, work: () => Promise<T>): Promise<T> {
+  const { timeoutMs, ...limit } = tenant;
+  return current.run({ ...currentCaller(), tenant: limit, timeoutMs }, work);
 }
 
 /** Runs the rest of a request as `principal`'s: its queries count against that key (called once the app has authenticated it). */

@@ -14,7 +14,7 @@ import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { internal, invalidRequest, unavailable } from '../../http/api-error.ts';
-import { currentCaller } from './query-caller.ts';
+import { currentCaller, currentTimeoutMs } from './query-caller.ts';
 import type { SqlParams } from './sql-params.ts';
 
 /** The port the routes read the store through (tests inject their own to simulate store failures). */
@@ -58,6 +58,12 @@ export interface QueryTarget {
 
 /** A refused turn as the API answers it. */
 function refusal(turn: Exclude<QueryTurn<unknown>, { ok: true }>, timeoutMs: number): ApiError {
+  if (turn.refused === 'tenant_limit') {
+    return {
+      code: 'rate_limited',
+      message: `this tenant already has ${turn.limit} queries running (limits.maxConcurrentQueries) and none finished in time: wait for them, then retry`,
+    };
+  }
   if (turn.refused === 'key_limit') {
     return {
       code: 'rate_limited',
@@ -68,9 +74,9 @@ function refusal(turn: Exclude<QueryTurn<unknown>, { ok: true }>, timeoutMs: num
 }
 
 /** The ClickHouse runner: the gate's turn, the time limit, the row parsing, store failures classified into ApiErrors. */
-export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Logger, gate: StoreGate = openGate): QueryRunner {
+export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, log: Logger, gate: StoreGate = openGate): QueryRunner {
   /** `runMs`: how long the statement was allowed to run. */
-  const failure = (error: unknown, aborted: boolean, runMs: number, sql: string): Result<never, ApiError> => {
+  const failure = (error: unknown, aborted: boolean, runMs: number, sql: string, timeoutMs: number): Result<never, ApiError> => {
     const f = classifyStoreError(error);
     if (aborted || f.kind === 'timeout') {
       log.warn('query timed out', { timeoutMs, runMs: Math.round(runMs), sql: sql.slice(0, 300) });
@@ -87,6 +93,8 @@ export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Lo
 
   /** Runs `run` in the caller's turn with the time left: ClickHouse's own limit, and an abort as the backstop for a store that does not stop. */
   async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal) => Promise<T>): Promise<Result<T, ApiError>> {
+    // A tenant's own time limit (limits.queryTimeoutSeconds) applies within the process's (TENANTRY_QUERY_TIMEOUT_SECONDS).
+    const timeoutMs = Math.min(processTimeoutMs, currentTimeoutMs() ?? processTimeoutMs);
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let runMs = timeoutMs;
@@ -102,7 +110,7 @@ export function createQueryRunner(store: QueryTarget, timeoutMs: number, log: Lo
       }
       return ok(turn.value);
     } catch (error) {
-      return failure(error, controller.signal.aborted, runMs, sql);
+      return failure(error, controller.signal.aborted, runMs, sql, timeoutMs);
     } finally {
       clearTimeout(timer);
     }

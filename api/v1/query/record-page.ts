@@ -10,6 +10,8 @@ import { decodeCursor, encodeCursor, filterDigest } from './cursor.ts';
 import type { Cursor } from './cursor.ts';
 import type { SqlParams } from './sql-params.ts';
 import { resolveRange } from './time-range.ts';
+import { tenantWindow } from './tenant-window.ts';
+import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { TimeRange } from './time-range.ts';
 
 export interface PageInput {
@@ -38,8 +40,14 @@ export function pageCursor(page: string | undefined, digest: string, keyLength: 
   return page === undefined ? ok(undefined) : decodeCursor(page, digest, keyLength);
 }
 
-/** Resolves the window, the page size (rows and bytes) and the cursor of a records query. */
-export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint, maxBytes: number): Result<PagePlan, ApiError> {
+/** The tenant's settings a records query obeys: its retention of the signal and its longest range. */
+export interface TenantScope {
+  readonly settings: EffectiveSettings;
+  readonly signal: 'logs' | 'traces';
+}
+
+/** Resolves the window (within the tenant's retention and range limit; `tenant` is absent only in benchmarks), the page size (rows and bytes) and the cursor of a records query. */
+export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint, maxBytes: number, tenant?: TenantScope): Result<PagePlan, ApiError> {
   const { pagination, ...filters } = input;
   const digest = filterDigest([route, tenantId, filters]);
   const cursor = pageCursor(pagination?.page, digest, keyLength + 1);
@@ -48,7 +56,9 @@ export function planPage(route: string, tenantId: string, input: PageInput, keyL
   const frozenEnd = input.endTime === undefined ? (cursor.value?.frozenEndNs === undefined ? nowNs : BigInt(cursor.value.frozenEndNs)) : undefined;
   const range = resolveRange(input.startTime, input.endTime, frozenEnd ?? nowNs);
   if (!range.ok) return range;
-  return ok({ range: range.value, limit: pagination?.limit ?? defaultLimit, maxBytes, digest, cursor: cursor.value, frozenEndNs: frozenEnd?.toString() });
+  const visible = tenant === undefined ? range : tenantWindow(range.value, tenant.settings, tenant.signal, nowNs);
+  if (!visible.ok) return visible;
+  return ok({ range: visible.value, limit: pagination?.limit ?? defaultLimit, maxBytes, digest, cursor: cursor.value, frozenEndNs: frozenEnd?.toString() });
 }
 
 /**

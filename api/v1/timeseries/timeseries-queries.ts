@@ -21,6 +21,8 @@ export interface Window {
   readonly tenantId: string;
   readonly startNs: bigint;
   readonly endNs: bigint;
+  /** No row before this is read: the start of the tenant's metrics retention (absent only in benchmarks). */
+  readonly visibleFromNs?: bigint;
   readonly buckets: BucketPlan;
 }
 
@@ -46,7 +48,8 @@ export const maxRawPoints = 500_000;
 
 const lookbackNs = (w: Window): bigint => BigInt(Math.max(w.buckets.stepMs, 300_000)) * 1_000_000n;
 
-function baseConditions(params: SqlParams, w: Window, metric: string, q: SeriesQuery, fromNs: bigint): string[] {
+function baseConditions(params: SqlParams, w: Window, metric: string, q: SeriesQuery, wantedFromNs: bigint): string[] {
+  const fromNs = w.visibleFromNs === undefined || wantedFromNs > w.visibleFromNs ? wantedFromNs : w.visibleFromNs;
   return [
     `tenant_id = ${params.bind(w.tenantId, 'String')}`,
     `metric_name = ${params.bind(metric, 'String')}`,

@@ -5,6 +5,9 @@ import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { invalidRequest } from '../../http/api-error.ts';
 import { nsToMs, resolveRange } from '../query/time-range.ts';
+import { tenantWindow } from '../query/tenant-window.ts';
+import { effectiveSettings } from '../tenants/tenant-settings-view.ts';
+import { oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { RouteDeps } from '../deps.ts';
 import { bucketTimes, planBuckets } from './bucket-plan.ts';
 import type { TimeseriesRequest } from './timeseries-codecs.ts';
@@ -19,14 +22,19 @@ const suggestedLabel = (name: string, labels: Readonly<Record<string, string>>):
 
 /** The window of a request: its range, rounded out to whole ms, and its buckets. */
 function windowOf(deps: RouteDeps, tenantId: string, request: TimeseriesRequest): Result<Window & { startMs: number; endMs: number }, ApiError> {
-  const range = resolveRange(request.startTime, request.endTime, deps.now());
+  const nowNs = deps.now();
+  const range = resolveRange(request.startTime, request.endTime, nowNs);
   if (!range.ok) return range;
   const { startNs, endNs } = range.value;
+  // The buckets span the range asked for; rows past the tenant's retention are not read.
+  const settings = effectiveSettings(deps, tenantId);
+  const visible = tenantWindow(range.value, settings, 'metrics', nowNs);
+  if (!visible.ok) return visible;
   const startMs = nsToMs(startNs);
   const endMs = Number((endNs + 999_999n) / 1_000_000n);
   const buckets = planBuckets(startMs, endMs, request.interval);
   if (!buckets.ok) return buckets;
-  return ok({ tenantId, startNs, endNs, buckets: buckets.value, startMs, endMs });
+  return ok({ tenantId, startNs, endNs, visibleFromNs: oldestVisibleNs(settings, 'metrics', nowNs), buckets: buckets.value, startMs, endMs });
 }
 
 /** Every series a request asks for, in the timeseries result shape (DESIGN.md section 5). */

@@ -13,6 +13,7 @@ import { SqlParams } from '../query/sql-params.ts';
 import { nsTextToMs } from '../query/time-range.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { TraceQuery } from './trace-codecs.ts';
+import { effectiveSettings } from '../tenants/tenant-settings-view.ts';
 
 export interface SpanRecord {
   timestamp: number;
@@ -100,7 +101,7 @@ export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQue
 /** The page of spans a request asks for, in the page envelope. */
 export async function tracePage(deps: RouteDeps, tenantId: string, q: TraceQuery): Promise<Result<Envelope<SpanRecord>, ApiError>> {
   if (q.durationMin !== undefined && q.durationMax !== undefined && q.durationMin > q.durationMax) return fail(invalidRequest('durationMin is greater than durationMax'));
-  const plan = planPage('traces', tenantId, q, 2, deps.now(), deps.pageMaxBytes);
+  const plan = planPage('traces', tenantId, q, 2, deps.now(), deps.pageMaxBytes, { settings: effectiveSettings(deps, tenantId), signal: 'traces' });
   if (!plan.ok) return plan;
   return mapValue(await queryTraces(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
 }
