@@ -66,7 +66,7 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   metrics.logBytesFrom(() => writer.logBytes);
   const ingestLimits = await startLimits(ctx, log);
-  const pipeline = new IngestPipeline(writer, metrics, config.items, ingestLimits);
+  const pipeline = new IngestPipeline(writer, metrics, config.items, ingestLimits, ctx.settings);
   const limits = config.listener ?? defaultListenerLimits;
   const inflight = new InflightBytes(config.maxInflightBytes ?? defaultMaxInflightBytes);
   inflight.register(ctx.registry);

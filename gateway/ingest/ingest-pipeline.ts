@@ -16,6 +16,7 @@ import type { RejectedUsage } from '../limits/rejected-usage.ts';
 import { tenantShares } from '../limits/tenant-shares.ts';
 import type { TenantShare } from '../limits/tenant-shares.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
+import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { DurableWriter } from '../writer/logged-writer.ts';
 import type { GatewayMetrics, ThrottleStage } from '../gateway-metrics.ts';
 import type { Failure, Outcome } from './outcome.ts';
@@ -66,11 +67,12 @@ export class IngestPipeline {
   readonly #metrics: GatewayMetrics;
   readonly #limits: IngestLimits | undefined;
 
-  constructor(writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits, ingestLimits?: IngestLimits) {
+  /** With `settings`, an item older than its tenant's retention is rejected; without, older than `limits.retention`. */
+  constructor(writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits, ingestLimits?: IngestLimits, settings?: TenantSettingsView) {
     this.#writer = writer;
     this.#metrics = metrics;
     this.#limits = ingestLimits;
-    this.converters = rowConverters(undefined, undefined, limits);
+    this.converters = rowConverters(undefined, undefined, limits, settings);
   }
 
   /** The tenant resolver of one request by `principal`: it admits only tenants within their ingest limits. */
