@@ -131,6 +131,10 @@ describe('operator pushes declared tenant settings to a real all process', funct
     expect(status.sources).to.deep.equal(t.sources);
     expect(status.conditions?.map((c) => [c.type, c.status])).to.deep.equal([['Synced', 'True']]);
     expect(status.conditions?.[0]?.message).to.contain('limits.maxQueryDays=7');
+    // Printer columns (`kubectl get tnt -o wide`): fixed-width, some empty, so read each value at its header's offset.
+    const [header = '', row = ''] = (await srv().kubectl(['get', 'tenant/acme', '-n', ns, '-o', 'wide'])).split('\n');
+    const column = (name: string): string | undefined => row.slice(header.indexOf(name)).split(/\s+/)[0];
+    expect([column('INGEST-BPS'), column('LOGS-DAYS'), column('TRACES-DAYS')]).to.deep.equal([String(2 * 1024 ** 2), '3', String(builtInDefaults.retention.tracesDays)]);
     // Tenant isolation: acme's declared values are acme's alone.
     const other = (await tenant('other', otherKey)).body;
     expect(Object.values(other.sources.limits).concat(Object.values(other.sources.retention))).not.to.include('tenant');
