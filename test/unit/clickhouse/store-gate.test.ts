@@ -214,6 +214,47 @@ describe('the store gate', () => {
     });
   });
 
+  describe('per-tenant query limits', () => {
+    it('counts a tenant\'s queries across keys, refuses one over the tenant\'s limit after the wait, and lets other tenants through', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { exclusive: false, maxConcurrentQueries: () => 8 });
+      const acme = { id: 'acme', maxConcurrentQueries: 1 };
+      const a1 = gate.query({ key: 'A', tenant: acme }, 30_000, work.piece('a1'));
+      const b1 = gate.query({ key: 'B', tenant: acme }, 30_000, work.piece('b1'));
+      const other = gate.query({ key: 'B', tenant: { id: 'globex', maxConcurrentQueries: 1 } }, 30_000, work.piece('globex'));
+      await settled();
+      expect(work.running()).to.deep.equal(['a1', 'globex']);
+      await clock.advance(2000);
+      expect(await b1).to.deep.equal({ ok: false, refused: 'tenant_limit', limit: 1, retryAfterSeconds: 1 });
+      await work.finish('a1');
+      await work.finish('globex');
+      expect((await Promise.all([a1, other])).every((t) => t.ok)).to.equal(true);
+      const b2 = gate.query({ key: 'B', tenant: acme }, 30_000, work.piece('b2'));
+      await settled();
+      expect(work.running(), 'the tenant\'s place is free again').to.deep.equal(['b2']);
+      await work.finish('b2');
+      expect((await b2).ok).to.equal(true);
+    });
+
+    it('gives the tenant\'s place back when the key\'s limit refuses the query', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { exclusive: false, maxConcurrentQueries: () => 1 });
+      const acme = { id: 'acme', maxConcurrentQueries: 2 };
+      const a1 = gate.query({ key: 'A', tenant: { id: 'globex', maxConcurrentQueries: 5 } }, 30_000, work.piece('a1'));
+      const a2 = gate.query({ key: 'A', tenant: acme }, 30_000, work.piece('a2'));
+      await clock.advance(2000);
+      expect(await a2).to.deep.include({ ok: false, refused: 'key_limit' });
+      const b1 = gate.query({ key: 'B', tenant: acme }, 30_000, work.piece('b1'));
+      const b2 = gate.query({ key: 'C', tenant: acme }, 30_000, work.piece('b2'));
+      await settled();
+      expect(work.running()).to.deep.equal(['a1', 'b1', 'b2']);
+      for (const name of ['a1', 'b1', 'b2']) await work.finish(name);
+      expect((await Promise.all([a1, b1, b2])).every((t) => t.ok)).to.equal(true);
+    });
+  });
+
   describe('server mode', () => {
     it('lets INSERTs through at once, beside running queries', async () => {
       const clock = new ManualClock();
