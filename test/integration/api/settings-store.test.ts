@@ -1,7 +1,10 @@
 // The tenant settings store (src/tenant/settings/settings-store.ts) on embedded ClickHouse.
 import { expect } from 'chai';
 import type { Store } from '../../../src/clickhouse/store.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { SettingsCache } from '../../../src/tenant/settings/settings-cache.ts';
 import { createSettingsStore } from '../../../src/tenant/settings/settings-store.ts';
+import { builtInDefaults } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { SettingsStore, StoredSettings } from '../../../src/tenant/settings/settings-store.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 
@@ -48,5 +51,19 @@ describe('tenant settings store', () => {
   it('keeps large byte values exactly', async () => {
     await settings.write('api', 'big', { limits: { ingestBurstBytes: 100 * 1024 ** 3 } });
     expect((await read(settings)).tenants.get('big')?.api?.limits?.ingestBurstBytes).to.equal(100 * 1024 ** 3);
+  });
+
+  it('carries a write on one replica\'s cache to another\'s at its next re-read', async () => {
+    const cache = (): SettingsCache => new SettingsCache(createSettingsStore(store, { database: store.database, cluster: undefined }), { defaults: builtInDefaults, refreshMs: 5000, log: silentLogger });
+    const one = cache();
+    const two = cache();
+    await Promise.all([one.refresh(), two.refresh()]);
+    expect((await one.write('api', 'shared', { limits: { maxConcurrentQueries: 3 } })).ok).to.equal(true);
+    expect(one.effective('shared').limits.maxConcurrentQueries, 'the writer at once').to.equal(3);
+    expect(two.effective('shared').limits.maxConcurrentQueries, 'the other before its re-read').to.equal(8);
+    const generation = two.generation;
+    expect(await two.refresh()).to.equal(true);
+    expect(two.effective('shared').limits.maxConcurrentQueries).to.equal(3);
+    expect(two.generation).to.equal(generation + 1);
   });
 });
