@@ -56,7 +56,7 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
       query: (key, tenant) => fetch(`${url}/v1/tenants/${tenant}/logs`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ startTime: 1, endTime: 2_000_000_000 }),
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ startTime: 1 }),
       }),
       stop: () => running.stop(),
     };
