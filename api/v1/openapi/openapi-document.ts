@@ -50,6 +50,18 @@ const post = (summary: string, body: string, response: unknown): unknown => ({
 
 const counts = { type: 'object', properties: { units: { type: 'integer' } }, required: ['units'] };
 const logCounts = { type: 'object', properties: { bytes: { type: 'integer' }, units: { type: 'integer' } }, required: ['bytes', 'units'] };
+const rejectedCounts = {
+  type: 'object', required: ['units', 'bytes', 'reasons'],
+  properties: {
+    units: { type: 'integer', description: 'Items the gateway refused (log records, data points, spans)' },
+    bytes: { type: 'integer', description: 'Decoded OTLP bytes of those items (each request\'s decoded size split by its items)' },
+    reasons: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Units per reason, e.g. rate_limited (over limits.ingestBytesPerSecond), timestamp_too_old, tenant_not_allowed' },
+  },
+};
+const rejectedUsage = {
+  type: 'object', required: ['logs', 'metrics', 'traces'], properties: { logs: rejectedCounts, metrics: rejectedCounts, traces: rejectedCounts },
+  description: 'Units refused at ingest, beside the accepted ones; requests refused before their body was read (a key bound to one over-limit tenant) are not decoded and not counted here',
+};
 const attributes = { type: 'object', additionalProperties: { type: 'string' } };
 
 /** The route table the document describes: method and Koa path of every /v1 route. */
@@ -113,11 +125,12 @@ export function openApiDocument(): Record<string, unknown> {
         SpanPage: page('SpanRecord'),
         UsageQuery: schemaOf(UsageQuery),
         UsageResult: {
-          type: 'object', required: ['logs', 'metrics', 'traces', 'data'],
+          type: 'object', required: ['logs', 'metrics', 'traces', 'rejected', 'data'],
           properties: {
-            logs: logCounts, metrics: counts, traces: counts,
-            data: { type: 'array', items: { type: 'object', required: ['start', 'end', 'logs', 'metrics', 'traces'], properties: {
+            logs: logCounts, metrics: counts, traces: counts, rejected: rejectedUsage,
+            data: { type: 'array', items: { type: 'object', required: ['start', 'end', 'logs', 'metrics', 'traces', 'rejected'], properties: {
               start: { type: 'integer', description: 'Unix ms, inclusive' }, end: { type: 'integer', description: 'Unix ms, exclusive' }, logs: logCounts, metrics: counts, traces: counts,
+              rejected: rejectedUsage,
             } } },
           },
         },

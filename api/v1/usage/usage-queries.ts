@@ -1,5 +1,8 @@
-// Usage from the per-day summing table only (never a scan of raw data):
-// rows are summed per day at read time, then folded into periods.
+// Usage from the per-day summing tables only (never a scan of raw data):
+// rows are summed per day at read time, then folded into periods. Accepted
+// units come from usage_daily (written by materialized views as rows are
+// stored), rejected units from usage_rejected_daily (written by the gateway:
+// items it refused, per signal and reason, with their decoded OTLP bytes).
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail } from '../../../src/result.ts';
@@ -15,10 +18,18 @@ import type { Period } from './usage-periods.ts';
 /** At most ten years of days per request. */
 export const maxUsagePeriods = 3660;
 
+/** Items the gateway refused for one signal: units, decoded OTLP bytes, and units per reason (e.g. rate_limited). */
+export interface RejectedCounts {
+  units: number;
+  bytes: number;
+  reasons: Record<string, number>;
+}
+
 export interface UsageCounts {
   logs: { bytes: number; units: number };
   metrics: { units: number };
   traces: { units: number };
+  rejected: { logs: RejectedCounts; metrics: RejectedCounts; traces: RejectedCounts };
 }
 
 export interface UsageEntry extends UsageCounts {
@@ -29,7 +40,23 @@ export interface UsageEntry extends UsageCounts {
 /** Sums arrive as numbers (embedded) or as quoted 64-bit integers (server): Number() reads both. */
 interface DayRow { day: string; log_records: number | string; log_bytes: number | string; spans: number | string; metric_points: number | string }
 
-const empty = (): UsageCounts => ({ logs: { bytes: 0, units: 0 }, metrics: { units: 0 }, traces: { units: 0 } });
+interface RejectedRow { day: string; signal: string; reason: string; items: number | string; bytes: number | string }
+
+const noneRejected = (): RejectedCounts => ({ units: 0, bytes: 0, reasons: {} });
+
+const empty = (): UsageCounts => ({
+  logs: { bytes: 0, units: 0 }, metrics: { units: 0 }, traces: { units: 0 },
+  rejected: { logs: noneRejected(), metrics: noneRejected(), traces: noneRejected() },
+});
+
+function addRejected(into: UsageCounts, row: RejectedRow): void {
+  if (row.signal !== 'logs' && row.signal !== 'metrics' && row.signal !== 'traces') return;
+  const counts = into.rejected[row.signal];
+  const units = Number(row.items);
+  counts.units += units;
+  counts.bytes += Number(row.bytes);
+  counts.reasons[row.reason] = (counts.reasons[row.reason] ?? 0) + units;
+}
 
 function add(into: UsageCounts, row: DayRow): void {
   into.logs.units += Number(row.log_records);
@@ -50,19 +77,41 @@ export function usageSql(deps: RouteDeps, tenantId: string, periods: readonly Pe
   return { sql, params };
 }
 
+/** The per-day SELECT of rejected units. */
+function rejectedSql(deps: RouteDeps, tenantId: string, periods: readonly Period[]): { sql: string; params: SqlParams } {
+  const params = new SqlParams();
+  const first = periods[0]?.firstDay ?? 0;
+  const end = periods[periods.length - 1]?.endDay ?? 0;
+  const sql = `SELECT day, signal, reason, sum(items) AS items, sum(bytes) AS bytes
+    FROM ${queryTable(deps.schema, 'usage_rejected_daily')}
+    WHERE tenant_id = ${params.bind(tenantId, 'String')} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}
+    GROUP BY day, signal, reason`;
+  return { sql, params };
+}
+
 /** Totals and one entry per period. */
 export async function queryUsage(deps: RouteDeps, tenantId: string, periods: readonly Period[]): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
   const { sql, params } = usageSql(deps, tenantId, periods);
   const rows = await deps.runner.rows<DayRow>(sql, params);
   if (!rows.ok) return rows;
+  const rejectedQuery = rejectedSql(deps, tenantId, periods);
+  const rejected = await deps.runner.rows<RejectedRow>(rejectedQuery.sql, rejectedQuery.params);
+  if (!rejected.ok) return rejected;
   const totals = empty();
   const data: UsageEntry[] = periods.map((p) => ({ start: dayToMs(p.firstDay), end: dayToMs(p.endDay), ...empty() }));
+  const entryOf = (day: string): UsageEntry | undefined => {
+    const dayNumber = Date.parse(`${day}T00:00:00Z`) / 86_400_000;
+    return data[periods.findIndex((p) => dayNumber >= p.firstDay && dayNumber < p.endDay)];
+  };
   for (const row of rows.value) {
     add(totals, row);
-    const dayNumber = Date.parse(`${row.day}T00:00:00Z`) / 86_400_000;
-    const index = periods.findIndex((p) => dayNumber >= p.firstDay && dayNumber < p.endDay);
-    const entry = data[index];
+    const entry = entryOf(row.day);
     if (entry !== undefined) add(entry, row);
+  }
+  for (const row of rejected.value) {
+    addRejected(totals, row);
+    const entry = entryOf(row.day);
+    if (entry !== undefined) addRejected(entry, row);
   }
   return { ok: true, value: { ...totals, data } };
 }

@@ -1,4 +1,4 @@
-// POST /v1/tenants/:tenant_id/usage: read from usage_daily only, per UTC day or month.
+// POST /v1/tenants/:tenant_id/usage: read from usage_daily (and usage_rejected_daily) only, per UTC day or month.
 import { expect } from 'chai';
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import { field, keys, startHarness } from './support/api-harness.ts';
@@ -26,18 +26,43 @@ describe('api/usage', () => {
         day('globex', '2026-10-31', 555, 555, 555, 555),
       ],
     });
+    const rejected = (tenant: string, d: string, signal: string, reason: string, items: number, bytes: number): Record<string, unknown> =>
+      ({ tenant_id: tenant, day: d, signal, reason, items, bytes });
+    await h.store.client.insert({
+      table: queryTable(h.store, 'usage_rejected_daily'), format: 'JSONEachRow',
+      values: [
+        rejected('acme', '2026-10-31', 'traces', 'rate_limited', 40, 4000),
+        rejected('acme', '2026-10-31', 'traces', 'rate_limited', 2, 200), // a second part: summed at read time
+        rejected('acme', '2026-10-31', 'traces', 'timestamp_too_old', 1, 50),
+        rejected('acme', '2026-11-01', 'logs', 'rate_limited', 7, 700),
+        rejected('acme', '2026-11-20', 'logs', 'rate_limited', 1000, 1000),
+        rejected('globex', '2026-10-31', 'traces', 'rate_limited', 555, 555),
+      ],
+    });
   });
+
+  const none = { units: 0, bytes: 0, reasons: {} };
+  const noneRejected = { logs: none, metrics: none, traces: none };
   after(async () => { await h.close(); });
 
   it('answers per UTC day: totals over the days touching the range, one entry per day', async () => {
     const reply = await h.post('/v1/tenants/acme/usage', { startTime: utc('2026-10-30') + 43_200, endTime: utc('2026-11-01') + 3600, interval: 'day' });
     expect(reply.status, reply.text).to.equal(200);
+    const tracesRejected = { units: 43, bytes: 4250, reasons: { rate_limited: 42, timestamp_too_old: 1 } };
+    const logsRejected = { units: 7, bytes: 700, reasons: { rate_limited: 7 } };
     expect(reply.body).to.deep.equal({
       logs: { bytes: 121, units: 13 }, metrics: { units: 19 }, traces: { units: 16 },
+      rejected: { logs: logsRejected, metrics: none, traces: tracesRejected },
       data: [
-        { start: utc('2026-10-30') * 1000, end: utc('2026-10-31') * 1000, logs: { bytes: 10, units: 1 }, metrics: { units: 3 }, traces: { units: 2 } },
-        { start: utc('2026-10-31') * 1000, end: utc('2026-11-01') * 1000, logs: { bytes: 41, units: 5 }, metrics: { units: 7 }, traces: { units: 6 } },
-        { start: utc('2026-11-01') * 1000, end: utc('2026-11-02') * 1000, logs: { bytes: 70, units: 7 }, metrics: { units: 9 }, traces: { units: 8 } },
+        { start: utc('2026-10-30') * 1000, end: utc('2026-10-31') * 1000, logs: { bytes: 10, units: 1 }, metrics: { units: 3 }, traces: { units: 2 }, rejected: noneRejected },
+        {
+          start: utc('2026-10-31') * 1000, end: utc('2026-11-01') * 1000, logs: { bytes: 41, units: 5 }, metrics: { units: 7 }, traces: { units: 6 },
+          rejected: { logs: none, metrics: none, traces: tracesRejected },
+        },
+        {
+          start: utc('2026-11-01') * 1000, end: utc('2026-11-02') * 1000, logs: { bytes: 70, units: 7 }, metrics: { units: 9 }, traces: { units: 8 },
+          rejected: { logs: logsRejected, metrics: none, traces: none },
+        },
       ],
     });
   });
@@ -53,8 +78,14 @@ describe('api/usage', () => {
     expect(reply.status, reply.text).to.equal(200);
     expect(field(reply.body, 'logs')).to.deep.equal({ bytes: 231, units: 114 });
     expect(field(reply.body, 'data')).to.deep.equal([
-      { start: utc('2026-10-01') * 1000, end: utc('2026-11-01') * 1000, logs: { bytes: 61, units: 7 }, metrics: { units: 13 }, traces: { units: 10 } },
-      { start: utc('2026-11-01') * 1000, end: utc('2026-12-01') * 1000, logs: { bytes: 170, units: 107 }, metrics: { units: 109 }, traces: { units: 108 } },
+      {
+        start: utc('2026-10-01') * 1000, end: utc('2026-11-01') * 1000, logs: { bytes: 61, units: 7 }, metrics: { units: 13 }, traces: { units: 10 },
+        rejected: { logs: none, metrics: none, traces: { units: 43, bytes: 4250, reasons: { rate_limited: 42, timestamp_too_old: 1 } } },
+      },
+      {
+        start: utc('2026-11-01') * 1000, end: utc('2026-12-01') * 1000, logs: { bytes: 170, units: 107 }, metrics: { units: 109 }, traces: { units: 108 },
+        rejected: { logs: { units: 1007, bytes: 1700, reasons: { rate_limited: 1007 } }, metrics: none, traces: none },
+      },
     ]);
   });
 
