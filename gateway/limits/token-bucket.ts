@@ -4,8 +4,10 @@
 // bytes once they are known (after decoding), so the bucket may go below
 // zero: that debt is repaid before the next request is admitted, which keeps
 // the long-run accepted rate at `rate` whatever the request sizes. The debt
-// is capped at one burst, so one huge request cannot lock a tenant out for
-// longer than burst / rate.
+// is not capped: a cap would let requests larger than it through at more
+// than the rate (one 16 MiB request per cap / rate seconds), so a request far
+// over the burst costs its tenant size / rate seconds of refusals, as the
+// limit says.
 
 export class TokenBucket {
   #rate: number;
@@ -40,10 +42,10 @@ export class TokenBucket {
     return this.tokens(nowMs) > 0;
   }
 
-  /** Takes `bytes` (a refund when negative); the bucket never holds more than a burst nor owes more than one. */
+  /** Takes `bytes` (a refund when negative); the bucket never holds more than a burst. */
   charge(bytes: number, nowMs: number): void {
     this.#refill(nowMs);
-    this.#tokens = Math.min(this.#burst, Math.max(-this.#burst, this.#tokens - bytes));
+    this.#tokens = Math.min(this.#burst, this.#tokens - bytes);
   }
 
   /** Whole seconds until the bucket admits again (at least 1: an answer to retry "now" invites a tight loop). */
@@ -58,12 +60,12 @@ export class TokenBucket {
     return this.tokens(nowMs) >= this.#burst;
   }
 
-  /** New rate and burst from `nowMs`; tokens held above the new burst are dropped. */
+  /** New rate and burst from `nowMs`; tokens held above the new burst are dropped, a debt is kept. */
   reconfigure(rate: number, burst: number, nowMs: number): void {
     this.#refill(nowMs);
     this.#rate = rate;
     this.#burst = burst;
-    this.#tokens = Math.min(burst, Math.max(-burst, this.#tokens));
+    this.#tokens = Math.min(burst, this.#tokens);
   }
 
   #refill(nowMs: number): void {

@@ -26,12 +26,24 @@ describe('token bucket', () => {
     expect(b.admits(1001)).to.equal(true);
   });
 
-  it('caps the debt at one burst, so one huge request locks its tenant out for at most burst / rate', () => {
+  it('does not cap the debt: requests larger than the burst are held to the rate too', () => {
     const b = new TokenBucket(1000, 2000, 0);
-    b.charge(1_000_000, 0);
-    expect(b.tokens(0)).to.equal(-2000);
-    expect(b.secondsUntilAdmitted(0)).to.equal(3);
-    expect(b.admits(2001)).to.equal(true);
+    b.charge(100_000, 0);
+    expect(b.tokens(0)).to.equal(-98_000);
+    expect(b.secondsUntilAdmitted(0)).to.equal(99);
+    expect(b.admits(98_000)).to.equal(false);
+    expect(b.admits(98_001)).to.equal(true);
+    // 16 KB requests every 10 ms against 1 KB/s and a 1 KB burst: one per 16 s, not one per second.
+    const small = new TokenBucket(1000, 1000, 0);
+    let accepted = 0;
+    for (let t = 0; t < 64_000; t += 10) {
+      if (small.admits(t)) {
+        small.charge(16_000, t);
+        accepted += 16_000;
+      }
+    }
+    // The burst plus 64 s at the rate is 65 KB: four requests, and the one that crossed it (a cap of one burst let 64 through).
+    expect(accepted).to.equal(5 * 16_000);
   });
 
   it('answers at least 1 second to retry, and refunds with a negative charge', () => {
