@@ -1,0 +1,161 @@
+// npm run bench:noisy — per-tenant ingest limits in the `all` process (issue
+// 13), from one run of `node src/cli.ts all` on a temporary data dir:
+//   1. tenant B's 100-span requests (10 per second) alone and while tenant A
+//      floods at 10× its limit (limits.ingestBytesPerSecond 1 MiB/s, burst
+//      1 MiB, set through PUT /v1/tenants/A), in turns: B's p50/p99 in both
+//      phases, their ratio (target p99 ≤ 2×) and B's failures (target 0);
+//   2. A's accepted decoded bytes per second during its flood, against its
+//      limit (the burst adds limit × burst / time);
+//   3. the process's CPU per request refused with 429 (a key bound to A, its
+//      bucket deep in debt: refused before the body is read) against CPU per
+//      accepted request of the same size (tenant C, under its limit; CPU
+//      counted until the process is idle again, ClickHouse's INSERTs
+//      included), as a ratio (target < 5 %).
+// Bounded: about 1.5 minutes. Not a test: it prints figures (README "Per-tenant limits").
+//   BENCH_SECONDS=5 npm run bench:noisy   (seconds per phase turn; 3 turns of each phase)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { startTenantry, testEnvironment } from '../test/support/tenantry-process.ts';
+import type { FloodJob, FloodReport } from '../test/integration/gateway/support/flood-worker.ts';
+import { cpuSeconds, waitIdle } from './peers/process-cpu.ts';
+import { tracesRequest } from './ingest-payloads.ts';
+
+const turnSeconds = Number(process.env['BENCH_SECONDS'] ?? 5);
+const turns = 3;
+const limit = 1024 * 1024;
+const burst = 1024 * 1024;
+const keys = { admin: 'bench-noisy-admin-0123456789', a: 'bench-noisy-a-0123456789', b: 'bench-noisy-b-0123456789', c: 'bench-noisy-c-0123456789' };
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const round1 = (x: number): number => Math.round(x * 10) / 10;
+
+function send(url: string, key: string, body: Buffer): Promise<{ status: number; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const done = (status: number): void => { resolve({ status, ms: performance.now() - started }); };
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}`, 'content-length': String(body.length) } }, (res) => {
+      res.resume();
+      res.on('end', () => { done(res.statusCode ?? 0); });
+      res.on('error', () => { done(0); });
+    });
+    req.on('error', () => { done(0); });
+    req.end(body);
+  });
+}
+
+const quantile = (values: readonly number[], q: number): number => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+};
+
+/** B: one 100-span request every 100 ms for `seconds`. */
+async function trickle(url: string, body: Buffer, seconds: number): Promise<{ status: number; ms: number }[]> {
+  const out: { status: number; ms: number }[] = [];
+  const start = performance.now();
+  for (let i = 0; i < seconds * 10; i++) {
+    const wait = start + i * 100 - performance.now();
+    if (wait > 0) await sleep(wait);
+    out.push(await send(url, keys.b, body));
+  }
+  return out;
+}
+
+/** A's flood at 10× its limit from a worker thread, until stopped. */
+function flood(url: string, body: Buffer): { stop: () => Promise<FloodReport> } {
+  const clients = 8;
+  const job: FloodJob = { url, key: keys.a, body, clients, intervalMs: (body.length * clients * 1000) / (10 * limit) };
+  const worker = new Worker(new URL('../test/integration/gateway/support/flood-worker.ts', import.meta.url), { workerData: job });
+  const report = new Promise<FloodReport>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+  return { stop: async () => { worker.postMessage('stop'); const r = await report; await worker.terminate(); return r; } };
+}
+
+/** CPU seconds of `pid` per request for `count` requests of `key` sent by 8 clients, counted until the process is idle again, less its idle rate. */
+async function cpuPerRequest(pid: number, url: string, key: string, body: Buffer, count: number, idleRate: number): Promise<{ cpuMs: number; statuses: Record<number, number> }> {
+  await waitIdle([pid], { threshold: 0.05, quietSeconds: 1, maxMs: 20_000 });
+  const before = cpuSeconds(pid);
+  const started = performance.now();
+  const statuses: Record<number, number> = {};
+  let next = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < count) {
+      next++;
+      const r = await send(url, key, body);
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    }
+  }));
+  await waitIdle([pid], { threshold: 0.05, quietSeconds: 1, maxMs: 20_000 });
+  const seconds = (performance.now() - started) / 1000;
+  return { cpuMs: (1000 * Math.max(0, cpuSeconds(pid) - before - idleRate * seconds)) / count, statuses };
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-noisy-'));
+  const tenantry = startTenantry(['all'], testEnvironment(dataDir, {
+    TENANTRY_API_KEYS: JSON.stringify([
+      { key: keys.admin, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] },
+      { key: keys.a, scopes: ['ingest'], tenants: ['A'] },
+      { key: keys.b, scopes: ['ingest'], tenants: ['B'] },
+      { key: keys.c, scopes: ['ingest'], tenants: ['C'] },
+    ]),
+  }));
+  try {
+    const ports = await tenantry.started(60_000);
+    const pid = tenantry.child.pid ?? 0;
+    const url = `http://127.0.0.1:${ports['otlpHttp'] ?? 0}/v1/traces`;
+    const api = `http://127.0.0.1:${ports['api'] ?? 0}`;
+    const put = (limits: Record<string, number>): Promise<Response> => fetch(`${api}/v1/tenants/A`, {
+      method: 'PUT', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits }),
+    });
+    const set = await put({ ingestBytesPerSecond: limit, ingestBurstBytes: burst });
+    if (set.status !== 200) throw new Error(`PUT /v1/tenants/A answered ${set.status}: ${await set.text()}`);
+
+    const bBody = tracesRequest(100, 'B', 1);
+    const aBody = tracesRequest(200, 'A', 2);
+    console.log(`tenant A: limit ${limit} B/s, burst ${burst} B, flood at 10x from 8 clients of ${aBody.length} B requests; tenant B: 100-span requests (${bBody.length} B) every 100 ms`);
+    await trickle(url, bBody, 2); // warm-up
+    const alone: { status: number; ms: number }[] = [];
+    const during: { status: number; ms: number }[] = [];
+    let acceptedBytes = 0;
+    let floodSeconds = 0;
+    const statuses: Record<number, number> = {};
+    for (let turn = 0; turn < turns; turn++) {
+      alone.push(...await trickle(url, bBody, turnSeconds));
+      const f = flood(url, aBody);
+      during.push(...await trickle(url, bBody, turnSeconds));
+      const r = await f.stop();
+      acceptedBytes += r.acceptedBytes;
+      floodSeconds += r.seconds;
+      for (const [s, n] of Object.entries(r.statuses)) statuses[Number(s)] = (statuses[Number(s)] ?? 0) + n;
+      await sleep(1500); // A's bucket refills between turns, as the burst term assumes
+    }
+    const failures = (phase: { status: number }[]): number => phase.filter((r) => r.status !== 200).length;
+    const p = (phase: { ms: number }[], q: number): number => round1(quantile(phase.map((r) => r.ms), q));
+    console.log(`B alone:        p50 ${p(alone, 0.5)} ms  p99 ${p(alone, 0.99)} ms  failures ${failures(alone)} of ${alone.length}`);
+    console.log(`B during flood: p50 ${p(during, 0.5)} ms  p99 ${p(during, 0.99)} ms  failures ${failures(during)} of ${during.length}`);
+    console.log(`B p99 ratio (during / alone): ${(quantile(during.map((r) => r.ms), 0.99) / quantile(alone.map((r) => r.ms), 0.99)).toFixed(2)}  (target <= 2)`);
+    const acceptedRate = acceptedBytes / floodSeconds;
+    const expectedRate = limit + (turns * burst) / floodSeconds;
+    console.log(`A accepted ${Math.round(acceptedRate)} B/s over ${floodSeconds.toFixed(1)} s: ${(acceptedRate / limit).toFixed(3)}x its limit; limit + burst per turn predicts ${(expectedRate / limit).toFixed(3)}x (${(acceptedRate / expectedRate).toFixed(3)} of it); answers ${JSON.stringify(statuses)}`);
+
+    // CPU: the process's idle rate, then refused requests (A deep in debt) and accepted ones (C) of the same size.
+    await waitIdle([pid], { threshold: 0.05, quietSeconds: 1, maxMs: 20_000 });
+    const idleFrom = cpuSeconds(pid);
+    await sleep(3000);
+    const idleRate = (cpuSeconds(pid) - idleFrom) / 3;
+    await put({ ingestBytesPerSecond: 1024, ingestBurstBytes: 1024 });
+    await send(url, keys.a, aBody); // admitted once, then about 100 s of debt at 1 KiB/s
+    const refused = await cpuPerRequest(pid, url, keys.a, aBody, 3000, idleRate);
+    const accepted = await cpuPerRequest(pid, url, keys.c, tracesRequest(200, 'C', 2), 300, idleRate);
+    console.log(`CPU per refused request ${refused.cpuMs.toFixed(3)} ms ${JSON.stringify(refused.statuses)}, per accepted request ${accepted.cpuMs.toFixed(3)} ms ${JSON.stringify(accepted.statuses)}: ratio ${((100 * refused.cpuMs) / accepted.cpuMs).toFixed(1)} % (target < 5 %; idle ${(idleRate * 1000).toFixed(0)} ms/s subtracted)`);
+  } finally {
+    await tenantry.stop();
+    agent.destroy();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
