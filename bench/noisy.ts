@@ -12,7 +12,7 @@
 //      counted until the process is idle again, ClickHouse's INSERTs
 //      included), as a ratio (target < 5 %).
 // Bounded: about 1.5 minutes. Not a test: it prints figures (README "Per-tenant limits").
-//   BENCH_SECONDS=5 npm run bench:noisy   (seconds per phase turn; 3 turns of each phase)
+//   BENCH_SECONDS=5 BENCH_LIMIT_BYTES=1048576 npm run bench:noisy   (seconds per phase turn, 3 turns of each; A's limit and burst)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -25,8 +25,9 @@ import { tracesRequest } from './ingest-payloads.ts';
 
 const turnSeconds = Number(process.env['BENCH_SECONDS'] ?? 5);
 const turns = 3;
-const limit = 1024 * 1024;
-const burst = 1024 * 1024;
+/** A's limits.ingestBytesPerSecond and ingestBurstBytes (BENCH_LIMIT_BYTES). */
+const limit = Number(process.env['BENCH_LIMIT_BYTES'] ?? 1024 * 1024);
+const burst = limit;
 const keys = { admin: 'bench-noisy-admin-0123456789', a: 'bench-noisy-a-0123456789', b: 'bench-noisy-b-0123456789', c: 'bench-noisy-c-0123456789' };
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -45,6 +46,14 @@ function send(url: string, key: string, body: Buffer): Promise<{ status: number;
     req.on('error', () => { done(0); });
     req.end(body);
   });
+}
+
+/** Requests that waited more than 10 ms to enter the write-ahead log (the writer's admission pacing), from /metrics. */
+async function admissionWaits(metricsUrl: string): Promise<{ total: number; over10ms: number }> {
+  const text = await (await fetch(metricsUrl)).text();
+  const value = (prefix: string): number => text.split('\n').filter((l) => l.startsWith(prefix)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+  const total = value('tenantry_gateway_admission_wait_seconds_count');
+  return { total, over10ms: total - value('tenantry_gateway_admission_wait_seconds_bucket{le="0.01"') };
 }
 
 const quantile = (values: readonly number[], q: number): number => {
@@ -122,11 +131,21 @@ async function main(): Promise<void> {
     let acceptedBytes = 0;
     let floodSeconds = 0;
     const statuses: Record<number, number> = {};
+    const metricsUrl = `http://127.0.0.1:${ports['otlpHttp'] ?? 0}/metrics`;
+    const waits = { alone: { total: 0, over10ms: 0 }, during: { total: 0, over10ms: 0 } };
+    const addWaits = (into: { total: number; over10ms: number }, from: { total: number; over10ms: number }, to: { total: number; over10ms: number }): void => {
+      into.total += to.total - from.total;
+      into.over10ms += to.over10ms - from.over10ms;
+    };
     for (let turn = 0; turn < turns; turn++) {
+      const w0 = await admissionWaits(metricsUrl);
       alone.push(...await trickle(url, bBody, turnSeconds));
+      const w1 = await admissionWaits(metricsUrl);
       const f = flood(url, aBody);
       during.push(...await trickle(url, bBody, turnSeconds));
       const r = await f.stop();
+      addWaits(waits.alone, w0, w1);
+      addWaits(waits.during, w1, await admissionWaits(metricsUrl));
       acceptedBytes += r.acceptedBytes;
       floodSeconds += r.seconds;
       for (const [s, n] of Object.entries(r.statuses)) statuses[Number(s)] = (statuses[Number(s)] ?? 0) + n;
@@ -137,6 +156,7 @@ async function main(): Promise<void> {
     console.log(`B alone:        p50 ${p(alone, 0.5)} ms  p99 ${p(alone, 0.99)} ms  failures ${failures(alone)} of ${alone.length}`);
     console.log(`B during flood: p50 ${p(during, 0.5)} ms  p99 ${p(during, 0.99)} ms  failures ${failures(during)} of ${during.length}`);
     console.log(`B p99 ratio (during / alone): ${(quantile(during.map((r) => r.ms), 0.99) / quantile(alone.map((r) => r.ms), 0.99)).toFixed(2)}  (target <= 2)`);
+    console.log(`requests waiting > 10 ms to enter the write-ahead log (writer admission pacing): alone ${waits.alone.over10ms} of ${waits.alone.total}, during the flood ${waits.during.over10ms} of ${waits.during.total}`);
     const acceptedRate = acceptedBytes / floodSeconds;
     const expectedRate = limit + (turns * burst) / floodSeconds;
     console.log(`A accepted ${Math.round(acceptedRate)} B/s over ${floodSeconds.toFixed(1)} s: ${(acceptedRate / limit).toFixed(3)}x its limit; limit + burst per turn predicts ${(expectedRate / limit).toFixed(3)}x (${(acceptedRate / expectedRate).toFixed(3)} of it); answers ${JSON.stringify(statuses)}`);

@@ -27,18 +27,24 @@ const job = workerData as FloodJob;
 const state = { stopped: false };
 /** Read through a call: the flag changes while a loop awaits. */
 const stopped = (): boolean => state.stopped;
-let wake: () => void = () => undefined;
+/** Every client's pending pause, ended at once by 'stop'. */
+const sleepers = new Set<() => void>();
 parentPort?.on('message', (m) => {
   if (m === 'stop') {
     state.stopped = true;
-    wake();
+    for (const wake of sleepers) wake();
   }
 });
 
 /** Waits `ms`, or less if stopped meanwhile. */
 const pause = (ms: number): Promise<void> => new Promise((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  wake = () => { clearTimeout(timer); resolve(); };
+  const wake = (): void => {
+    clearTimeout(timer);
+    sleepers.delete(wake);
+    resolve();
+  };
+  const timer = setTimeout(wake, ms);
+  sleepers.add(wake);
 });
 
 let acceptedBytes = 0;
