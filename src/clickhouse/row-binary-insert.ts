@@ -3,7 +3,8 @@
 // as the body of `INSERT … FORMAT RowBinary`. chDB's connection cannot carry
 // a binary body (it appends the body to the SQL text), so in embedded mode
 // the rows are staged in a file of the data dir and read by ClickHouse's
-// file() table function in one INSERT … SELECT; the file is removed after.
+// file() table function in one INSERT … SELECT, on the store's INSERT
+// connection; the file is removed after.
 // Rows of a signal table get their retention_days from the INSERT (the
 // tenant_retention view, read once per INSERT; docs/schema.md, "Retention"):
 // a server reads the body through input() in an INSERT … SELECT too.
@@ -99,6 +100,19 @@ function insertSelect(store: Store, target: RowBinaryTarget, source: string, set
   return `INSERT INTO ${table} (${target.columns.join(', ')}, ${retentionColumn}) WITH ${retention.with} SELECT *, ${retention.expression} FROM ${source} ${settings}`;
 }
 
+/**
+ * A ClickHouse string literal. The embedded INSERT carries its two values,
+ * the staged file's path (the spool folder of TENANTRY_DATA_DIR and a UUID)
+ * and the structure (from the schema), as literals instead of bound
+ * parameters: chDB runs every statement with bound parameters in the process
+ * one at a time, whatever its connection, and the INSERT's own connection
+ * exists so that it runs beside the API's queries. Neither value comes from
+ * a client.
+ */
+export function stringLiteral(value: string): string {
+  return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+}
+
 /** Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the client does. */
 export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string): Promise<void> {
   const settings = insertSettings(dedupToken);
@@ -114,10 +128,7 @@ export async function insertRowBinary(store: Store, target: RowBinaryTarget, chu
   const path = join(store.spoolDir, `${target.table}-${randomUUID()}.bin`);
   try {
     await stage(store.spoolDir, path, chunks);
-    await store.client.command({
-      query: insertSelect(store, target, "file({path:String}, 'RowBinary', {structure:String})", settings),
-      query_params: { path, structure: target.structure },
-    });
+    await store.insertClient.command({ query: insertSelect(store, target, `file(${stringLiteral(path)}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
   } finally {
     await rm(path, { force: true });
   }

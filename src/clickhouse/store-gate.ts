@@ -8,16 +8,20 @@
 //   (its limits.maxConcurrentQueries, carried by the caller), the same way.
 //   In server mode that is all: each API replica counts its own, and
 //   INSERTs go straight through.
-// - Embedded ClickHouse (chDB) runs one statement at a time in the process:
-//   a statement waits, unseen, behind every one before it, so eight loops of
-//   wide queries left an INSERT behind eight queries. The gate therefore
-//   holds the turn itself: one statement at a time, a waiting INSERT
-//   first, queries round-robin over keys (first come first served within a
-//   key). A running query cannot be interrupted, so while ingest is active
-//   queries also yield: after a query that ran d ms, the next one starts no
-//   sooner than d × (1 − share) / share ms later, which keeps queries to
-//   `queryShare` of the store's time and leaves the rest (and the CPU) to
-//   INSERTs and the gateway. With no ingest, queries run back to back.
+// - Embedded ClickHouse (chDB) runs one statement at a time per connection
+//   (and every statement with bound parameters one at a time per process):
+//   a statement waits, unseen, behind every one before it, so eight loops
+//   of wide queries left an INSERT behind eight queries. The gate therefore
+//   holds the queries' turn itself: one query at a time, round-robin over
+//   keys (first come first served within a key). INSERTs have a connection
+//   of their own (Store.insertClient) and run beside the queries; when they
+//   share the queries' connection (`insertsTakeTurn`), a waiting INSERT
+//   gets the turn first. A running query cannot be interrupted, so while
+//   ingest is active queries also yield: after a query that ran d ms, the
+//   next one starts no sooner than d × (1 − share) / share ms later, which
+//   keeps queries to `queryShare` of the time and leaves the rest (and the
+//   CPU) to INSERTs and the gateway. With no ingest, queries run back to
+//   back.
 //   A query's statement runs at most `maxRunMs` (the time waiting for the
 //   turn counts toward the query's own limit, not this one) and, if the
 //   policy says so, on fewer threads, leaving a core to the gateway.
@@ -61,8 +65,10 @@ export interface StoreGate {
 }
 
 export interface GatePolicy {
-  /** True for embedded ClickHouse: one statement at a time, scheduled here. */
+  /** True for embedded ClickHouse: one query at a time, scheduled here. */
   readonly exclusive: boolean;
+  /** Exclusive mode: INSERTs share the queries' connection, so they take the turn too (first). */
+  readonly insertsTakeTurn: boolean;
   /** Queries in flight per key; a tenant's own limit plugs in here. */
   readonly maxConcurrentQueries: (caller: QueryCaller) => number;
   /** How long a query over its key's limit waits for one of the key's queries to finish. */
@@ -94,6 +100,8 @@ class ExclusiveTurn {
   readonly #policy: GatePolicy;
   #busy = false;
   readonly #inserts: Array<() => void> = [];
+  /** INSERTs running alongside the queries (not taking the turn). */
+  #running = 0;
   /** Waiting queries by key, in round-robin order (a key served moves to the back). */
   readonly #queries = new Map<unknown, QueryWaiter[]>();
   #lastInsertEnd = Number.NEGATIVE_INFINITY;
@@ -109,6 +117,7 @@ class ExclusiveTurn {
   }
 
   async insert<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.#policy.insertsTakeTurn) return this.#alongside(work);
     await new Promise<void>((resolve) => {
       this.#inserts.push(resolve);
       this.#dispatch();
@@ -118,6 +127,18 @@ class ExclusiveTurn {
     } finally {
       this.#lastInsertEnd = this.#clock.now();
       this.#busy = false;
+      this.#dispatch();
+    }
+  }
+
+  /** An INSERT on its own connection: it runs at once; queries are paced while it and its successors run. */
+  async #alongside<T>(work: () => Promise<T>): Promise<T> {
+    this.#running++;
+    try {
+      return await work();
+    } finally {
+      this.#running--;
+      this.#lastInsertEnd = this.#clock.now();
       this.#dispatch();
     }
   }
@@ -149,7 +170,7 @@ class ExclusiveTurn {
   }
 
   #ingestActive(now: number): boolean {
-    return this.#inserts.length > 0 || now - this.#lastInsertEnd <= this.#policy.ingestActiveMs;
+    return this.#inserts.length > 0 || this.#running > 0 || now - this.#lastInsertEnd <= this.#policy.ingestActiveMs;
   }
 
   #queryEnded(started: number): void {

@@ -9,6 +9,14 @@ import type { ClickHouseConfig } from '../config/config.ts';
 
 export interface Store {
   readonly client: ClickHouseClient;
+  /**
+   * The client of the gateway's block INSERTs (src/clickhouse/row-binary-insert.ts).
+   * Server mode: `client`. Embedded mode: a second chDB connection on the
+   * same data dir, so that an INSERT runs beside a query instead of behind
+   * it (chDB runs a connection's statements, and every statement with bound
+   * parameters in the process, one at a time).
+   */
+  readonly insertClient: ClickHouseClient;
   readonly mode: 'embedded' | 'server';
   /** Database that holds every table; a validated identifier, safe to splice into SQL. */
   readonly database: string;
@@ -71,7 +79,7 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
       // Progress headers keep long queries' connections alive through load balancers.
       clickhouse_settings: { output_format_json_quote_64bit_integers: 1, send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' },
     });
-    return { ok: true, store: { client, mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() } };
+    return { ok: true, store: { client, insertClient: client, mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() } };
   }
   const chdb = await load();
   if (chdb === undefined) {
@@ -84,9 +92,10 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
   try {
     mkdirSync(path, { recursive: true });
     const spoolDir = openSpool(config.dataDir);
-    const connection = chdb.createChdbConnection({ path });
-    const client = createClient({ connection, log: { level: ClickHouseLogLevel.OFF } });
-    return { ok: true, store: { client, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close: () => client.close() } };
+    const client = createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
+    const insertClient = createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
+    const close = async (): Promise<void> => { await Promise.all([insertClient.close(), client.close()]); };
+    return { ok: true, store: { client, insertClient, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close } };
   } catch (error) {
     return { ok: false, message: `cannot open embedded ClickHouse at ${path}: ${(error as Error).message}` };
   }

@@ -23,6 +23,8 @@ export function storeGatePolicy(mode: Store['mode'], queries: QueryLimitsConfig 
   const embedded = mode === 'embedded';
   return {
     exclusive: embedded,
+    // The store's INSERTs have their own connection in both modes (Store.insertClient).
+    insertsTakeTurn: false,
     maxConcurrentQueries: () => maxConcurrentQueries,
     keyWaitMs,
     queryShare: embeddedQueryShare,

@@ -36,6 +36,7 @@ export async function databaseStore(prefix: string): Promise<Store> {
   const database = uniqueDatabase(prefix);
   return {
     client: base.client,
+    insertClient: base.insertClient,
     mode: base.mode,
     database,
     cluster: undefined,

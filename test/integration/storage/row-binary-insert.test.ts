@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { readdirSync, rmSync } from 'node:fs';
-import { insertRowBinary } from '../../../src/clickhouse/row-binary-insert.ts';
+import { insertRowBinary, stringLiteral } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { RowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { RowWriter } from '../../../gateway/rowbinary/row-writer.ts';
@@ -72,6 +73,22 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     const after = await store.client.query({ query: `SELECT count() AS n FROM ${store.database}.bin`, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>());
     expect(after).to.deep.equal(before);
     expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
+  });
+
+  it('runs on its own connection: an INSERT finishes while a query holds the queries\' connection', async () => {
+    const query = store.client.query({ query: 'SELECT sleep(3) AS slept', format: 'JSONEachRow' }).then(async (rs) => rs.json());
+    const w = new RowWriter(16);
+    row(w, 30, Buffer.from('beside'), {}, 3, 3n);
+    const first = await Promise.race([insertRowBinary(store, target, [w.result()]).then(() => 'insert'), query.then(() => 'query')]);
+    expect(first).to.equal('insert');
+    await query;
+  });
+
+  it('writes any string as a literal ClickHouse reads back unchanged', async () => {
+    await fc.assert(fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), async (value) => {
+      const rs = await store.insertClient.query({ query: `SELECT ${stringLiteral(value)} AS v`, format: 'JSONEachRow' });
+      expect((await rs.json<{ v: string }>())[0]?.v).to.equal(value);
+    }), { numRuns: 200, seed: 19 });
   });
 
   it('recreates the spool folder when something removed it', async () => {

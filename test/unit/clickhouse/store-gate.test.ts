@@ -39,7 +39,7 @@ const keyB: QueryCaller = { key: 'B' };
 
 function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): StoreGate {
   return createStoreGate({
-    exclusive: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 5000, queryThreads: 1, ...overrides,
+    exclusive: true, insertsTakeTurn: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 5000, queryThreads: 1, ...overrides,
   }, clock);
 }
 
@@ -252,6 +252,31 @@ describe('the store gate', () => {
       expect(work.running()).to.deep.equal(['a1', 'b1', 'b2']);
       for (const name of ['a1', 'b1', 'b2']) await work.finish(name);
       expect((await Promise.all([a1, b1, b2])).every((t) => t.ok)).to.equal(true);
+    });
+  });
+
+  describe('embedded ClickHouse with INSERTs on their own connection', () => {
+    it('runs an INSERT at once beside a running query, keeps queries one at a time, and paces them while INSERTs run and after', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { insertsTakeTurn: false });
+      const q1 = gate.query(keyA, 30_000, work.piece('q1'));
+      const q2 = gate.query(keyB, 30_000, work.piece('q2'));
+      await settled();
+      const insert = gate.insert(work.piece('insert'));
+      await settled();
+      expect(work.running(), 'the INSERT does not wait for q1; q2 waits for it').to.deep.equal(['q1', 'insert']);
+      await clock.advance(100);
+      await work.finish('q1');
+      expect(work.running(), 'ingest is active: q2 yields 3 × 100 ms').to.deep.equal(['insert']);
+      await clock.advance(299);
+      await work.finish('insert');
+      expect(await insert).to.equal('insert');
+      expect(work.running()).to.deep.equal([]);
+      await clock.advance(1);
+      expect(work.running()).to.deep.equal(['q2']);
+      await work.finish('q2');
+      expect((await Promise.all([q1, q2])).map((t) => t.ok)).to.deep.equal([true, true]);
     });
   });
 
