@@ -4,7 +4,7 @@
 // (held together by a property test).
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
-import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { ScratchWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, nanosOfMillis, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { RequestLimits } from '../common/item-limits.ts';
@@ -48,9 +48,11 @@ class LogFields {
   }
 }
 
+const scratch = new ScratchWriter(1 << 20);
+
 /** Converts an encoded ExportLogsServiceRequest; throws WireError on malformed input. */
 function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, nowMs: number, limits: RequestLimits): RowBatch {
-  const w = new RowWriter(1 << 20);
+  const w = scratch.take();
   const value = new AnyValueView();
   const record = new LogFields();
   const r = new WireReader(body);
@@ -111,7 +113,7 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       if (limits.endRow(w, rowStart, undefined)) rowCount++;
     }
   });
-  return { table: 'logs', rows: w.rows(), rowCount, rejected: limits.tally };
+  return { table: 'logs', rows: w.copy(), rowCount, rejected: limits.tally };
 }
 
 /** Protobuf logs (OTLP/HTTP and gRPC) under `limits`; records without log.record.uid get an id from `ids` at `now()`. */

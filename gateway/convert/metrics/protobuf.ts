@@ -5,7 +5,7 @@
 // bounds are little-endian on both sides, so repeated ones are copied as is.
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireError, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
-import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { RowWriter, ScratchWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { RequestLimits } from '../common/item-limits.ts';
@@ -297,9 +297,11 @@ function metricHead(r: WireReader, start: number, end: number, head: RowWriter):
   return { type, start: dataStart, end: dataEnd };
 }
 
+const scratch = new ScratchWriter(1 << 20);
+
 /** Converts an encoded ExportMetricsServiceRequest; throws WireError on malformed input. */
 function metricRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits): RowBatch {
-  const w = new RowWriter(1 << 20);
+  const w = scratch.take();
   const head = new RowWriter(256);
   const value = new AnyValueView();
   const point = new PointFields();
@@ -347,7 +349,7 @@ function metricRows(body: Buffer, resolver: TenantResolver, limits: RequestLimit
       }
     }
   });
-  return { table: 'metrics', rows: w.rows(), rowCount, rejected: limits.tally };
+  return { table: 'metrics', rows: w.copy(), rowCount, rejected: limits.tally };
 }
 
 /** Protobuf metrics (OTLP/HTTP and gRPC) under `limits`, at `now()` (ms). */

@@ -5,7 +5,8 @@
 // holds the two together).
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
-import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { ScratchWriter } from '../../rowbinary/row-writer.ts';
+import type { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeDurationParts, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
 import { RequestLimits } from '../common/item-limits.ts';
@@ -77,8 +78,10 @@ function lastOf(r: WireReader, start: number, end: number, field: number, out: I
   }
 }
 
+const scratch = new ScratchWriter(1 << 20);
+
 class SpanWriter {
-  readonly w = new RowWriter(1 << 20);
+  readonly w = scratch.take();
   readonly value = new AnyValueView();
   readonly fields = new SpanFields();
   readonly found = new Found();
@@ -200,7 +203,7 @@ function spanRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits)
       if (limits.endRow(out.w, rowStart, undefined)) rowCount++;
     }
   });
-  return { table: 'spans', rows: out.w.rows(), rowCount, rejected: limits.tally };
+  return { table: 'spans', rows: out.w.copy(), rowCount, rejected: limits.tally };
 }
 
 /** Protobuf traces (OTLP/HTTP and gRPC) under `limits`, at `now()` (ms). */
