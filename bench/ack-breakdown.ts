@@ -1,7 +1,8 @@
 // npm run bench:ack — where an acknowledgement's time goes in Tenantry `all`:
 // OTLP/HTTP span requests (1,000 spans each) for a while, then the ack
 // latency quantiles beside the gateway's own histograms of the wait to enter
-// the write-ahead log (admission pacing) and of the append with its fsync.
+// the write-ahead log (admission pacing) and of the append, and the
+// process's CPU per acknowledged span during the load.
 // Not a test: it prints figures (ADR 6, "Where the rest goes").
 //
 //   npm run bench:ack                                  # 4 closed-loop clients, 20 s
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { tracesRequest } from './ingest-payloads.ts';
+import { nodeFlags } from '../src/target/node-flags.ts';
 
 const { values: args } = parseArgs({
   options: { seconds: { type: 'string', default: '20' }, clients: { type: 'string', default: '4' }, rate: { type: 'string' }, 'wal-dir': { type: 'string' } },
@@ -26,7 +28,7 @@ if (!(seconds > 0) || !(clients > 0) || (rate !== undefined && !(rate > 0))) thr
 
 const key = 'bench-ack-breakdown-key-0123456789';
 const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-ack-'));
-const child = spawn(process.execPath, ['src/cli.ts', 'all'], {
+const child = spawn(process.execPath, [...nodeFlags, 'src/cli.ts', 'all'], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: {
     ...process.env, TENANTRY_DATA_DIR: dataDir, TENANTRY_HOST: '127.0.0.1', TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0',
@@ -56,6 +58,11 @@ try {
     req.end(body);
   });
 
+  const cpuSeconds = async (): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${String(otlpPort)}/metrics`)).text();
+    return Number(/^tenantry_process_cpu_seconds_total (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+  };
+  const cpuBefore = await cpuSeconds();
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
   if (rate === undefined) {
@@ -72,10 +79,12 @@ try {
     }
     await Promise.all(answers);
   }
+  const cpu = (await cpuSeconds()) - cpuBefore;
   latencies.sort((a, b) => a - b);
   const at = (q: number): number => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? Number.NaN);
   process.stdout.write(`${rate === undefined ? `${String(clients)} closed-loop clients` : `open loop at ${String(rate)} spans/s`}, ${String(seconds)} s${args['wal-dir'] === undefined ? '' : `, log in ${args['wal-dir']}`}\n`);
   process.stdout.write(`requests ${String(latencies.length)} (${String(Math.round((latencies.length * 1000) / seconds))} spans/s acknowledged), ack p50 ${String(at(0.5))} ms, p90 ${String(at(0.9))} ms, p99 ${String(at(0.99))} ms, max ${String(at(1))} ms\n`);
+  process.stdout.write(`process CPU during the load: ${cpu.toFixed(1)} s, ${(cpu * 1e6 / (latencies.length * 1000)).toFixed(1)} µs per acknowledged span (INSERTs included, merges after the load not)\n`);
   const metrics = await (await fetch(`http://127.0.0.1:${String(otlpPort)}/metrics`)).text();
   for (const name of ['tenantry_gateway_admission_wait_seconds', 'tenantry_gateway_wal_append_duration_seconds']) {
     const buckets = metrics.split('\n').filter((l) => l.startsWith(`${name}_bucket{`) && l.includes('table="spans"'));

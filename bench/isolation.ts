@@ -22,6 +22,7 @@ import { silentLogger } from '../src/log/logger.ts';
 import { ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { tracesRequest } from './ingest-payloads.ts';
 import { slowlorisCloseMs } from './support/slowloris.ts';
+import { nodeFlags } from '../src/target/node-flags.ts';
 
 const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 30);
 const preloadSpans = Number(process.env['BENCH_PRELOAD_SPANS'] ?? 2_000_000);
@@ -178,7 +179,7 @@ async function startAll(dataDir: string): Promise<Running> {
       ...readKeys.map((key, i) => ({ key, name: `reader ${i}`, scopes: ['read'], tenants: ['reader'] })),
     ]),
   });
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'src', 'cli.ts'), 'all'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, join(import.meta.dirname, '..', 'src', 'cli.ts'), 'all'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const kill = (): void => { child.kill('SIGKILL'); };
   process.once('exit', kill);
   let output = '';

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --initial-heap-size=128
 // tenantry <target> [--flag=value …]: the composition root. It decodes the
 // configuration once, then hands the deployables their start functions. It
 // loads them by dynamic import so that nothing else in src/ depends on them.

@@ -9,6 +9,7 @@ import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { nodeFlags } from '../../src/target/node-flags.ts';
 
 export type SystemName = 'loki' | 'tempo' | 'tenantry';
 
@@ -164,7 +165,7 @@ export async function startTenantryAll(root: string, dir: string, timeoutMs = 18
   });
   const logFile = join(dir, 'output.log');
   const out = createWriteStream(logFile);
-  const child = spawn(process.execPath, [join(root, 'src', 'cli.ts'), 'all'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, join(root, 'src', 'cli.ts'), 'all'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr.pipe(out, { end: false });
   const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
   const stop = async (): Promise<void> => {

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { nodeFlags } from '../../src/target/node-flags.ts';
 
 const cli = join(import.meta.dirname, '..', '..', 'src', 'cli.ts');
 
@@ -32,7 +33,7 @@ export function testEnvironment(dataDir: string, extra: Record<string, string> =
 }
 
 export function startTenantry(args: readonly string[], env: Record<string, string>): TenantryProcess {
-  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Record<string, unknown>[] = [];
   const waiters: Array<{ match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];
   let buffered = '';
