@@ -31,6 +31,12 @@ export interface PacerOptions {
   readonly maxBacklogSeconds: number;
   /** Longest a request waits before it is refused. */
   readonly maxWaitMs: number;
+  /**
+   * Until a table's first INSERT has measured its rate, rows admitted and not
+   * yet inserted stay under this many (one block: the first INSERT measures
+   * the rate on a block of the size the next ones will have).
+   */
+  readonly unmeasuredBacklogRows: number;
 }
 
 /**
@@ -198,10 +204,11 @@ export class AdmissionPacer<Table extends string> {
 
   /** Why the rows cannot enter now: the bucket (time will make room) or the real backlog (only an INSERT will); undefined when they can. */
   #blocked(pace: TablePace, rows: number): 'bucket' | 'backlog' | undefined {
-    // No measure yet: nothing to pace by (the log's byte bound still holds).
-    if (pace.rate === undefined) return undefined;
     // An empty backlog takes any request, however large, or it could never enter.
     if (pace.backlog === 0) return undefined;
+    // No measure yet: nothing to pace by, but a burst admitted before the first INSERT ends would be a
+    // backlog of unknown seconds that every request then waits out (all of a start's clients got 429 after 5 s).
+    if (pace.rate === undefined) return pace.backlog + rows > this.#options.unmeasuredBacklogRows ? 'backlog' : undefined;
     if (pace.backlog + rows > pace.rate * this.#options.maxBacklogSeconds) return 'backlog';
     this.#drain(pace);
     return pace.bucket + rows > pace.rate * this.#options.backlogSeconds ? 'bucket' : undefined;
@@ -226,13 +233,14 @@ export class AdmissionPacer<Table extends string> {
     pace.wake?.cancel();
     pace.wake = undefined;
     const head = pace.waiters.peek();
-    if (head === undefined || pace.rate === undefined) return;
+    if (head === undefined) return;
     if (pace.runningSince === undefined) this.#starved(table);
     const blocked = this.#blocked(pace, head.rows);
     if (blocked === undefined) {
       this.#serve(table, pace);
       return;
     }
+    if (pace.rate === undefined) return; // the first INSERT's end makes room
     const drainRate = this.#drainRate(pace);
     if (blocked === 'backlog' || drainRate === 0) return; // only an INSERT's end makes room
     const excess = pace.bucket + head.rows - pace.rate * this.#options.backlogSeconds;

@@ -49,7 +49,7 @@ export const stopTimeoutMs = 30_000;
  * with 429. While ClickHouse fails, the log buffers up to its byte bound
  * instead (that is what it is for).
  */
-export const backpressure = { backlogSeconds: 1, maxBacklogSeconds: 2, maxWaitMs: 5000 } as const satisfies PacerOptions;
+export const backpressure = { backlogSeconds: 1, maxBacklogSeconds: 2, maxWaitMs: 5000 } as const satisfies Omit<PacerOptions, 'unmeasuredBacklogRows'>;
 
 export class LoggedWriter implements DurableWriter {
   readonly #wal: WriteAheadLog;
@@ -81,7 +81,7 @@ export class LoggedWriter implements DurableWriter {
     const log = opened.wal;
     // Requests wait and ClickHouse idles until the filling segment is due: cut it early, but at most twice per cut delay.
     const earlyCutMs = Math.min(500, config.maxBatchDelayMs / 2);
-    const pacer = new AdmissionPacer<TableName>(backpressure, (table) => {
+    const pacer = new AdmissionPacer<TableName>({ ...backpressure, unmeasuredBacklogRows: config.maxBatchRows }, (table) => {
       if (!handoff.inserter?.busy(table)) log.sealEarly(table, earlyCutMs);
     }, clock);
     // A previous process's rows were never admitted here; their blocks (and the halves they split into) carry their segment's token.

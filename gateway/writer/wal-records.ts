@@ -3,7 +3,8 @@
 // followed by RowBinary rows. A crash can leave a torn record at the end of
 // the segment being written; reading stops at the first record that is
 // incomplete or fails its checksum, because nothing from there on was ever
-// acknowledged (an acknowledgement waits for the fsync of the whole record).
+// acknowledged (an acknowledgement waits for the whole record's write, and
+// with TENANTRY_WAL_SYNC=fsync for its fsync).
 import { crc32 } from 'node:zlib';
 
 const magic = 0x544c5731; // "TLW1"

@@ -15,7 +15,8 @@ function watch(p: Promise<boolean>): { answer: boolean | undefined } {
 
 describe('admission pacer', () => {
   // At 1,000 rows/s measured: the bucket drains 900 rows/s (90%) and holds 1,000 rows; the backlog holds 2,000.
-  const options = { backlogSeconds: 1, maxBacklogSeconds: 2, maxWaitMs: 5000 };
+  // Before the first INSERT: at most 100,000 rows (one block) admitted and not inserted.
+  const options = { backlogSeconds: 1, maxBacklogSeconds: 2, maxWaitMs: 5000, unmeasuredBacklogRows: 100_000 };
   let clock: ManualClock;
   let pacer: AdmissionPacer<'spans' | 'logs'>;
   let starved: string[];
@@ -33,9 +34,19 @@ describe('admission pacer', () => {
     pacer.inserted('spans', rows, true, true);
   }
 
-  it('admits everything until an INSERT has measured the rate', async () => {
-    for (let i = 0; i < 10; i++) expect(await pacer.admit('spans', 100_000)).to.equal(true);
-    expect(pacer.backlog('spans')).to.equal(1_000_000);
+  it('admits one block\'s rows until an INSERT has measured the rate, then waits for that INSERT, cutting the block early', async () => {
+    for (let i = 0; i < 10; i++) expect(await pacer.admit('spans', 10_000)).to.equal(true);
+    expect(pacer.backlog('spans')).to.equal(100_000);
+    const waiting = watch(pacer.admit('spans', 1000));
+    await settle();
+    expect(waiting.answer).to.equal(undefined);
+    expect(starved, 'no INSERT runs: the filling segment is cut now').to.deep.equal(['spans']);
+    pacer.inserting('spans');
+    await clock.advance(4000);
+    expect(waiting.answer, 'no measure: time alone makes no room').to.equal(undefined);
+    pacer.inserted('spans', 100_000, true, true);
+    await settle();
+    expect(waiting.answer).to.equal(true);
   });
 
   it('admits a second of inserting at once, then makes the next request wait; another table is not held', async () => {
