@@ -124,11 +124,19 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
     return { alone, during, a };
   }
 
-  /** Drives A's bucket into debt: one 300 KB request is about 4 s of refusals at 64 KiB/s. */
+  /**
+   * Drives A's bucket deep into debt: once a 300 KB request of A is accepted, A is refused for about 3.6 s at
+   * 64 KiB/s (a burst of 64 KiB was all it had). While A is refused, waits the Retry-After it is given.
+   */
   async function exhaustA(): Promise<void> {
     const big = spansFor('A', 2700, 'big');
-    for (let i = 0; i < 20; i++) if ((await post(`${otlp}/v1/traces`, big, protobufHeaders(keys.a))).status === 429) return;
-    throw new Error('A was never refused');
+    for (let i = 0; i < 10; i++) {
+      const reply = await post(`${otlp}/v1/traces`, big, protobufHeaders(keys.a));
+      if (reply.status === 200) return;
+      expect(reply.status).to.equal(429);
+      await new Promise((resolve) => { setTimeout(resolve, Number(reply.headers.get('retry-after')) * 1000); });
+    }
+    throw new Error('A was never accepted');
   }
 
   it('keeps B at 200 with its p99 within 2× of B alone while A floods at 10× its limit; A gets its limit × time + burst (±10 %) and 429 + Retry-After', async () => {
