@@ -1,10 +1,13 @@
-// POST /v1/tenants/:tenant_id/usage.
+// POST /v1/tenants/:tenant_id/usage, under the tenant's query limits
+// (concurrency and timeout; usage reads daily sums, so neither retention nor
+// maxQueryDays applies).
 import type { ApiRoutes } from '../../http/api-routes.ts';
 import { scope, validate } from '../../http/route-middleware.ts';
 import type { RouteDeps } from '../deps.ts';
+import { asTenantQuery } from '../tenants/tenant-settings-view.ts';
 import { UsageQuery } from './usage-codecs.ts';
 import { usageReport } from './usage-queries.ts';
 
 export function registerUsageRoutes(routes: ApiRoutes, deps: RouteDeps): void {
-  routes.post('/v1/tenants/:tenant_id/usage', scope(['read'], 'tenant_id'), validate(UsageQuery), (query, { tenantId }) => usageReport(deps, tenantId, query));
+  routes.post('/v1/tenants/:tenant_id/usage', scope(['read'], 'tenant_id'), validate(UsageQuery), (query, { tenantId }) => asTenantQuery(deps, tenantId, () => usageReport(deps, tenantId, query)));
 }

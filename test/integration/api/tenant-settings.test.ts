@@ -225,6 +225,7 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
       const body = await second.json() as { error: { code: string; message: string } };
       expect(body.error.code).to.equal('rate_limited');
       expect(body.error.message).to.contain('limits.maxConcurrentQueries').and.contain('1 queries running');
+      expect((await api.call(keyB, 'POST', '/v1/tenants/held/usage', { startTime: Math.floor(Date.now() / 1000) - 86_400, interval: 'day' })).status, 'usage counts too').to.equal(429);
       expect((await api.call(keyB, 'POST', '/v1/tenants/free/logs', { startTime: 0 })).status, 'another tenant').to.equal(200);
       trap.release();
       expect((await first).status).to.equal(200);
