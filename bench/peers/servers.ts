@@ -152,13 +152,15 @@ export const defaultTenantryRoot = join(import.meta.dirname, '..', '..');
 /**
  * Tenantry `all` as `npm start` runs it (`node src/cli.ts all` of the checkout at `root`),
  * embedded ClickHouse in `dir`, ports 0, one API key for ingest and read, no TENANTRY_*
- * variable inherited.
+ * variable inherited (BENCH_TENANTRY_* ones are passed on without their prefix).
  */
 export async function startTenantryAll(root: string, dir: string, timeoutMs = 180_000): Promise<Tenantry> {
   mkdirSync(dir, { recursive: true });
   const key = 'bench-peers-key-0123456789abcdef';
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TENANTRY_')) env[k] = v;
+  // BENCH_TENANTRY_X=v sets TENANTRY_X=v for Tenantry (A/B of a setting in one checkout).
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k.startsWith('BENCH_TENANTRY_')) env[k.slice('BENCH_'.length)] = v;
   Object.assign(env, {
     TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: dir, TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0',
     TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', 'read'], tenants: ['*'] }]),

@@ -41,15 +41,18 @@ export const stopTimeoutMs = 30_000;
 /**
  * Backpressure while ClickHouse is healthy but slower than the traffic:
  * requests enter the log at the pace ClickHouse takes rows out of it (a
- * token bucket of a second's worth, drained at the measured INSERT rate),
- * and the rows admitted and not yet inserted stay under two seconds of
- * inserting, so acknowledged rows become queryable within about that plus
- * one cut delay. Under overload every request waits a little instead of
+ * token bucket of half a second's worth, drained at the measured INSERT
+ * rate), and the rows admitted and not yet inserted stay under one second
+ * of inserting, so acknowledged rows become queryable within about that
+ * plus one cut delay and their own INSERT (bench:peers under 8 saturating
+ * clients: visibility p50 ~1 s, max 1.6–2.3 s, against 2.0–2.6 s and
+ * 3.0–4.3 s with a bucket of 1 s and a bound of 2 s, at the same
+ * throughput and ack p99). Under overload every request waits a little instead of
  * some waiting a whole INSERT; one not admitted within maxWaitMs is refused
  * with 429. While ClickHouse fails, the log buffers up to its byte bound
  * instead (that is what it is for).
  */
-export const backpressure = { backlogSeconds: 1, maxBacklogSeconds: 2, maxWaitMs: 5000 } as const satisfies Omit<PacerOptions, 'unmeasuredBacklogRows'>;
+export const backpressure = { backlogSeconds: 0.5, maxBacklogSeconds: 1, maxWaitMs: 5000 } as const satisfies Omit<PacerOptions, 'unmeasuredBacklogRows'>;
 
 export class LoggedWriter implements DurableWriter {
   readonly #wal: WriteAheadLog;
