@@ -21,7 +21,7 @@ export const rowTargets: Readonly<Record<TableName, RowBinaryTarget>> = {
   metrics: rowBinaryTarget(metricsTable(retention), rowColumns.metrics),
 };
 
-/** The sink; each INSERT waits for its turn at `gate` (the process's store gate: embedded ClickHouse runs one statement at a time). */
+/** The sink; each INSERT passes `gate` (the process's store gate), which lets it run beside the API's queries on the store's INSERT connection. */
 export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): RowSink {
   return {
     async insert(table: TableName, chunks: readonly Buffer[], dedupToken: string): Promise<SinkResult> {
