@@ -20,8 +20,7 @@ const ownRefreshMs = 5000;
 /** The process's settings, or (in a context built by hand) a cache of the API's own over the same store, stopped with the API. */
 async function settingsOf(ctx: ComponentContext, log: Logger): Promise<{ settings: TenantSettingsAdmin; stop: () => void }> {
   if (ctx.settingsAdmin !== undefined) return { settings: ctx.settingsAdmin, stop: () => undefined };
-  const gate = ctx.storeGate;
-  const store = createSettingsStore(ctx.store, { database: ctx.store.database, cluster: ctx.store.cluster }, gate === undefined ? undefined : (work) => gate.insert(work));
+  const store = createSettingsStore(ctx.store, { database: ctx.store.database, cluster: ctx.store.cluster });
   const own = new SettingsCache(store, { defaults: builtInDefaults, refreshMs: ownRefreshMs, log: log.child({ component: 'settings' }) });
   await own.start();
   return { settings: own, stop: () => { own.stop(); } };

@@ -28,7 +28,7 @@ import type { RowSink } from './writer/row-sink.ts';
 async function startLimits(ctx: ComponentContext, log: Logger): Promise<{ limiter: IngestLimiter; rejected: RejectedUsage; stop: () => Promise<void> }> {
   // Logged once per outage rather than every period.
   let failing = false;
-  const replicas = new ReplicaCount(clickHouseReplicaRegistry(ctx.store, ctx.storeGate), {
+  const replicas = new ReplicaCount(clickHouseReplicaRegistry(ctx.store), {
     periodMs: replicaHeartbeatMs,
     onFailure: (message) => {
       if (!failing) log.warn('cannot record this replica\'s heartbeat; ingest limits keep the last replica count', { message });
@@ -37,7 +37,7 @@ async function startLimits(ctx: ComponentContext, log: Logger): Promise<{ limite
     onBeat: () => { limiter.sweep(); },
   });
   const limiter = new IngestLimiter(ctx.settings ?? defaultSettingsView(), replicas);
-  const rejected = new RejectedUsage(clickHouseRejectedUsage(ctx.store, ctx.storeGate), {
+  const rejected = new RejectedUsage(clickHouseRejectedUsage(ctx.store), {
     flushMs: rejectedUsageFlushMs,
     onFailure: (message) => { log.warn('cannot write rejected usage; kept for the next write', { message }); },
   });

@@ -90,7 +90,7 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   const schema = await prepareSchema(config, store, readiness, log);
   if (!schema.ok) return fail(schema.message);
 
-  // One gate for every component's statements (embedded ClickHouse runs one at a time).
+  // One gate for the gateway's block INSERTs and the API's queries (embedded ClickHouse runs one statement at a time per connection).
   const storeGate = createStoreGate(storeGatePolicy(
     store.mode,
     'queries' in config ? config.queries : undefined,
@@ -98,7 +98,7 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   ));
   // Tenant settings: read once before the components start, then every refresh period.
   const settings = new SettingsCache(
-    createSettingsStore(store, { database: store.database, cluster: store.cluster }, (work) => storeGate.insert(work)),
+    createSettingsStore(store, { database: store.database, cluster: store.cluster }),
     { defaults: config.settings.defaults, refreshMs: config.settings.refreshMs, log: log.child({ component: 'settings' }) },
   );
   await settings.start();

@@ -34,11 +34,6 @@ export interface SettingsStore {
   replace(source: StoredSource, tenantId: string, values: SettingValues): Promise<Result<undefined, StoreFailure>>;
 }
 
-/** How statements reach the store: the process's store gate (its never-refused slot), or straight through. */
-export type StatementSlot = <T>(work: () => Promise<T>) => Promise<T>;
-
-const direct: StatementSlot = (work) => work();
-
 /** Stored field names, e.g. "limits.maxQueryDays". */
 const storedFields: readonly string[] = [...limitFields.map((f) => `limits.${f}`), ...retentionFields.map((f) => `retention.${f}`)];
 
@@ -90,19 +85,24 @@ function assemble(rows: readonly Row[]): StoredSettings {
   return { stack, tenants };
 }
 
-/** The ClickHouse settings store of a process; `slot` runs each statement (the store gate's insert slot). */
-export function createSettingsStore(store: Pick<Store, 'client'>, schema: SchemaTarget, slot: StatementSlot = direct): SettingsStore {
+/**
+ * The ClickHouse settings store of a process. Its statements (a read every
+ * refresh period, a write per change) go straight to the store: the store
+ * gate is for the gateway's block INSERTs and the API's queries, and an
+ * INSERT through it counts as ingest activity (queries are then paced).
+ */
+export function createSettingsStore(store: Pick<Store, 'client'>, schema: SchemaTarget): SettingsStore {
   const table = queryTable(schema, 'tenant_settings');
   const write = async (source: StoredSource, tenantId: string, changes: SettingChanges): Promise<Result<undefined, StoreFailure>> => {
     const { fields, values } = rowsOf(changes);
     if (fields.length === 0) return ok(undefined);
     try {
-      await slot(() => store.client.command({
+      await store.client.command({
         query: `INSERT INTO ${table} (source, tenant_id, field, value, updated_at)
           SELECT {source:String}, {tenant:String}, f.1, f.2, now64(9)
           FROM (SELECT arrayJoin(arrayZip({fields:Array(String)}, {values:Array(Nullable(Float64))})) AS f)`,
         query_params: { source, tenant: source === 'stack' ? '' : tenantId, fields, values },
-      }));
+      });
       return ok(undefined);
     } catch (error) {
       return fail(classifyStoreError(error));
@@ -112,16 +112,13 @@ export function createSettingsStore(store: Pick<Store, 'client'>, schema: Schema
     async readAll() {
       try {
         // argMax skips NULL arguments; a tuple is never NULL, so a newer NULL (an unset) wins over an older value.
-        const rows = await slot(async () => {
-          const rs = await store.client.query({
-            query: `SELECT source, tenant_id, field, v.1 AS value FROM (
-                SELECT source, tenant_id, field, argMax(tuple(value), updated_at) AS v FROM ${table} GROUP BY source, tenant_id, field
-              ) WHERE v.1 IS NOT NULL ORDER BY source, tenant_id, field`,
-            format: 'JSONEachRow',
-          });
-          return rs.json<Row>();
+        const rs = await store.client.query({
+          query: `SELECT source, tenant_id, field, v.1 AS value FROM (
+              SELECT source, tenant_id, field, argMax(tuple(value), updated_at) AS v FROM ${table} GROUP BY source, tenant_id, field
+            ) WHERE v.1 IS NOT NULL ORDER BY source, tenant_id, field`,
+          format: 'JSONEachRow',
         });
-        return ok(assemble(rows));
+        return ok(assemble(await rs.json<Row>()));
       } catch (error) {
         return fail(classifyStoreError(error));
       }
