@@ -49,6 +49,7 @@ async function trickle(url: string, count: number): Promise<{ ms: number; status
   for (let i = 0; i < count; i++) {
     const due = start + i * 50;
     const wait = due - performance.now();
+    // Pacing of the load itself (one request every 50 ms), not a wait for a state: no assertion follows it.
     if (wait > 0) await new Promise((resolve) => { setTimeout(resolve, wait); });
     out.push(await timed(url, body, keys.b));
   }
@@ -215,7 +216,7 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
   });
 
   it('reports A\'s rate-limited units in its usage, and counts throttled requests per tenant in the metrics', async () => {
-    // The gateway writes rejected sums every 5 s: wait for them (bounded).
+    // The gateway writes rejected sums every 5 s and reports no event when it does: poll for them (bounded).
     let rejected = 0;
     for (const deadline = Date.now() + 20_000; rejected === 0 && Date.now() < deadline;) {
       const reply = await fetch(`${api}/v1/tenants/A/usage`, {
