@@ -4,13 +4,11 @@
 // range that is left may span at most limits.maxQueryDays.
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import { oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
+import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { invalidRequest } from '../../http/api-error.ts';
 import type { TimeRange } from './time-range.ts';
-
-const nsPerDay = 86_400n * 1_000_000_000n;
 
 /** The part of `range` the tenant may see (empty, at its end, when all of it is past retention), or a 400 when it is too long. */
 export function tenantWindow(range: TimeRange, settings: EffectiveSettings, signal: 'logs' | 'traces' | 'metrics', nowNs: bigint): Result<TimeRange, ApiError> {

@@ -125,7 +125,8 @@ export function retentionDaysOf(settings: EffectiveSettings, signal: 'logs' | 't
   return settings.retention[retentionFieldOf[signal]];
 }
 
-const nsPerDay = 86_400n * 1_000_000_000n;
+/** Nanoseconds in a day, the unit of retention and of limits.maxQueryDays. */
+export const nsPerDay = 86_400n * 1_000_000_000n;
 
 /** The oldest timestamp (Unix ns) of a row still visible: rows before it are past the tenant's retention. */
 export function oldestVisibleNs(settings: EffectiveSettings, signal: 'logs' | 'traces' | 'metrics', nowNs: bigint): bigint {
