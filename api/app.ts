@@ -22,6 +22,11 @@ import { registerUsageRoutes } from './v1/usage/usage-routes.ts';
 import { registerTimeseriesRoutes } from './v1/timeseries/timeseries-routes.ts';
 import { openApiDocument } from './v1/openapi/openapi-document.ts';
 import { asCaller } from './v1/query/query-caller.ts';
+import { compatMiddleware } from './compat/compat-api.ts';
+import type { CompatState } from './compat/compat-api.ts';
+import { prometheusApi } from './compat/prometheus/prometheus-api.ts';
+import { lokiApi } from './compat/loki/loki-api.ts';
+import { tempoApi } from './compat/tempo/tempo-api.ts';
 
 export interface AppDeps extends RouteDeps {
   readonly keys: KeyRing;
@@ -66,8 +71,9 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     ctx.set('x-request-id', ctx.state.requestId);
     try {
       await next();
-      if (ctx.status === 405) sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
-      else if (ctx.status === 501) sendError(ctx, methodNotAllowed(`${ctx.method} is not supported`));
+      // The compatibility APIs write their own errors (and so set a body).
+      if (ctx.status === 405 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
+      else if (ctx.status === 501 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not supported`));
       else if (ctx.status === 404 && ctx.body === undefined) sendError(ctx, { code: 'not_found', message: `no route ${ctx.method} ${ctx.path}` });
     } catch (error) {
       // Expected failures arrive as values; what is thrown is a framework client error or a bug.
@@ -82,6 +88,9 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       deps.metrics.observe(typeof route === 'string' ? route : 'unmatched', ctx.method, ctx.status, Number(process.hrtime.bigint() - started) / 1e9);
     }
   });
+
+  // The Prometheus, Loki and Tempo APIs: their own tenant selection, bodies and error shapes.
+  app.use(compatMiddleware([prometheusApi, lokiApi, tempoApi], deps) as unknown as Koa.Middleware<ApiState>);
 
   // Authentication for everything under /v1 except the OpenAPI document.
   app.use(async (ctx, next) => {
