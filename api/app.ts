@@ -23,7 +23,6 @@ import { registerTimeseriesRoutes } from './v1/timeseries/timeseries-routes.ts';
 import { openApiDocument } from './v1/openapi/openapi-document.ts';
 import { asCaller } from './v1/query/query-caller.ts';
 import { compatMiddleware } from './compat/compat-api.ts';
-import type { CompatState } from './compat/compat-api.ts';
 import { prometheusApi } from './compat/prometheus/prometheus-api.ts';
 import { lokiApi } from './compat/loki/loki-api.ts';
 import { tempoApi } from './compat/tempo/tempo-api.ts';

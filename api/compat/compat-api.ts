@@ -4,7 +4,7 @@
 // gives its own error writer; what they share is here: the tenant of every
 // request (src/auth/tenant-selection.ts), the key's and the tenant's query
 // limits, and a 404 in the API's own shape for paths it does not have.
-import Koa from 'koa';
+import type Koa from 'koa';
 import Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
@@ -68,7 +68,7 @@ export function compatMiddleware(apis: readonly CompatApi[], deps: RouteDeps & {
     ctx.state.principal = selected.value.principal;
     ctx.state.tenantId = selected.value.tenantId;
     await asCaller(selected.value.principal, () => asTenantQuery(deps, selected.value.tenantId, async () => {
-      await target.routes(ctx, async () => { await target.methods(ctx, async () => undefined); });
+      await target.routes(ctx, async () => { await target.methods(ctx, () => Promise.resolve()); });
     }));
     if (ctx.status === 404 && ctx.body === undefined) target.api.fail(ctx, 404, `no route ${ctx.method} ${ctx.path}`);
     else if (ctx.status === 405 && (ctx.body === undefined || ctx.body === 'Method Not Allowed')) target.api.fail(ctx, 405, `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);
