@@ -110,6 +110,26 @@ const usageRejectedDailyTable: TableSpec = {
   shardingKey: 'cityHash64(tenant_id)',
 };
 
+/**
+ * Prometheus remote write metadata (issue 16; gateway/prometheus/): type,
+ * help and unit per tenant and metric family as Prometheus sends them, the
+ * newest write wins. Served by the PromQL API's /api/v1/metadata.
+ */
+const prometheusMetadataTable: TableSpec = {
+  name: 'prometheus_metadata',
+  columns: [
+    'tenant_id String',
+    'metric_family String',
+    'type LowCardinality(String)',
+    'help String',
+    'unit String',
+    'updated_at DateTime64(9)',
+  ],
+  engine: 'ReplacingMergeTree(updated_at)',
+  orderBy: '(tenant_id, metric_family)',
+  shardingKey: 'cityHash64(tenant_id)',
+};
+
 /** The column definition of migration 5's retention column; its default is the process default (what rows of other writers get). */
 export function retentionColumnDefinition(days: number): string {
   return `${retentionColumn} ${retentionColumnType} DEFAULT ${days}`;
@@ -215,5 +235,12 @@ export const migrations: readonly Migration[] = [
       createOrReplaceView(ctx, retentionView, retentionViewSelect(queryTable(ctx, 'tenant_settings'), ctx.retention)),
       ...retentionTables.flatMap((r) => partitionByRetention(ctx, r.table)),
     ],
+  },
+  {
+    // Prometheus remote write (issue 16): samples go to the metrics table;
+    // the metadata Prometheus sends per metric family is kept here.
+    version: 6,
+    name: 'prometheus remote write metadata',
+    statements: (ctx) => createTable(ctx, prometheusMetadataTable),
   },
 ];
