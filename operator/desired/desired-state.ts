@@ -1,5 +1,6 @@
 // Stack in, objects out: everything one ObservabilityStack should own, in
-// apply order (Secret and config before the workloads that read them).
+// apply order (NetworkPolicies before any pod they protect, Secret and config
+// before the workloads that read them).
 import type { Manifest } from './manifest-types.ts';
 import type { Stack } from '../stack/stack-spec.ts';
 import { checksum } from './config-checksum.ts';
@@ -7,7 +8,8 @@ import { credentialsSecret, needsCredentialsSecret } from './credentials-secret.
 import type { GeneratedCredentials } from './credentials-secret.ts';
 import { disruptionBudgets } from './disruption-budgets.ts';
 import { managedClickHouseObjects } from './managed-clickhouse.ts';
-import { apiDeployment, apiService, gatewayDeployment, gatewayService, migrationJob } from './tenantry-workloads.ts';
+import { networkPolicies } from './network-policies.ts';
+import { apiDeployment, apiService, autoscalers, gatewayDeployment, gatewayService, migrationJob } from './tenantry-workloads.ts';
 
 export interface DesiredInputs {
   /** Contents of the generated Secret: the stored values, or fresh ones for a new stack. */
@@ -22,6 +24,7 @@ export function desiredObjects(stack: Stack, inputs: DesiredInputs): Manifest[] 
   const secretsChecksum = checksum({ generated: generated?.data, referenced: inputs.referencedSecretsChecksum });
   const ch = stack.spec.clickhouse;
   return [
+    ...networkPolicies(stack),
     ...(generated === undefined ? [] : [generated]),
     ...(ch.mode === 'managed' ? managedClickHouseObjects(stack, ch.managed, checksum(inputs.credentials.clickhousePassword)) : []),
     migrationJob(stack),
@@ -29,6 +32,7 @@ export function desiredObjects(stack: Stack, inputs: DesiredInputs): Manifest[] 
     gatewayService(stack),
     apiDeployment(stack, secretsChecksum),
     apiService(stack),
+    ...autoscalers(stack),
     ...disruptionBudgets(stack),
   ];
 }

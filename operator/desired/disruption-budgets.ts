@@ -7,6 +7,7 @@ import { isClustered } from '../stack/stack-spec.ts';
 import { childNames } from './child-names.ts';
 import type { Component } from './object-meta.ts';
 import { childMeta, selectorLabels } from './object-meta.ts';
+import { minimumReplicas } from './tenantry-workloads.ts';
 
 function budget(stack: Stack, name: string, component: Component, selector: Record<string, string>): PodDisruptionBudget {
   return {
@@ -20,8 +21,8 @@ function budget(stack: Stack, name: string, component: Component, selector: Reco
 export function disruptionBudgets(stack: Stack): PodDisruptionBudget[] {
   const n = childNames(stack.ref.name);
   const out: PodDisruptionBudget[] = [];
-  if (stack.spec.gateway.replicas > 1) out.push(budget(stack, n.gateway, 'gateway', selectorLabels(stack.ref, 'gateway')));
-  if (stack.spec.api.replicas > 1) out.push(budget(stack, n.api, 'api', selectorLabels(stack.ref, 'api')));
+  if (minimumReplicas(stack.spec.gateway) > 1) out.push(budget(stack, n.gateway, 'gateway', selectorLabels(stack.ref, 'gateway')));
+  if (minimumReplicas(stack.spec.api) > 1) out.push(budget(stack, n.api, 'api', selectorLabels(stack.ref, 'api')));
   const ch = stack.spec.clickhouse;
   if (ch.mode === 'managed') {
     if (ch.managed.replicas > 1) {

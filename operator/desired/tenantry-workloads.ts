@@ -1,8 +1,8 @@
 // The Tenantry processes of a stack: gateway and API Deployments with their
-// Services, and the migration Job (target migrate). All run the one image
-// with a target argument and TENANTRY_* variables.
-import type { Container, Deployment, EnvVar, Job, PodSpec, Service, Volume, VolumeMount } from './manifest-types.ts';
-import type { Stack } from '../stack/stack-spec.ts';
+// Services, optional HorizontalPodAutoscalers, and the migration Job (target
+// migrate). All run the one image with a target argument and TENANTRY_* variables.
+import type { Container, Deployment, EnvVar, HorizontalPodAutoscaler, Job, PodSpec, Service, TopologySpreadConstraint, Volume, VolumeMount } from './manifest-types.ts';
+import type { Autoscaling, SpreadMode, Stack } from '../stack/stack-spec.ts';
 import { isClustered } from '../stack/stack-spec.ts';
 import { childNames } from './child-names.ts';
 import { checksum } from './config-checksum.ts';
@@ -78,8 +78,29 @@ function walVolume(): { volume: Volume; mount: VolumeMount; env: EnvVar } {
   };
 }
 
+/** The replica count a serving component always has at least: the HPA's minimum when it scales the component. */
+export function minimumReplicas(c: { readonly replicas: number; readonly autoscaling: Autoscaling }): number {
+  return c.autoscaling.enabled ? c.autoscaling.minReplicas : c.replicas;
+}
+
+/**
+ * Spread over zones and over nodes, each with its own mode (Off: none). A
+ * node without the zone label counts as one domain of its own, so
+ * ScheduleAnyway never blocks scheduling on a cluster without zones.
+ */
+export function topologySpread(stack: Stack, component: 'gateway' | 'api'): TopologySpreadConstraint[] {
+  const s = stack.spec.topologySpread;
+  const keys: Array<[string, SpreadMode]> = [['topology.kubernetes.io/zone', s.zone], ['kubernetes.io/hostname', s.hostname]];
+  return keys.filter(([, mode]) => mode !== 'Off').map(([topologyKey, mode]) => ({
+    maxSkew: s.maxSkew,
+    topologyKey,
+    whenUnsatisfiable: mode,
+    labelSelector: { matchLabels: selectorLabels(stack.ref, component) },
+  }));
+}
+
 /** A Deployment running one serving target; `secretsChecksum` covers Secret contents the pods read. */
-function servingDeployment(stack: Stack, name: string, replicas: number, pod: ServingPod, secretsChecksum: string): Deployment {
+function servingDeployment(stack: Stack, name: string, scale: { readonly replicas: number; readonly autoscaling: Autoscaling }, pod: ServingPod, secretsChecksum: string): Deployment {
   const keys = keysVolume(stack);
   const env = [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), keys.env, ...pod.env];
   const container: Container = {
@@ -95,13 +116,20 @@ function servingDeployment(stack: Stack, name: string, replicas: number, pod: Se
     ...(pod.resources === undefined ? {} : { resources: pod.resources }),
     securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
   };
-  const spec: PodSpec = { containers: [container], volumes: [keys.volume, ...(pod.scratch === undefined ? [] : [pod.scratch.volume])], terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds };
+  const spread = topologySpread(stack, pod.component);
+  const spec: PodSpec = {
+    containers: [container],
+    volumes: [keys.volume, ...(pod.scratch === undefined ? [] : [pod.scratch.volume])],
+    terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds,
+    ...(spread.length === 0 ? {} : { topologySpreadConstraints: spread }),
+  };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: childMeta(stack.ref, name, pod.component),
     spec: {
-      replicas,
+      // Under an HPA the operator does not apply replicas at all, so server-side apply never resets the HPA's count.
+      ...(scale.autoscaling.enabled ? {} : { replicas: scale.replicas }),
       selector: { matchLabels: selectorLabels(stack.ref, pod.component) },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
@@ -115,7 +143,7 @@ function servingDeployment(stack: Stack, name: string, replicas: number, pod: Se
 export function gatewayDeployment(stack: Stack, secretsChecksum: string): Deployment {
   const g = stack.spec.gateway;
   const wal = walVolume();
-  return servingDeployment(stack, childNames(stack.ref.name).gateway, g.replicas, {
+  return servingDeployment(stack, childNames(stack.ref.name).gateway, g, {
     component: 'gateway',
     target: 'gateway',
     env: [
@@ -137,7 +165,7 @@ export function gatewayDeployment(stack: Stack, secretsChecksum: string): Deploy
 }
 
 export function apiDeployment(stack: Stack, secretsChecksum: string): Deployment {
-  return servingDeployment(stack, childNames(stack.ref.name).api, stack.spec.api.replicas, {
+  return servingDeployment(stack, childNames(stack.ref.name).api, stack.spec.api, {
     component: 'api',
     target: 'api',
     env: [{ name: 'TENANTRY_API_PORT', value: String(apiPort) }],
@@ -146,6 +174,30 @@ export function apiDeployment(stack: Stack, secretsChecksum: string): Deployment
     resources: stack.spec.api.resources,
     terminationGracePeriodSeconds: 30,
   }, secretsChecksum);
+}
+
+function autoscaler(stack: Stack, name: string, component: 'gateway' | 'api', a: Autoscaling): HorizontalPodAutoscaler {
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: childMeta(stack.ref, name, component),
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+      minReplicas: a.minReplicas,
+      maxReplicas: a.maxReplicas,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: a.targetCPUUtilizationPercentage } } }],
+    },
+  };
+}
+
+/** The HPAs of the gateway and the API, for those with autoscaling enabled. */
+export function autoscalers(stack: Stack): HorizontalPodAutoscaler[] {
+  const names = childNames(stack.ref.name);
+  const { gateway, api } = stack.spec;
+  return [
+    ...(gateway.autoscaling.enabled ? [autoscaler(stack, names.gateway, 'gateway', gateway.autoscaling)] : []),
+    ...(api.autoscaling.enabled ? [autoscaler(stack, names.api, 'api', api.autoscaling)] : []),
+  ];
 }
 
 export function gatewayService(stack: Stack): Service {

@@ -17,6 +17,8 @@ export const resourceTypes = {
   secret: { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' },
   job: { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs' },
   podDisruptionBudget: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
+  horizontalPodAutoscaler: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers' },
+  networkPolicy: { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', plural: 'networkpolicies' },
   event: { apiVersion: 'v1', kind: 'Event', plural: 'events' },
   lease: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases' },
 } as const satisfies Record<string, ResourceType>;
@@ -25,6 +27,7 @@ export const resourceTypes = {
 export const ownedTypes: readonly ResourceType[] = [
   resourceTypes.secret, resourceTypes.configMap, resourceTypes.service, resourceTypes.statefulSet,
   resourceTypes.job, resourceTypes.deployment, resourceTypes.podDisruptionBudget,
+  resourceTypes.horizontalPodAutoscaler, resourceTypes.networkPolicy,
 ];
 
 export function typeOfKind(apiVersion: string | undefined, kind: string | undefined): ResourceType | undefined {

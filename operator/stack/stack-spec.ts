@@ -38,6 +38,17 @@ export type ClickHouseSpec =
   | { readonly mode: 'managed'; readonly database: string; readonly managed: ManagedClickHouse }
   | { readonly mode: 'external'; readonly database: string; readonly external: ExternalClickHouse };
 
+/** A HorizontalPodAutoscaler for a serving Deployment; when enabled the HPA owns the replica count. */
+export interface Autoscaling {
+  readonly enabled: boolean;
+  readonly minReplicas: number;
+  readonly maxReplicas: number;
+  readonly targetCPUUtilizationPercentage: number;
+}
+
+/** How a topology spread constraint treats a pod that cannot be placed evenly; Off: no constraint on that key. */
+export type SpreadMode = 'ScheduleAnyway' | 'DoNotSchedule' | 'Off';
+
 export interface StackSpec {
   readonly image: string;
   readonly imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never';
@@ -47,8 +58,13 @@ export interface StackSpec {
     readonly ports: { readonly otlpHttp: number; readonly otlpGrpc: number };
     readonly serviceType: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
     readonly maxRequestBytes: number;
+    readonly autoscaling: Autoscaling;
   };
-  readonly api: { readonly replicas: number; readonly resources: Resources };
+  readonly api: { readonly replicas: number; readonly resources: Resources; readonly autoscaling: Autoscaling };
+  /** Spread of the gateway and API pods over zones and nodes. */
+  readonly topologySpread: { readonly zone: SpreadMode; readonly hostname: SpreadMode; readonly maxSkew: number };
+  /** NetworkPolicies: OTLP and API ports open, ClickHouse and Keeper only for the stack's own pods. */
+  readonly networkPolicy: { readonly enabled: boolean };
   readonly clickhouse: ClickHouseSpec;
   readonly apiKeys: { readonly secretName: string | undefined; readonly keysFileKey: string; readonly adminKeyKey: string };
   readonly retention: { readonly logsDays: number; readonly tracesDays: number; readonly metricsDays: number };
@@ -99,6 +115,19 @@ function resources(v: unknown, d: Resources): Resources {
   return { ...(requests === undefined ? {} : { requests }), ...(limits === undefined ? {} : { limits }) };
 }
 
+function autoscaling(v: unknown): Autoscaling {
+  const a = obj(v);
+  const minReplicas = num(a['minReplicas'], 2);
+  return {
+    enabled: a['enabled'] === true,
+    minReplicas,
+    maxReplicas: Math.max(minReplicas, num(a['maxReplicas'], 10)),
+    targetCPUUtilizationPercentage: num(a['targetCPUUtilizationPercentage'], 70),
+  };
+}
+
+const spreadModes: readonly SpreadMode[] = ['ScheduleAnyway', 'DoNotSchedule', 'Off'];
+
 function storage(v: unknown, size: Quantity): StorageSpec {
   const s = obj(v);
   return { size: qty(s['size'], size), storageClassName: optStr(s['storageClassName']) };
@@ -143,6 +172,7 @@ export function normaliseStackSpec(raw: unknown): StackSpec {
   const keys = obj(s['apiKeys']);
   const r = obj(s['retention']);
   const sync = obj(s['tenantSync']);
+  const spread = obj(s['topologySpread']);
   return {
     image: str(s['image'], defaultImage),
     imagePullPolicy: oneOf(s['imagePullPolicy'], ['Always', 'IfNotPresent', 'Never'], 'IfNotPresent'),
@@ -152,8 +182,15 @@ export function normaliseStackSpec(raw: unknown): StackSpec {
       ports: { otlpHttp: num(ports['otlpHttp'], 4318), otlpGrpc: num(ports['otlpGrpc'], 4317) },
       serviceType: oneOf(g['serviceType'], ['ClusterIP', 'NodePort', 'LoadBalancer'], 'ClusterIP'),
       maxRequestBytes: num(g['maxRequestBytes'], 16 * 1024 * 1024),
+      autoscaling: autoscaling(g['autoscaling']),
     },
-    api: { replicas: num(a['replicas'], 2), resources: resources(a['resources'], defaultResources.api) },
+    api: { replicas: num(a['replicas'], 2), resources: resources(a['resources'], defaultResources.api), autoscaling: autoscaling(a['autoscaling']) },
+    topologySpread: {
+      zone: oneOf(spread['zone'], spreadModes, 'ScheduleAnyway'),
+      hostname: oneOf(spread['hostname'], spreadModes, 'ScheduleAnyway'),
+      maxSkew: num(spread['maxSkew'], 1),
+    },
+    networkPolicy: { enabled: obj(s['networkPolicy'])['enabled'] === true },
     clickhouse: clickhouse(s['clickhouse']),
     apiKeys: { secretName: optStr(keys['secretName']), keysFileKey: str(keys['keysFileKey'], 'api-keys.json'), adminKeyKey: str(keys['adminKeyKey'], 'admin-key') },
     retention: { logsDays: num(r['logsDays'], 30), tracesDays: num(r['tracesDays'], 30), metricsDays: num(r['metricsDays'], 90) },
