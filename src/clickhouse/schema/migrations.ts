@@ -9,6 +9,7 @@ import {
   retentionView, retentionViewSelect, spansTable, tenantsTable, usageDailyTable,
 } from './tables.ts';
 import type { RetentionTable } from './tables.ts';
+import { recalculateOnlySetting } from './retention-ttl.ts';
 
 export interface SchemaContext extends SchemaTarget {
   readonly retention: RetentionConfig;
@@ -242,5 +243,15 @@ export const migrations: readonly Migration[] = [
     version: 6,
     name: 'prometheus remote write metadata',
     statements: (ctx) => createTable(ctx, prometheusMetadataTable),
+  },
+  {
+    // Raising retention keeps stored rows (issue 14; docs/schema.md,
+    // "Raising retention"): MATERIALIZE TTL recomputes the parts' TTL
+    // information only, without rewriting them, so the migrator and the
+    // settings writer can give the TTL each tenant's current days
+    // (src/clickhouse/schema/retention-ttl.ts).
+    version: 7,
+    name: 'signal tables recompute TTL information only on MATERIALIZE TTL',
+    statements: (ctx) => retentionTables.map((r) => modifySettings(ctx, r.table, [recalculateOnlySetting])),
   },
 ];

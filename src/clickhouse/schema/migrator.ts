@@ -13,6 +13,7 @@ import type { Store } from '../store.ts';
 import { createDatabase, createOrReplaceView, createTable, modifyColumnDefault, modifyTtl, queryTable, storageTable } from './ddl.ts';
 import type { SchemaTarget } from './ddl.ts';
 import { migrations as releasedMigrations } from './migrations.ts';
+import { applyRetentionTtl } from './retention-ttl.ts';
 import type { Migration, SchemaContext } from './migrations.ts';
 import { retentionColumn, retentionColumnType, retentionTables, retentionView, retentionViewSelect, ttlExpression } from './tables.ts';
 
@@ -123,6 +124,8 @@ export async function migrate(store: Store, retention: RetentionConfig, log: Log
     }
     const retentionChanged = await reconcileRetention(store, ctx);
     if (retentionChanged.length > 0) log.info('retention changed', { tables: retentionChanged, retention });
+    const ttlChanged = await applyRetentionTtl(store, ctx);
+    if (ttlChanged.length > 0) log.info('retention TTL recomputed', { tables: ttlChanged });
     return { ok: true, applied: ran, retentionChanged };
   } catch (error) {
     const failure = classifyStoreError(error);

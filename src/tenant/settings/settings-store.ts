@@ -6,6 +6,7 @@
 import { classifyStoreError } from '../../clickhouse/clickhouse-error.ts';
 import type { StoreFailure } from '../../clickhouse/clickhouse-error.ts';
 import { queryTable } from '../../clickhouse/schema/ddl.ts';
+import { applyRetentionTtl } from '../../clickhouse/schema/retention-ttl.ts';
 import type { SchemaTarget } from '../../clickhouse/schema/ddl.ts';
 import type { Store } from '../../clickhouse/store.ts';
 import type { Result } from '../../result.ts';
@@ -103,6 +104,8 @@ export function createSettingsStore(store: Pick<Store, 'client'>, schema: Schema
           FROM (SELECT arrayJoin(arrayZip({fields:Array(String)}, {values:Array(Nullable(Float64))})) AS f)`,
         query_params: { source, tenant: source === 'stack' ? '' : tenantId, fields, values },
       });
+      // A raised retention keeps the rows already stored: the signal tables' TTL follows the settings (migration 7).
+      if (fields.some((f) => f.startsWith('retention.'))) await applyRetentionTtl(store, schema);
       return ok(undefined);
     } catch (error) {
       return fail(classifyStoreError(error));

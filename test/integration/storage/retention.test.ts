@@ -6,7 +6,9 @@ import { expect } from 'chai';
 import { insertRowBinary, rowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import { migrate } from '../../../src/clickhouse/schema/migrator.ts';
 import { migrations } from '../../../src/clickhouse/schema/migrations.ts';
+import { applyRetentionTtl, retainedTtl } from '../../../src/clickhouse/schema/retention-ttl.ts';
 import { logsTable } from '../../../src/clickhouse/schema/tables.ts';
+import { createSettingsStore } from '../../../src/tenant/settings/settings-store.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { resolveEffective } from '../../../src/tenant/settings/tenant-settings.ts';
@@ -60,7 +62,8 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
         ['logs', '(retention_days, toDate(timestamp))'], ['metrics', '(retention_days, toDate(timestamp))'], ['spans', '(retention_days, toDate(timestamp))'],
       ]);
       for (const t of tables) {
-        expect(t.engine_full, t.name).to.contain('TTL toDateTime(timestamp) + toIntervalDay(retention_days)');
+        // Migration 5's TTL `toDateTime(timestamp) + toIntervalDay(retention_days)`, made by migration 7 the greater of that and the tenant's current days.
+        expect(t.engine_full, t.name).to.contain(`TTL ${retainedTtl([], t.name === 'metrics' ? 90 : 30)} SETTINGS`);
         expect(t.engine_full, t.name).to.contain('ttl_only_drop_parts = 1');
       }
       const columns = await rows<{ table: string; type: string; default_expression: string }>(store,
@@ -116,6 +119,8 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
         { source: 'api', tenant: 'short', field: 'retention.logsDays', value: 2, at: 1 },
         { source: 'api', tenant: 'long', field: 'retention.logsDays', value: 400, at: 1 },
       ]);
+      // What the settings writer does after a retention write (these rows were written around it).
+      await applyRetentionTtl(store, store);
       const threeDaysAgo = Date.now() - 3 * dayMs;
       const yesterday = Date.now() - dayMs;
       // Rows already expired would be dropped by the first merge after their INSERT: hold TTL merges to see them stored first.
@@ -142,7 +147,8 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       const parts = await rows<{ partition_id: string; rows: string }>(store,
         `SELECT partition_id, sum(rows) AS rows FROM system.parts WHERE database = {db:String} AND table = 'logs' AND active AND partition_id = {p:String} GROUP BY partition_id`, { db: store.database, p: `2-${old}` });
       expect(parts.map((p) => Number(p.rows))).to.satisfy((n: number[]) => n.length === 0 || n.every((r) => r === 0));
-      const mutations = await rows<{ n: string }>(store, 'SELECT count() AS n FROM system.mutations WHERE database = {db:String}', { db: store.database });
+      // The TTL's recalculations (migration 7) are the only mutations: they rewrite no rows.
+      const mutations = await rows<{ n: string }>(store, "SELECT count() AS n FROM system.mutations WHERE database = {db:String} AND command != '(MATERIALIZE TTL)'", { db: store.database });
       expect(Number(mutations[0]?.n), 'no row-by-row rewrite').to.equal(0);
     });
 
@@ -152,6 +158,96 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       await insertLogs(store, [{ tenant: 'raise', ms: Date.now(), id: 'r-after' }]);
       const stamped = await rows<{ log_id: string; retention_days: number }>(store, `SELECT log_id, retention_days FROM ${store.database}.logs WHERE tenant_id = 'raise' ORDER BY log_id`);
       expect(stamped).to.deep.equal([{ log_id: 'r-after', retention_days: 365 }, { log_id: 'r-before', retention_days: 45 }]);
+    });
+  });
+
+  describe('raising retention keeps stored rows (migration 7)', () => {
+    let store: Store;
+    before(async () => { store = await migratedStore('retention_raise'); });
+    after(async () => { await store.close(); });
+
+    const twoDaysAgo = (): number => Date.now() - 2 * dayMs;
+    const partsOf = (tenant: string): Promise<Array<{ name: string; ttl_max: string; rows: string }>> => rows(store,
+      `SELECT _part AS name, max(retention_days) AS r, count() AS rows, any(p.delete_ttl_info_max) AS ttl_max FROM ${store.database}.logs AS l
+       JOIN (SELECT name, delete_ttl_info_max FROM system.parts WHERE database = {db:String} AND table = 'logs' AND active) AS p ON p.name = l._part
+       WHERE tenant_id = {tenant:String} GROUP BY _part`, { db: store.database, tenant });
+    const logIds = async (tenant: string): Promise<string[]> =>
+      (await rows<{ log_id: string }>(store, `SELECT log_id FROM ${store.database}.logs WHERE tenant_id = {tenant:String} ORDER BY log_id`, { tenant })).map((r) => r.log_id);
+    /** A TTL merge of every part now (OPTIMIZE … FINAL instead of waiting for the background merge). */
+    const ttlMerge = async (): Promise<void> => {
+      await store.client.command({ query: `SYSTEM START TTL MERGES ${store.database}.logs` });
+      await store.client.command({ query: `OPTIMIZE TABLE ${store.database}.logs FINAL` });
+    };
+
+    it('sets materialize_ttl_recalculate_only on every signal table and the TTL to the greater of stored and current days', async () => {
+      const tables = await rows<{ name: string; engine_full: string }>(store,
+        "SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('logs', 'spans', 'metrics') ORDER BY name", { db: store.database });
+      expect(tables).to.have.length(3);
+      for (const t of tables) {
+        expect(t.engine_full, t.name).to.contain('materialize_ttl_recalculate_only = 1');
+        expect(t.engine_full, t.name).to.contain(`TTL ${retainedTtl([], t.name === 'metrics' ? 90 : 30)} SETTINGS`);
+      }
+    });
+
+    it('keeps a 2-day-old part written under 1 day after the tenant is raised to 100 days, through a TTL merge; another 1-day tenant\'s part goes', async () => {
+      const settings = createSettingsStore(store, store);
+      await settings.write('api', 'grow', { retention: { logsDays: 1 } });
+      await settings.write('api', 'stay', { retention: { logsDays: 1 } });
+      await store.client.command({ query: `SYSTEM STOP TTL MERGES ${store.database}.logs` });
+      const old = twoDaysAgo();
+      await insertLogs(store, [{ tenant: 'grow', ms: old, id: 'g1' }, { tenant: 'grow', ms: old + 1, id: 'g2' }]);
+      await insertLogs(store, [{ tenant: 'stay', ms: old - dayMs, id: 's1' }]);
+      expect((await partsOf('grow'))[0]?.ttl_max, 'written to expire a day after its time').to.equal(new Date(Math.floor(old / 1000) * 1000 + dayMs).toISOString().slice(0, 19).replace('T', ' '));
+
+      const before = await rows<{ n: string }>(store, 'SELECT count() AS n FROM system.mutations WHERE database = {db:String}', { db: store.database });
+      const written = await settings.write('api', 'grow', { retention: { logsDays: 100 } });
+      expect(written.ok).to.equal(true);
+      // The write returned after the recalculation finished (mutations_sync = 2): the part now expires 100 days after its rows.
+      const grown = await partsOf('grow');
+      expect(grown).to.have.length(1);
+      expect(Date.parse(`${grown[0]?.ttl_max ?? ''}Z`)).to.be.greaterThan(Date.now() + 90 * dayMs);
+      const mutations = await rows<{ command: string; is_done: number }>(store, 'SELECT command, is_done FROM system.mutations WHERE database = {db:String} ORDER BY create_time', { db: store.database });
+      expect(mutations.slice(Number(before[0]?.n))).to.deep.include({ command: '(MATERIALIZE TTL)', is_done: 1 });
+
+      await ttlMerge();
+      expect(await logIds('grow')).to.deep.equal(['g1', 'g2']);
+      expect(await logIds('stay'), 'a part past its tenant\'s current retention is still dropped whole').to.deep.equal([]);
+    });
+
+    it('lowering keeps stored rows to the schedule they were written with (the API hides them at once); lowering back to their own days drops them', async () => {
+      const settings = createSettingsStore(store, store);
+      await settings.write('api', 'shrink', { retention: { logsDays: 100 } });
+      await store.client.command({ query: `SYSTEM STOP TTL MERGES ${store.database}.logs` });
+      await insertLogs(store, [{ tenant: 'shrink', ms: twoDaysAgo(), id: 'k1' }]);
+      await settings.write('api', 'shrink', { retention: { logsDays: 1 } });
+      await ttlMerge();
+      expect(await logIds('shrink'), 'stored with 100 days').to.deep.equal(['k1']);
+
+      // 'grow' goes back to 1 day: its rows were stored with 1, so nothing keeps them any more.
+      await store.client.command({ query: `SYSTEM STOP TTL MERGES ${store.database}.logs` });
+      await settings.write('api', 'grow', { retention: { logsDays: 1 } });
+      await ttlMerge();
+      expect(await logIds('grow')).to.deep.equal([]);
+    });
+
+    it('changes nothing when the settings did not change the expression (no new mutation), and leaves the retention of other signals alone', async () => {
+      const count = async (): Promise<number> => Number((await rows<{ n: string }>(store, 'SELECT count() AS n FROM system.mutations WHERE database = {db:String}', { db: store.database }))[0]?.n);
+      const before = await count();
+      expect(await applyRetentionTtl(store, store)).to.deep.equal([]);
+      expect(await migrate(store, defaultRetention, silentLogger)).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+      await createSettingsStore(store, store).write('api', 'stay', { limits: { maxQueryDays: 3 } });
+      expect(await count()).to.equal(before);
+      const spans = await rows<{ engine_full: string }>(store, "SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = 'spans'", { db: store.database });
+      expect(spans[0]?.engine_full).to.contain(`TTL ${retainedTtl([], 30)} SETTINGS`);
+    });
+
+    it('writes tenant ids that need escaping into the TTL and reads them back unchanged', async () => {
+      const odd = "o'dd\\ten ant";
+      await createSettingsStore(store, store).write('api', odd, { retention: { logsDays: 77 } });
+      const logs = await rows<{ engine_full: string }>(store, "SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = 'logs'", { db: store.database });
+      const matched = await rows<{ d: number }>(store,
+        `SELECT toUInt32(dateDiff('day', toDateTime('2026-01-01 00:00:00', 'UTC'), ${(/ TTL (.*?) SETTINGS /.exec(logs[0]?.engine_full ?? '')?.[1] ?? 'x').replace('timestamp', "toDateTime64('2026-01-01 00:00:00', 9, 'UTC')").replaceAll('retention_days', '1').replaceAll('tenant_id', '{t:String}')})) AS d`, { t: odd });
+      expect(matched[0]?.d).to.equal(77);
     });
   });
 
@@ -168,7 +264,8 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       await store.client.insert({ table: `${store.database}.metrics`, values: [{ tenant_id: 'globex', metric_name: 'm', metric_type: 'gauge', timestamp: `${day} 10:00:00`, value: 1 }], format: 'JSONEachRow' });
 
       const applied = await migrate(store, defaultRetention, silentLogger);
-      expect(applied).to.deep.equal({ ok: true, applied: [5], retentionChanged: [] });
+      if (!applied.ok) throw new Error(applied.message);
+      expect(applied).to.deep.equal({ ok: true, applied: [5, 6, 7], retentionChanged: [] });
       const counts = await rows<{ t: string; n: string; days: number[] }>(store,
         `SELECT * FROM (SELECT 'logs' AS t, count() AS n, groupUniqArray(retention_days) AS days FROM ${store.database}.logs
          UNION ALL SELECT 'spans', count(), groupUniqArray(retention_days) FROM ${store.database}.spans

@@ -86,6 +86,7 @@ describe('schema on embedded ClickHouse', function () {
         4: '126f3248de66105f2c165fbb57c84813e8d350b2c6c68d21e1006f4deb26a7dc',
         5: 'db0f8530defcf2ea4b0fc9c9a78d51a43ca4f980bbfd43243a2162c0eced4e27',
         6: '616a80a3d147a6372bd3a73294780ea16e46da32f98ac9320aa3f8d8e099d6b2',
+        7: '088de4697ee2901c3725479edf17fcf760c1f3d5b205a4208a5187144aa495de',
       };
       for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });
