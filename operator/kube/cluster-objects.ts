@@ -21,13 +21,13 @@ export async function listObjects(rest: KubeRest, type: ResourceType, namespace:
 }
 
 /** Server-side apply (force: the operator owns every field it sets). */
-export async function applyObject(rest: KubeRest, object: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): Promise<KubeResult<KubeObject>> {
+export async function applyObject(rest: KubeRest, object: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }, manager: string = fieldManager): Promise<KubeResult<KubeObject>> {
   const type = typeOfKind(object.apiVersion, object.kind);
   if (type === undefined) throw new Error(`bug: no resource type for ${object.apiVersion ?? '?'} ${object.kind ?? '?'}`);
   return rest.call<KubeObject>({
     method: 'PATCH',
     path: objectPath(type, object.metadata?.namespace ?? '', object.metadata?.name ?? ''),
-    query: { fieldManager, force: 'true' },
+    query: { fieldManager: manager, force: 'true' },
     body: object,
     contentType: 'application/apply-patch+yaml',
   });

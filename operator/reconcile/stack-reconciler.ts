@@ -20,6 +20,7 @@ import { readConditions } from '../status/conditions.ts';
 import { stackStatus } from '../status/stack-status.ts';
 import type { JobState, WorkloadState } from '../status/stack-status.ts';
 import type { HandlerResult, ObjectKey } from './key-queue.ts';
+import { handoverManager, replicaHandover } from './replica-handover.ts';
 
 export interface StackReconcilerDeps {
   readonly rest: KubeRest;
@@ -104,6 +105,11 @@ async function applyUnlessCurrent(deps: StackReconcilerDeps, child: Manifest, lo
   const cached = deps.cache.of(type).get(child.metadata?.name ?? '', child.metadata?.namespace);
   const last = deps.lastApplied.get(id);
   if (cached !== undefined && last?.desired === desired && last.resourceVersion === cached.metadata?.resourceVersion) return { ok: true, value: cached };
+  const handover = replicaHandover(child, cached);
+  if (handover !== undefined) {
+    const held = await applyObject(deps.rest, handover, handoverManager);
+    if (!held.ok) return held;
+  }
   const applied = await applyObject(deps.rest, child);
   if (!applied.ok) return applied;
   const live = { ...applied.value, apiVersion: child.apiVersion, kind: child.kind };

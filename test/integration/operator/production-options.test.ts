@@ -1,0 +1,97 @@
+// The operator's production options against a real kube-apiserver, run as a
+// user holding only the tested RBAC rules (test/fixtures/k8s/operator-rbac.yaml):
+// HorizontalPodAutoscalers and NetworkPolicies are created (and validated by
+// the API server), pruned when disabled, the replica count is handed to the
+// HPA without a reset, and no call is refused.
+import { expect } from 'chai';
+import { k8sBinariesOrSkip } from '../../k8s/k8s-binaries.ts';
+import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
+import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
+import { createNamespace, eventually, getJson, startOperatorProcess } from '../../k8s/operator-under-test.ts';
+import type { KubeItem } from '../../k8s/operator-under-test.ts';
+import type { TenantryProcess } from '../../support/tenantry-process.ts';
+
+const ns = 'prod';
+
+describe('operator production options against a real API server (least privilege)', function () {
+  this.timeout(120_000);
+  let server: KubeTestServer | undefined;
+  let operator: TenantryProcess | undefined;
+  const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
+  const names = async (kind: string): Promise<string[]> => (await getJson<{ items: KubeItem[] }>(srv(), [kind, '-n', ns, '-l', 'tenantry.dev/stack=web'])).items.map((o) => o.metadata.name).sort();
+  const apply = async (spec: Record<string, unknown>): Promise<void> => {
+    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'web', namespace: ns }, spec }));
+  };
+  /** Waits for the operator to have reconciled the stack's current generation (a watch on the status, no timer). */
+  const reconciled = async (): Promise<void> => {
+    const generation = (await getJson(srv(), ['ostack', 'web', '-n', ns])).metadata.generation ?? 0;
+    await srv().kubectlUntil(['get', 'ostack/web', '-n', ns, '-w', '-o', 'jsonpath={.status.observedGeneration}{"\\n"}'], (line) => line === String(generation));
+  };
+
+  before(async function () {
+    const binaries = k8sBinariesOrSkip(this);
+    server = await startKubeTestServer(binaries, { users: ['tenantry-operator'] });
+    await server.kubectl(['apply', '-f', 'test/fixtures/k8s/operator-rbac.yaml']);
+    await createNamespace(server, ns);
+    operator = (await startOperatorProcess(server, { TENANTRY_KUBECONFIG: server.kubeconfigFor('tenantry-operator'), TENANTRY_WATCH_NAMESPACES: ns })).process;
+  });
+
+  after(async () => {
+    await operator?.stop();
+    await server?.stop();
+  });
+
+  it('the tested role grants exactly the HPA and NetworkPolicy verbs the operator uses, and no update', async () => {
+    const can = async (args: string[]): Promise<string> => (await srv().kubectl(['auth', 'can-i', ...args, '--as', 'tenantry-operator']).catch((e: unknown) => (e as { stdout?: string }).stdout ?? (e as Error).message)).trim();
+    for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete']) {
+      expect(await can([verb, 'horizontalpodautoscalers.autoscaling', '-n', ns]), `${verb} hpa`).to.equal('yes');
+      expect(await can([verb, 'networkpolicies.networking.k8s.io', '-n', ns]), `${verb} networkpolicy`).to.equal('yes');
+    }
+    expect(await can(['update', 'horizontalpodautoscalers.autoscaling', '-n', ns])).to.equal('no');
+    expect(await can(['update', 'networkpolicies.networking.k8s.io', '-n', ns])).to.equal('no');
+  });
+
+  it('creates HPAs and NetworkPolicies when enabled and removes them when disabled', async () => {
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3 } });
+    await reconciled();
+    expect(await names('hpa')).to.deep.equal([]);
+    expect(await names('networkpolicy')).to.deep.equal([]);
+    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(3);
+
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 } }, api: { autoscaling: { enabled: true } }, networkPolicy: { enabled: true } });
+    await reconciled();
+    expect(await names('hpa')).to.deep.equal(['web-api', 'web-gateway']);
+    expect(await names('networkpolicy')).to.deep.equal(['web-api', 'web-clickhouse', 'web-gateway', 'web-migrate']);
+    const hpa = await getJson(srv(), ['hpa', 'web-gateway', '-n', ns]);
+    expect(hpa.spec).to.deep.include({ minReplicas: 2, maxReplicas: 6, scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web-gateway' } });
+    const policy = await getJson(srv(), ['networkpolicy', 'web-clickhouse', '-n', ns]);
+    expect(policy.spec?.['ingress']).to.deep.equal([{ from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'tenantry-operator', 'tenantry.dev/stack': 'web' } } }] }]);
+
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3 } });
+    await reconciled();
+    // Pruning deletes in the background; the objects have no finalizers, so they are gone once the reconcile ends.
+    await eventually(async () => { expect(await names('hpa')).to.deep.equal([]); });
+    await eventually(async () => { expect(await names('networkpolicy')).to.deep.equal([]); });
+    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(3);
+  });
+
+  it('hands the replica count to the HPA: enabling autoscaling does not reset it, and the HPA\'s scaling is not undone', async () => {
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4 } });
+    await reconciled();
+    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(4);
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 8 } } });
+    await reconciled();
+    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas'], 'no reset to 1 while the HPA takes over').to.equal(4);
+    // The HPA controller scales through the scale subresource (no controller manager runs here, so do what it does).
+    await srv().kubectl(['scale', 'deployment/web-gateway', '-n', ns, '--replicas=7']);
+    // A spec change makes the operator apply the Deployment again.
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 8 } }, retention: { logsDays: 9 } });
+    await reconciled();
+    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas'], 'the HPA\'s count stands').to.equal(7);
+  });
+
+  it('was never refused a call', () => {
+    const forbidden = (operator?.lines ?? []).filter((l) => JSON.stringify(l).includes('forbidden') || JSON.stringify(l).includes('403'));
+    expect(forbidden).to.deep.equal([]);
+  });
+});
