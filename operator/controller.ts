@@ -22,6 +22,7 @@ import type { Clock, HandlerResult, ObjectKey } from './reconcile/key-queue.ts';
 import { isRelevantChange } from './reconcile/relevant-change.ts';
 import { reconcileStack, referencedSecretNames } from './reconcile/stack-reconciler.ts';
 import { stackFromObject } from './stack/stack-spec.ts';
+import { registerStackConditions } from './status/stack-condition-metric.ts';
 import type { TenantDirectory } from './tenants/tenant-directory.ts';
 import { syncTenants } from './tenants/tenant-sync.ts';
 
@@ -59,6 +60,7 @@ export function startController(o: ControllerOptions): RunningController {
   const depth = metric(o.registry, 'tenantry_operator_queue_depth', () => new Gauge({ name: 'tenantry_operator_queue_depth', help: 'Keys waiting or running', registers: [o.registry] }));
 
   const cache = new ClusterCache();
+  const unregisterConditions = registerStackConditions(o.registry, () => cache.stacks.list());
   const abort = new AbortController();
   const now = (): Date => new Date();
   let markSynced: () => void = () => undefined;
@@ -144,6 +146,7 @@ export function startController(o: ControllerOptions): RunningController {
   return {
     synced,
     stop: async () => {
+      unregisterConditions();
       abort.abort();
       markSynced();
       await Promise.all(running);

@@ -17,6 +17,7 @@ describe('operator production options against a real API server (least privilege
   this.timeout(120_000);
   let server: KubeTestServer | undefined;
   let operator: TenantryProcess | undefined;
+  let operatorPort = 0;
   const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
   const names = async (kind: string): Promise<string[]> => (await getJson<{ items: KubeItem[] }>(srv(), [kind, '-n', ns, '-l', 'tenantry.dev/stack=web'])).items.map((o) => o.metadata.name).sort();
   const apply = async (spec: Record<string, unknown>): Promise<void> => {
@@ -33,7 +34,9 @@ describe('operator production options against a real API server (least privilege
     server = await startKubeTestServer(binaries, { users: ['tenantry-operator'] });
     await server.kubectl(['apply', '-f', 'test/fixtures/k8s/operator-rbac.yaml']);
     await createNamespace(server, ns);
-    operator = (await startOperatorProcess(server, { TENANTRY_KUBECONFIG: server.kubeconfigFor('tenantry-operator'), TENANTRY_WATCH_NAMESPACES: ns })).process;
+    const started = await startOperatorProcess(server, { TENANTRY_KUBECONFIG: server.kubeconfigFor('tenantry-operator'), TENANTRY_WATCH_NAMESPACES: ns });
+    operator = started.process;
+    operatorPort = started.port;
   });
 
   after(async () => {
@@ -88,6 +91,18 @@ describe('operator production options against a real API server (least privilege
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 8 } }, retention: { logsDays: 9 } });
     await reconciled();
     expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas'], 'the HPA\'s count stands').to.equal(7);
+  });
+
+  it('exports each stack\'s Degraded condition for the alert: 0 for a healthy stack, 1 for one whose Secret is missing', async () => {
+    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'broken', namespace: ns }, spec: { tenantSync: { enabled: false }, apiKeys: { secretName: 'missing' } } }));
+    await srv().kubectlUntil(['get', 'ostack/broken', '-n', ns, '-w', '-o', 'jsonpath={.status.conditions[?(@.type=="Degraded")].status}{"\\n"}'], (line) => line === 'True');
+    // The gauge reads the watch cache, which the status write's event reaches a moment after the API server has it.
+    const text = await eventually(async () => {
+      const t = await (await fetch(`http://127.0.0.1:${operatorPort}/metrics`)).text();
+      expect(t).to.contain(`tenantry_operator_stack_condition{namespace="${ns}",stack="broken",condition="Degraded"} 1`);
+      return t;
+    });
+    expect(text).to.contain(`tenantry_operator_stack_condition{namespace="${ns}",stack="web",condition="Degraded"} 0`);
   });
 
   it('was never refused a call', () => {
