@@ -1,4 +1,5 @@
-// The OTLP gateway component: OTLP/HTTP and OTLP/gRPC receivers in front of
+// The OTLP gateway component: OTLP/HTTP and OTLP/gRPC receivers (and
+// Prometheus remote write on the HTTP port, gateway/prometheus/) in front of
 // one ingest pipeline and one write-ahead-logged writer, with per-tenant
 // ingest limits shared by the replicas (gateway/limits/). stop() stops both
 // listeners (in-flight requests finish once their rows are logged), then
@@ -18,6 +19,10 @@ import { ReplicaCount, replicaHeartbeatMs } from './limits/replica-count.ts';
 import { gatewayMetrics } from './gateway-metrics.ts';
 import { IngestPipeline } from './ingest/ingest-pipeline.ts';
 import { otlpHttpHandler } from './receivers/otlp-http-receiver.ts';
+import { clickHouseMetadataSink } from './prometheus/clickhouse-metadata-sink.ts';
+import { ChangedMetadata } from './prometheus/metadata-sink.ts';
+import { remoteWriteHandler, remoteWritePath } from './prometheus/remote-write-receiver.ts';
+import { defaultItemLimits } from './convert/common/item-limits.ts';
 import { listenGrpc } from './receivers/otlp-grpc-receiver.ts';
 import { defaultMaxInflightBytes, InflightBytes } from './receivers/inflight-bytes.ts';
 import { clickHouseRowSink } from './writer/clickhouse-row-sink.ts';
@@ -72,7 +77,9 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   inflight.register(ctx.registry);
   const deps = { keys: ctx.keys, pipeline, metrics, log: ctx.log, maxRequestBytes: config.maxRequestBytes, inflight };
   const bodyTimeouts = listenerMetrics(ctx.registry).bodyTimeouts;
-  const httpDeps = { ...deps, bodyTimeoutMs: limits.bodyTimeoutMs, onBodyTimeout: () => { bodyTimeouts.inc({ listener: 'otlp-http' }); } };
+  const bodyDeps = { bodyTimeoutMs: limits.bodyTimeoutMs, onBodyTimeout: () => { bodyTimeouts.inc({ listener: 'otlp-http' }); } };
+  const remoteWrite = remoteWriteHandler({ ...deps, ...bodyDeps, items: config.items ?? defaultItemLimits, settings: ctx.settings, metadata: new ChangedMetadata(clickHouseMetadataSink(ctx.store)) });
+  const httpDeps = { ...deps, ...bodyDeps, remoteWrite: { path: remoteWritePath, handler: remoteWrite } };
   let http;
   try {
     http = await listen({ handler: otlpHttpHandler(httpDeps), readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort, name: 'otlp-http', limits });

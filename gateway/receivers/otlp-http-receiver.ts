@@ -1,6 +1,7 @@
 // OTLP/HTTP: POST /v1/traces, /v1/logs, /v1/metrics with protobuf or JSON
 // bodies, gzip or identity. The ops endpoints share the port; the shared
-// listener answers them. The key is checked, a key bound to one tenant over
+// listener answers them. Prometheus remote write (/api/v1/push) is handed to
+// its own handler (gateway/prometheus/). The key is checked, a key bound to one tenant over
 // its ingest limit refused, and the body's bytes reserved before a byte of
 // the body is read. Outcomes become HTTP answers in
 // `answer`, and nowhere else.
@@ -32,6 +33,8 @@ export interface HttpReceiverDeps {
   readonly bodyTimeoutMs: number;
   /** Counts bodies cut off by that deadline. */
   readonly onBodyTimeout?: () => void;
+  /** Prometheus remote write, answered on this port at /api/v1/push (gateway/prometheus/). */
+  readonly remoteWrite?: { readonly path: string; readonly handler: (req: IncomingMessage, res: ServerResponse) => void };
 }
 
 /** An HTTP-only ending: the body did not arrive in time (408). */
@@ -118,7 +121,12 @@ export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, 
   const converters = deps.pipeline.converters;
   return (req, res) => {
     // The ops paths never get here: the shared listener answers them.
-    const signal = signalByPath.get(requestPath(req.url ?? '/'));
+    const path = requestPath(req.url ?? '/');
+    if (deps.remoteWrite !== undefined && path === deps.remoteWrite.path) {
+      deps.remoteWrite.handler(req, res);
+      return;
+    }
+    const signal = signalByPath.get(path);
     if (signal === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: OTLP paths are /v1/traces, /v1/logs and /v1/metrics\n');
       return;
