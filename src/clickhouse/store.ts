@@ -57,7 +57,9 @@ export interface ChdbConnectionModule {
 /** Loads chdb's connection module, or undefined when the optional package is not installed. */
 export async function loadChdb(): Promise<ChdbConnectionModule | undefined> {
   try {
-    return (await import('chdb/connection')) as unknown as ChdbConnectionModule;
+    // Not a literal: TypeScript must not resolve the optional package, which the image's build stage leaves out (--omit=optional).
+    const specifier: string = 'chdb/connection';
+    return (await import(specifier)) as ChdbConnectionModule;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return undefined;
