@@ -1,0 +1,112 @@
+// Runs the real Prometheus (Debian's binary from the test cache) on 127.0.0.1
+// with its data in a temp dir, scraping the given targets and optionally
+// remote-writing everything it scrapes to Tenantry's /api/v1/push with the
+// tenant's key as the basic-auth password and X-Scope-OrgID. Also reads its
+// own /metrics to tell when remote write has sent everything.
+import { spawn } from 'node:child_process';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+export interface RemoteWriteTarget {
+  readonly url: string;
+  readonly key: string;
+  readonly tenant: string;
+}
+
+export interface PrometheusOptions {
+  readonly binary: string;
+  readonly dir: string;
+  readonly targets: readonly string[];
+  readonly scrapeInterval?: string;
+  readonly remoteWrite?: RemoteWriteTarget;
+}
+
+export interface PrometheusServer {
+  readonly url: string;
+  /** Its own metrics' samples by `name{labels}` line prefix, summed over label sets whose line starts with `name`. */
+  selfMetric(name: string): Promise<number>;
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
+  return port;
+}
+
+function configOf(options: PrometheusOptions): Record<string, unknown> {
+  const interval = options.scrapeInterval ?? '1s';
+  const config: Record<string, unknown> = {
+    global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: '1m' },
+    scrape_configs: [{ job_name: 'demo', static_configs: [{ targets: options.targets }] }],
+  };
+  const rw = options.remoteWrite;
+  if (rw !== undefined) {
+    config['remote_write'] = [{
+      url: rw.url, basic_auth: { username: 'prometheus', password: rw.key }, headers: { 'X-Scope-OrgID': rw.tenant },
+      // Small, quick batches: the test waits for the queue to drain before it compares.
+      queue_config: { batch_send_deadline: '200ms', max_samples_per_send: 2000, min_backoff: '50ms', max_backoff: '1s' },
+      metadata_config: { send: true, send_interval: '2s' },
+    }];
+  }
+  return config;
+}
+
+/** Starts Prometheus and resolves once /-/ready answers 200. */
+export async function startPrometheus(options: PrometheusOptions): Promise<PrometheusServer> {
+  const port = await freePort();
+  const configFile = join(options.dir, 'prometheus.yml');
+  writeFileSync(configFile, JSON.stringify(configOf(options), null, 2));
+  const logFile = join(options.dir, 'prometheus.log');
+  const out = createWriteStream(logFile);
+  const child = spawn(options.binary, [
+    `--config.file=${configFile}`, `--storage.tsdb.path=${join(options.dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`,
+    '--log.level=warn',
+  ], { cwd: options.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(out, { end: false });
+  child.stderr.pipe(out, { end: false });
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  const tail = (): string => { try { return readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n'); } catch { return ''; } };
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    out.end();
+  };
+  const url = `http://127.0.0.1:${port}`;
+  // Readiness has no event to wait on from outside the process: a bounded poll.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`prometheus exited before it was ready:\n${tail()}`);
+    try {
+      const res = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) { await stop(); throw new Error(`prometheus not ready within 60 s:\n${tail()}`); }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const selfMetric = async (name: string): Promise<number> => {
+    const res = await fetch(`${url}/metrics`);
+    const text = await res.text();
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(name)) continue;
+      const rest = line.slice(name.length);
+      if (rest[0] !== ' ' && rest[0] !== '{') continue;
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return sum;
+  };
+  return { url, selfMetric, tail, stop };
+}

@@ -1,0 +1,45 @@
+// Where test/prometheus/build-prometheus.sh puts the reference Prometheus (and
+// promtool) and the PromQL compliance tester, for the Prometheus differential
+// and compliance tests and bench:promql. Keep these versions equal to the ones
+// pinned in that script.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** Debian bookworm's package version. */
+export const prometheusDebVersion = '2.42.0+ds-5+deb12u1';
+/** Module pseudo-version of github.com/prometheus/compliance/promql (its last commit, 2026-05-26). */
+export const complianceVersion = 'v0.0.0-20260526170707-7754e6a52015';
+
+export interface PrometheusBinaries {
+  readonly prometheus: string;
+  readonly promtool: string;
+}
+
+export interface ComplianceTester {
+  readonly tester: string;
+  /** The tester's standard query suite, shipped with it. */
+  readonly queries: string;
+}
+
+type Finding<T> = { readonly ok: true; readonly found: T } | { readonly ok: false; readonly reason: string };
+
+const cacheRoot = (): string => process.env['PROMETHEUS_CACHE'] ?? join(homedir(), '.cache', 'tenantry');
+const buildHint = 'run: bash test/prometheus/build-prometheus.sh';
+
+function find<T extends Record<string, string>>(what: string, paths: T): Finding<T> {
+  const missing = Object.values(paths).filter((p) => !existsSync(p));
+  return missing.length === 0 ? { ok: true, found: paths } : { ok: false, reason: `${what} missing (${missing.join(', ')}); ${buildHint}` };
+}
+
+/** The cached prometheus and promtool binaries, or a sentence saying why they are not there (for a skip). */
+export function findPrometheus(): Finding<PrometheusBinaries> {
+  const dir = join(cacheRoot(), 'prometheus', prometheusDebVersion);
+  return find('Prometheus', { prometheus: join(dir, 'prometheus'), promtool: join(dir, 'promtool') });
+}
+
+/** The cached promql-compliance-tester and its query suite, or why they are not there. */
+export function findComplianceTester(): Finding<ComplianceTester> {
+  const dir = join(cacheRoot(), 'promql-compliance', complianceVersion);
+  return find('PromQL compliance tester', { tester: join(dir, 'promql-compliance-tester'), queries: join(dir, 'promql-test-queries.yml') });
+}
