@@ -1,7 +1,11 @@
 // The Secret the operator generates for a stack: the admin API key (plaintext
-// for the operator, SHA-256 only in the key file the pods read) and the
-// password of a managed ClickHouse. Values are inputs: the reconciler keeps
-// the ones already stored and draws new ones only for a new Secret.
+// for the operator, SHA-256 only in the key file the pods read) and, for a
+// managed ClickHouse, the credentials inside it (docs/operator.md, "Day two"):
+// the application user's password (gateway and API), the DDL user's (the
+// migrate Job), the interserver HTTP password (replica fetches), the cluster
+// secret (Distributed queries between servers) and the Keeper digest
+// password. Values are inputs: the reconciler keeps the ones already stored
+// and draws new ones only where none is stored.
 import { createHash } from 'node:crypto';
 import type { Secret } from './manifest-types.ts';
 import type { Stack } from '../stack/stack-spec.ts';
@@ -10,10 +14,30 @@ import { childMeta } from './object-meta.ts';
 
 export interface GeneratedCredentials {
   readonly adminKey: string;
+  /** The application user's password (the gateway and the API). */
   readonly clickhousePassword: string;
+  /** The DDL user's password (the migrate Job). */
+  readonly clickhouseDdlPassword: string;
+  readonly interserverPassword: string;
+  readonly clusterSecret: string;
+  readonly keeperPassword: string;
 }
 
-export const secretKeys = { adminKey: 'admin-key', keysFile: 'api-keys.json', clickhousePassword: 'clickhouse-password' } as const;
+export const secretKeys = {
+  adminKey: 'admin-key',
+  keysFile: 'api-keys.json',
+  clickhousePassword: 'clickhouse-password',
+  clickhouseDdlPassword: 'clickhouse-ddl-password',
+  interserverPassword: 'clickhouse-interserver-password',
+  clusterSecret: 'clickhouse-cluster-secret',
+  keeperPassword: 'clickhouse-keeper-password',
+} as const;
+
+/** The generated ClickHouse credentials: every key of the Secret but the API key's two. */
+export const clickhouseSecretKeys = ['clickhousePassword', 'clickhouseDdlPassword', 'interserverPassword', 'clusterSecret', 'keeperPassword'] as const;
+
+/** Users of a managed ClickHouse: least privilege for the applications, DDL for the migrate Job (managed-clickhouse.ts grants). */
+export const clickhouseUsers = { app: 'tenantry', ddl: 'tenantry_ddl', interserver: 'interserver', keeper: 'tenantry' } as const;
 
 /** Whether the stack needs a generated Secret (no key Secret named, or a managed ClickHouse). */
 export function needsCredentialsSecret(stack: Stack): boolean {
@@ -32,7 +56,7 @@ export function credentialsSecret(stack: Stack, credentials: GeneratedCredential
     data[secretKeys.adminKey] = credentials.adminKey;
     data[secretKeys.keysFile] = generatedKeysFile(credentials.adminKey);
   }
-  if (stack.spec.clickhouse.mode === 'managed') data[secretKeys.clickhousePassword] = credentials.clickhousePassword;
+  if (stack.spec.clickhouse.mode === 'managed') for (const key of clickhouseSecretKeys) data[secretKeys[key]] = credentials[key];
   return {
     apiVersion: 'v1',
     kind: 'Secret',

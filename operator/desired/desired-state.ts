@@ -9,7 +9,8 @@ import type { GeneratedCredentials } from './credentials-secret.ts';
 import { disruptionBudgets } from './disruption-budgets.ts';
 import { managedClickHouseObjects } from './managed-clickhouse.ts';
 import { networkPolicies } from './network-policies.ts';
-import { apiDeployment, apiService, autoscalers, gatewayDeployment, gatewayService, migrationJob } from './tenantry-workloads.ts';
+import { migrationJob } from './migration-job.ts';
+import { apiDeployment, apiService, autoscalers, gatewayDeployment, gatewayService } from './tenantry-workloads.ts';
 
 export interface DesiredInputs {
   /** Contents of the generated Secret: the stored values, or fresh ones for a new stack. */

@@ -6,7 +6,7 @@ import type { Autoscaling, SpreadMode, Stack } from '../stack/stack-spec.ts';
 import { isClustered } from '../stack/stack-spec.ts';
 import { childNames } from './child-names.ts';
 import { checksum } from './config-checksum.ts';
-import { secretKeys } from './credentials-secret.ts';
+import { clickhouseUsers, secretKeys } from './credentials-secret.ts';
 import { checksumAnnotation, childLabels, childMeta, selectorLabels } from './object-meta.ts';
 
 export const apiPort = 8080;
@@ -30,7 +30,7 @@ export function storageEnv(stack: Stack): EnvVar[] {
   }
   return [
     { name: 'TENANTRY_CLICKHOUSE_URL', value: `http://${names.clickhouse}.${stack.ref.namespace}.svc:${clickhouseHttpPort}` },
-    { name: 'TENANTRY_CLICKHOUSE_USER', value: 'default' },
+    { name: 'TENANTRY_CLICKHOUSE_USER', value: clickhouseUsers.app },
     { name: 'TENANTRY_CLICKHOUSE_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials, key: secretKeys.clickhousePassword } } },
     { name: 'TENANTRY_CLICKHOUSE_DATABASE', value: ch.database },
     ...(isClustered(ch.managed) ? [{ name: 'TENANTRY_CLICKHOUSE_CLUSTER', value: clusterName }] : []),

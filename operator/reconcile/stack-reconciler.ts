@@ -47,9 +47,14 @@ function decode(secret: KubeObject | undefined, key: string): string | undefined
 /** Keeps stored generated values; draws new ones only where none is stored. */
 function credentialsFor(deps: StackReconcilerDeps, stack: Stack): GeneratedCredentials {
   const stored = deps.cache.secrets.get(`${stack.ref.name}-credentials`, stack.ref.namespace);
+  const keep = (key: Exclude<keyof GeneratedCredentials, 'adminKey'>): string => decode(stored, secretKeys[key]) ?? newSecret();
   return {
     adminKey: decode(stored, secretKeys.adminKey) ?? newSecret(),
-    clickhousePassword: decode(stored, secretKeys.clickhousePassword) ?? newSecret(),
+    clickhousePassword: keep('clickhousePassword'),
+    clickhouseDdlPassword: keep('clickhouseDdlPassword'),
+    interserverPassword: keep('interserverPassword'),
+    clusterSecret: keep('clusterSecret'),
+    keeperPassword: keep('keeperPassword'),
   };
 }
 

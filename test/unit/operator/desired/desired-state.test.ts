@@ -87,7 +87,10 @@ describe('operator desired state', () => {
   it('generated Secret holds the admin key, and the key file holds only its digest', () => {
     const secret = find(desiredObjects(stackOf('demo', {}), inputs), 'Secret/demo-credentials') as Secret;
     const data = Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-    expect(data).to.deep.equal({ 'admin-key': 'admin-key-value', 'api-keys.json': generatedKeysFile('admin-key-value'), 'clickhouse-password': 'ch-password' });
+    expect(data).to.deep.equal({
+      'admin-key': 'admin-key-value', 'api-keys.json': generatedKeysFile('admin-key-value'), 'clickhouse-password': 'ch-password',
+      'clickhouse-ddl-password': 'ch-ddl', 'clickhouse-interserver-password': 'ch-interserver', 'clickhouse-cluster-secret': 'ch-secret', 'clickhouse-keeper-password': 'keeper-pw',
+    });
     expect(data['api-keys.json']).not.to.contain('admin-key-value');
   });
 
