@@ -1,0 +1,265 @@
+// A PromQL expression → one ClickHouse SELECT, built per node. Every vector
+// node is a relation of (labels Array(Tuple(String, String)) sorted by name,
+// k UInt64 the step index, v Float64) holding only the steps where the
+// series has a value; a scalar node is a SQL expression. Selectors group each
+// series' samples into sorted arrays and evaluate every step with array
+// functions (the lookback and range windows found by index); aggregations
+// group by (labels, k); binary operators join two relations on (matching
+// labels, k). Semantics follow Prometheus 2 (docs/prometheus.md): closed
+// windows [t - range, t] and [t - lookback, t], stale markers ending a
+// series at once, extrapolatedRate as in promql/functions.go.
+import type { SqlParams } from '../../v1/query/sql-params.ts';
+import type { Aggregate, Binary, Expr, MatrixSelector, RangeCall, VectorCall, VectorSelector } from './promql-ast.ts';
+import { isComparison } from './promql-ast.ts';
+import type { SourceContext } from './series-source.ts';
+import { samplesSql } from './series-source.ts';
+
+/** The steps of an evaluation: t_k = startMs + k * stepMs for k in [0, count). */
+export interface Steps {
+  readonly startMs: number;
+  readonly stepMs: number;
+  readonly count: number;
+  readonly lookbackMs: number;
+}
+
+export type Compiled = { readonly type: 'scalar'; readonly sql: string } | { readonly type: 'vector'; readonly sql: string };
+
+/** The bit pattern of Prometheus' stale marker NaN (value.StaleNaN), as an unsigned integer. */
+const staleBits = '9218868437227405314';
+const isStale = (v: string): string => `reinterpretAsUInt64(${v}) = ${staleBits}`;
+const dropName = (labels: string): string => `arrayFilter(p -> p.1 != '__name__', ${labels})`;
+const emptyLabels = "CAST([], 'Array(Tuple(String, String))')";
+
+interface Compiler {
+  readonly ctx: SourceContext;
+  readonly steps: Steps;
+  readonly p: SqlParams;
+}
+
+function numberSql(value: number): string {
+  if (Number.isNaN(value)) return 'nan';
+  if (value === Infinity) return 'inf';
+  if (value === -Infinity) return '-inf';
+  // A literal of the query, written by us from a number: never text of the user's.
+  return `toFloat64(${JSON.stringify(value)})`;
+}
+
+/** The time of step k (a SQL Int64 of Unix ms), shifted back by an offset. */
+function stepTime(c: Compiler, k: string, offsetMs: number): string {
+  return `(${c.p.bind(c.steps.startMs - offsetMs, 'Int64')} + toInt64(${k}) * ${c.p.bind(c.steps.stepMs, 'Int64')})`;
+}
+
+/** The series of a selector as (labels, ts Array(Int64), vs Array(Float64)) sorted by time, read over [fromMs, toMs]. */
+function seriesSql(c: Compiler, sel: VectorSelector, windowMs: number, dropStale: boolean): string {
+  const fromMs = c.steps.startMs - sel.offsetMs - windowMs;
+  const toMs = c.steps.startMs + (c.steps.count - 1) * c.steps.stepMs - sel.offsetMs;
+  const samples = samplesSql(c.ctx, sel.matchers, fromMs, toMs);
+  const s = 'arraySort(x -> x.1, groupArray((t, v)))';
+  const sorted = dropStale ? `arrayFilter(x -> NOT ${isStale('x.2')}, ${s})` : s;
+  return `SELECT labels, arrayMap(x -> x.1, s) AS ts, arrayMap(x -> x.2, s) AS vs FROM (
+    SELECT labels, ${sorted} AS s FROM (${samples}) GROUP BY labels)`;
+}
+
+/**
+ * A relation (labels, k, v) computed from one: the new columns get fresh
+ * names first, so no alias shadows the column its own expression reads.
+ */
+function relation(labels: string, k: string, v: string, from: string, where = ''): string {
+  return `SELECT ls AS labels, ks AS k, vs_ AS v FROM (SELECT ${labels} AS ls, ${k} AS ks, ${v} AS vs_ FROM (${from})${where === '' ? '' : ` WHERE ${where}`})`;
+}
+
+/** A relation from per-series arrays of (k, present, value) built by `perStep`. */
+function explode(series: string, perStep: string, labels: string): string {
+  return `SELECT ls AS labels, o.1 AS k, o.3 AS v FROM (SELECT ${labels} AS ls, ${perStep} AS steps FROM (${series}))
+    ARRAY JOIN arrayFilter(x -> x.2, steps) AS o`;
+}
+
+function vectorSelector(c: Compiler, sel: VectorSelector): string {
+  const t = stepTime(c, 'k', sel.offsetMs);
+  const lookback = c.p.bind(c.steps.lookbackMs, 'Int64');
+  const steps = `range(${c.p.bind(c.steps.count, 'UInt64')})`;
+  const series = `SELECT labels, ts, vs, arrayMap(k -> arrayLastIndex(x -> x <= ${t}, ts), ${steps}) AS idx FROM (${seriesSql(c, sel, c.steps.lookbackMs, false)})`;
+  const perStep = `arrayMap((k, i) -> (k, i > 0 AND ts[i] >= ${t} - ${lookback} AND NOT ${isStale('vs[i]')}, vs[i]), ${steps}, idx)`;
+  return explode(series, perStep, 'labels');
+}
+
+/** SQL of a range function's value at step k over the window of samples [a, b] (1-based, a <= b). */
+function rangeValue(fn: RangeCall['fn'], m: MatrixSelector, c: Compiler): { minSamples: number; sql: string } {
+  const n = '(b - a + 1)';
+  const slice = `arraySlice(vs, a, ${n})`;
+  switch (fn) {
+    case 'count_over_time': return { minSamples: 1, sql: `toFloat64(${n})` };
+    case 'sum_over_time': return { minSamples: 1, sql: `arraySum(${slice})` };
+    case 'avg_over_time': return { minSamples: 1, sql: `arraySum(${slice}) / ${n}` };
+    case 'min_over_time': return { minSamples: 1, sql: `arrayMin(${slice})` };
+    case 'max_over_time': return { minSamples: 1, sql: `arrayMax(${slice})` };
+    case 'last_over_time': return { minSamples: 1, sql: 'vs[b]' };
+    case 'irate': return { minSamples: 2, sql: `if(vs[b] < vs[b - 1], vs[b], vs[b] - vs[b - 1]) / ((ts[b] - ts[b - 1]) / 1000)` };
+    case 'rate': case 'increase': case 'delta': {
+      const counter = fn !== 'delta';
+      const rangeEnd = stepTime(c, 'k', m.selector.offsetMs);
+      const rangeStart = `(${rangeEnd} - ${c.p.bind(m.rangeMs, 'Int64')})`;
+      const result = counter ? '(vs[b] - vs[a] + resets[b] - resets[a])' : '(vs[b] - vs[a])';
+      const sampled = '((ts[b] - ts[a]) / 1000)';
+      const avg = `(${sampled} / (b - a))`;
+      const toStartRaw = `((ts[a] - ${rangeStart}) / 1000)`;
+      // Prometheus 2: a counter's extrapolation to the start stops where it would fall below zero.
+      const toStart = counter
+        ? `if(${result} > 0 AND vs[a] >= 0, least(${toStartRaw}, ${sampled} * (vs[a] / ${result})), ${toStartRaw})`
+        : toStartRaw;
+      const toEnd = `((${rangeEnd} - ts[b]) / 1000)`;
+      const threshold = `(${avg} * 1.1)`;
+      const interval = `(${sampled} + if(${toStart} < ${threshold}, ${toStart}, ${avg} / 2) + if(${toEnd} < ${threshold}, ${toEnd}, ${avg} / 2))`;
+      const scaled = `${result} * (${interval} / ${sampled})`;
+      return { minSamples: 2, sql: fn === 'rate' ? `${scaled} / ${c.p.bind(m.rangeMs / 1000, 'Float64')}` : scaled };
+    }
+  }
+}
+
+function rangeCall(c: Compiler, call: RangeCall): string {
+  const m = call.arg;
+  const t = stepTime(c, 'k', m.selector.offsetMs);
+  const range = c.p.bind(m.rangeMs, 'Int64');
+  const steps = `range(${c.p.bind(c.steps.count, 'UInt64')})`;
+  const counter = call.fn === 'rate' || call.fn === 'increase';
+  const resets = counter ? ', arrayCumSum(arrayMap((x, prev) -> if(x < prev, prev, 0.), vs, arrayPushFront(arrayPopBack(vs), vs[1]))) AS resets' : '';
+  const series = `SELECT labels, ts, vs${resets},
+      arrayMap(k -> arrayFirstIndex(x -> x >= ${t} - ${range}, ts), ${steps}) AS firsts,
+      arrayMap(k -> arrayLastIndex(x -> x <= ${t}, ts), ${steps}) AS lasts
+    FROM (${seriesSql(c, m.selector, m.rangeMs, true)})`;
+  const { minSamples, sql } = rangeValue(call.fn, m, c);
+  const perStep = `arrayMap((k, a, b) -> (k, a > 0 AND b - a + 1 >= ${minSamples}, ${sql}), ${steps}, firsts, lasts)`;
+  return explode(series, perStep, call.fn === 'last_over_time' ? 'labels' : dropName('labels'));
+}
+
+function aggregate(c: Compiler, a: Aggregate): string {
+  const inner = vector(c, a.expr);
+  const g = a.grouping;
+  const list = g === undefined ? '' : c.p.bind(g.labels, 'Array(String)');
+  const group = g === undefined ? emptyLabels
+    : g.without ? `arrayFilter(p -> NOT has(${list}, p.1) AND p.1 != '__name__', labels)` : `arrayFilter(p -> has(${list}, p.1), labels)`;
+  if (a.op === 'topk' || a.op === 'bottomk') {
+    const k = scalar(c, a.param ?? { kind: 'number', value: 1, pos: 0 });
+    const order = a.op === 'topk' ? 'isNaN(v), v DESC' : 'isNaN(v), v ASC';
+    return `SELECT labels, k, v FROM (
+      SELECT labels, k, v, row_number() OVER (PARTITION BY ${group}, k ORDER BY ${order}) AS rank FROM (${inner}))
+      WHERE rank <= ${k}`;
+  }
+  const fns = { sum: 'sum(v)', avg: 'avg(v)', min: 'min(v)', max: 'max(v)', count: 'toFloat64(count())' } as const;
+  return `SELECT g AS labels, kk AS k, vv AS v FROM (SELECT ${group} AS g, k AS kk, ${fns[a.op]} AS vv FROM (${inner}) GROUP BY g, kk)`;
+}
+
+const sqlOps: Readonly<Record<Binary['op'], (l: string, r: string) => string>> = {
+  '+': (l, r) => `(${l} + ${r})`, '-': (l, r) => `(${l} - ${r})`, '*': (l, r) => `(${l} * ${r})`, '/': (l, r) => `(${l} / ${r})`,
+  '%': (l, r) => `if(${r} = 0 OR isNaN(${l}) OR isNaN(${r}) OR isInfinite(${l}), nan, ${l} - ${r} * trunc(${l} / ${r}))`, '^': (l, r) => `pow(${l}, ${r})`,
+  '==': (l, r) => `(${l} = ${r})`, '!=': (l, r) => `(${l} != ${r})`, '>': (l, r) => `(${l} > ${r})`, '<': (l, r) => `(${l} < ${r})`,
+  '>=': (l, r) => `(${l} >= ${r})`, '<=': (l, r) => `(${l} <= ${r})`,
+};
+
+function binary(c: Compiler, b: Binary): Compiled {
+  const l = compileExpr(c, b.lhs);
+  const r = compileExpr(c, b.rhs);
+  const op = sqlOps[b.op];
+  const comparison = isComparison(b.op);
+  if (l.type === 'scalar' && r.type === 'scalar') return { type: 'scalar', sql: comparison ? `toFloat64(${op(l.sql, r.sql)})` : op(l.sql, r.sql) };
+  const keepName = comparison && !b.bool;
+  if (l.type === 'scalar' || r.type === 'scalar') {
+    const vec = l.type === 'vector' ? l.sql : r.sql;
+    const expr = l.type === 'scalar' ? op(l.sql, 'v') : op('v', r.sql);
+    const labels = keepName ? 'labels' : dropName('labels');
+    if (!comparison) return { type: 'vector', sql: relation(labels, 'k', expr, vec) };
+    if (b.bool) return { type: 'vector', sql: relation(labels, 'k', `toFloat64(${expr})`, vec) };
+    return { type: 'vector', sql: `SELECT labels, k, v FROM (${vec}) WHERE ${expr}` };
+  }
+  const m = b.matching ?? { on: false, labels: [] };
+  const list = c.p.bind(m.labels, 'Array(String)');
+  const sig = m.on ? `arrayFilter(p -> has(${list}, p.1), labels)` : `arrayFilter(p -> NOT has(${list}, p.1) AND p.1 != '__name__', labels)`;
+  const named = keepName ? 'l.labels' : dropName('l.labels');
+  const resultLabels = m.on ? `arrayFilter(p -> has(${list}, p.1), ${named})` : m.labels.length === 0 ? named : `arrayFilter(p -> NOT has(${list}, p.1), ${named})`;
+  const expr = op('l.v', 'r.v');
+  const value = !comparison ? expr : b.bool ? `toFloat64(${expr})` : 'l.v';
+  return {
+    type: 'vector',
+    sql: relation(resultLabels, 'l.k', value, `SELECT * FROM (SELECT labels, k, v, ${sig} AS sig FROM (${l.sql})) AS l
+      INNER JOIN (SELECT k, v, ${sig} AS sig FROM (${r.sql})) AS r ON l.sig = r.sig AND l.k = r.k`, comparison && !b.bool ? expr : ''),
+  };
+}
+
+function vectorCall(c: Compiler, call: VectorCall): string {
+  const inner = vector(c, call.arg);
+  const s = call.scalars.map((e) => scalar(c, e));
+  const [s0 = '1'] = s;
+  const mapped = (expr: string): string => relation(dropName('labels'), 'k', expr, inner);
+  switch (call.fn) {
+    case 'abs': return mapped('abs(v)');
+    case 'clamp_min': return mapped(`if(isNaN(v) OR isNaN(${s0}), nan, greatest(v, ${s0}))`);
+    case 'clamp_max': return mapped(`if(isNaN(v) OR isNaN(${s0}), nan, least(v, ${s0}))`);
+    case 'round': return mapped(`floor(v * (1 / ${s0}) + 0.5) / (1 / ${s0})`);
+    case 'histogram_quantile': return histogramQuantile(inner, s0);
+  }
+}
+
+/**
+ * histogram_quantile over classic buckets, as Prometheus 2's bucketQuantile:
+ * buckets of one series (labels without le) sorted by bound, equal bounds
+ * merged, counts made monotonic, linear interpolation within the bucket.
+ */
+function histogramQuantile(inner: string, q: string): string {
+  const withLe = `SELECT ls AS labels, k, le, v FROM (SELECT arrayFilter(p -> p.1 != 'le' AND p.1 != '__name__', labels) AS ls, k, toFloat64OrNull(arrayFirst(p -> p.1 = 'le', labels).2) AS le, v
+    FROM (${inner}) WHERE has(arrayMap(p -> p.1, labels), 'le'))`;
+  // One bucket per bound: the sum of the counts of equal bounds, then sorted by bound.
+  const perBound = `SELECT labels, k, le, sum(v) AS c FROM (${withLe}) WHERE le IS NOT NULL GROUP BY labels, k, le`;
+  const grouped = `SELECT labels, k, arraySort(x -> x.1, groupArray((assumeNotNull(le), c))) AS bs FROM (${perBound}) GROUP BY labels, k`;
+  // Monotonic counts: each the maximum of those before it.
+  const counts = 'arrayMap(i -> arrayMax(arraySlice(arrayMap(x -> x.2, bs), 1, i)), arrayEnumerate(bs))';
+  const bounds = 'arrayMap(x -> x.1, bs)';
+  const prepared = `SELECT labels, k, ${bounds} AS ub, ${counts} AS cs, length(bs) AS nb, cs[nb] AS total, ${q} AS q,
+      arrayFirstIndex(c -> c >= q * total, arraySlice(cs, 1, nb - 1)) AS found, if(found = 0, nb, found) AS bi FROM (${grouped})`;
+  const value = `multiIf(
+      isNaN(q), nan, q < 0, -inf, q > 1, inf,
+      ub[nb] != inf OR nb < 2 OR total = 0, nan,
+      bi = nb, ub[nb - 1],
+      bi = 1 AND ub[1] <= 0, ub[1],
+      if(bi = 1, 0, ub[bi - 1]) + (ub[bi] - if(bi = 1, 0, ub[bi - 1])) * ((q * total - if(bi = 1, 0, cs[bi - 1])) / (cs[bi] - if(bi = 1, 0, cs[bi - 1]))))`;
+  return `SELECT labels, k, ${value} AS v FROM (${prepared})`;
+}
+
+function vector(c: Compiler, e: Expr): string {
+  const compiled = compileExpr(c, e);
+  if (compiled.type !== 'vector') throw new Error(`expected a vector expression, got ${compiled.type}`);
+  return compiled.sql;
+}
+
+function scalar(c: Compiler, e: Expr): string {
+  const compiled = compileExpr(c, e);
+  if (compiled.type !== 'scalar') throw new Error(`expected a scalar expression, got ${compiled.type}`);
+  return compiled.sql;
+}
+
+function compileExpr(c: Compiler, e: Expr): Compiled {
+  switch (e.kind) {
+    case 'number': return { type: 'scalar', sql: numberSql(e.value) };
+    case 'vector': return { type: 'vector', sql: vectorSelector(c, e) };
+    case 'range_call': return { type: 'vector', sql: rangeCall(c, e) };
+    case 'vector_call': return { type: 'vector', sql: vectorCall(c, e) };
+    case 'aggregate': return { type: 'vector', sql: aggregate(c, e) };
+    case 'binary': return binary(c, e);
+    case 'negate': {
+      const inner = compileExpr(c, e.expr);
+      return inner.type === 'scalar' ? { type: 'scalar', sql: `(-${inner.sql})` } : { type: 'vector', sql: relation(dropName('labels'), 'k', '-v', inner.sql) };
+    }
+    case 'matrix': throw new Error('a range selector is evaluated by matrixSql, not as a step expression');
+  }
+}
+
+/** The SELECT of an instant-vector or scalar expression over the steps. */
+export function compile(ctx: SourceContext, steps: Steps, e: Expr): Compiled {
+  return compileExpr({ ctx, steps, p: ctx.params }, e);
+}
+
+/** The raw samples of a range selector at one time (an instant query of foo[5m]): (labels, ts, vs) per series, stale markers left out. */
+export function matrixSql(ctx: SourceContext, atMs: number, m: MatrixSelector): string {
+  const c: Compiler = { ctx, steps: { startMs: atMs, stepMs: 1, count: 1, lookbackMs: 0 }, p: ctx.params };
+  const lo = c.p.bind(atMs - m.selector.offsetMs - m.rangeMs, 'Int64');
+  return `SELECT labels, arrayFilter(x -> x >= ${lo}, ts) AS ts, arraySlice(vs, -length(arrayFilter(x -> x >= ${lo}, ts))) AS vs FROM (${seriesSql(c, m.selector, m.rangeMs, true)})`;
+}
