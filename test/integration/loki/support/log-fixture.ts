@@ -1,0 +1,76 @@
+// The logs both Loki and Tenantry receive in the differential test: made by
+// the OTel JS SDK and sent with the official http/protobuf exporter, so both
+// systems decode the same bytes. Three services with different stream labels,
+// plain, logfmt and JSON bodies, log attributes of each type, severities, and
+// trace context on some records; timestamps on a 10 s grid inside one hour.
+import { context, trace, TraceFlags } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
+import { SeverityNumber } from '@opentelemetry/api-logs';
+import type { ExportResult } from '@opentelemetry/core';
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+
+interface Service { readonly resource: Attributes; readonly lines: (i: number) => { body: string; attributes: Attributes } }
+
+const severities: readonly (readonly [SeverityNumber, string])[] = [
+  [SeverityNumber.INFO, 'INFO'], [SeverityNumber.INFO, 'INFO'], [SeverityNumber.WARN, 'WARN'], [SeverityNumber.ERROR, 'ERROR'], [SeverityNumber.DEBUG, 'DEBUG'],
+];
+
+const paths = ['/api/cart', '/api/pay', '/health', '/api/items'];
+
+/** The services of a tenant; `tag` goes into every body so tenants' lines differ. */
+function services(tenant: string, tag: string): Service[] {
+  const common = { 'tenant.id': tenant, 'host.name': `host-${tag}` };
+  return [
+    {
+      resource: { ...common, 'service.name': 'checkout', 'service.namespace': 'shop', 'deployment.environment': 'prod', 'k8s.namespace.name': 'shop', 'k8s.pod.name': 'checkout-7f9', 'service.version': '1.4.2' },
+      lines: (i) => ({
+        body: `${tag} method=${i % 3 === 0 ? 'POST' : 'GET'} path=${paths[i % paths.length] ?? ''} status=${i % 7 === 0 ? 500 : 200} duration=${(i * 37) % 900}ms msg="request done"`,
+        attributes: { 'http.method': i % 3 === 0 ? 'POST' : 'GET', 'user.id': i % 5, retry: i % 4 === 0 },
+      }),
+    },
+    {
+      resource: { ...common, 'service.name': 'payments', 'service.namespace': 'shop', 'deployment.environment': 'dev', 'cloud.region': 'eu-west-1' },
+      lines: (i) => ({
+        body: JSON.stringify({ tag, status: i % 6 === 0 ? 502 : 201, amount: (i * 13) % 250, currency: i % 2 === 0 ? 'EUR' : 'USD', user: { id: `u${i % 4}`, tier: i % 3 === 0 ? 'gold' : 'basic' } }),
+        attributes: { 'payment.provider': i % 2 === 0 ? 'stripe' : 'adyen', 'amount.cents': (i * 13) % 250 * 100 },
+      }),
+    },
+    {
+      resource: { ...common, 'service.name': 'frontend', 'deployment.environment': 'prod', 'k8s.namespace.name': 'web' },
+      lines: (i) => ({
+        body: `${tag} ${i % 5 === 0 ? 'ERROR failed to render page' : i % 2 === 0 ? 'rendered page in 12ms' : 'served static asset'} id=${i}`,
+        attributes: { 'page.name': i % 2 === 0 ? 'home' : 'cart' },
+      }),
+    },
+  ];
+}
+
+/** Records of one tenant: `perService` lines per service, 10 s apart from `startMs`. */
+export function tenantLogs(tenant: string, tag: string, startMs: number, perService: number): ReadableLogRecord[][] {
+  return services(tenant, tag).map((service, s) => {
+    const memory = new InMemoryLogRecordExporter();
+    const provider = new LoggerProvider({ resource: resourceFromAttributes(service.resource), processors: [new SimpleLogRecordProcessor({ exporter: memory })] });
+    const logger = provider.getLogger('shop-logger', '2.0.1');
+    for (let i = 0; i < perService; i++) {
+      const [severityNumber, severityText] = severities[(i + s) % severities.length] ?? [SeverityNumber.INFO, 'INFO'];
+      const line = service.lines(i);
+      const traced = i % 3 === 1
+        ? trace.setSpanContext(context.active(), { traceId: (i * 7919 + s + 1).toString(16).padStart(32, '0'), spanId: (i * 104729 + s + 1).toString(16).padStart(16, '0'), traceFlags: TraceFlags.SAMPLED })
+        : undefined;
+      const timestamp = startMs + i * 10_000 + s * 1000;
+      logger.emit({ body: line.body, attributes: line.attributes, severityNumber, severityText, timestamp, observedTimestamp: timestamp + 5, ...(traced === undefined ? {} : { context: traced }) });
+    }
+    return memory.getFinishedLogRecords();
+  });
+}
+
+/** Sends records with the official http/protobuf exporter to `url` (an /otlp/v1/logs or /v1/logs endpoint). */
+export async function exportLogs(url: string, headers: Record<string, string>, records: ReadableLogRecord[]): Promise<ExportResult> {
+  const exporter = new OTLPLogExporter({ url, headers });
+  const result = await new Promise<ExportResult>((resolve) => { exporter.export(records, resolve); });
+  await exporter.shutdown();
+  return result;
+}

@@ -1,0 +1,58 @@
+// How the differential test compares a Loki answer with Tenantry's: results
+// reduced to what both must agree on (label sets, lines in order, sample
+// values by timestamp), with streams and series in a canonical order, since
+// Loki does not promise an order among them.
+
+export interface LokiAnswer { readonly status: number; readonly body: unknown; readonly text: string }
+
+type Labels = Record<string, string>;
+interface StreamResult { stream: Labels; values: [string, string][] }
+interface MatrixResult { metric: Labels; values: [number, string][] }
+interface VectorResult { metric: Labels; value: [number, string] }
+
+const key = (labels: Labels): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+
+function dataOf(answer: LokiAnswer): { resultType?: string; result?: unknown } {
+  const body = answer.body as { data?: { resultType?: string; result?: unknown } } | undefined;
+  return body?.data ?? {};
+}
+
+/** A streams answer: every entry as "ts line {labels}" in the answer's overall order (by time, direction kept), then per-stream counts. */
+function streams(answer: LokiAnswer, direction: 'forward' | 'backward'): unknown {
+  const result = (dataOf(answer).result ?? []) as StreamResult[];
+  const entries = result.flatMap((s) => s.values.map(([ts, line]) => ({ ts, line, labels: key(s.stream) })));
+  // Equal timestamps have no defined order across streams: order by time, then line, then labels.
+  const sign = direction === 'forward' ? 1 : -1;
+  entries.sort((a, b) => (a.ts === b.ts ? (a.line === b.line ? a.labels.localeCompare(b.labels) : a.line.localeCompare(b.line)) : sign * (BigInt(a.ts) < BigInt(b.ts) ? -1 : 1)));
+  return { resultType: 'streams', streams: result.length, entries: entries.map((e) => `${e.ts} ${e.line} ${e.labels}`) };
+}
+
+function matrix(answer: LokiAnswer): unknown {
+  const result = (dataOf(answer).result ?? []) as MatrixResult[];
+  return { resultType: 'matrix', series: result.map((s) => `${key(s.metric)} ${s.values.map(([t, v]) => `${t}=${v}`).join(' ')}`).sort() };
+}
+
+function vector(answer: LokiAnswer): unknown {
+  const result = (dataOf(answer).result ?? []) as VectorResult[];
+  return { resultType: 'vector', samples: result.map((s) => `${key(s.metric)} ${s.value[0]}=${s.value[1]}`).sort() };
+}
+
+/** The comparable form of an answer: its status and result, or its error text for a non-200. */
+export function canonical(answer: LokiAnswer, direction: 'forward' | 'backward' = 'backward'): unknown {
+  if (answer.status !== 200) return { status: answer.status, error: answer.text.trim() };
+  const type = dataOf(answer).resultType;
+  if (type === 'streams') return streams(answer, direction);
+  if (type === 'matrix') return matrix(answer);
+  if (type === 'vector') return vector(answer);
+  return { status: answer.status, body: answer.body };
+}
+
+/** Size of an answer, for the printed table. */
+export function summary(answer: LokiAnswer): string {
+  if (answer.status !== 200) return `${answer.status}`;
+  const data = dataOf(answer);
+  const result = (data.result ?? []) as unknown[];
+  if (data.resultType === 'streams') return `${result.length} streams, ${(result as StreamResult[]).reduce((n, s) => n + s.values.length, 0)} lines`;
+  if (data.resultType === 'matrix') return `${result.length} series, ${(result as MatrixResult[]).reduce((n, s) => n + s.values.length, 0)} points`;
+  return `${result.length} samples`;
+}
