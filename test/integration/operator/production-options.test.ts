@@ -105,6 +105,14 @@ describe('operator production options against a real API server (least privilege
     expect(text).to.contain(`tenantry_operator_stack_condition{namespace="${ns}",stack="web",condition="Degraded"} 0`);
   });
 
+  it('the CRD refuses bad production options with a sentence', async () => {
+    const refused = async (spec: Record<string, unknown>): Promise<string> => srv().kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'bad', namespace: ns }, spec }))
+      .then(() => '', (e: unknown) => String((e as { stderr?: unknown }).stderr ?? e));
+    expect(await refused({ gateway: { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 2 } } })).to.contain('autoscaling.minReplicas must not exceed autoscaling.maxReplicas');
+    expect(await refused({ topologySpread: { zone: 'Sometimes' } })).to.contain('spec.topologySpread.zone: Unsupported value: "Sometimes"');
+    expect(await refused({ api: { autoscaling: { targetCPUUtilizationPercentage: 0 } } })).to.contain('spec.api.autoscaling.targetCPUUtilizationPercentage');
+  });
+
   it('was never refused a call', () => {
     const forbidden = (operator?.lines ?? []).filter((l) => JSON.stringify(l).includes('forbidden') || JSON.stringify(l).includes('403'));
     expect(forbidden).to.deep.equal([]);
