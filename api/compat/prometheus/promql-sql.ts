@@ -180,8 +180,9 @@ function binary(c: Compiler, b: Binary): Compiled {
   const value = !comparison ? expr : b.bool ? `toFloat64(${expr})` : 'l.v';
   return {
     type: 'vector',
-    sql: relation(resultLabels, 'l.k', value, `SELECT * FROM (SELECT labels, k, v, ${sig} AS sig FROM (${l.sql})) AS l
-      INNER JOIN (SELECT k, v, ${sig} AS sig FROM (${r.sql})) AS r ON l.sig = r.sig AND l.k = r.k`, comparison && !b.bool ? expr : ''),
+    sql: `SELECT ls AS labels, ks AS k, vs_ AS v FROM (SELECT ${resultLabels} AS ls, l.k AS ks, ${value} AS vs_
+      FROM (SELECT labels, k, v, ${sig} AS sig FROM (${l.sql})) AS l
+      INNER JOIN (SELECT k, v, ${sig} AS sig FROM (${r.sql})) AS r ON l.sig = r.sig AND l.k = r.k${comparison && !b.bool ? ` WHERE ${expr}` : ''})`,
   };
 }
 

@@ -10,7 +10,8 @@ import type { MetricSpec } from './support/telemetry-rows.ts';
 const rw = 'tenantry.prometheus.remote_write';
 /** A whole hour an hour ago: inside the default retention, aligned for readable steps. */
 const T0 = Math.floor(Date.now() / 3_600_000) * 3600 - 3600;
-const staleNaN = (): number => new Float64Array(new BigUint64Array([0x7ff0000000000002n]).buffer)[0] ?? NaN;
+/** Prometheus' stale marker: a NaN with these bits. */
+const staleBits = 0x7ff0000000000002n;
 
 interface Series { name: string; labels: Record<string, string>; type?: string; job?: string; instance?: string; tenant?: string }
 
@@ -51,10 +52,19 @@ describe('api/prometheus query', () => {
       ...samples({ name: 'http_requests_total', type: 'sum', labels: { code: '500' }, instance: 'host:9091' }, [[0, 100], [15, 115], [30, 130], [45, 145], [60, 160], [75, 175], [90, 190]]),
       // A gauge that stops at t=30 (no marker), and one ended by a stale marker at t=30.
       ...samples({ name: 'temp', labels: { room: 'a' } }, [[0, 20], [15, 21], [30, 22]]),
-      ...samples({ name: 'temp', labels: { room: 'b' } }, [[0, 10], [15, 11], [30, staleNaN()]]),
+      ...samples({ name: 'temp', labels: { room: 'b' } }, [[0, 10], [15, 11]]),
+      // A classic histogram: cumulative buckets 0 at t=0, then 10, 30, 40, 40 (le 0.1, 0.5, 1, +Inf) at t=60.
+      ...['0.1', '0.5', '1', '+Inf'].flatMap((le, i) => samples({ name: 'lat_bucket', type: 'sum', labels: { le } }, [[0, 0], [60, [10, 30, 40, 40][i] ?? 0]])),
       // Another tenant's series of the same name.
       ...samples({ name: 'temp', labels: { room: 'secret' }, tenant: 'globex' }, [[0, 99], [15, 99]]),
     ]);
+    // The stale marker's exact NaN bits: JSON has no NaN, so it is written by SQL as remote write stores it.
+    await h.store.client.command({
+      query: `INSERT INTO ${h.store.database}.metrics (tenant_id, metric_name, metric_type, scope_name, resource_attributes, attributes, timestamp, value)
+        SELECT 'acme', 'temp', 'gauge', {rw:String}, map('service.name', 'api', 'service.instance.id', 'host:9090'), map('room', 'b'),
+          fromUnixTimestamp64Milli({t:Int64}), reinterpretAsFloat64(toUInt64({bits:String}))`,
+      query_params: { rw, t: (T0 + 30) * 1000, bits: staleBits.toString() },
+    });
   });
   after(async () => { await h.close(); });
 
@@ -96,5 +106,135 @@ describe('api/prometheus query', () => {
     // code=500: 60 over 60 s = 1; code=200: 40 - 0 = 40... window [0, 60] samples 0..40 → 40/60.
     expect(r.map((s) => s.metric)).to.deep.equal([{ job: 'api' }]);
     expect(Number(r[0]?.value[1])).to.be.closeTo(1 + 40 / 60, 1e-12);
+  });
+
+  it('drops a series 5 minutes after its last sample, and at once after a stale marker', async () => {
+    expect((await instant('temp{room="a"}', 330)).map((x) => x.value[1])).to.deep.equal(['22']);
+    expect(await instant('temp{room="a"}', 331)).to.deep.equal([]);
+    expect(await instant('temp{room="a"}', 100, { lookback_delta: '1m' })).to.deep.equal([]);
+    expect(await instant('temp{room="b"}', 30)).to.deep.equal([]);
+    const r = await range('temp', 0, 60, 15);
+    expect(r.map((x) => [x.metric['room'], x.values.map((v) => v[1])])).to.deep.equal([['a', ['20', '21', '22', '22', '22']], ['b', ['10', '11']]]);
+  });
+
+  it('computes the *_over_time functions; only last_over_time keeps the metric name', async () => {
+    const at30 = async (fn: string): Promise<VectorResult> => instant(`${fn}(temp{room="a"}[30s])`, 30);
+    expect((await at30('avg_over_time'))[0]?.value[1]).to.equal('21');
+    expect((await at30('sum_over_time'))[0]?.value[1]).to.equal('63');
+    expect((await at30('min_over_time'))[0]?.value[1]).to.equal('20');
+    expect((await at30('max_over_time'))[0]?.value[1]).to.equal('22');
+    expect((await at30('count_over_time'))[0]?.value[1]).to.equal('3');
+    const last = await at30('last_over_time');
+    expect(last).to.deep.equal([{ metric: { __name__: 'temp', instance: 'host:9090', job: 'api', room: 'a' }, value: [T0 + 30, '22'] }]);
+    expect((await at30('max_over_time'))[0]?.metric).to.not.have.property('__name__');
+    // The stale marker is not a sample of the range.
+    expect((await instant('count_over_time(temp{room="b"}[1m])', 40))[0]?.value[1]).to.equal('2');
+  });
+
+  it('aggregates with by and without, and keeps the k largest or smallest', async () => {
+    const one = async (q: string): Promise<[Record<string, string>, string][]> => (await instant(q, 60)).map((x) => [x.metric, x.value[1]]);
+    expect(await one('sum(http_requests_total)')).to.deep.equal([[{}, '200']]);
+    expect(await one('avg by (job) (http_requests_total)')).to.deep.equal([[{ job: 'api' }, '100']]);
+    expect(await one('min without (code, instance) (http_requests_total)')).to.deep.equal([[{ job: 'api' }, '40']]);
+    expect(await one('max by (code) (http_requests_total)')).to.deep.equal([[{ code: '200' }, '40'], [{ code: '500' }, '160']]);
+    // room b ended with its stale marker at 30.
+    expect(await one('count(temp)')).to.deep.equal([[{}, '1']]);
+    expect((await instant('count(temp)', 20)).map((x) => x.value[1])).to.deep.equal(['2']);
+    expect(await one('topk(1, http_requests_total)')).to.deep.equal([[{ __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, '160']]);
+    expect(await one('bottomk(1, http_requests_total)')).to.deep.equal([[{ __name__: 'http_requests_total', code: '200', instance: 'host:9090', job: 'api' }, '40']]);
+    expect((await one('topk(5, http_requests_total)')).map((x) => x[1])).to.deep.equal(['160', '40']);
+  });
+
+  it('interpolates histogram_quantile within classic buckets', async () => {
+    const q = async (phi: number): Promise<string | undefined> => (await instant(`histogram_quantile(${phi}, lat_bucket)`, 60))[0]?.value[1];
+    // rank 20 of 40 falls in (0.1, 0.5] holding 10..30 → 0.1 + 0.4 × 10/20.
+    expect(Number(await q(0.5))).to.be.closeTo(0.3, 1e-12);
+    // rank 39.6 in (0.5, 1] holding 30..40 → 0.5 + 0.5 × 9.6/10.
+    expect(Number(await q(0.99))).to.be.closeTo(0.98, 1e-12);
+    expect(await q(1.5)).to.equal('+Inf');
+    expect(await q(-1)).to.equal('-Inf');
+    const r = await instant('histogram_quantile(0.5, sum by (le) (rate(lat_bucket[1m])))', 60);
+    expect(r.map((x) => x.metric)).to.deep.equal([{}]);
+    expect(Number(r[0]?.value[1])).to.be.closeTo(0.3, 1e-12);
+    // No series at t=0 has any observation → NaN.
+    expect((await instant('histogram_quantile(0.5, lat_bucket)', 0))[0]?.value[1]).to.equal('NaN');
+  });
+
+  it('applies arithmetic and comparisons between vectors (on, ignoring, bool) and with scalars', async () => {
+    const one = async (q: string, t = 60): Promise<[Record<string, string>, string][]> => (await instant(q, t)).map((x) => [x.metric, x.value[1]]);
+    expect(await one('http_requests_total{code="500"} - ignoring(code, instance) http_requests_total{code="200"}')).to.deep.equal([[{ job: 'api' }, '120']]);
+    expect(await one('sum by (job) (http_requests_total) / on(job) sum by (job) (http_requests_total{code="200"})')).to.deep.equal([[{ job: 'api' }, '5']]);
+    // Without a matching modifier, all labels but __name__ must match: temp and http_requests_total share none.
+    expect(await one('temp + http_requests_total', 20)).to.deep.equal([]);
+    expect(await one('http_requests_total > 100')).to.deep.equal([[{ __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, '160']]);
+    expect((await one('http_requests_total > bool 100')).map((x) => [x[0]['code'], x[0]['__name__'], x[1]])).to.deep.equal([['200', undefined, '0'], ['500', undefined, '1']]);
+    expect((await one('temp * 2 + 1', 20)).map((x) => x[1])).to.deep.equal(['43', '23']);
+    expect((await one('100 - temp', 20)).map((x) => x[1])).to.deep.equal(['79', '89']);
+    expect((await one('-temp', 20)).map((x) => [x[0]['__name__'], x[1]])).to.deep.equal([[undefined, '-21'], [undefined, '-11']]);
+    expect((await one('temp / 0', 20)).map((x) => x[1])).to.deep.equal(['+Inf', '+Inf']);
+    // (temp % 4) == 1: the comparison keeps the left side's value, 21 % 4.
+    expect(await one('temp % 4 == 1', 20)).to.deep.equal([[{ instance: 'host:9090', job: 'api', room: 'a' }, '1']]);
+    expect((await one('temp ^ 2 >= bool 400', 20)).map((x) => x[1])).to.deep.equal(['1', '0']);
+    const scalar = await get('/api/v1/query', { query: '1 + 2 * 3', time: T0 });
+    expect(field(scalar.body, 'data')).to.deep.equal({ resultType: 'scalar', result: [T0, '7'] });
+    const rangeScalar = await range('2 > bool 1', 0, 30, 15);
+    expect(rangeScalar).to.deep.equal([{ metric: {}, values: [[T0, '1'], [T0 + 15, '1'], [T0 + 30, '1']] }]);
+  });
+
+  it('applies abs, clamp_min, clamp_max, round and offset', async () => {
+    const vals = async (q: string, t = 20): Promise<string[]> => (await instant(q, t)).map((x) => x.value[1]);
+    expect(await vals('abs(-temp)')).to.deep.equal(['21', '11']);
+    expect(await vals('clamp_min(temp, 15)')).to.deep.equal(['21', '15']);
+    expect(await vals('clamp_max(temp, 15)')).to.deep.equal(['15', '11']);
+    expect(await vals('round(temp / 4)')).to.deep.equal(['5', '3']);
+    expect(await vals('round(temp / 3, 0.5)')).to.deep.equal(['7', '3.5']);
+    expect(await vals('temp{room="a"} offset 15s', 30)).to.deep.equal(['21']);
+    expect(await vals('rate(http_requests_total{code="500"}[30s] offset 30s)', 90)).to.deep.equal(['1']);
+  });
+
+  it('answers an instant query of a range selector with the raw samples', async () => {
+    const reply = await get('/api/v1/query', { query: 'temp{room="a"}[20s]', time: T0 + 30 });
+    expect(field(reply.body, 'data')).to.deep.equal({ resultType: 'matrix', result: [{ metric: { __name__: 'temp', instance: 'host:9090', job: 'api', room: 'a' }, values: [[T0 + 15, '21'], [T0 + 30, '22']] }] });
+  });
+
+  it('refuses what it does not evaluate with 400 bad_data naming it', async () => {
+    const refused = async (query: string, fragment: string): Promise<void> => {
+      const reply = await get('/api/v1/query', { query, time: T0 });
+      expect(reply.status, reply.text).to.equal(400);
+      expect(reply.body).to.include({ status: 'error', errorType: 'bad_data' });
+      expect(String(field(reply.body, 'error'))).to.include(fragment);
+    };
+    await refused('predict_linear(temp[5m], 60)', 'unsupported function "predict_linear"');
+    await refused('temp and temp', 'unsupported binary operator "and"');
+    await refused('quantile(0.5, temp)', 'unsupported aggregation "quantile"');
+    await refused('rate(temp[5m:1m])', 'subquery');
+    await refused('temp * on() group_left temp', 'group_left');
+    await refused('sum(temp', 'parse error');
+    await refused('rate(temp)', 'expected type range vector');
+    await refused('', 'no expression found');
+  });
+
+  it('checks the time parameters and the 11,000 points limit as Prometheus does', async () => {
+    const q = (params: Record<string, string | number>): Promise<Reply> => get('/api/v1/query_range', { query: 'temp', ...params });
+    const over = await q({ start: T0, end: T0 + 11_001, step: 1 });
+    expect(over.status).to.equal(400);
+    expect(field(over.body, 'error')).to.equal('exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)');
+    expect((await q({ start: T0, end: T0 + 11_000, step: 1 })).status).to.equal(200);
+    expect((await q({ start: T0, end: T0 + 60 })).status).to.equal(400);
+    expect(field((await q({ start: T0, end: T0 + 60, step: '0' })).body, 'error')).to.include('zero or negative query resolution step');
+    expect(field((await q({ start: T0 + 60, end: T0, step: 15 })).body, 'error')).to.include('end timestamp must not be before start time');
+    expect((await q({ start: 'yesterday', end: T0, step: 15 })).status).to.equal(400);
+    const rfc = await q({ start: new Date(T0 * 1000).toISOString(), end: new Date((T0 + 30) * 1000).toISOString(), step: '15s' });
+    expect((field(rfc.body, 'data', 'result') as MatrixResult).find((x) => x.metric['room'] === 'a')?.values).to.deep.equal([[T0, '20'], [T0 + 15, '21'], [T0 + 30, '22']]);
+    const matrix = await q({ query: 'temp[1m]', start: T0, end: T0 + 60, step: 15 });
+    expect(field(matrix.body, 'error')).to.include('invalid expression type "range vector" for range query');
+  });
+
+  it('takes POST form bodies as Grafana sends them', async () => {
+    const reply = await h.call('POST', '/prometheus/api/v1/query', {
+      key: keys.readAcme, raw: new URLSearchParams({ query: '1+1', time: String(T0) }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(reply.status, reply.text).to.equal(200);
+    expect(reply.body).to.deep.equal({ status: 'success', data: { resultType: 'scalar', result: [T0, '2'] } });
   });
 });
