@@ -83,6 +83,22 @@ function workloadState(applied: KubeObject): WorkloadState {
   return { key: objectKey(applied), desired: spec.replicas ?? 1, ready: status.readyReplicas ?? 0, updated: current ? (status.updatedReplicas ?? 0) : 0 };
 }
 
+/**
+ * A failed migrate Job is deleted this long after it failed, and the next
+ * reconcile creates it again under the same name (its pod template cannot
+ * change): a migrate run that gave up waiting for the cluster, or met a
+ * transient error, is retried without anyone deleting it by hand. The pause
+ * keeps the failure visible in status (Degraded, MigrationFailed) for a while.
+ */
+export const failedJobRetryMs = 60_000;
+
+/** When the Job's Failed condition became true, or undefined. */
+function failedAt(applied: KubeObject | undefined): number | undefined {
+  const conditions = ((applied?.['status'] ?? {}) as { conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }> }).conditions;
+  const failed = conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  return failed === undefined ? undefined : Date.parse(failed.lastTransitionTime ?? '') || 0;
+}
+
 function jobState(name: string, applied: KubeObject | undefined): JobState {
   const status = (applied?.['status'] ?? {}) as { succeeded?: number; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
   const failed = status.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
@@ -168,6 +184,7 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
   const errors: string[] = [];
   const workloads: WorkloadState[] = [];
   let migration: JobState = { name: '', exists: false, succeeded: false, failed: false, failureMessage: undefined };
+  let failedJob: { object: KubeObject; since: number } | undefined;
   const credentials = credentialsFor(deps, stack);
   const referenced = referencedSecretsChecksum(deps, stack);
   if (!referenced.ok) errors.push(referenced.message);
@@ -182,7 +199,10 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
         continue;
       }
       if (child.kind === 'Deployment' || child.kind === 'StatefulSet') workloads.push(workloadState({ ...live.value, kind: child.kind }));
-      if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', live.value);
+      if (child.kind === 'Job') {
+        migration = jobState(child.metadata?.name ?? '', live.value);
+        failedJob = failedAt(live.value) === undefined ? undefined : { object: live.value, since: failedAt(live.value) ?? 0 };
+      }
     }
     if (errors.length === 0) errors.push(...await prune(deps, stack, new Set(desired.map(objectKey)), log, about));
   }
@@ -200,7 +220,22 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
       void recordEvent(deps.rest, about, ready.status === 'True' ? 'Normal' : 'Warning', ready.reason, ready.message);
     }
   }
+  let resyncAfterMs = resyncMs;
+  if (failedJob !== undefined && errors.length === 0) {
+    const waited = deps.now().getTime() - failedJob.since;
+    if (waited < failedJobRetryMs) resyncAfterMs = failedJobRetryMs - waited;
+    else {
+      const deleted = await deleteObject(deps.rest, resourceTypes.job, namespace, failedJob.object.metadata?.name ?? '', failedJob.object.metadata?.uid);
+      if (!deleted.ok) errors.push(`deleting failed Job ${failedJob.object.metadata?.name ?? ''}: ${deleted.message}`);
+      else {
+        deps.cache.of(resourceTypes.job).delete(failedJob.object);
+        log.info('deleted failed migrate Job to run it again', { job: failedJob.object.metadata?.name });
+        void recordEvent(deps.rest, about, 'Normal', 'MigrationRetried', `deleted failed Job ${failedJob.object.metadata?.name ?? ''}; it is created again`);
+        resyncAfterMs = 1_000;
+      }
+    }
+  }
   if (errors.length > 0) return { ok: false, message: errors.join('; ') };
   deps.onReconciled?.(stack);
-  return { ok: true, resyncAfterMs: resyncMs };
+  return { ok: true, resyncAfterMs };
 }

@@ -83,8 +83,11 @@ const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
  * happen with this key: its partitions are bounded by the days and the
  * retention values in use (docs/schema.md, "Retention").
  */
-function insertSettings(token: string | undefined): string {
+function insertSettings(token: string | undefined, cluster: string | undefined): string {
   const settings = ['max_partitions_per_insert_block = 0'];
+  // On a cluster the INSERT goes through a Distributed table: in the foreground it returns once every shard's
+  // rows are written on a replica there, so an acknowledged block is stored (issue 14), not queued on the receiving server.
+  if (cluster !== undefined) settings.push('distributed_foreground_insert = 1');
   if (token !== undefined) {
     if (!safeToken.test(token)) throw new Error(`bug: deduplication token ${JSON.stringify(token)} is not a plain name`);
     settings.push(`insert_deduplication_token = '${token}'`, 'deduplicate_blocks_in_dependent_materialized_views = 1');
@@ -115,7 +118,7 @@ export function stringLiteral(value: string): string {
 
 /** Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the client does. */
 export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string): Promise<void> {
-  const settings = insertSettings(dedupToken);
+  const settings = insertSettings(dedupToken, store.cluster);
   if (store.spoolDir === undefined) {
     const query = target.retentionFrom === undefined
       ? `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')}) ${settings} FORMAT RowBinary`

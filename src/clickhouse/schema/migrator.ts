@@ -3,7 +3,9 @@
 // (TENANTRY_*_RETENTION_DAYS: the days of tenants nobody configured). From
 // migration 5 on these are the tenant_retention view's defaults and the
 // retention_days columns' DEFAULTs; before it, the tables' TTLs. Re-running
-// is a no-op. Store failures come back as values.
+// is a no-op. Store failures come back as values. On a cluster it first waits
+// for every server and Keeper and converges the schema onto servers added
+// since (cluster-schema.ts).
 import { createHash } from 'node:crypto';
 import type { RetentionConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
@@ -14,6 +16,8 @@ import { createDatabase, createOrReplaceView, createTable, modifyColumnDefault, 
 import type { SchemaTarget } from './ddl.ts';
 import { migrations as releasedMigrations } from './migrations.ts';
 import { applyRetentionTtl } from './retention-ttl.ts';
+import { convergeCluster, waitForCluster } from './cluster-schema.ts';
+import type { ClusterWait } from './cluster-schema.ts';
 import type { Migration, SchemaContext } from './migrations.ts';
 import { retentionColumn, retentionColumnType, retentionTables, retentionView, retentionViewSelect, ttlExpression } from './tables.ts';
 
@@ -28,17 +32,25 @@ export function migrationChecksum(migration: Migration): string {
   return createHash('sha256').update(migration.statements(canonical).join(';\n')).digest('hex');
 }
 
-function migrationsTable(t: SchemaTarget): string[] {
-  return createTable(t, {
-    name: 'schema_migrations',
-    columns: ['version UInt32', 'name String', 'checksum String', 'applied_at DateTime64(3) DEFAULT now64(3)'],
-    engine: 'ReplacingMergeTree(applied_at)',
-    orderBy: 'version',
-    shardingKey: 'version',
-  });
+const migrationsColumns = ['version UInt32', 'name String', 'checksum String', 'applied_at DateTime64(3) DEFAULT now64(3)'];
+
+/**
+ * schema_migrations: on one node a ReplacingMergeTree; on a cluster one
+ * replicated table that is not sharded (every server holds every row, under
+ * one Keeper path without {shard}), read and written directly, so the
+ * versions are known from any server without a Distributed read of all shards.
+ */
+export function migrationsTable(t: SchemaTarget): string[] {
+  if (t.cluster === undefined) {
+    return createTable(t, { name: 'schema_migrations', columns: migrationsColumns, engine: 'ReplacingMergeTree(applied_at)', orderBy: 'version', shardingKey: 'version' });
+  }
+  return [`CREATE TABLE IF NOT EXISTS ${t.database}.schema_migrations ON CLUSTER ${t.cluster} (\n  ${migrationsColumns.join(',\n  ')}\n)\n` +
+    `ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${t.database}/schema_migrations', '{replica}', applied_at)\nORDER BY version`];
 }
 
 async function appliedMigrations(store: Store, t: SchemaTarget): Promise<Map<number, string>> {
+  // On a cluster, this server first fetches every version another server recorded.
+  if (t.cluster !== undefined) await store.client.command({ query: `SYSTEM SYNC REPLICA ${t.database}.schema_migrations` });
   const rs = await store.client.query({ query: `SELECT version, checksum FROM ${queryTable(t, 'schema_migrations')}`, format: 'JSONEachRow' });
   const rows = await rs.json<{ version: number; checksum: string }>();
   return new Map(rows.map((r) => [r.version, r.checksum]));
@@ -99,11 +111,19 @@ async function reconcileRetention(store: Store, ctx: SchemaContext): Promise<str
 }
 
 /** Applies every pending migration to the store's database, then the retention settings. */
-export async function migrate(store: Store, retention: RetentionConfig, log: Logger, migrations: readonly Migration[] = releasedMigrations): Promise<MigrateResult> {
+export async function migrate(store: Store, retention: RetentionConfig, log: Logger, migrations: readonly Migration[] = releasedMigrations, wait?: ClusterWait): Promise<MigrateResult> {
   const ctx: SchemaContext = { database: store.database, cluster: store.cluster, retention };
   try {
+    if (ctx.cluster !== undefined) {
+      const ready = await waitForCluster(store, ctx.cluster, wait);
+      if (!ready.ok) return { ok: false, message: ready.message };
+    }
     await store.client.command({ query: createDatabase(ctx) });
     for (const statement of migrationsTable(ctx)) await store.client.command({ query: statement });
+    if (ctx.cluster !== undefined) {
+      const converged = await convergeCluster(store, { ...ctx, cluster: ctx.cluster });
+      if (converged.created.length + converged.droppedReplicas.length > 0) log.info('schema converged on the cluster', { created: converged.created.length, droppedReplicas: converged.droppedReplicas });
+    }
     const applied = await appliedMigrations(store, ctx);
     const ran: number[] = [];
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
