@@ -29,7 +29,7 @@ type MatrixResult = { metric: Record<string, string>; values: [number, string][]
 describe('api/prometheus query', () => {
   let h: Harness;
   const get = (path: string, params: Record<string, string | number>, key: string = keys.readAcme): Promise<Reply> =>
-    h.call('GET', `/prometheus${path}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString()}`, { key });
+    h.call('GET', `/prometheus${path}?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString()}`, { key });
   const instant = async (query: string, time: number, extra: Record<string, string | number> = {}): Promise<VectorResult> => {
     const reply = await get('/api/v1/query', { query, time: T0 + time, ...extra });
     expect(reply.status, reply.text).to.equal(200);
