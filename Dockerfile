@@ -24,8 +24,10 @@ FROM node:24-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm pkg delete devDependencies.node scripts.prepare \
- && npm install --no-audit --no-fund --omit=dev --omit=optional --ignore-scripts \
+# chdb is left out by name, not with --omit=optional: native packages other
+# dependencies bring as optional ones (snappy's, for remote write) must stay.
+RUN npm pkg delete devDependencies.node optionalDependencies.chdb scripts.prepare \
+ && npm install --no-audit --no-fund --omit=dev --ignore-scripts \
  && npm cache clean --force
 COPY --from=build /src/dist ./dist
 RUN chmod +x dist/src/cli.js && ln -s /app/dist/src/cli.js /usr/local/bin/tenantry
