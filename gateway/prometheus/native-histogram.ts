@@ -246,8 +246,8 @@ export class NativeHistogram {
   }
 }
 
-/** The 8 bytes of a double field as they were sent (NaN payloads kept), or 0 when absent (at < 0). */
+/** The 8 bytes of a double field as they were sent (as two integers: NaN payloads kept), or 0 when absent (at < 0). */
 export function rawDouble(w: RowWriter, buf: Buffer, at: number): void {
   if (at < 0) w.f64(0);
-  else w.bytes(buf.subarray(at, at + 8));
+  else w.u64Parts(buf.readUInt32LE(at), buf.readUInt32LE(at + 4));
 }

@@ -72,12 +72,24 @@ class SeriesLabels {
   job = -1;
   instance = -1;
 
-  read(r: WireReader, start: number, end: number): void {
+  readonly #it: WireReader;
+  readonly #label: WireReader;
+
+  /** For the series of one request's body. */
+  constructor(body: Buffer) {
+    this.#it = new WireReader(body, 0, 0);
+    this.#label = new WireReader(body, 0, 0);
+  }
+
+  read(start: number, end: number): void {
     this.names.clear();
     this.values.clear();
     this.metricName = this.job = this.instance = -1;
-    const it = new WireReader(r.buf, start, end);
-    const label = new WireReader(r.buf, 0, 0);
+    const it = this.#it;
+    const label = this.#label;
+    const buf = it.buf;
+    it.pos = start;
+    it.end = end;
     while (it.more()) {
       const tag = it.uint32();
       if (tag !== ((1 << 3) | WireType.bytes)) { it.skip(tag & 7); continue; }
@@ -91,9 +103,9 @@ class SeriesLabels {
       }
       it.pos = e;
       const index = this.names.count;
-      if (isLabel(r.buf, ns, ne, nameLabel)) this.metricName = index;
-      else if (isLabel(r.buf, ns, ne, jobLabel)) this.job = index;
-      else if (isLabel(r.buf, ns, ne, instanceLabel)) this.instance = index;
+      if (isLabel(buf, ns, ne, nameLabel)) this.metricName = index;
+      else if (isLabel(buf, ns, ne, jobLabel)) this.job = index;
+      else if (isLabel(buf, ns, ne, instanceLabel)) this.instance = index;
       this.names.push(ns, ne);
       this.values.push(vs, ve);
     }
@@ -104,43 +116,71 @@ class SeriesLabels {
     w.string(buf, this.values.starts[this.metricName] ?? 0, this.values.ends[this.metricName] ?? 0);
   }
 
+  /** A label value as an attribute value (at most maxAttributeValueBytes). */
+  #value(w: RowWriter, buf: Buffer, i: number, limits: RequestLimits): void {
+    limits.writeSlice(w, buf, this.values.starts[i] ?? 0, this.values.ends[i] ?? 0, limits.limits.maxAttributeValueBytes, 'attribute_value_bytes');
+  }
+
   /** service_name … start_timestamp: the series' resource, scope and attributes, the same for each of its points. */
   writeSeries(w: RowWriter, buf: Buffer, limits: RequestLimits): void {
-    const { maxAttributes, maxAttributeKeyBytes: maxKey, maxAttributeValueBytes: maxValue } = limits.limits;
-    const value = (i: number, out: RowWriter): void => { limits.writeSlice(out, buf, this.values.starts[i] ?? 0, this.values.ends[i] ?? 0, maxValue, 'attribute_value_bytes'); };
-    if (this.job >= 0) value(this.job, w); else w.empty(); // service_name
+    const { job, instance, metricName } = this;
+    if (job >= 0) this.#value(w, buf, job, limits); else w.empty(); // service_name
     w.empty(); // resource_schema_url
-    w.varint((this.job >= 0 ? 1 : 0) + (this.instance >= 0 ? 1 : 0));
-    if (this.job >= 0) { w.text(jobAttribute); value(this.job, w); }
-    if (this.instance >= 0) { w.text(instanceAttribute); value(this.instance, w); }
-    w.text(remoteWriteScope.name);
-    w.text(remoteWriteScope.version);
-    w.varint(0); // scope_attributes
-    const others = this.names.count - [this.metricName, this.job, this.instance].filter((i) => i >= 0).length;
-    const kept = limits.keep(others, maxAttributes, 'attribute_count');
+    w.varint((job >= 0 ? 1 : 0) + (instance >= 0 ? 1 : 0));
+    if (job >= 0) { w.bytes(jobKey); this.#value(w, buf, job, limits); }
+    if (instance >= 0) { w.bytes(instanceKey); this.#value(w, buf, instance, limits); }
+    w.bytes(scopePart);
+    const others = this.names.count - (metricName >= 0 ? 1 : 0) - (job >= 0 ? 1 : 0) - (instance >= 0 ? 1 : 0);
+    const kept = limits.keep(others, limits.limits.maxAttributes, 'attribute_count');
     w.varint(kept);
     let written = 0;
     for (let i = 0; i < this.names.count && written < kept; i++) {
-      if (i === this.metricName || i === this.job || i === this.instance) continue;
-      limits.writeSlice(w, buf, this.names.starts[i] ?? 0, this.names.ends[i] ?? 0, maxKey, 'attribute_key_bytes');
-      value(i, w);
+      if (i === metricName || i === job || i === instance) continue;
+      limits.writeSlice(w, buf, this.names.starts[i] ?? 0, this.names.ends[i] ?? 0, limits.limits.maxAttributeKeyBytes, 'attribute_key_bytes');
+      this.#value(w, buf, i, limits);
       written++;
     }
     w.u64Parts(0, 0); // start_timestamp: remote write has none
   }
 }
 
+/** Constant parts of every row: the resource attribute keys, and scope_name, scope_version, scope_attributes. */
+function rendered(write: (w: RowWriter) => void): Buffer {
+  const w = new RowWriter(128);
+  write(w);
+  return Buffer.from(w.result());
+}
+const jobKey = rendered((w) => { w.text(jobAttribute); });
+const instanceKey = rendered((w) => { w.text(instanceAttribute); });
+const scopePart = rendered((w) => {
+  w.text(remoteWriteScope.name);
+  w.text(remoteWriteScope.version);
+  w.varint(0);
+});
+
 const twoTo32 = 4_294_967_296;
 
-/** A Prometheus timestamp (int64 ms as unsigned varint halves) as Unix ns halves; negative or past 2262 clamp to 0 / the largest. */
+/** Unix ns as unsigned 32-bit halves, set by toNanos (one per conversion: no allocation per sample). */
+class Nanos {
+  lo = 0;
+  hi = 0;
+
+  /** A Prometheus timestamp (int64 ms as unsigned varint halves); before 1970 is 0 (too old), past 2262 the largest value. */
+  set(lo: number, hi: number): void {
+    if (hi >= 0x80000000) { this.lo = this.hi = 0; return; }
+    const ms = hi * twoTo32 + lo;
+    if (ms >= 9_223_372_036_854) { this.lo = 0xffffffff; this.hi = 0x7fffffff; return; }
+    const low = (ms % twoTo32) * 1e6; // < 2^53: exact
+    this.lo = low % twoTo32;
+    this.hi = Math.floor(ms / twoTo32) * 1e6 + Math.floor(low / twoTo32);
+  }
+}
+
+/** msToNanos as a pair (tests). */
 export function msToNanos(lo: number, hi: number): [number, number] {
-  if (hi >= 0x80000000) return [0, 0]; // before 1970: rejected as too old
-  const ms = hi * twoTo32 + lo;
-  if (ms >= 9_223_372_036_854) return [0xffffffff, 0x7fffffff];
-  const msHi = Math.floor(ms / twoTo32);
-  const low = (ms % twoTo32) * 1e6; // < 2^53: exact
-  const carry = Math.floor(low / twoTo32);
-  return [low % twoTo32, msHi * 1e6 + carry];
+  const ns = new Nanos();
+  ns.set(lo, hi);
+  return [ns.lo, ns.hi];
 }
 
 /** The samples of a TimeSeries: raw value positions and timestamps. */
@@ -152,8 +192,17 @@ class Samples {
 
   clear(): void { this.count = 0; }
 
-  add(r: WireReader, start: number, end: number): void {
-    const it = new WireReader(r.buf, start, end);
+  readonly #it: WireReader;
+
+  /** For the samples of one request's body. */
+  constructor(body: Buffer) {
+    this.#it = new WireReader(body, 0, 0);
+  }
+
+  add(start: number, end: number): void {
+    const it = this.#it;
+    it.pos = start;
+    it.end = end;
     let at = -1; let lo = 0; let hi = 0;
     while (it.more()) {
       const tag = it.uint32();
@@ -193,12 +242,12 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
   const tenantPart = new RowWriter(256);
   tenantPart.text(tenant);
   const head = tenantPart.result();
-  const series = new RowWriter(4096);
-  const labels = new SeriesLabels();
-  const samples = new Samples();
+  const labels = new SeriesLabels(body);
+  const samples = new Samples(body);
   const histograms = new RangeList();
   const histogram = new NativeHistogram();
   const metadata: MetricMetadata[] = [];
+  const ns = new Nanos();
   const r = new WireReader(body);
   let rowCount = 0;
   let skippedHistograms = 0;
@@ -223,27 +272,24 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
       const e = it.delimited();
       const field = t >>> 3;
       // Field 1, labels, is read below once the series proves to have points; field 3, exemplars, is dropped.
-      if (field === 2) samples.add(it, it.pos, e);
+      if (field === 2) samples.add(it.pos, e);
       else if (field === 4) histograms.push(it.pos, e);
       it.pos = e;
     }
     if (samples.count === 0 && histograms.count === 0) continue;
-    labels.read(r, seriesStart, seriesEnd);
+    labels.read(seriesStart, seriesEnd);
     if (labels.metricName < 0) throw new WireError('a time series has no __name__ label');
-    series.pos = 0;
-    labels.writeSeries(series, body, limits);
-    const seriesPart = series.result();
     for (let i = 0; i < samples.count; i++) {
-      const [lo, hi] = msToNanos(samples.timeLo[i] ?? 0, samples.timeHi[i] ?? 0);
+      ns.set(samples.timeLo[i] ?? 0, samples.timeHi[i] ?? 0);
       if (!admitted(resolver, tenant, limits)) continue;
-      const rejection = limits.rejectionBefore(tenant, lo, hi, w.pos, false);
+      const rejection = limits.rejectionBefore(tenant, ns.lo, ns.hi, w.pos, false);
       if (rejection !== undefined) { limits.reject(rejection); continue; }
       const rowStart = limits.beginRow(w);
       w.bytes(head);
       labels.writeName(w, body);
       w.bytes(sampleType);
-      w.bytes(seriesPart);
-      w.u64Parts(lo, hi);
+      labels.writeSeries(w, body, limits);
+      w.u64Parts(ns.lo, ns.hi);
       w.u32(0); // flags
       rawDouble(w, body, samples.valueAt[i] ?? -1);
       w.bytes(sampleTail);
@@ -253,15 +299,15 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
       histogram.read(body, histograms.starts[i] ?? 0, histograms.ends[i] ?? 0);
       if (!histogram.exponential) { skippedHistograms++; continue; }
       if (!admitted(resolver, tenant, limits)) continue;
-      const [lo, hi] = msToNanos(histogram.timeLo, histogram.timeHi);
-      const rejection = histogram.tooWide ? { reason: 'request_too_expansive' as const } : limits.rejectionBefore(tenant, lo, hi, w.pos, false);
+      ns.set(histogram.timeLo, histogram.timeHi);
+      const rejection = histogram.tooWide ? { reason: 'request_too_expansive' as const } : limits.rejectionBefore(tenant, ns.lo, ns.hi, w.pos, false);
       if (rejection !== undefined) { limits.reject(rejection); continue; }
       const rowStart = limits.beginRow(w);
       w.bytes(head);
       labels.writeName(w, body);
       w.bytes(histogramType);
-      w.bytes(seriesPart);
-      w.u64Parts(lo, hi);
+      labels.writeSeries(w, body, limits);
+      w.u64Parts(ns.lo, ns.hi);
       w.u32(0); // flags
       histogram.write(w, body);
       if (limits.endRow(w, rowStart, undefined)) rowCount++;
