@@ -52,14 +52,34 @@ function position(text: string, offset: number): { line: number; col: number } {
   return { line: before.length, col: (before.at(-1)?.length ?? 0) + 1 };
 }
 
-/** A LogQL string literal: "…" with Go escapes, or `…` raw. */
+const simpleEscapes: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"', "'": "'" };
+
+/** A LogQL string literal as Go's strconv.Unquote reads it: "…" with Go escapes, or `…` raw. */
 export function unquote(literal: string): string {
   if (literal.startsWith('`')) return literal.slice(1, -1);
-  try {
-    return JSON.parse(literal.replace(/\\([^"\\/bfnrtu])/g, '$1')) as string;
-  } catch {
-    return refuse(`invalid string literal ${literal}`);
+  const body = literal.slice(1, -1);
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] ?? '';
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    const e = body[i + 1] ?? '';
+    const simple = simpleEscapes[e];
+    if (simple !== undefined) {
+      out += simple;
+      i += 1;
+      continue;
+    }
+    const hex = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
+    const digits = hex > 0 ? body.slice(i + 2, i + 2 + hex) : body.slice(i + 1, i + 4);
+    const valid = hex > 0 ? new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits) : /^[0-7]{3}$/.test(digits);
+    if (!valid) return refuse(`invalid string literal ${literal}: unknown escape sequence \\${e}`);
+    out += String.fromCodePoint(parseInt(digits, hex > 0 ? 16 : 8));
+    i += hex > 0 ? 1 + hex : 3;
   }
+  return out;
 }
 
 const durationUnits: Readonly<Record<string, bigint>> = {
@@ -201,8 +221,16 @@ class Reader {
 
   grouping(node: SyntaxNode | null): Grouping | undefined {
     if (node === null) return undefined;
+    // Labels nest one level per comma: collect their identifiers in order.
+    const names: string[] = [];
+    const collect = (n: SyntaxNode): void => {
+      for (let c = n.firstChild; c !== null; c = c.nextSibling) {
+        if (c.name === 'Labels') collect(c);
+        else if (c.name === 'Identifier') names.push(this.text(c));
+      }
+    };
     const labels = node.getChild('Labels');
-    const names = labels === null ? [] : labels.getChildren('Identifier').map((i) => this.text(i));
+    if (labels !== null) collect(labels);
     return { mode: node.getChild('Without') !== null ? 'without' : 'by', labels: names };
   }
 

@@ -106,7 +106,8 @@ function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'ran
   // Each row counts at every grid point t with t - range < ts <= t: k from ceil((ts-start)/step) to ceil((ts+range-start)/step) - 1.
   const first = `if(ts - ${start} <= 0, 0, intDiv(ts - ${start} + ${step} - 1, ${step}))`;
   const after = `least(${params.bind(grid.points, 'Int64')}, intDiv(ts + ${range} - ${start} + ${step} - 1, ${step}))`;
-  const seconds = params.bind(Number(expr.rangeNs) / 1e9, 'Float64');
+  // materialize(): a true division, as Loki's; ClickHouse turns division by a constant into multiplication by its inverse (9 / 300 ≠ 9 × (1/300)).
+  const seconds = `materialize(${params.bind(Number(expr.rangeNs) / 1e9, 'Float64')})`;
   const value = { count_over_time: 'toFloat64(count())', rate: `count() / ${seconds}`, bytes_over_time: 'toFloat64(sum(length(body)))', bytes_rate: `sum(length(body)) / ${seconds}` }[expr.fn];
   return `SELECT labels, k, ${value} AS v FROM (
   SELECT labels, body, arrayJoin(range(toInt64(${first}), toInt64(${after}))) AS k FROM (
@@ -133,7 +134,8 @@ export function metricSql(params: SqlParams, scan: Scan, expr: MetricExpr, grid:
   SELECT labels, k, v, row_number() OVER (PARTITION BY k, ${group} ORDER BY v DESC) AS rank FROM (${inner}))
 WHERE rank <= ${params.bind(expr.k ?? 1, 'UInt64')}`;
   }
-  const aggregate = { sum: 'sum(v)', avg: 'avg(v)', min: 'min(v)', max: 'max(v)', count: 'toFloat64(count())' }[expr.fn];
+  // Compensated summation, as Prometheus's engine (which Loki's follows) sums.
+  const aggregate = { sum: 'sumKahan(v)', avg: 'sumKahan(v) / count()', min: 'min(v)', max: 'max(v)', count: 'toFloat64(count())' }[expr.fn];
   // New names inside, so the aggregate's alias never shadows the column it reads (ClickHouse resolves aliases first).
   return `SELECT grouped AS labels, k, value AS v FROM (SELECT ${group} AS grouped, k, ${aggregate} AS value FROM (${inner}) GROUP BY grouped, k)`;
 }

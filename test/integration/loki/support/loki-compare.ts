@@ -27,14 +27,21 @@ function streams(answer: LokiAnswer, direction: 'forward' | 'backward'): unknown
   return { resultType: 'streams', streams: result.length, entries: entries.map((e) => `${e.ts} ${e.line} ${e.labels}`) };
 }
 
+/**
+ * A sample value to 12 significant digits: sums of many float rates differ
+ * in the last bits with the order of summation, which neither system fixes
+ * (docs/loki.md, "Differences").
+ */
+const value = (v: string): string => (/^-?[\d.]+(e[-+]?\d+)?$/.test(v) ? String(Number(Number(v).toPrecision(12))) : v);
+
 function matrix(answer: LokiAnswer): unknown {
   const result = (dataOf(answer).result ?? []) as MatrixResult[];
-  return { resultType: 'matrix', series: result.map((s) => `${key(s.metric)} ${s.values.map(([t, v]) => `${t}=${v}`).join(' ')}`).sort() };
+  return { resultType: 'matrix', series: result.map((s) => `${key(s.metric)} ${s.values.map(([t, v]) => `${t}=${value(v)}`).join(' ')}`).sort() };
 }
 
 function vector(answer: LokiAnswer): unknown {
   const result = (dataOf(answer).result ?? []) as VectorResult[];
-  return { resultType: 'vector', samples: result.map((s) => `${key(s.metric)} ${s.value[0]}=${s.value[1]}`).sort() };
+  return { resultType: 'vector', samples: result.map((s) => `${key(s.metric)} ${s.value[0]}=${value(s.value[1])}`).sort() };
 }
 
 /** The comparable form of an answer: its status and result, or its error text for a non-200. */
