@@ -23,11 +23,12 @@ export interface RunningServer {
 }
 
 export interface Loki extends RunningServer { readonly name: 'loki'; readonly url: string }
-export interface Tempo extends RunningServer { readonly name: 'tempo'; readonly url: string; readonly otlpUrl: string }
+export type { Tempo } from '../../test/peers/tempo-server.ts';
+export { startTempo } from '../../test/peers/tempo-server.ts';
 export interface Tenantry extends RunningServer { readonly name: 'tenantry'; readonly otlpUrl: string; readonly apiUrl: string; readonly key: string }
 
 /** A port free on 127.0.0.1 right now (the server binds it a moment later). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
   const { port } = server.address() as AddressInfo;
@@ -46,7 +47,7 @@ function tailOf(file: string, lines = 30): string {
 }
 
 /** Spawns a Go binary with its output in `<dir>/output.log`, resolves when GET `readyUrl` answers 200. */
-async function spawnReady(name: SystemName, binary: string, args: readonly string[], dir: string, readyUrl: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; tail: () => string; stop: () => Promise<void> }> {
+export async function spawnReady(name: SystemName, binary: string, args: readonly string[], dir: string, readyUrl: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; tail: () => string; stop: () => Promise<void> }> {
   const logFile = join(dir, 'output.log');
   const out = createWriteStream(logFile);
   const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -115,35 +116,6 @@ export async function startLoki(binary: string, dir: string): Promise<Loki> {
   const url = `http://127.0.0.1:${http}`;
   const started = await spawnReady('loki', binary, [`-config.file=${configFile}`, '-target=all'], dir, `${url}/ready`);
   return { name: 'loki', pid: started.child.pid ?? 0, dataDir: dir, url, tail: started.tail, stop: started.stop };
-}
-
-/** Tempo single binary: local block storage, X-Scope-OrgID tenants, an OTLP/HTTP receiver, ingestion limits raised, rings in memory. */
-export async function startTempo(binary: string, dir: string): Promise<Tempo> {
-  mkdirSync(dir, { recursive: true });
-  const [http, grpc, otlp, gossip] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const inMemoryRing = { kvstore: { store: 'inmemory' } };
-  const config = {
-    multitenancy_enabled: true,
-    server: {
-      http_listen_address: '127.0.0.1', http_listen_port: http, grpc_listen_address: '127.0.0.1', grpc_listen_port: grpc, log_level: 'warn',
-      grpc_server_max_recv_msg_size: 64 * mib, grpc_server_max_send_msg_size: 64 * mib,
-    },
-    distributor: {
-      receivers: { otlp: { protocols: { http: { endpoint: `127.0.0.1:${otlp}` } } } },
-      ring: { ...inMemoryRing, instance_addr: '127.0.0.1' },
-    },
-    ingester: { lifecycler: { address: '127.0.0.1', ring: { ...inMemoryRing, replication_factor: 1 }, min_ready_duration: '0s', final_sleep: '0s' } },
-    metrics_generator: { ring: { ...inMemoryRing, instance_addr: '127.0.0.1' } },
-    memberlist: { bind_addr: ['127.0.0.1'], bind_port: gossip, advertise_addr: '127.0.0.1', advertise_port: gossip },
-    storage: { trace: { backend: 'local', wal: { path: join(dir, 'wal') }, local: { path: join(dir, 'blocks') } } },
-    overrides: { defaults: { ingestion: { rate_limit_bytes: 4 * 2 ** 30, burst_size_bytes: 8 * 2 ** 30, max_traces_per_user: 0 } } },
-    usage_report: { reporting_enabled: false },
-  };
-  const configFile = join(dir, 'tempo.yaml');
-  writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const url = `http://127.0.0.1:${http}`;
-  const started = await spawnReady('tempo', binary, [`-config.file=${configFile}`, '-target=all'], dir, `${url}/ready`);
-  return { name: 'tempo', pid: started.child.pid ?? 0, dataDir: dir, url, otlpUrl: `http://127.0.0.1:${otlp}`, tail: started.tail, stop: started.stop };
 }
 
 /** The checkout whose Tenantry this bench runs: this one unless told otherwise. */

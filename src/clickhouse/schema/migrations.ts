@@ -6,7 +6,7 @@ import { addFrontColumn, copyRows, createMaterializedView, createOrReplaceView, 
 import type { ColumnCodec, SchemaTarget, TableSpec } from './ddl.ts';
 import {
   logBytesExpression, logsTable, metricsTable, retentionColumn, retentionColumnType, retentionPartitionBy, retentionTables, retentionTtl,
-  retentionView, retentionViewSelect, spansTable, tenantsTable, usageDailyTable,
+  retentionView, retentionViewSelect, spansTable, tenantsTable, traceIndexSelect, traceIndexTable, usageDailyTable,
 } from './tables.ts';
 import type { RetentionTable } from './tables.ts';
 import { recalculateOnlySetting } from './retention-ttl.ts';
@@ -253,5 +253,17 @@ export const migrations: readonly Migration[] = [
     version: 7,
     name: 'signal tables recompute TTL information only on MATERIALIZE TTL',
     statements: (ctx) => retentionTables.map((r) => modifySettings(ctx, r.table, [recalculateOnlySetting])),
+  },
+  {
+    // Tempo's trace by id (issue 17; tables.ts traceIndexTable): the time
+    // range of every trace, so a lookup reads the trace's own granules
+    // only. Spans stored before the view are indexed once here.
+    version: 8,
+    name: 'trace index: time range per tenant and trace',
+    statements: (ctx) => [
+      ...createTable(ctx, traceIndexTable),
+      createMaterializedView(ctx, 'spans_trace_index_mv', 'spans', 'trace_index', traceIndexSelect),
+      `INSERT INTO ${queryTable(ctx, 'trace_index')} ${traceIndexSelect.replace('{from}', queryTable(ctx, 'spans'))}`,
+    ],
   },
 ];

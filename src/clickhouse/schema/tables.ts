@@ -273,3 +273,30 @@ export function retentionDaysAtInsert(view: string, column: string, tenant: stri
     expression: `transform(${tenant}, tupleElement(retention_lookup, 1), tupleElement(retention_lookup, 2), tupleElement(retention_lookup, 3))`,
   };
 }
+
+/**
+ * Migration 8 (Tempo trace by id): per tenant and trace, the time range of
+ * its spans and the longest retention among them, fed by a materialized
+ * view on spans. Sorted by (tenant_id, trace_id), a lookup reads one
+ * granule and narrows the spans query to the trace's own time range, so it
+ * never reads the bloom filters of a tenant's whole window. Rows of one
+ * trace merge into one (min, max); until they do, readers take min and max.
+ */
+export const traceIndexTable: TableSpec = {
+  name: 'trace_index',
+  columns: [
+    'tenant_id LowCardinality(String)',
+    'trace_id String CODEC(ZSTD(3))',
+    'first_seen SimpleAggregateFunction(min, DateTime64(9))',
+    'last_seen SimpleAggregateFunction(max, DateTime64(9))',
+    // Named apart from the signal tables' retention_days: the migrator and the settings writer manage those.
+    `keep_days SimpleAggregateFunction(max, ${retentionColumnType})`,
+  ],
+  engine: 'AggregatingMergeTree',
+  orderBy: '(tenant_id, trace_id)',
+  ttl: 'toDateTime(last_seen) + toIntervalDay(keep_days)',
+  shardingKey: 'rand()',
+};
+
+/** The materialized view's SELECT feeding trace_index from each block inserted into spans. */
+export const traceIndexSelect = `SELECT tenant_id, trace_id, min(timestamp) AS first_seen, max(timestamp) AS last_seen, max(${retentionColumn}) AS keep_days FROM {from} GROUP BY tenant_id, trace_id`;

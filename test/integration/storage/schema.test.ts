@@ -87,6 +87,7 @@ describe('schema on embedded ClickHouse', function () {
         5: 'db0f8530defcf2ea4b0fc9c9a78d51a43ca4f980bbfd43243a2162c0eced4e27',
         6: '616a80a3d147a6372bd3a73294780ea16e46da32f98ac9320aa3f8d8e099d6b2',
         7: '088de4697ee2901c3725479edf17fcf760c1f3d5b205a4208a5187144aa495de',
+        8: '015d6357129c7afc104213c686b774c0850e5f459b5d9b8e5a3c655aaac48d94',
       };
       for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });

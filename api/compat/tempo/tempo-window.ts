@@ -1,0 +1,49 @@
+// The time window of a Tempo request: `start` and `end` in Unix seconds, as
+// Grafana sends them. Without `start`, a search looks back the tenant's
+// limits.maxQueryDays; the tenant's retention moves the start up, and a
+// longer range than maxQueryDays is a 400 (api/v1/query/tenant-window.ts).
+// A trace lookup is not a scan (the trace index finds its days), so it is
+// held to retention only.
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
+import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
+import { tenantWindow } from '../../v1/query/tenant-window.ts';
+import type { TimeRange } from '../../v1/query/time-range.ts';
+
+const nsPerSecond = 1_000_000_000n;
+
+/** A Unix time in seconds (Tempo's unit; fractions allowed), or a message naming the parameter. */
+function seconds(raw: string | undefined, name: string): Result<bigint | undefined, string> {
+  if (raw === undefined || raw === '') return ok(undefined);
+  if (!/^\d{1,12}(\.\d{1,9})?$/.test(raw)) return fail(`invalid ${name}: ${JSON.stringify(raw)} is not a Unix time in seconds`);
+  const [whole = '0', fraction = ''] = raw.split('.');
+  return ok(BigInt(whole) * nsPerSecond + BigInt(fraction.padEnd(9, '0')));
+}
+
+/** The window of a search or tag request, or a message for a 400. */
+export function searchWindow(query: { start?: string; end?: string }, settings: EffectiveSettings, nowNs: bigint): Result<TimeRange, string> {
+  const start = seconds(query.start, 'start');
+  const end = seconds(query.end, 'end');
+  if (!start.ok) return start;
+  if (!end.ok) return end;
+  // end is inclusive to the second in Tempo: a span at end's second is found.
+  const endNs = end.value === undefined ? nowNs : end.value + nsPerSecond;
+  const startNs = start.value ?? endNs - BigInt(settings.limits.maxQueryDays) * nsPerDay;
+  if (startNs > endNs) return fail('invalid start: start is after end');
+  const window = tenantWindow({ startNs, endNs }, settings, 'traces', nowNs);
+  return window.ok ? ok(window.value) : fail(window.error.message.replace('narrow startTime/endTime', 'narrow start/end'));
+}
+
+/** The window of a trace lookup: `start`/`end` when given, else everything retention keeps. */
+export function lookupWindow(query: { start?: string; end?: string }, settings: EffectiveSettings, nowNs: bigint): Result<TimeRange, string> {
+  const start = seconds(query.start, 'start');
+  const end = seconds(query.end, 'end');
+  if (!start.ok) return start;
+  if (!end.ok) return end;
+  const oldest = oldestVisibleNs(settings, 'traces', nowNs);
+  const startNs = start.value === undefined || start.value < oldest ? oldest : start.value;
+  // Spans may start a little after `now` on a skewed clock; a lookup without end takes them too.
+  const endNs = end.value === undefined ? nowNs + nsPerDay : end.value + nsPerSecond;
+  return ok({ startNs, endNs: endNs < startNs ? startNs : endNs });
+}

@@ -1,0 +1,61 @@
+// A whole trace by its id, for Tempo's /api/traces/:id and
+// /api/v2/traces/:id. The trace index (migration 8, tables.ts traceIndex)
+// gives the time range of the trace's spans, so the spans query reads only
+// those days' parts and granules instead of the tenant's whole window.
+import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
+import type { Result } from '../../../src/result.ts';
+import { ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { TimeRange } from '../../v1/query/time-range.ts';
+import type { RouteDeps } from '../../v1/deps.ts';
+import { resourceSpans } from './otlp-json.ts';
+import type { OtlpResourceSpans, SpanRow } from './otlp-json.ts';
+
+/** A trace id as Tempo accepts it: 1-32 hex digits, left-padded with zeros to 32; or a message for a 400. */
+export function parseTraceId(raw: string): Result<string, string> {
+  const bad = /[^0-9a-fA-F]/.exec(raw);
+  if (bad !== null) return { ok: false, error: `trace IDs can only contain hex characters: invalid character '${bad[0]}' at position ${bad.index + 1}` };
+  if (raw.length === 0 || raw.length > 32) return { ok: false, error: `trace IDs can't be longer than 128 bits: ${raw.length} hex digits` };
+  return ok(raw.toLowerCase().padStart(32, '0'));
+}
+
+const columns = [
+  'toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'toString(toUnixTimestamp64Nano(timestamp) + toInt64(duration_ns)) AS end_ns',
+  'trace_id', 'span_id', 'parent_span_id', 'trace_state', 'flags', 'span_name', 'toString(span_kind) AS span_kind',
+  'toString(status_code) AS status_code', 'status_message', 'resource_schema_url', 'resource_attributes', 'scope_name', 'scope_version',
+  'scope_attributes', 'span_attributes', 'arrayMap(t -> toString(toUnixTimestamp64Nano(t)), event_timestamps) AS event_ts', 'event_names',
+  'event_attributes', 'link_trace_ids', 'link_span_ids', 'link_trace_states', 'link_attributes', 'dropped_attributes_count',
+  'dropped_events_count', 'dropped_links_count',
+];
+
+/**
+ * The spans query of one trace. With the index, the window shrinks to the
+ * trace's own [first, last] span times (every span of the trace is inside);
+ * the bloom filter on trace_id then skips the other granules of those days.
+ */
+export function traceSql(deps: RouteDeps, tenantId: string, traceId: string, range: TimeRange): { sql: string; params: SqlParams } {
+  const params = new SqlParams();
+  const tenant = params.bind(tenantId, 'String');
+  const id = params.bind(traceId, 'String');
+  const start = `fromUnixTimestamp64Nano(${params.bind(range.startNs.toString(), 'Int64')})`;
+  const end = `fromUnixTimestamp64Nano(${params.bind(range.endNs.toString(), 'Int64')})`;
+  const index = queryTable(deps.schema, 'trace_index');
+  // No index row (spans written before migration 8 finished, or an index row past its TTL): the window alone.
+  const sql = `WITH (SELECT (minOrNull(first_seen), maxOrNull(last_seen)) FROM ${index} WHERE tenant_id = ${tenant} AND trace_id = ${id}) AS bounds
+    SELECT ${columns.join(', ')}
+    FROM ${queryTable(deps.schema, 'spans')}
+    WHERE tenant_id = ${tenant} AND trace_id = ${id}
+      AND timestamp >= greatest(${start}, ifNull(bounds.1, ${start})) AND timestamp <= least(${end}, ifNull(bounds.2, ${end}))
+    ORDER BY timestamp, span_id
+    LIMIT 100000`;
+  return { sql, params };
+}
+
+/** The trace's spans as OTLP ResourceSpans; an empty list when the tenant has no such trace in the window. */
+export async function traceById(deps: RouteDeps, tenantId: string, traceId: string, range: TimeRange): Promise<Result<OtlpResourceSpans[], ApiError>> {
+  const { sql, params } = traceSql(deps, tenantId, traceId, range);
+  const rows = await deps.runner.manyRows<SpanRow>(sql, params);
+  if (!rows.ok) return rows;
+  return ok(resourceSpans(rows.value));
+}
