@@ -5,7 +5,7 @@
 // ../shared/LOKI-TEMPO.md records why each setting is there.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -22,7 +22,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export interface Loki extends RunningServer { readonly name: 'loki'; readonly url: string }
+export type { LokiServer as Loki } from '../../test/peers/loki-server.ts';
+export { startLoki } from '../../test/peers/loki-server.ts';
 export type { Tempo } from '../../test/peers/tempo-server.ts';
 export { startTempo } from '../../test/peers/tempo-server.ts';
 export interface Tenantry extends RunningServer { readonly name: 'tenantry'; readonly otlpUrl: string; readonly apiUrl: string; readonly key: string }
@@ -78,44 +79,6 @@ export async function spawnReady(name: SystemName, binary: string, args: readonl
   }
   await stop();
   throw new Error(`${name} not ready within ${timeoutMs} ms:\n${tail()}`);
-}
-
-const mib = 2 ** 20;
-
-/** Loki single binary: filesystem chunks and TSDB index, X-Scope-OrgID tenants, limits raised so they never throttle, results caches off. */
-export async function startLoki(binary: string, dir: string): Promise<Loki> {
-  mkdirSync(dir, { recursive: true });
-  const [http, grpc] = [await freePort(), await freePort()];
-  const config = {
-    auth_enabled: true,
-    server: {
-      http_listen_address: '127.0.0.1', http_listen_port: http, grpc_listen_address: '127.0.0.1', grpc_listen_port: grpc, log_level: 'warn',
-      grpc_server_max_recv_msg_size: 64 * mib, grpc_server_max_send_msg_size: 64 * mib,
-    },
-    common: {
-      instance_addr: '127.0.0.1', path_prefix: dir, replication_factor: 1, ring: { kvstore: { store: 'inmemory' } },
-      storage: { filesystem: { chunks_directory: join(dir, 'chunks'), rules_directory: join(dir, 'rules') } },
-    },
-    schema_config: { configs: [{ from: '2020-10-24', store: 'tsdb', object_store: 'filesystem', schema: 'v13', index: { prefix: 'index_', period: '24h' } }] },
-    ingester: { lifecycler: { min_ready_duration: '0s', final_sleep: '0s' } },
-    ingester_client: { grpc_client_config: { max_send_msg_size: 64 * mib, max_recv_msg_size: 64 * mib } },
-    limits_config: {
-      ingestion_rate_mb: 4096, ingestion_burst_size_mb: 8192, per_stream_rate_limit: '2GB', per_stream_rate_limit_burst: '4GB',
-      max_query_series: 100_000,
-    },
-    query_range: {
-      cache_results: false, cache_index_stats_results: false, cache_volume_results: false,
-      cache_series_results: false, cache_label_results: false, cache_instant_metric_results: false,
-    },
-    frontend: { encoding: 'protobuf' },
-    pattern_ingester: { enabled: false },
-    analytics: { reporting_enabled: false },
-  };
-  const configFile = join(dir, 'loki.yaml');
-  writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const url = `http://127.0.0.1:${http}`;
-  const started = await spawnReady('loki', binary, [`-config.file=${configFile}`, '-target=all'], dir, `${url}/ready`);
-  return { name: 'loki', pid: started.child.pid ?? 0, dataDir: dir, url, tail: started.tail, stop: started.stop };
 }
 
 /** The checkout whose Tenantry this bench runs: this one unless told otherwise. */
