@@ -54,6 +54,29 @@ describe('chart dashboards and the metrics the code exports', () => {
     });
   }
 
+  it('lays panels out as Grafana needs: unique ids, within 24 columns, no overlap, every query on the datasource variable', () => {
+    type Panel = { id: number; type: string; gridPos: { x: number; y: number; w: number; h: number }; datasource?: { uid: string }; targets?: Array<{ datasource?: { uid: string } }> };
+    for (const file of files) {
+      const d = JSON.parse(readFileSync(file, 'utf8')) as { panels: Panel[]; templating: { list: Array<{ name: string; type: string }> } };
+      expect(d.templating.list.find((v) => v.name === 'datasource')?.type, file).to.equal('datasource');
+      expect(new Set(d.panels.map((p) => p.id)).size, `${file}: ids`).to.equal(d.panels.length);
+      const cells = new Set<string>();
+      for (const p of d.panels) {
+        const { x, y, w, h } = p.gridPos;
+        expect(x + w, `${file}: panel ${p.id} width`).to.be.at.most(24);
+        for (let i = x; i < x + w; i++) {
+          for (let j = y; j < y + h; j++) {
+            expect(cells.has(`${i},${j}`), `${file}: panel ${p.id} overlaps`).to.equal(false);
+            cells.add(`${i},${j}`);
+          }
+        }
+        if (p.type === 'row') continue;
+        expect(p.datasource?.uid, `${file}: panel ${p.id}`).to.equal('${datasource}');
+        for (const t of p.targets ?? []) expect(t.datasource?.uid).to.equal('${datasource}');
+      }
+    }
+  });
+
   it('the per-tenant dashboard covers ingest, rejections, throttling and usage per tenant', () => {
     const names = new Set(dashboardExprs(join(folder, 'tenants.json')).flatMap((e) => metricNamesIn(e.expr)));
     expect([...names]).to.include.members([
