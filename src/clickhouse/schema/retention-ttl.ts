@@ -7,8 +7,9 @@
 // as literal arrays, and the expression is replaced whenever the settings
 // change it. The tables carry materialize_ttl_recalculate_only = 1 (migration
 // 7), so the MODIFY TTL's materialization recomputes each part's TTL
-// information from three columns and rewrites no data; whole parts are still
-// dropped by `ttl_only_drop_parts`.
+// information and deletes no rows: it writes again only the columns the TTL
+// reads (tenant_id, timestamp, retention_days; a compact part whole) and
+// hard-links the others. Whole parts are still dropped by `ttl_only_drop_parts`.
 import { stringLiteral } from '../row-binary-insert.ts';
 import { queryTable, storageTable } from './ddl.ts';
 import type { SchemaTarget } from './ddl.ts';

@@ -2,6 +2,8 @@
 // docs/schema.md "Retention"): the partition key and TTL, the view that
 // resolves each tenant's days, the INSERT that stamps them on rows, whole
 // parts dropped on expiry, and the migration keeping the rows it finds.
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { insertRowBinary, rowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import { migrate } from '../../../src/clickhouse/schema/migrator.ts';
@@ -173,6 +175,13 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
        WHERE tenant_id = {tenant:String} GROUP BY _part`, { db: store.database, tenant });
     const logIds = async (tenant: string): Promise<string[]> =>
       (await rows<{ log_id: string }>(store, `SELECT log_id FROM ${store.database}.logs WHERE tenant_id = {tenant:String} ORDER BY log_id`, { tenant })).map((r) => r.log_id);
+    /** Inode of each column data file of an active part of logs (a rewrite makes new files; a hard link keeps them). */
+    const columnFiles = async (part: string): Promise<Map<string, number>> => {
+      const [row] = await rows<{ path: string }>(store, "SELECT path FROM system.parts WHERE database = {db:String} AND table = 'logs' AND name = {part:String}", { db: store.database, part });
+      const dir = row?.path ?? '';
+      const names = (await readdir(dir)).filter((f) => f.endsWith('.bin'));
+      return new Map(await Promise.all(names.map(async (f) => [f, (await stat(join(dir, f))).ino] as const)));
+    };
     /** A TTL merge of every part now (OPTIMIZE … FINAL instead of waiting for the background merge). */
     const ttlMerge = async (): Promise<void> => {
       await store.client.command({ query: `SYSTEM START TTL MERGES ${store.database}.logs` });
@@ -194,12 +203,15 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       await settings.write('api', 'grow', { retention: { logsDays: 1 } });
       await settings.write('api', 'stay', { retention: { logsDays: 1 } });
       await store.client.command({ query: `SYSTEM STOP TTL MERGES ${store.database}.logs` });
+      // Wide parts (one file per column), as every part over 10 MiB is by default: small test parts would be compact.
+      await store.client.command({ query: `ALTER TABLE ${store.database}.logs MODIFY SETTING min_bytes_for_wide_part = 0` });
       const old = twoDaysAgo();
       await insertLogs(store, [{ tenant: 'grow', ms: old, id: 'g1' }, { tenant: 'grow', ms: old + 1, id: 'g2' }]);
       await insertLogs(store, [{ tenant: 'stay', ms: old - dayMs, id: 's1' }]);
       expect((await partsOf('grow'))[0]?.ttl_max, 'written to expire a day after its time').to.equal(new Date(Math.floor(old / 1000) * 1000 + dayMs).toISOString().slice(0, 19).replace('T', ' '));
 
       const before = await rows<{ n: string }>(store, 'SELECT count() AS n FROM system.mutations WHERE database = {db:String}', { db: store.database });
+      const filesBefore = await columnFiles((await partsOf('grow'))[0]?.name ?? '');
       const written = await settings.write('api', 'grow', { retention: { logsDays: 100 } });
       expect(written.ok).to.equal(true);
       // The write returned after the recalculation finished (mutations_sync = 2): the part now expires 100 days after its rows.
@@ -208,6 +220,13 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       expect(Date.parse(`${grown[0]?.ttl_max ?? ''}Z`)).to.be.greaterThan(Date.now() + 90 * dayMs);
       const mutations = await rows<{ command: string; is_done: number }>(store, 'SELECT command, is_done FROM system.mutations WHERE database = {db:String} ORDER BY create_time', { db: store.database });
       expect(mutations.slice(Number(before[0]?.n))).to.deep.include({ command: '(MATERIALIZE TTL)', is_done: 1 });
+      // Only the columns the TTL reads are written again; every other column file (bodies, attributes, ids: the bulk) is
+      // the old part's, hard-linked (same inode). A compact part (under min_bytes_for_wide_part) is one file, written again whole.
+      const filesAfter = await columnFiles(grown[0]?.name ?? '');
+      const ttlColumn = /^(tenant_id|timestamp|retention_days)[.]/;
+      const kept = [...filesAfter].filter(([f]) => !ttlColumn.test(f));
+      expect(kept.length).to.be.greaterThan(10);
+      for (const [file, inode] of kept) expect(inode, file).to.equal(filesBefore.get(file));
 
       await ttlMerge();
       expect(await logIds('grow')).to.deep.equal(['g1', 'g2']);
