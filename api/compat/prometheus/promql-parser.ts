@@ -125,6 +125,7 @@ class Walker {
     const id = node.getChild('FunctionIdentifier');
     const body = node.getChild('FunctionCallBody');
     const name = id === null ? '' : this.src(id);
+    if (![...rangeFunctions, ...vectorFunctions].includes(name as RangeFunction)) return refuse(`unsupported function "${name}"`);
     const args = body === null ? [] : this.args(body);
     if ((rangeFunctions as readonly string[]).includes(name)) {
       const fn = name as RangeFunction;
@@ -262,7 +263,7 @@ class Walker {
         const e = this.expr(inner);
         if (typeOf(e) === 'matrix') refuse('unary expression only allowed on expressions of type scalar or instant vector');
         if (this.src(op) === '+') return e;
-        return e.kind === 'number' ? { ...e, value: -e.value } : { kind: 'negate', expr: e, pos: node.from };
+        return e.kind === 'number' ? { ...e, value: -e.value, pos: node.from } : { kind: 'negate', expr: e, pos: node.from };
       }
       case 'StringLiteral': return refuse('unsupported expression: string literal');
       case 'SubqueryExpr': return refuse('unsupported expression: subquery');
