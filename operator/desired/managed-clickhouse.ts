@@ -129,9 +129,10 @@ export function clickhouseConfigXml(stack: Stack, m: ManagedClickHouse): string 
 /**
  * users.d/tenantry-users.xml: `default` only from inside the pod; the
  * application user (gateway, API) may read and insert in the stack's
- * database and change the signal tables' TTL (retention settings, migration
- * 7), and inserts through Distributed tables in the foreground, so an
- * acknowledged INSERT is on a replica of every shard it touched; the DDL
+ * database, change the signal tables' TTL (retention settings, migration 7)
+ * and use table functions (the block INSERT's input()); it inserts through
+ * Distributed tables in the foreground, so an acknowledged INSERT is on a
+ * replica of every shard it touched; the DDL
  * user (migrate Job) owns the database and may run ON CLUSTER DDL, read
  * other servers (remote) and drop replicas of removed servers.
  */
@@ -159,11 +160,12 @@ export function clickhouseUsersXml(database: string): string {
     '    </default>',
     ...user(clickhouseUsers.app, 'CLICKHOUSE_APP_PASSWORD', 'tenantry', [
       `GRANT SELECT, INSERT, ALTER MODIFY TTL, ALTER MATERIALIZE TTL ON ${database}.*`,
-      'GRANT CLUSTER ON *.*',
+      // CREATE TEMPORARY TABLE: the table functions of the block INSERT (input()) need it.
+      'GRANT CLUSTER, CREATE TEMPORARY TABLE ON *.*',
     ]),
     ...user(clickhouseUsers.ddl, 'CLICKHOUSE_DDL_PASSWORD', 'tenantry', [
       `GRANT ALL ON ${database}.*`,
-      'GRANT CLUSTER, REMOTE, SYSTEM DROP REPLICA ON *.*',
+      'GRANT CLUSTER, REMOTE, CREATE TEMPORARY TABLE, SYSTEM DROP REPLICA ON *.*',
     ]),
     '  </users>',
     '</clickhouse>',

@@ -74,7 +74,9 @@ describe('managed ClickHouse day two (rendered objects)', () => {
   it('a least-privilege application user for the gateway and API, a DDL user for the migrate Job, default only from inside the pod', () => {
     const users = config(cluster, 'tenantry-users.xml');
     expect(users).to.contain('<query>GRANT SELECT, INSERT, ALTER MODIFY TTL, ALTER MATERIALIZE TTL ON tenantry.*</query>');
+    expect(users).to.contain('<query>GRANT CLUSTER, CREATE TEMPORARY TABLE ON *.*</query>');
     expect(users).to.contain('<query>GRANT ALL ON tenantry.*</query>');
+    expect(users).to.contain('<query>GRANT CLUSTER, REMOTE, CREATE TEMPORARY TABLE, SYSTEM DROP REPLICA ON *.*</query>');
     expect(users).to.contain('<networks replace="replace"><ip>::1</ip><ip>127.0.0.1</ip></networks>');
     expect(users).to.contain('<distributed_foreground_insert>1</distributed_foreground_insert>');
     expect(envOf(get<Deployment>(cluster, 'Deployment/demo-gateway'))).to.include({ TENANTRY_CLICKHOUSE_USER: 'tenantry' });
