@@ -144,3 +144,26 @@ describe('remote write: WriteRequest to metrics rows', () => {
     expect(msToNanos(0xfffffffb, 0xffffffff)).to.deep.equal([0, 0]);
   });
 });
+
+describe('remote write: hostile bytes', () => {
+  const valid = encodeWriteRequest([
+    { labels, samples: [{ value: 1, timestampMs: t }, { value: 2, timestampMs: t + 1 }], exemplars: [{ labels: { a: 'b' }, value: 1, timestampMs: t }] },
+    { labels: { __name__: 'h', job: 'j' }, histograms: [{ countInt: 3, sum: 1, schema: 2, zeroCountInt: 1, timestampMs: t, positiveSpans: [{ offset: -1, length: 2 }], positiveDeltas: [1, 1], negativeSpans: [{ offset: 2, length: 1 }], negativeDeltas: [1] }] },
+  ], [{ type: metadataType.histogram, family: 'h', help: 'help', unit: 's' }]);
+
+  it('converts or refuses any mutation of a valid request, never throws, and writes only rows ClickHouse can read', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.nat(valid.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }), fc.nat(valid.length), (edits, cut) => {
+      const body = Buffer.from(valid.subarray(0, Math.max(1, cut)));
+      for (const [at, byte] of edits) if (at < body.length) body[at] = byte;
+      const result = convert(body, 't1', new TenantResolver(principal));
+      if (result.ok) expect(readRows('metrics', result.value.batch.rows)).to.have.length(result.value.batch.rowCount);
+    }), { numRuns: 2000 });
+  });
+
+  it('refuses arbitrary bytes without throwing', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 512 }), (bytes) => {
+      const result = convert(Buffer.from(bytes), 't1', new TenantResolver(principal));
+      if (result.ok) expect(readRows('metrics', result.value.batch.rows)).to.have.length(result.value.batch.rowCount);
+    }), { numRuns: 2000 });
+  });
+});
