@@ -180,9 +180,13 @@ function binary(c: Compiler, b: Binary): Compiled {
   const value = !comparison ? expr : b.bool ? `toFloat64(${expr})` : 'l.v';
   return {
     type: 'vector',
-    sql: `SELECT ls AS labels, ks AS k, vs_ AS v FROM (SELECT ${resultLabels} AS ls, l.k AS ks, ${value} AS vs_
-      FROM (SELECT labels, k, v, ${sig} AS sig FROM (${l.sql})) AS l
-      INNER JOIN (SELECT k, v, ${sig} AS sig FROM (${r.sql})) AS r ON l.sig = r.sig AND l.k = r.k${comparison && !b.bool ? ` WHERE ${expr}` : ''})`,
+    // One-to-one only: a series matching two on the other side would give two results of one label set, which
+    // Prometheus refuses ("many-to-many matching not allowed"); so does this, even when an aggregation follows.
+    sql: `SELECT ls AS labels, ks AS k, vs_ AS v FROM (
+      SELECT ls, ks, vs_, count() OVER (PARTITION BY ls, ks) AS matches FROM (SELECT ${resultLabels} AS ls, l.k AS ks, ${value} AS vs_
+        FROM (SELECT labels, k, v, ${sig} AS sig FROM (${l.sql})) AS l
+        INNER JOIN (SELECT k, v, ${sig} AS sig FROM (${r.sql})) AS r ON l.sig = r.sig AND l.k = r.k${comparison && !b.bool ? ` WHERE ${expr}` : ''}))
+      WHERE throwIf(matches > 1, 'many-to-many matching not allowed: matching labels must be unique on one side') = 0`,
   };
 }
 

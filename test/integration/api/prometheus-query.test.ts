@@ -175,6 +175,10 @@ describe('api/prometheus query', () => {
     // (temp % 4) == 1: the comparison keeps the left side's value, 21 % 4.
     expect(await one('temp % 4 == 1', 20)).to.deep.equal([[{ instance: 'host:9090', job: 'api', room: 'a' }, '1']]);
     expect((await one('temp ^ 2 >= bool 400', 20)).map((x) => x[1])).to.deep.equal(['1', '0']);
+    // Both requests series match the one of temp on no labels: refused, never summed into a wrong answer.
+    const ambiguous = await get('/api/v1/query', { query: 'sum(http_requests_total + on() temp{room="a"})', time: T0 + 20 });
+    expect(ambiguous.status).to.be.oneOf([422, 500]);
+    expect(ambiguous.body).to.include({ status: 'error' });
     const scalar = await get('/api/v1/query', { query: '1 + 2 * 3', time: T0 });
     expect(field(scalar.body, 'data')).to.deep.equal({ resultType: 'scalar', result: [T0, '7'] });
     const rangeScalar = await range('2 > bool 1', 0, 30, 15);
