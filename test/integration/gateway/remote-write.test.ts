@@ -27,7 +27,7 @@ describe('gateway: Prometheus remote write', function () {
     select(gw.store, `SELECT tenant_id, metric_name FROM ${gw.store.database}.metrics WHERE attributes['run'] = {run:String} ORDER BY tenant_id, metric_name`, { run });
   const bearer = (key: string, extra: Record<string, string> = {}): Record<string, string> => remoteWriteHeaders({ authorization: `Bearer ${key}`, ...extra });
 
-  it('stores counters, gauges, classic histogram series, a native histogram and a stale marker as sent; drops exemplars; keeps metadata', async () => {
+  it('stores counters, gauges, classic histogram series, a native histogram and a stale marker as sent; drops exemplars; keeps metadata; usage and discovery count them', async () => {
     const run = 'full';
     const common = { job: 'checkout', instance: 'pod-1:8080', run };
     const request = encodeWriteRequest([
@@ -89,6 +89,8 @@ describe('gateway: Prometheus remote write', function () {
     ]);
     const usage = await select<{ n: string }>(gw.store, `SELECT toString(sum(metric_points)) AS n FROM ${gw.store.database}.usage_daily WHERE tenant_id = 'tenant-a'`);
     expect(Number(usage[0]?.n)).to.be.at.least(10);
+    const discovered = await select(gw.store, `SELECT tenant_id FROM ${gw.store.database}.tenants WHERE tenant_id = 'tenant-a' GROUP BY tenant_id`);
+    expect(discovered).to.deep.equal([{ tenant_id: 'tenant-a' }]);
   });
 
   it('answers a metadata-only request 204 and a changed help replaces the old one', async () => {
