@@ -1,7 +1,8 @@
 // The Tenantry processes of a stack: gateway and API Deployments with their
-// Services, optional HorizontalPodAutoscalers, and the migration Job (target
-// migrate). All run the one image with a target argument and TENANTRY_* variables.
-import type { Container, Deployment, EnvVar, HorizontalPodAutoscaler, Job, PodSpec, Service, TopologySpreadConstraint, Volume, VolumeMount } from './manifest-types.ts';
+// Services, optional HorizontalPodAutoscalers, and the migration Job's
+// environment (the Job: migration-job.ts). All run the one image with a target
+// argument and TENANTRY_* variables.
+import type { Container, Deployment, EnvVar, HorizontalPodAutoscaler, PodSpec, Service, TopologySpreadConstraint, Volume, VolumeMount } from './manifest-types.ts';
 import type { Autoscaling, SpreadMode, Stack } from '../stack/stack-spec.ts';
 import { isClustered } from '../stack/stack-spec.ts';
 import { childNames } from './child-names.ts';
@@ -240,36 +241,4 @@ export function migrationEnv(stack: Stack): EnvVar[] {
     { name: 'TENANTRY_TRACES_RETENTION_DAYS', value: String(r.tracesDays) },
     { name: 'TENANTRY_METRICS_RETENTION_DAYS', value: String(r.metricsDays) },
   ];
-}
-
-/**
- * The migration Job. Its name carries a hash of image and environment: a Job's
- * pod template is immutable, so a new schema input means a new Job (the old
- * one is pruned), and an unchanged stack never re-runs it.
- */
-export function migrationJob(stack: Stack): Job {
-  const env = migrationEnv(stack);
-  const hash = checksum({ image: stack.spec.image, env }).slice(0, 10);
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: childMeta(stack.ref, childNames(stack.ref.name).migrate(hash), 'migrate'),
-    spec: {
-      backoffLimit: 10,
-      template: {
-        metadata: { labels: childLabels(stack.ref, 'migrate') },
-        spec: {
-          restartPolicy: 'OnFailure',
-          containers: [{
-            name: 'migrate',
-            image: stack.spec.image,
-            imagePullPolicy: stack.spec.imagePullPolicy,
-            args: ['migrate'],
-            env,
-            securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-          }],
-        },
-      },
-    },
-  };
 }
