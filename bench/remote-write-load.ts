@@ -31,7 +31,7 @@ import type { SeriesSpec } from '../test/integration/gateway/support/remote-writ
 import { cpuSeconds, waitIdle } from './peers/process-cpu.ts';
 import protobuf from 'protobufjs';
 
-/** Series per request: Prometheus' default max_samples_per_send. */
+/** Series per request: a full batch of a Prometheus with max_samples_per_send: 2000. */
 export const seriesPerRequest = 2000;
 const names = 20;
 

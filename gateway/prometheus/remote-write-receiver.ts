@@ -44,9 +44,15 @@ type RemoteWriteOutcome = Outcome
   | { readonly kind: 'selection'; readonly status: 400 | 401 | 403 | 404; readonly message: string }
   | { readonly kind: 'request_timeout'; readonly message: string };
 
+/**
+ * Statuses by outcome. The gateway's own overload (write-ahead log full,
+ * bytes in flight) is 503, not OTLP's 429: Prometheus resends every 5xx but
+ * a 429 only with `retry_on_http_429` (off by default in 2.42), and a
+ * full log says nothing about the tenant. A tenant over its limit is 429.
+ */
 const statusOf: Readonly<Record<Exclude<RemoteWriteOutcome['kind'], 'accepted' | 'selection'>, number>> = {
   unauthenticated: 401, forbidden: 403, method_not_allowed: 405, unsupported_media_type: 415, too_large: 413, invalid: 400,
-  overloaded: 429, rate_limited: 429, unavailable: 503, internal: 500, request_timeout: 408,
+  overloaded: 503, rate_limited: 429, unavailable: 503, internal: 500, request_timeout: 408,
 };
 
 /** As the OTLP receiver: a body refused unread is read and dropped this long and this far, then the connection closes. */
