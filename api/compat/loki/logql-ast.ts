@@ -34,6 +34,8 @@ export type VectorFn = 'sum' | 'avg' | 'min' | 'max' | 'count' | 'topk';
 export interface Grouping { readonly mode: 'by' | 'without'; readonly labels: readonly string[] }
 
 export type MetricExpr =
+  /** `vector(n)`, a number literal, or arithmetic between them (Grafana's health check asks `vector(1)+vector(1)`). */
+  | { readonly kind: 'constant'; readonly value: number; readonly scalar: boolean }
   | { readonly kind: 'range'; readonly fn: RangeFn; readonly selector: LogSelector; readonly rangeNs: bigint }
   | { readonly kind: 'vector'; readonly fn: VectorFn; readonly grouping: Grouping | undefined; readonly k: number | undefined; readonly inner: MetricExpr };
 
@@ -239,13 +241,27 @@ class Reader {
     switch (inner.name) {
       case 'RangeAggregationExpr': return this.rangeAggregation(inner);
       case 'VectorAggregationExpr': return this.vectorAggregation(inner);
-      case 'BinOpExpr': return refuse(`binary operations (${this.text(inner)}) are not supported`);
-      case 'LiteralExpr': return refuse(`literal expressions are not supported`);
+      case 'BinOpExpr': return this.binary(inner);
+      case 'LiteralExpr': return { kind: 'constant', value: Number(this.text(inner).replace(/\s+/g, '')), scalar: true };
       case 'LabelReplaceExpr': return refuse('label_replace is not supported');
-      case 'VectorExpr': return refuse('vector() is not supported');
+      case 'VectorExpr': return { kind: 'constant', value: Number(this.text(this.child(inner, 'Number'))), scalar: false };
       case 'MetricExpr': return this.metric(inner);
       default: return refuse(`${this.text(inner)} is not supported`);
     }
+  }
+
+  /** Arithmetic between constants only; any other binary operation is refused. */
+  binary(node: SyntaxNode): MetricExpr {
+    const sides = node.getChildren('Expr').map((e) => this.metric(this.child(e, 'MetricExpr')));
+    const [left, right] = sides;
+    const modifier = node.getChild('BinOpModifier');
+    const op = ['Add', 'Sub', 'Mul', 'Div', 'Mod', 'Pow'].map((n) => node.getChild(n)).find((n) => n !== null);
+    if (left?.kind !== 'constant' || right?.kind !== 'constant' || op === undefined || (modifier !== null && this.text(modifier) !== '')) {
+      return refuse(`binary operations (${this.text(node)}) are not supported, except arithmetic between vector() and numbers`);
+    }
+    const [a, b] = [left.value, right.value];
+    const value = { Add: a + b, Sub: a - b, Mul: a * b, Div: a / b, Mod: a % b, Pow: a ** b }[op.name as 'Add'];
+    return { kind: 'constant', value, scalar: left.scalar && right.scalar };
   }
 
   rangeAggregation(node: SyntaxNode): MetricExpr {
@@ -272,7 +288,9 @@ class Reader {
     const k = number === null ? undefined : Number(this.text(number));
     if (opText === 'topk' && (k === undefined || !Number.isInteger(k) || k < 1)) return refuse('topk needs a positive integer parameter');
     if (opText !== 'topk' && k !== undefined) return refuse(`${opText} takes no parameter`);
-    return { kind: 'vector', fn: opText as VectorFn, grouping: this.grouping(node.getChild('Grouping')), k, inner: this.metric(this.child(node, 'MetricExpr')) };
+    const inner = this.metric(this.child(node, 'MetricExpr'));
+    if (inner.kind === 'constant') return refuse(`${opText} over a constant is not supported`);
+    return { kind: 'vector', fn: opText as VectorFn, grouping: this.grouping(node.getChild('Grouping')), k, inner };
   }
 }
 
@@ -307,5 +325,6 @@ export function parseLogql(text: string): Result<LogQuery, LogqlError> {
 
 /** The selectors a metric expression reads. */
 export function selectorsOf(expr: MetricExpr): LogSelector[] {
+  if (expr.kind === 'constant') return [];
   return expr.kind === 'range' ? [expr.selector] : selectorsOf(expr.inner);
 }

@@ -126,6 +126,7 @@ function groupedSql(params: SqlParams, grouping: Grouping | undefined): string {
 
 /** A metric expression's rows: (labels Map(String, String), k grid index, v Float64). */
 export function metricSql(params: SqlParams, scan: Scan, expr: MetricExpr, grid: Grid): string {
+  if (expr.kind === 'constant') return `SELECT map() AS labels, k, ${params.bind(expr.value, 'Float64')} AS v FROM (SELECT arrayJoin(range(${params.bind(grid.points, 'UInt64')})) AS k)`;
   if (expr.kind === 'range') return rangeSql(params, scan, expr, grid);
   const inner = metricSql(params, scan, expr.inner, grid);
   const group = groupedSql(params, expr.grouping);

@@ -13,7 +13,7 @@ import type { LogQuery, Matcher, MetricExpr } from './logql-ast.ts';
 import { parseLogql } from './logql-ast.ts';
 import type { Form } from './loki-params.ts';
 import { parseBounds, parseDirection, parseLimit, parseStep, parseTimestamp } from './loki-params.ts';
-import { checkQuery, checkSelector, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
+import { checkQuery, checkSelector, formatValue, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
 
 /** Largest form body read (Grafana's queries are a few KB). */
 const maxFormBytes = 1_048_576;
@@ -100,7 +100,14 @@ function queryOf(ctx: CompatContext, form: Form): LogQuery | undefined {
 
 /** The longest [range] of a metric expression. */
 function longestRange(expr: MetricExpr): bigint {
+  if (expr.kind === 'constant') return 0n;
   return expr.kind === 'range' ? expr.rangeNs : longestRange(expr.inner);
+}
+
+/** Loki's metric query splitter aligns a range query to its step: start rounded down, end rounded up (so a point may fall after end). */
+function alignToStep(bounds: { startNs: bigint; endNs: bigint }, stepNs: bigint): { startNs: bigint; endNs: bigint } {
+  const over = bounds.endNs % stepNs;
+  return { startNs: bounds.startNs - (bounds.startNs % stepNs), endNs: over === 0n ? bounds.endNs : bounds.endNs + stepNs - over };
 }
 
 const queryRange: Handler = async (ctx, form, deps) => {
@@ -125,12 +132,13 @@ const queryRange: Handler = async (ctx, form, deps) => {
   }
   const step = parseStep(form.get, bounds.value);
   if (!step.ok) { writeError(ctx, 400, step.error); return; }
+  const grid = alignToStep(bounds.value, step.value);
   // The rows read reach one range back from the first point; retention and maxQueryDays apply to all of it.
-  const window = visibleWindow(deps, tenantId, bounds.value.startNs - longestRange(query.expr), bounds.value.endNs);
+  const window = visibleWindow(deps, tenantId, grid.startNs - longestRange(query.expr), grid.endNs);
   if (!window.ok) { apiFailure(ctx, window.error); return; }
   // Points from start to end inclusive; retention only narrows what rows are read, the grid stays the asked one.
-  const points = Number((bounds.value.endNs - bounds.value.startNs) / step.value) + 1;
-  const result = await querySamples(deps, tenantId, query.expr, { startNs: bounds.value.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs });
+  const points = Number((grid.endNs - grid.startNs) / step.value) + 1;
+  const result = await querySamples(deps, tenantId, query.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs });
   if (!result.ok) { apiFailure(ctx, result.error); return; }
   success(ctx, { resultType: 'matrix', result: result.value, stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
 };
@@ -150,6 +158,11 @@ const instantQuery: Handler = async (ctx, form, deps) => {
   if (!window.ok) { apiFailure(ctx, window.error); return; }
   const result = await querySamples(deps, ctx.state.tenantId, query.expr, { startNs: time, stepNs: 1_000_000_000n, points: 1, notBeforeNs: window.value.startNs });
   if (!result.ok) { apiFailure(ctx, result.error); return; }
+  if (query.expr.kind === 'constant' && query.expr.scalar) {
+    // Loki writes a scalar's time in milliseconds (a model.Time), unlike a vector's seconds.
+    success(ctx, { resultType: 'scalar', result: [Number(time / 1_000_000n), formatValue(query.expr.value)], stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
+    return;
+  }
   const vector = result.value.flatMap((s) => s.values.map((v) => ({ metric: s.metric, value: v })));
   success(ctx, { resultType: 'vector', result: vector, stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
 };

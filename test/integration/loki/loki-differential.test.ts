@@ -80,6 +80,13 @@ const cases: readonly Case[] = [
   { name: 'json in metric', query: 'sum by (currency) (count_over_time({service_name="payments"} | json [5m]))' },
   { name: 'instant sum by', query: 'sum by (service_name) (count_over_time({service_name=~".+"}[10m]))', path: 'query', params: { time: s(startNs + 15n * 60_000_000_000n) } },
   { name: 'instant topk', query: 'topk(1, sum by (service_name) (bytes_over_time({service_name=~".+"}[10m])))', path: 'query', params: { time: s(startNs + 15n * 60_000_000_000n) } },
+  { name: 'label filter before parser', query: '{service_name="checkout"} | detected_level="info" | logfmt | status=500' },
+  { name: 'logfmt key colliding (_extracted)', query: '{service_name="checkout"} | logfmt | service_version_extracted="2.1"' },
+  { name: 'json then drop', query: '{service_name="payments"} | json | drop user_tier, amount, tag' },
+  { name: 'since', query: 'sum(count_over_time({service_name="frontend"}[1m]))', params: { start: '', since: '30m', step: '300' } },
+  { name: 'Grafana health check', query: 'vector(1)+vector(1)', path: 'query', params: { time: s(endNs) } },
+  { name: 'scalar arithmetic', query: '2 * 3', path: 'query', params: { time: s(endNs) } },
+  { name: 'vector() over a range', query: 'vector(2)', params: { step: '300' } },
   { name: 'empty-compatible selector', query: '{service_name=~".*"}' },
   { name: 'log query as instant', query: '{service_name="checkout"}', path: 'query', params: { time: s(endNs) } },
 ];

@@ -51,6 +51,7 @@ export function canonical(answer: LokiAnswer, direction: 'forward' | 'backward' 
   if (type === 'streams') return streams(answer, direction);
   if (type === 'matrix') return matrix(answer);
   if (type === 'vector') return vector(answer);
+  if (type === 'scalar') return { resultType: 'scalar', value: dataOf(answer).result };
   return { status: answer.status, body: answer.body };
 }
 
