@@ -3,8 +3,8 @@
 // status as their controllers would): a count change 2x2 → 3x2 adds the new
 // shard's StatefulSet and budget and starts a new migrate Job (named by the
 // topology), the stack stays Progressing until that Job is done; a failed
-// migrate Job is deleted and created again; the CRD refuses 1x1 → cluster
-// and fewer shards with a message saying how to migrate.
+// migrate Job is deleted and created again; the CRD refuses 1x1 → cluster,
+// fewer shards and a Keeper count change with a message saying how to migrate.
 import { expect } from 'chai';
 import { k8sBinariesOrSkip } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
@@ -124,7 +124,7 @@ describe('operator: managed ClickHouse cluster changes against a real API server
     expect(events.split(' ')).to.include('MigrationRetried');
   });
 
-  it('refuses 1x1 → cluster, cluster → 1x1 and fewer shards, with how to migrate; allows fewer replicas', async () => {
+  it('refuses 1x1 → cluster, cluster → 1x1, fewer shards and another Keeper count, with how to migrate; allows fewer replicas', async () => {
     const refused = async (doc: string): Promise<string> => {
       try { await srv().kubectl(['apply', '-f', '-'], doc); } catch (error) { return (error as Error).message; }
       return '';
@@ -133,6 +133,7 @@ describe('operator: managed ClickHouse cluster changes against a real API server
     expect(await refused(stackDoc('single', { shards: 2, replicas: 2 }))).to.contain('cannot change between one server (shards 1, replicas 1) and a cluster').and.to.contain('Create a new stack with the cluster layout and copy the data');
     expect(await refused(stackDoc('c', { shards: 1, replicas: 1 }))).to.contain('cannot change between one server');
     expect(await refused(stackDoc('c', { shards: 2, replicas: 2 }))).to.contain('clickhouse.managed.shards cannot be reduced');
+    expect(await refused(stackDoc('c', { shards: 3, replicas: 2, keeper: { replicas: 5 } }))).to.contain('clickhouse.managed.keeper.replicas cannot change in place');
     expect(await refused(stackDoc('c', { shards: 3, replicas: 1 }))).to.equal('');
   });
 });
