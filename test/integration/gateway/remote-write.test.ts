@@ -3,6 +3,15 @@
 // column; tenant selection; bad input; nothing of a refused request stored.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { parseKeys } from '../../../src/auth/api-keys.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { Readiness } from '../../../src/ops/readiness.ts';
+import { startGatewayWith } from '../../../gateway/gateway.ts';
+import { clickHouseRowSink } from '../../../gateway/writer/clickhouse-row-sink.ts';
 import { startTestGateway, keys, select } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
 import { basicAuth, encodeWriteRequest, metadataType, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from './support/remote-write-request.ts';
@@ -175,6 +184,28 @@ describe('gateway: Prometheus remote write', function () {
       expect(inflated.status).to.equal(413);
       expect(inflated.text).to.contain('decompressed body');
       expect(await stored('large')).to.deep.equal([]);
+    });
+
+    it('503 + Retry-After when the bytes in flight would pass TENANTRY_MAX_INFLIGHT_BYTES (Prometheus resends a 5xx); nothing stored', async () => {
+      const parsed = parseKeys(JSON.stringify([{ key: keys.tenantA, scopes: ['ingest'], tenants: ['tenant-a'] }]), 'test keys');
+      if (!parsed.ok) throw new Error(parsed.message);
+      const logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
+      const small = await startGatewayWith({ host: '127.0.0.1', store: gw.store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, {
+        otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: limit, maxInflightBytes: 16 * 1024,
+        writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, logDir },
+      }, clickHouseRowSink(gw.store));
+      try {
+        const big = body(...Array.from({ length: 400 }, (_, i) => ({ labels: { __name__: 'inflight', run: 'inflight', i: randomBytes(40).toString('hex') }, samples: [{ value: i, timestampMs: t }] })));
+        expect(big.length).to.be.greaterThan(16 * 1024);
+        const res = await pushRemoteWrite(`http://127.0.0.1:${small.ports['otlpHttp'] ?? 0}`, big, bearer(keys.tenantA));
+        expect(res.status, res.text).to.equal(503);
+        expect(res.retryAfter).to.equal('1');
+        await small.flush();
+      } finally {
+        await small.stop();
+        rmSync(logDir, { recursive: true, force: true });
+      }
+      expect(await stored('inflight')).to.deep.equal([]);
     });
 
     it('400 naming the samples outside the time window; the others are stored', async () => {
