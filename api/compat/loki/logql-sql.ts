@@ -78,7 +78,7 @@ const ns = (params: SqlParams, value: bigint): string => `fromUnixTimestamp64Nan
 export function logsSql(params: SqlParams, scan: Scan, selector: LogSelector, startNs: bigint, endNs: bigint, limit: number, direction: 'forward' | 'backward'): string {
   const { columns, where } = selectorParts(params, scan, selector, [`timestamp >= ${ns(params, startNs)}`, `timestamp < ${ns(params, endNs)}`]);
   const order = direction === 'forward' ? 'ASC' : 'DESC';
-  return `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts, body, ${columns.join(', ')}
+  return `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys
 FROM ${scan.table}
 WHERE ${where.join('\n  AND ')}
 ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')}`;

@@ -104,6 +104,13 @@ function longestRange(expr: MetricExpr): bigint {
   return expr.kind === 'range' ? expr.rangeNs : longestRange(expr.inner);
 }
 
+const categorizeFlag = 'categorize-labels';
+
+/** Whether the client asked for labels split into stream labels, structured metadata and parsed labels (Grafana does). */
+function categorizeLabels(ctx: CompatContext): boolean {
+  return (ctx.get('x-loki-response-encoding-flags')).split(',').some((f) => f.trim() === categorizeFlag);
+}
+
 /** Loki's metric query splitter aligns a range query to its step: start rounded down, end rounded up (so a point may fall after end). */
 function alignToStep(bounds: { startNs: bigint; endNs: bigint }, stepNs: bigint): { startNs: bigint; endNs: bigint } {
   const over = bounds.endNs % stepNs;
@@ -125,9 +132,10 @@ const queryRange: Handler = async (ctx, form, deps) => {
     if (!direction.ok) { writeError(ctx, 400, direction.error); return; }
     const window = visibleWindow(deps, tenantId, bounds.value.startNs, bounds.value.endNs);
     if (!window.ok) { apiFailure(ctx, window.error); return; }
-    const result = await queryStreams(deps, tenantId, query.selector, window.value, limit.value, direction.value);
+    const categorize = categorizeLabels(ctx);
+    const result = await queryStreams(deps, tenantId, query.selector, window.value, limit.value, direction.value, categorize);
     if (!result.ok) { apiFailure(ctx, result.error); return; }
-    success(ctx, { resultType: 'streams', result: result.value.streams, stats: statsSummary(result.value.lines, result.value.bytes, (performance.now() - started) / 1000) });
+    success(ctx, { resultType: 'streams', ...(categorize ? { encodingFlags: [categorizeFlag] } : {}), result: result.value.streams, stats: statsSummary(result.value.lines, result.value.bytes, (performance.now() - started) / 1000) });
     return;
   }
   const step = parseStep(form.get, bounds.value);
@@ -140,7 +148,7 @@ const queryRange: Handler = async (ctx, form, deps) => {
   const points = Number((grid.endNs - grid.startNs) / step.value) + 1;
   const result = await querySamples(deps, tenantId, query.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs });
   if (!result.ok) { apiFailure(ctx, result.error); return; }
-  success(ctx, { resultType: 'matrix', result: result.value, stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
+  success(ctx, { resultType: 'matrix', ...(categorizeLabels(ctx) ? { encodingFlags: [categorizeFlag] } : {}), result: result.value, stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
 };
 
 const instantQuery: Handler = async (ctx, form, deps) => {

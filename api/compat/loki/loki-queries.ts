@@ -18,7 +18,9 @@ import { logsSql, metricSql } from './logql-sql.ts';
 import { streamLabelNames, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
 
 export type Labels = Readonly<Record<string, string>>;
-export interface Stream { readonly stream: Labels; readonly values: (readonly [string, string])[] }
+/** An entry: time, line, and with categorize-labels its structured metadata and parsed labels. */
+export type Entry = readonly [string, string] | readonly [string, string, { structuredMetadata?: Labels; parsed?: Labels }];
+export interface Stream { readonly stream: Labels; readonly values: Entry[] }
 export interface Sample { readonly metric: Labels; readonly values: (readonly [number, string])[] }
 export interface InstantSample { readonly metric: Labels; readonly value: readonly [number, string] }
 
@@ -70,10 +72,28 @@ export function checkQuery(query: LogQuery): string | undefined {
   return undefined;
 }
 
-interface LogRow { ts: string; body: string; labels: Record<string, string> }
+interface LogRow { ts: string; body: string; labels: Record<string, string>; base_keys: string[] }
+
+/** Splits an entry's labels as Loki 3 does for `X-Loki-Response-Encoding-Flags: categorize-labels`. */
+function categorized(row: LogRow): { stream: Labels; extra: { structuredMetadata?: Labels; parsed?: Labels } } {
+  const stream: Record<string, string> = {};
+  const metadata: Record<string, string> = {};
+  const parsed: Record<string, string> = {};
+  const base = new Set(row.base_keys);
+  for (const [k, v] of Object.entries(row.labels)) {
+    if (streamLabelNames.includes(k)) stream[k] = v;
+    else if (base.has(k)) metadata[k] = v;
+    else parsed[k] = v;
+  }
+  const extra = {
+    ...(Object.keys(metadata).length > 0 ? { structuredMetadata: metadata } : {}),
+    ...(Object.keys(parsed).length > 0 ? { parsed } : {}),
+  };
+  return { stream, extra };
+}
 
 /** A log query: streams of entries, `limit` entries in all, in the direction's order. */
-export async function queryStreams(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward'): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
+export async function queryStreams(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward', categorize = false): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
   const params = new SqlParams();
   const sql = logsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction);
   const rows = await deps.runner.rows<LogRow>(sql, params);
@@ -81,13 +101,14 @@ export async function queryStreams(deps: RouteDeps, tenantId: string, selector: 
   const streams = new Map<string, Stream>();
   let bytes = 0;
   for (const row of rows.value) {
-    const key = JSON.stringify(row.labels);
+    const split = categorize ? categorized(row) : { stream: row.labels, extra: undefined };
+    const key = JSON.stringify(split.stream);
     let stream = streams.get(key);
     if (stream === undefined) {
-      stream = { stream: row.labels, values: [] };
+      stream = { stream: split.stream, values: [] };
       streams.set(key, stream);
     }
-    stream.values.push([row.ts, row.body]);
+    stream.values.push(split.extra === undefined ? [row.ts, row.body] : [row.ts, row.body, split.extra]);
     bytes += Buffer.byteLength(row.body);
   }
   return ok({ streams: [...streams.values()], lines: rows.value.length, bytes });

@@ -36,6 +36,7 @@ interface Case {
   readonly path?: 'query_range' | 'query';
   readonly params?: Record<string, string>;
   readonly direction?: 'forward' | 'backward';
+  readonly headers?: Record<string, string>;
 }
 
 const traced = (1 * 7919 + 0 + 1).toString(16).padStart(32, '0');
@@ -87,6 +88,8 @@ const cases: readonly Case[] = [
   { name: 'Grafana health check', query: 'vector(1)+vector(1)', path: 'query', params: { time: s(endNs) } },
   { name: 'scalar arithmetic', query: '2 * 3', path: 'query', params: { time: s(endNs) } },
   { name: 'vector() over a range', query: 'vector(2)', params: { step: '300' } },
+  { name: 'categorize-labels', query: '{service_name="checkout"} | logfmt | status=500', headers: { 'X-Loki-Response-Encoding-Flags': 'categorize-labels' } },
+  { name: 'categorize-labels, json', query: '{service_name="payments"} | json', headers: { 'X-Loki-Response-Encoding-Flags': 'categorize-labels' }, params: { limit: '20' } },
   { name: 'empty-compatible selector', query: '{service_name=~".*"}' },
   { name: 'log query as instant', query: '{service_name="checkout"}', path: 'query', params: { time: s(endNs) } },
 ];
@@ -98,7 +101,7 @@ interface Target { readonly url: string; readonly headers: Record<string, string
 
 async function ask(target: Target, c: Case): Promise<LokiAnswer> {
   const params = new URLSearchParams({ query: c.query, ...(c.path === 'query' ? {} : { start: s(startNs), end: s(endNs), step: '60', limit: '1000' }), ...(c.params ?? {}) });
-  const response = await fetch(`${target.url}/loki/api/v1/${c.path ?? 'query_range'}?${params.toString()}`, { headers: target.headers });
+  const response = await fetch(`${target.url}/loki/api/v1/${c.path ?? 'query_range'}?${params.toString()}`, { headers: { ...target.headers, ...(c.headers ?? {}) } });
   const text = await response.text();
   let body: unknown;
   try {
