@@ -12,6 +12,7 @@
 // ever. The same copy of current definitions is what Altinity's operator does
 // for an added host; replaying migration history instead would repeat data
 // copies (migration 5).
+import { classifyStoreError } from '../clickhouse-error.ts';
 import { stringLiteral } from '../row-binary-insert.ts';
 import type { Store } from '../store.ts';
 import type { SchemaTarget } from './ddl.ts';
@@ -76,6 +77,9 @@ export interface ClusterWait {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
+/** ClickHouse's ACCESS_DENIED. */
+const accessDenied = 497;
+
 const defaultWait: ClusterWait = { timeoutMs: 10 * 60_000, pollMs: 5_000 };
 
 async function rows<T>(store: Pick<Store, 'client'>, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
@@ -103,7 +107,10 @@ export async function waitForCluster(store: Pick<Store, 'client'>, cluster: stri
       if (n > 0 && answered[0]?.n === n) return { ok: true, hosts: n };
       last = `${answered[0]?.n ?? 0} of ${n} servers answered`;
     } catch (error) {
-      last = error instanceof Error ? error.message : String(error);
+      const failure = classifyStoreError(error);
+      // Missing grants do not heal by waiting: say which ones at once.
+      if (failure.code === accessDenied) return { ok: false, message: `the migrating user may not read the cluster's servers (grant REMOTE and CREATE TEMPORARY TABLE ON *.*, and read access to system.zookeeper): ${failure.message}` };
+      last = failure.message;
     }
     if (now() >= deadline) return { ok: false, message: `cluster ${cluster} not ready after ${Math.round(wait.timeoutMs / 1000)} s: ${last}` };
     await sleep(wait.pollMs);

@@ -75,5 +75,14 @@ describe('the schema follows the cluster (cluster-schema.ts)', () => {
     const never = (ms: number): Promise<void> => { clock += ms; return Promise.resolve(); };
     const gaveUp = await waitForCluster(store, 'tenantry', { timeoutMs: 20_000, pollMs: 5_000, now: () => clock, sleep: never });
     expect(gaveUp).to.deep.equal({ ok: false, message: 'cluster tenantry not ready after 20 s: 0 of 4 servers answered' });
+
+    // Missing grants fail at once instead of after the wait.
+    const { ClickHouseError } = await import('@clickhouse/client');
+    const denied = { client: { query: () => Promise.reject(new ClickHouseError({ message: 'tenantry_ddl: Not enough privileges', code: '497', type: 'ACCESS_DENIED' })) } } as unknown as Pick<Store, 'client'>;
+    clock = 0;
+    const refused = await waitForCluster(denied, 'tenantry', { timeoutMs: 20_000, pollMs: 5_000, now: () => clock, sleep: never });
+    expect(refused.ok).to.equal(false);
+    expect(refused).to.have.property('message').that.contains('grant REMOTE and CREATE TEMPORARY TABLE');
+    expect(clock).to.equal(0);
   });
 });
