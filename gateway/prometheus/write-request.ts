@@ -249,6 +249,7 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
   const metadata: MetricMetadata[] = [];
   const ns = new Nanos();
   const r = new WireReader(body);
+  const it = new WireReader(body, 0, 0);
   let rowCount = 0;
   let skippedHistograms = 0;
   while (r.more()) {
@@ -265,7 +266,8 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
     r.pos = seriesEnd;
     samples.clear();
     histograms.clear();
-    const it = new WireReader(body, seriesStart, seriesEnd);
+    it.pos = seriesStart;
+    it.end = seriesEnd;
     while (it.more()) {
       const t = it.uint32();
       if ((t & 7) !== WireType.bytes) { it.skip(t & 7); continue; }
