@@ -85,9 +85,9 @@ export function minimumReplicas(c: { readonly replicas: number; readonly autosca
 }
 
 /**
- * Spread over zones and over nodes, each with its own mode (Off: none). A
- * node without the zone label counts as one domain of its own, so
- * ScheduleAnyway never blocks scheduling on a cluster without zones.
+ * Spread over zones and over nodes, each with its own mode (Off: none), among
+ * the pods of one rollout. A node without the zone label counts as one domain
+ * of its own, so ScheduleAnyway never blocks scheduling on a cluster without zones.
  */
 export function topologySpread(stack: Stack, component: 'gateway' | 'api'): TopologySpreadConstraint[] {
   const s = stack.spec.topologySpread;
@@ -97,6 +97,8 @@ export function topologySpread(stack: Stack, component: 'gateway' | 'api'): Topo
     topologyKey,
     whenUnsatisfiable: mode,
     labelSelector: { matchLabels: selectorLabels(stack.ref, component) },
+    // Only the pods of the same ReplicaSet count: during a rollout the old pods would skew the new ones.
+    matchLabelKeys: ['pod-template-hash'],
   }));
 }
 

@@ -50,6 +50,7 @@ describe('operator production options', () => {
         expect(constraints({}, name)).to.deep.equal(['topology.kubernetes.io/zone', 'kubernetes.io/hostname'].map((topologyKey) => ({
           maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway',
           labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'tenantry', 'app.kubernetes.io/instance': 'demo', 'app.kubernetes.io/component': component } },
+          matchLabelKeys: ['pod-template-hash'],
         })));
       }
     });
