@@ -64,7 +64,13 @@ describe('operator production options against a real API server (least privilege
     await reconciled();
     expect(await names('hpa')).to.deep.equal([]);
     expect(await names('networkpolicy')).to.deep.equal([]);
-    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(3);
+    const gateway = await getJson(srv(), ['deployment', 'web-gateway', '-n', ns]);
+    expect(gateway.spec?.['replicas']).to.equal(3);
+    // The API server keeps the spread constraints as sent (matchLabelKeys included).
+    const constraints = (gateway.spec?.['template'] as { spec: { topologySpreadConstraints: Array<Record<string, unknown>> } }).spec.topologySpreadConstraints;
+    expect(constraints.map((c) => [c['topologyKey'], c['whenUnsatisfiable'], c['matchLabelKeys']])).to.deep.equal([
+      ['topology.kubernetes.io/zone', 'ScheduleAnyway', ['pod-template-hash']], ['kubernetes.io/hostname', 'ScheduleAnyway', ['pod-template-hash']],
+    ]);
 
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 } }, api: { autoscaling: { enabled: true } }, networkPolicy: { enabled: true } });
     await reconciled();
