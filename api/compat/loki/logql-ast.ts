@@ -252,7 +252,10 @@ class Reader {
 
   /** Arithmetic between constants only; any other binary operation is refused. */
   binary(node: SyntaxNode): MetricExpr {
-    const sides = node.getChildren('Expr').map((e) => this.metric(this.child(e, 'MetricExpr')));
+    const operands = node.getChildren('Expr').map((e) => this.child(e, 'MetricExpr'));
+    // The grammar nests `2 * 3 - 1` as 2 * (3 - 1): an unparenthesised chain would be evaluated with the wrong precedence.
+    if (operands.some((m) => m.firstChild?.name === 'BinOpExpr')) return refuse(`chained binary operations (${this.text(node)}) are not supported`);
+    const sides = operands.map((m) => this.metric(m));
     const [left, right] = sides;
     const modifier = node.getChild('BinOpModifier');
     const op = ['Add', 'Sub', 'Mul', 'Div', 'Mod', 'Pow'].map((n) => node.getChild(n)).find((n) => n !== null);
