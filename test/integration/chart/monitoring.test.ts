@@ -86,6 +86,10 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
     const monitoring = objects.filter((o) => o.apiVersion === 'monitoring.coreos.com/v1');
     expect(monitoring.map((o) => o.kind).sort()).to.deep.equal(['PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
     for (const o of monitoring) expect(o.metadata.labels, o.kind).to.include({ release: 'kube-prometheus-stack' });
+    for (const o of [...monitoring, ...objects.filter((x) => x.kind === 'ConfigMap')]) {
+      expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include.keys('helm.sh/chart', 'app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by');
+      expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).to.equal('tenantry');
+    }
     const dashboards = objects.filter((o) => o.kind === 'ConfigMap');
     expect(dashboards.map((o) => o.metadata.name).sort()).to.deep.equal(['rel-tenantry-dashboard-overview', 'rel-tenantry-dashboard-tenants']);
     for (const d of dashboards) {
