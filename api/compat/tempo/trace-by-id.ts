@@ -3,6 +3,7 @@
 // gives the time range of the trace's spans, so the spans query reads only
 // those days' parts and granules instead of the tenant's whole window.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
+import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
@@ -34,19 +35,19 @@ const columns = [
  * trace's own [first, last] span times (every span of the trace is inside);
  * the bloom filter on trace_id then skips the other granules of those days.
  */
-export function traceSql(deps: RouteDeps, tenantId: string, traceId: string, range: TimeRange): { sql: string; params: SqlParams } {
+export function traceSql(schema: SchemaTarget, tenantId: string, traceId: string, range: TimeRange, useIndex = true): { sql: string; params: SqlParams } {
   const params = new SqlParams();
   const tenant = params.bind(tenantId, 'String');
   const id = params.bind(traceId, 'String');
   const start = `fromUnixTimestamp64Nano(${params.bind(range.startNs.toString(), 'Int64')})`;
   const end = `fromUnixTimestamp64Nano(${params.bind(range.endNs.toString(), 'Int64')})`;
-  const index = queryTable(deps.schema, 'trace_index');
+  const index = queryTable(schema, 'trace_index');
   // No index row (spans written before migration 8 finished, or an index row past its TTL): the window alone.
-  const sql = `WITH (SELECT (minOrNull(first_seen), maxOrNull(last_seen)) FROM ${index} WHERE tenant_id = ${tenant} AND trace_id = ${id}) AS bounds
-    SELECT ${columns.join(', ')}
-    FROM ${queryTable(deps.schema, 'spans')}
+  // `useIndex` false is the lookup before migration 8 (bench:grafana measures both).
+  const sql = `${useIndex ? `WITH (SELECT (minOrNull(first_seen), maxOrNull(last_seen)) FROM ${index} WHERE tenant_id = ${tenant} AND trace_id = ${id}) AS bounds\n    ` : ''}SELECT ${columns.join(', ')}
+    FROM ${queryTable(schema, 'spans')}
     WHERE tenant_id = ${tenant} AND trace_id = ${id}
-      AND timestamp >= greatest(${start}, ifNull(bounds.1, ${start})) AND timestamp <= least(${end}, ifNull(bounds.2, ${end}))
+      AND ${useIndex ? `timestamp >= greatest(${start}, ifNull(bounds.1, ${start})) AND timestamp <= least(${end}, ifNull(bounds.2, ${end}))` : `timestamp >= ${start} AND timestamp <= ${end}`}
     ORDER BY timestamp, span_id
     LIMIT 100000`;
   return { sql, params };
@@ -54,7 +55,7 @@ export function traceSql(deps: RouteDeps, tenantId: string, traceId: string, ran
 
 /** The trace's spans as OTLP ResourceSpans; an empty list when the tenant has no such trace in the window. */
 export async function traceById(deps: RouteDeps, tenantId: string, traceId: string, range: TimeRange): Promise<Result<OtlpResourceSpans[], ApiError>> {
-  const { sql, params } = traceSql(deps, tenantId, traceId, range);
+  const { sql, params } = traceSql(deps.schema, tenantId, traceId, range);
   const rows = await deps.runner.manyRows<SpanRow>(sql, params);
   if (!rows.ok) return rows;
   return ok(resourceSpans(rows.value));

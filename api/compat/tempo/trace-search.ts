@@ -170,6 +170,7 @@ export async function searchTraceQl(deps: RouteDeps, tenantId: string, query: Tr
   const join = needsTraceJoin([...read, ...query.select]) ? traceJoin(deps, params, tenantId, options.range) : '';
   const marks = filters.map((f, i) => `${conditionSql(params, f)} AS m${i}`);
   const shown = shownSql(params, filters, query.select);
+  // The marks' aliases filter inside the subquery, so the shown attributes are built for matching spans only.
   const anyMark = filters.map((_f, i) => `m${i}`).join(' OR ');
   const counts = filters.map((_f, i) => `countIf(m${i}) AS c${i}`).join(', ');
   const sql = `SELECT trace_id, toString(count()) AS matched,
@@ -178,8 +179,8 @@ export async function searchTraceQl(deps: RouteDeps, tenantId: string, query: Tr
     FROM (
       SELECT trace_id, span_id, timestamp, duration_ns, ${shown} AS shown, ${marks.join(', ')}
       FROM ${queryTable(deps.schema, 'spans')} ${join}
-      WHERE ${windowSql(params, tenantId, options.range)}
-    ) WHERE ${anyMark}
+      WHERE ${windowSql(params, tenantId, options.range)} AND (${anyMark})
+    )
     GROUP BY trace_id
     HAVING ${spansetsSql(query.spansets)}
     ORDER BY first DESC, trace_id
