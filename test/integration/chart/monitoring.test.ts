@@ -148,9 +148,11 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
     expect(await helmFails(['template', 'rel', chart, '--set', 'monitoring.dashboards.extra=1'])).to.contain("additional properties 'extra' not allowed");
   });
 
-  it('passes helm lint --strict with ci/monitoring-values.yaml', async () => {
-    expect(await helm(['lint', '--strict', chart, '-f', join(chart, 'ci', 'monitoring-values.yaml')])).to.contain('1 chart(s) linted, 0 chart(s) failed');
-  });
+  for (const file of ['monitoring-values.yaml', 'production-values.yaml']) {
+    it(`passes helm lint --strict with ci/${file}`, async () => {
+      expect(await helm(['lint', '--strict', chart, '-f', join(chart, 'ci', file)])).to.contain('1 chart(s) linted, 0 chart(s) failed');
+    });
+  }
 
   describe('alert rules', () => {
     let dir: string | undefined;
@@ -230,11 +232,14 @@ describe('Helm chart monitoring objects against a real kube-apiserver', function
     for (const ns of ['tenantry', 'grafana']) await srv.kubectl(['create', 'namespace', ns]);
     const variants: string[][] = [
       ['-f', join(chart, 'ci', 'monitoring-values.yaml')],
+      // The stack's production options pass the CRD's schema through the chart too.
+      ['-f', join(chart, 'ci', 'production-values.yaml')],
       [...twoValues, '--set', 'operator.watchNamespaces={team-a}', '--set', 'monitoring.dashboards.namespace=grafana'],
     ];
     for (const args of variants) {
       const rendered = await helm(['template', 'rel', chart, '--namespace', 'tenantry', ...args]);
       const out = await srv.kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], rendered);
+      if (args.includes(join(chart, 'ci', 'production-values.yaml'))) expect(out).to.contain('observabilitystack.tenantry.dev/prod created (server dry run)');
       expect(out, args.join(' ')).to.contain('podmonitor.monitoring.coreos.com/rel-tenantry-operator created (server dry run)')
         .and.contain('servicemonitor.monitoring.coreos.com/rel-tenantry-stacks created (server dry run)')
         .and.contain('prometheusrule.monitoring.coreos.com/rel-tenantry created (server dry run)')
