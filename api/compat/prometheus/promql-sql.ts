@@ -74,61 +74,110 @@ function explode(series: string, perStep: string, labels: string): string {
     ARRAY JOIN arrayFilter(x -> x.2, steps) AS o`;
 }
 
+/**
+ * A per-step array of length n from a per-sample one: step k takes
+ * values[i] for k in [bounds[i], bounds[i+1]) and `initial` before bounds[1]
+ * (bounds: nondecreasing, clamped to [0, n], n appended). O(samples + steps)
+ * and no lambda captures a whole array (ClickHouse copies a captured array
+ * once per element mapped, which made the per-step search quadratic).
+ */
+function gather(values: string, bounds: string, initial: string, n: string): string {
+  return `arraySlice(arrayConcat(arrayWithConstant(${bounds}[1], ${initial}),
+      arrayFlatten(arrayMap((x, lo, hi) -> arrayWithConstant(hi - lo, x), ${values}, arrayPopBack(${bounds}), arrayPopFront(${bounds})))), 1, ${n})`;
+}
+
+/** The per-sample array shifted to "the next sample's" (the last gets `pad`). */
+const nextOf = (values: string, pad: string): string => `arrayPushBack(arrayPopFront(${values}), ${pad})`;
+/** The per-sample array shifted to "the previous sample's" (the first gets `pad`). */
+const previousOf = (values: string, pad: string): string => `arrayPushFront(arrayPopBack(${values}), ${pad})`;
+
+/** Each sample's first step at or after it (clamped to [0, n], n appended): sample i is at or before step k iff bound[i] <= k. */
+function firstStepAtOrAfter(c: Compiler, offsetMs: number, shiftMs: string, n: string): string {
+  const start = c.p.bind(c.steps.startMs - offsetMs, 'Int64');
+  const step = c.p.bind(c.steps.stepMs, 'Int64');
+  return `arrayPushBack(arrayMap(t -> toUInt64(least(greatest(toInt64(ceil((t + ${shiftMs} - ${start}) / ${step})), 0), ${n})), ts), ${n})`;
+}
+
 function vectorSelector(c: Compiler, sel: VectorSelector): string {
   const t = stepTime(c, 'k', sel.offsetMs);
   const lookback = c.p.bind(c.steps.lookbackMs, 'Int64');
-  const steps = `range(${c.p.bind(c.steps.count, 'UInt64')})`;
-  const series = `SELECT labels, ts, vs, arrayMap(k -> arrayLastIndex(x -> x <= ${t}, ts), ${steps}) AS idx FROM (${seriesSql(c, sel, c.steps.lookbackMs, false)})`;
-  const perStep = `arrayMap((k, i) -> (k, i > 0 AND ts[i] >= ${t} - ${lookback} AND NOT ${isStale('vs[i]')}, vs[i]), ${steps}, idx)`;
+  const n = c.p.bind(c.steps.count, 'UInt64');
+  // At step k: whether a sample is at or before it, and the last such sample's time and value.
+  const series = `SELECT labels, ${gather('arrayWithConstant(length(ts), 1)', 'bounds', '0', n)} AS has,
+      ${gather('ts', 'bounds', 'toInt64(0)', n)} AS lt, ${gather('vs', 'bounds', '0.', n)} AS lv FROM (
+      SELECT labels, ts, vs, ${firstStepAtOrAfter(c, sel.offsetMs, '0', n)} AS bounds FROM (${seriesSql(c, sel, c.steps.lookbackMs, false)}))`;
+  const perStep = `arrayMap((k, h, t, v) -> (k, h = 1 AND t >= ${t} - ${lookback} AND NOT ${isStale('v')}, v), range(${n}), has, lt, lv)`;
   return explode(series, perStep, 'labels');
 }
 
-/** SQL of a range function's value at step k over the window of samples [a, b] (1-based, a <= b). */
-function rangeValue(fn: RangeCall['fn'], m: MatrixSelector, c: Compiler): { minSamples: number; sql: string } {
-  const n = '(b - a + 1)';
-  const slice = `arraySlice(vs, a, ${n})`;
+/**
+ * Per-step arrays a range function reads, by the name its lambda gives each
+ * element. The window at step k is samples a..b: li = b (the last at or
+ * before t_k), bi = a - 1 (how many lie before t_k - range).
+ */
+const stepArrays: Readonly<Record<string, (n: string) => string>> = {
+  li: (n) => gather('arrayEnumerate(ts)', 'lastBounds', 'toUInt32(0)', n),
+  bi: (n) => gather('arrayEnumerate(ts)', 'beforeBounds', 'toUInt32(0)', n),
+  lv: (n) => gather('vs', 'lastBounds', '0.', n),
+  lt: (n) => gather('ts', 'lastBounds', 'toInt64(0)', n),
+  fv: (n) => gather(nextOf('vs', '0.'), 'beforeBounds', 'vs[1]', n),
+  ft: (n) => gather(nextOf('ts', 'toInt64(0)'), 'beforeBounds', 'ts[1]', n),
+  pv: (n) => gather(previousOf('vs', '0.'), 'lastBounds', '0.', n),
+  pt: (n) => gather(previousOf('ts', 'toInt64(0)'), 'lastBounds', 'toInt64(0)', n),
+  lr: (n) => gather('resets', 'lastBounds', '0.', n),
+  fr: (n) => gather(nextOf('resets', '0.'), 'beforeBounds', 'resets[1]', n),
+};
+
+/** A range function's value at step k from the per-step arrays it names (cnt = b - a + 1 is always given). */
+function rangeValue(fn: RangeCall['fn'], m: MatrixSelector, c: Compiler): { minSamples: number; uses: string[]; sql: string } {
+  // Sums and extremes read the window's slice; these capture the series' array (see gather): slower, exact.
+  const slice = 'arraySlice(vs, bi + 1, cnt)';
   switch (fn) {
-    case 'count_over_time': return { minSamples: 1, sql: `toFloat64(${n})` };
-    case 'sum_over_time': return { minSamples: 1, sql: `arraySum(${slice})` };
-    case 'avg_over_time': return { minSamples: 1, sql: `arraySum(${slice}) / ${n}` };
-    case 'min_over_time': return { minSamples: 1, sql: `arrayMin(${slice})` };
-    case 'max_over_time': return { minSamples: 1, sql: `arrayMax(${slice})` };
-    case 'last_over_time': return { minSamples: 1, sql: 'vs[b]' };
-    case 'irate': return { minSamples: 2, sql: `if(vs[b] < vs[b - 1], vs[b], vs[b] - vs[b - 1]) / ((ts[b] - ts[b - 1]) / 1000)` };
+    case 'count_over_time': return { minSamples: 1, uses: [], sql: 'toFloat64(cnt)' };
+    case 'sum_over_time': return { minSamples: 1, uses: [], sql: `arraySum(${slice})` };
+    case 'avg_over_time': return { minSamples: 1, uses: [], sql: `arraySum(${slice}) / cnt` };
+    case 'min_over_time': return { minSamples: 1, uses: [], sql: `arrayMin(${slice})` };
+    case 'max_over_time': return { minSamples: 1, uses: [], sql: `arrayMax(${slice})` };
+    case 'last_over_time': return { minSamples: 1, uses: ['lv'], sql: 'lv' };
+    case 'irate': return { minSamples: 2, uses: ['lv', 'lt', 'pv', 'pt'], sql: 'if(lv < pv, lv, lv - pv) / ((lt - pt) / 1000)' };
     case 'rate': case 'increase': case 'delta': {
       const counter = fn !== 'delta';
       const rangeEnd = stepTime(c, 'k', m.selector.offsetMs);
       const rangeStart = `(${rangeEnd} - ${c.p.bind(m.rangeMs, 'Int64')})`;
-      const result = counter ? '(vs[b] - vs[a] + resets[b] - resets[a])' : '(vs[b] - vs[a])';
-      const sampled = '((ts[b] - ts[a]) / 1000)';
-      const avg = `(${sampled} / (b - a))`;
-      const toStartRaw = `((ts[a] - ${rangeStart}) / 1000)`;
+      const result = counter ? '(lv - fv + lr - fr)' : '(lv - fv)';
+      const sampled = '((lt - ft) / 1000)';
+      const avg = `(${sampled} / (cnt - 1))`;
+      const toStartRaw = `((ft - ${rangeStart}) / 1000)`;
       // Prometheus 2: a counter's extrapolation to the start stops where it would fall below zero.
       const toStart = counter
-        ? `if(${result} > 0 AND vs[a] >= 0, least(${toStartRaw}, ${sampled} * (vs[a] / ${result})), ${toStartRaw})`
+        ? `if(${result} > 0 AND fv >= 0, least(${toStartRaw}, ${sampled} * (fv / ${result})), ${toStartRaw})`
         : toStartRaw;
-      const toEnd = `((${rangeEnd} - ts[b]) / 1000)`;
+      const toEnd = `((${rangeEnd} - lt) / 1000)`;
       const threshold = `(${avg} * 1.1)`;
       const interval = `(${sampled} + if(${toStart} < ${threshold}, ${toStart}, ${avg} / 2) + if(${toEnd} < ${threshold}, ${toEnd}, ${avg} / 2))`;
       const scaled = `${result} * (${interval} / ${sampled})`;
-      return { minSamples: 2, sql: fn === 'rate' ? `${scaled} / ${c.p.bind(m.rangeMs / 1000, 'Float64')}` : scaled };
+      const uses = ['lv', 'lt', 'fv', 'ft', ...(counter ? ['lr', 'fr'] : [])];
+      return { minSamples: 2, uses, sql: fn === 'rate' ? `${scaled} / ${c.p.bind(m.rangeMs / 1000, 'Float64')}` : scaled };
     }
   }
 }
 
 function rangeCall(c: Compiler, call: RangeCall): string {
   const m = call.arg;
-  const t = stepTime(c, 'k', m.selector.offsetMs);
   const range = c.p.bind(m.rangeMs, 'Int64');
-  const steps = `range(${c.p.bind(c.steps.count, 'UInt64')})`;
+  const n = c.p.bind(c.steps.count, 'UInt64');
   const counter = call.fn === 'rate' || call.fn === 'increase';
-  const resets = counter ? ', arrayCumSum(arrayMap((x, prev) -> if(x < prev, prev, 0.), vs, arrayPushFront(arrayPopBack(vs), vs[1]))) AS resets' : '';
-  const series = `SELECT labels, ts, vs${resets},
-      arrayMap(k -> arrayFirstIndex(x -> x >= ${t} - ${range}, ts), ${steps}) AS firsts,
-      arrayMap(k -> arrayLastIndex(x -> x <= ${t}, ts), ${steps}) AS lasts
-    FROM (${seriesSql(c, m.selector, m.rangeMs, true)})`;
-  const { minSamples, sql } = rangeValue(call.fn, m, c);
-  const perStep = `arrayMap((k, a, b) -> (k, a > 0 AND b - a + 1 >= ${minSamples}, ${sql}), ${steps}, firsts, lasts)`;
+  // resets[i]: what counter resets add up to through sample i (a drop adds the value before it).
+  const resets = counter ? `, arrayCumSum(arrayMap((x, prev) -> if(x < prev, prev, 0.), vs, ${previousOf('vs', 'vs[1]')})) AS resets` : '';
+  const { minSamples, uses, sql } = rangeValue(call.fn, m, c);
+  const names = ['li', 'bi', ...uses];
+  const sliced = /\bvs\b/.test(sql);
+  // lastBounds: a sample is at or before t_k; beforeBounds: before t_k - range, i.e. t + range + 1 ms at or before t_k (closed window).
+  const series = `SELECT labels${sliced ? ', vs' : ''}, ${names.map((name) => `${(stepArrays[name] ?? ((): never => { throw new Error(name); }))(n)} AS ${name}_`).join(', ')}
+    FROM (SELECT labels, ts, vs${resets}, ${firstStepAtOrAfter(c, m.selector.offsetMs, '0', n)} AS lastBounds,
+      ${firstStepAtOrAfter(c, m.selector.offsetMs, `(${range} + 1)`, n)} AS beforeBounds
+      FROM (${seriesSql(c, m.selector, m.rangeMs, true)}))`;
+  const perStep = `arrayMap((k, ${names.join(', ')}) -> (k, li - bi >= ${minSamples}, ${sql.replaceAll('cnt', '(li - bi)')}), range(${n}), ${names.map((name) => `${name}_`).join(', ')})`;
   return explode(series, perStep, call.fn === 'last_over_time' ? 'labels' : dropName('labels'));
 }
 

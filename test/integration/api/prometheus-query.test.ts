@@ -99,6 +99,12 @@ describe('api/prometheus query', () => {
   it('evaluates a range query at start + k × step', async () => {
     const r = await range('http_requests_total{code="500"}', 0, 60, 30);
     expect(r).to.deep.equal([{ metric: { __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, values: [[T0, '100'], [T0 + 30, '130'], [T0 + 60, '160']] }]);
+    // Every window [t - 30 s, t] holds three samples 15 s apart, 30 apart in value, on its edges: exactly 1/s.
+    const rate = await range('rate(http_requests_total{code="500"}[30s])', 30, 90, 15);
+    expect(rate.map((x) => x.values.map((v) => v[1]))).to.deep.equal([['1', '1', '1', '1', '1']]);
+    // Closed windows [t - 20 s, t] over samples at 0, 15, 30 (room a): 1, 1, 2, 2, 1, 1, then none.
+    const counts = await range('count_over_time(temp{room="a"}[20s])', 0, 60, 10);
+    expect(counts.map((x) => x.values.map((v) => v[1]))).to.deep.equal([['1', '1', '2', '2', '1', '1']]);
   });
 
   it('sums rates by a label', async () => {
