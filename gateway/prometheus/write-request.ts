@@ -16,7 +16,7 @@ import type { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { metricType, noBuckets, noCountSum, noExponential, noQuantiles } from '../convert/metrics/metric-columns.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import { NativeHistogram, rawDouble } from './native-histogram.ts';
-import { instanceAttribute, jobAttribute, remoteWriteScope } from './remote-write-scope.ts';
+import { instanceAttribute, jobAttribute, remoteWriteScope } from '../../src/prometheus/remote-write-scope.ts';
 
 /** One MetricMetadata of the request: the family's type (Prometheus' lower-case name), help and unit. */
 export interface MetricMetadata {

@@ -16,6 +16,7 @@ import type { BucketPlan } from './bucket-plan.ts';
 import { quantileOf, seriesValues } from './series-math.ts';
 import type { MetricType, RawPoint } from './series-math.ts';
 import type { Operator, SeriesQuery } from './timeseries-codecs.ts';
+import { staleMarkerBits } from '../../../src/prometheus/remote-write-scope.ts';
 
 export interface Window {
   readonly tenantId: string;
@@ -56,6 +57,8 @@ function baseConditions(params: SqlParams, w: Window, metric: string, q: SeriesQ
     `timestamp >= fromUnixTimestamp64Nano(${params.bind(fromNs.toString(), 'Int64')})`,
     `timestamp < fromUnixTimestamp64Nano(${params.bind(w.endNs.toString(), 'Int64')})`,
     ...(q.attributes === undefined ? [] : matchAttributes(params, ['resource_attributes', 'scope_attributes', 'attributes'], q.attributes)),
+    // Prometheus' staleness markers end a remote-written series; they are no value.
+    `reinterpretAsUInt64(value) != ${staleMarkerBits}`,
   ];
 }
 

@@ -5,6 +5,7 @@ import { field, keys, startHarness } from './support/api-harness.ts';
 import type { Harness, Reply } from './support/api-harness.ts';
 import { insertRows, metricRow, secondsNs } from './support/telemetry-rows.ts';
 import type { MetricSpec } from './support/telemetry-rows.ts';
+import { staleMarkerBits } from '../../../src/prometheus/remote-write-scope.ts';
 
 const T0 = 1_794_999_960; // a whole minute
 const at = (s: number): bigint => secondsNs(T0 + s);
@@ -156,6 +157,20 @@ describe('api/timeseries', () => {
     const tooMany = await q({ queries: [{ metrics: ['x'] }], interval: 0.001 });
     expect(field(tooMany.body, 'error', 'message')).to.contain('at most 11000');
     expect((await q({ queries: [{ metrics: ['x'] }], interval: 0.017 })).status).to.equal(200); // 10,589 points: under the limit
+  });
+
+  it('skips Prometheus staleness markers (remote write) rather than turning a bucket into NaN', async () => {
+    // A remote-written gauge: 4 then 6 in bucket 0, where a staleness marker (a NaN with its own bits) also lands; 8 in bucket 1.
+    await insertRows(h.store, 'metrics', [gauge(5, 4, web), gauge(10, 6, web), gauge(70, 8, web)].map((g) => metricRow({ ...g, name: 'stale.gauge' })));
+    await h.store.client.command({
+      query: `INSERT INTO ${h.store.database}.metrics (tenant_id, metric_name, metric_type, timestamp, value)
+        SELECT 'acme', 'stale.gauge', 'gauge', fromUnixTimestamp64Nano(toInt64({ns:String})), reinterpretAsFloat64(toUInt64({bits:String}))`,
+      query_params: { ns: at(30).toString(), bits: staleMarkerBits.toString() },
+    });
+    const m = { metrics: ['stale.gauge'] };
+    expect(await values({ queries: [{ ...m, operator: 'avg' }] })).to.deep.equal([[5, 8, null]]);
+    expect(await values({ queries: [{ ...m, operator: 'count' }] })).to.deep.equal([[2, 1, 0]]);
+    expect(await values({ queries: [{ ...m, operator: 'last' }] })).to.deep.equal([[6, 8, null]]);
   });
 
   it('keeps other tenants out', async () => {

@@ -4,7 +4,7 @@ import type { Principal } from '../../../../src/auth/api-keys.ts';
 import { defaultItemLimits } from '../../../../gateway/convert/common/item-limits.ts';
 import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
 import { maxDenseBuckets } from '../../../../gateway/prometheus/native-histogram.ts';
-import { remoteWriteScope } from '../../../../gateway/prometheus/remote-write-scope.ts';
+import { remoteWriteScope } from '../../../../src/prometheus/remote-write-scope.ts';
 import { msToNanos, remoteWriteConverter } from '../../../../gateway/prometheus/write-request.ts';
 import type { RemoteWriteBatch } from '../../../../gateway/prometheus/write-request.ts';
 import { encodeWriteRequest, metadataType, staleNaNBits, withStaleMarkers } from '../../../integration/gateway/support/remote-write-request.ts';
