@@ -85,3 +85,39 @@ describe('test prerequisites (skip-unless-found)', () => {
     }
   });
 });
+
+describe('test/prepare-binaries.sh', () => {
+  /** Runs the script with every cache empty, `go` off PATH, and TENANTRY_TEST_SKIP = `skip`. */
+  function prepare(skip: string | undefined): { status: number | null; stdout: string; stderr: string } {
+    const empty = mkdtempSync(join(tmpdir(), 'tenantry-prepare-'));
+    try {
+      const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: empty, K8S_TEST_CACHE: empty, PEERS_CACHE: empty, ACTIONLINT_CACHE: empty };
+      if (skip !== undefined) env['TENANTRY_TEST_SKIP'] = skip;
+      const run = spawnSync('bash', ['test/prepare-binaries.sh'], { encoding: 'utf8', env });
+      return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  }
+
+  it('without Go, fails with one closing line naming what is missing and the fixes', function () {
+    this.timeout(30_000);
+    const run = prepare(undefined);
+    expect(run.status).to.equal(1);
+    const last = run.stderr.trim().split('\n').at(-1) ?? '';
+    expect(last).to.match(/^\[prepare-binaries\] FAILED: k8s needs Go .*go is not on PATH; install Go >= [\d.]+ /);
+    expect(last).to.contain(`TENANTRY_TEST_SKIP=${list.map((p) => p.name).join(',')} npm test`);
+  });
+
+  it('builds nothing and succeeds when every prerequisite is named in TENANTRY_TEST_SKIP', () => {
+    const run = prepare(list.map((p) => p.name).join(', '));
+    expect(run.status, run.stderr).to.equal(0);
+    expect(run.stdout.match(/skipped \(TENANTRY_TEST_SKIP\)/g)).to.have.length(list.length);
+  });
+
+  it('refuses a name that is not in its list (a typo would otherwise build or require everything)', () => {
+    const run = prepare('k8s,helmm');
+    expect(run.status).to.equal(1);
+    expect(run.stderr).to.contain(`TENANTRY_TEST_SKIP names 'helmm', which is not a prerequisite (known: ${list.map((p) => p.name).join(',')},containers)`);
+  });
+});
