@@ -3,7 +3,7 @@
 // per pipeline stage, one subquery per range or vector aggregation. Every
 // value from the query is a bound parameter.
 import type { Grouping, LabelPredicate, LineFilter, LogSelector, Matcher, MetricExpr, Stage } from './logql-ast.ts';
-import { jsonLabelsSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
+import { jsonLabelsSql, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
 import type { SqlParams } from '../../v1/query/sql-params.ts';
 
 /** What every statement reads: one tenant's rows in a window of Unix ns, `(after, until]` or `[from, before)`. */
@@ -35,30 +35,45 @@ function lineSql(params: SqlParams, f: LineFilter): string {
 
 const numberOps: Readonly<Record<string, string>> = { '==': '=', '!=': '!=', '>': '>', '>=': '>=', '<': '<', '<=': '<=' };
 
-/** A label filter over the label map `labels`: a missing label is "" for matchers and fails numeric comparisons. */
-function predicateSql(params: SqlParams, labels: string, p: LabelPredicate): string {
+/** A label filter; `value(name)` is the expression of a label's value ("" when absent, as Loki compares a missing label). */
+function predicateSql(params: SqlParams, value: (name: string) => string, p: LabelPredicate): string {
   switch (p.kind) {
-    case 'match': return matchSql(params, `${labels}[${params.bind(p.matcher.name, 'String')}]`, p.matcher);
+    case 'match': return matchSql(params, value(p.matcher.name), p.matcher);
     case 'number': {
-      const value = `toFloat64OrNull(${labels}[${params.bind(p.name, 'String')}])`;
-      return `ifNull(${value} ${numberOps[p.op] ?? '='} ${params.bind(p.value, 'Float64')}, false)`;
+      const number = `toFloat64OrNull(${value(p.name)})`;
+      return `ifNull(${number} ${numberOps[p.op] ?? '='} ${params.bind(p.value, 'Float64')}, false)`;
     }
-    case 'and': return `(${predicateSql(params, labels, p.left)} AND ${predicateSql(params, labels, p.right)})`;
-    case 'or': return `(${predicateSql(params, labels, p.left)} OR ${predicateSql(params, labels, p.right)})`;
+    case 'and': return `(${predicateSql(params, value, p.left)} AND ${predicateSql(params, value, p.right)})`;
+    case 'or': return `(${predicateSql(params, value, p.left)} OR ${predicateSql(params, value, p.right)})`;
   }
 }
 
-/** The SELECT list and WHERE terms of a selector's rows: `labels` is the final label map of each row. */
+const baseLabels = `mapConcat(${streamLabelsSql()}, ${metadataSql()})`;
+
+/** Whether a pipeline keeps the row's own labels (no parser, no drop): its label filters then read single labels, not maps. */
+export function keepsLabels(selector: LogSelector): boolean {
+  return selector.stages.every((s) => s.kind === 'line' || s.kind === 'label');
+}
+
+/**
+ * The WHERE terms and label-map columns of a selector's rows. Label filters
+ * before the first parser read single labels (labelLookupSql); after it,
+ * the label map of their stage. `labels` is each row's final label set,
+ * `l0` its labels before the pipeline.
+ */
 export function selectorParts(params: SqlParams, scan: Scan, selector: LogSelector, window: string[]): { columns: string[]; where: string[] } {
   const where = [`tenant_id = ${params.bind(scan.tenantId, 'String')}`, ...window];
-  const columns = [`mapConcat(${streamLabelsSql()}, ${metadataSql()}) AS l0`];
+  const columns = [`${baseLabels} AS l0`];
   for (const m of selector.matchers) where.push(matchSql(params, streamLabelSql(m.name) ?? "''", m));
   let current = 'l0';
   selector.stages.forEach((stage: Stage, i) => {
     const next = `l${i + 1}`;
+    const lookup = current === 'l0'
+      ? (name: string): string => labelLookupSql(name, params.bind(name, 'String'), baseLabels)
+      : (name: string): string => `${current}[${params.bind(name, 'String')}]`;
     switch (stage.kind) {
       case 'line': where.push(lineSql(params, stage.filter)); return;
-      case 'label': where.push(predicateSql(params, current, stage.predicate)); return;
+      case 'label': where.push(predicateSql(params, lookup, stage.predicate)); return;
       case 'parser':
         columns.push(`${mergeParsedSql(current, stage.parser === 'json' ? jsonLabelsSql() : logfmtLabelsSql())} AS ${next}`);
         break;
@@ -74,11 +89,23 @@ export function selectorParts(params: SqlParams, scan: Scan, selector: LogSelect
 
 const ns = (params: SqlParams, value: bigint): string => `fromUnixTimestamp64Nano(toInt64(${params.bind(value.toString(), 'Int64')}))`;
 
-/** The rows of a log query: `[startNs, endNs)`, `limit` of them in the direction's order. */
+/**
+ * The rows of a log query: `[startNs, endNs)`, `limit` of them in the
+ * direction's order. Without parsers the rows are chosen first and their
+ * label maps built after the LIMIT, for those rows only.
+ */
 export function logsSql(params: SqlParams, scan: Scan, selector: LogSelector, startNs: bigint, endNs: bigint, limit: number, direction: 'forward' | 'backward'): string {
   const { columns, where } = selectorParts(params, scan, selector, [`timestamp >= ${ns(params, startNs)}`, `timestamp < ${ns(params, endNs)}`]);
   const order = direction === 'forward' ? 'ASC' : 'DESC';
-  return `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys
+  const output = `toString(toUnixTimestamp64Nano(timestamp)) AS ts, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys`;
+  if (keepsLabels(selector)) {
+    return `SELECT ${output} FROM (
+  SELECT * FROM ${scan.table}
+  WHERE ${where.join('\n    AND ')}
+  ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')})
+ORDER BY timestamp ${order}`;
+  }
+  return `SELECT ${output}
 FROM ${scan.table}
 WHERE ${where.join('\n  AND ')}
 ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')}`;
@@ -94,12 +121,14 @@ export interface Grid {
 }
 
 /** A range aggregation: per label set and grid point k, the value over (t_k - range, t_k]. */
-function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'range' }, grid: Grid): string {
+function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'range' }, grid: Grid, only?: readonly string[]): string {
   const lastNs = grid.startNs + grid.stepNs * BigInt(grid.points - 1);
-  const { columns, where } = selectorParts(params, scan, expr.selector, [
+  const parts = selectorParts(params, scan, expr.selector, [
     `timestamp > ${ns(params, grid.startNs - expr.rangeNs)}`, `timestamp <= ${ns(params, lastNs)}`,
     ...(grid.notBeforeNs === undefined ? [] : [`timestamp >= ${ns(params, grid.notBeforeNs)}`]),
   ]);
+  const { where } = parts;
+  const columns = only === undefined ? parts.columns : [onlyLabelsSql(params, only)];
   const start = params.bind(grid.startNs.toString(), 'Int64');
   const step = params.bind(grid.stepNs.toString(), 'Int64');
   const range = params.bind(expr.rangeNs.toString(), 'Int64');
@@ -117,6 +146,12 @@ function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'ran
 GROUP BY labels, k`;
 }
 
+/** Just the named labels of a row (before any parser), without its whole label map. */
+function onlyLabelsSql(params: SqlParams, names: readonly string[]): string {
+  const pairs = names.flatMap((n) => { const bound = params.bind(n, 'String'); return [bound, labelLookupSql(n, bound, baseLabels)]; });
+  return `mapSort(mapFilter((k, v) -> v != '', ${pairs.length === 0 ? "CAST(map(), 'Map(String, String)')" : `map(${pairs.join(', ')})`})) AS labels`;
+}
+
 /** The label map a grouping keeps. */
 function groupedSql(params: SqlParams, grouping: Grouping | undefined): string {
   if (grouping === undefined) return 'map()';
@@ -128,7 +163,10 @@ function groupedSql(params: SqlParams, grouping: Grouping | undefined): string {
 export function metricSql(params: SqlParams, scan: Scan, expr: MetricExpr, grid: Grid): string {
   if (expr.kind === 'constant') return `SELECT map() AS labels, k, ${params.bind(expr.value, 'Float64')} AS v FROM (SELECT arrayJoin(range(${params.bind(grid.points, 'UInt64')})) AS k)`;
   if (expr.kind === 'range') return rangeSql(params, scan, expr, grid);
-  const inner = metricSql(params, scan, expr.inner, grid);
+  // sum by (…) straight over a range aggregation without parsers: the rows are grouped by the kept labels at once
+  // (a sum of per-series counts is the count of their rows), so no row's whole label map is built.
+  const pushdown = expr.fn === 'sum' && expr.inner.kind === 'range' && keepsLabels(expr.inner.selector) && expr.grouping?.mode !== 'without' ? expr.inner : undefined;
+  const inner = pushdown !== undefined ? rangeSql(params, scan, pushdown, grid, expr.grouping?.labels ?? []) : metricSql(params, scan, expr.inner, grid);
   const group = groupedSql(params, expr.grouping);
   if (expr.fn === 'topk') {
     return `SELECT labels, k, v FROM (

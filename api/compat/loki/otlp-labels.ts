@@ -58,17 +58,42 @@ export function streamLabelSql(name: string): string | undefined {
 const detectedLevel = `multiIf(severity_number = 0, 'unknown', severity_number <= 4, 'trace', severity_number <= 8, 'debug', severity_number <= 12, 'info',
   severity_number <= 16, 'warn', severity_number <= 20, 'error', severity_number <= 24, 'fatal', 'unknown')`;
 
+/** The record fields Loki stores as structured metadata, each as an expression (empty: absent). */
+const fieldSql: Readonly<Record<string, string>> = {
+  observed_timestamp: "if(toUnixTimestamp64Nano(observed_timestamp) = 0, '', toString(toUnixTimestamp64Nano(observed_timestamp)))",
+  severity_number: "if(severity_number = 0, '', toString(severity_number))",
+  severity_text: 'severity_text',
+  flags: "if(trace_flags = 0, '', toString(trace_flags))",
+  trace_id: 'trace_id',
+  span_id: 'span_id',
+  scope_name: 'scope_name',
+  scope_version: 'scope_version',
+  detected_level: detectedLevel,
+};
+
+/**
+ * One label of a row before any parser, without building the row's label
+ * maps: a stream label or record field directly; a name without `_` can only
+ * come from an attribute key equal to it (sanitising turns every other
+ * character into `_`), so a map lookup; any other name goes through the
+ * whole map (`fullMap`). `bound` is the name as a bound parameter.
+ */
+export function labelLookupSql(name: string, bound: string, fullMap: string): string {
+  const stream = streamLabelSql(name);
+  const field = fieldSql[name];
+  if (field !== undefined) return field;
+  if (stream !== undefined) return stream;
+  if (name.includes('_') || /^[0-9]/.test(name)) return `${fullMap}[${bound}]`;
+  const quoted = streamAttributes.map((a) => `'${a}'`).join(', ');
+  // mapConcat's precedence in metadataSql: scope attributes over resource attributes over log attributes.
+  return `multiIf(mapContains(scope_attributes, ${bound}), scope_attributes[${bound}],
+    mapContains(resource_attributes, ${bound}) AND ${bound} NOT IN (${quoted}), resource_attributes[${bound}], log_attributes[${bound}])`;
+}
+
 /** The structured metadata of a row as a Map(String, String): the other resource attributes, scope and record fields, log attributes. */
 export function metadataSql(): string {
   const quoted = streamAttributes.map((a) => `'${a}'`).join(', ');
-  const fields = `map(
-    'observed_timestamp', if(toUnixTimestamp64Nano(observed_timestamp) = 0, '', toString(toUnixTimestamp64Nano(observed_timestamp))),
-    'severity_number', if(severity_number = 0, '', toString(severity_number)),
-    'severity_text', severity_text,
-    'flags', if(trace_flags = 0, '', toString(trace_flags)),
-    'trace_id', trace_id, 'span_id', span_id,
-    'scope_name', scope_name, 'scope_version', scope_version,
-    'detected_level', ${detectedLevel})`;
+  const fields = `map(${Object.entries(fieldSql).map(([k, v]) => `'${k}', ${v}`).join(', ')})`;
   const resource = sanitisedMap(`mapFilter((k, v) -> k NOT IN (${quoted}), resource_attributes)`);
   return `mapFilter((k, v) -> v != '', mapConcat(${sanitisedMap('log_attributes')}, ${fields}, ${resource}, ${sanitisedMap('scope_attributes')}))`;
 }
