@@ -97,6 +97,7 @@ function shownSql(params: SqlParams, filters: readonly Condition[], select: read
       }[field.name as string];
       return pair === undefined ? [] : [`if(${when}, ${pair}, tuple('', '', ''))`];
     }
+    if (field.scope === 'resource' && field.name === 'service.name') return [`if(${when} AND service_name != '', tuple('service.name', service_name, 't'), tuple('', '', ''))`];
     const key = params.bind(field.name, 'String');
     const maps = field.scope === 'span' ? ['span_attributes'] : field.scope === 'resource' ? ['resource_attributes'] : ['span_attributes', 'resource_attributes'];
     return maps.map((m) => `if(${when} AND mapContains(${m}, ${key}), tuple(${key}, ${m}[${key}], 't'), tuple('', '', ''))`);

@@ -62,9 +62,9 @@ describe('TraceQL SQL', () => {
   };
 
   it('binds every attribute name and value, and anchors regular expressions as Tempo does', () => {
-    const { sql, params } = sqlOf('{ span.http.method =~ "G.*" && resource.service.name = "cart" }');
+    const { sql, params } = sqlOf('{ span.http.method =~ "G.*" && resource.service.version = "cart" }');
     expect(sql).to.not.contain('http.method').and.not.contain('cart').and.not.contain('G.*');
-    expect(Object.values(params.values)).to.include.members(['http.method', '^(?:G.*)$', 'service.name', 'cart']);
+    expect(Object.values(params.values)).to.include.members(['http.method', '^(?:G.*)$', 'service.version', 'cart']);
   });
 
   it('compares an integer literal with integer values only, a float with non-integer numbers only, strings with non-numbers', () => {
