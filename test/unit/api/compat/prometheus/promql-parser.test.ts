@@ -67,6 +67,8 @@ describe('promql parser', () => {
   it('refuses unsupported constructs by name', () => {
     expect(refusal('predict_linear(x[5m], 60)')).to.equal('unsupported function "predict_linear"');
     expect(refusal('label_replace(x, "a", "b", "c", "d")')).to.equal('unsupported function "label_replace"');
+    expect(refusal('holt_winters(x[1m], 0.5, 0.5)')).to.equal('unsupported function "holt_winters"');
+    expect(refusal('no_such_function(up)')).to.equal('unsupported function "no_such_function"');
     expect(refusal('quantile(0.9, x)')).to.equal('unsupported aggregation "quantile"');
     expect(refusal('count_values("v", x)')).to.equal('unsupported aggregation "count_values"');
     expect(refusal('x and y')).to.equal('unsupported binary operator "and"');
