@@ -146,6 +146,12 @@ function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'ran
 GROUP BY labels, k`;
 }
 
+/** Whether a pipeline's labels can be grouped before its maps are built: no parser, and no label filter after a drop. */
+function groupsEarly(selector: LogSelector): boolean {
+  const firstDrop = selector.stages.findIndex((st) => st.kind === 'drop');
+  return selector.stages.every((st, i) => st.kind === 'line' || st.kind === 'drop' || (st.kind === 'label' && (firstDrop < 0 || i < firstDrop)));
+}
+
 /** Just the named labels of a row (before any parser), without its whole label map. */
 function onlyLabelsSql(params: SqlParams, names: readonly string[]): string {
   const pairs = names.flatMap((n) => { const bound = params.bind(n, 'String'); return [bound, labelLookupSql(n, bound, baseLabels)]; });
@@ -165,8 +171,10 @@ export function metricSql(params: SqlParams, scan: Scan, expr: MetricExpr, grid:
   if (expr.kind === 'range') return rangeSql(params, scan, expr, grid);
   // sum by (…) straight over a range aggregation without parsers: the rows are grouped by the kept labels at once
   // (a sum of per-series counts is the count of their rows), so no row's whole label map is built.
-  const pushdown = expr.fn === 'sum' && expr.inner.kind === 'range' && keepsLabels(expr.inner.selector) && expr.grouping?.mode !== 'without' ? expr.inner : undefined;
-  const inner = pushdown !== undefined ? rangeSql(params, scan, pushdown, grid, expr.grouping?.labels ?? []) : metricSql(params, scan, expr.inner, grid);
+  // A drop before the end only removes labels (Explore's volume query drops __error__): those are not kept.
+  const pushdown = expr.fn === 'sum' && expr.inner.kind === 'range' && groupsEarly(expr.inner.selector) && expr.grouping?.mode !== 'without' ? expr.inner : undefined;
+  const dropped = new Set(pushdown?.selector.stages.flatMap((st) => (st.kind === 'drop' ? st.names : [])) ?? []);
+  const inner = pushdown !== undefined ? rangeSql(params, scan, pushdown, grid, (expr.grouping?.labels ?? []).filter((n) => !dropped.has(n))) : metricSql(params, scan, expr.inner, grid);
   const group = groupedSql(params, expr.grouping);
   if (expr.fn === 'topk') {
     return `SELECT labels, k, v FROM (
