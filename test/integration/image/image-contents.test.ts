@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ImageProcess } from './image-process.ts';
 import { isolation, startFromImage } from './image-process.ts';
 import type { ImageTree } from './image-tree.ts';
@@ -79,6 +79,8 @@ describe('the image\'s contents (Dockerfile stages reproduced without Docker)', 
     const past = new Date(Date.now() - 1000);
     utimesSync(marker, past, past);
   });
+
+  after(() => { if (marker !== '') rmSync(dirname(marker), { recursive: true, force: true }); });
 
   afterEach(async () => {
     for (const p of running.splice(0)) {

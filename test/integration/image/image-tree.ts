@@ -69,8 +69,10 @@ export function buildImageTree(context: string, say: (line: string) => void): Im
   rmSync(work, { recursive: true, force: true });
   for (const stage of stages) runStage(context, stage, work, ignore, say);
   writeFileSync(join(work, 'complete'), new Date().toISOString());
-  for (const old of readdirSync(cacheRoot)) if (old.startsWith('tree-') && join(cacheRoot, old) !== work) rmSync(join(cacheRoot, old), { recursive: true, force: true });
-  renameSync(work, done);
+  // Finished trees of other inputs go; trees being built by other processes (`.building-<pid>`) stay.
+  for (const old of readdirSync(cacheRoot)) if (/^tree-[0-9a-f]{16}$/.test(old) && join(cacheRoot, old) !== done) rmSync(join(cacheRoot, old), { recursive: true, force: true });
+  if (existsSync(join(done, 'complete'))) rmSync(work, { recursive: true, force: true });
+  else renameSync(work, done);
   say(`image tree: built in ${((Date.now() - started) / 1000).toFixed(0)} s (${done})`);
   return tree;
 }
