@@ -91,7 +91,7 @@ describe('test/prepare-binaries.sh', () => {
   function prepare(skip: string | undefined): { status: number | null; stdout: string; stderr: string } {
     const empty = mkdtempSync(join(tmpdir(), 'tenantry-prepare-'));
     try {
-      const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: empty, K8S_TEST_CACHE: empty, PEERS_CACHE: empty, ACTIONLINT_CACHE: empty };
+      const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: empty, TMPDIR: empty, K8S_TEST_CACHE: empty, PEERS_CACHE: empty, ACTIONLINT_CACHE: empty };
       if (skip !== undefined) env['TENANTRY_TEST_SKIP'] = skip;
       const run = spawnSync('bash', ['test/prepare-binaries.sh'], { encoding: 'utf8', env });
       return { status: run.status, stdout: run.stdout, stderr: run.stderr };
