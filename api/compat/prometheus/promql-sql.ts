@@ -36,12 +36,12 @@ interface Compiler {
   readonly p: SqlParams;
 }
 
-function numberSql(value: number): string {
+/** A number literal: bound like every value of the query (NaN and infinities, which a parameter cannot carry, as ClickHouse's keywords). */
+function numberSql(p: SqlParams, value: number): string {
   if (Number.isNaN(value)) return 'nan';
   if (value === Infinity) return 'inf';
   if (value === -Infinity) return '-inf';
-  // A literal of the query, written by us from a number: never text of the user's.
-  return `toFloat64(${JSON.stringify(value)})`;
+  return p.bind(value, 'Float64');
 }
 
 /** The time of step k (a SQL Int64 of Unix ms), shifted back by an offset. */
@@ -292,7 +292,7 @@ function scalar(c: Compiler, e: Expr): string {
 
 function compileExpr(c: Compiler, e: Expr): Compiled {
   switch (e.kind) {
-    case 'number': return { type: 'scalar', sql: numberSql(e.value) };
+    case 'number': return { type: 'scalar', sql: numberSql(c.p, e.value) };
     case 'vector': return { type: 'vector', sql: vectorSelector(c, e) };
     case 'range_call': return { type: 'vector', sql: rangeCall(c, e) };
     case 'vector_call': return { type: 'vector', sql: vectorCall(c, e) };

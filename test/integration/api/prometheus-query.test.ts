@@ -224,6 +224,17 @@ describe('api/prometheus query', () => {
     await refused('', 'no expression found');
   });
 
+  it('binds every matcher value: quotes select nothing, a bad regex is 400 bad_data', async () => {
+    expect(await instant('temp{room="a\' OR 1=1 --"}', 20)).to.deep.equal([]);
+    expect(await instant('temp{room=~".*\') OR (1=1"}', 20)).to.deep.equal([]);
+    const bad = await get('/api/v1/query', { query: 'temp{room=~"("}', time: T0 + 20 });
+    expect(bad.status, bad.text).to.equal(400);
+    expect(bad.body).to.include({ status: 'error', errorType: 'bad_data' });
+    // Anchored: "a" does not match "ab", "a|b" matches both rooms.
+    expect(await instant('temp{room=~"a|b"}', 20)).to.have.length(2);
+    expect(await instant('temp{job=~"ap"}', 20)).to.deep.equal([]);
+  });
+
   it('checks the time parameters and the 11,000 points limit as Prometheus does', async () => {
     const q = (params: Record<string, string | number>): Promise<Reply> => get('/api/v1/query_range', { query: 'temp', ...params });
     const over = await q({ start: T0, end: T0 + 11_001, step: 1 });
