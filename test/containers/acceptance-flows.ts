@@ -107,8 +107,12 @@ export function acceptanceFlows(target: () => FlowTarget): void {
   it('keeps tenants apart: A\'s read key asking for B gets 404 and no byte of B', async () => {
     const t = target();
     const base = t.apiUrl();
-    for (const route of ['logs', 'traces', 'usage', 'timeseries']) {
-      const reply = await api(base, t.keys.readA, 'POST', `/v1/tenants/tenant-b/${route}`, { ...window(), interval: route === 'usage' ? 'day' : 60, queries: [{ metrics: ['requests'] }] });
+    const bodies: Record<string, unknown> = {
+      logs: window(), traces: window(), usage: { ...window(), interval: 'day' },
+      timeseries: { ...window(), interval: 60, queries: [{ metrics: ['requests'], operator: 'sum' }] },
+    };
+    for (const [route, body] of Object.entries(bodies)) {
+      const reply = await api(base, t.keys.readA, 'POST', `/v1/tenants/tenant-b/${route}`, body);
       expect(reply.status, route).to.equal(404);
       expect(reply.text).to.not.contain('secret of b');
     }
