@@ -12,7 +12,7 @@ import { fromApiError } from './prom-envelope.ts';
 import type { LabelMatcher } from './promql-ast.ts';
 import { remoteWriteScope } from './remote-write-scope.ts';
 import type { SourceContext } from './series-source.ts';
-import { readCatalog, samplesSql } from './series-source.ts';
+import { labelSetsSql, readCatalog } from './series-source.ts';
 import type { StoredMetric } from './series-names.ts';
 import { exposedNames, otlpMetricName, prometheusType } from './series-names.ts';
 
@@ -38,7 +38,7 @@ async function context(deps: RouteDeps, w: Window): Promise<Result<SourceContext
 /** The samples of every selector (no selector: every series), as one relation. */
 function unionOf(ctx: SourceContext, w: Window, selectors: readonly (readonly LabelMatcher[])[]): string {
   const sets = selectors.length === 0 ? [[]] : selectors;
-  return sets.map((m) => `SELECT labels FROM (${samplesSql(ctx, m, w.fromMs, w.toMs)})`).join('\nUNION ALL\n');
+  return sets.map((m) => `SELECT labels FROM (${labelSetsSql(ctx, m, w.fromMs, w.toMs)})`).join('\nUNION ALL\n');
 }
 
 function truncated<T>(items: T[], limit: number): Listed<T> {

@@ -12,7 +12,7 @@ import type { SqlParams } from '../../v1/query/sql-params.ts';
 import type { Aggregate, Binary, Expr, MatrixSelector, RangeCall, VectorCall, VectorSelector } from './promql-ast.ts';
 import { isComparison } from './promql-ast.ts';
 import type { SourceContext } from './series-source.ts';
-import { samplesSql } from './series-source.ts';
+import { seriesSql } from './series-source.ts';
 
 /** The steps of an evaluation: t_k = startMs + k * stepMs for k in [0, count). */
 export interface Steps {
@@ -49,15 +49,13 @@ function stepTime(c: Compiler, k: string, offsetMs: number): string {
   return `(${c.p.bind(c.steps.startMs - offsetMs, 'Int64')} + toInt64(${k}) * ${c.p.bind(c.steps.stepMs, 'Int64')})`;
 }
 
-/** The series of a selector as (labels, ts Array(Int64), vs Array(Float64)) sorted by time, read over [fromMs, toMs]. */
-function seriesSql(c: Compiler, sel: VectorSelector, windowMs: number, dropStale: boolean): string {
+/** The series of a selector as (labels, ts Array(Int64), vs Array(Float64)) sorted by time, read over the steps' windows. */
+function seriesArrays(c: Compiler, sel: VectorSelector, windowMs: number, dropStale: boolean): string {
   const fromMs = c.steps.startMs - sel.offsetMs - windowMs;
   const toMs = c.steps.startMs + (c.steps.count - 1) * c.steps.stepMs - sel.offsetMs;
-  const samples = samplesSql(c.ctx, sel.matchers, fromMs, toMs);
-  const s = 'arraySort(x -> x.1, groupArray((t, v)))';
-  const sorted = dropStale ? `arrayFilter(x -> NOT ${isStale('x.2')}, ${s})` : s;
-  return `SELECT labels, arrayMap(x -> x.1, s) AS ts, arrayMap(x -> x.2, s) AS vs FROM (
-    SELECT labels, ${sorted} AS s FROM (${samples}) GROUP BY labels)`;
+  const sorted = dropStale ? `arrayFilter(x -> NOT ${isStale('x.2')}, arraySort(x -> x.1, s))` : 'arraySort(x -> x.1, s)';
+  return `SELECT labels, arrayMap(x -> x.1, ss) AS ts, arrayMap(x -> x.2, ss) AS vs FROM (
+    SELECT labels, ${sorted} AS ss FROM (${seriesSql(c.ctx, sel.matchers, fromMs, toMs)}))`;
 }
 
 /**
@@ -105,7 +103,7 @@ function vectorSelector(c: Compiler, sel: VectorSelector): string {
   // At step k: whether a sample is at or before it, and the last such sample's time and value.
   const series = `SELECT labels, ${gather('arrayWithConstant(length(ts), 1)', 'bounds', '0', n)} AS has,
       ${gather('ts', 'bounds', 'toInt64(0)', n)} AS lt, ${gather('vs', 'bounds', '0.', n)} AS lv FROM (
-      SELECT labels, ts, vs, ${firstStepAtOrAfter(c, sel.offsetMs, '0', n)} AS bounds FROM (${seriesSql(c, sel, c.steps.lookbackMs, false)}))`;
+      SELECT labels, ts, vs, ${firstStepAtOrAfter(c, sel.offsetMs, '0', n)} AS bounds FROM (${seriesArrays(c, sel, c.steps.lookbackMs, false)}))`;
   const perStep = `arrayMap((k, h, t, v) -> (k, h = 1 AND t >= ${t} - ${lookback} AND NOT ${isStale('v')}, v), range(${n}), has, lt, lv)`;
   return explode(series, perStep, 'labels');
 }
@@ -176,7 +174,7 @@ function rangeCall(c: Compiler, call: RangeCall): string {
   const series = `SELECT labels${sliced ? ', vs' : ''}, ${names.map((name) => `${(stepArrays[name] ?? ((): never => { throw new Error(name); }))(n)} AS ${name}_`).join(', ')}
     FROM (SELECT labels, ts, vs${resets}, ${firstStepAtOrAfter(c, m.selector.offsetMs, '0', n)} AS lastBounds,
       ${firstStepAtOrAfter(c, m.selector.offsetMs, `(${range} + 1)`, n)} AS beforeBounds
-      FROM (${seriesSql(c, m.selector, m.rangeMs, true)}))`;
+      FROM (${seriesArrays(c, m.selector, m.rangeMs, true)}))`;
   const perStep = `arrayMap((k, ${names.join(', ')}) -> (k, li - bi >= ${minSamples}, ${sql.replaceAll('cnt', '(li - bi)')}), range(${n}), ${names.map((name) => `${name}_`).join(', ')})`;
   return explode(series, perStep, call.fn === 'last_over_time' ? 'labels' : dropName('labels'));
 }
@@ -315,5 +313,5 @@ export function compile(ctx: SourceContext, steps: Steps, e: Expr): Compiled {
 export function matrixSql(ctx: SourceContext, atMs: number, m: MatrixSelector): string {
   const c: Compiler = { ctx, steps: { startMs: atMs, stepMs: 1, count: 1, lookbackMs: 0 }, p: ctx.params };
   const lo = c.p.bind(atMs - m.selector.offsetMs - m.rangeMs, 'Int64');
-  return `SELECT labels, arrayFilter(x -> x >= ${lo}, ts) AS ts, arraySlice(vs, -length(arrayFilter(x -> x >= ${lo}, ts))) AS vs FROM (${seriesSql(c, m.selector, m.rangeMs, true)})`;
+  return `SELECT labels, arrayFilter(x -> x >= ${lo}, ts) AS ts, arraySlice(vs, -length(arrayFilter(x -> x >= ${lo}, ts))) AS vs FROM (${seriesArrays(c, m.selector, m.rangeMs, true)})`;
 }

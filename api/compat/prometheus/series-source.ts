@@ -90,10 +90,12 @@ function candidates(catalog: Catalog, matchers: readonly LabelMatcher[]): Catalo
 }
 
 /**
- * SELECT of (labels Array(Tuple(String, String)) sorted by name, t Int64 ms,
- * v Float64): every sample of the series the matchers select in [fromMs, toMs].
+ * SELECT of (name, extra, own, t, v): every sample of the candidate metrics
+ * in [fromMs, toMs], before its labels are put together: the Prometheus
+ * name, the labels the series' kind adds (le, quantile) and the row's own
+ * (job, instance, attributes).
  */
-export function samplesSql(ctx: SourceContext, matchers: readonly LabelMatcher[], fromMs: number, toMs: number): string {
+function rawSamplesSql(ctx: SourceContext, matchers: readonly LabelMatcher[], fromMs: number, toMs: number): string {
   const p = ctx.params;
   const metrics = candidates(ctx.catalog, matchers);
   const keys = p.bind(metrics.map((m) => m.key), 'Array(String)');
@@ -122,15 +124,41 @@ export function samplesSql(ctx: SourceContext, matchers: readonly LabelMatcher[]
         [(concat(base, '_sum'), ${noLabels}, sum), (concat(base, '_count'), ${noLabels}, toFloat64(count))]),
       metric_type = 'exponential_histogram', [(concat(base, '_sum'), ${noLabels}, sum), (concat(base, '_count'), ${noLabels}, toFloat64(count))],
       [])`;
-  const all = "arrayConcat([('__name__', e.1)], e.2, own)";
-  const labels = `arraySort(arrayFilter((l, i) -> l.2 != '' AND indexOf(arrayMap(x -> x.1, ${all}), l.1) = i, ${all}, arrayEnumerate(${all})))`;
-  const where = matchers.map((m) => matcherSql(p, 'labels', m));
-  return `SELECT ${labels} AS labels, t, e.3 AS v FROM (
+  return `SELECT e.1 AS name, e.2 AS extra, own, t, e.3 AS v FROM (
       SELECT toUnixTimestamp64Milli(timestamp) AS t, ${own} AS own,
         transform(${keySql.replace('{rw:String}', rw)}, ${keys}, ${bases}, '') AS base,
         arrayJoin(${expansion}) AS e
       FROM ${queryTable(ctx.schema, 'metrics')}
       WHERE tenant_id = ${p.bind(ctx.tenantId, 'String')} AND metric_name IN ${names}
-        AND timestamp >= fromUnixTimestamp64Milli(${p.bind(from, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(toMs, 'Int64')})
-    )${where.length === 0 ? '' : `\n    WHERE ${where.join(' AND ')}`}`;
+        AND timestamp >= fromUnixTimestamp64Milli(${p.bind(from, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(toMs, 'Int64')}))`;
+}
+
+/** The label set of (name, extra, own): sorted by name, empty values dropped, the first of two equal names kept. */
+const labelsSql = (): string => {
+  const all = "arrayConcat([('__name__', name)], extra, own)";
+  return `arraySort(arrayFilter((l, i) -> l.2 != '' AND indexOf(arrayMap(x -> x.1, ${all}), l.1) = i, ${all}, arrayEnumerate(${all})))`;
+};
+
+const whereMatchers = (ctx: SourceContext, matchers: readonly LabelMatcher[]): string =>
+  (matchers.length === 0 ? '' : ` WHERE ${matchers.map((m) => matcherSql(ctx.params, 'labels', m)).join(' AND ')}`);
+
+/**
+ * SELECT of (labels Array(Tuple(String, String)) sorted by name, s
+ * Array(Tuple(Int64 ms, Float64)) unsorted): the series the matchers select
+ * in [fromMs, toMs] with their samples. Samples are grouped by their raw
+ * identity first, so labels are put together and matched once per stream,
+ * not once per sample.
+ */
+export function seriesSql(ctx: SourceContext, matchers: readonly LabelMatcher[], fromMs: number, toMs: number): string {
+  return `SELECT labels, arrayFlatten(groupArray(s)) AS s FROM (
+      SELECT ${labelsSql()} AS labels, s FROM (
+        SELECT name, extra, own, groupArray((t, v)) AS s FROM (${rawSamplesSql(ctx, matchers, fromMs, toMs)}) GROUP BY name, extra, own)${whereMatchers(ctx, matchers)})
+    GROUP BY labels`;
+}
+
+/** SELECT of (labels): the distinct label sets of the series the matchers select in [fromMs, toMs]. */
+export function labelSetsSql(ctx: SourceContext, matchers: readonly LabelMatcher[], fromMs: number, toMs: number): string {
+  return `SELECT DISTINCT labels FROM (
+      SELECT ${labelsSql()} AS labels FROM (
+        SELECT DISTINCT name, extra, own FROM (${rawSamplesSql(ctx, matchers, fromMs, toMs)}))${whereMatchers(ctx, matchers)})`;
 }
