@@ -76,6 +76,13 @@ describe('api/prometheus query', () => {
     ]);
   });
 
+  it('answers empty results for names that match nothing', async () => {
+    expect(await instant('nonexistent_metric_name', 20)).to.deep.equal([]);
+    expect(await instant('sum(rate(nonexistent_metric_name[1m]))', 20)).to.deep.equal([]);
+    expect(await instant('{__name__=~"nope.*"}', 20)).to.deep.equal([]);
+    expect(await range('nonexistent_metric_name', 0, 60, 15)).to.deep.equal([]);
+  });
+
   it('counts rate, increase, irate and delta across a counter reset, extrapolated as Prometheus does', async () => {
     const r = values(await instant('rate(http_requests_total{code="200"}[1m])', 90));
     // Window [30, 90]: samples 20, 30, 40, 5, 15 at 30..90 → increase 15 - 20 + 40 (reset) = 35 over 60 s sampled;
