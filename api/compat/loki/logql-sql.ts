@@ -97,18 +97,20 @@ const ns = (params: SqlParams, value: bigint): string => `fromUnixTimestamp64Nan
 export function logsSql(params: SqlParams, scan: Scan, selector: LogSelector, startNs: bigint, endNs: bigint, limit: number, direction: 'forward' | 'backward'): string {
   const { columns, where } = selectorParts(params, scan, selector, [`timestamp >= ${ns(params, startNs)}`, `timestamp < ${ns(params, endNs)}`]);
   const order = direction === 'forward' ? 'ASC' : 'DESC';
-  const output = `toString(toUnixTimestamp64Nano(timestamp)) AS ts, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys`;
-  if (keepsLabels(selector)) {
-    return `SELECT ${output} FROM (
-  SELECT * FROM ${scan.table}
+  const computed = `timestamp, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys`;
+  const rows = keepsLabels(selector)
+    ? `SELECT ${computed} FROM (
+    SELECT * FROM ${scan.table}
+    WHERE ${where.join('\n      AND ')}
+    ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')})`
+    : `SELECT ${computed}
+  FROM ${scan.table}
   WHERE ${where.join('\n    AND ')}
-  ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')})
+  ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')}`;
+  // Only what the answer needs leaves the store (not the pipeline's intermediate maps).
+  return `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts, body, labels, base_keys FROM (
+  ${rows})
 ORDER BY timestamp ${order}`;
-  }
-  return `SELECT ${output}
-FROM ${scan.table}
-WHERE ${where.join('\n  AND ')}
-ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')}`;
 }
 
 /** The evaluation grid of a metric query: points start + k·step for k in [0, points). */
