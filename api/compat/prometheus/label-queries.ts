@@ -59,8 +59,17 @@ export function labelNames(deps: RouteDeps, w: Window, selectors: readonly (read
   return list(deps, w, (ctx) => `SELECT DISTINCT arrayJoin(labels).1 AS name FROM (${unionOf(ctx, w, selectors)}) ORDER BY name`, limit, (r) => String(r['name']));
 }
 
+/** The metric names of the tenant's window from its catalog alone (what Grafana's metric browser asks first). */
+async function catalogNames(deps: RouteDeps, w: Window, limit: number): Promise<Result<Listed<string>, PromError>> {
+  const ctx = await context(deps, w);
+  if (!ctx.ok) return ctx;
+  const names = [...new Set(ctx.value.catalog.metrics.flatMap((m) => exposedNames(m).map((e) => e.name)))].sort();
+  return ok(truncated(names, Math.min(limit, maxListed)));
+}
+
 /** GET /api/v1/label/:name/values. */
 export function labelValues(deps: RouteDeps, w: Window, name: string, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<string>, PromError>> {
+  if (name === '__name__' && selectors.length === 0) return catalogNames(deps, w, limit);
   return list(deps, w, (ctx) => {
     const n = ctx.params.bind(name, 'String');
     return `SELECT DISTINCT arrayFirst(p -> p.1 = ${n}, labels).2 AS value FROM (${unionOf(ctx, w, selectors)}) WHERE value != '' ORDER BY value`;
