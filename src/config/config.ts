@@ -282,7 +282,8 @@ export function decodeConfig(target: string, settings: Settings): ConfigResult {
     return { ok: false, errors: [`unknown target ${JSON.stringify(target)}: expected one of ${targets.join(', ')}`] };
   }
   const d = new Decoder(settings);
-  const unknown = Object.keys(settings).filter((name) => !(name in allVariables)).sort();
+  // TENANTRY_TEST_* belong to the test command (README "Development"): a shell that exports one still starts Tenantry.
+  const unknown = Object.keys(settings).filter((name) => !(name in allVariables) && !name.startsWith('TENANTRY_TEST_')).sort();
   for (const name of unknown) d.errors.push(`${name} is not a Tenantry setting (known: see README "Configuration")`);
   const config = decodeTarget(target as TargetName, d);
   return d.errors.length > 0 ? { ok: false, errors: d.errors } : { ok: true, config };

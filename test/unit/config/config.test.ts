@@ -203,6 +203,8 @@ describe('config decoding', () => {
     const found = errors('all', { TENANTRY_API_PORT: 'x', TENANTRY_LOG_LEVEL: 'loud', TENANTRY_API_PROT: '9090' });
     expect(found).to.have.length(3);
     expect(found.join('\n')).to.contain('TENANTRY_API_PROT is not a Tenantry setting');
+    // The test command's own variables are not the server's typos.
+    expect(errors('all', { TENANTRY_API_PROT: '9090', TENANTRY_TEST_SKIP: 'k8s,helm' })).to.have.length(1);
   });
 
   it('refuses both key sources at once', () => {
