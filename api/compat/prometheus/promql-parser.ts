@@ -28,7 +28,7 @@ const matchOps: Readonly<Record<string, MatchOp>> = { EqlSingle: '=', Neq: '!=',
 
 const children = (node: SyntaxNode): SyntaxNode[] => {
   const out: SyntaxNode[] = [];
-  for (let c = node.firstChild; c !== null; c = c.nextSibling) out.push(c);
+  for (let c = node.firstChild; c !== null; c = c.nextSibling) if (c.name !== 'LineComment') out.push(c);
   return out;
 };
 
@@ -213,9 +213,9 @@ class Walker {
   }
 
   offset(node: SyntaxNode): Expr {
-    const inner = node.firstChild;
+    const inner = children(node)[0];
     const dur = node.getChild('OffsetDurationExpr');
-    if (inner === null || dur === null) return refuse(`parse error ${this.at(node)}: incomplete offset`);
+    if (inner === undefined || dur === null) return refuse(`parse error ${this.at(node)}: incomplete offset`);
     const negated = dur.getChild('UnaryOp') !== null ? dur.getChild('OffsetDurationExpr') : null;
     const ms = negated === null ? this.duration(dur) : -this.duration(negated);
     const e = this.expr(inner);
@@ -231,9 +231,9 @@ class Walker {
   }
 
   matrix(node: SyntaxNode): MatrixSelector {
-    const inner = node.firstChild;
+    const inner = children(node)[0];
     const dur = node.getChild('DurationExpr');
-    if (inner === null || dur === null) return refuse(`parse error ${this.at(node)}: incomplete range selector`);
+    if (inner === undefined || dur === null) return refuse(`parse error ${this.at(node)}: incomplete range selector`);
     const e = this.expr(inner);
     if (e.kind !== 'vector') return refuse('ranges only allowed for vector selectors');
     if (e.offsetMs !== 0) refuse('offset must follow the range selector: write foo[5m] offset 1m');
@@ -253,13 +253,13 @@ class Walker {
       case 'AggregateExpr': return this.aggregate(node);
       case 'BinaryExpr': return this.binary(node);
       case 'ParenExpr': {
-        const inner = node.firstChild;
-        return inner === null ? refuse(`parse error ${this.at(node)}: empty parentheses`) : this.expr(inner);
+        const inner = children(node)[0];
+        return inner === undefined ? refuse(`parse error ${this.at(node)}: empty parentheses`) : this.expr(inner);
       }
       case 'UnaryExpr': {
         const op = node.getChild('UnaryOp');
-        const inner = node.lastChild;
-        if (op === null || inner === null || inner === op) return refuse(`parse error ${this.at(node)}: incomplete unary expression`);
+        const inner = children(node).at(-1);
+        if (op === null || inner === undefined || inner.from === op.from) return refuse(`parse error ${this.at(node)}: incomplete unary expression`);
         const e = this.expr(inner);
         if (typeOf(e) === 'matrix') refuse('unary expression only allowed on expressions of type scalar or instant vector');
         if (this.src(op) === '+') return e;
@@ -286,7 +286,7 @@ function matchesEmpty(m: LabelMatcher): boolean {
 export function parsePromql(text: string): Result<Expr, ParseError> {
   if (text.trim() === '') return fail({ message: 'unknown position: parse error: no expression found in input' });
   const tree = parser.parse(text);
-  const top = tree.topNode.firstChild;
+  const [top, extra] = children(tree.topNode);
   let error: SyntaxNode | undefined;
   tree.iterate({ enter: (n) => { if (error === undefined && n.type.isError) error = n.node; return error === undefined; } });
   try {
@@ -297,8 +297,8 @@ export function parsePromql(text: string): Result<Expr, ParseError> {
       const at = error.from >= text.trim().length ? 'unexpected end of input' : `unexpected character or token "${text.slice(error.from, Math.max(error.to, error.from + 1))}"`;
       return fail({ message: `1:${error.from + 1}: parse error: ${at}` });
     }
-    if (top === null) return fail({ message: 'unknown position: parse error: no expression found in input' });
-    if (top.nextSibling !== null) return fail({ message: `1:${top.nextSibling.from + 1}: parse error: unexpected "${text.slice(top.nextSibling.from, top.nextSibling.to)}"` });
+    if (top === undefined) return fail({ message: 'unknown position: parse error: no expression found in input' });
+    if (extra !== undefined) return fail({ message: `1:${extra.from + 1}: parse error: unexpected "${text.slice(extra.from, extra.to)}"` });
     return ok(new Walker(text).expr(top));
   } catch (e) {
     if (e instanceof Refusal) return fail({ message: e.message });

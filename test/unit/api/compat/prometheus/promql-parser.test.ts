@@ -54,6 +54,11 @@ describe('promql parser', () => {
     expect(parse('(1 + 2) * -3')).to.deep.include({ kind: 'binary', op: '*', rhs: { kind: 'number', value: -3, pos: 10 } });
   });
 
+  it('skips comments', () => {
+    expect(parse('sum( # total\n  rate(x[5m]) # per second\n)')).to.deep.include({ kind: 'aggregate', op: 'sum' });
+    expect(parse('# header\n-x')).to.deep.include({ kind: 'negate' });
+  });
+
   it('reads numbers as Prometheus does', () => {
     const value = (q: string): number => (parse(q) as { value: number }).value;
     expect(value('1.5e3')).to.equal(1500);
