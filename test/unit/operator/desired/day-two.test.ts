@@ -117,4 +117,22 @@ describe('managed ClickHouse day two (rendered objects)', () => {
     expect(jobName(render({ shards: 2, replicas: 3 }))).not.to.equal(jobName(cluster));
     expect(jobName(render({ shards: 2, replicas: 2 }))).to.equal(jobName(cluster));
   });
+
+  it('the migrate Job of a cluster first waits until every server runs the new topology\'s config (a server still on the old remote_servers would hide the new hosts)', () => {
+    const three = render({ shards: 3, replicas: 2 });
+    const spec = get<Job>(three, `Job/${jobName(three)}`).spec?.template.spec;
+    const wait = spec?.initContainers?.[0];
+    expect(wait?.image).to.equal(container(get<StatefulSet>(three, 'StatefulSet/demo-clickhouse-s0')).image);
+    const env = Object.fromEntries((wait?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+    expect(env).to.include({ EXPECTED_HOSTS: '6', CLUSTER_NAME: 'tenantry', CLICKHOUSE_USER: 'tenantry_ddl' });
+    expect((wait?.env?.find((e) => e.name === 'CLUSTER_HOSTS')?.value ?? '').split(' ')).to.have.length(6).and.include('demo-clickhouse-s2-1.demo-clickhouse-headless.obs.svc');
+    expect(env['CLICKHOUSE_PASSWORD']).to.deep.equal({ secretKeyRef: { name: 'demo-credentials', key: 'clickhouse-ddl-password' } });
+    // The cluster name is bound, and each host must list exactly the expected servers.
+    expect(wait?.command?.[2]).to.contain('WHERE cluster = {c:String}').and.contain('[ "$n" = "$EXPECTED_HOSTS" ]').and.contain('exit 1');
+    expect(wait?.securityContext).to.include({ runAsNonRoot: true, readOnlyRootFilesystem: true });
+    expect(spec?.volumes).to.deep.equal([{ name: 'tmp', emptyDir: {} }]);
+    // One server, or an external ClickHouse: nothing to wait for.
+    const single = render({});
+    expect(get<Job>(single, `Job/${jobName(single)}`).spec?.template.spec?.initContainers).to.equal(undefined);
+  });
 });
