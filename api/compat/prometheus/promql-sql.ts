@@ -198,7 +198,9 @@ function aggregate(c: Compiler, a: Aggregate): string {
 
 const sqlOps: Readonly<Record<Binary['op'], (l: string, r: string) => string>> = {
   '+': (l, r) => `(${l} + ${r})`, '-': (l, r) => `(${l} - ${r})`, '*': (l, r) => `(${l} * ${r})`, '/': (l, r) => `(${l} / ${r})`,
-  '%': (l, r) => `if(${r} = 0 OR isNaN(${l}) OR isNaN(${r}) OR isInfinite(${l}), nan, ${l} - ${r} * trunc(${l} / ${r}))`, '^': (l, r) => `pow(${l}, ${r})`,
+  // Go's math.Mod: NaN for a zero divisor, an infinite dividend or a NaN; the dividend for an infinite divisor.
+  '%': (l, r) => `multiIf(${r} = 0 OR isNaN(${l}) OR isNaN(${r}) OR isInfinite(${l}), nan, isInfinite(${r}), ${l}, ${l} - ${r} * trunc(${l} / ${r}))`,
+  '^': (l, r) => `pow(${l}, ${r})`,
   '==': (l, r) => `(${l} = ${r})`, '!=': (l, r) => `(${l} != ${r})`, '>': (l, r) => `(${l} > ${r})`, '<': (l, r) => `(${l} < ${r})`,
   '>=': (l, r) => `(${l} >= ${r})`, '<=': (l, r) => `(${l} <= ${r})`,
 };

@@ -188,6 +188,9 @@ describe('api/prometheus query', () => {
     // (temp % 4) == 1: the comparison keeps the left side's value, 21 % 4.
     expect(await one('temp % 4 == 1', 20)).to.deep.equal([[{ instance: 'host:9090', job: 'api', room: 'a' }, '1']]);
     expect((await one('temp ^ 2 >= bool 400', 20)).map((x) => x[1])).to.deep.equal(['1', '0']);
+    expect((await one('-temp % 4', 20)).map((x) => x[1])).to.deep.equal(['-1', '-3']);
+    expect((await one('temp % Inf', 20)).map((x) => x[1])).to.deep.equal(['21', '11']);
+    expect((await one('temp % 0', 20)).map((x) => x[1])).to.deep.equal(['NaN', 'NaN']);
     // Both requests series match the one of temp on no labels: refused, never summed into a wrong answer.
     const ambiguous = await get('/api/v1/query', { query: 'sum(http_requests_total + on() temp{room="a"})', time: T0 + 20 });
     expect(ambiguous.status).to.be.oneOf([422, 500]);
