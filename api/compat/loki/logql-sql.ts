@@ -3,7 +3,7 @@
 // per pipeline stage, one subquery per range or vector aggregation. Every
 // value from the query is a bound parameter.
 import type { Grouping, LabelPredicate, LineFilter, LogSelector, Matcher, MetricExpr, Stage } from './logql-ast.ts';
-import { jsonLabelsSql, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
+import { jsonLabelsSql, labelColumns, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
 import type { SqlParams } from '../../v1/query/sql-params.ts';
 
 /** What every statement reads: one tenant's rows in a window of Unix ns, `(after, until]` or `[from, before)`. */
@@ -100,7 +100,7 @@ export function logsSql(params: SqlParams, scan: Scan, selector: LogSelector, st
   const computed = `timestamp, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys`;
   const rows = keepsLabels(selector)
     ? `SELECT ${computed} FROM (
-    SELECT * FROM ${scan.table}
+    SELECT timestamp, body, ${labelColumns.join(', ')} FROM ${scan.table}
     WHERE ${where.join('\n      AND ')}
     ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')})`
     : `SELECT ${computed}

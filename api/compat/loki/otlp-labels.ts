@@ -12,16 +12,20 @@ export const streamAttributes: readonly string[] = [
   'k8s.cronjob.name', 'k8s.job.name',
 ];
 
-/** A Prometheus label name of an attribute key, as Loki's otlptranslator LabelNamer builds it. */
+/**
+ * A Prometheus label name of an attribute key, as Loki's otlptranslator
+ * LabelNamer builds it: characters outside [a-zA-Z0-9_] become `_`, runs of
+ * `_` collapse into one (so any run of non-alphanumerics is one `_`), and a
+ * leading digit gets `key_`.
+ */
 export function labelName(key: string): string {
-  const name = key.replace(/[^a-zA-Z0-9_]/g, '_').replace(/__+/g, '_');
+  const name = key.replace(/[^a-zA-Z0-9]+/g, (run) => (run === '_' ? run : '_'));
   return /^[0-9]/.test(name) ? `key_${name}` : name;
 }
 
-/** The same sanitising in SQL, over the String expression `key`. */
+/** The same in SQL over the String expression `key`: one regex replacement per key. */
 function labelNameSql(key: string): string {
-  const replaced = `replaceRegexpAll(replaceRegexpAll(${key}, '[^a-zA-Z0-9_]', '_'), '__+', '_')`;
-  return `if(match(${replaced}, '^[0-9]'), concat('key_', ${replaced}), ${replaced})`;
+  return `concat(if(substring(${key}, 1, 1) BETWEEN '0' AND '9', 'key_', ''), replaceRegexpAll(${key}, '[^a-zA-Z0-9]+', '_'))`;
 }
 
 /** A map with its keys sanitised into label names. */
@@ -36,6 +40,12 @@ const streamNames = streamAttributes.map(labelName);
 
 /** The label names that are stream labels (what /labels, /label/…/values and /series list). */
 export const streamLabelNames: readonly string[] = streamNames;
+
+/** The stored columns the label expressions read (with timestamp and body, all a log query needs). */
+export const labelColumns: readonly string[] = [
+  'service_name', 'resource_attributes', 'scope_attributes', 'log_attributes', 'scope_name', 'scope_version',
+  'observed_timestamp', 'severity_number', 'severity_text', 'trace_flags', 'trace_id', 'span_id',
+];
 
 /** The stream labels of a row as a Map(String, String) (empty values dropped, as Loki drops them). */
 export function streamLabelsSql(): string {

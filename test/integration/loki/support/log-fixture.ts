@@ -28,7 +28,7 @@ function services(tenant: string, tag: string): Service[] {
       resource: { ...common, 'service.name': 'checkout', 'service.namespace': 'shop', 'deployment.environment': 'prod', 'k8s.namespace.name': 'shop', 'k8s.pod.name': `checkout-${tag}`, 'service.version': '1.4.2' },
       lines: (i) => ({
         body: `${tag} method=${i % 3 === 0 ? 'POST' : 'GET'} path=${paths[i % paths.length] ?? ''} status=${i % 7 === 0 ? 500 : 200} duration=${(i * 37) % 900}ms msg="request done" service_version=2.${i % 3}`,
-        attributes: { 'http.method': i % 3 === 0 ? 'POST' : 'GET', 'user.id': i % 5, retry: i % 4 === 0 },
+        attributes: { 'http.method': i % 3 === 0 ? 'POST' : 'GET', 'user.id': i % 5, retry: i % 4 === 0, 'http.request-id': `r-${i}`, 'odd..__key': 'x', '9lives': i % 2 },
       }),
     },
     {
