@@ -284,6 +284,10 @@ function shardStatefulSet(stack: Stack, m: ManagedClickHouse, shard: number, con
       serviceName: n.clickhouseHeadless,
       replicas: m.replicas,
       podManagementPolicy: 'Parallel',
+      // A replica removed by scaling down loses its volume (its shard's other replicas hold the data, and
+      // migrate drops its Keeper entry): kept, it would come back on a later scale-up with tables whose
+      // replica metadata is gone from Keeper, read-only until restored by hand. Deleting the stack keeps them.
+      persistentVolumeClaimRetentionPolicy: { whenScaled: 'Delete', whenDeleted: 'Retain' },
       selector: { matchLabels: selector },
       template: {
         metadata: { labels, annotations: { [checksumAnnotation]: configChecksum } },

@@ -118,6 +118,12 @@ describe('managed ClickHouse day two (rendered objects)', () => {
     expect(jobName(render({ shards: 2, replicas: 2 }))).to.equal(jobName(cluster));
   });
 
+  it('2x3 → 2x2: the removed replica\'s volume goes with it (a later scale-up starts it empty, not read-only on metadata dropped from Keeper); deleting the stack keeps volumes', () => {
+    for (const s of ['s0', 's1']) {
+      expect(get<StatefulSet>(cluster, `StatefulSet/demo-clickhouse-${s}`).spec?.persistentVolumeClaimRetentionPolicy).to.deep.equal({ whenScaled: 'Delete', whenDeleted: 'Retain' });
+    }
+  });
+
   it('the migrate Job of a cluster first waits until every server runs the new topology\'s config (a server still on the old remote_servers would hide the new hosts)', () => {
     const three = render({ shards: 3, replicas: 2 });
     const spec = get<Job>(three, `Job/${jobName(three)}`).spec?.template.spec;
