@@ -134,8 +134,13 @@ export function clickhouseConfigXml(stack: Stack, m: ManagedClickHouse): string 
  * Distributed tables in the foreground, so an acknowledged INSERT is on a
  * replica of every shard it touched; the DDL
  * user (migrate Job) owns the database and may run ON CLUSTER DDL, read
- * other servers (remote) and drop replicas of removed servers.
+ * other servers (remote), Keeper, the cluster and replica lists (system
+ * tables need a grant with the image's config.xml) and drop replicas of
+ * removed servers.
  */
+/** System tables migrate reads beyond those every user may read (tables, columns, one). */
+export const systemTablesOfMigrate = ['zookeeper', 'clusters', 'replicas'] as const;
+
 export function clickhouseUsersXml(database: string): string {
   const grants = (queries: readonly string[]): string[] => ['      <grants>', ...queries.map((q) => `        <query>${q}</query>`), '      </grants>'];
   const user = (name: string, passwordEnv: string, profile: string, queries: readonly string[]): string[] => [
@@ -166,6 +171,9 @@ export function clickhouseUsersXml(database: string): string {
     ...user(clickhouseUsers.ddl, 'CLICKHOUSE_DDL_PASSWORD', 'tenantry', [
       `GRANT ALL ON ${database}.*`,
       'GRANT CLUSTER, REMOTE, CREATE TEMPORARY TABLE, SYSTEM DROP REPLICA ON *.*',
+      // The image's config.xml sets select_from_system_db_requires_grant: migrate reads Keeper, the cluster's
+      // servers and the registered replicas (cluster-schema.ts; the Job's init container reads system.clusters).
+      ...systemTablesOfMigrate.map((t) => `GRANT SELECT ON system.${t}`),
     ]),
     '  </users>',
     '</clickhouse>',

@@ -109,7 +109,7 @@ export async function waitForCluster(store: Pick<Store, 'client'>, cluster: stri
     } catch (error) {
       const failure = classifyStoreError(error);
       // Missing grants do not heal by waiting: say which ones at once.
-      if (failure.code === accessDenied) return { ok: false, message: `the migrating user may not read the cluster's servers (grant REMOTE and CREATE TEMPORARY TABLE ON *.*, and read access to system.zookeeper): ${failure.message}` };
+      if (failure.code === accessDenied) return { ok: false, message: `the migrating user may not read the cluster's servers (grant REMOTE and CREATE TEMPORARY TABLE ON *.*, and SELECT ON system.zookeeper, system.clusters and system.replicas): ${failure.message}` };
       last = failure.message;
     }
     if (now() >= deadline) return { ok: false, message: `cluster ${cluster} not ready after ${Math.round(wait.timeoutMs / 1000)} s: ${last}` };

@@ -3,7 +3,9 @@
 import { expect } from 'chai';
 import type { ConfigMap, Deployment, Job, Manifest, PodDisruptionBudget, StatefulSet } from '../../../../operator/desired/manifest-types.ts';
 import { desiredObjects, objectKey } from '../../../../operator/desired/desired-state.ts';
-import { quantityBytes, withMemoryLimit } from '../../../../operator/desired/managed-clickhouse.ts';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { quantityBytes, systemTablesOfMigrate, withMemoryLimit } from '../../../../operator/desired/managed-clickhouse.ts';
 import { inputs, stackOf } from './stack-fixtures.ts';
 
 const render = (managed: Record<string, unknown>): Manifest[] => desiredObjects(stackOf('demo', { clickhouse: { managed } }), inputs);
@@ -77,12 +79,25 @@ describe('managed ClickHouse day two (rendered objects)', () => {
     expect(users).to.contain('<query>GRANT CLUSTER, CREATE TEMPORARY TABLE ON *.*</query>');
     expect(users).to.contain('<query>GRANT ALL ON tenantry.*</query>');
     expect(users).to.contain('<query>GRANT CLUSTER, REMOTE, CREATE TEMPORARY TABLE, SYSTEM DROP REPLICA ON *.*</query>');
+    // The image's config.xml has select_from_system_db_requires_grant: every system table migrate reads (but tables, columns, one) is granted.
+    for (const t of ['zookeeper', 'clusters', 'replicas']) expect(users).to.contain(`<query>GRANT SELECT ON system.${t}</query>`);
     expect(users).to.contain('<networks replace="replace"><ip>::1</ip><ip>127.0.0.1</ip></networks>');
     expect(users).to.contain('<distributed_foreground_insert>1</distributed_foreground_insert>');
     expect(envOf(get<Deployment>(cluster, 'Deployment/demo-gateway'))).to.include({ TENANTRY_CLICKHOUSE_USER: 'tenantry' });
     const job = get<Job>(cluster, `Job/${jobName(cluster)}`);
     expect(envOf(job)).to.include({ TENANTRY_CLICKHOUSE_USER: 'tenantry_ddl' });
     expect(envOf(job)['TENANTRY_CLICKHOUSE_PASSWORD']).to.deep.equal({ secretKeyRef: { name: 'demo-credentials', key: 'clickhouse-ddl-password' } });
+  });
+
+  it('every system table the schema code and the migrate Job read is one every user may read or one the DDL user is granted', () => {
+    const root = join(import.meta.dirname, '..', '..', '..', '..');
+    const schemaDir = join(root, 'src', 'clickhouse', 'schema');
+    const sources = [...readdirSync(schemaDir).map((f) => join(schemaDir, f)), join(root, 'operator', 'desired', 'migration-job.ts')];
+    const read = new Set(sources.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/\bsystem\.([a-z_]+)/g)].map((m) => m[1] ?? '')));
+    // Readable without a grant under select_from_system_db_requires_grant (ClickHouse's config.xml comment names them).
+    const open = new Set(['tables', 'columns', 'databases', 'one']);
+    expect([...read].filter((t) => !open.has(t) && !(systemTablesOfMigrate as readonly string[]).includes(t))).to.deep.equal([]);
+    expect(read).to.include('zookeeper');
   });
 
   it('the pod name comes from the downward API for {replica} and the Keeper server id', () => {
