@@ -1,7 +1,8 @@
 // The time window of a Tempo request: `start` and `end` in Unix seconds, as
-// Grafana sends them. Without `start`, a search looks back the tenant's
-// limits.maxQueryDays; the tenant's retention moves the start up, and a
-// longer range than maxQueryDays is a 400 (api/v1/query/tenant-window.ts).
+// Grafana sends them. Without `start`, a search or tag lookup covers the last
+// hour (Tempo then asks only its ingesters, which hold the recent traces);
+// the tenant's retention moves the start up, and a range longer than
+// limits.maxQueryDays is a 400 (api/v1/query/tenant-window.ts).
 // A trace lookup is not a scan (the trace index finds its days), so it is
 // held to retention only.
 import type { Result } from '../../../src/result.ts';
@@ -12,6 +13,9 @@ import { tenantWindow } from '../../v1/query/tenant-window.ts';
 import type { TimeRange } from '../../v1/query/time-range.ts';
 
 const nsPerSecond = 1_000_000_000n;
+
+/** How far back a search or tag lookup without `start` looks. */
+export const recentNs = 3_600n * nsPerSecond;
 
 /** A Unix time in seconds (Tempo's unit; fractions allowed), or a message naming the parameter. */
 function seconds(raw: string | undefined, name: string): Result<bigint | undefined, string> {
@@ -27,9 +31,10 @@ export function searchWindow(query: { start?: string; end?: string }, settings: 
   const end = seconds(query.end, 'end');
   if (!start.ok) return start;
   if (!end.ok) return end;
-  // end is inclusive to the second in Tempo: a span at end's second is found.
-  const endNs = end.value === undefined ? nowNs : end.value + nsPerSecond;
-  const startNs = start.value ?? endNs - BigInt(settings.limits.maxQueryDays) * nsPerDay;
+  // end is inclusive to the second in Tempo: a span at end's second is found. Without end, a
+  // minute past now keeps spans of a sender whose clock runs a little ahead.
+  const endNs = end.value === undefined ? nowNs + 60n * nsPerSecond : end.value + nsPerSecond;
+  const startNs = start.value ?? endNs - recentNs;
   if (startNs > endNs) return fail('invalid start: start is after end');
   const window = tenantWindow({ startNs, endNs }, settings, 'traces', nowNs);
   return window.ok ? ok(window.value) : fail(window.error.message.replace('narrow startTime/endTime', 'narrow start/end'));

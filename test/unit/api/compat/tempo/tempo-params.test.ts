@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { typedValue } from '../../../../../api/compat/tempo/otlp-json.ts';
 import { boundedInt, parseGoDuration, parseLogfmt } from '../../../../../api/compat/tempo/tempo-params.ts';
-import { lookupWindow, searchWindow } from '../../../../../api/compat/tempo/tempo-window.ts';
+import { lookupWindow, recentNs, searchWindow } from '../../../../../api/compat/tempo/tempo-window.ts';
 import { parseTraceId } from '../../../../../api/compat/tempo/trace-by-id.ts';
 import { searchTraceId } from '../../../../../api/compat/tempo/trace-search.ts';
 import { defaultSettingsView, nsPerDay } from '../../../../../src/tenant/settings/tenant-settings.ts';
@@ -42,9 +42,9 @@ describe('Tempo parameters', () => {
     expect(searchTraceId('0000')).to.equal('0');
   });
 
-  it('windows a search by maxQueryDays without start, refuses a longer range, and clamps to retention', () => {
+  it('looks back an hour without start, refuses a range longer than maxQueryDays, and clamps a lookup to retention', () => {
     const w = searchWindow({}, settings, now);
-    expect(w.ok && (w.value.endNs - w.value.startNs) <= BigInt(settings.limits.maxQueryDays) * nsPerDay).to.equal(true);
+    expect(w.ok && w.value.startNs).to.equal(now + 60_000_000_000n - recentNs);
     const tooLong = searchWindow({ start: '1', end: '1800000000' }, { ...settings, limits: { ...settings.limits, maxQueryDays: 1 } }, now);
     expect(tooLong.ok).to.equal(false);
     expect(searchWindow({ start: 'x' }, settings, now)).to.deep.equal({ ok: false, error: 'invalid start: "x" is not a Unix time in seconds' });
