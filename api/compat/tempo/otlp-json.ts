@@ -123,8 +123,11 @@ export function traceProtobuf(spans: readonly OtlpResourceSpans[]): Uint8Array {
   return opentelemetry.proto.trace.v1.TracesData.encode(message).finish();
 }
 
-/** Tempo's TraceByIDResponse (v2) as protobuf: field 1 the Trace message, field 2 the (empty) metrics. */
-export function traceByIdResponseProtobuf(spans: readonly OtlpResourceSpans[]): Uint8Array {
+/** Tempo's TraceByIDResponse (v2) as protobuf: field 1 the Trace message, field 2 the (empty) metrics, 3 and 4 a PARTIAL status and its message. */
+export function traceByIdResponseProtobuf(spans: readonly OtlpResourceSpans[], partial?: string): Uint8Array {
   const trace = traceProtobuf(spans);
-  return protobuf.Writer.create().uint32(10).bytes(trace).uint32(18).bytes(new Uint8Array(0)).finish();
+  const w = protobuf.Writer.create().uint32(10).bytes(trace).uint32(18).bytes(new Uint8Array(0));
+  // PartialStatus PARTIAL = 1.
+  if (partial !== undefined) w.uint32(24).uint32(1).uint32(34).string(partial);
+  return w.finish();
 }

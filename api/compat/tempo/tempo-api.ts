@@ -11,7 +11,7 @@ import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
 import type { CompatApi, CompatContext, CompatRouter, CompatState } from '../compat-api.ts';
 import { traceByIdResponseProtobuf, traceProtobuf } from './otlp-json.ts';
 import { intrinsicTags, parseTag, tagNames, tagValues } from './tag-queries.ts';
-import { parseTraceId, traceById } from './trace-by-id.ts';
+import { maxTraceSpans, parseTraceId, traceById } from './trace-by-id.ts';
 import { searchTags, searchTraceQl } from './trace-search.ts';
 import type { SearchTrace } from './trace-search.ts';
 import { parseTraceQl } from './traceql-parser.ts';
@@ -98,17 +98,21 @@ async function trace(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promi
   if (!id.ok) { fail(ctx, 400, id.error); return; }
   const range = window(ctx, deps, true);
   if (!range.ok) { fail(ctx, 400, range.error); return; }
-  const spans = await traceById(deps, ctx.state.tenantId, id.value, range.value);
-  if (!spans.ok) { failWith(ctx, spans.error); return; }
+  const found = await traceById(deps, ctx.state.tenantId, id.value, range.value);
+  if (!found.ok) { failWith(ctx, found.error); return; }
+  const { spans, partial } = found.value;
   const protobuf = (ctx.get('accept') || '').includes('application/protobuf');
   // Another tenant's trace is as absent as one that never existed: v1 answers 404, v2 an empty trace (as Tempo does).
-  if (spans.value.length === 0 && version === 1) { fail(ctx, 404, 'trace not found'); return; }
+  if (spans.length === 0 && version === 1) { fail(ctx, 404, 'trace not found'); return; }
+  // v1 has no status field: a trace over the limit comes back with its first maxTraceSpans spans.
+  const partialMessage = partial ? `the trace has more than ${maxTraceSpans} spans; the first ${maxTraceSpans} (by start time) are returned` : undefined;
   if (protobuf) {
     ctx.type = 'application/protobuf';
-    ctx.body = Buffer.from(version === 1 ? traceProtobuf(spans.value) : traceByIdResponseProtobuf(spans.value));
+    ctx.body = Buffer.from(version === 1 ? traceProtobuf(spans) : traceByIdResponseProtobuf(spans, partialMessage));
     return;
   }
-  json(ctx, version === 1 ? { batches: spans.value } : { trace: spans.value.length === 0 ? {} : { resourceSpans: spans.value }, metrics: {} });
+  if (version === 1) { json(ctx, { batches: spans }); return; }
+  json(ctx, { trace: spans.length === 0 ? {} : { resourceSpans: spans }, metrics: {}, ...(partialMessage === undefined ? {} : { status: 'PARTIAL', message: partialMessage }) });
 }
 
 async function tags(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promise<void> {

@@ -21,6 +21,15 @@ export function parseTraceId(raw: string): Result<string, string> {
   return ok(raw.toLowerCase().padStart(32, '0'));
 }
 
+/** Most spans one trace lookup returns; v2 answers a larger trace as PARTIAL, as Tempo does for a trace over its size limit. */
+export const maxTraceSpans = 100_000;
+
+/** A trace's spans as OTLP, and whether spans past maxTraceSpans were left out. */
+export interface FoundTrace {
+  readonly spans: OtlpResourceSpans[];
+  readonly partial: boolean;
+}
+
 const columns = [
   'toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'toString(toUnixTimestamp64Nano(timestamp) + toInt64(duration_ns)) AS end_ns',
   'trace_id', 'span_id', 'parent_span_id', 'trace_state', 'flags', 'span_name', 'toString(span_kind) AS span_kind',
@@ -49,14 +58,15 @@ export function traceSql(schema: SchemaTarget, tenantId: string, traceId: string
     WHERE tenant_id = ${tenant} AND trace_id = ${id}
       AND ${useIndex ? `timestamp >= greatest(${start}, ifNull(bounds.1, ${start})) AND timestamp <= least(${end}, ifNull(bounds.2, ${end}))` : `timestamp >= ${start} AND timestamp <= ${end}`}
     ORDER BY timestamp, span_id
-    LIMIT 100000`;
+    LIMIT ${params.bind(maxTraceSpans + 1, 'UInt64')}`;
   return { sql, params };
 }
 
-/** The trace's spans as OTLP ResourceSpans; an empty list when the tenant has no such trace in the window. */
-export async function traceById(deps: RouteDeps, tenantId: string, traceId: string, range: TimeRange): Promise<Result<OtlpResourceSpans[], ApiError>> {
+/** The trace's spans as OTLP ResourceSpans (none when the tenant has no such trace in the window), at most maxTraceSpans. */
+export async function traceById(deps: RouteDeps, tenantId: string, traceId: string, range: TimeRange): Promise<Result<FoundTrace, ApiError>> {
   const { sql, params } = traceSql(deps.schema, tenantId, traceId, range);
   const rows = await deps.runner.manyRows<SpanRow>(sql, params);
   if (!rows.ok) return rows;
-  return ok(resourceSpans(rows.value));
+  const partial = rows.value.length > maxTraceSpans;
+  return ok({ spans: resourceSpans(partial ? rows.value.slice(0, maxTraceSpans) : rows.value), partial });
 }
