@@ -192,6 +192,15 @@ class Walker {
     const unsupported = unsupportedBinary[opNode.name];
     if (unsupported !== undefined) return refuse(`unsupported binary operator "${unsupported}"`);
     const op = binaryOps[opNode.name] ?? refuse(`unsupported binary operator "${this.src(opNode)}"`);
+    const signed = /^\s*([-+])/.exec(this.src(l))?.[1];
+    if (op === '^' && l.name === 'NumberDurationLiteral' && signed !== undefined) {
+      // The grammar reads "-1" as one literal; in PromQL unary minus binds looser than ^: -1 ^ 2 is -(1 ^ 2).
+      const magnitude = this.number(l) * (signed === '-' ? -1 : 1);
+      const exponent = this.expr(r);
+      if (typeOf(exponent) === 'matrix') refuse('binary expression must contain only scalar and instant vector types');
+      const power: Expr = { kind: 'binary', op, lhs: { kind: 'number', value: magnitude, pos: l.from + 1 }, rhs: exponent, bool: false, pos: node.from };
+      return signed === '-' ? { kind: 'negate', expr: power, pos: node.from } : power;
+    }
     const lhs = this.expr(l);
     const rhs = this.expr(r);
     const bool = node.getChild('BoolModifier') !== null;

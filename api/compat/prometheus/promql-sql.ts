@@ -196,10 +196,34 @@ function aggregate(c: Compiler, a: Aggregate): string {
   return `SELECT g AS labels, kk AS k, vv AS v FROM (SELECT ${group} AS g, k AS kk, ${fns[a.op]} AS vv FROM (${inner}) GROUP BY g, kk)`;
 }
 
+/** Veltkamp's split of a double into a high and a low half whose products are exact. */
+const splitHigh = (a: string): string => `((134217729 * ${a}) - ((134217729 * ${a}) - ${a}))`;
+
+/**
+ * Go's math.Mod (ClickHouse has no exact fmod; its float modulo rounds the
+ * quotient): q = trunc(l / r), then l - q·r with q·r's rounding error taken
+ * back exactly (Dekker's product), then one step of r when the rounded
+ * quotient was one too far. NaN for a zero divisor, a NaN or an infinite
+ * dividend; the dividend for an infinite divisor.
+ */
+function moduloSql(l: string, r: string): string {
+  const q = `trunc(${l} / ${r})`;
+  const p = `(${q} * ${r})`;
+  const qh = splitHigh(q);
+  const rh = splitHigh(r);
+  const ql = `(${q} - ${qh})`;
+  const rl = `(${r} - ${rh})`;
+  const error = `(((${qh} * ${rh} - ${p}) + ${qh} * ${rl} + ${ql} * ${rh}) + ${ql} * ${rl})`;
+  const d = `((${l} - ${p}) - ${error})`;
+  const a = `abs(${r})`;
+  return `multiIf(${r} = 0 OR isNaN(${l}) OR isNaN(${r}) OR isInfinite(${l}), nan, isInfinite(${r}), ${l},
+    ${l} >= 0 AND ${d} < 0, ${d} + ${a}, ${l} >= 0 AND ${d} >= ${a}, ${d} - ${a},
+    ${l} < 0 AND ${d} > 0, ${d} - ${a}, ${l} < 0 AND ${d} <= -${a}, ${d} + ${a}, ${d})`;
+}
+
 const sqlOps: Readonly<Record<Binary['op'], (l: string, r: string) => string>> = {
   '+': (l, r) => `(${l} + ${r})`, '-': (l, r) => `(${l} - ${r})`, '*': (l, r) => `(${l} * ${r})`, '/': (l, r) => `(${l} / ${r})`,
-  // Go's math.Mod: NaN for a zero divisor, an infinite dividend or a NaN; the dividend for an infinite divisor.
-  '%': (l, r) => `multiIf(${r} = 0 OR isNaN(${l}) OR isNaN(${r}) OR isInfinite(${l}), nan, isInfinite(${r}), ${l}, ${l} - ${r} * trunc(${l} / ${r}))`,
+  '%': (l, r) => moduloSql(l, r),
   '^': (l, r) => `pow(${l}, ${r})`,
   '==': (l, r) => `(${l} = ${r})`, '!=': (l, r) => `(${l} != ${r})`, '>': (l, r) => `(${l} > ${r})`, '<': (l, r) => `(${l} < ${r})`,
   '>=': (l, r) => `(${l} >= ${r})`, '<=': (l, r) => `(${l} <= ${r})`,

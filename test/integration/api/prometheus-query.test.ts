@@ -2,6 +2,7 @@
 // every supported construct over remote-write-shaped rows, against values
 // worked out by hand in the comments (Prometheus 2 semantics).
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { field, keys, startHarness } from './support/api-harness.ts';
 import type { Harness, Reply } from './support/api-harness.ts';
 import { insertRows, metricRow, secondsNs } from './support/telemetry-rows.ts';
@@ -200,6 +201,27 @@ describe('api/prometheus query', () => {
     const rangeScalar = await range('2 > bool 1', 0, 30, 15);
     expect(rangeScalar).to.deep.equal([{ metric: {}, values: [[T0, '1'], [T0 + 15, '1'], [T0 + 30, '1']] }]);
   });
+
+  it('computes % exactly as Go\'s math.Mod and -1 ^ 2 as -(1 ^ 2)', async () => {
+    const scalar = async (q: string): Promise<string> => {
+      const reply = await get('/api/v1/query', { query: q, time: T0 });
+      expect(reply.status, `${q}: ${reply.text}`).to.equal(200);
+      return String(field(reply.body, 'data', 'result', 1));
+    };
+    expect(await scalar('-1 ^ 2')).to.equal('-1');
+    expect(await scalar('2 * -2 ^ 2')).to.equal('-8');
+    expect(await scalar('(-1) ^ 2')).to.equal('1');
+    // The compliance tester's case: the quotient rounds up to an integer, the remainder is just under the divisor.
+    expect(Number(await scalar('262144000 % (1 * 2 + 4 / 6 - 10)'))).to.equal(262144000 % (1 * 2 + 4 / 6 - 10));
+    // JavaScript's % is fmod, as Go's math.Mod; exact while the quotient stays under 2^53 (here at most 1e15).
+    const divisor = fc.tuple(fc.double({ min: 1e-3, max: 1e6, noNaN: true }), fc.boolean()).map(([d, negative]) => (negative ? -d : d));
+    await fc.assert(fc.asyncProperty(fc.double({ min: -1e12, max: 1e12, noNaN: true }), divisor, async (a, b) => {
+      const got = await scalar(`${a} % ${b}`);
+      const want = a % b;
+      if (Number.isNaN(want)) expect(got, `${a} % ${b}`).to.equal('NaN');
+      else expect(Number(got), `${a} % ${b}`).to.equal(want);
+    }), { numRuns: 50 });
+  }).timeout(60_000);
 
   it('applies abs, clamp_min, clamp_max, round and offset', async () => {
     const vals = async (q: string, t = 20): Promise<string[]> => (await instant(q, t)).map((x) => x.value[1]);

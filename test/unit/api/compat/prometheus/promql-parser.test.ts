@@ -59,6 +59,11 @@ describe('promql parser', () => {
     expect(parse('# header\n-x')).to.deep.include({ kind: 'negate' });
   });
 
+  it('binds unary minus looser than ^ also on a signed literal', () => {
+    expect(parse('-1 ^ 2')).to.deep.equal({ kind: 'negate', pos: 0, expr: { kind: 'binary', op: '^', bool: false, pos: 0, lhs: { kind: 'number', value: 1, pos: 1 }, rhs: { kind: 'number', value: 2, pos: 5 } } });
+    expect(parse('-1 * 2')).to.deep.include({ kind: 'binary', op: '*', lhs: { kind: 'number', value: -1, pos: 0 } });
+  });
+
   it('reads numbers as Prometheus does', () => {
     const value = (q: string): number => (parse(q) as { value: number }).value;
     expect(value('1.5e3')).to.equal(1500);
