@@ -121,8 +121,9 @@ function rawSamplesSql(ctx: SourceContext, matchers: readonly LabelMatcher[], fr
   const sumCount = `[(concat(base, '_sum'), ${noLabels}, sum), (concat(base, '_count'), ${noLabels}, toFloat64(count))]`;
   const branches: Readonly<Record<string, string>> = {
     value: `metric_type IN ('gauge', 'sum'), [(base, ${noLabels}, value)]`,
-    histogram: `metric_type = 'histogram', arrayConcat(
-        arrayMap((c, b) -> (concat(base, '_bucket'), [('le', b)], toFloat64(c)), arrayCumSum(bucket_counts), arraySlice(${le}, 1, length(bucket_counts))), ${sumCount})`,
+    // A histogram without buckets still has its +Inf bucket: the count.
+    histogram: `metric_type = 'histogram', arrayConcat(if(empty(bucket_counts), [(concat(base, '_bucket'), [('le', '+Inf')], toFloat64(count))],
+        arrayMap((c, b) -> (concat(base, '_bucket'), [('le', b)], toFloat64(c)), arrayCumSum(bucket_counts), arraySlice(${le}, 1, length(bucket_counts)))), ${sumCount})`,
     summary: `metric_type = 'summary', arrayConcat(arrayMap((q, qv) -> (base, [('quantile', toString(q))], qv), quantiles, quantile_values), ${sumCount})`,
     exponential_histogram: `metric_type = 'exponential_histogram', ${sumCount}`,
   };

@@ -31,6 +31,7 @@ describe('api/prometheus series', () => {
     await insertRows(h.store, 'metrics', [
       metricRow({ ...base, name: 'http.server.requests', type: 'sum', monotonic: true, unit: '{request}', description: 'Requests served', ns: at(0), value: 7, attrs: { 'http.method': 'GET', '1st': 'x' } }),
       metricRow({ ...base, name: 'http.server.duration', type: 'histogram', unit: 's', ns: at(0), count: 40, sum: 12, bounds: [0.1, 0.5, 1], buckets: [10, 20, 10, 0] }),
+      metricRow({ ...base, name: 'bare.histogram', type: 'histogram', ns: at(0), count: 5, sum: 9 }),
       metricRow({ ...base, name: 'cpu.utilization', type: 'gauge', unit: '1', temporality: 'unspecified', ns: at(0), value: 0.25 }),
       metricRow({ ...base, name: 'rpc.latency', type: 'summary', unit: 'ms', temporality: 'unspecified', ns: at(0), count: 3, sum: 30, quantiles: [0.5, 0.9], quantileValues: [8, 15] }),
       metricRow({ ...base, name: 'delta.thing', type: 'sum', monotonic: true, temporality: 'delta', ns: at(0), value: 1 }),
@@ -42,7 +43,7 @@ describe('api/prometheus series', () => {
 
   it('names OTLP metrics by the compatibility rules and lists them with remote-written ones', async () => {
     expect(await data('/api/v1/label/__name__/values')).to.deep.equal([
-      'cpu_utilization_ratio', 'http_server_duration_seconds_bucket', 'http_server_duration_seconds_count', 'http_server_duration_seconds_sum',
+      'bare_histogram_bucket', 'bare_histogram_count', 'bare_histogram_sum', 'cpu_utilization_ratio', 'http_server_duration_seconds_bucket', 'http_server_duration_seconds_count', 'http_server_duration_seconds_sum',
       'http_server_requests_total', 'rpc_latency_milliseconds', 'rpc_latency_milliseconds_count', 'rpc_latency_milliseconds_sum', 'up',
     ]);
     expect(await data('/api/v1/labels')).to.deep.equal(['__name__', 'http_method', 'instance', 'job', 'key_1st', 'le', 'quantile', 'room']);
@@ -63,6 +64,8 @@ describe('api/prometheus series', () => {
     expect(await q('http_server_duration_seconds_count + http_server_duration_seconds_sum')).to.deep.equal([{ metric: { instance: 'i-1', job: 'prod/shop' }, value: [T0 + 10, '52'] }]);
     expect(await q('rpc_latency_milliseconds{quantile="0.9"}')).to.deep.equal([{ metric: { __name__: 'rpc_latency_milliseconds', instance: 'i-1', job: 'prod/shop', quantile: '0.9' }, value: [T0 + 10, '15'] }]);
     expect(await q('{__name__=~"cpu_.*|up"}')).to.have.length(2);
+    // A histogram without bounds: its one +Inf bucket holds the count.
+    expect(await q('bare_histogram_bucket')).to.deep.equal([{ metric: { __name__: 'bare_histogram_bucket', instance: 'i-1', job: 'prod/shop', le: '+Inf' }, value: [T0 + 10, '5'] }]);
     expect(await q('{__name__=~"delta.*"}')).to.deep.equal([]);
   });
 
