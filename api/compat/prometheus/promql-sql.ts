@@ -3,7 +3,7 @@
 // k UInt64 the step index, v Float64) holding only the steps where the
 // series has a value; a scalar node is a SQL expression. Selectors group each
 // series' samples into sorted arrays and evaluate every step with array
-// functions (the lookback and range windows found by index); aggregations
+// functions (per-step arrays spread from per-sample ones: see gather); aggregations
 // group by (labels, k); binary operators join two relations on (matching
 // labels, k). Semantics follow Prometheus 2 (docs/prometheus.md): closed
 // windows [t - range, t] and [t - lookback, t], stale markers ending a
