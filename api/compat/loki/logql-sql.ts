@@ -3,8 +3,9 @@
 // per pipeline stage, one subquery per range or vector aggregation. Every
 // value from the query is a bound parameter.
 import type { Grouping, LabelPredicate, LineFilter, LogSelector, Matcher, MetricExpr, Stage } from './logql-ast.ts';
-import { jsonLabelsSql, labelColumns, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
+import { jsonLabelsSql, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
 import type { SqlParams } from '../../v1/query/sql-params.ts';
+import { rawLabelColumns } from './row-labels.ts';
 
 /** What every statement reads: one tenant's rows in a window of Unix ns, `(after, until]` or `[from, before)`. */
 export interface Scan {
@@ -89,28 +90,26 @@ export function selectorParts(params: SqlParams, scan: Scan, selector: LogSelect
 
 const ns = (params: SqlParams, value: bigint): string => `fromUnixTimestamp64Nano(toInt64(${params.bind(value.toString(), 'Int64')}))`;
 
-/**
- * The rows of a log query: `[startNs, endNs)`, `limit` of them in the
- * direction's order. Without parsers the rows are chosen first and their
- * label maps built after the LIMIT, for those rows only.
- */
+/** The rows of a log query with parsers: `[startNs, endNs)`, `limit` of them in the direction's order, labels built in SQL. */
 export function logsSql(params: SqlParams, scan: Scan, selector: LogSelector, startNs: bigint, endNs: bigint, limit: number, direction: 'forward' | 'backward'): string {
   const { columns, where } = selectorParts(params, scan, selector, [`timestamp >= ${ns(params, startNs)}`, `timestamp < ${ns(params, endNs)}`]);
   const order = direction === 'forward' ? 'ASC' : 'DESC';
-  const computed = `timestamp, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys`;
-  const rows = keepsLabels(selector)
-    ? `SELECT ${computed} FROM (
-    SELECT timestamp, body, ${labelColumns.join(', ')} FROM ${scan.table}
-    WHERE ${where.join('\n      AND ')}
-    ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')})`
-    : `SELECT ${computed}
-  FROM ${scan.table}
-  WHERE ${where.join('\n    AND ')}
-  ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')}`;
   // Only what the answer needs leaves the store (not the pipeline's intermediate maps).
   return `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts, body, labels, base_keys FROM (
-  ${rows})
+  SELECT timestamp, body, ${columns.join(', ')}, mapKeys(l0) AS base_keys
+  FROM ${scan.table}
+  WHERE ${where.join('\n    AND ')}
+  ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')})
 ORDER BY timestamp ${order}`;
+}
+
+/** The rows of a log query whose pipeline keeps the row's own labels, as stored columns: their labels are built in Node (row-labels.ts). */
+export function rawLogsSql(params: SqlParams, scan: Scan, selector: LogSelector, startNs: bigint, endNs: bigint, limit: number, direction: 'forward' | 'backward'): string {
+  const { where } = selectorParts(params, scan, selector, [`timestamp >= ${ns(params, startNs)}`, `timestamp < ${ns(params, endNs)}`]);
+  const order = direction === 'forward' ? 'ASC' : 'DESC';
+  return `SELECT ${rawLabelColumns} FROM ${scan.table}
+WHERE ${where.join('\n  AND ')}
+ORDER BY timestamp ${order} LIMIT ${params.bind(limit, 'UInt64')}`;
 }
 
 /** The evaluation grid of a metric query: points start + k·step for k in [0, points). */
@@ -130,7 +129,13 @@ function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'ran
     ...(grid.notBeforeNs === undefined ? [] : [`timestamp >= ${ns(params, grid.notBeforeNs)}`]),
   ]);
   const { where } = parts;
-  const columns = only === undefined ? parts.columns : [onlyLabelsSql(params, only)];
+  // With `only`, rows group by the kept labels' values (plain strings) and the label map is built once per group.
+  const kept = (only ?? []).map((n, i) => {
+    const bound = params.bind(n, 'String');
+    return { bound, expr: `${labelLookupSql(n, bound, baseLabels)} AS g${i}` };
+  });
+  const keys = only === undefined ? ['labels'] : kept.map((_, i) => `g${i}`);
+  const columns = only === undefined ? parts.columns : kept.map((g) => g.expr);
   const start = params.bind(grid.startNs.toString(), 'Int64');
   const step = params.bind(grid.stepNs.toString(), 'Int64');
   const range = params.bind(expr.rangeNs.toString(), 'Int64');
@@ -140,24 +145,23 @@ function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'ran
   // materialize(): a true division, as Loki's; ClickHouse turns division by a constant into multiplication by its inverse (9 / 300 ≠ 9 × (1/300)).
   const seconds = `materialize(${params.bind(Number(expr.rangeNs) / 1e9, 'Float64')})`;
   const value = { count_over_time: 'toFloat64(count())', rate: `count() / ${seconds}`, bytes_over_time: 'toFloat64(sum(length(body)))', bytes_rate: `sum(length(body)) / ${seconds}` }[expr.fn];
-  return `SELECT labels, k, ${value} AS v FROM (
-  SELECT labels, body, arrayJoin(range(toInt64(${first}), toInt64(${after}))) AS k FROM (
-    SELECT toUnixTimestamp64Nano(timestamp) AS ts, body, ${columns.join(', ')}
+  const list = (...items: string[]): string => items.filter((i) => i !== '').join(', ');
+  const grouped = `SELECT ${list(...keys, 'k')}, ${value} AS v FROM (
+  SELECT ${list(...keys, 'body')}, arrayJoin(range(toInt64(${first}), toInt64(${after}))) AS k FROM (
+    SELECT ${list('toUnixTimestamp64Nano(timestamp) AS ts', 'body', ...columns)}
     FROM ${scan.table}
     WHERE ${where.join('\n      AND ')}))
-GROUP BY labels, k`;
+GROUP BY ${list(...keys, 'k')}`;
+  if (only === undefined) return grouped;
+  const pairs = kept.flatMap((g, i) => [g.bound, `g${i}`]);
+  const labels = pairs.length === 0 ? "CAST(map(), 'Map(String, String)')" : `mapSort(mapFilter((k, v) -> v != '', map(${pairs.join(', ')})))`;
+  return `SELECT ${labels} AS labels, k, v FROM (${grouped})`;
 }
 
 /** Whether a pipeline's labels can be grouped before its maps are built: no parser, and no label filter after a drop. */
 function groupsEarly(selector: LogSelector): boolean {
   const firstDrop = selector.stages.findIndex((st) => st.kind === 'drop');
   return selector.stages.every((st, i) => st.kind === 'line' || st.kind === 'drop' || (st.kind === 'label' && (firstDrop < 0 || i < firstDrop)));
-}
-
-/** Just the named labels of a row (before any parser), without its whole label map. */
-function onlyLabelsSql(params: SqlParams, names: readonly string[]): string {
-  const pairs = names.flatMap((n) => { const bound = params.bind(n, 'String'); return [bound, labelLookupSql(n, bound, baseLabels)]; });
-  return `mapSort(mapFilter((k, v) -> v != '', ${pairs.length === 0 ? "CAST(map(), 'Map(String, String)')" : `map(${pairs.join(', ')})`})) AS labels`;
 }
 
 /** The label map a grouping keeps. */

@@ -14,7 +14,9 @@ import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
 import type { LogQuery, LogSelector, Matcher, MetricExpr } from './logql-ast.ts';
 import { selectorsOf } from './logql-ast.ts';
 import type { Grid, Scan } from './logql-sql.ts';
-import { logsSql, metricSql } from './logql-sql.ts';
+import { keepsLabels, logsSql, metricSql, rawLogsSql } from './logql-sql.ts';
+import { rowLabels } from './row-labels.ts';
+import type { RawLogRow } from './row-labels.ts';
 import { streamLabelNames, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
 
 export type Labels = Readonly<Record<string, string>>;
@@ -92,11 +94,20 @@ function categorized(row: LogRow): { stream: Labels; extra: { structuredMetadata
   return { stream, extra };
 }
 
+/** The rows of a log query with their labels: built in Node when no parser needs them in SQL. */
+async function logRows(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward'): Promise<Result<LogRow[], ApiError>> {
+  const params = new SqlParams();
+  if (keepsLabels(selector)) {
+    const raw = await deps.runner.rows<RawLogRow>(rawLogsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
+    if (!raw.ok) return raw;
+    return ok(raw.value.map((r) => { const labels = rowLabels(r); return { ts: r.ts, body: r.body, labels, base_keys: Object.keys(labels) }; }));
+  }
+  return deps.runner.rows<LogRow>(logsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
+}
+
 /** A log query: streams of entries, `limit` entries in all, in the direction's order. */
 export async function queryStreams(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward', categorize = false): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
-  const params = new SqlParams();
-  const sql = logsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction);
-  const rows = await deps.runner.rows<LogRow>(sql, params);
+  const rows = await logRows(deps, tenantId, selector, window, limit, direction);
   if (!rows.ok) return rows;
   const streams = new Map<string, Stream>();
   let bytes = 0;

@@ -41,12 +41,6 @@ const streamNames = streamAttributes.map(labelName);
 /** The label names that are stream labels (what /labels, /label/…/values and /series list). */
 export const streamLabelNames: readonly string[] = streamNames;
 
-/** The stored columns the label expressions read (with timestamp and body, all a log query needs). */
-export const labelColumns: readonly string[] = [
-  'service_name', 'resource_attributes', 'scope_attributes', 'log_attributes', 'scope_name', 'scope_version',
-  'observed_timestamp', 'severity_number', 'severity_text', 'trace_flags', 'trace_id', 'span_id',
-];
-
 /** The stream labels of a row as a Map(String, String) (empty values dropped, as Loki drops them). */
 export function streamLabelsSql(): string {
   const pairs = streamAttributes.flatMap((attr, i) => {
