@@ -53,9 +53,11 @@ function stepTime(c: Compiler, k: string, offsetMs: number): string {
 function seriesArrays(c: Compiler, sel: VectorSelector, windowMs: number, dropStale: boolean): string {
   const fromMs = c.steps.startMs - sel.offsetMs - windowMs;
   const toMs = c.steps.startMs + (c.steps.count - 1) * c.steps.stepMs - sel.offsetMs;
-  const sorted = dropStale ? `arrayFilter(x -> NOT ${isStale('x.2')}, arraySort(x -> x.1, s))` : 'arraySort(x -> x.1, s)';
+  // One sample per timestamp, as a TSDB keeps (a row written twice, e.g. by a retried write, would skew rates).
+  const unique = 'arrayFilter((x, prev) -> x.1 != prev, sorted, arrayPushFront(arrayPopBack(arrayMap(x -> x.1, sorted)), toInt64(-9223372036854775808)))';
+  const kept = dropStale ? `arrayFilter(x -> NOT ${isStale('x.2')}, ${unique})` : unique;
   return `SELECT labels, arrayMap(x -> x.1, ss) AS ts, arrayMap(x -> x.2, ss) AS vs FROM (
-    SELECT labels, ${sorted} AS ss FROM (${seriesSql(c.ctx, sel.matchers, fromMs, toMs)}))`;
+    SELECT labels, ${kept} AS ss FROM (SELECT labels, arraySort(x -> x.1, s) AS sorted FROM (${seriesSql(c.ctx, sel.matchers, fromMs, toMs)})))`;
 }
 
 /**

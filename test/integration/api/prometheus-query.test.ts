@@ -56,6 +56,8 @@ describe('api/prometheus query', () => {
       ...samples({ name: 'temp', labels: { room: 'b' } }, [[0, 10], [15, 11]]),
       // A classic histogram: cumulative buckets 0 at t=0, then 10, 30, 40, 40 (le 0.1, 0.5, 1, +Inf) at t=60.
       ...['0.1', '0.5', '1', '+Inf'].flatMap((le, i) => samples({ name: 'lat_bucket', type: 'sum', labels: { le } }, [[0, 0], [60, [10, 30, 40, 40][i] ?? 0]])),
+      // A counter whose rows were all written twice (a retried write): 0, 30, 60 at 0, 30, 60.
+      ...[0, 1].flatMap(() => samples({ name: 'twice_total', type: 'sum', labels: {} }, [[0, 0], [30, 30], [60, 60]])),
       // Another tenant's series of the same name.
       ...samples({ name: 'temp', labels: { room: 'secret' }, tenant: 'globex' }, [[0, 99], [15, 99]]),
     ]);
@@ -102,6 +104,13 @@ describe('api/prometheus query', () => {
     const delta = values(await instant('delta(temp{room="a"}[1m])', 40));
     // Window [-20, 40]: 20, 21, 22 at 0, 15, 30: raw 2 over 30 s, avg 15; start 20 s ≥ 16.5 → +7.5; end 10 s → +10: 2 × 47.5 / 30.
     expect(Number(delta['{"instance":"host:9090","job":"api","room":"a"}'])).to.be.closeTo(2 * 47.5 / 30, 1e-12);
+  });
+
+  it('reads a sample written twice once', async () => {
+    expect((await instant('count_over_time(twice_total[1m])', 60)).map((x) => x.value[1])).to.deep.equal(['3']);
+    // Window [10, 70]: samples 30, 60 → 30 over 30 s sampled, 30 s average; start 20 s and end 10 s both under 33: 30 × 60 / 30.
+    // Read twice, the average would be 10 s and the start 20 s over 11: 30 × 45 / 30.
+    expect((await instant('increase(twice_total[1m])', 70)).map((x) => Number(x.value[1]))).to.deep.equal([60]);
   });
 
   it('evaluates a range query at start + k × step', async () => {
