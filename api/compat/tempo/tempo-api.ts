@@ -4,6 +4,8 @@
 // JSON or protobuf. The compat mount has chosen the tenant and runs each
 // route under its query limits; errors are text/plain, as Tempo's are.
 import type { ParameterizedContext } from 'koa';
+import type { Result } from '../../../src/result.ts';
+import { fail as failure, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { errorStatus } from '../../http/api-error.ts';
 import type { RouteDeps } from '../../v1/deps.ts';
@@ -13,7 +15,7 @@ import { traceByIdResponseProtobuf, traceProtobuf } from './otlp-json.ts';
 import { intrinsicTags, parseTag, tagNames, tagValues } from './tag-queries.ts';
 import { maxTraceSpans, parseTraceId, traceById } from './trace-by-id.ts';
 import { searchTags, searchTraceQl } from './trace-search.ts';
-import type { SearchTrace } from './trace-search.ts';
+import type { SearchOptions, SearchTrace, TagSearch } from './trace-search.ts';
 import { parseTraceQl } from './traceql-parser.ts';
 import type { TraceQuery } from './traceql-parser.ts';
 import { lookupWindow, searchWindow } from './tempo-window.ts';
@@ -44,59 +46,71 @@ const param = (ctx: CompatContext, name: string): string | undefined => {
 
 const searchMetrics = { inspectedBytes: '0', completedJobs: 1, totalJobs: 1 };
 
-function window(ctx: CompatContext, deps: RouteDeps, lookup: boolean): ReturnType<typeof searchWindow> {
+/** The request's time window (api/compat/tempo/tempo-window.ts): a lookup's, or a search's and tag lookup's. */
+function requestWindow(ctx: CompatContext, deps: RouteDeps, lookup: boolean): ReturnType<typeof searchWindow> {
   const settings = effectiveSettings(deps, ctx.state.tenantId);
-  const range = { ...(param(ctx, 'start') === undefined ? {} : { start: param(ctx, 'start') }), ...(param(ctx, 'end') === undefined ? {} : { end: param(ctx, 'end') }) };
+  const [start, end] = [param(ctx, 'start'), param(ctx, 'end')];
+  const range = { ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }) };
   return (lookup ? lookupWindow : searchWindow)(range, settings, deps.now());
 }
 
-/** The optional `q` of tag requests and the required one of TraceQL search, parsed; undefined when absent. */
-function traceQl(ctx: CompatContext): { ok: true; value: TraceQuery | undefined } | { ok: false } {
+/** The `q` parameter parsed (undefined when absent or blank), or the parser's message. */
+function traceQl(ctx: CompatContext): Result<TraceQuery | undefined, string> {
   const q = param(ctx, 'q');
-  if (q === undefined || q.trim() === '') return { ok: true, value: undefined };
+  if (q === undefined || q.trim() === '') return ok(undefined);
   const parsed = parseTraceQl(q);
-  if (!parsed.ok) { fail(ctx, 400, parsed.error.message); return { ok: false }; }
-  return { ok: true, value: parsed.value };
+  return parsed.ok ? parsed : failure(parsed.error.message);
+}
+
+/** The legacy tag search's parameters: logfmt `tags`, `minDuration` and `maxDuration` (Go durations). */
+function tagSearch(ctx: CompatContext): Result<TagSearch, string> {
+  const tags = parseLogfmt(param(ctx, 'tags') ?? '');
+  if (!tags.ok) return tags;
+  const bounds: Record<string, bigint> = {};
+  for (const name of ['minDuration', 'maxDuration']) {
+    const raw = param(ctx, name);
+    if (raw === undefined || raw === '') continue;
+    const ns = parseGoDuration(raw);
+    if (ns === undefined) return failure(`invalid ${name}: ${JSON.stringify(raw)} is not a duration such as 100ms or 1m30s`);
+    bounds[name] = ns;
+  }
+  const { minDuration, maxDuration } = bounds;
+  if (minDuration !== undefined && maxDuration !== undefined && maxDuration < minDuration) return failure('invalid maxDuration: maxDuration is less than minDuration');
+  return ok({ tags: tags.value, ...(minDuration === undefined ? {} : { minDurationNs: minDuration }), ...(maxDuration === undefined ? {} : { maxDurationNs: maxDuration }) });
+}
+
+/** The search options of a request: window, `limit` and `spss`. */
+function searchOptions(ctx: CompatContext, deps: RouteDeps): Result<SearchOptions, string> {
+  const range = requestWindow(ctx, deps, false);
+  if (!range.ok) return range;
+  const limit = boundedInt(param(ctx, 'limit'), 'limit', defaultLimit, maxLimit);
+  if (!limit.ok) return limit;
+  const spss = boundedInt(param(ctx, 'spss'), 'spss', defaultSpss, maxSpss);
+  if (!spss.ok) return spss;
+  return ok({ range: range.value, limit: limit.value, spss: spss.value });
 }
 
 async function search(ctx: CompatContext, deps: RouteDeps): Promise<void> {
-  const range = window(ctx, deps, false);
-  if (!range.ok) { fail(ctx, 400, range.error); return; }
-  const limit = boundedInt(param(ctx, 'limit'), 'limit', defaultLimit, maxLimit);
-  if (!limit.ok) { fail(ctx, 400, limit.error); return; }
-  const spss = boundedInt(param(ctx, 'spss'), 'spss', defaultSpss, maxSpss);
-  if (!spss.ok) { fail(ctx, 400, spss.error); return; }
-  const options = { range: range.value, limit: limit.value, spss: spss.value };
+  const options = searchOptions(ctx, deps);
+  if (!options.ok) { fail(ctx, 400, options.error); return; }
   const query = traceQl(ctx);
-  if (!query.ok) return;
-  let result;
+  if (!query.ok) { fail(ctx, 400, query.error); return; }
+  let result: Result<SearchTrace[], ApiError>;
   if (query.value !== undefined) {
-    result = await searchTraceQl(deps, ctx.state.tenantId, query.value, options);
+    result = await searchTraceQl(deps, ctx.state.tenantId, query.value, options.value);
   } else {
-    const tags = parseLogfmt(param(ctx, 'tags') ?? '');
+    const tags = tagSearch(ctx);
     if (!tags.ok) { fail(ctx, 400, tags.error); return; }
-    const bounds: Record<string, bigint> = {};
-    for (const name of ['minDuration', 'maxDuration']) {
-      const raw = param(ctx, name);
-      if (raw === undefined || raw === '') continue;
-      const ns = parseGoDuration(raw);
-      if (ns === undefined) { fail(ctx, 400, `invalid ${name}: ${JSON.stringify(raw)} is not a duration such as 100ms or 1m30s`); return; }
-      bounds[name] = ns;
-    }
-    const { minDuration, maxDuration } = bounds;
-    if (minDuration !== undefined && maxDuration !== undefined && maxDuration < minDuration) { fail(ctx, 400, 'invalid maxDuration: maxDuration is less than minDuration'); return; }
-    result = await searchTags(deps, ctx.state.tenantId, {
-      tags: tags.value, ...(minDuration === undefined ? {} : { minDurationNs: minDuration }), ...(maxDuration === undefined ? {} : { maxDurationNs: maxDuration }),
-    }, options);
+    result = await searchTags(deps, ctx.state.tenantId, tags.value, options.value);
   }
   if (!result.ok) { failWith(ctx, result.error); return; }
-  json(ctx, { traces: result.value satisfies SearchTrace[], metrics: searchMetrics });
+  json(ctx, { traces: result.value, metrics: searchMetrics });
 }
 
 async function trace(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promise<void> {
   const id = parseTraceId(ctx.params['traceId'] ?? '');
   if (!id.ok) { fail(ctx, 400, id.error); return; }
-  const range = window(ctx, deps, true);
+  const range = requestWindow(ctx, deps, true);
   if (!range.ok) { fail(ctx, 400, range.error); return; }
   const found = await traceById(deps, ctx.state.tenantId, id.value, range.value);
   if (!found.ok) { failWith(ctx, found.error); return; }
@@ -116,7 +130,7 @@ async function trace(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promi
 }
 
 async function tags(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promise<void> {
-  const range = window(ctx, deps, false);
+  const range = requestWindow(ctx, deps, false);
   if (!range.ok) { fail(ctx, 400, range.error); return; }
   const scope = param(ctx, 'scope') ?? 'all';
   if (!['all', 'span', 'resource', 'intrinsic', 'none', ''].includes(scope)) { fail(ctx, 400, `invalid scope: ${JSON.stringify(scope)} (span, resource, intrinsic or none)`); return; }
@@ -136,11 +150,11 @@ async function tags(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promis
 }
 
 async function values(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promise<void> {
-  const range = window(ctx, deps, false);
+  const range = requestWindow(ctx, deps, false);
   if (!range.ok) { fail(ctx, 400, range.error); return; }
   const raw = ctx.params['tag'] ?? '';
   const query = traceQl(ctx);
-  if (!query.ok) return;
+  if (!query.ok) { fail(ctx, 400, query.error); return; }
   const tag = version === 1 ? { kind: 'attribute' as const, scope: 'any' as const, name: raw } : parseTag(raw);
   const found = await tagValues(deps, ctx.state.tenantId, tag, range.value, query.value);
   if (!found.ok) { failWith(ctx, found.error); return; }
