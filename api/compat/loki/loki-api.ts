@@ -33,6 +33,8 @@ function success(ctx: CompatContext, data: unknown): void {
 }
 
 function apiFailure(ctx: CompatContext, error: ApiError): void {
+  // A query refused for the tenant's or the key's concurrency may be retried at once a slot frees.
+  if (error.code === 'rate_limited') ctx.set('retry-after', '1');
   writeError(ctx, errorStatus[error.code], error.message);
 }
 

@@ -1,0 +1,109 @@
+// The Loki API under a tenant's query limits: a query over
+// limits.maxConcurrentQueries is 429 with Retry-After in Loki's text shape,
+// other tenants go on; a query past queryTimeoutSeconds is cancelled in
+// ClickHouse and answered 503.
+import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { parseKeys } from '../../../src/auth/api-keys.ts';
+import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
+import type { Store } from '../../../src/clickhouse/store.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { Readiness } from '../../../src/ops/readiness.ts';
+import { storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
+import { SettingsCache } from '../../../src/tenant/settings/settings-cache.ts';
+import { createSettingsStore } from '../../../src/tenant/settings/settings-store.ts';
+import { builtInDefaults } from '../../../src/tenant/settings/tenant-settings.ts';
+import { startApiWith } from '../../../api/api.ts';
+import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
+import type { QueryTarget } from '../../../api/v1/query/query-runner.ts';
+import { migratedStore } from '../../support/embedded-store.ts';
+
+/** The store's client, except that logs queries of tenant "held" wait until release(), and those of tenant "slow" run without end. */
+function trappingTarget(store: Store): { target: QueryTarget; firstHeld: Promise<void>; release: () => void } {
+  const gate = Promise.withResolvers<undefined>();
+  const arrived = Promise.withResolvers<undefined>();
+  const query: ClickHouseClient['query'] = async (params) => {
+    const values = /\.logs\b/.test(params.query) ? Object.values(params.query_params ?? {}) : [];
+    if (values.includes('held')) {
+      arrived.resolve(undefined);
+      await gate.promise;
+    }
+    if (values.includes('slow')) {
+      const settings = params.query.slice(params.query.lastIndexOf('\nSETTINGS'));
+      return store.client.query({ ...params, query: `SELECT count() AS n FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1${settings}`, query_params: {} });
+    }
+    return store.client.query(params);
+  };
+  return { target: { client: { query, command: (params) => store.client.command(params) } }, firstHeld: arrived.promise.then(() => undefined), release: () => { gate.resolve(undefined); } };
+}
+
+describe('api/loki query limits', function () {
+  this.timeout(60_000);
+  const key = 'loki-limits-key-0123456789';
+  const admin = 'loki-limits-admin-0123456789';
+  let store: Store;
+  before(async () => { store = await migratedStore('loki_limits'); });
+  after(async () => { await store.close(); });
+
+  async function start(target: QueryTarget): Promise<{ call: (method: string, path: string, tenant: string, body?: unknown) => Promise<Response>; stop: () => Promise<void> }> {
+    const parsed = parseKeys(JSON.stringify([
+      { key, name: 'reader', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
+      { key: admin, name: 'admin', scopes: ['read', 'admin'], tenants: ['*'] },
+    ]), 'test');
+    if (!parsed.ok) throw new Error(parsed.message);
+    const gate = createStoreGate(storeGatePolicy('server', { maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000 }, undefined));
+    const settings = new SettingsCache(createSettingsStore(store, { database: store.database, cluster: undefined }), { defaults: builtInDefaults, refreshMs: 5000, log: silentLogger });
+    await settings.start();
+    const runner = createQueryRunner(target, 20_000, silentLogger, gate);
+    const running = await startApiWith({ host: '127.0.0.1', store, storeGate: gate, settings, settingsAdmin: settings, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() },
+      { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
+    const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
+    return {
+      call: (method, path, tenant, body) => fetch(url + path, {
+        method, headers: { authorization: `Bearer ${body === undefined ? key : admin}`, 'x-scope-orgid': tenant, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+      stop: async () => { await running.stop(); settings.stop(); },
+    };
+  }
+
+  const logQuery = `/loki/api/v1/query_range?${new URLSearchParams({ query: '{service_name="checkout"} |= "x"' }).toString()}`;
+
+  it('answers 429 with Retry-After when the tenant has its most queries running; other tenants go on', async () => {
+    const trap = trappingTarget(store);
+    const api = await start(trap.target);
+    try {
+      expect((await api.call('PUT', '/v1/tenants/held', 'held', { limits: { maxConcurrentQueries: 1 } })).status).to.equal(200);
+      const first = api.call('GET', logQuery, 'held');
+      await trap.firstHeld;
+      const second = await api.call('GET', '/loki/api/v1/labels', 'held');
+      expect(second.status).to.equal(429);
+      expect(second.headers.get('retry-after')).to.equal('1');
+      expect(second.headers.get('content-type')).to.contain('text/plain');
+      expect(await second.text()).to.contain('limits.maxConcurrentQueries');
+      expect((await api.call('GET', logQuery, 'free')).status, 'another tenant').to.equal(200);
+      trap.release();
+      expect((await first).status).to.equal(200);
+    } finally {
+      trap.release();
+      await api.stop();
+    }
+  });
+
+  it('cancels a query after the tenant\'s limits.queryTimeoutSeconds and answers 503', async () => {
+    const trap = trappingTarget(store);
+    const api = await start(trap.target);
+    try {
+      expect((await api.call('PUT', '/v1/tenants/slow', 'slow', { limits: { queryTimeoutSeconds: 1 } })).status).to.equal(200);
+      const started = performance.now();
+      const reply = await api.call('GET', logQuery, 'slow');
+      expect(reply.status).to.equal(503);
+      expect(await reply.text()).to.contain('cancelled');
+      expect(performance.now() - started).to.be.below(10_000);
+    } finally {
+      trap.release();
+      await api.stop();
+    }
+  });
+});
