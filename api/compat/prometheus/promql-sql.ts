@@ -13,6 +13,7 @@ import type { Aggregate, Binary, Expr, MatrixSelector, RangeCall, VectorCall, Ve
 import { isComparison } from './promql-ast.ts';
 import type { SourceContext } from './series-source.ts';
 import { seriesSql } from './series-source.ts';
+import { staleBitsLiteral } from './remote-write-scope.ts';
 
 /** The steps of an evaluation: t_k = startMs + k * stepMs for k in [0, count). */
 export interface Steps {
@@ -24,9 +25,8 @@ export interface Steps {
 
 export type Compiled = { readonly type: 'scalar'; readonly sql: string } | { readonly type: 'vector'; readonly sql: string };
 
-/** The bit pattern of Prometheus' stale marker NaN (value.StaleNaN), as an unsigned integer. */
-const staleBits = '9218868437227405314';
-const isStale = (v: string): string => `reinterpretAsUInt64(${v}) = ${staleBits}`;
+/** Whether a value is Prometheus' stale marker (value.StaleNaN), by its bits. */
+const isStale = (v: string): string => `reinterpretAsUInt64(${v}) = ${staleBitsLiteral}`;
 const dropName = (labels: string): string => `arrayFilter(p -> p.1 != '__name__', ${labels})`;
 const emptyLabels = "CAST([], 'Array(Tuple(String, String))')";
 

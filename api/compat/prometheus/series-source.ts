@@ -14,7 +14,7 @@ import type { ApiError } from '../../http/api-error.ts';
 import type { QueryRunner } from '../../v1/query/query-runner.ts';
 import { SqlParams } from '../../v1/query/sql-params.ts';
 import type { LabelMatcher } from './promql-ast.ts';
-import { remoteWriteScope } from './remote-write-scope.ts';
+import { instanceResourceAttribute, jobResourceAttribute, remoteWriteScope } from './remote-write-scope.ts';
 import type { StoredMetric } from './series-names.ts';
 import { exposedNames, otlpMetricName } from './series-names.ts';
 
@@ -105,9 +105,9 @@ function rawSamplesSql(ctx: SourceContext, matchers: readonly LabelMatcher[], fr
   const from = Math.max(fromMs, ctx.visibleFromMs);
   const attrs = 'arrayZip(mapKeys(attributes), mapValues(attributes))';
   const otlpAttrs = `arrayMap((k, v) -> (${labelKeySql('k')}, v), mapKeys(attributes), mapValues(attributes))`;
-  const svc = "resource_attributes['service.name']";
+  const svc = `resource_attributes[${p.bind(jobResourceAttribute, 'String')}]`;
   const ns = "resource_attributes['service.namespace']";
-  const instance = "('instance', resource_attributes['service.instance.id'])";
+  const instance = `('instance', resource_attributes[${p.bind(instanceResourceAttribute, 'String')}])`;
   // Derived job/instance first: the first of two equal label names wins.
   const rwOwn = `arrayConcat([('job', ${svc}), ${instance}], ${attrs})`;
   const otlpOwn = `arrayConcat([('job', if(${ns} != '', concat(${ns}, '/', ${svc}), ${svc})), ${instance}], ${otlpAttrs})`;

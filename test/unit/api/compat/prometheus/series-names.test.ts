@@ -3,8 +3,7 @@
 import { expect } from 'chai';
 import { exposedNames, otlpMetricName, prometheusType } from '../../../../../api/compat/prometheus/series-names.ts';
 import type { StoredMetric } from '../../../../../api/compat/prometheus/series-names.ts';
-import { remoteWriteScope } from '../../../../../api/compat/prometheus/remote-write-scope.ts';
-import { remoteWriteScope as gatewayScope } from '../../../../../gateway/prometheus/remote-write-scope.ts';
+import { remoteWriteScope, staleBitsLiteral } from '../../../../../api/compat/prometheus/remote-write-scope.ts';
 
 const metric = (m: Partial<StoredMetric> & { name: string }): StoredMetric =>
   ({ type: 'gauge', unit: '', monotonic: false, temporality: 'cumulative', remoteWrite: false, ...m });
@@ -43,8 +42,9 @@ describe('prometheus series names', () => {
     expect(exposedNames(metric({ name: 'native', remoteWrite: true, type: 'exponential_histogram' }))).to.deep.equal([]);
   });
 
-  it('recognises remote-written rows by the scope the gateway writes', () => {
-    expect(remoteWriteScope).to.equal(gatewayScope.name);
+  it('recognises remote-written rows and stale markers as the gateway writes them', () => {
+    expect(remoteWriteScope).to.equal('tenantry.prometheus.remote_write');
+    expect(staleBitsLiteral).to.equal('9218868437227405314');
   });
 
   it('gives the Prometheus metadata type', () => {
