@@ -16,7 +16,7 @@ import { findComplianceTester, findPrometheus } from '../../prometheus/prometheu
 import { skipUnlessFound } from '../../support/skip-unless-found.ts';
 import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
 import type { TenantryProcess } from '../../support/tenantry-process.ts';
-import { runComplianceTester } from './support/compliance-run.ts';
+import { constructsOf, runComplianceTester } from './support/compliance-run.ts';
 import { startDemoTarget } from './support/demo-target.ts';
 import type { DemoTarget } from './support/demo-target.ts';
 import { deliberateDifferences, differentialQueries, unsupportedQueries } from './support/differential-queries.ts';
@@ -133,7 +133,7 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     let compared = 0;
     for (const { query, construct, instantOnly } of differentialQueries) {
       const deliberate = deliberateDifferences.get(query);
-      if (deliberate !== undefined) { rows.push(`  documented  ${construct.padEnd(30)} ${query}  — ${deliberate}`); continue; }
+      if (deliberate !== undefined) { console.log(`  documented  ${construct.padEnd(30)} ${query}  — ${deliberate}`); continue; }
       const evaluations = instantOnly === true ? instants : [...instants, ...ranges];
       const failed: string[] = [];
       for (const at of evaluations) {
@@ -146,10 +146,12 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
         failed.push(`${label}: ${why}`);
         mismatches.push({ query, at: label, reference: summarize(ref), target: summarize(got), why });
       }
-      rows.push(`  ${failed.length === 0 ? 'ok        ' : 'MISMATCH  '}  ${construct.padEnd(30)} ${query}${failed.length === 0 ? '' : `\n              ${failed.slice(0, 2).join('\n              ')}`}`);
+      const row = `  ${failed.length === 0 ? 'ok        ' : 'MISMATCH  '}  ${construct.padEnd(30)} ${query}${failed.length === 0 ? '' : `\n              ${failed.slice(0, 2).join('\n              ')}`}`;
+      rows.push(row);
+      console.log(row);
     }
     const passedQueries = rows.filter((r) => r.startsWith('  ok')).length;
-    console.log(`    differential table: ${passedQueries} / ${differentialQueries.length} queries equal (${compared} evaluations), ${deliberateDifferences.size} documented differences\n${rows.join('\n')}`);
+    console.log(`    differential table: ${passedQueries} / ${differentialQueries.length} queries equal (${compared} evaluations), ${deliberateDifferences.size} documented differences`);
     for (const m of mismatches.slice(0, 30)) console.log(`      ${m.query} [${m.at}]\n        Prometheus: ${m.reference}\n        Tenantry:   ${m.target}`);
     expect(mismatches.map((m) => `${m.query} [${m.at}]: ${m.why}`)).to.deep.equal([]);
   });
@@ -259,6 +261,7 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
       end: windowEnd, rangeSeconds: windowEnd - windowStart, stepSeconds: 5, host: '127.0.0.1',
     });
     console.log(`    compliance tester: ${report.passed} / ${report.total} passed, ${report.unsupported.length} unsupported, ${report.failed.length} failed`);
+    console.log(`      unsupported: ${[...constructsOf(report.unsupported)].map(([name, n]) => `${name} x${n}`).join(', ')}`);
     for (const f of report.failed.slice(0, 40)) console.log(`      FAILED ${f.query}\n        ${f.detail.replace(/\n/g, '\n        ')}`);
     expect(report.failed.map((f) => f.query)).to.deep.equal([]);
   });

@@ -54,6 +54,16 @@ export function isUnsupportedRefusal(failure: string): boolean {
   return /bad_data/.test(failure) && /unsupported|not supported/i.test(failure);
 }
 
+/** How many refused queries name each construct (`unsupported function "x"` → `function "x"`). */
+export function constructsOf(cases: readonly ComplianceCase[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const c of cases) {
+    const name = /unsupported ([a-z ]+?"[^"]*")/i.exec(c.detail)?.[1] ?? c.detail.slice(0, 60);
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return new Map([...counts].sort((a, b) => b[1] - a[1]));
+}
+
 function configYaml(o: ComplianceOptions): string {
   const headers = Object.entries(o.target.headers ?? {}).map(([k, v]) => `    ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join('\n');
   return [
@@ -78,7 +88,7 @@ export async function runComplianceTester(o: ComplianceOptions): Promise<Complia
   writeFileSync(configFile, configYaml(o));
   writeFileSync(queriesFile, readFileSync(o.queriesFile, 'utf8').replaceAll('demo.promlabs.com', o.host));
   const child = spawn(o.tester, [
-    `-config-file=${configFile}`, `-config-file=${queriesFile}`, '-output-format=json', '-output-passing', '-query-parallelism=4',
+    `-config-file=${configFile}`, `-config-file=${queriesFile}`, '-output-format=json', '-output-passing', '-query-parallelism=2',
   ], { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -87,7 +87,7 @@ export const deliberateDifferences: ReadonlyMap<string, string> = new Map<string
 /** Constructs outside the supported set: Tenantry must refuse each with 400 bad_data naming it. */
 export const unsupportedQueries: ReadonlyArray<{ readonly query: string; readonly names: string }> = [
   { query: 'label_replace(up, "a", "$1", "instance", "(.*)")', names: 'label_replace' },
-  { query: 'holt_winters(demo_disk_usage_bytes[1m], 0.5, 0.5)', names: 'holt_winters' },
+  { query: 'predict_linear(demo_disk_usage_bytes[1m], 60)', names: 'predict_linear' },
   { query: 'max_over_time(rate(demo_cpu_usage_seconds_total[5s])[30s:5s])', names: 'subquery' },
   { query: 'quantile_over_time(0.5, demo_memory_usage_bytes[1m])', names: 'quantile_over_time' },
 ];
