@@ -13,7 +13,7 @@ import type { LogQuery, Matcher, MetricExpr } from './logql-ast.ts';
 import { parseLogql } from './logql-ast.ts';
 import type { Form } from './loki-params.ts';
 import { parseBounds, parseDirection, parseLimit, parseStep, parseTimestamp } from './loki-params.ts';
-import { checkQuery, checkSelector, formatValue, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
+import { checkQuery, checkSelector, detectedLabels, formatValue, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
 
 /** Largest form body read (Grafana's queries are a few KB). */
 const maxFormBytes = 1_048_576;
@@ -242,6 +242,15 @@ const volumeRoute: Handler = async (ctx, form, deps) => {
   success(ctx, { resultType: 'vector', result: result.value });
 };
 
+const detectedLabelsRoute: Handler = async (ctx, form, deps) => {
+  const args = labelArgs(ctx, form.get, deps);
+  if (args === undefined) return;
+  const result = await detectedLabels(deps, ctx.state.tenantId, args.window, args.matchers);
+  if (!result.ok) { apiFailure(ctx, result.error); return; }
+  ctx.status = 200;
+  ctx.body = { detectedLabels: result.value };
+};
+
 const buildInfo = (ctx: CompatContext): void => {
   ctx.status = 200;
   ctx.body = { version: lokiVersion, revision: 'tenantry', branch: 'tenantry', buildUser: '', buildDate: '', goVersion: '' };
@@ -262,6 +271,7 @@ export const lokiApi: CompatApi = {
     both('/api/v1/series', seriesRoute);
     both('/api/v1/index/stats', stats);
     both('/api/v1/index/volume', volumeRoute);
+    both('/api/v1/detected_labels', detectedLabelsRoute);
     router.get('/api/v1/status/buildinfo', buildInfo);
   },
   fail: writeError,

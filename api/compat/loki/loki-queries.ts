@@ -228,3 +228,16 @@ GROUP BY labels ORDER BY bytes DESC LIMIT ${params.bind(limit, 'UInt64')}`;
   const t = Number(window.endNs / 1_000_000_000n);
   return ok(rows.value.map((r) => ({ metric: r.labels, value: [t, String(r.bytes)] as const })));
 }
+
+/** /detected_labels: each stream label with values in the window and how many distinct values it has (exact; Loki estimates). */
+export async function detectedLabels(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ label: string; cardinality: number }[], ApiError>> {
+  const params = new SqlParams();
+  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+  const sql = `SELECT pair.1 AS label, toUInt64(uniqExact(pair.2)) AS cardinality FROM (
+  SELECT arrayJoin(arrayZip(mapKeys(s), mapValues(s))) AS pair FROM (
+    SELECT ${streamLabelsSql()} AS s FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}))
+GROUP BY label ORDER BY label`;
+  const rows = await deps.runner.rows<{ label: string; cardinality: string | number }>(sql, params);
+  if (!rows.ok) return rows;
+  return ok(rows.value.map((r) => ({ label: r.label, cardinality: Number(r.cardinality) })));
+}

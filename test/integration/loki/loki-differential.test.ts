@@ -234,6 +234,13 @@ describe('Loki API: differential against Loki 3.7.8, isolation, errors', functio
       ['series', { 'match[]': '{deployment_environment="prod"}' }],
       ['series', { 'match[]': '{service_name=~"pay.*"}' }],
     ];
+    // detected_labels: the label names and cardinalities (Loki adds a sketch of each, which Tenantry does not send).
+    const detected = async (url: string, headers: Record<string, string>): Promise<string[]> => {
+      const query = new URLSearchParams({ start: s(startNs), end: s(endNs), query: '{service_namespace="shop"}' }).toString();
+      const body = await (await fetch(`${url}/loki/api/v1/detected_labels?${query}`, { headers })).json() as { detectedLabels?: { label: string; cardinality: number }[] };
+      return (body.detectedLabels ?? []).map((d) => `${d.label}=${d.cardinality}`).sort();
+    };
+    expect(await detected(tenantryApi, tenantryA().headers)).to.deep.equal(await detected(lokiUrl, { 'X-Scope-OrgID': tenantA }));
     for (const [path, params] of asks) {
       const query = new URLSearchParams({ start: s(startNs), end: s(endNs), ...params }).toString();
       const [fromLoki, fromTenantry] = await Promise.all([
@@ -269,6 +276,7 @@ describe('Loki API: differential against Loki 3.7.8, isolation, errors', functio
     ['series', { 'match[]': '{service_name="checkout"}' }],
     ['index/stats', { query: '{service_name="checkout"}' }],
     ['index/volume', { query: '{service_name="checkout"}' }],
+    ['detected_labels', { query: '{service_name="checkout"}' }],
   ];
 
   it('answers 404 on every endpoint when the key asks for a tenant it does not have, with no byte of it', async () => {
