@@ -1,2 +1,0 @@
-// Temporary: the scope moved to src/prometheus/remote-write-scope.ts (shared by the gateway and the API).
-export { remoteWriteScope } from '../../src/prometheus/remote-write-scope.ts';
