@@ -16,6 +16,7 @@ import { classifyStoreError } from '../clickhouse-error.ts';
 import { stringLiteral } from '../row-binary-insert.ts';
 import type { Store } from '../store.ts';
 import type { SchemaTarget } from './ddl.ts';
+import { shardingKeys } from './tables.ts';
 
 /** One object as a server reports it in system.tables. */
 export interface HostObject {
@@ -119,10 +120,8 @@ export async function waitForCluster(store: Pick<Store, 'client'>, cluster: stri
 
 /** Creates on every server the objects some server lacks, then drops the Keeper entries of removed replicas; returns what it did. */
 export async function convergeCluster(store: Pick<Store, 'client'>, t: SchemaTarget & { readonly cluster: string }): Promise<{ created: string[]; droppedReplicas: string[] }> {
-  const hosts = (await rows<{ host: string }>(store, 'SELECT hostName() AS host FROM clusterAllReplicas({c:String}, system.one)', { c: t.cluster })).map((h) => h.host);
-  const objects = await rows<HostObject>(store,
-    'SELECT hostName() AS host, name, engine, create_table_query AS create FROM clusterAllReplicas({c:String}, system.tables) WHERE database = {db:String} AND NOT is_temporary',
-    { c: t.cluster, db: t.database });
+  const hosts = await clusterHosts(store, t.cluster);
+  const objects = await clusterObjects(store, t);
   const statements = convergeStatements(t.cluster, hosts, objects);
   if (statements.length > 0) await store.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${t.database} ON CLUSTER ${t.cluster}` });
   for (const query of statements) await store.client.command({ query });
@@ -142,4 +141,43 @@ export async function convergeCluster(store: Pick<Store, 'client'>, t: SchemaTar
     dropped.push(`${d.zookeeperPath}/replicas/${d.replica}`);
   }
   return { created: statements, droppedReplicas: dropped };
+}
+
+/** The servers of the cluster, each by its host name. */
+export async function clusterHosts(store: Pick<Store, 'client'>, cluster: string): Promise<string[]> {
+  return (await rows<{ host: string }>(store, 'SELECT hostName() AS host FROM clusterAllReplicas({c:String}, system.one)', { c: cluster })).map((h) => h.host);
+}
+
+/** The objects of the database on every server (`names`: only those). */
+export async function clusterObjects(store: Pick<Store, 'client'>, t: SchemaTarget & { readonly cluster: string }, names?: readonly string[]): Promise<HostObject[]> {
+  const only = names === undefined ? '' : ' AND name IN {names:Array(String)}';
+  return rows<HostObject>(store,
+    `SELECT hostName() AS host, name, engine, create_table_query AS create FROM clusterAllReplicas({c:String}, system.tables) WHERE database = {db:String} AND NOT is_temporary${only}`,
+    { c: t.cluster, db: t.database, ...(names === undefined ? {} : { names }) });
+}
+
+/** The Distributed fronts migration 9 gives a deterministic sharding key (tables.ts shardingKeys). */
+export const deterministicFronts: ReadonlyArray<{ readonly table: string; readonly key: string }> = [
+  { table: 'logs', key: shardingKeys.logs },
+  { table: 'spans', key: shardingKeys.spans },
+  { table: 'metrics', key: shardingKeys.metrics },
+  { table: 'trace_index', key: shardingKeys.traceIndex },
+];
+
+/**
+ * Migration 9 on a cluster: each signal table's Distributed front re-created
+ * with its deterministic sharding key (docs/schema.md, "Sharding"). A front
+ * holds no rows, so CREATE OR REPLACE (a new table swapped in atomically) is
+ * cheap and inserts never meet a missing table; rows a front still queued
+ * from background inserts are sent first (SYSTEM FLUSH DISTRIBUTED), since
+ * replacing it deletes its queue. Rows already stored stay where rand() put
+ * them, so reads keep asking every shard. None on one node (no fronts).
+ */
+export function deterministicShardingStatements(t: SchemaTarget): string[] {
+  const cluster = t.cluster;
+  if (cluster === undefined) return [];
+  return deterministicFronts.flatMap(({ table, key }) => [
+    `SYSTEM FLUSH DISTRIBUTED ${t.database}.${table} ON CLUSTER ${cluster}`,
+    `CREATE OR REPLACE TABLE ${t.database}.${table} ON CLUSTER ${cluster} AS ${t.database}.${table}_local ENGINE = Distributed(${cluster}, ${t.database}, ${table}_local, ${key})`,
+  ]);
 }

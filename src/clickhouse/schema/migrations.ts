@@ -10,6 +10,7 @@ import {
 } from './tables.ts';
 import type { RetentionTable } from './tables.ts';
 import { recalculateOnlySetting } from './retention-ttl.ts';
+import { deterministicShardingStatements } from './cluster-schema.ts';
 
 export interface SchemaContext extends SchemaTarget {
   readonly retention: RetentionConfig;
@@ -265,5 +266,15 @@ export const migrations: readonly Migration[] = [
       createMaterializedView(ctx, 'spans_trace_index_mv', 'spans', 'trace_index', traceIndexSelect),
       `INSERT INTO ${queryTable(ctx, 'trace_index')} ${traceIndexSelect.replace('{from}', queryTable(ctx, 'spans'))}`,
     ],
+  },
+  {
+    // A retried block loses no rows on a cluster (issue 14; docs/schema.md,
+    // "Sharding"): the Distributed fronts shard by a function of the row
+    // (tables.ts shardingKeys) instead of rand(), so the write-ahead log's
+    // retry under the same deduplication token gives each shard the rows the
+    // first try gave it. Cluster only: one node has no fronts.
+    version: 9,
+    name: 'deterministic sharding keys for the signal tables',
+    statements: (ctx) => deterministicShardingStatements(ctx),
   },
 ];

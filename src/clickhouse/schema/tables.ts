@@ -24,6 +24,28 @@ function mapIndexes(column: string): string[] {
 
 const signalSettings = ['index_granularity = 8192', 'ttl_only_drop_parts = 1'];
 
+/**
+ * Sharding keys of the signal tables' Distributed fronts (migration 9;
+ * docs/schema.md, "Sharding"). Each is a function of the row alone, never
+ * rand(): the gateway's write-ahead log retries a failed block with the same
+ * insert_deduplication_token, every shard's part of the INSERT carries that
+ * token, and a shard drops any block under a token it already stored, so a
+ * retry must give every shard exactly the rows the first try gave it.
+ * retention_days is left out: it is read from the settings at each INSERT.
+ * Migrations 1 and 5 render their fronts from these as well; a cluster that
+ * ran them with rand() gets these keys from migration 9.
+ */
+export const shardingKeys = {
+  // log_id is unique per record (log.record.uid or the gateway's id); the time spreads records without one.
+  logs: 'cityHash64(log_id, timestamp)',
+  // A trace on one shard; trace ids are random, so traces spread evenly.
+  spans: 'cityHash64(trace_id)',
+  // A point of a series at a time: the series (name, resource, attributes) with its timestamp.
+  metrics: 'cityHash64(metric_name, resource_attributes, attributes, timestamp)',
+  // Fed per shard by spans' view; a trace's rows then meet on the trace's shard.
+  traceIndex: 'cityHash64(trace_id)',
+} as const;
+
 export function logsTable(retention: RetentionConfig): TableSpec {
   return {
     name: 'logs',
@@ -59,7 +81,7 @@ export function logsTable(retention: RetentionConfig): TableSpec {
     orderBy: '(tenant_id, timestamp, log_id)',
     ttl: ttlExpression('timestamp', retention.logsDays),
     settings: signalSettings,
-    shardingKey: 'rand()',
+    shardingKey: shardingKeys.logs,
   };
 }
 
@@ -108,7 +130,7 @@ export function spansTable(retention: RetentionConfig): TableSpec {
     orderBy: '(tenant_id, timestamp, trace_id, span_id)',
     ttl: ttlExpression('timestamp', retention.tracesDays),
     settings: signalSettings,
-    shardingKey: 'rand()',
+    shardingKey: shardingKeys.spans,
   };
 }
 
@@ -161,7 +183,7 @@ export function metricsTable(retention: RetentionConfig): TableSpec {
     orderBy: '(tenant_id, metric_name, timestamp)',
     ttl: ttlExpression('timestamp', retention.metricsDays),
     settings: signalSettings,
-    shardingKey: 'rand()',
+    shardingKey: shardingKeys.metrics,
   };
 }
 
@@ -295,7 +317,7 @@ export const traceIndexTable: TableSpec = {
   engine: 'AggregatingMergeTree',
   orderBy: '(tenant_id, trace_id)',
   ttl: 'toDateTime(last_seen) + toIntervalDay(keep_days)',
-  shardingKey: 'rand()',
+  shardingKey: shardingKeys.traceIndex,
 };
 
 /** The materialized view's SELECT feeding trace_index from each block inserted into spans. */

@@ -54,7 +54,7 @@ describe('schema DDL', () => {
       'DROP TABLE IF EXISTS obs.logs_v5 ON CLUSTER main SYNC',
       'DROP TABLE IF EXISTS obs.logs_v5_local ON CLUSTER main SYNC',
       'CREATE TABLE IF NOT EXISTS obs.logs_v5_local ON CLUSTER main',
-      'CREATE TABLE IF NOT EXISTS obs.logs_v5 ON CLUSTER main AS obs.logs_v5_local ENGINE = Distributed(main, obs, logs_v5_local, rand())',
+      'CREATE TABLE IF NOT EXISTS obs.logs_v5 ON CLUSTER main AS obs.logs_v5_local ENGINE = Distributed(main, obs, logs_v5_local, cityHash64(log_id, timestamp))',
       'INSERT INTO obs.logs_v5',
       'EXCHANGE TABLES obs.logs_local AND obs.logs_v5_local ON CLUSTER main',
       'DROP TABLE IF EXISTS obs.logs_v5 ON CLUSTER main SYNC',
