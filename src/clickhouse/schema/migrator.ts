@@ -4,19 +4,21 @@
 // migration 5 on these are the tenant_retention view's defaults and the
 // retention_days columns' DEFAULTs; before it, the tables' TTLs. Re-running
 // is a no-op. Store failures come back as values. On a cluster it first waits
-// for every server and Keeper and converges the schema onto servers added
-// since (cluster-schema.ts).
+// for every server and Keeper, converts an old sharded schema_migrations
+// (migrations-table.ts) and converges the schema onto servers added since
+// (cluster-schema.ts).
 import { createHash } from 'node:crypto';
 import type { RetentionConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
 import { classifyStoreError } from '../clickhouse-error.ts';
 import type { StoreFailure } from '../clickhouse-error.ts';
 import type { Store } from '../store.ts';
-import { createDatabase, createOrReplaceView, createTable, modifyColumnDefault, modifyTtl, queryTable, storageTable } from './ddl.ts';
+import { createDatabase, createOrReplaceView, modifyColumnDefault, modifyTtl, queryTable, storageTable } from './ddl.ts';
 import type { SchemaTarget } from './ddl.ts';
 import { migrations as releasedMigrations } from './migrations.ts';
 import { applyRetentionTtl } from './retention-ttl.ts';
 import { convergeCluster, waitForCluster } from './cluster-schema.ts';
+import { migrationsTable, upgradeMigrationsTable } from './migrations-table.ts';
 import type { ClusterWait } from './cluster-schema.ts';
 import type { Migration, SchemaContext } from './migrations.ts';
 import { retentionColumn, retentionColumnType, retentionTables, retentionView, retentionViewSelect, ttlExpression } from './tables.ts';
@@ -30,22 +32,6 @@ const canonical: SchemaContext = { database: 'tenantry', cluster: undefined, ret
 /** Checksum of a migration's statements rendered in a fixed context, so settings never change it. */
 export function migrationChecksum(migration: Migration): string {
   return createHash('sha256').update(migration.statements(canonical).join(';\n')).digest('hex');
-}
-
-const migrationsColumns = ['version UInt32', 'name String', 'checksum String', 'applied_at DateTime64(3) DEFAULT now64(3)'];
-
-/**
- * schema_migrations: on one node a ReplacingMergeTree; on a cluster one
- * replicated table that is not sharded (every server holds every row, under
- * one Keeper path without {shard}), read and written directly, so the
- * versions are known from any server without a Distributed read of all shards.
- */
-export function migrationsTable(t: SchemaTarget): string[] {
-  if (t.cluster === undefined) {
-    return createTable(t, { name: 'schema_migrations', columns: migrationsColumns, engine: 'ReplacingMergeTree(applied_at)', orderBy: 'version', shardingKey: 'version' });
-  }
-  return [`CREATE TABLE IF NOT EXISTS ${t.database}.schema_migrations ON CLUSTER ${t.cluster} (\n  ${migrationsColumns.join(',\n  ')}\n)\n` +
-    `ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${t.database}/schema_migrations', '{replica}', applied_at)\nORDER BY version`];
 }
 
 async function appliedMigrations(store: Store, t: SchemaTarget): Promise<Map<number, string>> {
@@ -119,6 +105,12 @@ export async function migrate(store: Store, retention: RetentionConfig, log: Log
       if (!ready.ok) return { ok: false, message: ready.message };
     }
     await store.client.command({ query: createDatabase(ctx) });
+    if (ctx.cluster !== undefined) {
+      // Before CREATE … IF NOT EXISTS, which would leave an old sharded schema_migrations as it is.
+      const upgraded = await upgradeMigrationsTable(store, { ...ctx, cluster: ctx.cluster });
+      if (!upgraded.ok) return { ok: false, message: upgraded.message };
+      if (upgraded.statements.length > 0) log.info('schema_migrations converted to one replicated table', { statements: upgraded.statements.length });
+    }
     for (const statement of migrationsTable(ctx)) await store.client.command({ query: statement });
     if (ctx.cluster !== undefined) {
       const converged = await convergeCluster(store, { ...ctx, cluster: ctx.cluster });

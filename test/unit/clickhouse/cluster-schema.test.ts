@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { convergeStatements, dropReplicaStatements, onClusterIfNotExists, waitForCluster } from '../../../src/clickhouse/schema/cluster-schema.ts';
-import { migrationsTable } from '../../../src/clickhouse/schema/migrator.ts';
+import { migrationsTable } from '../../../src/clickhouse/schema/migrations-table.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 
 const local = (host: string, name: string): { host: string; name: string; engine: string; create: string } => ({
