@@ -41,7 +41,7 @@ function block(signal: Signal): { id: string; values: Array<Record<string, unkno
 /** Which shard of `shards` each row goes to, by `key` evaluated by ClickHouse on the stored rows, keyed by the row's id. */
 async function shardOf(store: Store, source: string, id: string, key: string, shards: number): Promise<Map<string, number>> {
   const split = await rows<{ id: string; shard: number }>(store, `SELECT ${id} AS id, toUInt32((${key}) % ${shards}) AS shard FROM ${source}`);
-  return new Map(split.map((r) => [r.id, Number(r.shard)]));
+  return new Map(split.map((r) => [r.id, r.shard]));
 }
 
 /** One shard's part of the block, as the Distributed table would send it: the block's rows of that shard in order, the INSERT's token. */
