@@ -23,6 +23,7 @@ const copied = (h: string): HostObject[] => [...old(h), replicated(h, 'schema_mi
 const swapped = (h: string): HostObject[] => [replicated(h), front(h, 'schema_migrations_replicated'), oldLocal(h)];
 const halfDropped = (h: string): HostObject[] => [replicated(h), oldLocal(h)];
 const current = (h: string): HostObject[] => [replicated(h)];
+const converted = current;
 
 const conversion = [
   "CREATE TABLE IF NOT EXISTS obs.schema_migrations_replicated ON CLUSTER tenantry (\n  version UInt32,\n  name String,\n  checksum String,\n  applied_at DateTime64(3) DEFAULT now64(3)\n)\n" +
@@ -107,5 +108,61 @@ describe('schema_migrations upgrade from the sharded layout (migrations-table.ts
     expect(commands).to.deep.equal(conversion);
     expect(queries[1]?.query).to.contain('clusterAllReplicas({c:String}, system.tables)').and.to.contain('name IN {names:Array(String)}');
     expect(queries[1]?.params).to.deep.equal({ c: 'tenantry', db: 'obs', names: ['schema_migrations', 'schema_migrations_replicated', 'schema_migrations_local'] });
+  });
+});
+
+describe('migrate on a cluster with the old schema_migrations (fake store at the client port)', () => {
+  /** A store whose servers hold `layout`; EXCHANGE turns it into the converted one. Records every DDL statement. */
+  function clusterStore(layout: (h: string) => HostObject[]): { store: Store; commands: string[] } {
+    const commands: string[] = [];
+    let current = layout;
+    const answer = (query: string): unknown[] => {
+      if (query.includes('system.clusters')) return [{ n: hosts.length }];
+      if (query.includes('AS n FROM clusterAllReplicas')) return [{ n: hosts.length }];
+      if (query.includes('hostName() AS host FROM clusterAllReplicas({c:String}, system.one)')) return hosts.map((host) => ({ host }));
+      if (query.includes('name IN {names:Array(String)}') && query.includes('clusterAllReplicas')) return hosts.flatMap(current);
+      if (query.includes('system.zookeeper')) return [{}];
+      return [];
+    };
+    const client = {
+      query: ({ query }: { query: string }) => Promise.resolve({ json: () => Promise.resolve(answer(query)) }),
+      command: ({ query }: { query: string }) => {
+        commands.push(query);
+        if (query.startsWith('EXCHANGE TABLES obs.schema_migrations ')) current = swapped;
+        if (query.startsWith('DROP TABLE IF EXISTS obs.schema_migrations_local')) current = converted;
+        return Promise.resolve({});
+      },
+      insert: () => Promise.resolve({}),
+    };
+    const store = { client, insertClient: client, mode: 'server', database: 'obs', cluster: 'tenantry', spoolDir: undefined, close: () => Promise.resolve() } as unknown as Store;
+    return { store, commands };
+  }
+
+  const wait = { timeoutMs: 1000, pollMs: 10, sleep: () => Promise.resolve() };
+
+  it('converts before CREATE … IF NOT EXISTS and SYSTEM SYNC REPLICA of schema_migrations, then runs nothing of it again', async () => {
+    const { migrate } = await import('../../../src/clickhouse/schema/migrator.ts');
+    const { silentLogger } = await import('../../../src/log/logger.ts');
+    const { store, commands } = clusterStore(old);
+    const first = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger, [], wait);
+    expect(first).to.have.property('ok', true);
+    expect(commands[0]).to.equal('CREATE DATABASE IF NOT EXISTS obs ON CLUSTER tenantry');
+    expect(commands.slice(1, 1 + conversion.length)).to.deep.equal(conversion);
+    expect(commands[1 + conversion.length]).to.match(/^CREATE TABLE IF NOT EXISTS obs\.schema_migrations ON CLUSTER tenantry/);
+    expect(commands.indexOf('SYSTEM SYNC REPLICA obs.schema_migrations')).to.be.greaterThan(1 + conversion.length);
+
+    commands.length = 0;
+    expect(await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger, [], wait)).to.have.property('ok', true);
+    expect(commands.filter((c) => /schema_migrations_(replicated|local)|EXCHANGE/.test(c))).to.deep.equal([]);
+  });
+
+  it('refuses, having changed nothing, while servers disagree', async () => {
+    const { migrate } = await import('../../../src/clickhouse/schema/migrator.ts');
+    const { silentLogger } = await import('../../../src/log/logger.ts');
+    const { store, commands } = clusterStore((h) => (h === 's0-0' ? old(h) : swapped(h)));
+    const result = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger, [], wait);
+    expect(result).to.have.property('ok', false);
+    expect(result).to.have.property('message').that.contains('still Distributed on s0-0');
+    expect(commands).to.deep.equal(['CREATE DATABASE IF NOT EXISTS obs ON CLUSTER tenantry']);
   });
 });
