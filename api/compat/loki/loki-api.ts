@@ -9,14 +9,14 @@ import type { ApiError } from '../../http/api-error.ts';
 import { errorStatus } from '../../http/api-error.ts';
 import type { RouteDeps } from '../../v1/deps.ts';
 import type { CompatApi, CompatContext, CompatRouter, CompatState } from '../compat-api.ts';
+import { setRetryAfter } from '../compat-api.ts';
+import type { RequestParams } from '../request-params.ts';
+import { readParams } from '../request-params.ts';
 import type { LogQuery, Matcher, MetricExpr } from './logql-ast.ts';
 import { parseLogql } from './logql-ast.ts';
 import type { Form } from './loki-params.ts';
 import { parseBounds, parseDirection, parseLimit, parseStep, parseTimestamp } from './loki-params.ts';
 import { checkQuery, checkSelector, detectedLabels, formatValue, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
-
-/** Largest form body read (Grafana's queries are a few KB). */
-const maxFormBytes = 1_048_576;
 
 /** The version Tenantry answers as (the Loki whose behaviour the differential test checks). */
 export const lokiVersion = '3.7.8';
@@ -33,33 +33,8 @@ function success(ctx: CompatContext, data: unknown): void {
 }
 
 function apiFailure(ctx: CompatContext, error: ApiError): void {
-  // A query refused for the tenant's or the key's concurrency may be retried at once a slot frees.
-  if (error.code === 'rate_limited') ctx.set('retry-after', '1');
+  setRetryAfter(ctx, error);
   writeError(ctx, errorStatus[error.code], error.message);
-}
-
-/** Reads an application/x-www-form-urlencoded body (Grafana POSTs its queries so). */
-async function readForm(ctx: CompatContext): Promise<Result<URLSearchParams, string>> {
-  if (ctx.method !== 'POST' || !ctx.is('application/x-www-form-urlencoded')) return ok(new URLSearchParams());
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxFormBytes) return fail(`request body larger than ${maxFormBytes} bytes`);
-    chunks.push(chunk);
-  }
-  return ok(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
-}
-
-/** The request's parameters: the form body's first, then the query string's. */
-async function formOf(ctx: CompatContext): Promise<Result<{ get: Form; all: (name: string) => string[] }, string>> {
-  const body = await readForm(ctx);
-  if (!body.ok) return body;
-  const query = new URLSearchParams(ctx.querystring);
-  return ok({
-    get: (name) => body.value.get(name) ?? query.get(name) ?? undefined,
-    all: (name) => [...body.value.getAll(name), ...query.getAll(name)],
-  });
 }
 
 /** A selector parameter (`query`, `match[]`) as matchers; a pipeline or metric there is refused. */
@@ -71,12 +46,12 @@ function selectorParam(text: string | undefined): Result<Matcher[], string> {
   return ok([...parsed.value.selector.matchers]);
 }
 
-type Handler = (ctx: CompatContext, form: { get: Form; all: (name: string) => string[] }, deps: RouteDeps) => Promise<void>;
+type Handler = (ctx: CompatContext, form: RequestParams, deps: RouteDeps) => Promise<void>;
 
 /** Reads the form, runs the handler; a bad form is a 400. */
 function route(deps: RouteDeps, handler: Handler): (ctx: CompatContext) => Promise<void> {
   return async (ctx) => {
-    const form = await formOf(ctx);
+    const form = await readParams(ctx);
     if (!form.ok) {
       writeError(ctx, 400, form.error);
       return;

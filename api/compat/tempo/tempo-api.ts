@@ -11,6 +11,7 @@ import { errorStatus } from '../../http/api-error.ts';
 import type { RouteDeps } from '../../v1/deps.ts';
 import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
 import type { CompatApi, CompatContext, CompatRouter, CompatState } from '../compat-api.ts';
+import { setRetryAfter } from '../compat-api.ts';
 import { traceByIdResponseProtobuf, traceProtobuf } from './otlp-json.ts';
 import { intrinsicTags, parseTag, tagNames, tagValues } from './tag-queries.ts';
 import { maxTraceSpans, parseTraceId, traceById } from './trace-by-id.ts';
@@ -31,6 +32,7 @@ function fail(ctx: ParameterizedContext<CompatState>, status: number, message: s
 }
 
 function failWith(ctx: CompatContext, error: ApiError): void {
+  setRetryAfter(ctx, error);
   fail(ctx, errorStatus[error.code], error.message);
 }
 

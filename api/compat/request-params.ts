@@ -1,16 +1,18 @@
-// The parameters of a Prometheus API request: the query string and, for a
-// POST, an application/x-www-form-urlencoded body (Grafana's default), as
-// Prometheus' r.FormValue reads them (the body's value first).
-import type { Result } from '../../../src/result.ts';
-import { fail, ok } from '../../../src/result.ts';
-import type { CompatContext } from '../compat-api.ts';
+// The parameters of a compatibility API request: the query string and, for a
+// POST, an application/x-www-form-urlencoded body (what Grafana's data sources
+// send), as Prometheus' and Loki's r.FormValue read them (the body's value first).
+import type { Result } from '../../src/result.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { CompatContext } from './compat-api.ts';
 
 /** Most bytes a form body may hold. */
 export const maxFormBytes = 1_048_576;
 
-export interface PromParams {
-  get(name: string): string | undefined;
-  all(name: string): string[];
+export interface RequestParams {
+  /** The first value of a parameter (the body's before the query string's). */
+  readonly get: (name: string) => string | undefined;
+  /** Every value of a parameter (e.g. match[]). */
+  readonly all: (name: string) => string[];
 }
 
 async function readForm(ctx: CompatContext): Promise<Result<URLSearchParams, string>> {
@@ -26,7 +28,7 @@ async function readForm(ctx: CompatContext): Promise<Result<URLSearchParams, str
 }
 
 /** The request's parameters, or why the body could not be read. */
-export async function readParams(ctx: CompatContext): Promise<Result<PromParams, string>> {
+export async function readParams(ctx: CompatContext): Promise<Result<RequestParams, string>> {
   const body = await readForm(ctx);
   if (!body.ok) return body;
   const query = new URLSearchParams(ctx.querystring);
