@@ -93,7 +93,8 @@ export function migrationsTablePlan(t: SchemaTarget & { readonly cluster: string
     return {
       kind: 'refuse',
       message: `${t.database}.${table} is being converted to one replicated table: still Distributed on ${sharded.join(', ')}, replicated on ${converted.join(', ')}. ` +
-        'Wait until those servers have run the ON CLUSTER statements queued for them (the distributed DDL queue), then run migrate again',
+        'If the distributed DDL queue still holds the conversion\'s statements for some of them, wait until it has run them, then run migrate again; ' +
+        'if not (a server created the new table before the conversion, e.g. by an earlier migrate), drop that empty schema_migrations on it by hand (DROP TABLE … SYNC) and run migrate again',
     };
   }
   if (sharded.length > 0) {

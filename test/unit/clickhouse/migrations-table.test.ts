@@ -85,7 +85,8 @@ describe('schema_migrations upgrade from the sharded layout (migrations-table.ts
     expect(plan).to.deep.equal({
       kind: 'refuse',
       message: 'obs.schema_migrations is being converted to one replicated table: still Distributed on s0-0, replicated on s0-1, s1-0, s1-1. ' +
-        'Wait until those servers have run the ON CLUSTER statements queued for them (the distributed DDL queue), then run migrate again',
+        'If the distributed DDL queue still holds the conversion\'s statements for some of them, wait until it has run them, then run migrate again; ' +
+        'if not (a server created the new table before the conversion, e.g. by an earlier migrate), drop that empty schema_migrations on it by hand (DROP TABLE … SYNC) and run migrate again',
     });
     const odd = migrationsTablePlan(t, hosts, [...hosts.flatMap(current).filter((o) => o.host !== 's1-1'), replicated('s1-1', 'schema_migrations_replicated')]);
     expect(odd).to.have.property('kind', 'refuse');
