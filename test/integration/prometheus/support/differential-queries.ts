@@ -73,6 +73,10 @@ export const differentialQueries: readonly DifferentialQuery[] = [
   q('vector / ignoring() vector', 'demo_memory_usage_bytes{type="free"} / ignoring (type) demo_memory_usage_bytes{type="used"}'),
   q('vector < bool ignoring() vector', 'demo_memory_usage_bytes{type="free"} < bool ignoring (type) demo_memory_usage_bytes{type="used"}'),
   q('vector + vector (same labels)', 'demo_cpu_usage_seconds_total + demo_cpu_usage_seconds_total'),
+  // Found by the compliance tester (grow the table with each bug found).
+  q('unary minus vs ^ precedence', '-1 ^ 2'),
+  q('vector % negative scalar', 'demo_memory_usage_bytes % (1 * 2 + 4 / 6 - 10)'),
+  q('negative scalar % vector', '(1 * 2 + 4 / 6 - (10 % 7) ^ 2) % demo_memory_usage_bytes'),
   // Functions.
   q('abs', 'abs(demo_num_cpus - 6)'),
   q('clamp_min', 'clamp_min(demo_memory_usage_bytes, 250000000)'),
