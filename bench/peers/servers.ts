@@ -4,82 +4,22 @@
 // listen on 127.0.0.1 only, on free ports, with their data in one temp dir.
 // ../shared/LOKI-TEMPO.md records why each setting is there.
 import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFlags } from '../../src/target/node-flags.ts';
 
 export type SystemName = 'loki' | 'tempo' | 'tenantry';
 
-export interface RunningServer {
-  readonly name: SystemName;
-  readonly pid: number;
-  readonly dataDir: string;
-  /** Last lines of its output, for an error message. */
-  tail(): string;
-  stop(): Promise<void>;
-}
+export interface RunningServer extends BaseServer { readonly name: SystemName }
 
+import type { RunningServer as BaseServer } from '../../test/peers/server-process.ts';
+import { tailOf } from '../../test/peers/server-process.ts';
+export { freePort, spawnReady } from '../../test/peers/server-process.ts';
 export type { LokiServer as Loki } from '../../test/peers/loki-server.ts';
 export { startLoki } from '../../test/peers/loki-server.ts';
 export type { Tempo } from '../../test/peers/tempo-server.ts';
 export { startTempo } from '../../test/peers/tempo-server.ts';
 export interface Tenantry extends RunningServer { readonly name: 'tenantry'; readonly otlpUrl: string; readonly apiUrl: string; readonly key: string }
-
-/** A port free on 127.0.0.1 right now (the server binds it a moment later). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
-  return port;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function tailOf(file: string, lines = 30): string {
-  try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
-}
-
-/** Spawns a Go binary with its output in `<dir>/output.log`, resolves when GET `readyUrl` answers 200. */
-export async function spawnReady(name: SystemName, binary: string, args: readonly string[], dir: string, readyUrl: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; tail: () => string; stop: () => Promise<void> }> {
-  const logFile = join(dir, 'output.log');
-  const out = createWriteStream(logFile);
-  const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(out, { end: false });
-  child.stderr.pipe(out, { end: false });
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
-  const tail = (): string => tailOf(logFile);
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    out.end();
-  };
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);
-    try {
-      const response = await fetch(readyUrl, { signal: AbortSignal.timeout(2000) });
-      await response.text();
-      if (response.status === 200) return { child, tail, stop };
-    } catch {
-      // not listening yet
-    }
-    await sleep(250);
-  }
-  await stop();
-  throw new Error(`${name} not ready within ${timeoutMs} ms:\n${tail()}`);
-}
 
 /** The checkout whose Tenantry this bench runs: this one unless told otherwise. */
 export const defaultTenantryRoot = join(import.meta.dirname, '..', '..');

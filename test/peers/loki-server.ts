@@ -3,11 +3,9 @@
 // raised so they never throttle, results caches off, loopback only, free
 // ports, its data and output in one directory. ../../../shared/LOKI-TEMPO.md
 // records why each setting is there.
-import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort, spawnReady } from './server-process.ts';
 
 export interface LokiServer {
   readonly name: 'loki';
@@ -18,23 +16,6 @@ export interface LokiServer {
   /** Last lines of its output, for an error message. */
   tail(): string;
   stop(): Promise<void>;
-}
-
-/** A port free on 127.0.0.1 right now (Loki binds it a moment later). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
-  return port;
-}
-
-function tailOf(file: string, lines = 30): string {
-  try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
 }
 
 const mib = 2 ** 20;
@@ -77,35 +58,6 @@ export async function startLoki(binary: string, dir: string, timeoutMs = 120_000
   const configFile = join(dir, 'loki.yaml');
   writeFileSync(configFile, JSON.stringify(lokiConfig(dir, http, grpc), null, 2));
   const url = `http://127.0.0.1:${http}`;
-  const logFile = join(dir, 'output.log');
-  const out = createWriteStream(logFile);
-  const child = spawn(binary, [`-config.file=${configFile}`, '-target=all'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(out, { end: false });
-  child.stderr.pipe(out, { end: false });
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
-  const tail = (): string => tailOf(logFile);
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    out.end();
-  };
-  // Loki reports readiness only through GET /ready (no log line to wait on), so this polls it, bounded.
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`loki exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);
-    try {
-      const response = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(2000) });
-      await response.text();
-      if (response.status === 200) return { name: 'loki', pid: child.pid ?? 0, dataDir: dir, url, tail, stop };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  await stop();
-  throw new Error(`loki not ready within ${timeoutMs} ms:\n${tail()}`);
+  const started = await spawnReady('loki', binary, [`-config.file=${configFile}`, '-target=all'], dir, `${url}/ready`, timeoutMs);
+  return { name: 'loki', pid: started.child.pid ?? 0, dataDir: dir, url, tail: started.tail, stop: started.stop };
 }

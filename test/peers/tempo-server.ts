@@ -4,8 +4,8 @@
 // limits raised, rings in memory, everything on 127.0.0.1 and free ports.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, spawnReady } from '../../bench/peers/servers.ts';
-import type { RunningServer } from '../../bench/peers/servers.ts';
+import { freePort, spawnReady } from './server-process.ts';
+import type { RunningServer } from './server-process.ts';
 
 export interface Tempo extends RunningServer { readonly name: 'tempo'; readonly url: string; readonly otlpUrl: string }
 

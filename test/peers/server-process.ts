@@ -1,0 +1,74 @@
+// Running a server binary for the differential tests and the benchmarks:
+// a free loopback port, the process with its output in one file, ready when
+// its readiness URL answers 200, stopped with SIGTERM (SIGKILL after 30 s).
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+/** A server a test or benchmark started. */
+export interface RunningServer {
+  readonly name: string;
+  readonly pid: number;
+  readonly dataDir: string;
+  /** Last lines of its output, for an error message. */
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+/** A port free on 127.0.0.1 right now (the server binds it a moment later). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
+  return port;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The last lines of a file (a server's output), or '' when it cannot be read. */
+export function tailOf(file: string, lines = 30): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Spawns a Go binary with its output in `<dir>/output.log`, resolves when GET `readyUrl` answers 200. */
+export async function spawnReady(name: string, binary: string, args: readonly string[], dir: string, readyUrl: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; tail: () => string; stop: () => Promise<void> }> {
+  const logFile = join(dir, 'output.log');
+  const out = createWriteStream(logFile);
+  const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(out, { end: false });
+  child.stderr.pipe(out, { end: false });
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  const tail = (): string => tailOf(logFile);
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    out.end();
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);
+    try {
+      const response = await fetch(readyUrl, { signal: AbortSignal.timeout(2000) });
+      await response.text();
+      if (response.status === 200) return { child, tail, stop };
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  await stop();
+  throw new Error(`${name} not ready within ${timeoutMs} ms:\n${tail()}`);
+}
+
