@@ -107,8 +107,8 @@ export function dropTable(t: SchemaTarget, name: string): string[] {
 /**
  * INSERT … SELECT of `columns` from one table into another, through the
  * Distributed fronts on a cluster (an INSERT runs on one node; the rows are
- * spread over the shards again, which the rand() sharding allows), waiting
- * until every shard has them.
+ * spread over the shards again by the table's sharding key), waiting until
+ * every shard has them.
  */
 export function copyRows(t: SchemaTarget, from: string, to: string, columns: readonly string[]): string {
   const list = columns.join(', ');
