@@ -38,8 +38,9 @@ export function tenantSeries(): Series[] {
     for (const inst of instances) {
       for (const [c, code] of codes.entries()) {
         const id = j * 10 + inst * 2 + c;
-        // Cumulative: sum of increments 1..i, each 1 + hash (0-6), 500s rarer.
-        series.push({ name: 'http_requests_total', labels: [['job', job], ['instance', `${job}-${inst}:9100`], ['code', code]], value: (t, i) => (i + 1) * (c === 0 ? 20 : 1) + hash(t, id, i) });
+        // Cumulative: a steady rate distinct per series (so topk has no ties) plus a jitter of 0-6; 500s rarer.
+        const perStep = (c === 0 ? 20 : 1) + j * 0.13 + inst * 0.029 + c * 0.0071;
+        series.push({ name: 'http_requests_total', labels: [['job', job], ['instance', `${job}-${inst}:9100`], ['code', code]], value: (t, i) => (i + 1) * perStep + hash(t, id, i) });
       }
       series.push({ name: 'memory_usage_bytes', labels: [['job', job], ['instance', `${job}-${inst}:9100`]], value: (t, i) => 1e8 * (j + 1) + 1e6 * hash(t, j * 2 + inst, i) + i * 1000 });
     }
