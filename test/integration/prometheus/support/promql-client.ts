@@ -86,11 +86,20 @@ function seriesOf(answer: PromAnswer): Series[] {
   }
 }
 
+/** A sample value as Prometheus prints it (`+Inf`, `-Inf` and `NaN` are not JavaScript number literals). */
+function parseValue(text: string): number {
+  switch (text) {
+    case '+Inf': case 'Inf': return Infinity;
+    case '-Inf': return -Infinity;
+    default: return Number(text);
+  }
+}
+
 /** Whether two sample values (Prometheus' strings) are equal within 1e-9 relative. */
 export function sameValue(a: string, b: string): boolean {
   if (a === b) return true;
-  const x = Number(a);
-  const y = Number(b);
+  const x = parseValue(a);
+  const y = parseValue(b);
   if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) && Number.isNaN(y);
   if (!Number.isFinite(x) || !Number.isFinite(y)) return x === y;
   return Math.abs(x - y) <= 1e-9 * Math.max(Math.abs(x), Math.abs(y));
@@ -143,5 +152,5 @@ export function labelSets(answer: PromAnswer): string[] {
 
 /** The values of an answer's series, by label set. */
 export function valuesBySeries(answer: PromAnswer): Map<string, number[]> {
-  return new Map(seriesOf(answer).map((s) => [s.key, s.points.map(([, v]) => Number(v))]));
+  return new Map(seriesOf(answer).map((s) => [s.key, s.points.map(([, v]) => parseValue(v))]));
 }
