@@ -157,6 +157,27 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     expect(mismatches.map((m) => `${m.query} [${m.at}]: ${m.why}`)).to.deep.equal([]);
   });
 
+  it('answers what a Grafana Prometheus data source asks (health check, metric and label browser, label_values, series) as Prometheus does', async () => {
+    const get = async (endpoint: PromEndpoint, path: string): Promise<{ status: number; data: unknown }> => {
+      const res = await fetch(`${endpoint.url}/api/v1${path}`, { headers: { ...endpoint.headers } });
+      const body = await res.json() as { data?: unknown };
+      return { status: res.status, data: body.data };
+    };
+    const sorted = (data: unknown): unknown => (Array.isArray(data) ? (data as unknown[]).map((x) => JSON.stringify(x)).sort() : data);
+    // The health check: an instant query of 1+1, and the build information.
+    const health = await promQuery(target, '1+1', { kind: 'instant', time: windowEnd });
+    expect([health.resultType, (health.result as unknown[])[1]]).to.deep.equal(['scalar', '2']);
+    expect((await get(target, '/status/buildinfo')).status).to.equal(200);
+    const range = `start=${windowStart}&end=${windowEnd}`;
+    for (const path of [`/labels?${range}`, `/label/__name__/values?${range}`, `/label/job/values?${range}`, `/label/version/values?${range}`,
+      `/label/type/values?${range}&match[]=${encodeURIComponent('demo_memory_usage_bytes{type!="free"}')}`, `/series?${range}&match[]=demo_build_info`]) {
+      const [ref, got] = await Promise.all([get(reference, path), get(target, path)]);
+      expect(got.status, path).to.equal(200);
+      expect(sorted(ref.data), `Prometheus ${path}`).not.to.deep.equal([]);
+      expect(sorted(got.data), path).to.deep.equal(sorted(ref.data));
+    }
+  });
+
   it('refuses constructs outside the supported set with 400 bad_data naming them (or answers exactly as Prometheus)', async () => {
     for (const { query, names } of unsupportedQueries) {
       const at: PromEvaluation = { kind: 'instant', time: windowEnd };
