@@ -4,9 +4,11 @@
 // everything to the Tenantry `all` process; the targets then stop (up = 0 and
 // staleness markers), and the same PromQL queries — the differential table,
 // then the PromQL compliance tester's suite — are asked of both, instant and
-// range, and must agree. Also: unsupported constructs are refused with 400
-// bad_data, tenant isolation on every /prometheus endpoint and on the push,
-// and the OTLP twin of the same metrics has the same series shape.
+// range, and must agree. Also: what a Grafana data source asks (health check,
+// label browser, label_values) answered as Prometheus does, unsupported
+// constructs refused with 400 bad_data, tenant isolation on every /prometheus
+// endpoint and on the push, and the OTLP twin of the same metrics with the
+// same series shape.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
