@@ -4,7 +4,7 @@
 // script of that list, and the closing line counts skips with their reasons.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findActionlint } from '../../actionlint/actionlint-binary.ts';
@@ -68,6 +68,7 @@ describe('test prerequisites (skip-unless-found)', () => {
 
   it('the closing line counts skipped tests with their reasons', function () {
     this.timeout(60_000);
+    mkdirSync(join(process.cwd(), '.tenantry-test'), { recursive: true }); // absent in a fresh clone
     const dir = mkdtempSync(join(process.cwd(), '.tenantry-test', 'reporter-'));
     try {
       const spec = join(dir, 'skips.test.ts');
