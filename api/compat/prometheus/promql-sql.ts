@@ -23,7 +23,8 @@ export interface Steps {
   readonly lookbackMs: number;
 }
 
-export type Compiled = { readonly type: 'scalar'; readonly sql: string } | { readonly type: 'vector'; readonly sql: string };
+/** A compiled expression. Every supported scalar is a constant (number literals and operators on them), folded here. */
+export type Compiled = { readonly type: 'scalar'; readonly sql: string; readonly value: number } | { readonly type: 'vector'; readonly sql: string };
 
 /** Whether a value is Prometheus' stale marker (value.StaleNaN), by its bits. */
 const isStale = (v: string): string => `reinterpretAsUInt64(${v}) = ${staleBitsLiteral}`;
@@ -231,12 +232,34 @@ const sqlOps: Readonly<Record<Binary['op'], (l: string, r: string) => string>> =
   '>=': (l, r) => `(${l} >= ${r})`, '<=': (l, r) => `(${l} <= ${r})`,
 };
 
+/** Go's math.Pow where it differs from JavaScript's: 1 to any power, and -1 to an infinite one, are 1. */
+function goPow(x: number, y: number): number {
+  if (x === 1 || (x === -1 && !Number.isFinite(y) && !Number.isNaN(y))) return 1;
+  return x ** y;
+}
+
+/**
+ * Scalar operators as Prometheus evaluates them (Go float64): JavaScript's
+ * `%` is the exact remainder with the dividend's sign, like Go's math.Mod;
+ * a comparison between scalars (always with bool) is 1 or 0.
+ */
+const scalarOps: Readonly<Record<Binary['op'], (l: number, r: number) => number>> = {
+  '+': (l, r) => l + r, '-': (l, r) => l - r, '*': (l, r) => l * r, '/': (l, r) => l / r, '%': (l, r) => l % r, '^': goPow,
+  '==': (l, r) => Number(l === r), '!=': (l, r) => Number(l !== r), '>': (l, r) => Number(l > r), '<': (l, r) => Number(l < r),
+  '>=': (l, r) => Number(l >= r), '<=': (l, r) => Number(l <= r),
+};
+
+/** A constant scalar: its value, and its SQL as a bound parameter. */
+const constant = (c: Compiler, value: number): Compiled => ({ type: 'scalar', sql: numberSql(c.p, value), value });
+
 function binary(c: Compiler, b: Binary): Compiled {
   const l = compileExpr(c, b.lhs);
   const r = compileExpr(c, b.rhs);
   const op = sqlOps[b.op];
   const comparison = isComparison(b.op);
-  if (l.type === 'scalar' && r.type === 'scalar') return { type: 'scalar', sql: comparison ? `toFloat64(${op(l.sql, r.sql)})` : op(l.sql, r.sql) };
+  // Folded rather than written out: an operand's SQL appears many times in some operators' SQL (the exact modulo),
+  // so nested constant expressions would grow the statement exponentially.
+  if (l.type === 'scalar' && r.type === 'scalar') return constant(c, scalarOps[b.op](l.value, r.value));
   const keepName = comparison && !b.bool;
   if (l.type === 'scalar' || r.type === 'scalar') {
     const vec = l.type === 'vector' ? l.sql : r.sql;
@@ -318,7 +341,7 @@ function scalar(c: Compiler, e: Expr): string {
 
 function compileExpr(c: Compiler, e: Expr): Compiled {
   switch (e.kind) {
-    case 'number': return { type: 'scalar', sql: numberSql(c.p, e.value) };
+    case 'number': return constant(c, e.value);
     case 'vector': return { type: 'vector', sql: vectorSelector(c, e) };
     case 'range_call': return { type: 'vector', sql: rangeCall(c, e) };
     case 'vector_call': return { type: 'vector', sql: vectorCall(c, e) };
@@ -326,7 +349,7 @@ function compileExpr(c: Compiler, e: Expr): Compiled {
     case 'binary': return binary(c, e);
     case 'negate': {
       const inner = compileExpr(c, e.expr);
-      return inner.type === 'scalar' ? { type: 'scalar', sql: `(-${inner.sql})` } : { type: 'vector', sql: relation(dropName('labels'), 'k', '-v', inner.sql) };
+      return inner.type === 'scalar' ? constant(c, -inner.value) : { type: 'vector', sql: relation(dropName('labels'), 'k', '-v', inner.sql) };
     }
     case 'matrix': throw new Error('a range selector is evaluated by matrixSql, not as a step expression');
   }
