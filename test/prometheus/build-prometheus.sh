@@ -70,6 +70,9 @@ else
     # skips, naming this cause (test/prometheus/prometheus-binaries.ts).
     say "not built: the module proxy does not serve $module@$COMPLIANCE_VERSION;"
     say "set PROMQL_COMPLIANCE_SRC to a checkout of that module (its promql/ folder) and re-run"
+    # The compliance test reads this note and skips with it as its reason.
+    mkdir -p "$(dirname "$TESTER_OUT")"
+    echo "the Go module proxy does not serve $module@$COMPLIANCE_VERSION; set PROMQL_COMPLIANCE_SRC to a checkout of it and run: bash test/prometheus/build-prometheus.sh" > "$TESTER_OUT.unavailable"
     "$PROM_OUT/prometheus" --version 2>&1 | head -1
     exit 0
   fi
@@ -82,6 +85,7 @@ else
   # The tester's standard query suite ships with it; the compliance test reads
   # it from the cache (it is not copied into this repository).
   cp promql-test-queries.yml "$TESTER_OUT/"
+  rm -f "$TESTER_OUT.unavailable"
   say "promql-compliance-tester: built in $(took "$start")"
 fi
 

@@ -2,7 +2,7 @@
 // promtool) and the PromQL compliance tester, for the Prometheus differential
 // and compliance tests and bench:promql. Keep these versions equal to the ones
 // pinned in that script.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -38,8 +38,15 @@ export function findPrometheus(): Finding<PrometheusBinaries> {
   return find('Prometheus', { prometheus: join(dir, 'prometheus'), promtool: join(dir, 'promtool') });
 }
 
-/** The cached promql-compliance-tester and its query suite, or why they are not there. */
-export function findComplianceTester(): Finding<ComplianceTester> {
+/**
+ * The cached promql-compliance-tester and its query suite, or why they are
+ * not there; `unobtainable` when the build script found no source for it (the
+ * module proxy refuses the module and no checkout was given): the one case the
+ * compliance test skips by itself, with that reason.
+ */
+export function findComplianceTester(): Finding<ComplianceTester> & { readonly unobtainable?: string } {
   const dir = join(cacheRoot(), 'promql-compliance', complianceVersion);
-  return find('PromQL compliance tester', { tester: join(dir, 'promql-compliance-tester'), queries: join(dir, 'promql-test-queries.yml') });
+  const found = find('PromQL compliance tester', { tester: join(dir, 'promql-compliance-tester'), queries: join(dir, 'promql-test-queries.yml') });
+  const note = `${dir}.unavailable`;
+  return found.ok || !existsSync(note) ? found : { ...found, unobtainable: readFileSync(note, 'utf8').trim() };
 }

@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { compressSync } from 'snappy';
 import { findComplianceTester, findPrometheus } from '../../prometheus/prometheus-binaries.ts';
-import { skipUnlessFound } from '../../support/skip-unless-found.ts';
+import { skipBecause, skipUnlessFound } from '../../support/skip-unless-found.ts';
 import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
 import type { TenantryProcess } from '../../support/tenantry-process.ts';
 import { constructsOf, runComplianceTester } from './support/compliance-run.ts';
 import { startDemoTarget } from './support/demo-target.ts';
 import type { DemoTarget } from './support/demo-target.ts';
-import { deliberateDifferences, differentialQueries, knownKey, knownMismatches, unsupportedQueries } from './support/differential-queries.ts';
+import { deliberateDifferences, differentialQueries, unsupportedQueries } from './support/differential-queries.ts';
 import { exportOtlpTwin } from './support/otlp-twin.ts';
 import { startPrometheus } from './support/prometheus-server.ts';
 import type { PrometheusServer } from './support/prometheus-server.ts';
@@ -149,19 +149,16 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
         failed.push(`${label}: ${why}`);
         mismatches.push({ query, at: label, reference: summarize(ref), target: summarize(got), why });
       }
-      const known = knownMismatches.get(knownKey(query));
-      const status = failed.length === 0 ? (known === undefined ? 'ok        ' : 'ok, FIXED ') : known === undefined ? 'MISMATCH  ' : 'KNOWN     ';
-      const detail = [...(known !== undefined ? [failed.length === 0 ? 'known mismatch passes now: remove its knownMismatches entry' : `known: ${known}`] : []), ...failed.slice(0, 2)];
+      const status = failed.length === 0 ? 'ok        ' : 'MISMATCH  ';
+      const detail = failed.slice(0, 2);
       const row = `  ${status}  ${construct.padEnd(30)} ${query}${detail.length === 0 ? '' : `\n              ${detail.join('\n              ')}`}`;
       rows.push(row);
       console.log(row);
     }
     const passedQueries = rows.filter((r) => r.startsWith('  ok')).length;
-    const knownRows = rows.filter((r) => r.startsWith('  KNOWN')).length;
-    console.log(`    differential table: ${passedQueries} / ${differentialQueries.length} queries equal (${compared} evaluations), ${knownRows} known mismatches, ${deliberateDifferences.size} documented differences`);
+    console.log(`    differential table: ${passedQueries} / ${differentialQueries.length} queries equal (${compared} evaluations), ${deliberateDifferences.size} documented differences`);
     for (const m of mismatches.slice(0, 30)) console.log(`      ${m.query} [${m.at}]\n        Prometheus: ${m.reference}\n        Tenantry:   ${m.target}`);
-    const unknown = mismatches.filter((m) => !knownMismatches.has(knownKey(m.query)));
-    expect(unknown.map((m) => `${m.query} [${m.at}]: ${m.why}`)).to.deep.equal([]);
+    expect(mismatches.map((m) => `${m.query} [${m.at}]: ${m.why}`)).to.deep.equal([]);
   });
 
   it('answers what a Grafana Prometheus data source asks (health check, metric and label browser, label_values, series) as Prometheus does', async () => {
@@ -282,6 +279,7 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
 
   it('the PromQL compliance tester: every query whose construct Tenantry supports matches Prometheus', async function () {
     const tester = findComplianceTester();
+    if (tester.unobtainable !== undefined) skipBecause(this, 'PromQL compliance tester not obtainable here', tester.unobtainable);
     skipUnlessFound(this, tester);
     if (!tester.ok || prometheus === undefined) return;
     const report = await runComplianceTester({
@@ -289,10 +287,8 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
       target: { url: target.url, basicAuthPassword: keys.multi, headers: { 'X-Scope-OrgID': tenants.rw } },
       end: windowEnd, rangeSeconds: windowEnd - windowStart, stepSeconds: 5, host: '127.0.0.1',
     });
-    const known = report.failed.filter((f) => knownMismatches.has(knownKey(f.query)));
-    const failed = report.failed.filter((f) => !knownMismatches.has(knownKey(f.query)));
-    console.log(`    compliance tester: ${report.passed} / ${report.total} passed, ${report.unsupported.length} unsupported, ${failed.length} failed, ${known.length} known mismatches`);
-    for (const k of known) console.log(`      KNOWN ${k.query}: ${knownMismatches.get(knownKey(k.query)) ?? ''}`);
+    const failed = report.failed;
+    console.log(`    compliance tester: ${report.passed} / ${report.total} passed, ${report.unsupported.length} unsupported, ${failed.length} failed`);
     console.log(`      unsupported: ${[...constructsOf(report.unsupported)].map(([name, n]) => `${name} x${n}`).join(', ')}`);
     for (const f of failed.slice(0, 40)) console.log(`      FAILED ${f.query}\n        ${f.detail.replace(/\n/g, '\n        ')}`);
     expect(failed.map((f) => f.query)).to.deep.equal([]);

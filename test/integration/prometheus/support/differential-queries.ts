@@ -88,19 +88,6 @@ export const differentialQueries: readonly DifferentialQuery[] = [
 /** Queries Tenantry answers differently on purpose, with the reason (printed in the table, not compared). */
 export const deliberateDifferences: ReadonlyMap<string, string> = new Map<string, string>([]);
 
-/**
- * Mismatches found by this proof and reported to the owner of the Prometheus API, each with what is
- * wrong, keyed by the query without spaces (the compliance tester spells queries its own way). Both
- * tests still run them and print them as KNOWN, without failing, until they pass; then the table says
- * to remove the entry. Never a deliberate difference: those go in `deliberateDifferences`.
- */
-export const knownMismatches: ReadonlyMap<string, string> = new Map<string, string>([
-  ['(1*2+4/6-(10%7)^2)%demo_memory_usage_bytes', 'HTTP 500: the SQL of this nested scalar expression exceeds ClickHouse max_query_size (262144 bytes), found 2026-11-24'],
-]);
-
-/** The key of `knownMismatches` for a query. */
-export const knownKey = (query: string): string => query.replace(/\s+/g, '');
-
 /** Constructs outside the supported set: Tenantry must refuse each with 400 bad_data naming it. */
 export const unsupportedQueries: ReadonlyArray<{ readonly query: string; readonly names: string }> = [
   { query: 'label_replace(up, "a", "$1", "instance", "(.*)")', names: 'label_replace' },
