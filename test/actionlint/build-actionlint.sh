@@ -21,4 +21,4 @@ export GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOTOOLCHAIN=local
 start=$(date +%s)
 echo "[build-actionlint] go install github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION → $OUT"
 GOBIN="$OUT" go install -trimpath -ldflags "-s -w" "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
-echo "[build-actionlint] built in $(( $(date +%s) - start )) s: $("$OUT/actionlint" -version | head -1)"
+echo "[build-actionlint] built in $(( $(date +%s) - start )) s: $("$OUT/actionlint" -version | sed -n 1p)"

@@ -92,5 +92,5 @@ GO
 fi
 
 "$OUT/kube-apiserver" --version
-"$OUT/etcd" --version | head -1
+"$OUT/etcd" --version | sed -n 1p
 say "done: $OUT"

@@ -116,6 +116,6 @@ if want tempo && ! have_tempo; then
   say "tempo: built in $(took "$step") (total $(took "$start"))"
 fi
 
-if want loki; then "$LOKI_OUT/loki" -version | head -1; fi
-if want tempo; then "$TEMPO_OUT/tempo" -version 2>&1 | head -1; fi
+if want loki; then "$LOKI_OUT/loki" -version | sed -n 1p; fi
+if want tempo; then "$TEMPO_OUT/tempo" -version 2>&1 | sed -n 1p; fi
 say "done: $CACHE_ROOT"

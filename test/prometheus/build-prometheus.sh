@@ -73,7 +73,7 @@ else
     # The compliance test reads this note and skips with it as its reason.
     mkdir -p "$(dirname "$TESTER_OUT")"
     echo "the Go module proxy does not serve $module@$COMPLIANCE_VERSION; set PROMQL_COMPLIANCE_SRC to a checkout of it and run: bash test/prometheus/build-prometheus.sh" > "$TESTER_OUT.unavailable"
-    "$PROM_OUT/prometheus" --version 2>&1 | head -1
+    "$PROM_OUT/prometheus" --version 2>&1 | sed -n 1p
     exit 0
   fi
   chmod -R u+w "$src"
@@ -89,5 +89,5 @@ else
   say "promql-compliance-tester: built in $(took "$start")"
 fi
 
-"$PROM_OUT/prometheus" --version 2>&1 | head -1
+"$PROM_OUT/prometheus" --version 2>&1 | sed -n 1p
 say "done: $PROM_OUT, $TESTER_OUT"
