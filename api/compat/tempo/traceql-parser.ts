@@ -108,9 +108,18 @@ function refuseUnsupported(node: SyntaxNode): void {
   });
 }
 
+/**
+ * A string literal's text. A double-quoted one reads as JSON once `\'` (legal
+ * in TraceQL, not in JSON) is turned into `'`; the scan takes escapes in pairs,
+ * so the `\'` in `\\'` (an escaped backslash, then a quote) is left alone.
+ */
 function unquote(raw: string): string {
   if (raw.startsWith('`')) return raw.slice(1, -1);
-  return JSON.parse(raw.replaceAll('\\\'', '\'')) as string;
+  try {
+    return JSON.parse(raw.replace(/\\[\\']/g, (escape) => (escape === "\\'" ? "'" : escape))) as string;
+  } catch {
+    throw new Refusal(`invalid TraceQL query: bad string literal ${raw}`);
+  }
 }
 
 function durationNs(raw: string): bigint {

@@ -79,6 +79,12 @@ describe('TraceQL SQL', () => {
     expect(() => sqlOf('{ span.a > true }')).to.throw(/booleans/);
   });
 
+  it('reads escapes in pairs: an escaped backslash before a quote is a backslash, then the quote (found by the property below)', () => {
+    const { params } = sqlOf(String.raw`{ span.k = "\\'" || name = "a\\" }`);
+    expect(Object.values(params.values)).to.include.members(["\\'", 'a\\']);
+    expect(() => sqlOf(String.raw`{ span.k = "\x41" }`)).to.throw(/invalid TraceQL query/);
+  });
+
   it('builds the same statement text whatever the string values are: they travel only as parameters (property)', () => {
     const reference = sqlOf('{ span.k = "x" || name = "y" }').sql;
     fc.assert(fc.property(fc.string({ maxLength: 30 }), fc.string({ maxLength: 30 }), (a, b) => {
