@@ -16,7 +16,7 @@ import { badData, writeError, writeStatus, writeSuccess } from './prom-envelope.
 import type { RequestParams as PromParams } from '../request-params.ts';
 import { readParams } from '../request-params.ts';
 import { parseDurationParam, parseTimeParam } from './prom-time.ts';
-import type { LabelMatcher } from './promql-ast.ts';
+import type { Expr, LabelMatcher } from './promql-ast.ts';
 import { parsePromql } from './promql-parser.ts';
 import { evaluateMatrix, evaluateSteps } from './promql-engine.ts';
 import type { QueryData } from './promql-engine.ts';
@@ -70,22 +70,28 @@ function tenantLimits(deps: RouteDeps, tenantId: string, startMs: number, endMs:
   return ok(visibleFromMs);
 }
 
-async function instantQuery(deps: RouteDeps, tenantId: string, params: PromParams): Promise<Result<QueryData, PromError>> {
-  const t = timeParam(params, 'time', nowMs(deps));
-  if (!t.ok) return t;
+/** What instant and range queries read beside their times: lookback_delta, timeout (checked; the tenant's limit applies), the query. */
+function queryOf(params: PromParams): Result<{ lookbackMs: number; expr: Expr }, PromError> {
   const lb = lookback(params);
   if (!lb.ok) return lb;
   const timeout = durationCheck(params, 'timeout');
   if (!timeout.ok) return timeout;
   const parsed = parsePromql(params.get('query') ?? '');
-  if (!parsed.ok) return fail(badData(parsed.error.message));
+  return parsed.ok ? ok({ lookbackMs: lb.value, expr: parsed.value }) : fail(badData(parsed.error.message));
+}
+
+async function instantQuery(deps: RouteDeps, tenantId: string, params: PromParams): Promise<Result<QueryData, PromError>> {
+  const t = timeParam(params, 'time', nowMs(deps));
+  if (!t.ok) return t;
+  const q = queryOf(params);
+  if (!q.ok) return q;
   const visible = tenantLimits(deps, tenantId, t.value, t.value);
   if (!visible.ok) return visible;
   const ev = { tenantId, visibleFromMs: visible.value };
-  if (parsed.value.kind === 'matrix') return evaluateMatrix(deps, ev, parsed.value, t.value);
-  const e = parsed.value;
+  const e = q.value.expr;
+  if (e.kind === 'matrix') return evaluateMatrix(deps, ev, e, t.value);
   const order = e.kind === 'aggregate' && (e.op === 'topk' || e.op === 'bottomk') ? (e.op === 'topk' ? 'desc' : 'asc') : undefined;
-  return evaluateSteps(deps, ev, e, { startMs: t.value, stepMs: 1000, count: 1, lookbackMs: lb.value }, true, order);
+  return evaluateSteps(deps, ev, e, { startMs: t.value, stepMs: 1000, count: 1, lookbackMs: q.value.lookbackMs }, true, order);
 }
 
 async function rangeQuery(deps: RouteDeps, tenantId: string, params: PromParams): Promise<Result<QueryData, PromError>> {
@@ -101,17 +107,13 @@ async function rangeQuery(deps: RouteDeps, tenantId: string, params: PromParams)
   if ((end.value - start.value) / step.value > maxPointsPerSeries) {
     return fail(badData('exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)'));
   }
-  const lb = lookback(params);
-  if (!lb.ok) return lb;
-  const timeout = durationCheck(params, 'timeout');
-  if (!timeout.ok) return timeout;
-  const parsed = parsePromql(params.get('query') ?? '');
-  if (!parsed.ok) return fail(badData(parsed.error.message));
-  if (parsed.value.kind === 'matrix') return fail(badData('invalid expression type "range vector" for range query, must be Scalar or instant Vector'));
+  const q = queryOf(params);
+  if (!q.ok) return q;
+  if (q.value.expr.kind === 'matrix') return fail(badData('invalid expression type "range vector" for range query, must be Scalar or instant Vector'));
   const visible = tenantLimits(deps, tenantId, start.value, end.value);
   if (!visible.ok) return visible;
   const count = Math.floor((end.value - start.value) / step.value) + 1;
-  return evaluateSteps(deps, { tenantId, visibleFromMs: visible.value }, parsed.value, { startMs: start.value, stepMs: step.value, count, lookbackMs: lb.value }, false);
+  return evaluateSteps(deps, { tenantId, visibleFromMs: visible.value }, q.value.expr, { startMs: start.value, stepMs: step.value, count, lookbackMs: q.value.lookbackMs }, false);
 }
 
 /** `match[]` selectors → their matchers. */
