@@ -7,16 +7,12 @@
 // limit before and after decoding, and an answer only once the rows are in
 // the write-ahead log. Outcomes become HTTP answers in `answer` only.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KeyRing } from '../../src/auth/api-keys.ts';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
-import type { Logger } from '../../src/log/logger.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { ItemLimits } from '../convert/common/item-limits.ts';
-import type { GatewayMetrics } from '../gateway-metrics.ts';
-import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
 import { discard, readBody } from '../receivers/body-reader.ts';
-import type { InflightBytes } from '../receivers/inflight-bytes.ts';
+import type { HttpReceiverDeps } from '../receivers/otlp-http-receiver.ts';
 import type { MetadataSink } from './metadata-sink.ts';
 import { decompressSnappy, snappyLength } from './snappy-body.ts';
 import { remoteWriteConverter } from './write-request.ts';
@@ -24,16 +20,8 @@ import { remoteWriteConverter } from './write-request.ts';
 /** The remote write path on the gateway's HTTP port. */
 export const remoteWritePath = '/api/v1/push';
 
-export interface RemoteWriteDeps {
-  readonly keys: KeyRing;
-  readonly pipeline: IngestPipeline;
-  readonly metrics: GatewayMetrics;
-  readonly log: Logger;
-  /** The OTLP receiver's limit: bytes of the compressed body, and of the decompressed one. */
-  readonly maxRequestBytes: number;
-  readonly inflight: InflightBytes;
-  readonly bodyTimeoutMs: number;
-  readonly onBodyTimeout?: () => void;
+/** The OTLP HTTP receiver's own needs (its maxRequestBytes bounds the compressed body and the decompressed one), and more. */
+export interface RemoteWriteDeps extends Omit<HttpReceiverDeps, 'remoteWrite'> {
   readonly items: ItemLimits;
   readonly settings?: TenantSettingsView | undefined;
   readonly metadata: MetadataSink;
