@@ -48,6 +48,8 @@ export interface Segment {
   readonly token: string;
   /** Bytes acknowledged (a failed append may leave bytes after them that were never acknowledged). */
   readonly bytes: number;
+  /** Left by a previous process: its records are checked for a torn or corrupt tail when read. */
+  readonly recovered: boolean;
 }
 
 export type AppendResult =
@@ -139,7 +141,7 @@ export class WriteAheadLog {
         const path = join(dir, name);
         // Not read here: the inserter reads each segment once, when its turn comes, and skips a torn tail then.
         const { size } = await stat(path);
-        recovered.push({ table, path, token: `${table}-${instance}-${seq}`, bytes: size });
+        recovered.push({ table, path, token: `${table}-${instance}-${seq}`, bytes: size, recovered: true });
       }
     }
     const bytes = recovered.reduce((n, s) => n + s.bytes, 0);
@@ -203,7 +205,7 @@ export class WriteAheadLog {
   /** Reads a sealed segment's acknowledged records. */
   static async read(segment: Segment): Promise<WalRecord[]> {
     const data = await readFile(segment.path);
-    return readRecords(data.subarray(0, segment.bytes)).records;
+    return readRecords(data.subarray(0, segment.bytes), segment.recovered).records;
   }
 
   /** Deletes a segment whose rows are in ClickHouse. */
@@ -375,6 +377,6 @@ export class WriteAheadLog {
       this.#bytes -= active.bytes;
       return;
     }
-    this.#events.sealed({ table, path: active.path, token: active.token, bytes: active.bytes });
+    this.#events.sealed({ table, path: active.path, token: active.token, bytes: active.bytes, recovered: false });
   }
 }

@@ -169,8 +169,11 @@ export class Found {
   }
 }
 
+/** Compared in JavaScript: the keys are short, and Buffer.compare's call into C++ costs more than the loop. */
 function keyIs(buf: Buffer, start: number, end: number, key: Buffer): boolean {
-  return end - start === key.length && buf.compare(key, 0, key.length, start, end) === 0;
+  if (end - start !== key.length) return false;
+  for (let i = 0; i < key.length; i++) if (buf[start + i] !== key[i]) return false;
+  return true;
 }
 
 /**
