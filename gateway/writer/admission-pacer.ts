@@ -8,7 +8,8 @@
 //   INSERTs' boundaries, so admissions flow at a steady pace (a request
 //   waits about its own rows' worth, not for an INSERT to end); at most
 //   `backlogSeconds` may be in it;
-// - the real backlog, rows admitted and not yet inserted, at most
+// - the real backlog, rows admitted and not yet in an INSERT (the filling
+//   segment and sealed ones waiting for an INSERT), at most
 //   `maxBacklogSeconds`: it bounds how long an acknowledged row waits to
 //   become queryable. The bucket drains at the measured rate while the real
 //   backlog is under `backlogSeconds`, and slower as it grows towards the
@@ -27,7 +28,7 @@ import { FairQueue } from './fair-queue.ts';
 export interface PacerOptions {
   /** Seconds of inserting the token bucket holds: how far admissions may run ahead of the measured rate. */
   readonly backlogSeconds: number;
-  /** Seconds of inserting the real backlog (admitted, not yet inserted) may hold. */
+  /** Seconds of inserting the real backlog (admitted, not yet in an INSERT) may hold. */
   readonly maxBacklogSeconds: number;
   /** Longest a request waits before it is refused. */
   readonly maxWaitMs: number;
@@ -37,12 +38,14 @@ export interface PacerOptions {
    * the rate on a block of the size the next ones will have).
    */
   readonly unmeasuredBacklogRows: number;
+  /** INSERTs of a table that may run at once (the inserter's parallelism): fewer running while requests wait is starving. 1 when absent. */
+  readonly insertSlots?: number;
 }
 
 /**
- * Called when requests of a table wait and no INSERT of it runs: the rows
- * are all in the segment still filling, and only cutting it now lets them
- * drain (otherwise ClickHouse idles until the segment is due).
+ * Called when requests of a table wait and fewer of its INSERTs run than
+ * may: the rows are in the segment still filling, and only cutting it now
+ * lets them drain (otherwise ClickHouse idles until the segment is due).
  */
 export type Starved<Table extends string> = (table: Table) => void;
 
@@ -69,13 +72,20 @@ interface Waiter {
 class TablePace {
   /** Rows admitted and not yet inserted. */
   backlog = 0;
+  /** Rows of the INSERTs running now. */
+  runningRows = 0;
   /** The token bucket's level, in rows, as of `drainedAt`. */
   bucket = 0;
   drainedAt = 0;
   /** Rows per second of INSERT, smoothed; undefined until one INSERT was measured. */
   rate: number | undefined;
-  /** When the running INSERT began, if one runs. */
-  runningSince: number | undefined;
+  /** The rate's two smoothed terms: rows per INSERT, and the seconds each one took the table. */
+  smoothedRows = 0;
+  smoothedSeconds = 0;
+  /** When each running INSERT began (several may overlap). */
+  readonly runningSince: number[] = [];
+  /** When the last INSERT ended. */
+  endedAt = Number.NEGATIVE_INFINITY;
   readonly waiters = new FairQueue<Waiter>(fairQuantumRows);
   wake: { cancel(): void } | undefined;
 }
@@ -133,28 +143,40 @@ export class AdmissionPacer<Table extends string> {
     this.#serve(table, pace);
   }
 
-  /** An INSERT of the table's rows begins. */
-  inserting(table: Table): void {
+  /** An INSERT of `rows` of the table's rows begins (others of the table may be running). */
+  inserting(table: Table, rows = 0): void {
     const pace = this.#pace(table);
-    pace.runningSince = this.#clock.now();
+    pace.runningSince.push(this.#clock.now());
+    pace.runningRows += rows;
     this.#schedule(table, pace);
   }
 
   /**
-   * The running INSERT ended. A stored block measures the rate; its rows
-   * leave the backlog unless they were never admitted here (`admitted`
-   * false: a previous process's segment).
+   * An INSERT ended. A stored block measures the rate; its rows leave the
+   * backlog unless they were never admitted here (`admitted` false: a
+   * previous process's segment). The rate is rows per second of the table
+   * being inserted: each INSERT's rows over the time since the later of its
+   * start (taken as the earliest running one's) and the last INSERT's end,
+   * so overlapping INSERTs measure what they take together, and INSERTs
+   * one after another what each takes.
    */
   inserted(table: Table, rows: number, stored: boolean, admitted: boolean): void {
     const pace = this.#pace(table);
-    const seconds = pace.runningSince === undefined ? 0 : (this.#clock.now() - pace.runningSince) / 1000;
-    pace.runningSince = undefined;
+    const now = this.#clock.now();
+    const started = pace.runningSince.shift();
+    const seconds = started === undefined ? 0 : (now - Math.max(started, pace.endedAt)) / 1000;
+    pace.endedAt = now;
     this.#drain(pace); // at the old rate and backlog up to now
+    pace.runningRows = Math.max(0, pace.runningRows - rows);
     if (stored) {
       if (admitted) pace.backlog = Math.max(0, pace.backlog - rows);
       if (seconds > 0 && rows > 0) {
-        const measured = rows / seconds;
-        pace.rate = pace.rate === undefined ? measured : pace.rate + rateSmoothing * (measured - pace.rate);
+        // Smoothed apart, not as rows / seconds per INSERT: an INSERT ending just after an overlapping one
+        // counts only that short while, and its own ratio would be many times the table's rate.
+        const first = pace.rate === undefined;
+        pace.smoothedRows = first ? rows : pace.smoothedRows + rateSmoothing * (rows - pace.smoothedRows);
+        pace.smoothedSeconds = first ? seconds : pace.smoothedSeconds + rateSmoothing * (seconds - pace.smoothedSeconds);
+        pace.rate = pace.smoothedRows / pace.smoothedSeconds;
       }
     }
     this.#serve(table, pace);
@@ -163,6 +185,11 @@ export class AdmissionPacer<Table extends string> {
   /** Whether requests of the table wait to be admitted. */
   waiting(table: Table): boolean {
     return this.#pace(table).waiters.size > 0;
+  }
+
+  /** Rows per second the table's INSERTs take, as measured; undefined before the first one ended. */
+  measuredRate(table: Table): number | undefined {
+    return this.#pace(table).rate;
   }
 
   /** Rows of the table admitted and not yet inserted. */
@@ -192,8 +219,19 @@ export class AdmissionPacer<Table extends string> {
     if (pace.rate === undefined) return 0;
     const target = pace.rate * this.#options.backlogSeconds;
     const bound = pace.rate * this.#options.maxBacklogSeconds;
-    const room = bound <= target ? (pace.backlog < bound ? 1 : 0) : Math.min(1, Math.max(0, (bound - pace.backlog) / (bound - target)));
+    const waiting = this.#waitingRows(pace);
+    const room = bound <= target ? (waiting < bound ? 1 : 0) : Math.min(1, Math.max(0, (bound - waiting) / (bound - target)));
     return pace.rate * sustainedShare * room;
+  }
+
+  /**
+   * The real backlog: admitted rows not yet in an INSERT. Rows being inserted
+   * are not counted: the INSERTs' number and size are bounded already, and
+   * counting them held admissions back while ClickHouse kept up (the filling
+   * segment and the running INSERT alone made up most of a second).
+   */
+  #waitingRows(pace: TablePace): number {
+    return Math.max(0, pace.backlog - pace.runningRows);
   }
 
   #enter(pace: TablePace, rows: number): void {
@@ -209,7 +247,7 @@ export class AdmissionPacer<Table extends string> {
     // No measure yet: nothing to pace by, but a burst admitted before the first INSERT ends would be a
     // backlog of unknown seconds that every request then waits out (all of a start's clients got 429 after 5 s).
     if (pace.rate === undefined) return pace.backlog + rows > this.#options.unmeasuredBacklogRows ? 'backlog' : undefined;
-    if (pace.backlog + rows > pace.rate * this.#options.maxBacklogSeconds) return 'backlog';
+    if (this.#waitingRows(pace) + rows > pace.rate * this.#options.maxBacklogSeconds) return 'backlog';
     this.#drain(pace);
     return pace.bucket + rows > pace.rate * this.#options.backlogSeconds ? 'bucket' : undefined;
   }
@@ -234,7 +272,7 @@ export class AdmissionPacer<Table extends string> {
     pace.wake = undefined;
     const head = pace.waiters.peek();
     if (head === undefined) return;
-    if (pace.runningSince === undefined) this.#starved(table);
+    if (pace.runningSince.length < (this.#options.insertSlots ?? 1)) this.#starved(table);
     const blocked = this.#blocked(pace, head.rows);
     if (blocked === undefined) {
       this.#serve(table, pace);

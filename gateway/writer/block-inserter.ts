@@ -1,8 +1,10 @@
 // Moves sealed write-ahead-log segments into ClickHouse, one INSERT per
-// segment and table at a time, oldest first, each with the segment's
-// deduplication token, so a segment inserted just before a crash is not
-// stored twice when it is replayed. A segment is deleted only after its
-// INSERT succeeded.
+// segment, oldest first, up to `parallelism` of a table at a time (an
+// embedded INSERT parses on one thread: a second one overlapping it uses
+// the other core; docs/adr/0006-write-ahead-log.md), each with the
+// segment's deduplication token, so a segment inserted just before a crash
+// is not stored twice when it is replayed. A segment is deleted only after
+// its INSERT succeeded.
 // - A failure caused by the rows themselves (ClickHouse could not parse or
 //   convert them) is narrowed down by splitting the block by request until
 //   the failing request is alone; its rows go to a dead-letter file with the
@@ -30,14 +32,14 @@ export interface InsertStats {
 }
 
 export interface InserterEvents {
-  /** An INSERT of `rows` rows begins. */
-  inserting(table: TableName, rows: number): void;
+  /** An INSERT of `rows` rows begins, under the deduplication token `token`. */
+  inserting(table: TableName, rows: number, token: string): void;
   inserted(stats: InsertStats): void;
   /** ClickHouse refuses writes for a reason that may pass (healthy=false), or takes them again. */
   storageHealth(healthy: boolean, message: string): void;
   deadLettered(table: TableName, rows: number, reason: string, token: string): void;
-  /** The table's last queued segment is in ClickHouse: nothing of it waits or runs. */
-  drained(table: TableName): void;
+  /** An INSERT of the table ended and no sealed segment of it waits: the inserter could take another now. */
+  slotFree(table: TableName): void;
 }
 
 export interface InserterOptions {
@@ -48,9 +50,11 @@ export interface InserterOptions {
   readonly maxBackoffMs: number;
   /** Tries before a block failing for a reason of its own is split. */
   readonly triesBeforeSplit: number;
+  /** Segments of one table inserted at the same time. */
+  readonly parallelism: number;
 }
 
-export const defaultInserterOptions = { minBackoffMs: 100, maxBackoffMs: 5000, triesBeforeSplit: 3 } as const;
+export const defaultInserterOptions = { minBackoffMs: 100, maxBackoffMs: 5000, triesBeforeSplit: 3, parallelism: 2 } as const;
 
 /** Failures that only the block's own rows can cause. */
 const causedByRows: ReadonlySet<StoreFailureKind> = new Set(['invalid_query']);
@@ -58,17 +62,24 @@ const causedByRows: ReadonlySet<StoreFailureKind> = new Set(['invalid_query']);
 /** Thrown inside an insert loop when stop() gives up waiting for ClickHouse: the segment stays for the next start. */
 class Abandoned extends Error {}
 
+/** A table's sealed segments: those waiting for their turn, and how many are being inserted. */
+interface TableQueue {
+  readonly waiting: Segment[];
+  running: number;
+}
+
 export class BlockInserter {
   readonly #sink: RowSink;
   readonly #wal: WriteAheadLog;
   readonly #events: InserterEvents;
   readonly #options: InserterOptions;
-  readonly #queues = new Map<TableName, Segment[]>();
-  readonly #loops = new Map<TableName, Promise<void>>();
+  readonly #queues = new Map<TableName, TableQueue>();
+  readonly #moves = new Set<Promise<void>>();
   #abandon = false;
   readonly #wakers = new Set<() => void>();
 
   constructor(sink: RowSink, wal: WriteAheadLog, events: InserterEvents, options: InserterOptions) {
+    if (!(options.parallelism >= 1)) throw new Error(`bug: inserter parallelism ${String(options.parallelism)}`);
     this.#sink = sink;
     this.#wal = wal;
     this.#events = events;
@@ -79,21 +90,22 @@ export class BlockInserter {
   enqueue(segment: Segment): void {
     let queue = this.#queues.get(segment.table);
     if (queue === undefined) {
-      queue = [];
+      queue = { waiting: [], running: 0 };
       this.#queues.set(segment.table, queue);
     }
-    queue.push(segment);
-    if (!this.#loops.has(segment.table)) this.#start(segment.table, queue);
+    queue.waiting.push(segment);
+    this.#fill(segment.table, queue);
   }
 
-  /** Whether a segment of the table is waiting or being inserted. */
-  busy(table: TableName): boolean {
-    return (this.#queues.get(table)?.length ?? 0) > 0;
+  /** Whether a segment sealed now would wait for its INSERT: every INSERT of the table is taken, or a segment waits already. */
+  full(table: TableName): boolean {
+    const queue = this.#queues.get(table);
+    return queue !== undefined && (queue.waiting.length > 0 || queue.running >= this.#options.parallelism);
   }
 
   /** Resolves once every queued segment is in ClickHouse. */
   async whenIdle(): Promise<void> {
-    while (this.#loops.size > 0) await Promise.all(this.#loops.values());
+    while (this.#moves.size > 0) await Promise.all(this.#moves);
   }
 
   /** Waits up to `timeoutMs` for the backlog; what is left stays in the log for the next start. */
@@ -109,35 +121,42 @@ export class BlockInserter {
     }
   }
 
-  #start(table: TableName, queue: Segment[]): void {
-    const loop = async (): Promise<void> => {
-      for (let segment = queue[0], attempt = 0; segment !== undefined; segment = queue[0]) {
-        try {
-          const records = await WriteAheadLog.read(segment);
-          // A segment left by a crash may hold nothing but a torn record, which was never acknowledged.
-          if (records.length > 0) await this.#insert(table, records, segment.token);
-          await this.#wal.release(segment);
-          queue.shift();
-          attempt = 0;
-          if (queue.length === 0) this.#events.drained(table);
-        } catch (error) {
-          if (error instanceof Abandoned) throw error;
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-            queue.shift(); // removed by hand: nothing left to insert
-            continue;
-          }
-          // The segment's file could not be read or deleted: a local disk fault, retried like a storage one.
-          this.#events.storageHealth(false, `write-ahead log segment: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-          await this.#backoff(attempt++);
-        }
+  /** Starts the oldest waiting segments while fewer than `parallelism` of the table are being inserted. */
+  #fill(table: TableName, queue: TableQueue): void {
+    while (!this.#abandon && queue.running < this.#options.parallelism) {
+      const segment = queue.waiting.shift();
+      if (segment === undefined) return;
+      queue.running++;
+      const move: Promise<void> = this.#move(table, segment).catch((error: unknown) => {
+        if (!(error instanceof Abandoned)) throw error;
+      }).finally(() => {
+        this.#moves.delete(move);
+        queue.running--;
+        this.#fill(table, queue);
+        if (queue.waiting.length === 0 && queue.running < this.#options.parallelism) this.#events.slotFree(table);
+      });
+      this.#moves.add(move);
+    }
+  }
+
+  /** Inserts one segment, retrying until it is in ClickHouse, then deletes it. */
+  async #move(table: TableName, segment: Segment): Promise<void> {
+    for (let attempt = 0; ; ) {
+      try {
+        const records = await WriteAheadLog.read(segment);
+        // A segment left by a crash may hold nothing but a torn record, which was never acknowledged.
+        if (records.length > 0) await this.#insert(table, records, segment.token);
+        await this.#wal.release(segment);
+        return;
+      } catch (error) {
+        if (error instanceof Abandoned) throw error;
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // removed by hand: nothing left to insert
+        // The segment's file could not be read or deleted: a local disk fault, retried like a storage one.
+        this.#events.storageHealth(false, `write-ahead log segment: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        await this.#backoff(attempt++);
+        if (this.#abandon) throw new Abandoned();
       }
-    };
-    this.#loops.set(table, loop().catch((error: unknown) => {
-      if (!(error instanceof Abandoned)) throw error;
-    }).finally(() => {
-      this.#loops.delete(table);
-      if (queue.length > 0 && !this.#abandon) this.#start(table, queue);
-    }));
+    }
   }
 
   /** Inserts the records as one block; splits it when its own rows make it fail. */
@@ -147,7 +166,7 @@ export class BlockInserter {
     const bytes = chunks.reduce((n, c) => n + c.length, 0);
     for (let attempt = 0; ; attempt++) {
       if (this.#abandon) throw new Abandoned();
-      this.#events.inserting(table, rows);
+      this.#events.inserting(table, rows, token);
       const started = process.hrtime.bigint();
       const result = await this.#sink.insert(table, chunks, token);
       this.#events.inserted({ table, rows, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9, ok: result.ok, token });

@@ -21,13 +21,30 @@ export const rowTargets: Readonly<Record<TableName, RowBinaryTarget>> = {
   metrics: rowBinaryTarget(metricsTable(retention), rowColumns.metrics),
 };
 
-/** The sink; each INSERT passes `gate` (the process's store gate), which lets it run beside the API's queries on the store's INSERT connection. */
+/**
+ * The sink; each INSERT passes `gate` (the process's store gate), which lets
+ * it run beside the API's queries on one of the store's INSERT connections.
+ * An embedded connection runs one INSERT at a time: concurrent INSERTs lease
+ * one each, and wait for one when all are busy.
+ */
 export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): RowSink {
+  const connections = store.mode === 'embedded' ? new Lease(store.insertClients) : undefined;
   return {
     async insert(table: TableName, chunks: readonly Buffer[], dedupToken: string): Promise<SinkResult> {
       if (chunks.length === 0) return { ok: true };
       try {
-        await gate.insert(() => insertRowBinary(store, rowTargets[table], chunks, dedupToken));
+        await gate.insert(async () => {
+          if (connections === undefined) {
+            await insertRowBinary(store, rowTargets[table], chunks, dedupToken);
+            return;
+          }
+          const client = await connections.take();
+          try {
+            await insertRowBinary(store, rowTargets[table], chunks, dedupToken, client);
+          } finally {
+            connections.give(client);
+          }
+        });
         return { ok: true };
       } catch (error) {
         const failure = classifyStoreError(error);
@@ -35,4 +52,25 @@ export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): Row
       }
     },
   };
+}
+
+/** Items used by one holder at a time: take() resolves with a free one, in the order asked. */
+class Lease<T> {
+  readonly #free: T[];
+  readonly #waiting: Array<(item: T) => void> = [];
+
+  constructor(items: readonly T[]) {
+    this.#free = [...items];
+  }
+
+  take(): Promise<T> {
+    const item = this.#free.pop();
+    return item === undefined ? new Promise((resolve) => { this.#waiting.push(resolve); }) : Promise.resolve(item);
+  }
+
+  give(item: T): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#free.push(item);
+    else next(item);
+  }
 }

@@ -42,15 +42,13 @@ export const stopTimeoutMs = 30_000;
  * Backpressure while ClickHouse is healthy but slower than the traffic:
  * requests enter the log at the pace ClickHouse takes rows out of it (a
  * token bucket of half a second's worth, drained at the measured INSERT
- * rate), and the rows admitted and not yet inserted stay under one second
- * of inserting, so acknowledged rows become queryable within about that
- * plus one cut delay and their own INSERT (bench:peers under 8 saturating
- * clients: visibility p50 ~1 s, max 1.6–2.3 s, against 2.0–2.6 s and
- * 3.0–4.3 s with a bucket of 1 s and a bound of 2 s, at the same
- * throughput and ack p99). Under overload every request waits a little instead of
- * some waiting a whole INSERT; one not admitted within maxWaitMs is refused
- * with 429. While ClickHouse fails, the log buffers up to its byte bound
- * instead (that is what it is for).
+ * rate), and the rows admitted and not yet in an INSERT (the filling
+ * segment and sealed ones waiting for an INSERT slot) stay under one
+ * second of inserting, so acknowledged rows become queryable within about
+ * that plus their own INSERT (ADR 6). Under overload every request waits a
+ * little instead of some waiting a whole INSERT; one not admitted within
+ * maxWaitMs is refused with 429. While ClickHouse fails, the log buffers up
+ * to its byte bound instead (that is what it is for).
  */
 export const backpressure = { backlogSeconds: 0.5, maxBacklogSeconds: 1, maxWaitMs: 5000 } as const satisfies Omit<PacerOptions, 'unmeasuredBacklogRows'>;
 
@@ -84,14 +82,15 @@ export class LoggedWriter implements DurableWriter {
     const log = opened.wal;
     // Requests wait and ClickHouse idles until the filling segment is due: cut it early, but at most twice per cut delay.
     const earlyCutMs = Math.min(500, config.maxBatchDelayMs / 2);
-    const pacer = new AdmissionPacer<TableName>({ ...backpressure, unmeasuredBacklogRows: config.maxBatchRows }, (table) => {
-      if (!handoff.inserter?.busy(table)) log.sealEarly(table, earlyCutMs);
+    const { parallelism } = defaultInserterOptions;
+    const pacer = new AdmissionPacer<TableName>({ ...backpressure, unmeasuredBacklogRows: config.maxBatchRows, insertSlots: parallelism }, (table) => {
+      if (handoff.inserter?.full(table) !== true) log.sealEarly(table, earlyCutMs);
     }, clock);
     // A previous process's rows were never admitted here; their blocks (and the halves they split into) carry their segment's token.
     const recovered = opened.recovered.map((segment) => segment.token);
     const admitted = (token: string): boolean => !recovered.some((t) => token.startsWith(t));
     const inserter = new BlockInserter(sink, log, {
-      inserting: (table) => { pacer.inserting(table); },
+      inserting: (table, rows, token) => { pacer.inserting(table, admitted(token) ? rows : 0); },
       inserted: (stats) => {
         pacer.inserted(stats.table, stats.rows, stats.ok, admitted(stats.token));
         observer.inserted(stats);
@@ -101,10 +100,10 @@ export class LoggedWriter implements DurableWriter {
         if (admitted(token)) pacer.withdraw(table, rows);
         observer.deadLettered(table, rows, reason);
       },
-      drained: (table) => {
+      slotFree: (table) => {
         if (pacer.waiting(table)) log.sealEarly(table, earlyCutMs);
       },
-    }, { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') });
+    }, { ...defaultInserterOptions, parallelism, deadLetterDir: join(config.logDir, 'dead-letter') });
     handoff.inserter = inserter;
     for (const segment of opened.recovered) inserter.enqueue(segment);
     return new LoggedWriter(log, inserter, health, pacer, observer);

@@ -8,6 +8,7 @@
 // Rows of a signal table get their retention_days from the INSERT (the
 // tenant_retention view, read once per INSERT; docs/schema.md, "Retention"):
 // a server reads the body through input() in an INSERT … SELECT too.
+import type { ClickHouseClient } from '@clickhouse/client';
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -116,14 +117,18 @@ export function stringLiteral(value: string): string {
   return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 }
 
-/** Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the client does. */
-export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string): Promise<void> {
+/**
+ * Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the
+ * client does. `client` is one of the store's INSERT clients; an embedded
+ * one must not run another statement meanwhile (the caller leases it).
+ */
+export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string, client: ClickHouseClient = store.insertClients[0]): Promise<void> {
   const settings = insertSettings(dedupToken, store.cluster);
   if (store.spoolDir === undefined) {
     const query = target.retentionFrom === undefined
       ? `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')}) ${settings} FORMAT RowBinary`
       : `${insertSelect(store, target, 'input({structure:String})', settings)} FORMAT RowBinary`;
-    const result = await store.client.exec({ query, query_params: { structure: target.structure }, values: Readable.from(chunks) });
+    const result = await client.exec({ query, query_params: { structure: target.structure }, values: Readable.from(chunks) });
     // The response body of an INSERT is empty; drain it so the socket is reused.
     result.stream.resume();
     return;
@@ -131,7 +136,7 @@ export async function insertRowBinary(store: Store, target: RowBinaryTarget, chu
   const path = join(store.spoolDir, `${target.table}-${randomUUID()}.bin`);
   try {
     await stage(store.spoolDir, path, chunks);
-    await store.insertClient.command({ query: insertSelect(store, target, `file(${stringLiteral(path)}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
+    await client.command({ query: insertSelect(store, target, `file(${stringLiteral(path)}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
   } finally {
     await rm(path, { force: true });
   }

@@ -14,7 +14,7 @@
 //   of wide queries left an INSERT behind eight queries. The gate therefore
 //   holds the queries' turn itself: one query at a time, round-robin over
 //   keys (first come first served within a key). INSERTs have a connection
-//   of their own (Store.insertClient) and run beside the queries; when they
+//   of their own (Store.insertClients) and run beside the queries; when they
 //   share the queries' connection (`insertsTakeTurn`), a waiting INSERT
 //   gets the turn first. A running query cannot be interrupted, so while
 //   ingest is active queries also yield: after a query that ran d ms, the

@@ -10,13 +10,15 @@ import type { ClickHouseConfig } from '../config/config.ts';
 export interface Store {
   readonly client: ClickHouseClient;
   /**
-   * The client of the gateway's block INSERTs (src/clickhouse/row-binary-insert.ts).
-   * Server mode: `client`. Embedded mode: a second chDB connection on the
-   * same data dir, so that an INSERT runs beside a query instead of behind
-   * it (chDB runs a connection's statements, and every statement with bound
-   * parameters in the process, one at a time).
+   * The clients of the gateway's block INSERTs (src/clickhouse/row-binary-insert.ts).
+   * Server mode: `client` alone, which runs any number of INSERTs at once.
+   * Embedded mode: two more chDB connections on the same data dir, each
+   * running one INSERT at a time, so that an INSERT runs beside a query
+   * instead of behind it, and two INSERTs beside each other (chDB runs a
+   * connection's statements, and every statement with bound parameters in
+   * the process, one at a time).
    */
-  readonly insertClient: ClickHouseClient;
+  readonly insertClients: readonly [ClickHouseClient, ...ClickHouseClient[]];
   readonly mode: 'embedded' | 'server';
   /** Database that holds every table; a validated identifier, safe to splice into SQL. */
   readonly database: string;
@@ -81,7 +83,7 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
       // Progress headers keep long queries' connections alive through load balancers.
       clickhouse_settings: { output_format_json_quote_64bit_integers: 1, send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' },
     });
-    return { ok: true, store: { client, insertClient: client, mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() } };
+    return { ok: true, store: { client, insertClients: [client], mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() } };
   }
   const chdb = await load();
   if (chdb === undefined) {
@@ -95,9 +97,10 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
     mkdirSync(path, { recursive: true });
     const spoolDir = openSpool(config.dataDir);
     const client = createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
-    const insertClient = createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
-    const close = async (): Promise<void> => { await Promise.all([insertClient.close(), client.close()]); };
-    return { ok: true, store: { client, insertClient, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close } };
+    const connect = (): ClickHouseClient => createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
+    const insertClients = [connect(), connect()] as const;
+    const close = async (): Promise<void> => { await Promise.all([...insertClients, client].map((c) => c.close())); };
+    return { ok: true, store: { client, insertClients, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close } };
   } catch (error) {
     return { ok: false, message: `cannot open embedded ClickHouse at ${path}: ${(error as Error).message}` };
   }

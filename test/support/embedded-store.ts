@@ -36,7 +36,7 @@ export async function databaseStore(prefix: string): Promise<Store> {
   const database = uniqueDatabase(prefix);
   return {
     client: base.client,
-    insertClient: base.insertClient,
+    insertClients: base.insertClients,
     mode: base.mode,
     database,
     cluster: undefined,

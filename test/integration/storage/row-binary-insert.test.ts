@@ -86,7 +86,7 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
 
   it('writes any string as a literal ClickHouse reads back unchanged', async () => {
     await fc.assert(fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), async (value) => {
-      const rs = await store.insertClient.query({ query: `SELECT ${stringLiteral(value)} AS v`, format: 'JSONEachRow' });
+      const rs = await store.insertClients[0].query({ query: `SELECT ${stringLiteral(value)} AS v`, format: 'JSONEachRow' });
       expect((await rs.json<{ v: string }>())[0]?.v).to.equal(value);
     }), { numRuns: 200, seed: 19 });
   });

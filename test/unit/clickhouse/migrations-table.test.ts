@@ -135,7 +135,7 @@ describe('migrate on a cluster with the old schema_migrations (fake store at the
       },
       insert: () => Promise.resolve({}),
     };
-    const store = { client, insertClient: client, mode: 'server', database: 'obs', cluster: 'tenantry', spoolDir: undefined, close: () => Promise.resolve() } as unknown as Store;
+    const store = { client, insertClients: [client], mode: 'server', database: 'obs', cluster: 'tenantry', spoolDir: undefined, close: () => Promise.resolve() } as unknown as Store;
     return { store, commands };
   }
 

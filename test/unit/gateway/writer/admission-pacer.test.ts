@@ -85,9 +85,53 @@ describe('admission pacer', () => {
     await clock.advance(3000);
     expect(waiting.answer).to.equal(undefined);
     pacer.inserted('spans', 1000, true, true);
-    await clock.advance(200); // then at the (now slower) pace
+    await settle();
+    // That INSERT lowered the measured rate (1,000 rows in 1 s, then 1,000 in 5 s: about 455 rows/s), so
+    // the 900 rows left already fill the backlog's two seconds: the filling segment is cut, and its INSERT makes room.
+    expect(waiting.answer).to.equal(undefined);
+    expect(starved).to.deep.equal(['spans']);
+    pacer.inserting('spans');
+    await clock.advance(1000);
+    pacer.inserted('spans', 900, true, true);
+    await settle();
     expect(waiting.answer).to.equal(true);
-    expect(pacer.backlog('spans')).to.equal(1100);
+    expect(pacer.backlog('spans')).to.equal(200);
+  });
+
+  it('asks for an early cut while requests wait and fewer INSERTs run than insertSlots', async () => {
+    const two = new AdmissionPacer<'spans'>({ ...options, insertSlots: 2 }, (table) => { starved.push(table); }, clock);
+    expect(await two.admit('spans', 1000)).to.equal(true);
+    two.inserting('spans');
+    await clock.advance(1000);
+    two.inserted('spans', 1000, true, true); // 1,000 rows/s measured
+    expect(await two.admit('spans', 1000)).to.equal(true);
+    two.inserting('spans'); // one INSERT runs, one more may
+    const waiting = watch(two.admit('spans', 1000)); // over the bucket's 1,000 rows: waits
+    await settle();
+    expect(waiting.answer).to.equal(undefined);
+    expect(starved, 'a second INSERT could run: cut the filling segment').to.deep.equal(['spans']);
+    starved.length = 0;
+    two.inserting('spans'); // now both run
+    await clock.advance(1);
+    expect(starved, 'both INSERTs run: nothing to cut for').to.deep.equal([]);
+  });
+
+  it('measures overlapping INSERTs by what they take together, not each by its own duration', async () => {
+    expect(await pacer.admit('spans', 3000)).to.equal(true);
+    pacer.inserting('spans');
+    await clock.advance(500);
+    pacer.inserting('spans'); // a second segment's INSERT starts while the first runs
+    await clock.advance(500);
+    pacer.inserted('spans', 1000, true, true); // 1,000 rows in the first second
+    expect(pacer.measuredRate('spans')).to.equal(1000);
+    await clock.advance(500);
+    pacer.inserted('spans', 1000, true, true); // 1,000 more in the next half second: the table takes 2,000 rows/s now
+    expect(pacer.measuredRate('spans')).to.be.closeTo(1000 / 0.85, 1e-9); // smoothed towards it: (1,000 rows) / (1 s + 0.3 × (0.5 s − 1 s))
+    await clock.advance(1000);
+    pacer.inserting('spans');
+    await clock.advance(2000); // alone again, and after a pause: its own 2 s count, not the time since the last end
+    pacer.inserted('spans', 1000, true, true);
+    expect(pacer.measuredRate('spans')).to.be.closeTo(1000 / (0.85 + 0.3 * (2 - 0.85)), 1e-9);
   });
 
   it('refuses a request after maxWaitMs and then considers the one behind it', async () => {

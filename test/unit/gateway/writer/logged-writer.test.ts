@@ -4,6 +4,7 @@
 // replays are the point.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
@@ -181,6 +182,32 @@ describe('logged writer', () => {
     expect(await waiting).to.deep.equal({ ok: true });
     await writer.flush();
     expect(ch.inserts.map((i) => i.rows)).to.deep.equal([10, 1, 1]);
+    await writer.stop();
+  });
+
+  it('inserts two sealed segments of a table at once, and starts a third only when one of them ends', async () => {
+    const ch = new FakeClickHouse();
+    const writer = await LoggedWriter.open(ch, config, new RecordingObserver());
+    let release: () => void = () => undefined;
+    ch.hold = new Promise((resolve) => { release = resolve; });
+    let starts = 0;
+    let twoStarted: () => void = () => undefined;
+    const bothRunning = new Promise<void>((resolve) => { twoStarted = resolve; });
+    ch.insertStarted = () => { if (++starts === 2) twoStarted(); };
+    for (const name of ['s1', 's2', 's3']) {
+      expect(await writer.submit('spans', rows(name), 1)).to.deep.equal({ ok: true });
+      await writer.seal(); // a segment each; seal() resolves once it is queued for its INSERT
+    }
+    await bothRunning;
+    // An inserter that let the third segment go too would have queued its read before this one of the same files.
+    for (const name of readdirSync(join(dir, 'spans'))) await readFile(join(dir, 'spans', name));
+    await new Promise((resolve) => { setImmediate(resolve); });
+    expect(ch.inserts.map((i) => i.token), 'two INSERTs run; the third waits for one of them').to.have.length(2);
+    ch.hold = undefined;
+    release();
+    await writer.flush();
+    expect(ch.rows.get('spans')).to.have.members(['s1', 's2', 's3']);
+    expect(new Set(ch.inserts.map((i) => i.token)).size).to.equal(3);
     await writer.stop();
   });
 
