@@ -121,6 +121,8 @@ function variants(t: Table): Variant[] {
     { name: 'ZSTD(1) columns as LZ4', measureOnly: true, alter: [big('LZ4')] },
     { name: 'ZSTD(1) columns as NONE', measureOnly: true, alter: [big('NONE')] },
     { name: 'no idx_trace_id', alter: [dropIndexes(t, ['idx_trace_id'])] },
+    { name: 'wide inserted parts (before migration 10)', alter: [`ALTER TABLE {db}.${t} MODIFY SETTING min_rows_for_wide_part = 0`] },
+    { name: 'compact parts below 1M rows', alter: [`ALTER TABLE {db}.${t} MODIFY SETTING min_rows_for_wide_part = 1000000`] },
     ...(t === 'spans' ? [{ name: 'no idx_duration', alter: [dropIndexes(t, ['idx_duration'])] }] : []),
     { name: 'no resource_attributes idx', alter: [dropIndexes(t, mapIndexNames('resource_attributes'))] },
     { name: `no ${item} idx`, alter: [dropIndexes(t, mapIndexNames(item))] },

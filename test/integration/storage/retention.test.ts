@@ -203,8 +203,8 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       await settings.write('api', 'grow', { retention: { logsDays: 1 } });
       await settings.write('api', 'stay', { retention: { logsDays: 1 } });
       await store.client.command({ query: `SYSTEM STOP TTL MERGES ${store.database}.logs` });
-      // Wide parts (one file per column), as every part over 10 MiB is by default: small test parts would be compact.
-      await store.client.command({ query: `ALTER TABLE ${store.database}.logs MODIFY SETTING min_bytes_for_wide_part = 0` });
+      // Wide parts (one file per column), as every merged part over 10 MiB and 110,000 rows is (migration 10): small test parts would be compact.
+      await store.client.command({ query: `ALTER TABLE ${store.database}.logs MODIFY SETTING min_bytes_for_wide_part = 0, min_rows_for_wide_part = 0` });
       const old = twoDaysAgo();
       await insertLogs(store, [{ tenant: 'grow', ms: old, id: 'g1' }, { tenant: 'grow', ms: old + 1, id: 'g2' }]);
       await insertLogs(store, [{ tenant: 'stay', ms: old - dayMs, id: 's1' }]);

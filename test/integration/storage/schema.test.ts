@@ -89,6 +89,7 @@ describe('schema on embedded ClickHouse', function () {
         7: '088de4697ee2901c3725479edf17fcf760c1f3d5b205a4208a5187144aa495de',
         8: '015d6357129c7afc104213c686b774c0850e5f459b5d9b8e5a3c655aaac48d94',
         9: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+        10: '201919ee32cc5b1b20986177d051be900c5379a1eee643e13c734f07424d2458',
       };
       for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });
