@@ -143,7 +143,7 @@ export class AdmissionPacer<Table extends string> {
     this.#serve(table, pace);
   }
 
-  /** An INSERT of `rows` of the table's rows begins (others of the table may be running). */
+  /** An INSERT of `rows` of the table's rows begins (others of the table may be running); 0 rows for a previous process's segment. */
   inserting(table: Table, rows = 0): void {
     const pace = this.#pace(table);
     pace.runningSince.push(this.#clock.now());
@@ -167,7 +167,7 @@ export class AdmissionPacer<Table extends string> {
     const seconds = started === undefined ? 0 : (now - Math.max(started, pace.endedAt)) / 1000;
     pace.endedAt = now;
     this.#drain(pace); // at the old rate and backlog up to now
-    pace.runningRows = Math.max(0, pace.runningRows - rows);
+    if (admitted) pace.runningRows = Math.max(0, pace.runningRows - rows); // a previous process's INSERT began with none
     if (stored) {
       if (admitted) pace.backlog = Math.max(0, pace.backlog - rows);
       if (seconds > 0 && rows > 0) {

@@ -98,6 +98,18 @@ describe('admission pacer', () => {
     expect(pacer.backlog('spans')).to.equal(200);
   });
 
+  it('does not count rows being inserted in the backlog: a request enters at the bucket\'s pace while their INSERT runs', async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 1000)).to.equal(true);
+    pacer.inserting('spans', 1000); // those 1,000 rows are in an INSERT now
+    await clock.advance(1000);
+    expect(await pacer.admit('spans', 900)).to.equal(true); // 1,900 admitted and not inserted, 900 of them waiting for an INSERT
+    const waiting = watch(pacer.admit('spans', 200)); // 2,100 would pass the 2 s bound were the running INSERT's rows counted
+    await clock.advance(300); // the bucket's pace: 200 rows at 90% of 1,000 rows/s, slowed a tenth by the 1,100 waiting
+    expect(waiting.answer, 'admitted while the INSERT still runs').to.equal(true);
+    expect(pacer.backlog('spans')).to.equal(2100);
+  });
+
   it('asks for an early cut while requests wait and fewer INSERTs run than insertSlots', async () => {
     const two = new AdmissionPacer<'spans'>({ ...options, insertSlots: 2 }, (table) => { starved.push(table); }, clock);
     expect(await two.admit('spans', 1000)).to.equal(true);
