@@ -10,10 +10,10 @@ import {
 } from './tables.ts';
 import type { RetentionTable } from './tables.ts';
 import { recalculateOnlySetting } from './retention-ttl.ts';
+import { deterministicShardingStatements } from './cluster-schema.ts';
 
 /** Parts of fewer rows than this are compact: just above the largest block the gateway inserts by default. */
 const compactInsertedPartsSetting = 'min_rows_for_wide_part = 110000';
-import { deterministicShardingStatements } from './cluster-schema.ts';
 
 export interface SchemaContext extends SchemaTarget {
   readonly retention: RetentionConfig;
