@@ -13,7 +13,7 @@ export type SystemName = 'loki' | 'tempo' | 'tenantry';
 export interface RunningServer extends BaseServer { readonly name: SystemName }
 
 import type { RunningServer as BaseServer } from '../../test/peers/server-process.ts';
-import { tailOf } from '../../test/peers/server-process.ts';
+import { stopper, tailOf } from '../../test/peers/server-process.ts';
 export { freePort, spawnReady } from '../../test/peers/server-process.ts';
 export type { LokiServer as Loki } from '../../test/peers/loki-server.ts';
 export { startLoki } from '../../test/peers/loki-server.ts';
@@ -45,15 +45,7 @@ export async function startTenantryAll(root: string, dir: string, timeoutMs = 18
   const child = spawn(process.execPath, [...nodeFlags, join(root, 'src', 'cli.ts'), 'all'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr.pipe(out, { end: false });
   const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    out.end();
-  };
+  const stop = stopper(child, out, 60_000);
   const tail = (): string => tailOf(logFile);
   // Its JSON log lines go to the log file; the "tenantry started" line carries the ports.
   const ports = await new Promise<Record<string, number>>((resolve, reject) => {

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -29,6 +30,24 @@ export async function freePort(): Promise<number> {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Stops a child: SIGTERM, then SIGKILL if it has not exited after `graceMs`
+ * (a bound on a graceful shutdown, not a wait: the exit event ends it), then
+ * closes its output file.
+ */
+export function stopper(child: ChildProcess, out: WriteStream, graceMs: number): () => Promise<void> {
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  return async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    }
+    out.end();
+  };
+}
+
 /** The last lines of a file (a server's output), or '' when it cannot be read. */
 export function tailOf(file: string, lines = 30): string {
   try {
@@ -45,17 +64,10 @@ export async function spawnReady(name: string, binary: string, args: readonly st
   const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(out, { end: false });
   child.stderr.pipe(out, { end: false });
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
   const tail = (): string => tailOf(logFile);
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    out.end();
-  };
+  const stop = stopper(child, out, 30_000);
+  // Readiness is an HTTP answer of another program, whose log lines differ by program and version:
+  // there is no event to wait on from outside the process, so a bounded poll.
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);

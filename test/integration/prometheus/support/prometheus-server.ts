@@ -3,11 +3,9 @@
 // remote-writing everything it scrapes to Tenantry's /api/v1/push with the
 // tenant's key as the basic-auth password and X-Scope-OrgID. Also reads its
 // own /metrics to tell when remote write has sent everything.
-import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort, spawnReady } from '../../../peers/server-process.ts';
 
 export interface RemoteWriteTarget {
   readonly url: string;
@@ -29,14 +27,6 @@ export interface PrometheusServer {
   selfMetric(name: string): Promise<number>;
   tail(): string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
-  return port;
 }
 
 function configOf(options: PrometheusOptions): Record<string, unknown> {
@@ -64,40 +54,11 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
   const port = await freePort();
   const configFile = join(options.dir, 'prometheus.yml');
   writeFileSync(configFile, JSON.stringify(configOf(options), null, 2));
-  const logFile = join(options.dir, 'prometheus.log');
-  const out = createWriteStream(logFile);
-  const child = spawn(options.binary, [
+  const url = `http://127.0.0.1:${port}`;
+  const { tail, stop } = await spawnReady('prometheus', options.binary, [
     `--config.file=${configFile}`, `--storage.tsdb.path=${join(options.dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`,
     '--log.level=warn',
-  ], { cwd: options.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(out, { end: false });
-  child.stderr.pipe(out, { end: false });
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
-  const tail = (): string => { try { return readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n'); } catch { return ''; } };
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    out.end();
-  };
-  const url = `http://127.0.0.1:${port}`;
-  // Readiness has no event to wait on from outside the process: a bounded poll.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`prometheus exited before it was ready:\n${tail()}`);
-    try {
-      const res = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) });
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) { await stop(); throw new Error(`prometheus not ready within 60 s:\n${tail()}`); }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  ], options.dir, `${url}/-/ready`, 60_000);
   const selfMetric = async (name: string): Promise<number> => {
     const res = await fetch(`${url}/metrics`);
     const text = await res.text();
