@@ -53,6 +53,12 @@ export async function migratedStore(prefix: string, retention: RetentionConfig =
   return store;
 }
 
+/** The rows a query answers, as JSON objects. */
+export async function rows<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const rs = await store.client.query({ query, query_params: params, format: 'JSONEachRow' });
+  return rs.json<T>();
+}
+
 /** Closes the shared store and removes its directory (root hook, after all tests). */
 export async function closeSharedStore(): Promise<void> {
   if (shared === undefined) return;

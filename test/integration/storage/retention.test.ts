@@ -16,12 +16,7 @@ import { silentLogger } from '../../../src/log/logger.ts';
 import { resolveEffective } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { SourcedValues } from '../../../src/tenant/settings/tenant-settings.ts';
 import { RowWriter } from '../../../gateway/rowbinary/row-writer.ts';
-import { databaseStore, defaultRetention, migratedStore } from '../../support/embedded-store.ts';
-
-async function rows<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
-  const rs = await store.client.query({ query, query_params: params, format: 'JSONEachRow' });
-  return rs.json<T>();
-}
+import { databaseStore, defaultRetention, migratedStore, rows } from '../../support/embedded-store.ts';
 
 const dayMs = 86_400_000;
 const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);

@@ -3,12 +3,7 @@ import { migrate, migrationChecksum } from '../../../src/clickhouse/schema/migra
 import { migrations } from '../../../src/clickhouse/schema/migrations.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
-import { databaseStore, defaultRetention, migratedStore } from '../../support/embedded-store.ts';
-
-async function rows<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
-  const rs = await store.client.query({ query, query_params: params, format: 'JSONEachRow' });
-  return rs.json<T>();
-}
+import { databaseStore, defaultRetention, migratedStore, rows } from '../../support/embedded-store.ts';
 
 const day = '2026-11-20';
 

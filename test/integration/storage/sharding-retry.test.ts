@@ -15,12 +15,7 @@ import { migrationsTablePlan } from '../../../src/clickhouse/schema/migrations-t
 import { shardingKeys } from '../../../src/clickhouse/schema/tables.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { logRow, metricRow, secondsNs, spanRow } from '../api/support/telemetry-rows.ts';
-import { migratedStore } from '../../support/embedded-store.ts';
-
-async function rows<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
-  const rs = await store.client.query({ query, query_params: params, format: 'JSONEachRow' });
-  return rs.json<T>();
-}
+import { migratedStore, rows } from '../../support/embedded-store.ts';
 
 type Signal = 'logs' | 'spans' | 'metrics';
 const start = secondsNs(Date.UTC(2026, 10, 23, 22, 0, 0) / 1000);

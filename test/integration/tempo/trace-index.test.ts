@@ -6,15 +6,10 @@
 import { expect } from 'chai';
 import { traceSql } from '../../../api/compat/tempo/trace-by-id.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
-import { migratedStore } from '../../support/embedded-store.ts';
+import { migratedStore, rows } from '../../support/embedded-store.ts';
 
 const traces = 40_000;
 const spansPerTrace = 5;
-
-async function rows<T>(store: Store, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
-  const rs = await store.client.query({ query, query_params: params, format: 'JSONEachRow' });
-  return rs.json<T>();
-}
 
 /** Granules the spans table's primary key and the trace_id bloom filter leave, from EXPLAIN indexes = 1. */
 async function spansGranules(store: Store, sql: string, params: Record<string, unknown>): Promise<{ primaryKey: string; bloom: string }> {
