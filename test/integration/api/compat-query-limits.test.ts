@@ -6,7 +6,6 @@
 // ClickHouse and answered 503.
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
-import type { ClickHouseClient } from '@clickhouse/client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
@@ -20,26 +19,7 @@ import { startApiWith } from '../../../api/api.ts';
 import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
 import type { QueryTarget } from '../../../api/v1/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
-
-/** The store's client, except that queries of `table` for tenant "held" wait until release(), and those for tenant "slow" run without end. */
-function trappingTarget(store: Store, table: string): { target: QueryTarget; firstHeld: Promise<void>; release: () => void } {
-  const gate = Promise.withResolvers<undefined>();
-  const arrived = Promise.withResolvers<undefined>();
-  const query: ClickHouseClient['query'] = async (params) => {
-    const values = new RegExp(`\\.${table}\\b`).test(params.query) ? Object.values(params.query_params ?? {}) : [];
-    if (values.includes('held')) {
-      arrived.resolve(undefined);
-      await gate.promise;
-    }
-    if (values.includes('slow')) {
-      const settings = params.query.slice(params.query.lastIndexOf('\nSETTINGS'));
-      return store.client.query({ ...params, query: `SELECT count() AS n FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1${settings}`, query_params: {} });
-    }
-    return store.client.query(params);
-  };
-  return { target: { client: { query, command: (params) => store.client.command(params) } }, firstHeld: arrived.promise.then(() => undefined), release: () => { gate.resolve(undefined); } };
-}
-
+import { trappingTarget } from './support/store-faults.ts';
 
 /** One API: the table its query reads, a query and a second call, and what its refusals look like. */
 interface LimitedApi {
@@ -117,7 +97,7 @@ describe('api/compat query limits', function () {
 
   for (const a of apis) {
     it(`${a.name}: answers 429 with Retry-After when the tenant has its most queries running; other tenants go on`, async () => {
-      const trap = trappingTarget(store, a.table);
+      const trap = trappingTarget(store, new RegExp(`\\.${a.table}\\b`));
       const api = await start(trap.target);
       try {
         expect((await api.call('PUT', '/v1/tenants/held', 'held', { limits: { maxConcurrentQueries: 1 } })).status).to.equal(200);
@@ -137,7 +117,7 @@ describe('api/compat query limits', function () {
     });
 
     it(`${a.name}: cancels a query after the tenant's limits.queryTimeoutSeconds and answers 503`, async () => {
-      const trap = trappingTarget(store, a.table);
+      const trap = trappingTarget(store, new RegExp(`\\.${a.table}\\b`));
       const api = await start(trap.target);
       try {
         // The tenant record may remain from the other API's run: the PUT sets the limit either way.

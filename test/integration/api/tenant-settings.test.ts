@@ -3,7 +3,6 @@
 // retention hiding on every query route, and the query limits.
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
-import type { ClickHouseClient } from '@clickhouse/client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
@@ -19,6 +18,7 @@ import type { QueryTarget } from '../../../api/v1/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { field, keys, startHarness } from './support/api-harness.ts';
 import type { Harness } from './support/api-harness.ts';
+import { trappingTarget } from './support/store-faults.ts';
 import { insertRows, logRow, metricRow, spanRow } from './support/telemetry-rows.ts';
 
 const dayNs = 86_400n * 1_000_000_000n;
@@ -164,25 +164,6 @@ describe('api/tenant settings', function () {
   });
 });
 
-/** The store's client, except that record queries (logs, spans) of tenant "held" wait until release() and those of "slow" run an endless query (with the runner's SETTINGS). */
-function trappingTarget(store: Store): { target: QueryTarget; firstHeld: Promise<void>; release: () => void } {
-  const gate = Promise.withResolvers<undefined>();
-  const arrived = Promise.withResolvers<undefined>();
-  const query: ClickHouseClient['query'] = async (params) => {
-    const values = /\.(logs|spans)\b/.test(params.query) ? Object.values(params.query_params ?? {}) : [];
-    if (values.includes('held')) {
-      arrived.resolve(undefined);
-      await gate.promise;
-    }
-    if (values.includes('slow')) {
-      const settings = params.query.slice(params.query.lastIndexOf('\nSETTINGS'));
-      return store.client.query({ ...params, query: `SELECT count() AS n FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1${settings}`, query_params: {} });
-    }
-    return store.client.query(params);
-  };
-  return { target: { client: { query, command: (params) => store.client.command(params) } }, firstHeld: arrived.promise.then(() => undefined), release: () => { gate.resolve(undefined); } };
-}
-
 describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', function () {
   this.timeout(60_000);
   const keyA = 'tenant-limits-key-a-0123456789';
@@ -213,7 +194,7 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
   }
 
   it('answers 429 with Retry-After naming limits.maxConcurrentQueries when a tenant has its most queries running, whatever the key; other tenants go on', async () => {
-    const trap = trappingTarget(store);
+    const trap = trappingTarget(store, /\.(logs|spans)\b/);
     const api = await start(trap.target);
     try {
       expect((await api.call(admin, 'PUT', '/v1/tenants/held', { limits: { maxConcurrentQueries: 1 } })).status).to.equal(200);
@@ -237,7 +218,7 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
   });
 
   it('cancels a query in ClickHouse after the tenant\'s limits.queryTimeoutSeconds and answers 503', async () => {
-    const trap = trappingTarget(store);
+    const trap = trappingTarget(store, /\.(logs|spans)\b/);
     const api = await start(trap.target);
     try {
       expect((await api.call(admin, 'PUT', '/v1/tenants/slow', { limits: { queryTimeoutSeconds: 1 } })).status).to.equal(200);
