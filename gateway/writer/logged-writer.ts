@@ -82,8 +82,7 @@ export class LoggedWriter implements DurableWriter {
     const log = opened.wal;
     // Requests wait and ClickHouse idles until the filling segment is due: cut it early, but at most twice per cut delay.
     const earlyCutMs = Math.min(500, config.maxBatchDelayMs / 2);
-    const { parallelism } = defaultInserterOptions;
-    const pacer = new AdmissionPacer<TableName>({ ...backpressure, unmeasuredBacklogRows: config.maxBatchRows, insertSlots: parallelism }, (table) => {
+    const pacer = new AdmissionPacer<TableName>({ ...backpressure, unmeasuredBacklogRows: config.maxBatchRows, insertSlots: defaultInserterOptions.parallelism }, (table) => {
       if (handoff.inserter?.full(table) !== true) log.sealEarly(table, earlyCutMs);
     }, clock);
     // A previous process's rows were never admitted here; their blocks (and the halves they split into) carry their segment's token.
@@ -103,7 +102,7 @@ export class LoggedWriter implements DurableWriter {
       slotFree: (table) => {
         if (pacer.waiting(table)) log.sealEarly(table, earlyCutMs);
       },
-    }, { ...defaultInserterOptions, parallelism, deadLetterDir: join(config.logDir, 'dead-letter') });
+    }, { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') });
     handoff.inserter = inserter;
     for (const segment of opened.recovered) inserter.enqueue(segment);
     return new LoggedWriter(log, inserter, health, pacer, observer);
