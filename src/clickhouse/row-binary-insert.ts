@@ -63,6 +63,19 @@ async function stage(spoolDir: string, path: string, chunks: readonly Buffer[]):
 const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
 
 /**
+ * A block's part is written without its skip indexes; the first merge that
+ * takes the part in builds them (materialize_skip_indexes_on_merge, on by
+ * default). Each skip index is two more files in every inserted part, and
+ * creating files was most of what the indexes cost an INSERT: 12 of a compact
+ * spans part's 26 files. `npm run bench:insert-cost`: INSERT CPU per row
+ * 0.6× for spans with the merge's CPU unchanged (ADR 6, "Where the CPU went,
+ * fourth look"). A query reads a part without an index as if no granule could
+ * be skipped; such parts are the newest ones, of at most one block each, until
+ * merged.
+ */
+export const skipIndexesAtMerge = 'materialize_skip_indexes_on_insert = 0';
+
+/**
  * The SETTINGS of a block insert. With a deduplication token, ClickHouse
  * skips a block it has already stored under that token (the table's
  * deduplication window), and so do the materialized views fed by it. chDB
@@ -85,7 +98,7 @@ const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
  * retention values in use (docs/schema.md, "Retention").
  */
 function insertSettings(token: string | undefined, cluster: string | undefined): string {
-  const settings = ['max_partitions_per_insert_block = 0'];
+  const settings = ['max_partitions_per_insert_block = 0', skipIndexesAtMerge];
   // On a cluster the INSERT goes through a Distributed table: in the foreground it returns once every shard's
   // rows are written on a replica there, so an acknowledged block is stored (issue 14), not queued on the receiving server.
   if (cluster !== undefined) settings.push('distributed_foreground_insert = 1');
