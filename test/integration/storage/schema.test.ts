@@ -85,6 +85,7 @@ describe('schema on embedded ClickHouse', function () {
         8: '015d6357129c7afc104213c686b774c0850e5f459b5d9b8e5a3c655aaac48d94',
         9: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
         10: '201919ee32cc5b1b20986177d051be900c5379a1eee643e13c734f07424d2458',
+        11: '887088bf63bb8e53bcfb079062ba2fd0fd8d2ed1b3de09661da4782222898034',
       };
       for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });
