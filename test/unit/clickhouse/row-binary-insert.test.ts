@@ -49,7 +49,7 @@ describe('RowBinary inserts', () => {
       const target = { table: 'spans', columns: ['a', 'b'], structure: 'a String, b String', retentionFrom: undefined };
       await insertRowBinary(opened.store, target, rows, 'spans-0123456789abcdef-000000000042');
       expect(seen).to.have.length(1);
-      expect(seen[0]?.query).to.equal("INSERT INTO tenantry.spans (a, b) SETTINGS max_partitions_per_insert_block = 0, insert_deduplication_token = 'spans-0123456789abcdef-000000000042', deduplicate_blocks_in_dependent_materialized_views = 1 FORMAT RowBinary");
+      expect(seen[0]?.query).to.equal("INSERT INTO tenantry.spans (a, b) SETTINGS max_partitions_per_insert_block = 0, materialize_skip_indexes_on_insert = 0, insert_deduplication_token = 'spans-0123456789abcdef-000000000042', deduplicate_blocks_in_dependent_materialized_views = 1 FORMAT RowBinary");
       expect(seen[0]?.body.equals(Buffer.concat(rows))).to.equal(true);
       let refused: unknown;
       await insertRowBinary(opened.store, target, rows, "x', readonly = '0").catch((error: unknown) => { refused = error; });
