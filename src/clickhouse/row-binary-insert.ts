@@ -68,8 +68,8 @@ const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
  * default). Each skip index is two more files in every inserted part, and
  * creating files was most of what the indexes cost an INSERT: 12 of a compact
  * spans part's 26 files. `npm run bench:insert-cost`: INSERT CPU per row
- * 0.6× for spans with the merge's CPU unchanged (ADR 6, "Where the CPU went,
- * fourth look"). A query reads a part without an index as if no granule could
+ * 0.62× for logs and 0.86× for spans, the merge's CPU unchanged (ADR 6,
+ * "Where the CPU went, fourth look"). A query reads a part without an index as if no granule could
  * be skipped; such parts are the newest ones, of at most one block each, until
  * merged.
  */

@@ -58,6 +58,30 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
   });
 
+  it('leaves a block\'s skip indexes to the first merge that takes its part in, and queries find its rows meanwhile', async () => {
+    await store.client.command({ query: `CREATE TABLE ${store.database}.indexed (${target.structure}, INDEX idx_s s TYPE bloom_filter(0.01) GRANULARITY 1) ENGINE = MergeTree ORDER BY id` });
+    const indexBytes = async (): Promise<number[]> => {
+      const rs = await store.client.query({
+        query: 'SELECT toUInt64(secondary_indices_compressed_bytes) AS b FROM system.parts WHERE database = {db:String} AND table = \'indexed\' AND active ORDER BY name',
+        query_params: { db: store.database }, format: 'JSONEachRow',
+      });
+      return (await rs.json<{ b: string }>()).map((r) => Number(r.b));
+    };
+    for (const id of [1, 2]) {
+      const w = new RowWriter(16);
+      row(w, id, Buffer.from(`needle-${id}`), {}, null, 1n);
+      await insertRowBinary(store, { ...target, table: 'indexed' }, [w.result()]);
+    }
+    expect(await indexBytes()).to.deep.equal([0, 0]);
+    const found = async (): Promise<unknown> => (await store.client.query({ query: `SELECT id FROM ${store.database}.indexed WHERE s = 'needle-2'`, format: 'JSONEachRow' })).json();
+    expect(await found()).to.deep.equal([{ id: 2 }]);
+    await store.client.command({ query: `OPTIMIZE TABLE ${store.database}.indexed FINAL` });
+    const merged = await indexBytes();
+    expect(merged).to.have.length(1);
+    expect(merged[0]).to.be.greaterThan(0);
+    expect(await found()).to.deep.equal([{ id: 2 }]);
+  });
+
   it('rejects rows that do not match the structure, stores none of them, and leaves no staged file', async () => {
     const before = await store.client.query({ query: `SELECT count() AS n FROM ${store.database}.bin`, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>());
     const good = new RowWriter(16);

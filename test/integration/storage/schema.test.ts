@@ -37,6 +37,13 @@ describe('schema on embedded ClickHouse', function () {
       expect(tables[0]?.engine_full).to.contain('TTL toDateTime(seen_at) + toIntervalDay(1)');
     });
 
+    it('migrations 10 and 11 give the signal tables compact inserted parts and wider merges', async () => {
+      const tables = await rows<{ name: string; engine_full: string }>(store,
+        "SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('logs', 'spans', 'metrics') ORDER BY name", { db: store.database });
+      expect(tables.map((t) => t.name)).to.deep.equal(['logs', 'metrics', 'spans']);
+      for (const t of tables) expect(t.engine_full, t.name).to.contain('min_rows_for_wide_part = 110000').and.to.contain('merge_selector_base = 12');
+    });
+
     it('refuses to run when an applied migration was edited', async () => {
       const [first] = migrations;
       if (first === undefined) throw new Error('no migrations');
