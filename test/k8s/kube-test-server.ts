@@ -7,10 +7,10 @@ import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePorts } from '../peers/server-process.ts';
 import type { K8sBinaries } from './k8s-binaries.ts';
 
 const execFileAsync = promisify(execFile);
@@ -37,18 +37,6 @@ export interface KubeTestServer {
   /** Stops the API server and starts it again on the same port and etcd. */
   restartApiServer(downMs?: number): Promise<void>;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      s.close(() => { resolve(port); });
-    });
-  });
 }
 
 function httpsStatus(url: string, token: string): Promise<number> {
@@ -149,7 +137,7 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
     ...[...userTokens].map(([user, t]) => `${t},${user},${user}`),
   ].join('\n') + '\n');
 
-  const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const { etcdClient, etcdPeer, apiPort } = await freePorts(['etcdClient', 'etcdPeer', 'apiPort']);
   const etcd = spawnLogged(bin.etcd, [
     '--data-dir', join(dir, 'etcd'), '--name', 'test',
     '--listen-client-urls', `http://127.0.0.1:${etcdClient}`, '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,

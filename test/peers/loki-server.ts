@@ -5,7 +5,7 @@
 // records why each setting is there.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, spawnReady } from './server-process.ts';
+import { freePorts, spawnReady } from './server-process.ts';
 
 export interface LokiServer {
   readonly name: 'loki';
@@ -54,7 +54,7 @@ export function lokiConfig(dir: string, http: number, grpc: number): Record<stri
 /** Starts Loki (`-target=all`) and resolves when GET /ready answers 200. */
 export async function startLoki(binary: string, dir: string, timeoutMs = 120_000): Promise<LokiServer> {
   mkdirSync(dir, { recursive: true });
-  const [http, grpc] = [await freePort(), await freePort()];
+  const { http, grpc } = await freePorts(['http', 'grpc']);
   const configFile = join(dir, 'loki.yaml');
   writeFileSync(configFile, JSON.stringify(lokiConfig(dir, http, grpc), null, 2));
   const url = `http://127.0.0.1:${http}`;

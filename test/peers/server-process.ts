@@ -1,5 +1,5 @@
-// Running a server binary for the differential tests and the benchmarks:
-// a free loopback port, the process with its output in one file, ready when
+// Running a server binary for the tests and the benchmarks: free loopback
+// ports, the process with its output in one file, ready when
 // its readiness URL answers 200, stopped with SIGTERM (SIGKILL after 30 s).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -19,13 +19,29 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Distinct ports free on 127.0.0.1 right now, one per name (a server binds
+ * them a moment later). They are held open together until all are chosen:
+ * ports chosen one after another can repeat, since a closed port is free
+ * again, and a server given the same port twice (etcd's client and peer
+ * ports, once in CI) fails to bind the second.
+ */
+export async function freePorts<K extends string>(names: readonly K[]): Promise<Record<K, number>> {
+  const servers = names.map(() => createServer());
+  try {
+    const ports = await Promise.all(servers.map(async (server) => {
+      await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+      return (server.address() as AddressInfo).port;
+    }));
+    return Object.fromEntries(names.map((name, i) => [name, ports[i]])) as Record<K, number>;
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => { if (server.listening) server.close(() => { resolve(); }); else resolve(); })));
+  }
+}
+
 /** A port free on 127.0.0.1 right now (the server binds it a moment later). */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
-  return port;
+  return (await freePorts(['port'])).port;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

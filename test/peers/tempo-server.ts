@@ -4,7 +4,7 @@
 // limits raised, rings in memory, everything on 127.0.0.1 and free ports.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, spawnReady } from './server-process.ts';
+import { freePorts, spawnReady } from './server-process.ts';
 import type { RunningServer } from './server-process.ts';
 
 export interface Tempo extends RunningServer { readonly name: 'tempo'; readonly url: string; readonly otlpUrl: string }
@@ -46,7 +46,7 @@ export function tempoConfig(dir: string, ports: { http: number; grpc: number; ot
 /** Starts Tempo with its data in `dir`; resolves once /ready answers 200. */
 export async function startTempo(binary: string, dir: string, options: TempoOptions = {}): Promise<Tempo> {
   mkdirSync(dir, { recursive: true });
-  const ports = { http: await freePort(), grpc: await freePort(), otlp: await freePort(), gossip: await freePort() };
+  const ports = await freePorts(['http', 'grpc', 'otlp', 'gossip']);
   const configFile = join(dir, 'tempo.yaml');
   writeFileSync(configFile, JSON.stringify(tempoConfig(dir, ports, options), null, 2));
   const url = `http://127.0.0.1:${ports.http}`;
