@@ -23,8 +23,8 @@ export interface RunningServer {
  * Distinct ports free on 127.0.0.1 right now, one per name (a server binds
  * them a moment later). They are held open together until all are chosen:
  * ports chosen one after another can repeat, since a closed port is free
- * again, and a server given the same port twice (etcd's client and peer
- * ports, once in CI) fails to bind the second.
+ * again, and a server given the same port twice fails to bind the second
+ * (etcd failed once in CI to bind its client port: address already in use).
  */
 export async function freePorts<K extends string>(names: readonly K[]): Promise<Record<K, number>> {
   const servers = names.map(() => createServer());
