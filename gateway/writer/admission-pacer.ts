@@ -77,11 +77,13 @@ class TablePace {
   /** The token bucket's level, in rows, as of `drainedAt`. */
   bucket = 0;
   drainedAt = 0;
-  /** Rows per second of INSERT, smoothed; undefined until one INSERT was measured. */
-  rate: number | undefined;
-  /** The rate's two smoothed terms: rows per INSERT, and the seconds each one took the table. */
+  /** The rate's two smoothed terms: rows per INSERT, and the seconds each one took the table (0 until one INSERT was measured). */
   smoothedRows = 0;
   smoothedSeconds = 0;
+  /** Rows per second of INSERT, smoothed; undefined until one INSERT was measured. */
+  get rate(): number | undefined {
+    return this.smoothedSeconds > 0 ? this.smoothedRows / this.smoothedSeconds : undefined;
+  }
   /** When each running INSERT began (several may overlap). */
   readonly runningSince: number[] = [];
   /** When the last INSERT ended. */
@@ -176,7 +178,6 @@ export class AdmissionPacer<Table extends string> {
         const first = pace.rate === undefined;
         pace.smoothedRows = first ? rows : pace.smoothedRows + rateSmoothing * (rows - pace.smoothedRows);
         pace.smoothedSeconds = first ? seconds : pace.smoothedSeconds + rateSmoothing * (seconds - pace.smoothedSeconds);
-        pace.rate = pace.smoothedRows / pace.smoothedSeconds;
       }
     }
     this.#serve(table, pace);
