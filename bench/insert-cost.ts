@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Principal } from '../src/auth/api-keys.ts';
-import { skipIndexesAtMerge } from '../src/clickhouse/row-binary-insert.ts';
+import { insertSettings, skipIndexesAtMerge } from '../src/clickhouse/row-binary-insert.ts';
 import { createDatabase, createTable } from '../src/clickhouse/schema/ddl.ts';
 import { migrations } from '../src/clickhouse/schema/migrations.ts';
 import { migrate } from '../src/clickhouse/schema/migrator.ts';
@@ -77,8 +77,8 @@ interface Variant {
   readonly structure?: (structure: string) => string;
   /** Only the migrations up to this version (the schema as it was before a later one). */
   readonly upTo?: number;
-  /** INSERT settings instead of the gateway's (skipIndexesAtMerge). */
-  readonly insertSettings?: string;
+  /** The INSERT's skip-index setting instead of the gateway's (skipIndexesAtMerge); its other settings are the gateway's. */
+  readonly skipIndexSetting?: string;
   /** Measured only: a change the API would see (its SQL would need to change). */
   readonly measureOnly?: boolean;
 }
@@ -124,7 +124,7 @@ function variants(t: Table): Variant[] {
     { name: 'ZSTD(1) columns as LZ4', measureOnly: true, alter: [big('LZ4')] },
     { name: 'ZSTD(1) columns as NONE', measureOnly: true, alter: [big('NONE')] },
     { name: 'no idx_trace_id', alter: [dropIndexes(t, ['idx_trace_id'])] },
-    { name: 'skip indexes built by the INSERT', alter: [], insertSettings: 'materialize_skip_indexes_on_insert = 1' },
+    { name: 'skip indexes built by the INSERT', alter: [], skipIndexSetting: 'materialize_skip_indexes_on_insert = 1' },
     { name: 'wide inserted parts (before migration 10)', alter: [`ALTER TABLE {db}.${t} MODIFY SETTING min_rows_for_wide_part = 0`] },
     { name: 'compact parts below 1M rows', alter: [`ALTER TABLE {db}.${t} MODIFY SETTING min_rows_for_wide_part = 1000000`] },
     ...(t === 'spans' ? [{ name: 'no idx_duration', alter: [dropIndexes(t, ['idx_duration'])] }] : []),
@@ -255,7 +255,7 @@ function insertBlock(store: Store, t: Table, v: Variant, path: string, token: st
   const select = v.select === undefined ? '*' : target.columns.map(v.select).join(', ');
   return store.client.command({
     query: `INSERT INTO ${store.database}.${v.into ?? t} (${target.columns.join(', ')}) SELECT ${select} FROM file({path:String}, 'RowBinary', {structure:String})
-      SETTINGS max_partitions_per_insert_block = 0, ${v.insertSettings ?? skipIndexesAtMerge}, insert_deduplication_token = '${token}', deduplicate_blocks_in_dependent_materialized_views = 1`,
+      ${insertSettings(token, undefined).replace(skipIndexesAtMerge, v.skipIndexSetting ?? skipIndexesAtMerge)}`,
     query_params: { path, structure: v.structure === undefined ? target.structure : v.structure(target.structure) },
   });
 }

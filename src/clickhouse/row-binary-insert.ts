@@ -69,9 +69,9 @@ const safeToken = /^[A-Za-z0-9_-]{1,200}$/;
  * creating files was most of what the indexes cost an INSERT: 12 of a compact
  * spans part's 26 files. `npm run bench:insert-cost`: INSERT CPU per row
  * 0.62× for logs and 0.86× for spans, the merge's CPU unchanged (ADR 6,
- * "Where the CPU went, fourth look"). A query reads a part without an index as if no granule could
- * be skipped; such parts are the newest ones, of at most one block each, until
- * merged.
+ * "Where the CPU went, fourth look"). A query reads a part without an index
+ * as if no granule could be skipped; such parts are the newest ones, of at
+ * most one block each, until merged.
  */
 export const skipIndexesAtMerge = 'materialize_skip_indexes_on_insert = 0';
 
@@ -97,7 +97,7 @@ export const skipIndexesAtMerge = 'materialize_skip_indexes_on_insert = 0';
  * happen with this key: its partitions are bounded by the days and the
  * retention values in use (docs/schema.md, "Retention").
  */
-function insertSettings(token: string | undefined, cluster: string | undefined): string {
+export function insertSettings(token: string | undefined, cluster: string | undefined): string {
   const settings = ['max_partitions_per_insert_block = 0', skipIndexesAtMerge];
   // On a cluster the INSERT goes through a Distributed table: in the foreground it returns once every shard's
   // rows are written on a replica there, so an acknowledged block is stored (issue 14), not queued on the receiving server.
