@@ -5,7 +5,7 @@ import { insertRowBinary, stringLiteral } from '../../../src/clickhouse/row-bina
 import type { RowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { RowWriter } from '../../../gateway/rowbinary/row-writer.ts';
-import { databaseStore } from '../../support/embedded-store.ts';
+import { databaseStore, rows } from '../../support/embedded-store.ts';
 
 const target: RowBinaryTarget = {
   table: 'bin',
@@ -60,20 +60,16 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
 
   it('leaves a block\'s skip indexes to the first merge that takes its part in, and queries find its rows meanwhile', async () => {
     await store.client.command({ query: `CREATE TABLE ${store.database}.indexed (${target.structure}, INDEX idx_s s TYPE bloom_filter(0.01) GRANULARITY 1) ENGINE = MergeTree ORDER BY id` });
-    const indexBytes = async (): Promise<number[]> => {
-      const rs = await store.client.query({
-        query: 'SELECT toUInt64(secondary_indices_compressed_bytes) AS b FROM system.parts WHERE database = {db:String} AND table = \'indexed\' AND active ORDER BY name',
-        query_params: { db: store.database }, format: 'JSONEachRow',
-      });
-      return (await rs.json<{ b: string }>()).map((r) => Number(r.b));
-    };
+    const indexBytes = async (): Promise<number[]> => (await rows<{ b: string }>(store,
+      "SELECT toUInt64(secondary_indices_compressed_bytes) AS b FROM system.parts WHERE database = {db:String} AND table = 'indexed' AND active ORDER BY name",
+      { db: store.database })).map((r) => Number(r.b));
     for (const id of [1, 2]) {
       const w = new RowWriter(16);
       row(w, id, Buffer.from(`needle-${id}`), {}, null, 1n);
       await insertRowBinary(store, { ...target, table: 'indexed' }, [w.result()]);
     }
     expect(await indexBytes()).to.deep.equal([0, 0]);
-    const found = async (): Promise<unknown> => (await store.client.query({ query: `SELECT id FROM ${store.database}.indexed WHERE s = 'needle-2'`, format: 'JSONEachRow' })).json();
+    const found = (): Promise<unknown[]> => rows(store, `SELECT id FROM ${store.database}.indexed WHERE s = 'needle-2'`);
     expect(await found()).to.deep.equal([{ id: 2 }]);
     await store.client.command({ query: `OPTIMIZE TABLE ${store.database}.indexed FINAL` });
     const merged = await indexBytes();
