@@ -56,6 +56,7 @@ export function stopper(child: ChildProcess, out: WriteStream, graceMs: number):
   return async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
+      // A bound, not a wait: the exit event below ends the stop, and the timer only kills a child that ignores SIGTERM.
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
