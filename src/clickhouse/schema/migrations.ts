@@ -80,6 +80,16 @@ const spanCodecs: readonly ColumnCodec[] = [
 ];
 
 /**
+ * Span attributes at ZSTD(3) instead of migration 3's ZSTD(6): the column
+ * is most of a span's bytes and most of its compression CPU (ADR 6, "Where
+ * the CPU went, fifth look": `npm run bench:insert-cost -- --only=spans`,
+ * INSERT CPU 0.86×, merge CPU 0.81×, 14.0 → 18.0 B/span). The resource and
+ * scope maps keep ZSTD(6): their long repeats cost it little CPU and save
+ * most of their bytes; logs keep theirs (bytes at rest are their margin).
+ */
+const spanAttributesCodec: ColumnCodec = { column: 'span_attributes', type: attrs, codec: 'ZSTD(3)' };
+
+/**
  * Per-tenant settings (issue 13; src/tenant/settings/): one row per source,
  * tenant and field, the newest write wins. A NULL value unsets the field for
  * that source. Rows of one key share a shard, so reads may merge per shard.
@@ -305,5 +315,10 @@ export const migrations: readonly Migration[] = [
     version: 11,
     name: 'wider merges of the signal tables',
     statements: (ctx) => retentionTables.map((r) => modifySettings(ctx, r.table, [widerMergesSetting])),
+  },
+  {
+    version: 12,
+    name: 'span attributes at a lighter codec',
+    statements: (ctx) => [modifyCodecs(ctx, 'spans', [spanAttributesCodec])],
   },
 ];

@@ -44,6 +44,21 @@ describe('schema on embedded ClickHouse', function () {
       for (const t of tables) expect(t.engine_full, t.name).to.contain('min_rows_for_wide_part = 110000').and.to.contain('merge_selector_base = 12');
     });
 
+    it('migration 12 stores span attributes at ZSTD(3), leaving the other maps and the logs at ZSTD(6)', async () => {
+      const codecs = await rows<{ table: string; name: string; compression_codec: string }>(store,
+        "SELECT table, name, compression_codec FROM system.columns WHERE database = {db:String} AND table IN ('logs', 'spans') AND name LIKE '%_attributes' ORDER BY table, name", { db: store.database });
+      expect(codecs).to.deep.equal([
+        { table: 'logs', name: 'log_attributes', compression_codec: 'CODEC(ZSTD(6))' },
+        { table: 'logs', name: 'resource_attributes', compression_codec: 'CODEC(ZSTD(6))' },
+        { table: 'logs', name: 'scope_attributes', compression_codec: 'CODEC(ZSTD(6))' },
+        { table: 'spans', name: 'event_attributes', compression_codec: 'CODEC(ZSTD(3))' },
+        { table: 'spans', name: 'link_attributes', compression_codec: 'CODEC(ZSTD(3))' },
+        { table: 'spans', name: 'resource_attributes', compression_codec: 'CODEC(ZSTD(6))' },
+        { table: 'spans', name: 'scope_attributes', compression_codec: 'CODEC(ZSTD(6))' },
+        { table: 'spans', name: 'span_attributes', compression_codec: 'CODEC(ZSTD(3))' },
+      ]);
+    });
+
     it('refuses to run when an applied migration was edited', async () => {
       const [first] = migrations;
       if (first === undefined) throw new Error('no migrations');
@@ -93,6 +108,7 @@ describe('schema on embedded ClickHouse', function () {
         9: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
         10: '201919ee32cc5b1b20986177d051be900c5379a1eee643e13c734f07424d2458',
         11: '887088bf63bb8e53bcfb079062ba2fd0fd8d2ed1b3de09661da4782222898034',
+        12: '5703f6be105984764a4cb4de53cb98a8716a5fe615ca686a2001b8eeaf9b9962',
       };
       for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });
