@@ -108,6 +108,7 @@ export async function runLogsPhase(context: LogsPhaseContext): Promise<Timing[]>
     while (Date.now() < deadline && (count = await held(target, 'tenant-0', endSec)) < expected) await new Promise((r) => setTimeout(r, 1000));
     if (count < expected) console.log(`logs: ${target.name} holds ${count} of tenant-0's ${expected} lines after 5 minutes; timing anyway`);
   }
+  await context.settle('logs');
   const kinds: { name: string; url: (t: LogsTarget, tenant: string, service: string) => string; headers: Record<string, string>; ok: (text: string) => boolean }[] = [
     {
       name: 'log query |= "timeout" (limit 1000)',
