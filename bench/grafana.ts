@@ -6,8 +6,8 @@
 // ratio; and trace by id before and after migration 8's trace index, in
 // one embedded store. Targets (issue 17): trace by id p95 < 50 ms; every
 // figure within 2x of the peer at p95.
-// Calls are timed once every system is idle after its load (the data
-// searchable, Tenantry's write-ahead log drained, merges and flushes done):
+// Calls are timed once the data is searchable and every process has been
+// idle for 2 s (for Tenantry: its write-ahead log drained, its merges done):
 // Tenantry's store gate paces queries while ingest is active, which would
 // time its isolation policy rather than its queries.
 //
@@ -50,7 +50,7 @@ export interface LogsPhaseContext {
   readonly logs: number;
   readonly tenants: number;
   readonly calls: number;
-  /** Resolves once every system is idle: the load's deferred work (Tenantry's write-ahead log and merges, Loki's flushes) is done before timing. */
+  /** Resolves once every system's process has been idle for 2 s (waitIdle), so that the load's deferred work is done before timing. */
   readonly settle: (why: string) => Promise<void>;
 }
 

@@ -80,12 +80,14 @@ const spanCodecs: readonly ColumnCodec[] = [
 ];
 
 /**
- * Span attributes at ZSTD(3) instead of migration 3's ZSTD(6): the column
- * is most of a span's bytes and most of its compression CPU (ADR 6, "Where
- * the CPU went, fifth look": `npm run bench:insert-cost -- --only=spans`,
- * INSERT CPU 0.86×, merge CPU 0.81×, 14.0 → 18.0 B/span). The resource and
- * scope maps keep ZSTD(6): their long repeats cost it little CPU and save
- * most of their bytes; logs keep theirs (bytes at rest are their margin).
+ * Span attributes at ZSTD(3) instead of migration 3's ZSTD(6): the largest
+ * column of a span (6.8 of 14.0 B at rest), and the one whose compression
+ * level the INSERT and the merges felt (ADR 6, "Where the CPU went, fifth
+ * look": `npm run bench:insert-cost -- --only=spans`, INSERT CPU 0.86×,
+ * merge CPU 0.81×, 14.0 → 18.0 B/span). The resource and scope maps keep
+ * ZSTD(6): ZSTD(3) on them saved no CPU and lost their long repeats. Logs
+ * keep ZSTD(6) too: their bytes at rest are only just under the bound
+ * issue 19 sets (0.8× Loki's).
  */
 const spanAttributesCodec: ColumnCodec = { column: 'span_attributes', type: attrs, codec: 'ZSTD(3)' };
 
