@@ -24,7 +24,7 @@ import { migratedStore } from '../test/support/embedded-store.ts';
 import { findPeerBinaries } from '../test/peers/peer-binaries.ts';
 import { startTempo } from '../test/peers/tempo-server.ts';
 import type { Tempo } from '../test/peers/tempo-server.ts';
-import { waitIdle } from './peers/process-cpu.ts';
+import { settleOrSay } from './peers/process-cpu.ts';
 import { defaultTenantryRoot, startLoki, startTenantryAll } from './peers/servers.ts';
 import type { Loki, Tenantry } from './peers/servers.ts';
 import { loadTraces, timeTraceCalls, traceIndexComparison, waitSearchable } from './grafana/traces-phase.ts';
@@ -50,7 +50,7 @@ export interface LogsPhaseContext {
   readonly logs: number;
   readonly tenants: number;
   readonly calls: number;
-  /** Resolves once every system's process has been idle for 2 s (waitIdle), so that the load's deferred work is done before timing. */
+  /** Resolves once every system's process has been idle for 2 s (settleOrSay), so that the load's deferred work is done before timing. */
   readonly settle: (why: string) => Promise<void>;
 }
 
@@ -112,10 +112,7 @@ async function main(): Promise<void> {
     const pids = [tenantry.pid, tempo.pid, loki.pid];
     // Time queries only once every system is idle: Tenantry acknowledges from its write-ahead log and inserts
     // the last blocks after the data is searchable, and its store gate paces queries while ingest is active.
-    const settle = async (why: string): Promise<void> => {
-      const idle = await waitIdle(pids);
-      if (!idle.settled) console.log(`${why}: not idle after ${Math.round(idle.waitedMs / 1000)} s (busiest process at ${idle.busiest.toFixed(2)} cores); timing anyway`);
-    };
+    const settle = async (why: string): Promise<void> => { await settleOrSay(pids, `before timing ${why}`, (line) => { console.log(line); }); };
     const key = tenantry.key;
     const targets: TracesTarget[] = [
       { name: 'tenantry', otlpUrl: `${tenantry.otlpUrl}/v1/traces`, apiUrl: `${tenantry.apiUrl}/tempo`, headers: (t) => ({ authorization: `Bearer ${key}`, 'x-scope-orgid': t }) },

@@ -114,6 +114,8 @@ function variants(t: Table): Variant[] {
   const item = itemMap[t];
   const ids = idTypes[t];
   const zstd = zstdColumns(t);
+  const usageAndDiscovery = [`DROP VIEW {db}.${t}_usage_mv`, `DROP VIEW {db}.${t}_tenants_mv`];
+  const dropTraceIndexView = 'DROP VIEW {db}.spans_trace_index_mv';
   const big = (spec: string): string => alterTable(t, zstd.filter(([c]) => c !== 'tenant_id').map(([c, type]) => `MODIFY COLUMN ${c} ${type} CODEC(${spec})`));
   const all: Variant[] = [
     { name: 'current', alter: [] },
@@ -132,11 +134,11 @@ function variants(t: Table): Variant[] {
     { name: `no ${item} idx`, alter: [dropIndexes(t, mapIndexNames(item))] },
     { name: `no ${item} values idx`, alter: [dropIndexes(t, [`idx_${item}_values`])] },
     { name: 'no skip indexes', alter: [dropIndexes(t, ['idx_trace_id', ...(t === 'spans' ? ['idx_duration'] : []), ...mapIndexNames('resource_attributes'), ...mapIndexNames(item)])] },
-    { name: 'no views', alter: [`DROP VIEW {db}.${t}_usage_mv`, `DROP VIEW {db}.${t}_tenants_mv`] },
+    { name: 'no views', alter: usageAndDiscovery },
     { name: 'no usage view', alter: [`DROP VIEW {db}.${t}_usage_mv`] },
     ...(t === 'spans' ? [
-      { name: 'no trace index view', alter: ['DROP VIEW {db}.spans_trace_index_mv'] },
-      { name: 'no views at all', alter: ['DROP VIEW {db}.spans_trace_index_mv', `DROP VIEW {db}.${t}_usage_mv`, `DROP VIEW {db}.${t}_tenants_mv`] },
+      { name: 'no trace index view', alter: [dropTraceIndexView] },
+      { name: 'no views at all', alter: [dropTraceIndexView, ...usageAndDiscovery] },
     ] : []),
     { name: 'maps without LowCardinality keys', alter: [codec(t, maps, 'Map(String, String)', 'ZSTD(1)')] },
     { name: 'maps LZ4', alter: [codec(t, maps, lcMap, 'LZ4')] },

@@ -24,7 +24,7 @@ import { closedLoop, openLoop } from './peers/load.ts';
 import type { Ingest, LoadResult } from './peers/load.ts';
 import { RequestFactory, itemsPerRequest, spansPerTrace } from './peers/payloads.ts';
 import type { Signal } from './peers/payloads.ts';
-import { cpuSeconds, defaultIdle, machineCpuSeconds, waitIdle } from './peers/process-cpu.ts';
+import { cpuSeconds, defaultIdle, machineCpuSeconds, settleOrSay } from './peers/process-cpu.ts';
 import { printReport } from './peers/report.ts';
 import type { CorpusResult, PhaseResult, Report, SameRateResult } from './peers/report.ts';
 import { defaultTenantryRoot, startLoki, startTempo, startTenantryAll } from './peers/servers.ts';
@@ -72,10 +72,8 @@ function ingestOf(systems: Systems, system: 'loki' | 'tempo' | 'tenantry', signa
 const pidsOf = (systems: Systems): number[] => [systems.loki.pid, systems.tempo.pid, systems.tenantry.pid];
 
 /** Waits for every server to be idle, and says so when one does not settle in time. */
-async function settle(systems: Systems, why: string, maxMs = defaultIdle.maxMs): Promise<{ waitedMs: number; settled: boolean }> {
-  const result = await waitIdle(pidsOf(systems), { ...defaultIdle, maxMs });
-  if (!result.settled) say(`not idle after ${Math.round(result.waitedMs / 1000)} s (${why}); busiest process at ${result.busiest.toFixed(2)} cores — going on`);
-  return result;
+function settle(systems: Systems, why: string, maxMs = defaultIdle.maxMs): Promise<{ waitedMs: number; settled: boolean }> {
+  return settleOrSay(pidsOf(systems), why, say, maxMs);
 }
 
 /** One load phase on one system with CPU accounting: the system's own and the machine's other processes'. */

@@ -89,7 +89,7 @@ const spanCodecs: readonly ColumnCodec[] = [
  * keep ZSTD(6) too: their bytes at rest are only just under the bound
  * issue 19 sets (0.8× Loki's).
  */
-const spanAttributesCodec: ColumnCodec = { column: 'span_attributes', type: attrs, codec: 'ZSTD(3)' };
+const spanAttributesCodec = attributes('span_attributes', 'ZSTD(3)');
 
 /**
  * Per-tenant settings (issue 13; src/tenant/settings/): one row per source,
