@@ -60,18 +60,57 @@ async function sourceFor(deps: RouteDeps, ev: Evaluation, e: Expr, steps: Steps)
 
 type LabelPairs = readonly (readonly [string, string])[] | Readonly<Record<string, string>>;
 
+/** Labels as the store returns an Array(Tuple(String, String)) → (name, value) pairs in the store's order. */
+function pairsOf(labels: LabelPairs): (readonly [string, string])[] {
+  const pairs = Array.isArray(labels) ? labels as readonly (readonly [string, string])[] : Object.values(labels as Record<string, unknown>) as unknown as readonly (readonly [string, string])[];
+  return pairs.map((pair) => (Array.isArray(pair) ? pair : Object.values(pair as unknown as Record<string, string>) as [string, string]));
+}
+
 /** Labels as the store returns an Array(Tuple(String, String)) → a Prometheus metric object. */
 function metricOf(labels: LabelPairs): Record<string, string> {
-  const pairs = Array.isArray(labels) ? labels as readonly (readonly [string, string])[] : Object.values(labels as Record<string, unknown>) as unknown as readonly (readonly [string, string])[];
   const out: Record<string, string> = {};
-  for (const pair of pairs) {
-    const [name, value] = Array.isArray(pair) ? pair : Object.values(pair as unknown as Record<string, string>) as [string, string];
-    out[name] = value;
-  }
+  for (const [name, value] of pairsOf(labels)) out[name] = value;
   return out;
 }
 
 interface SeriesRow { labels: (readonly [string, string])[]; points: (readonly [number, string])[] }
+
+/**
+ * Strings in UTF-8 byte order, as ClickHouse and Go compare them: UTF-16
+ * code unit order except between a surrogate (half of a code point from
+ * U+10000 on) and a unit from U+E000, where the surrogate's code point is
+ * the greater.
+ */
+export function compareUtf8(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const sx = x >= 0xd800 && x <= 0xdfff;
+    const sy = y >= 0xd800 && y <= 0xdfff;
+    if (sx !== sy && (x >= 0xe000 || y >= 0xe000)) return sx ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** Label sets (each sorted by name) in Prometheus' order (labels.Compare): pair by pair, name then value, then the shorter first. */
+export function compareLabelSets(a: readonly (readonly [string, string])[], b: readonly (readonly [string, string])[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const [an, av] = a[i] ?? ['', ''];
+    const [bn, bv] = b[i] ?? ['', ''];
+    const c = compareUtf8(an, bn) || compareUtf8(av, bv);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
+
+/** Rows whose labels the store returned as pairs, sorted here rather than by an ORDER BY (which took the statement about 5 ms more). */
+function byLabels<T extends { labels: LabelPairs }>(rows: T[]): T[] {
+  return rows.map((row) => ({ row, key: pairsOf(row.labels) })).sort((x, y) => compareLabelSets(x.key, y.key)).map((x) => x.row);
+}
 
 const tooMany = (): PromError => execution(`the query selects more than ${maxResultSeries} series: narrow its selectors`);
 
@@ -89,12 +128,12 @@ export async function evaluateSteps(deps: RouteDeps, ev: Evaluation, e: Expr, st
     return ok({ resultType: 'matrix', result: [{ metric: {}, values: Array.from({ length: steps.count }, (_, k) => [timeOf(k), v] as const) }] });
   }
   const sql = `SELECT labels, arraySort(x -> x.1, groupArray((toUInt32(k), toString(v)))) AS points FROM (${compiled.sql})
-    GROUP BY labels ORDER BY labels LIMIT ${maxResultSeries + 1}`;
+    GROUP BY labels LIMIT ${maxResultSeries + 1}`;
   const rows = await deps.runner.manyRows<SeriesRow>(sql, source.value.params);
   if (!rows.ok) return fail(fromApiError(rows.error));
   if (rows.value.length > maxResultSeries) return fail(tooMany());
   const series: MatrixSeries[] = [];
-  for (const row of rows.value) {
+  for (const row of byLabels(rows.value)) {
     const values: Sample[] = [];
     let last = -1;
     for (const [k, v] of row.points.map((p) => (Array.isArray(p) ? p : Object.values(p) as [number, string]))) {
@@ -120,12 +159,12 @@ export async function evaluateMatrix(deps: RouteDeps, ev: Evaluation, m: MatrixS
   const steps: Steps = { startMs: atMs, stepMs: 1, count: 1, lookbackMs: 0 };
   const source = await sourceFor(deps, ev, m, steps);
   if (!source.ok) return source;
-  const sql = `SELECT labels, ts, arrayMap(x -> toString(x), vs) AS vs FROM (${matrixSql(source.value, atMs, m)}) WHERE length(ts) > 0 ORDER BY labels LIMIT ${maxResultSeries + 1}`;
+  const sql = `SELECT labels, ts, arrayMap(x -> toString(x), vs) AS vs FROM (${matrixSql(source.value, atMs, m)}) WHERE length(ts) > 0 LIMIT ${maxResultSeries + 1}`;
   const rows = await deps.runner.manyRows<RawRow>(sql, source.value.params);
   if (!rows.ok) return fail(fromApiError(rows.error));
   if (rows.value.length > maxResultSeries) return fail(tooMany());
   return ok({
     resultType: 'matrix',
-    result: rows.value.map((r) => ({ metric: metricOf(r.labels), values: r.ts.map((t, i) => [formatTimestamp(Number(t)), formatSampleValue(parseStoreFloat(r.vs[i] ?? 'nan'))] as const) })),
+    result: byLabels(rows.value).map((r) => ({ metric: metricOf(r.labels), values: r.ts.map((t, i) => [formatTimestamp(Number(t)), formatSampleValue(parseStoreFloat(r.vs[i] ?? 'nan'))] as const) })),
   });
 }
