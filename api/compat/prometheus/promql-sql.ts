@@ -55,10 +55,9 @@ function seriesArrays(c: Compiler, sel: VectorSelector, windowMs: number, dropSt
   const fromMs = c.steps.startMs - sel.offsetMs - windowMs;
   const toMs = c.steps.startMs + (c.steps.count - 1) * c.steps.stepMs - sel.offsetMs;
   // One sample per timestamp, as a TSDB keeps (a row written twice, e.g. by a retried write, would skew rates).
-  const unique = 'arrayFilter((x, prev) -> x.1 != prev, sorted, arrayPushFront(arrayPopBack(arrayMap(x -> x.1, sorted)), toInt64(-9223372036854775808)))';
-  const kept = dropStale ? `arrayFilter(x -> NOT ${isStale('x.2')}, ${unique})` : unique;
-  return `SELECT labels, arrayMap(x -> x.1, ss) AS ts, arrayMap(x -> x.2, ss) AS vs FROM (
-    SELECT labels, ${kept} AS ss FROM (SELECT labels, arraySort(x -> x.1, s) AS sorted FROM (${seriesSql(c.ctx, sel.matchers, fromMs, toMs)})))`;
+  const unique = (sorted: string): string => `arrayFilter((x, prev) -> x.1 != prev, ${sorted}, arrayPushFront(arrayPopBack(tupleElement(${sorted}, 1)), toInt64(-9223372036854775808)))`;
+  const kept = (sorted: string): string => (dropStale ? `arrayFilter(x -> NOT ${isStale('x.2')}, ${unique(sorted)})` : unique(sorted));
+  return `SELECT labels, tupleElement(ss, 1) AS ts, tupleElement(ss, 2) AS vs FROM (${seriesSql(c.ctx, sel.matchers, fromMs, toMs, kept)})`;
 }
 
 /**
