@@ -17,6 +17,15 @@ import type { SourceContext } from './series-source.ts';
 /** Most series one query may return. */
 export const maxResultSeries = 10_000;
 
+/**
+ * Settings of the statements evaluating PromQL. These statements are many
+ * levels of small subqueries, and ClickHouse's time goes to planning them,
+ * not to reading the samples; merging each level's expressions into the
+ * next took about 15% of that (bench:promql's five queries 0.8-0.95x
+ * without it, same answers). It only saves steps when blocks are many.
+ */
+export const promqlSettings = { query_plan_merge_expressions: 0 } as const;
+
 export type Sample = readonly [number, string];
 export interface VectorSample { readonly metric: Record<string, string>; readonly value: Sample }
 export interface MatrixSeries { readonly metric: Record<string, string>; readonly values: Sample[] }
@@ -129,7 +138,7 @@ export async function evaluateSteps(deps: RouteDeps, ev: Evaluation, e: Expr, st
   }
   const sql = `SELECT labels, arraySort(x -> x.1, groupArray((toUInt32(k), toString(v)))) AS points FROM (${compiled.sql})
     GROUP BY labels LIMIT ${maxResultSeries + 1}`;
-  const rows = await deps.runner.manyRows<SeriesRow>(sql, source.value.params);
+  const rows = await deps.runner.manyRows<SeriesRow>(sql, source.value.params, promqlSettings);
   if (!rows.ok) return fail(fromApiError(rows.error));
   if (rows.value.length > maxResultSeries) return fail(tooMany());
   const series: MatrixSeries[] = [];
@@ -160,7 +169,7 @@ export async function evaluateMatrix(deps: RouteDeps, ev: Evaluation, m: MatrixS
   const source = await sourceFor(deps, ev, m, steps);
   if (!source.ok) return source;
   const sql = `SELECT labels, ts, arrayMap(x -> toString(x), vs) AS vs FROM (${matrixSql(source.value, atMs, m)}) WHERE length(ts) > 0 LIMIT ${maxResultSeries + 1}`;
-  const rows = await deps.runner.manyRows<RawRow>(sql, source.value.params);
+  const rows = await deps.runner.manyRows<RawRow>(sql, source.value.params, promqlSettings);
   if (!rows.ok) return fail(fromApiError(rows.error));
   if (rows.value.length > maxResultSeries) return fail(tooMany());
   return ok({

@@ -17,12 +17,15 @@ import { internal, invalidRequest, unavailable } from '../../http/api-error.ts';
 import { currentCaller, currentTimeoutMs } from './query-caller.ts';
 import type { SqlParams } from './sql-params.ts';
 
+/** ClickHouse settings one statement adds to the runner's own: names and values from the code, never from a request. */
+export type StatementSettings = Readonly<Record<string, number>>;
+
 /** The port the routes read the store through (tests inject their own to simulate store failures). */
 export interface QueryRunner {
   /** Rows of a SELECT whose result is bounded (a page, an aggregate), as objects. */
-  rows<T>(sql: string, params: SqlParams): Promise<Result<T[], ApiError>>;
+  rows<T>(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
   /** Rows of a SELECT that may return very many rows (raw points), parsed row by row. */
-  manyRows<T>(sql: string, params: SqlParams): Promise<Result<T[], ApiError>>;
+  manyRows<T>(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
   /** A statement without result rows (INSERT … SELECT). */
   command(sql: string, params: SqlParams): Promise<Result<undefined, ApiError>>;
 }
@@ -32,9 +35,13 @@ export interface QueryRunner {
  * the embedded store turns those into `SET` statements run before the query
  * (one extra statement each, and they stay set on the process's one session).
  */
-export function settingsClause(timeoutMs: number, threads?: number): string {
+export function settingsClause(timeoutMs: number, threads?: number, settings: StatementSettings = {}): string {
   const limit = `max_execution_time = ${Math.max(1, Math.round(timeoutMs)) / 1000}, timeout_overflow_mode = 'throw'`;
-  return `\nSETTINGS ${limit}, session_timezone = 'UTC'${threads === undefined ? '' : `, max_threads = ${threads}`}`;
+  const own = Object.entries(settings).map(([name, value]) => {
+    if (!/^[a-z_]+$/.test(name) || !Number.isFinite(value)) throw new Error(`bug: statement setting ${name} = ${value}`);
+    return `, ${name} = ${value}`;
+  }).join('');
+  return `\nSETTINGS ${limit}, session_timezone = 'UTC'${own}${threads === undefined ? '' : `, max_threads = ${threads}`}`;
 }
 
 /**
@@ -92,7 +99,7 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
   };
 
   /** Runs `run` in the caller's turn with the time left: ClickHouse's own limit, and an abort as the backstop for a store that does not stop. */
-  async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal) => Promise<T>): Promise<Result<T, ApiError>> {
+  async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal) => Promise<T>, statement?: StatementSettings): Promise<Result<T, ApiError>> {
     // A tenant's own time limit (limits.queryTimeoutSeconds) applies within the process's (TENANTRY_QUERY_TIMEOUT_SECONDS).
     const timeoutMs = Math.min(processTimeoutMs, currentTimeoutMs() ?? processTimeoutMs);
     const controller = new AbortController();
@@ -102,7 +109,7 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
       const turn = await gate.query(currentCaller(), timeoutMs, (budget) => {
         runMs = budget.ms;
         timer = setTimeout(() => { controller.abort(); }, budget.ms + 250);
-        return run(settingsClause(budget.ms, budget.threads), controller.signal);
+        return run(settingsClause(budget.ms, budget.threads, statement), controller.signal);
       });
       if (!turn.ok) {
         if (turn.refused === 'deadline') log.warn('query waited out its time limit for the store', { timeoutMs, waitedMs: turn.waitedMs });
@@ -119,15 +126,15 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
   return {
     // Read whole and parsed at once: about half the client-side cost of the
     // client's per-row object stream for the few hundred rows of a page.
-    rows: <T>(sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
+    rows: <T>(sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
-    }),
-    manyRows: <T>(sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
+    }, statement),
+    manyRows: <T>(sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
       return rs.json<T>();
-    }),
+    }, statement),
     command: (sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
       await store.client.command({ query: sql + settings, query_params: params.values, abort_signal: signal });
       return undefined;

@@ -15,6 +15,13 @@ describe('api/query runner parts', () => {
     expect(settingsClause(1500)).to.contain('max_execution_time = 1.5,');
   });
 
+  it("adds a statement's own settings before the gate's thread limit, and refuses a name or value that is not plain", () => {
+    expect(settingsClause(30_000, 1, { query_plan_merge_expressions: 0 })).to.equal(
+      "\nSETTINGS max_execution_time = 30, timeout_overflow_mode = 'throw', session_timezone = 'UTC', query_plan_merge_expressions = 0, max_threads = 1");
+    expect(() => settingsClause(30_000, undefined, { 'x = 1, readonly': 0 })).to.throw('bug: statement setting');
+    expect(() => settingsClause(30_000, undefined, { max_threads: Number.NaN })).to.throw('bug: statement setting');
+  });
+
   it('parses a JSONEachRow body whole, newlines inside strings included', () => {
     expect(parseEachRow('', undefined)).to.deep.equal([]);
     expect(parseEachRow('{"a":1}\n', undefined)).to.deep.equal([{ a: 1 }]);
