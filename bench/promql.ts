@@ -5,9 +5,9 @@
 // from the test cache) through `promtool tsdb create-blocks-from openmetrics`
 // with a `tenant` label. Then five dashboard queries (range queries over the
 // last hour, 60 s step) run in turns on both, each on a tenant drawn the same
-// way for both, and the p50/p95 and the ratios are printed, with whether the
-// answers were equal. In the same run: remote-write samples/s against OTLP
-// metric points/s into the same Tenantry.
+// way for both, once both processes are idle, and the p50/p95 and the ratios
+// are printed, with whether the answers were equal. In the same run:
+// remote-write samples/s against OTLP metric points/s into the same Tenantry.
 //
 //   npm run bench:promql                                  # 10 M samples, 100 tenants
 //   BENCH_PROMQL_SAMPLES=1000000 npm run bench:promql     # quick run
@@ -21,6 +21,7 @@ import { startPrometheus } from '../test/integration/prometheus/support/promethe
 import { compareAnswers, promQuery } from '../test/integration/prometheus/support/promql-client.ts';
 import type { PromAnswer, PromEndpoint } from '../test/integration/prometheus/support/promql-client.ts';
 import { metricsRequest } from './ingest-payloads.ts';
+import { settleOrSay } from './peers/process-cpu.ts';
 import { defaultTenantryRoot, startTenantryAll } from './peers/servers.ts';
 import { remoteWriteRequest, seriesPerTenant, stepSeconds, tenantName, writeOpenMetrics } from './promql/dataset.ts';
 
@@ -152,6 +153,10 @@ async function main(): Promise<void> {
       if (!visible) await new Promise((r) => setTimeout(r, 1000));
     }
     say(visible ? 'Tenantry shows every sample of the last tenant' : 'Tenantry did not show the same sample count within 120 s; timing anyway');
+    // Time queries once both are idle: Tenantry inserts its last blocks and merges them after the samples are
+    // visible, and its store gate paces queries while ingest is active (bench:isolation measures that policy).
+    const settled = await settleOrSay([tenantry.pid, prometheus.pid], 'before timing queries', say);
+    if (settled.settled) say(`both idle after ${seconds(settled.waitedMs)}`);
 
     const rows: string[] = [];
     for (const { name, promql } of queries) {

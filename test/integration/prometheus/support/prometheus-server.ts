@@ -23,6 +23,8 @@ export interface PrometheusOptions {
 
 export interface PrometheusServer {
   readonly url: string;
+  /** Its process id (benchmarks read its CPU). */
+  readonly pid: number;
   /** The sum, over all label sets, of one of its own metrics (read from its /metrics page). */
   selfMetric(name: string): Promise<number>;
   tail(): string;
@@ -55,7 +57,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
   const configFile = join(options.dir, 'prometheus.yml');
   writeFileSync(configFile, JSON.stringify(configOf(options), null, 2));
   const url = `http://127.0.0.1:${port}`;
-  const { tail, stop } = await spawnReady('prometheus', options.binary, [
+  const { child, tail, stop } = await spawnReady('prometheus', options.binary, [
     `--config.file=${configFile}`, `--storage.tsdb.path=${join(options.dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`,
     '--log.level=warn',
   ], options.dir, `${url}/-/ready`, 60_000);
@@ -71,5 +73,5 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
     }
     return sum;
   };
-  return { url, selfMetric, tail, stop };
+  return { url, pid: child.pid ?? 0, selfMetric, tail, stop };
 }
