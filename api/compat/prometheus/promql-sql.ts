@@ -307,11 +307,11 @@ function vectorCall(c: Compiler, call: VectorCall): string {
  * merged, counts made monotonic, linear interpolation within the bucket.
  */
 function histogramQuantile(inner: string, q: string): string {
-  const withLe = `SELECT ls AS labels, k, le, v FROM (SELECT arrayFilter(p -> p.1 != 'le' AND p.1 != '__name__', labels) AS ls, k, toFloat64OrNull(arrayFirst(p -> p.1 = 'le', labels).2) AS le, v
-    FROM (${inner}) WHERE has(arrayMap(p -> p.1, labels), 'le'))`;
-  // One bucket per bound: the sum of the counts of equal bounds, then sorted by bound.
-  const perBound = `SELECT labels, k, le, sum(v) AS c FROM (${withLe}) WHERE le IS NOT NULL GROUP BY labels, k, le`;
-  const grouped = `SELECT labels, k, arraySort(x -> x.1, groupArray((assumeNotNull(le), c))) AS bs FROM (${perBound}) GROUP BY labels, k`;
+  // One bucket per bound of each series (its labels without le): the counts of equal bounds summed, then sorted by bound.
+  // A series without a numeric le has none (Prometheus ignores it).
+  const perBound = `SELECT arrayFilter(p -> p.1 != 'le' AND p.1 != '__name__', labels) AS ls, k AS kb, toFloat64OrNull(arrayFirst(p -> p.1 = 'le', labels).2) AS le, sum(v) AS c
+    FROM (${inner}) WHERE le IS NOT NULL GROUP BY ls, kb, le`;
+  const grouped = `SELECT ls AS labels, kb AS k, arraySort(x -> x.1, groupArray((assumeNotNull(le), c))) AS bs FROM (${perBound}) GROUP BY ls, kb`;
   // Monotonic counts: each the maximum of those before it.
   const counts = 'arrayMap(i -> arrayMax(arraySlice(arrayMap(x -> x.2, bs), 1, i)), arrayEnumerate(bs))';
   const bounds = 'arrayMap(x -> x.1, bs)';
