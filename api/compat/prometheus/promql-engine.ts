@@ -75,10 +75,10 @@ function pairsOf(labels: LabelPairs): (readonly [string, string])[] {
   return pairs.map((pair) => (Array.isArray(pair) ? pair : Object.values(pair as unknown as Record<string, string>) as [string, string]));
 }
 
-/** Labels as the store returns an Array(Tuple(String, String)) → a Prometheus metric object. */
-function metricOf(labels: LabelPairs): Record<string, string> {
+/** (name, value) pairs → a Prometheus metric object. */
+function metricOf(pairs: readonly (readonly [string, string])[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of pairsOf(labels)) out[name] = value;
+  for (const [name, value] of pairs) out[name] = value;
   return out;
 }
 
@@ -116,9 +116,9 @@ export function compareLabelSets(a: readonly (readonly [string, string])[], b: r
   return a.length - b.length;
 }
 
-/** Rows whose labels the store returned as pairs, sorted here rather than by an ORDER BY (which took the statement about 5 ms more). */
-function byLabels<T extends { labels: LabelPairs }>(rows: T[]): T[] {
-  return rows.map((row) => ({ row, key: pairsOf(row.labels) })).sort((x, y) => compareLabelSets(x.key, y.key)).map((x) => x.row);
+/** Rows with their labels as pairs, sorted by them here rather than by an ORDER BY (which took the statement about 5 ms more). */
+function byLabels<T extends { labels: LabelPairs }>(rows: T[]): { row: T; pairs: (readonly [string, string])[] }[] {
+  return rows.map((row) => ({ row, pairs: pairsOf(row.labels) })).sort((x, y) => compareLabelSets(x.pairs, y.pairs));
 }
 
 const tooMany = (): PromError => execution(`the query selects more than ${maxResultSeries} series: narrow its selectors`);
@@ -142,7 +142,7 @@ export async function evaluateSteps(deps: RouteDeps, ev: Evaluation, e: Expr, st
   if (!rows.ok) return fail(fromApiError(rows.error));
   if (rows.value.length > maxResultSeries) return fail(tooMany());
   const series: MatrixSeries[] = [];
-  for (const row of byLabels(rows.value)) {
+  for (const { row, pairs } of byLabels(rows.value)) {
     const values: Sample[] = [];
     let last = -1;
     for (const [k, v] of row.points.map((p) => (Array.isArray(p) ? p : Object.values(p) as [number, string]))) {
@@ -150,7 +150,7 @@ export async function evaluateSteps(deps: RouteDeps, ev: Evaluation, e: Expr, st
       last = k;
       values.push([timeOf(k), formatSampleValue(parseStoreFloat(v))]);
     }
-    series.push({ metric: metricOf(row.labels), values });
+    series.push({ metric: metricOf(pairs), values });
   }
   if (!instant) return ok({ resultType: 'matrix', result: series });
   const vector = series.flatMap((s) => s.values.map((value) => ({ metric: s.metric, value })));
@@ -174,6 +174,6 @@ export async function evaluateMatrix(deps: RouteDeps, ev: Evaluation, m: MatrixS
   if (rows.value.length > maxResultSeries) return fail(tooMany());
   return ok({
     resultType: 'matrix',
-    result: byLabels(rows.value).map((r) => ({ metric: metricOf(r.labels), values: r.ts.map((t, i) => [formatTimestamp(Number(t)), formatSampleValue(parseStoreFloat(r.vs[i] ?? 'nan'))] as const) })),
+    result: byLabels(rows.value).map(({ row: r, pairs }) => ({ metric: metricOf(pairs), values: r.ts.map((t, i) => [formatTimestamp(Number(t)), formatSampleValue(parseStoreFloat(r.vs[i] ?? 'nan'))] as const) })),
   });
 }

@@ -23,7 +23,7 @@ export type StatementSettings = Readonly<Record<string, number>>;
 /** The port the routes read the store through (tests inject their own to simulate store failures). */
 export interface QueryRunner {
   /** Rows of a SELECT whose result is bounded (a page, an aggregate), as objects. */
-  rows<T>(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
+  rows<T>(sql: string, params: SqlParams): Promise<Result<T[], ApiError>>;
   /** Rows of a SELECT that may return very many rows (raw points), parsed row by row. */
   manyRows<T>(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
   /** A statement without result rows (INSERT … SELECT). */
@@ -126,11 +126,11 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
   return {
     // Read whole and parsed at once: about half the client-side cost of the
     // client's per-row object stream for the few hundred rows of a page.
-    rows: <T>(sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
+    rows: <T>(sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
-    }, statement),
+    }),
     manyRows: <T>(sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
       return rs.json<T>();
