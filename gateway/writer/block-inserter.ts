@@ -3,8 +3,8 @@
 // embedded INSERT parses on one thread: a second one overlapping it uses
 // the other core; docs/adr/0006-write-ahead-log.md), each with the
 // segment's deduplication token, so a segment inserted just before a crash
-// is not stored twice when it is replayed. A segment is deleted only after
-// its INSERT succeeded.
+// is not stored twice when it is replayed. ClickHouse reads a segment's rows
+// file in place; a segment is deleted only after its INSERT succeeded.
 // - A failure caused by the rows themselves (ClickHouse could not parse or
 //   convert them) is narrowed down by splitting the block by request until
 //   the failing request is alone; its rows go to a dead-letter file with the
@@ -16,10 +16,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
-import type { RowSink } from './row-sink.ts';
+import type { RowSink, RowSource } from './row-sink.ts';
 import type { WalRecord } from './wal-records.ts';
 import { WriteAheadLog } from './write-ahead-log.ts';
-import type { Segment } from './write-ahead-log.ts';
+import type { RowsFile, Segment } from './write-ahead-log.ts';
 
 export interface InsertStats {
   readonly table: TableName;
@@ -61,6 +61,27 @@ const causedByRows: ReadonlySet<StoreFailureKind> = new Set(['invalid_query']);
 
 /** Thrown inside an insert loop when stop() gives up waiting for ClickHouse: the segment stays for the next start. */
 class Abandoned extends Error {}
+
+/** One INSERT's rows, and how to get them as records to split the block or keep it aside. */
+interface Block {
+  readonly source: RowSource;
+  readonly rows: number;
+  readonly bytes: number;
+  records(): Promise<readonly WalRecord[]>;
+}
+
+function recordsBlock(records: readonly WalRecord[]): Block {
+  return {
+    source: { chunks: records.map((r) => r.rows) },
+    rows: records.reduce((n, r) => n + r.rowCount, 0),
+    bytes: records.reduce((n, r) => n + r.rows.length, 0),
+    records: () => Promise.resolve(records),
+  };
+}
+
+function fileBlock(segment: Segment, file: RowsFile): Block {
+  return { source: { file: file.path }, rows: file.rows, bytes: file.bytes, records: () => WriteAheadLog.read(segment) };
+}
 
 /** A table's sealed segments: those waiting for their turn, and how many are being inserted. */
 interface TableQueue {
@@ -143,9 +164,10 @@ export class BlockInserter {
   async #move(table: TableName, segment: Segment): Promise<void> {
     for (let attempt = 0; ; ) {
       try {
-        const records = await WriteAheadLog.read(segment);
+        const file = await WriteAheadLog.rowsFile(segment);
+        const block = file === undefined ? recordsBlock(await WriteAheadLog.read(segment)) : fileBlock(segment, file);
         // A segment left by a crash may hold nothing but a torn record, which was never acknowledged.
-        if (records.length > 0) await this.#insert(table, records, segment.token);
+        if (block.rows > 0) await this.#insert(table, block, segment.token);
         await this.#wal.release(segment);
         return;
       } catch (error) {
@@ -159,16 +181,14 @@ export class BlockInserter {
     }
   }
 
-  /** Inserts the records as one block; splits it when its own rows make it fail. */
-  async #insert(table: TableName, records: readonly WalRecord[], token: string): Promise<void> {
-    const chunks = records.map((r) => r.rows);
-    const rows = records.reduce((n, r) => n + r.rowCount, 0);
-    const bytes = chunks.reduce((n, c) => n + c.length, 0);
+  /** Inserts the block as one; splits it by request when its own rows make it fail. */
+  async #insert(table: TableName, block: Block, token: string): Promise<void> {
+    const { rows, bytes } = block;
     for (let attempt = 0; ; attempt++) {
       if (this.#abandon) throw new Abandoned();
       this.#events.inserting(table, rows, token);
       const started = process.hrtime.bigint();
-      const result = await this.#sink.insert(table, chunks, token);
+      const result = await this.#sink.insert(table, block.source, token);
       this.#events.inserted({ table, rows, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9, ok: result.ok, token });
       if (result.ok) {
         this.#events.storageHealth(true, '');
@@ -183,13 +203,14 @@ export class BlockInserter {
         await this.#backoff(attempt);
         continue;
       }
-      if (records.length === 1) {
+      const records = await block.records();
+      if (records.length <= 1) {
         await this.#deadLetter(table, records, token, result.message);
         return;
       }
       const half = Math.ceil(records.length / 2);
-      await this.#insert(table, records.slice(0, half), `${token}-a`);
-      await this.#insert(table, records.slice(half), `${token}-b`);
+      await this.#insert(table, recordsBlock(records.slice(0, half)), `${token}-a`);
+      await this.#insert(table, recordsBlock(records.slice(half)), `${token}-b`);
       return;
     }
   }

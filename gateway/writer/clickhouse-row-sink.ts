@@ -1,7 +1,8 @@
 // RowSink over the store's RowBinary insert (src/clickhouse/row-binary-insert.ts),
 // for the embedded and server connections alike.
+import type { ClickHouseClient } from '@clickhouse/client';
 import { classifyStoreError } from '../../src/clickhouse/clickhouse-error.ts';
-import { insertRowBinary, rowBinaryTarget } from '../../src/clickhouse/row-binary-insert.ts';
+import { insertRowBinary, insertRowBinaryFile, rowBinaryTarget } from '../../src/clickhouse/row-binary-insert.ts';
 import type { RowBinaryTarget } from '../../src/clickhouse/row-binary-insert.ts';
 import { logsTable, metricsTable, spansTable } from '../../src/clickhouse/schema/tables.ts';
 import type { Store } from '../../src/clickhouse/store.ts';
@@ -9,7 +10,7 @@ import { openGate } from '../../src/clickhouse/store-gate.ts';
 import type { StoreGate } from '../../src/clickhouse/store-gate.ts';
 import { rowColumns } from '../rowbinary/row-batch.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
-import type { RowSink, SinkResult } from './row-sink.ts';
+import type { RowSink, RowSource, SinkResult } from './row-sink.ts';
 
 // Column types do not depend on retention; any retention gives the same columns.
 const retention = { logsDays: 1, tracesDays: 1, metricsDays: 1 };
@@ -30,17 +31,20 @@ export const rowTargets: Readonly<Record<TableName, RowBinaryTarget>> = {
 export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): RowSink {
   const connections = store.mode === 'embedded' ? new Lease(store.insertClients) : undefined;
   return {
-    async insert(table: TableName, chunks: readonly Buffer[], dedupToken: string): Promise<SinkResult> {
-      if (chunks.length === 0) return { ok: true };
+    async insert(table: TableName, rows: RowSource, dedupToken: string): Promise<SinkResult> {
+      if ('chunks' in rows && rows.chunks.length === 0) return { ok: true };
+      const run = (client?: ClickHouseClient): Promise<void> => ('file' in rows
+        ? insertRowBinaryFile(store, rowTargets[table], rows.file, dedupToken, client)
+        : insertRowBinary(store, rowTargets[table], rows.chunks, dedupToken, client));
       try {
         await gate.insert(async () => {
           if (connections === undefined) {
-            await insertRowBinary(store, rowTargets[table], chunks, dedupToken);
+            await run();
             return;
           }
           const client = await connections.take();
           try {
-            await insertRowBinary(store, rowTargets[table], chunks, dedupToken, client);
+            await run(client);
           } finally {
             connections.give(client);
           }

@@ -5,10 +5,14 @@ import type { TableName } from '../rowbinary/row-batch.ts';
 
 export type SinkResult = { readonly ok: true } | { readonly ok: false; readonly kind: StoreFailureKind; readonly message: string };
 
+/**
+ * A block's RowBinary rows (whole rows, in rowColumns order): chunks in
+ * memory, or a file holding nothing else (a write-ahead-log segment's rows
+ * file, which ClickHouse reads itself).
+ */
+export type RowSource = { readonly chunks: readonly Buffer[] } | { readonly file: string };
+
 export interface RowSink {
-  /**
-   * Inserts RowBinary chunks (each whole rows, in rowColumns order) into one
-   * table, in one INSERT; a block with a token already stored is skipped.
-   */
-  insert(table: TableName, chunks: readonly Buffer[], dedupToken: string): Promise<SinkResult>;
+  /** Inserts the rows into one table, in one INSERT; a block with a token already stored is skipped. */
+  insert(table: TableName, rows: RowSource, dedupToken: string): Promise<SinkResult>;
 }

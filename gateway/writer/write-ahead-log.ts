@@ -7,13 +7,16 @@
 // when it holds enough rows or bytes, or when its first rows are old enough;
 // a sealed segment becomes exactly one INSERT, with the segment's name as the
 // deduplication token, and is deleted only after that INSERT succeeded.
+// A segment's rows file holds nothing but its RowBinary rows, so that the
+// INSERT reads the file itself; each append's length, row count and checksum
+// go to the segment's index file (wal-records.ts).
 // Segments found on start are the previous process's unfinished work.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { TableName } from '../rowbinary/row-batch.ts';
-import { readRecords, recordHeader } from './wal-records.ts';
+import { indexEntries, readIndexed, readRecords } from './wal-records.ts';
 import type { WalRecord } from './wal-records.ts';
 
 const walTables: readonly TableName[] = ['spans', 'logs', 'metrics'];
@@ -43,13 +46,26 @@ export interface WalOptions {
 /** A sealed segment: one future INSERT. */
 export interface Segment {
   readonly table: TableName;
+  /** The index file (a one-file segment of an earlier version: its only file). */
   readonly path: string;
+  /** The rows file; undefined for a one-file segment. */
+  readonly rowsPath: string | undefined;
   /** Unique per segment across restarts: the INSERT's deduplication token. */
   readonly token: string;
-  /** Bytes acknowledged (a failed append may leave bytes after them that were never acknowledged). */
+  /** Bytes acknowledged, both files (a failed append may leave bytes after them that were never acknowledged). */
   readonly bytes: number;
+  /** Bytes of the rows file acknowledged, and their rows; for a segment left by a previous process, what its files hold (checked when read). */
+  readonly rowBytes: number;
+  readonly rows: number;
   /** Left by a previous process: its records are checked for a torn or corrupt tail when read. */
   readonly recovered: boolean;
+}
+
+/** A segment's rows as one file ClickHouse can read, holding exactly its acknowledged rows. */
+export interface RowsFile {
+  readonly path: string;
+  readonly rows: number;
+  readonly bytes: number;
 }
 
 export type AppendResult =
@@ -71,9 +87,14 @@ interface Pending {
 
 interface Active {
   readonly path: string;
+  readonly rowsPath: string;
   readonly token: string;
+  /** The index file's handle, and the rows file's. */
   readonly fd: FileHandle;
-  bytes: number;
+  readonly rowsFd: FileHandle;
+  /** Bytes acknowledged in the index file and in the rows file. */
+  indexBytes: number;
+  rowBytes: number;
   rows: number;
   /** performance.now() when the segment was opened. */
   readonly openedAt: number;
@@ -93,6 +114,9 @@ const probeIntervalMs = 1000;
 const probeBytes = 64 * 1024;
 
 const segmentName = /^(\d{12})-([0-9a-f]{16})\.wal$/;
+const rowsSuffix = '.rows';
+/** The rows file of the segment whose index file is `path`. */
+const rowsPathOf = (path: string): string => `${path.slice(0, -'.wal'.length)}${rowsSuffix}`;
 
 /** Why an fs call failed, without the server's paths (the message reaches clients). */
 function diskMessage(error: unknown): string {
@@ -102,6 +126,18 @@ function diskMessage(error: unknown): string {
     case 'EROFS': case 'EACCES': case 'EPERM': return 'the write-ahead log\'s disk is read-only';
     default: return `the write-ahead log cannot be written (${code ?? 'I/O error'})`;
   }
+}
+
+/**
+ * Both results once both calls have ended; the first failure if either failed.
+ * Unlike Promise.all it does not return while the other write still runs: a
+ * failed append is cut off the files only after nothing of it can land later.
+ */
+async function both<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === 'rejected') throw ra.reason;
+  if (rb.status === 'rejected') throw rb.reason;
+  return [ra.value, rb.value];
 }
 
 export class WriteAheadLog {
@@ -129,23 +165,35 @@ export class WriteAheadLog {
    * returned, oldest first per table, for the caller to insert before anything new.
    */
   static async open(options: WalOptions, events: WalEvents): Promise<{ wal: WriteAheadLog; recovered: Segment[] }> {
+    // Absolute: an embedded INSERT names a segment's rows file to ClickHouse's file(), which must not resolve it against its own folders.
+    const resolved = { ...options, dir: resolve(options.dir) };
     const recovered: Segment[] = [];
     let maxSeq = 0;
     for (const table of walTables) {
-      const dir = join(options.dir, table);
+      const dir = join(resolved.dir, table);
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      const names = (await readdir(dir)).filter((n) => segmentName.test(n)).sort();
+      const files = await readdir(dir);
+      const names = files.filter((n) => segmentName.test(n)).sort();
       for (const name of names) {
         const [, seq = '0', instance = ''] = segmentName.exec(name) ?? [];
         maxSeq = Math.max(maxSeq, Number(seq));
         const path = join(dir, name);
+        const rowsPath = rowsPathOf(path);
         // Not read here: the inserter reads each segment once, when its turn comes, and skips a torn tail then.
         const { size } = await stat(path);
-        recovered.push({ table, path, token: `${table}-${instance}-${seq}`, bytes: size, recovered: true });
+        const rowBytes = files.includes(`${name.slice(0, -'.wal'.length)}${rowsSuffix}`) ? (await stat(rowsPath)).size : undefined;
+        recovered.push({
+          table, path, rowsPath: rowBytes === undefined ? undefined : rowsPath, token: `${table}-${instance}-${seq}`,
+          bytes: size + (rowBytes ?? 0), rowBytes: rowBytes ?? 0, rows: 0, recovered: true,
+        });
+      }
+      // A rows file without its index: the segment was inserted and released, and the process died between the two deletions.
+      for (const name of files.filter((n) => n.endsWith(rowsSuffix) && !files.includes(`${n.slice(0, -rowsSuffix.length)}.wal`))) {
+        await unlink(join(dir, name));
       }
     }
     const bytes = recovered.reduce((n, s) => n + s.bytes, 0);
-    return { wal: new WriteAheadLog(options, events, maxSeq + 1, bytes), recovered };
+    return { wal: new WriteAheadLog(resolved, events, maxSeq + 1, bytes), recovered };
   }
 
   /** Bytes held by the log (acknowledged, not yet inserted). */
@@ -204,13 +252,42 @@ export class WriteAheadLog {
 
   /** Reads a sealed segment's acknowledged records. */
   static async read(segment: Segment): Promise<WalRecord[]> {
-    const data = await readFile(segment.path);
-    return readRecords(data.subarray(0, segment.bytes), segment.recovered).records;
+    const index = await readFile(segment.path);
+    if (segment.rowsPath === undefined) return readRecords(index.subarray(0, segment.bytes), segment.recovered).records;
+    const rows = await readFile(segment.rowsPath);
+    return readIndexed(index, rows.subarray(0, segment.rowBytes), segment.recovered).records;
   }
 
-  /** Deletes a segment whose rows are in ClickHouse. */
+  /**
+   * The segment's rows file, once it holds exactly the acknowledged rows, for
+   * an INSERT to read in place; undefined when it cannot (a one-file segment,
+   * or bytes after the acknowledged ones that could not be cut off): the
+   * caller reads the records instead. A previous process's segment is
+   * checked first, and a torn tail is cut off its rows file.
+   */
+  static async rowsFile(segment: Segment): Promise<RowsFile | undefined> {
+    const path = segment.rowsPath;
+    if (path === undefined) return undefined;
+    let acknowledged = { bytes: segment.rowBytes, rows: segment.rows };
+    if (segment.recovered) {
+      const read = readIndexed(await readFile(segment.path), await readFile(path));
+      acknowledged = { bytes: read.validRowBytes, rows: read.rowCount };
+    }
+    const { size } = await stat(path);
+    if (size !== acknowledged.bytes) {
+      try {
+        await truncate(path, acknowledged.bytes);
+      } catch {
+        return undefined;
+      }
+    }
+    return { path, ...acknowledged };
+  }
+
+  /** Deletes a segment whose rows are in ClickHouse: its index first, so that a crash in between leaves no segment to replay. */
   async release(segment: Segment): Promise<void> {
     await unlink(segment.path);
+    if (segment.rowsPath !== undefined) await unlink(segment.rowsPath).catch((error: unknown) => { if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; });
     this.#bytes -= segment.bytes;
   }
 
@@ -254,27 +331,30 @@ export class WriteAheadLog {
 
   #due(log: TableLog): boolean {
     const a = log.active;
-    return a !== undefined && (a.rows >= this.#options.cut.maxRows || a.bytes >= this.#options.cut.maxBytes);
+    return a !== undefined && (a.rows >= this.#options.cut.maxRows || a.rowBytes >= this.#options.cut.maxBytes);
   }
 
-  /** Writes every pending append in one write (+ one fdatasync), then answers them all. */
+  /** Writes every pending append in one write per file (+ one fdatasync each), then answers them all. */
   async #commit(table: TableName, log: TableLog): Promise<void> {
     const batch = log.pending;
     log.pending = [];
     const batchBytes = batch.reduce((n, p) => n + p.rows.length, 0);
     let active: Active | undefined;
-    let before = 0;
     try {
       active = log.active ?? await this.#openSegment(table, log);
-      before = active.bytes;
-      const buffers = batch.flatMap((p) => [recordHeader(p.rows, p.rowCount), p.rows]);
-      const length = buffers.reduce((n, b) => n + b.length, 0);
-      const { bytesWritten } = await active.fd.writev(buffers);
-      if (bytesWritten !== length) throw Object.assign(new Error('short write'), { code: 'EIO' });
-      if (this.#options.sync === 'fsync') await active.fd.datasync();
-      active.bytes += length;
+      const index = indexEntries(batch);
+      // At the acknowledged ends, not the files' offsets: a failed write's bytes are cut off and written over.
+      const { rowsFd, fd } = active;
+      const [rowsWritten, indexWritten] = await both(
+        rowsFd.writev(batch.map((p) => p.rows), active.rowBytes).then((r) => r.bytesWritten),
+        fd.write(index, 0, index.length, active.indexBytes).then((r) => r.bytesWritten),
+      );
+      if (rowsWritten !== batchBytes || indexWritten !== index.length) throw Object.assign(new Error('short write'), { code: 'EIO' });
+      if (this.#options.sync === 'fsync') await both(rowsFd.datasync(), fd.datasync());
+      active.rowBytes += batchBytes;
+      active.indexBytes += index.length;
       active.rows += batch.reduce((n, p) => n + p.rowCount, 0);
-      this.#bytes += length;
+      this.#bytes += batchBytes + index.length;
       log.pendingBytes -= batchBytes;
       this.#healthy();
       for (const p of batch) p.resolve({ ok: true });
@@ -282,7 +362,7 @@ export class WriteAheadLog {
       log.pendingBytes -= batchBytes;
       const message = diskMessage(error);
       // Nothing of these appends may survive: a replay must not store rows whose request was answered 503.
-      if (active !== undefined) await this.#discardTail(log, active, before);
+      if (active !== undefined) await this.#discardTail(log, active);
       this.#events.diskHealth(false, message);
       this.#probe ??= setInterval(() => { void this.#probeDisk(); }, probeIntervalMs);
       for (const p of batch) p.resolve({ ok: false, kind: 'unavailable', message });
@@ -313,12 +393,12 @@ export class WriteAheadLog {
     }
   }
 
-  /** Cuts a failed append off the segment; if even that fails, the segment is sealed at its acknowledged length. */
-  async #discardTail(log: TableLog, active: Active, acknowledged: number): Promise<void> {
+  /** Cuts a failed append off the segment's files; if even that fails, the segment is sealed at its acknowledged length. */
+  async #discardTail(log: TableLog, active: Active): Promise<void> {
     try {
-      await active.fd.truncate(acknowledged);
+      await Promise.all([active.rowsFd.truncate(active.rowBytes), active.fd.truncate(active.indexBytes)]);
     } catch {
-      // The segment's readers stop at `bytes`; only a crash before its INSERT could replay the unacknowledged tail.
+      // The segment's readers stop at its acknowledged lengths; only a crash before its INSERT could replay the unacknowledged tail.
       log.cutRequested = true;
     }
   }
@@ -327,6 +407,7 @@ export class WriteAheadLog {
     const seq = String(this.#nextSeq++).padStart(12, '0');
     const dir = join(this.#options.dir, table);
     const path = join(dir, `${seq}-${this.#instance}.wal`);
+    const rowsPath = rowsPathOf(path);
     let fd: FileHandle;
     try {
       fd = await open(path, 'wx', 0o600);
@@ -335,8 +416,16 @@ export class WriteAheadLog {
       await mkdir(dir, { recursive: true, mode: 0o700 }); // removed while running
       fd = await open(path, 'wx', 0o600);
     }
-    if (this.#options.sync === 'fsync') await this.#syncName(dir, path, fd);
-    const active: Active = { path, token: `${table}-${this.#instance}-${seq}`, fd, bytes: 0, rows: 0, openedAt: performance.now() };
+    let rowsFd: FileHandle;
+    try {
+      rowsFd = await open(rowsPath, 'wx', 0o600);
+    } catch (error) {
+      await fd.close().catch(() => undefined);
+      await unlink(path).catch(() => undefined);
+      throw error;
+    }
+    if (this.#options.sync === 'fsync') await this.#syncNames(dir, [{ path, fd }, { path: rowsPath, fd: rowsFd }]);
+    const active: Active = { path, rowsPath, token: `${table}-${this.#instance}-${seq}`, fd, rowsFd, indexBytes: 0, rowBytes: 0, rows: 0, openedAt: performance.now() };
     log.active = active;
     log.timer = setTimeout(() => {
       log.timer = undefined;
@@ -346,8 +435,8 @@ export class WriteAheadLog {
     return active;
   }
 
-  /** Syncs the folder of a new segment, so its name survives a power loss too; on failure the segment is gone. */
-  async #syncName(dir: string, path: string, fd: FileHandle): Promise<void> {
+  /** Syncs the folder of a new segment, so its files' names survive a power loss too; on failure the segment is gone. */
+  async #syncNames(dir: string, files: readonly { path: string; fd: FileHandle }[]): Promise<void> {
     try {
       const dirHandle = await open(dir, 'r');
       try {
@@ -356,8 +445,10 @@ export class WriteAheadLog {
         await dirHandle.close();
       }
     } catch (error) {
-      await fd.close().catch(() => undefined);
-      await unlink(path).catch(() => undefined);
+      for (const file of files) {
+        await file.fd.close().catch(() => undefined);
+        await unlink(file.path).catch(() => undefined);
+      }
       throw error;
     }
   }
@@ -369,14 +460,18 @@ export class WriteAheadLog {
     const active = log.active;
     if (active === undefined) return;
     log.active = undefined;
-    if (this.#options.sync === 'fsync') await active.fd.close().catch(() => undefined);
-    // Off the appends' path: bounds what a power loss can take from a segment that waits long for its INSERT.
-    else void active.fd.datasync().catch(() => undefined).finally(() => active.fd.close().catch(() => undefined));
+    for (const fd of [active.fd, active.rowsFd]) {
+      if (this.#options.sync === 'fsync') await fd.close().catch(() => undefined);
+      // Off the appends' path: bounds what a power loss can take from a segment that waits long for its INSERT.
+      else void fd.datasync().catch(() => undefined).finally(() => fd.close().catch(() => undefined));
+    }
+    const bytes = active.indexBytes + active.rowBytes;
     if (active.rows === 0) {
       await unlink(active.path).catch(() => undefined);
-      this.#bytes -= active.bytes;
+      await unlink(active.rowsPath).catch(() => undefined);
+      this.#bytes -= bytes;
       return;
     }
-    this.#events.sealed({ table, path: active.path, token: active.token, bytes: active.bytes, recovered: false });
+    this.#events.sealed({ table, path: active.path, rowsPath: active.rowsPath, token: active.token, bytes, rowBytes: active.rowBytes, rows: active.rows, recovered: false });
   }
 }

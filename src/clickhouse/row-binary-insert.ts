@@ -2,14 +2,16 @@
 // ClickHouse to parse (docs/gateway.md, "Insert path and format"). A server takes them
 // as the body of `INSERT … FORMAT RowBinary`. chDB's connection cannot carry
 // a binary body (it appends the body to the SQL text), so in embedded mode
-// the rows are staged in a file of the data dir and read by ClickHouse's
-// file() table function in one INSERT … SELECT, on the store's INSERT
-// connection; the file is removed after.
+// the rows are read by ClickHouse's file() table function in one INSERT …
+// SELECT, on one of the store's INSERT connections: a write-ahead-log
+// segment's rows file as it is (insertRowBinaryFile), rows in memory after
+// being staged in a file of the data dir, removed after (insertRowBinary).
 // Rows of a signal table get their retention_days from the INSERT (the
 // tenant_retention view, read once per INSERT; docs/schema.md, "Retention"):
 // a server reads the body through input() in an INSERT … SELECT too.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -119,8 +121,9 @@ function insertSelect(store: Store, target: RowBinaryTarget, source: string, set
 
 /**
  * A ClickHouse string literal. The embedded INSERT carries its two values,
- * the staged file's path (the spool folder of TENANTRY_DATA_DIR and a UUID)
- * and the structure (from the schema), as literals instead of bound
+ * the file's path (a staged file: the spool folder of TENANTRY_DATA_DIR and a
+ * UUID; a segment's rows file: the write-ahead log's folder and the
+ * segment's name) and the structure (from the schema), as literals instead of bound
  * parameters: chDB runs every statement with bound parameters in the process
  * one at a time, whatever its connection, and the INSERT's own connection
  * exists so that it runs beside the API's queries. Neither value comes from
@@ -136,21 +139,40 @@ export function stringLiteral(value: string): string {
  * one must not run another statement meanwhile (the caller leases it).
  */
 export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string, client: ClickHouseClient = store.insertClients[0]): Promise<void> {
-  const settings = insertSettings(dedupToken, store.cluster);
   if (store.spoolDir === undefined) {
-    const query = target.retentionFrom === undefined
-      ? `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')}) ${settings} FORMAT RowBinary`
-      : `${insertSelect(store, target, 'input({structure:String})', settings)} FORMAT RowBinary`;
-    const result = await client.exec({ query, query_params: { structure: target.structure }, values: Readable.from(chunks) });
-    // The response body of an INSERT is empty; drain it so the socket is reused.
-    result.stream.resume();
+    await sendBody(store, target, Readable.from(chunks), dedupToken, client);
     return;
   }
   const path = join(store.spoolDir, `${target.table}-${randomUUID()}.bin`);
   try {
     await stage(store.spoolDir, path, chunks);
-    await client.command({ query: insertSelect(store, target, `file(${stringLiteral(path)}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
+    await insertFromFile(store, target, path, dedupToken, client);
   } finally {
     await rm(path, { force: true });
   }
+}
+
+/**
+ * Inserts the rows of a file holding nothing but whole RowBinary rows (an
+ * absolute path), in one INSERT: ClickHouse reads it in place in embedded
+ * mode, a server gets it as the body. The file is left as it is.
+ */
+export async function insertRowBinaryFile(store: Store, target: RowBinaryTarget, path: string, dedupToken?: string, client: ClickHouseClient = store.insertClients[0]): Promise<void> {
+  if (store.spoolDir === undefined) await sendBody(store, target, createReadStream(path), dedupToken, client);
+  else await insertFromFile(store, target, path, dedupToken, client);
+}
+
+async function sendBody(store: Store, target: RowBinaryTarget, body: Readable, dedupToken: string | undefined, client: ClickHouseClient): Promise<void> {
+  const settings = insertSettings(dedupToken, store.cluster);
+  const query = target.retentionFrom === undefined
+    ? `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')}) ${settings} FORMAT RowBinary`
+    : `${insertSelect(store, target, 'input({structure:String})', settings)} FORMAT RowBinary`;
+  const result = await client.exec({ query, query_params: { structure: target.structure }, values: body });
+  // The response body of an INSERT is empty; drain it so the socket is reused.
+  result.stream.resume();
+}
+
+async function insertFromFile(store: Store, target: RowBinaryTarget, path: string, dedupToken: string | undefined, client: ClickHouseClient): Promise<void> {
+  const settings = insertSettings(dedupToken, store.cluster);
+  await client.command({ query: insertSelect(store, target, `file(${stringLiteral(path)}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
 }

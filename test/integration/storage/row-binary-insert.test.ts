@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { readdirSync, rmSync } from 'node:fs';
-import { insertRowBinary, stringLiteral } from '../../../src/clickhouse/row-binary-insert.ts';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { insertRowBinary, insertRowBinaryFile, stringLiteral } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { RowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { RowWriter } from '../../../gateway/rowbinary/row-writer.ts';
@@ -56,6 +58,25 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     expect(Object.keys(got[2]?.tags ?? {})).to.have.length(200);
     expect([got[2]?.nan, got[2]?.ns]).to.deep.equal([1, '9223372036854775807']);
     expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
+  });
+
+  it('inserts a file of RowBinary rows in place (a write-ahead-log segment\'s rows file), under a path that needs quoting, and leaves the file as it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tenantry it's a dir\\ "));
+    try {
+      const w = new RowWriter(16);
+      row(w, 40, Buffer.from('in place'), { k: 'v' }, 4, 4n);
+      row(w, 41, Buffer.from([0x00, 0xff]), {}, null, 5n);
+      const path = join(dir, 'segment.rows');
+      writeFileSync(path, w.result());
+      const before = readFileSync(path);
+      await insertRowBinaryFile(store, target, path, 'file-token-1');
+      const got = await rows<{ id: number; s: string; tags: Record<string, string> }>(store, `SELECT id, hex(s) AS s, tags FROM ${store.database}.bin WHERE id IN (40, 41) ORDER BY id`);
+      expect(got).to.deep.equal([{ id: 40, s: Buffer.from('in place').toString('hex').toUpperCase(), tags: { k: 'v' } }, { id: 41, s: '00FF', tags: {} }]);
+      expect(readFileSync(path).equals(before)).to.equal(true);
+      expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('leaves a block\'s skip indexes to the first merge that takes its part in, and queries find its rows meanwhile', async () => {

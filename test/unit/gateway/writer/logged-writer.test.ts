@@ -2,7 +2,7 @@
 // a fake ClickHouse at the sink port that deduplicates by token as
 // ClickHouse does. Real files in a temp folder: fsync, torn tails and
 // replays are the point.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,7 +10,8 @@ import { expect } from 'chai';
 import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
 import { LoggedWriter } from '../../../../gateway/writer/logged-writer.ts';
 import type { WriterObserver } from '../../../../gateway/writer/logged-writer.ts';
-import type { RowSink, SinkResult } from '../../../../gateway/writer/row-sink.ts';
+import type { RowSink, RowSource, SinkResult } from '../../../../gateway/writer/row-sink.ts';
+import { recordHeader } from '../../../../gateway/writer/wal-records.ts';
 import { WriteAheadLog } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { Segment } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { WriterConfig } from '../../../../src/config/config.ts';
@@ -27,7 +28,13 @@ class FakeClickHouse implements RowSink {
   hold: Promise<void> | undefined;
   insertStarted: () => void = () => undefined;
 
-  async insert(table: TableName, chunks: readonly Buffer[], token: string): Promise<SinkResult> {
+  /** Of each insert, whether the rows came as a file (a segment's rows file, read in place) or as chunks. */
+  readonly sources: ('file' | 'chunks')[] = [];
+
+  async insert(table: TableName, source: RowSource, token: string): Promise<SinkResult> {
+    // ClickHouse reads a file when the INSERT runs, as this does.
+    const chunks = 'file' in source ? [readFileSync(source.file)] : source.chunks;
+    this.sources.push('file' in source ? 'file' : 'chunks');
     const rows = chunks.flatMap((c) => c.toString().split('\n').filter((r) => r !== ''));
     this.insertStarted();
     const failure = this.fail?.(rows);
@@ -237,11 +244,13 @@ describe('logged writer', () => {
     const bothReached = new Promise<void>((resolve) => { ch.insertStarted = () => { if (++started === 2) resolve(); }; });
     void crashed.flush(); // never resolves: both INSERTs are held after storing
     await bothReached;
-    // A torn append at the end of a segment: never acknowledged, so never replayed.
+    // A torn append at the end of a segment, in both of its files: never acknowledged, so never replayed.
     const logsDir = join(dir, 'logs');
-    const [segmentFile] = readdirSync(logsDir);
-    if (segmentFile === undefined) throw new Error('no logs segment');
-    writeFileSync(join(logsDir, segmentFile), Buffer.concat([readFileSync(join(logsDir, segmentFile)), Buffer.from('TLW1 torn')]));
+    const segmentFiles = readdirSync(logsDir).sort();
+    expect(segmentFiles.map((n) => n.replace(/^.*\./, ''))).to.deep.equal(['rows', 'wal']);
+    for (const [name, torn] of segmentFiles.map((n, i) => [n, i === 0 ? 'torn-row\n' : 'TLW2 torn'] as const)) {
+      writeFileSync(join(logsDir, name), Buffer.concat([readFileSync(join(logsDir, name)), Buffer.from(torn)]));
+    }
 
     ch.hold = undefined;
     const restarted = await LoggedWriter.open(ch, config, new RecordingObserver());
@@ -251,7 +260,30 @@ describe('logged writer', () => {
     const spanInserts = ch.inserts.filter((i) => i.table === 'spans');
     expect(spanInserts).to.have.length(2);
     expect(spanInserts[0]?.token).to.equal(spanInserts[1]?.token);
+    // The replayed segments' rows files were read in place, the torn one cut back to its acknowledged rows first.
+    expect(ch.sources).to.deep.equal(['file', 'file', 'file', 'file']);
     await restarted.stop();
+    expect(readdirSync(logsDir), 'both files of an inserted segment are deleted').to.deep.equal([]);
+  });
+
+  it('inserts the segments an earlier version left (one file of records), and deletes a rows file whose index is gone', async () => {
+    const spansDir = join(dir, 'spans');
+    mkdirSync(spansDir, { recursive: true });
+    const old = rows('from-before-the-upgrade');
+    writeFileSync(join(spansDir, '000000000007-00112233aabbccdd.wal'), Buffer.concat([recordHeader(old, 1), old, Buffer.from('TLW1 torn')]));
+    // Released (its index deleted) just before the process died: already in ClickHouse.
+    writeFileSync(join(spansDir, '000000000006-00112233aabbccdd.rows'), rows('already-stored'));
+    const ch = new FakeClickHouse();
+    const writer = await LoggedWriter.open(ch, config, new RecordingObserver());
+    await writer.flush();
+    expect(ch.rows.get('spans')).to.deep.equal(['from-before-the-upgrade']);
+    expect(ch.sources).to.deep.equal(['chunks']);
+    await writer.submit('spans', rows('after'), 1);
+    await writer.flush();
+    expect(ch.rows.get('spans')).to.deep.equal(['from-before-the-upgrade', 'after']);
+    expect(ch.inserts.map((i) => i.token)[1], 'numbering goes on after the old segment').to.match(/^spans-[0-9a-f]{16}-000000000008$/);
+    expect(readdirSync(spansDir)).to.deep.equal([]);
+    await writer.stop();
   });
 
   it('retries a block while ClickHouse fails, reporting the failure and the recovery once each', async () => {
