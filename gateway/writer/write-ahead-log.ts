@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { TableName } from '../rowbinary/row-batch.ts';
 import { indexEntries, readIndexed, readRecords } from './wal-records.ts';
 import type { WalRecord } from './wal-records.ts';
@@ -165,12 +165,10 @@ export class WriteAheadLog {
    * returned, oldest first per table, for the caller to insert before anything new.
    */
   static async open(options: WalOptions, events: WalEvents): Promise<{ wal: WriteAheadLog; recovered: Segment[] }> {
-    // Absolute: an embedded INSERT names a segment's rows file to ClickHouse's file(), which must not resolve it against its own folders.
-    const resolved = { ...options, dir: resolve(options.dir) };
     const recovered: Segment[] = [];
     let maxSeq = 0;
     for (const table of walTables) {
-      const dir = join(resolved.dir, table);
+      const dir = join(options.dir, table);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const files = await readdir(dir);
       const names = files.filter((n) => segmentName.test(n)).sort();
@@ -193,7 +191,7 @@ export class WriteAheadLog {
       }
     }
     const bytes = recovered.reduce((n, s) => n + s.bytes, 0);
-    return { wal: new WriteAheadLog(resolved, events, maxSeq + 1, bytes), recovered };
+    return { wal: new WriteAheadLog(options, events, maxSeq + 1, bytes), recovered };
   }
 
   /** Bytes held by the log (acknowledged, not yet inserted). */

@@ -13,7 +13,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { queryTable } from './schema/ddl.ts';
 import type { TableSpec } from './schema/ddl.ts';
@@ -153,9 +153,9 @@ export async function insertRowBinary(store: Store, target: RowBinaryTarget, chu
 }
 
 /**
- * Inserts the rows of a file holding nothing but whole RowBinary rows (an
- * absolute path), in one INSERT: ClickHouse reads it in place in embedded
- * mode, a server gets it as the body. The file is left as it is.
+ * Inserts the rows of a file holding nothing but whole RowBinary rows, in
+ * one INSERT: ClickHouse reads it in place in embedded mode, a server gets
+ * it as the body. The file is left as it is.
  */
 export async function insertRowBinaryFile(store: Store, target: RowBinaryTarget, path: string, dedupToken?: string, client: ClickHouseClient = store.insertClients[0]): Promise<void> {
   if (store.spoolDir === undefined) await sendBody(store, target, createReadStream(path), dedupToken, client);
@@ -174,5 +174,7 @@ async function sendBody(store: Store, target: RowBinaryTarget, body: Readable, d
 
 async function insertFromFile(store: Store, target: RowBinaryTarget, path: string, dedupToken: string | undefined, client: ClickHouseClient): Promise<void> {
   const settings = insertSettings(dedupToken, store.cluster);
-  await client.command({ query: insertSelect(store, target, `file(${stringLiteral(path)}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
+  // Absolute: file() must not resolve a relative path against ClickHouse's own folders.
+  const file = stringLiteral(resolve(path));
+  await client.command({ query: insertSelect(store, target, `file(${file}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
 }
