@@ -211,8 +211,11 @@ async function main(): Promise<void> {
         name: 'usage 30 days', page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/usage`, body: { startTime: end - 30 * day, endTime: end } }),
         apiSql: (t) => usageSql(deps, t, periods),
-        sql: (t) => `SELECT day, sum(log_records), sum(log_bytes), sum(spans), sum(metric_points) FROM ${db}.usage_daily
-          WHERE tenant_id = '${t}' AND day >= toDate(${end - 30 * day}) AND day < toDate(${end}) GROUP BY day`,
+        // Accepted and refused units, as the API reports both.
+        sql: (t) => `SELECT day, '', '', sum(log_records), sum(log_bytes), sum(spans), sum(metric_points), 0, 0 FROM ${db}.usage_daily
+          WHERE tenant_id = '${t}' AND day >= toDate(${end - 30 * day}) AND day < toDate(${end}) GROUP BY day
+          UNION ALL SELECT day, signal, reason, 0, 0, 0, 0, sum(items), sum(bytes) FROM ${db}.usage_rejected_daily
+          WHERE tenant_id = '${t}' AND day >= toDate(${end - 30 * day}) AND day < toDate(${end}) GROUP BY day, signal, reason`,
       },
     ];
     console.log(`\n${iterations} iterations each, tenants rotated, variants interleaved; latency in ms`);

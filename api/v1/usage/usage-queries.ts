@@ -37,10 +37,22 @@ export interface UsageEntry extends UsageCounts {
   end: number;
 }
 
-/** Sums arrive as numbers (embedded) or as quoted 64-bit integers (server): Number() reads both. */
-interface DayRow { day: string; log_records: number | string; log_bytes: number | string; spans: number | string; metric_points: number | string }
-
-interface RejectedRow { day: string; signal: string; reason: string; items: number | string; bytes: number | string }
+/**
+ * One row of the usage statement: a day's accepted units (signal '') or one
+ * signal's and reason's refused units that day. Sums arrive as numbers
+ * (embedded) or as quoted 64-bit integers (server): Number() reads both.
+ */
+interface DayRow {
+  day: string;
+  signal: string;
+  reason: string;
+  log_records: number | string;
+  log_bytes: number | string;
+  spans: number | string;
+  metric_points: number | string;
+  items: number | string;
+  bytes: number | string;
+}
 
 const noneRejected = (): RejectedCounts => ({ units: 0, bytes: 0, reasons: {} });
 
@@ -49,7 +61,7 @@ const empty = (): UsageCounts => ({
   rejected: { logs: noneRejected(), metrics: noneRejected(), traces: noneRejected() },
 });
 
-function addRejected(into: UsageCounts, row: RejectedRow): void {
+function addRejected(into: UsageCounts, row: DayRow): void {
   if (row.signal !== 'logs' && row.signal !== 'metrics' && row.signal !== 'traces') return;
   const counts = into.rejected[row.signal];
   const units = Number(row.items);
@@ -65,27 +77,22 @@ function add(into: UsageCounts, row: DayRow): void {
   into.metrics.units += Number(row.metric_points);
 }
 
-/** Builds the per-day SELECT (exported for the benchmark). */
+/**
+ * The per-day SELECT (exported for the benchmark): accepted units from
+ * usage_daily and refused ones from usage_rejected_daily in one statement,
+ * since planning a statement costs more than reading these few rows.
+ */
 export function usageSql(deps: RouteDeps, tenantId: string, periods: readonly Period[]): { sql: string; params: SqlParams } {
   const params = new SqlParams();
   const first = periods[0]?.firstDay ?? 0;
   const end = periods[periods.length - 1]?.endDay ?? 0;
-  const sql = `SELECT day, sum(log_records) AS log_records, sum(log_bytes) AS log_bytes, sum(spans) AS spans, sum(metric_points) AS metric_points
-    FROM ${queryTable(deps.schema, 'usage_daily')}
-    WHERE tenant_id = ${params.bind(tenantId, 'String')} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}
-    GROUP BY day`;
-  return { sql, params };
-}
-
-/** The per-day SELECT of rejected units. */
-function rejectedSql(deps: RouteDeps, tenantId: string, periods: readonly Period[]): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  const first = periods[0]?.firstDay ?? 0;
-  const end = periods[periods.length - 1]?.endDay ?? 0;
-  const sql = `SELECT day, signal, reason, sum(items) AS items, sum(bytes) AS bytes
-    FROM ${queryTable(deps.schema, 'usage_rejected_daily')}
-    WHERE tenant_id = ${params.bind(tenantId, 'String')} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}
-    GROUP BY day, signal, reason`;
+  const where = `tenant_id = ${params.bind(tenantId, 'String')} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}`;
+  const sql = `SELECT day, '' AS signal, '' AS reason, sum(log_records) AS log_records, sum(log_bytes) AS log_bytes, sum(spans) AS spans,
+      sum(metric_points) AS metric_points, toUInt64(0) AS items, toUInt64(0) AS bytes
+    FROM ${queryTable(deps.schema, 'usage_daily')} WHERE ${where} GROUP BY day
+    UNION ALL
+    SELECT day, toString(signal), toString(reason), toUInt64(0), toUInt64(0), toUInt64(0), toUInt64(0), sum(items), sum(bytes)
+    FROM ${queryTable(deps.schema, 'usage_rejected_daily')} WHERE ${where} GROUP BY day, signal, reason`;
   return { sql, params };
 }
 
@@ -94,9 +101,6 @@ export async function queryUsage(deps: RouteDeps, tenantId: string, periods: rea
   const { sql, params } = usageSql(deps, tenantId, periods);
   const rows = await deps.runner.rows<DayRow>(sql, params);
   if (!rows.ok) return rows;
-  const rejectedQuery = rejectedSql(deps, tenantId, periods);
-  const rejected = await deps.runner.rows<RejectedRow>(rejectedQuery.sql, rejectedQuery.params);
-  if (!rejected.ok) return rejected;
   const totals = empty();
   const data: UsageEntry[] = periods.map((p) => ({ start: dayToMs(p.firstDay), end: dayToMs(p.endDay), ...empty() }));
   const entryOf = (day: string): UsageEntry | undefined => {
@@ -104,14 +108,10 @@ export async function queryUsage(deps: RouteDeps, tenantId: string, periods: rea
     return data[periods.findIndex((p) => dayNumber >= p.firstDay && dayNumber < p.endDay)];
   };
   for (const row of rows.value) {
-    add(totals, row);
+    const into = (counts: UsageCounts): void => { if (row.signal === '') add(counts, row); else addRejected(counts, row); };
+    into(totals);
     const entry = entryOf(row.day);
-    if (entry !== undefined) add(entry, row);
-  }
-  for (const row of rejected.value) {
-    addRejected(totals, row);
-    const entry = entryOf(row.day);
-    if (entry !== undefined) addRejected(entry, row);
+    if (entry !== undefined) into(entry);
   }
   return { ok: true, value: { ...totals, data } };
 }
