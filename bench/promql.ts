@@ -8,6 +8,9 @@
 // way for both, once both processes are idle, and the p50/p95 and the ratios
 // are printed, with whether the answers were equal. In the same run:
 // remote-write samples/s against OTLP metric points/s into the same Tenantry.
+// Then, with Tenantry stopped, the same queries in one process on its data,
+// without HTTP, beside one statement that only reads each query's samples:
+// where the time goes, and the least any answer would cost here.
 //
 //   npm run bench:promql                                  # 10 M samples, 100 tenants
 //   BENCH_PROMQL_SAMPLES=1000000 npm run bench:promql     # quick run
@@ -20,6 +23,13 @@ import { findPrometheus } from '../test/prometheus/prometheus-binaries.ts';
 import { startPrometheus } from '../test/integration/prometheus/support/prometheus-server.ts';
 import { compareAnswers, promQuery } from '../test/integration/prometheus/support/promql-client.ts';
 import type { PromAnswer, PromEndpoint } from '../test/integration/prometheus/support/promql-client.ts';
+import { parsePromql } from '../api/compat/prometheus/promql-parser.ts';
+import { evaluateSteps } from '../api/compat/prometheus/promql-engine.ts';
+import { createQueryRunner } from '../api/v1/query/query-runner.ts';
+import type { QueryRunner } from '../api/v1/query/query-runner.ts';
+import { SqlParams } from '../api/v1/query/sql-params.ts';
+import { openStore } from '../src/clickhouse/store.ts';
+import { silentLogger } from '../src/log/logger.ts';
 import { metricsRequest } from './ingest-payloads.ts';
 import { settleOrSay } from './peers/process-cpu.ts';
 import { defaultTenantryRoot, startTenantryAll } from './peers/servers.ts';
@@ -38,12 +48,12 @@ const runs = intOf('BENCH_PROMQL_RUNS', 20);
 const clients = 8;
 const pointsPerRequest = 120;
 
-const queries: ReadonlyArray<{ readonly name: string; readonly promql: string }> = [
-  { name: 'rate by service', promql: 'sum by (job) (rate(http_requests_total{S}[5m]))' },
-  { name: 'p99 histogram_quantile', promql: 'histogram_quantile(0.99, sum by (le, job) (rate(request_duration_seconds_bucket{S}[5m])))' },
-  { name: 'topk', promql: 'topk(3, sum by (instance) (rate(http_requests_total{S}[5m])))' },
-  { name: 'sum by', promql: 'sum by (code) (http_requests_total{S})' },
-  { name: 'avg_over_time', promql: 'avg_over_time(memory_usage_bytes{S}[5m])' },
+const queries: ReadonlyArray<{ readonly name: string; readonly promql: string; readonly metric: string }> = [
+  { name: 'rate by service', promql: 'sum by (job) (rate(http_requests_total{S}[5m]))', metric: 'http_requests_total' },
+  { name: 'p99 histogram_quantile', promql: 'histogram_quantile(0.99, sum by (le, job) (rate(request_duration_seconds_bucket{S}[5m])))', metric: 'request_duration_seconds_bucket' },
+  { name: 'topk', promql: 'topk(3, sum by (instance) (rate(http_requests_total{S}[5m])))', metric: 'http_requests_total' },
+  { name: 'sum by', promql: 'sum by (code) (http_requests_total{S})', metric: 'http_requests_total' },
+  { name: 'avg_over_time', promql: 'avg_over_time(memory_usage_bytes{S}[5m])', metric: 'memory_usage_bytes' },
 ];
 
 const say = (text: string): void => { console.log(`[bench:promql] ${text}`); };
@@ -82,6 +92,52 @@ async function post(url: string, body: Buffer, headers: Record<string, string>):
   const res = await fetch(url, { method: 'POST', body, headers });
   await res.arrayBuffer();
   return res.status;
+}
+
+/**
+ * Where a query's time goes, in one process on Tenantry's data once Tenantry
+ * has stopped (the embedded store is one process's): each query evaluated
+ * as the API evaluates it, without HTTP; beside it the least any answer
+ * costs, one statement reading the query's samples and nothing else
+ * (`count()` of the tenant's rows of its metric in its window); and
+ * `SELECT 1`. Same tenants as the timed runs.
+ */
+async function inProcess(dataDir: string, lastSecond: number, promP95: ReadonlyMap<string, number>): Promise<string> {
+  const opened = await openStore({ kind: 'embedded', dataDir, database: 'tenantry' });
+  if (!opened.ok) throw new Error(opened.message);
+  const store = opened.store;
+  try {
+    const runner: QueryRunner = createQueryRunner(store, 30_000, silentLogger);
+    const deps = { schema: { database: 'tenantry', cluster: undefined }, runner, now: () => BigInt(lastSecond) * 1_000_000_000n, pageMaxBytes: 8 * 1_048_576 };
+    const steps = { startMs: (lastSecond - 3600) * 1000, stepMs: 60_000, count: 61, lookbackMs: 300_000 };
+    const timed = async (run: (tenant: string) => Promise<boolean>): Promise<number[]> => {
+      const ms: number[] = [];
+      for (let r = 0; r < runs; r++) {
+        const started = performance.now();
+        if (!(await run(tenantName((r * 37 + 11) % tenants)))) throw new Error('an in-process statement failed');
+        ms.push(performance.now() - started);
+      }
+      return ms.sort((x, y) => x - y);
+    };
+    const cell = (ms: readonly number[]): string => `${percentile(ms, 0.5).toFixed(1).padStart(6)} ${percentile(ms, 0.95).toFixed(1).padStart(6)}`;
+    const lines = [`  ${'query'.padEnd(24)} ${'evaluated p50/p95'.padStart(18)} ${'samples read p50/p95'.padStart(21)} ${'2x prom p95'.padStart(12)}`];
+    for (const { name, promql, metric } of queries) {
+      const parsed = parsePromql(promql.replace('{S}', ''));
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      const evaluated = await timed(async (tenantId) => (await evaluateSteps(deps, { tenantId, visibleFromMs: 0 }, parsed.value, steps, false)).ok);
+      const read = await timed(async (tenantId) => {
+        const p = new SqlParams();
+        const sql = `SELECT count() AS n FROM tenantry.metrics WHERE tenant_id = ${p.bind(tenantId, 'String')} AND metric_name = ${p.bind(metric, 'String')}
+          AND timestamp >= fromUnixTimestamp64Milli(${p.bind(steps.startMs - 300_000, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(lastSecond * 1000, 'Int64')})`;
+        return (await runner.rows(sql, p)).ok;
+      });
+      lines.push(`  ${name.padEnd(24)}      ${cell(evaluated)}        ${cell(read)} ${(2 * (promP95.get(name) ?? NaN)).toFixed(1).padStart(12)}`);
+    }
+    const one = await timed(async () => (await runner.rows('SELECT 1 AS one', new SqlParams())).ok);
+    return `In one process, without HTTP (ms; SELECT 1: ${cell(one).trim().replace(/\s+/, ' / ')}):\n${lines.join('\n')}`;
+  } finally {
+    await store.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -159,6 +215,7 @@ async function main(): Promise<void> {
     if (settled.settled) say(`both idle after ${seconds(settled.waitedMs)}`);
 
     const rows: string[] = [];
+    const promP95 = new Map<string, number>();
     for (const { name, promql } of queries) {
       const promMs: number[] = [];
       const tenMs: number[] = [];
@@ -178,10 +235,16 @@ async function main(): Promise<void> {
       promMs.sort((x, y) => x - y);
       tenMs.sort((x, y) => x - y);
       const [p50, p95, t50, t95] = [percentile(promMs, 0.5), percentile(promMs, 0.95), percentile(tenMs, 0.5), percentile(tenMs, 0.95)];
+      promP95.set(name, p95);
       rows.push(`  ${name.padEnd(24)} ${p50.toFixed(1).padStart(8)} ${p95.toFixed(1).padStart(8)} ${t50.toFixed(1).padStart(9)} ${t95.toFixed(1).padStart(9)} ${(t95 / p95).toFixed(2).padStart(8)}x  ${equal}/${runs}`);
     }
     console.log(`\nDashboard queries (range, last 1 h, step 60 s), ${runs} runs each, ms:\n  ${'query'.padEnd(24)} ${'prom p50'.padStart(8)} ${'prom p95'.padStart(8)} ${'tenantry p50'.padStart(9)} ${'p95'.padStart(9)} ${'p95 ratio'.padStart(9)}  equal answers\n${rows.join('\n')}`);
     console.log(`\nIngest: remote write ${Math.round(rwRate).toLocaleString('en')} samples/s, OTLP ${Math.round(otRate).toLocaleString('en')} metric points/s (ratio ${(rwRate / otRate).toFixed(2)})`);
+    await stopTenantry();
+    stopTenantry = (): Promise<void> => Promise.resolve();
+    await stopPrometheus();
+    stopPrometheus = (): Promise<void> => Promise.resolve();
+    console.log(`\n${await inProcess(join(dir, 'tenantry'), lastSecond, promP95)}`);
   } finally {
     await stopTenantry();
     await stopPrometheus();
