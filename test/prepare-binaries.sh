@@ -7,7 +7,7 @@
 # `npm install && npm test` runs every suite.
 #
 #   bash test/prepare-binaries.sh                  # build what is missing
-#   TENANTRY_TEST_SKIP=peers,k8s bash ...           # neither build nor require these
+#   TENANTRY_TEST_SKIP=prometheus,k8s bash ...      # neither build nor require these
 #
 # TENANTRY_TEST_SKIP takes names from the list (and `containers`, the Docker
 # suites, which skip by themselves when no Docker engine is reachable). A
@@ -23,13 +23,12 @@ cd "$(dirname "$0")/.."
 read -r -d '' BUILDS <<'LIST' || true
 k8s         test/k8s/build-binaries.sh
 helm        test/chart/build-helm.sh
-peers       test/peers/build-peers.sh
 actionlint  test/actionlint/build-actionlint.sh
 prometheus  test/prometheus/build-prometheus.sh
 LIST
 
 # The oldest Go every script's modules accept (GOTOOLCHAIN=local: no download
-# of another toolchain); Loki v3.7.8's go.mod asks for 1.26.5.
+# of another toolchain); Prometheus v0.316.0's go.mod asks for at most this.
 GO_MIN=1.26.5
 say() { echo "[prepare-binaries] $*"; }
 fail() { echo "[prepare-binaries] FAILED: $*" >&2; exit 1; }

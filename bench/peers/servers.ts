@@ -12,9 +12,9 @@ export type SystemName = 'loki' | 'tempo' | 'tenantry';
 
 export interface RunningServer extends BaseServer { readonly name: SystemName }
 
-import type { RunningServer as BaseServer } from '../../test/peers/server-process.ts';
-import { stopper, tailOf } from '../../test/peers/server-process.ts';
-export { freePort, spawnReady } from '../../test/peers/server-process.ts';
+import type { RunningServer as BaseServer } from '../../test/support/server-process.ts';
+import { stopper, tailOf } from '../../test/support/server-process.ts';
+export { freePort, spawnReady } from '../../test/support/server-process.ts';
 export type { LokiServer as Loki } from '../../test/peers/loki-server.ts';
 export { startLoki } from '../../test/peers/loki-server.ts';
 export type { Tempo } from '../../test/peers/tempo-server.ts';

@@ -1,13 +1,13 @@
-// Where test/prometheus/build-prometheus.sh puts the reference Prometheus (and
-// promtool) and the PromQL compliance tester, for the Prometheus differential
-// and compliance tests and bench:promql. Keep these versions equal to the ones
-// pinned in that script.
+// Where test/prometheus/build-prometheus.sh puts the reference Prometheus 3.16
+// (and promtool), for the Prometheus differential tests and bench:promql, and
+// where a PromQL compliance tester built from a checkout would be. Keep these
+// versions equal to the ones pinned in that script.
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-/** Debian bookworm's package version. */
-export const prometheusDebVersion = '2.42.0+ds-5+deb12u1';
+/** The Prometheus release, built from github.com/prometheus/prometheus v0.316.0. */
+export const prometheusVersion = '3.16.0';
 /** Module pseudo-version of github.com/prometheus/compliance/promql (its last commit, 2026-05-26). */
 export const complianceVersion = 'v0.0.0-20260526170707-7754e6a52015';
 
@@ -34,7 +34,7 @@ function find<T extends Record<string, string>>(what: string, paths: T): Finding
 
 /** The cached prometheus and promtool binaries, or a sentence saying why they are not there (for a skip). */
 export function findPrometheus(): Finding<PrometheusBinaries> {
-  const dir = join(cacheRoot(), 'prometheus', prometheusDebVersion);
+  const dir = join(cacheRoot(), 'prometheus', prometheusVersion);
   return find('Prometheus', { prometheus: join(dir, 'prometheus'), promtool: join(dir, 'promtool') });
 }
 

@@ -1,5 +1,5 @@
 // The one way a suite meets a prerequisite built outside the repo (the
-// kube-apiserver/etcd binaries, helm, Loki/Tempo, ...): from its before hook.
+// kube-apiserver/etcd binaries, helm, Prometheus, ...): from its before hook.
 // A missing one FAILS the suite, since `npm test` builds every prerequisite
 // first (test/prepare-binaries.sh), unless the user asked to go without it in
 // TENANTRY_TEST_SKIP; then the suite skips, and its reason is printed and

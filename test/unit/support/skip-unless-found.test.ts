@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { findActionlint } from '../../actionlint/actionlint-binary.ts';
 import { findHelm } from '../../chart/helm-binary.ts';
 import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
-import { findPeerBinaries } from '../../peers/peer-binaries.ts';
+import { findPrometheus } from '../../prometheus/prometheus-binaries.ts';
 import { parsePrerequisites, parseSkipList, verdict } from '../../support/skip-unless-found.ts';
 
 const list = parsePrerequisites(readFileSync('test/prepare-binaries.sh', 'utf8'));
@@ -18,7 +18,7 @@ const list = parsePrerequisites(readFileSync('test/prepare-binaries.sh', 'utf8')
 /** A finder's answer with every cache variable pointing at an empty directory. */
 function missingReason(find: () => { readonly ok: boolean; readonly reason?: string }): string {
   const empty = mkdtempSync(join(tmpdir(), 'tenantry-empty-cache-'));
-  const vars = ['K8S_TEST_CACHE', 'PEERS_CACHE', 'ACTIONLINT_CACHE'] as const;
+  const vars = ['K8S_TEST_CACHE', 'PROMETHEUS_CACHE', 'ACTIONLINT_CACHE'] as const;
   const saved = vars.map((v) => process.env[v]);
   try {
     for (const v of vars) process.env[v] = empty;
@@ -33,12 +33,12 @@ function missingReason(find: () => { readonly ok: boolean; readonly reason?: str
 
 describe('test prerequisites (skip-unless-found)', () => {
   it('reads the list of test/prepare-binaries.sh, whose every script exists', () => {
-    expect(list.map((p) => p.name)).to.include.members(['k8s', 'helm', 'peers', 'actionlint']);
+    expect(list.map((p) => p.name)).to.include.members(['k8s', 'helm', 'prometheus', 'actionlint']);
     for (const p of list) expect(existsSync(p.script), p.script).to.equal(true);
   });
 
   it('every finder names, when its binary is missing, a build script of the list', () => {
-    for (const find of [findK8sBinaries, findHelm, findPeerBinaries, findActionlint]) {
+    for (const find of [findK8sBinaries, findHelm, findPrometheus, findActionlint]) {
       const reason = missingReason(find);
       expect(list.some((p) => reason.includes(p.script)), reason).to.equal(true);
     }
