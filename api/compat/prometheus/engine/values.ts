@@ -60,7 +60,11 @@ export type QueryValue =
 
 /** Where one step's function call stands: the evaluation time and, for range functions, the window. */
 export interface CallContext {
-  /** The step's evaluation time (after @ and offset are applied to the selector, the time the window ends at). */
+  /**
+   * The step's evaluation time, as Prometheus' enh.Ts: NOT moved by the
+   * selector's offset or @ (predict_linear regresses around it, time() and
+   * the date functions read it); the window below carries offset and @.
+   */
   readonly t: number;
   /** The range function's window (t - range, t]: its exclusive start and inclusive end. */
   readonly windowStart: number;
