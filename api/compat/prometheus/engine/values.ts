@@ -1,7 +1,7 @@
 // The values the PromQL engine computes with, step by step as Prometheus'
 // engine does: an instant vector per step, the points of a series inside a
 // range window, scalars and strings. Timestamps are Unix milliseconds.
-import type { FloatHistogram, Labels } from './sample-source.ts';
+import type { FloatHistogram, LabelMatcher, Labels } from './sample-source.ts';
 
 /** One element of an instant vector: a series' labels and its value at `t`, a float `f` or a native histogram `h`. */
 export interface VectorElement {
@@ -39,6 +39,8 @@ export interface WindowSeries {
   readonly labels: Labels;
   readonly floats: readonly FPoint[];
   readonly histograms: readonly HPoint[];
+  /** Set when the series comes from a subquery whose elements were marked `dropName`: last_over_time keeps the mark. */
+  readonly dropName?: boolean;
 }
 
 /** A range vector at one step: each selected series' points in the window. */
@@ -69,4 +71,10 @@ export interface CallContext {
   /** The range function's window (t - range, t]: its exclusive start and inclusive end. */
   readonly windowStart: number;
   readonly windowEnd: number;
+  /**
+   * The label matchers of the call's first argument when it is a vector or
+   * matrix selector (not a subquery or any other expression): absent() and
+   * absent_over_time() build their answer's labels from its `=` matchers.
+   */
+  readonly selectorMatchers?: readonly LabelMatcher[];
 }

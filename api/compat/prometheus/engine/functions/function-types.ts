@@ -26,6 +26,26 @@ export interface StepOutput {
   readonly annotations?: readonly string[];
 }
 
+/**
+ * What the evaluator owes the functions (Prometheus' engine does the same):
+ * - A function with a matrix argument is called once per step with every
+ *   selected series' window; series with no point in the window may be left
+ *   out. Its answer keeps each series' labels (with `__name__`) and marks
+ *   `dropName` (except last_over_time, which keeps the series' own mark).
+ * - `dropName` elements keep `__name__` in their labels until the value leaves
+ *   the chain of functions and operators (aggregations, binary operators
+ *   matching, the query's answer): then the evaluator removes `__name__` from
+ *   marked elements and fails with execution "vector cannot contain metrics
+ *   with the same labelset" if two elements of one step now share labels.
+ * - timestamp(v): when `v` is a vector selector its elements' `t` is the
+ *   sample's own timestamp, otherwise the step's time.
+ * - absent()/absent_over_time(): `context.selectorMatchers` carries the
+ *   argument's matchers when it is a selector.
+ * - A function called with fewer arguments than `argTypes` (the optional
+ *   trailing ones, e.g. hour()) gets only those it was given.
+ * - A scalar-returning function (time, pi, scalar) answers one element
+ *   without labels whose `f` is the scalar.
+ */
 export interface FunctionDef {
   readonly name: string;
   readonly argTypes: readonly ValueTypeName[];
