@@ -13,13 +13,24 @@ export const defaultSpss = 3;
 /** Most spans shown per spanset. */
 export const maxSpss = 1000;
 
-const units: Readonly<Record<string, number>> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+/** ns per Go duration unit (time.ParseDuration's: µs in either code point). */
+const unitNs: Readonly<Record<string, bigint>> = { ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
 
-/** A Go duration ("250ms", "1.5s", "1m30s") in ns. */
+/**
+ * A Go duration ("250ms", "1.5s", "1m30s") in ns, exact: each component's
+ * fraction is scaled in integers and truncated to the ns, as Go's
+ * time.ParseDuration does (a float product rounded "1.1999999999s" up to
+ * 1.2 s). The legacy search's min/maxDuration and TraceQL's duration
+ * literals (traceql-parser.ts) both read durations here, so they agree.
+ */
 export function parseGoDuration(raw: string): bigint | undefined {
-  if (!/^((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/.test(raw)) return undefined;
+  if (!/^((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/.test(raw)) return undefined;
   let total = 0n;
-  for (const m of raw.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)) total += BigInt(Math.round(Number(m[1]) * (units[m[2] ?? 'ns'] ?? 1)));
+  for (const m of raw.matchAll(/(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/g)) {
+    const unit = unitNs[m[3] ?? 'ns'] ?? 1n;
+    const fraction = m[2] ?? '';
+    total += BigInt(m[1] === undefined || m[1] === '' ? '0' : m[1]) * unit + (fraction === '' ? 0n : BigInt(fraction) * unit / 10n ** BigInt(fraction.length));
+  }
   return total;
 }
 

@@ -9,6 +9,7 @@ import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-traceql';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
+import { parseGoDuration } from './tempo-params.ts';
 
 /** Intrinsics of a span, by their canonical name. */
 export type SpanIntrinsic = 'name' | 'status' | 'kind' | 'duration' | 'statusMessage';
@@ -58,7 +59,6 @@ const intrinsicNames: Readonly<Record<string, SpanIntrinsic | TraceIntrinsic>> =
 };
 
 const keywords = new Set(['error', 'ok', 'unset', 'server', 'client', 'producer', 'consumer', 'internal', 'unspecified']);
-const durationUnits: Readonly<Record<string, bigint>> = { ns: 1n, us: 1_000n, µs: 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
 
 /** What a refused construct is called in the error message. */
 const unsupportedNodes: Readonly<Record<string, string>> = {
@@ -123,12 +123,10 @@ function unquote(raw: string): string {
 }
 
 function durationNs(raw: string): bigint {
-  const match = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)$/.exec(raw);
-  if (match === null) throw new Refusal(`invalid TraceQL query: bad duration ${JSON.stringify(raw)}`);
-  const [whole = '0', fraction = ''] = (match[1] ?? '0').split('.');
-  const unit = durationUnits[match[2] ?? 'ns'] ?? 1n;
-  const scale = 10n ** BigInt(fraction.length);
-  return (BigInt(whole) * scale + BigInt(fraction === '' ? '0' : fraction)) * unit / scale;
+  // The same exact parser as the legacy search's minDuration/maxDuration (tempo-params.ts).
+  const ns = parseGoDuration(raw);
+  if (ns === undefined) throw new Refusal(`invalid TraceQL query: bad duration ${JSON.stringify(raw)}`);
+  return ns;
 }
 
 function staticValue(text: string, node: SyntaxNode): Value {
