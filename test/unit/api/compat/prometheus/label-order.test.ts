@@ -3,7 +3,7 @@
 // UTF-8 strings, label set by label set as Prometheus' labels.Compare.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { compareLabelSets, compareUtf8 } from '../../../../../api/compat/prometheus/promql-engine.ts';
+import { compareLabelSets, compareUtf8 } from '../../../../../api/compat/prometheus/engine/label-order.ts';
 
 const sign = (n: number): number => Math.sign(n);
 
