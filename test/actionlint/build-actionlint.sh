@@ -8,6 +8,7 @@
 #
 # Pinned release (change it together with test/actionlint/actionlint-binary.ts):
 ACTIONLINT_VERSION=v1.7.12
+# Go modules built (the licence gate reads this line): github.com/rhysd/actionlint@v1.7.12
 set -euo pipefail
 
 CACHE_ROOT=${ACTIONLINT_CACHE:-$HOME/.cache/tenantry/actionlint}

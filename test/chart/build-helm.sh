@@ -6,6 +6,7 @@
 #
 # Pinned release (change it together with test/chart/helm-binary.ts):
 HELM_VERSION=v3.19.0
+# Go modules built (the licence gate reads this line): helm.sh/helm/v3@v3.19.0
 # The Kubernetes minor helm assumes when no cluster is asked (template, lint).
 K8S_MINOR=36
 set -euo pipefail

@@ -9,6 +9,7 @@
 # Pinned releases (change them together with test/k8s/k8s-binaries.ts):
 K8S_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
+# Go modules built (the licence gate reads this line): k8s.io/kubernetes@v1.36.3 go.etcd.io/etcd/server/v3@v3.6.16
 set -euo pipefail
 
 CACHE_ROOT=${K8S_TEST_CACHE:-$HOME/.cache/tenantry/k8s}

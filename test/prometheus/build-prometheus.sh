@@ -11,6 +11,7 @@
 # Pinned version (change it together with test/prometheus/prometheus-binaries.ts):
 PROMETHEUS_MODULE_VERSION=v0.316.0
 PROMETHEUS_VERSION=3.16.0
+# Go modules built (the licence gate reads this line): github.com/prometheus/prometheus@v0.316.0
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source test/support/go-module-build.sh
