@@ -18,7 +18,7 @@ import type { Form } from './loki-params.ts';
 import { parseBounds, parseDirection, parseLimit, parseStep, parseTimestamp } from './loki-params.ts';
 import { checkQuery, checkSelector, detectedLabels, formatValue, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
 
-/** The version Tenantry answers as (the Loki whose behaviour the differential test checks). */
+/** The version Tenantry answers as (the Loki release whose documented API it follows). */
 export const lokiVersion = '3.7.8';
 
 function writeError(ctx: Koa.ParameterizedContext<CompatState>, status: number, message: string): void {
@@ -144,8 +144,8 @@ const instantQuery: Handler = async (ctx, form, deps) => {
   const result = await querySamples(deps, ctx.state.tenantId, query.expr, { startNs: time, stepNs: 1_000_000_000n, points: 1, notBeforeNs: window.value.startNs });
   if (!result.ok) { apiFailure(ctx, result.error); return; }
   if (query.expr.kind === 'constant' && query.expr.scalar) {
-    // Loki writes a scalar's time in milliseconds (a model.Time), unlike a vector's seconds.
-    success(ctx, { resultType: 'scalar', result: [Number(time / 1_000_000n), formatValue(query.expr.value)], stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
+    // The documented format is the Prometheus API's: [<unix time in seconds>, "<value>"], as a vector's (docs/loki.md, "Conformance").
+    success(ctx, { resultType: 'scalar', result: [Number(time) / 1e9, formatValue(query.expr.value)], stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
     return;
   }
   const vector = result.value.flatMap((s) => s.values.map((v) => ({ metric: s.metric, value: v })));
