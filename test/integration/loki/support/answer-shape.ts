@@ -1,7 +1,7 @@
-// How the differential test compares a Loki answer with Tenantry's: results
-// reduced to what both must agree on (label sets, lines in order, sample
-// values by timestamp), with streams and series in a canonical order, since
-// Loki does not promise an order among them.
+// How the conformance test compares Tenantry's answer with the expected one:
+// both reduced to what the documentation fixes (label sets, lines in order,
+// sample values by timestamp), with streams and series in a canonical order,
+// since the Loki API promises no order among them.
 
 export interface LokiAnswer { readonly status: number; readonly body: unknown; readonly text: string }
 
@@ -31,8 +31,8 @@ function streams(answer: LokiAnswer, direction: 'forward' | 'backward'): unknown
 
 /**
  * A sample value to 12 significant digits: sums of many float rates differ
- * in the last bits with the order of summation, which neither system fixes
- * (docs/loki.md, "Differences").
+ * in the last bits with the order of summation, which the API does not fix
+ * (docs/loki.md, "Conformance").
  */
 const value = (v: string): string => (/^-?[\d.]+(e[-+]?\d+)?$/.test(v) ? String(Number(Number(v).toPrecision(12))) : v);
 

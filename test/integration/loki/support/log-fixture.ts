@@ -1,8 +1,9 @@
-// The logs both Loki and Tenantry receive in the differential test: made by
-// the OTel JS SDK and sent with the official http/protobuf exporter, so both
-// systems decode the same bytes. Three services with different stream labels,
-// plain, logfmt and JSON bodies, log attributes of each type, severities, and
-// trace context on some records; timestamps on a 10 s grid inside one hour.
+// The logs the conformance test sends: made by the OTel JS SDK and sent with
+// the official http/protobuf exporter, as a user's application would. Three
+// services with different stream labels, plain, logfmt and JSON bodies, log
+// attributes of each type, severities, and trace context on some records;
+// timestamps on a 10 s grid inside one hour. `fixtureRecords` is the same
+// data as plain values, from which the test derives its expected answers.
 import { context, trace, TraceFlags } from '@opentelemetry/api';
 import type { Attributes } from '@opentelemetry/api';
 import { SeverityNumber } from '@opentelemetry/api-logs';
@@ -48,20 +49,43 @@ function services(tenant: string, tag: string): Service[] {
   ];
 }
 
-/** Records of one tenant: `perService` lines per service, 10 s apart from `startMs`. */
+/** The instrumentation scope every record is emitted under. */
+export const scope = { name: 'shop-logger', version: '2.0.1' } as const;
+
+/** One record as sent: its resource, body, attributes, severity, times (ms) and trace context. */
+export interface FixtureRecord {
+  readonly resource: Attributes;
+  readonly body: string;
+  readonly attributes: Attributes;
+  readonly severityNumber: SeverityNumber;
+  readonly severityText: string;
+  readonly timestampMs: number;
+  readonly observedMs: number;
+  readonly trace?: { readonly traceId: string; readonly spanId: string; readonly flags: number };
+}
+
+/** Records of one tenant as plain data, per service: `perService` lines, 10 s apart from `startMs` (service s offset by s seconds). */
+export function fixtureRecords(tenant: string, tag: string, startMs: number, perService: number): FixtureRecord[][] {
+  return services(tenant, tag).map((service, s) => Array.from({ length: perService }, (_, i) => {
+    const [severityNumber, severityText] = severities[(i + s) % severities.length] ?? [SeverityNumber.INFO, 'INFO'];
+    const line = service.lines(i);
+    const timestampMs = startMs + i * 10_000 + s * 1000;
+    const traced = i % 3 === 1
+      ? { traceId: (i * 7919 + s + 1).toString(16).padStart(32, '0'), spanId: (i * 104729 + s + 1).toString(16).padStart(16, '0'), flags: TraceFlags.SAMPLED }
+      : undefined;
+    return { resource: service.resource, body: line.body, attributes: line.attributes, severityNumber, severityText, timestampMs, observedMs: timestampMs + 5, ...(traced === undefined ? {} : { trace: traced }) };
+  }));
+}
+
+/** Records of one tenant, made by the SDK: `fixtureRecords` emitted through a LoggerProvider per service. */
 export function tenantLogs(tenant: string, tag: string, startMs: number, perService: number): ReadableLogRecord[][] {
-  return services(tenant, tag).map((service, s) => {
+  return fixtureRecords(tenant, tag, startMs, perService).map((records) => {
     const memory = new InMemoryLogRecordExporter();
-    const provider = new LoggerProvider({ resource: resourceFromAttributes(service.resource), processors: [new SimpleLogRecordProcessor({ exporter: memory })] });
-    const logger = provider.getLogger('shop-logger', '2.0.1');
-    for (let i = 0; i < perService; i++) {
-      const [severityNumber, severityText] = severities[(i + s) % severities.length] ?? [SeverityNumber.INFO, 'INFO'];
-      const line = service.lines(i);
-      const traced = i % 3 === 1
-        ? trace.setSpanContext(context.active(), { traceId: (i * 7919 + s + 1).toString(16).padStart(32, '0'), spanId: (i * 104729 + s + 1).toString(16).padStart(16, '0'), traceFlags: TraceFlags.SAMPLED })
-        : undefined;
-      const timestamp = startMs + i * 10_000 + s * 1000;
-      logger.emit({ body: line.body, attributes: line.attributes, severityNumber, severityText, timestamp, observedTimestamp: timestamp + 5, ...(traced === undefined ? {} : { context: traced }) });
+    const provider = new LoggerProvider({ resource: resourceFromAttributes(records[0]?.resource ?? {}), processors: [new SimpleLogRecordProcessor({ exporter: memory })] });
+    const logger = provider.getLogger(scope.name, scope.version);
+    for (const r of records) {
+      const traced = r.trace === undefined ? undefined : trace.setSpanContext(context.active(), { traceId: r.trace.traceId, spanId: r.trace.spanId, traceFlags: r.trace.flags });
+      logger.emit({ body: r.body, attributes: r.attributes, severityNumber: r.severityNumber, severityText: r.severityText, timestamp: r.timestampMs, observedTimestamp: r.observedMs, ...(traced === undefined ? {} : { context: traced }) });
     }
     return memory.getFinishedLogRecords();
   });
