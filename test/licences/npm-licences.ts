@@ -12,7 +12,7 @@ export async function productionPackages(root: string): Promise<NpmPackage[]> {
   const direct = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.optionalDependencies ?? {})]);
   const self = `${manifest.name}@${manifest.version}`;
   const found = await new Promise<Record<string, { licenses?: string | string[] | undefined }>>((resolve, reject) => {
-    init({ start: root, production: true }, (error, packages) => { if (error === undefined || error === null) resolve(packages); else reject(error); });
+    init({ start: root, production: true }, (error, packages) => { if (error instanceof Error) reject(error); else resolve(packages); });
   });
   return Object.entries(found).filter(([id]) => id !== self).map(([id, info]) => {
     const declared = info.licenses;
