@@ -1,0 +1,126 @@
+// The histogram functions: histogram_quantile and histogram_fraction over
+// classic `le` buckets (grouped by their other labels) and native histograms,
+// and the native-only histogram_count, _sum, _avg, _stddev and _stdvar.
+import type { FloatHistogram, Labels } from '../sample-source.ts';
+import type { Vector, VectorElement } from '../values.ts';
+import type { FunctionDef } from './function-types.ts';
+import { badBucketLabelWarning, forcedMonotonicityInfo, invalidQuantileWarning, mixedClassicNativeWarning } from './annotations.ts';
+import { allBuckets, usesCustomBuckets } from './histogram-math.ts';
+import { kahanInc } from './kahan-sum.ts';
+import { labelValue, labelsKey, withoutLabels } from './label-set.ts';
+import { bucketFraction, bucketQuantile, histogramFraction, histogramQuantile } from './quantile.ts';
+import type { ClassicBucket } from './quantile.ts';
+import { answer, scalarArg, vectorArg } from './step-args.ts';
+
+/** Go's strconv.ParseFloat for what `le` labels hold: decimal floats, Inf/Infinity and NaN with an optional sign. */
+export function parseGoFloat(text: string): number | undefined {
+  if (/^[+-]?(inf|infinity)$/i.test(text)) return text.startsWith('-') ? -Infinity : Infinity;
+  if (/^[+-]?nan$/i.test(text)) return NaN;
+  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return Number(text);
+  return undefined;
+}
+
+interface ClassicGroup {
+  readonly labels: Labels;
+  readonly buckets: ClassicBucket[];
+}
+
+/** One step's input split as Prometheus' resetHistograms does: classic groups by labels without `le`, native samples not shadowed by a group. */
+function splitHistograms(input: Vector): { natives: VectorElement[]; groups: Map<string, ClassicGroup>; annotations: string[] } {
+  const groups = new Map<string, ClassicGroup>();
+  const natives: VectorElement[] = [];
+  const annotations: string[] = [];
+  for (const el of input) {
+    if (el.h !== undefined) {
+      natives.push(el);
+      continue;
+    }
+    const le = labelValue(el.labels, 'le');
+    const upperBound = parseGoFloat(le);
+    if (upperBound === undefined) {
+      annotations.push(badBucketLabelWarning(labelValue(el.labels, '__name__'), le));
+      continue;
+    }
+    const labels = withoutLabels(el.labels, ['le']);
+    const key = labelsKey(labels);
+    const group = groups.get(key) ?? { labels, buckets: [] };
+    groups.set(key, group);
+    group.buckets.push({ upperBound, count: el.f });
+  }
+  const kept = natives.filter((el) => {
+    const key = labelsKey(el.labels);
+    if (!groups.has(key)) return true;
+    annotations.push(mixedClassicNativeWarning(labelValue(el.labels, '__name__')));
+    groups.delete(key);
+    return false;
+  });
+  return { natives: kept, groups, annotations };
+}
+
+const histogramQuantileDef: FunctionDef = {
+  name: 'histogram_quantile', argTypes: ['scalar', 'vector'], optional: 0, returnType: 'vector',
+  call: (args, context) => {
+    const q = scalarArg(args, 0);
+    const { natives, groups, annotations } = splitHistograms(vectorArg(args, 1));
+    if (Number.isNaN(q) || q < 0 || q > 1) annotations.unshift(invalidQuantileWarning(q));
+    const out: VectorElement[] = natives.map((el) => ({ labels: el.labels, t: context.t, f: histogramQuantile(q, el.h as FloatHistogram), dropName: true }));
+    for (const group of groups.values()) {
+      const { value, forcedMonotonic } = bucketQuantile(q, group.buckets);
+      if (forcedMonotonic) annotations.push(forcedMonotonicityInfo(labelValue(group.labels, '__name__')));
+      out.push({ labels: group.labels, t: context.t, f: value, dropName: true });
+    }
+    return answer(out, [...new Set(annotations)]);
+  },
+};
+
+const histogramFractionDef: FunctionDef = {
+  name: 'histogram_fraction', argTypes: ['scalar', 'scalar', 'vector'], optional: 0, returnType: 'vector',
+  call: (args, context) => {
+    const lower = scalarArg(args, 0);
+    const upper = scalarArg(args, 1);
+    const { natives, groups, annotations } = splitHistograms(vectorArg(args, 2));
+    const out: VectorElement[] = natives.map((el) => ({ labels: el.labels, t: context.t, f: histogramFraction(lower, upper, el.h as FloatHistogram), dropName: true }));
+    for (const group of groups.values()) out.push({ labels: group.labels, t: context.t, f: bucketFraction(lower, upper, group.buckets), dropName: true });
+    return answer(out, [...new Set(annotations)]);
+  },
+};
+
+/** The variance of a native histogram's observations, each bucket standing at its (geometric, for exponential buckets) midpoint. */
+function histogramVariance(h: FloatHistogram): number {
+  const mean = h.sum / h.count;
+  let variance = 0;
+  let c = 0;
+  const custom = usesCustomBuckets(h);
+  for (const b of allBuckets(h)) {
+    if (b.count === 0) continue;
+    let val: number;
+    if (custom) val = (b.upper + b.lower) / 2;
+    else if (b.lower <= 0 && b.upper >= 0) val = 0;
+    else {
+      val = Math.sqrt(b.upper * b.lower);
+      if (b.upper < 0) val = -val;
+    }
+    const delta = val - mean;
+    [variance, c] = kahanInc(b.count * delta * delta, variance, c);
+  }
+  return (variance + c) / h.count;
+}
+
+/** A function of each native histogram in its vector argument; float elements are skipped. */
+function ofNative(name: string, f: (h: FloatHistogram) => number): FunctionDef {
+  return {
+    name, argTypes: ['vector'], optional: 0, returnType: 'vector',
+    call: (args, context) => answer(vectorArg(args, 0).flatMap((el) => (el.h === undefined ? [] : [{ labels: el.labels, t: context.t, f: f(el.h), dropName: true }]))),
+  };
+}
+
+/** histogram_quantile, histogram_fraction and the native-histogram statistics. */
+export const histogramFunctions: readonly FunctionDef[] = [
+  histogramQuantileDef,
+  histogramFractionDef,
+  ofNative('histogram_count', (h) => h.count),
+  ofNative('histogram_sum', (h) => h.sum),
+  ofNative('histogram_avg', (h) => h.sum / h.count),
+  ofNative('histogram_stddev', (h) => Math.sqrt(histogramVariance(h))),
+  ofNative('histogram_stdvar', histogramVariance),
+];
