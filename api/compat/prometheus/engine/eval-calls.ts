@@ -1,0 +1,158 @@
+// Function calls, as Prometheus' engine makes them: a function over a range
+// vector gets, at each step, every series' window (t - range, t] (moved by
+// offset, pinned by @, read from stored samples or a subquery's points); the
+// other functions get their arguments' values at the step. The functions
+// themselves come from the library's table (functions/function-table.ts).
+import type { Result } from '../../../../src/result.ts';
+import type { PromError } from '../prom-envelope.ts';
+import { execution } from '../prom-envelope.ts';
+import type { EvalSeries } from './eval-series.ts';
+import { addPoint, labelsKey, stop } from './eval-series.ts';
+import type { Evaluator } from './evaluator.ts';
+import { sortInRangeQueryWarning } from './functions/annotations.ts';
+import type { FunctionDef, StepArg, StepOutput } from './functions/function-types.ts';
+import type { CallExpr, Expr, MatrixSelector, SubqueryExpr, VectorSelector } from './promql-ast.ts';
+import { typeOf } from './promql-ast.ts';
+import type { LabelMatcher } from './sample-source.ts';
+import { atTime } from './select-ranges.ts';
+import { unwrap } from './step-invariant.ts';
+import { InstantLookup, WindowCursor } from './stored-points.ts';
+import type { CallContext, FPoint, HPoint, Vector, VectorElement, WindowSeries } from './values.ts';
+
+const sortFunctions = new Set(['sort', 'sort_desc', 'sort_by_label', 'sort_by_label_desc']);
+
+/** The matchers absent() and absent_over_time() build their labels from: the first argument's, when it is a selector. */
+function selectorMatchers(arg: Expr | undefined): readonly LabelMatcher[] | undefined {
+  if (arg?.kind === 'vector') return arg.matchers;
+  if (arg?.kind === 'matrix') return arg.selector.matchers;
+  return undefined;
+}
+
+/** One call's answer, its annotations noted with the call's position, a scalar answer as an element without labels. */
+function answer(ev: Evaluator, e: CallExpr, def: FunctionDef, result: Result<StepOutput, PromError>, t: number): VectorElement[] {
+  if (!result.ok) return stop(result.error);
+  const where = ev.where((e.args[0] ?? e).pos);
+  ev.note(result.value.annotations?.map((a) => a + where));
+  if (def.returnType === 'scalar') return [{ labels: [], t, f: result.value.vector[0]?.f ?? NaN }];
+  return [...result.value.vector];
+}
+
+/** Evaluates a function call over the evaluator's steps. */
+export async function evalCall(ev: Evaluator, e: CallExpr): Promise<EvalSeries[]> {
+  const def = ev.input.functions.get(e.fn);
+  if (def === undefined) throw new Error(`function ${e.fn} passed the parser but is not in the table`);
+  if (sortFunctions.has(e.fn) && ev.range.start !== ev.range.end) ev.note([sortInRangeQueryWarning + ev.where(e.pos)]);
+  const args = e.args.map(unwrap);
+  const first = args[0];
+  if (e.fn === 'timestamp' && first?.kind === 'vector') return timestampOfSelector(ev, e, def, first);
+  const matrixIndex = args.findIndex((a) => a.kind === 'matrix' || a.kind === 'subquery');
+  const matchers = selectorMatchers(first);
+  const before = ev.state.current;
+  const values: EvalSeries[][] = [];
+  for (const [i, a] of args.entries()) values.push(i === matrixIndex || a.kind === 'string' ? [] : await ev.eval(a));
+  const stepArgs = (vectors: Vector[]): StepArg[] => args.map((a, i): StepArg => {
+    if (a.kind === 'string') return { type: 'string', value: a.value };
+    if (typeOf(a) === 'scalar') return { type: 'scalar', value: vectors[i]?.[0]?.f ?? NaN };
+    return { type: 'vector', value: vectors[i] ?? [] };
+  });
+  if (matrixIndex < 0) {
+    return ev.stepwise(before, values, (vectors, t) => {
+      const context: CallContext = { t, windowStart: t, windowEnd: t, ...(matchers === undefined ? {} : { selectorMatchers: matchers }) };
+      return ev.settleNames(answer(ev, e, def, def.call(stepArgs(vectors), context), t));
+    });
+  }
+  const m = args[matrixIndex] as MatrixSelector | SubqueryExpr;
+  return overWindows(ev, e, def, m, matrixIndex, values, stepArgs, before, matchers);
+}
+
+interface WindowSource {
+  readonly labels: WindowSeries['labels'];
+  readonly dropName: boolean;
+  readonly floats: WindowCursor<FPoint>;
+  readonly histograms: WindowCursor<HPoint>;
+}
+
+async function windowSources(ev: Evaluator, m: MatrixSelector | SubqueryExpr): Promise<WindowSource[]> {
+  if (m.kind === 'matrix') {
+    return (ev.input.fetched.get(m.selector) ?? []).map((s) => {
+      const p = ev.state.pointsOf(s);
+      return { labels: s.labels, dropName: false, floats: new WindowCursor(p.floats), histograms: new WindowCursor(p.histograms) };
+    });
+  }
+  const series = await ev.subquery(m);
+  return series.map((s) => ({ labels: s.labels, dropName: s.dropName, floats: new WindowCursor(s.floats), histograms: new WindowCursor(s.histograms) }));
+}
+
+/** A function over a range vector: at each step every series' window, then the call. */
+async function overWindows(
+  ev: Evaluator, e: CallExpr, def: FunctionDef, m: MatrixSelector | SubqueryExpr, matrixIndex: number,
+  values: EvalSeries[][], stepArgs: (vectors: Vector[]) => StepArg[], before: number, matchers: readonly LabelMatcher[] | undefined,
+): Promise<EvalSeries[]> {
+  const sources = await windowSources(ev, m);
+  const offsetMs = m.kind === 'matrix' ? m.selector.offsetMs : m.offsetMs;
+  const at = atTime(m.kind === 'matrix' ? m.selector.at : m.at, ev.input.queryStart, ev.input.queryEnd);
+  const scalarArgs = values.map((v) => ev.scalarAt(v));
+  const out = new Map<string, { series: EvalSeries; last: number }>();
+  const owners = new Map<string, string>();
+  const order: EvalSeries[] = [];
+  for (const t of ev.steps()) {
+    await ev.tick();
+    const windowEnd = (at ?? t) - offsetMs;
+    const windowStart = windowEnd - m.rangeMs;
+    const windows: WindowSeries[] = [];
+    let held = 0;
+    for (const s of sources) {
+      const floats = s.floats.window(windowStart, windowEnd);
+      const histograms = s.histograms.window(windowStart, windowEnd);
+      if (floats.length + histograms.length === 0) continue;
+      held += floats.length + histograms.length;
+      windows.push({ labels: s.labels, floats, histograms, ...(s.dropName ? { dropName: true } : {}) });
+    }
+    ev.hold(held);
+    const vectors: Vector[] = values.map((_, i) => (i === matrixIndex ? [] : [{ labels: [], t, f: scalarArgs[i]?.(t) ?? NaN }]));
+    const argList = stepArgs(vectors);
+    argList[matrixIndex] = { type: 'matrix', value: windows };
+    const context: CallContext = { t, windowStart, windowEnd, ...(matchers === undefined ? {} : { selectorMatchers: matchers }) };
+    const result = answer(ev, e, def, def.call(argList, context), t);
+    ev.state.current -= held;
+    for (const raw of result) {
+      const settled = ev.settleNames([raw])[0] ?? raw;
+      const key = labelsKey(settled.labels);
+      if (raw.dropName === true && !ev.input.delayedNameRemoval) {
+        // Prometheus (without delayed removal) fails when two input series lose their only difference, the name.
+        const owner = labelsKey(raw.labels);
+        if ((owners.get(key) ?? owner) !== owner) stop(execution('vector cannot contain metrics with the same labelset'));
+        owners.set(key, owner);
+      }
+      const known = out.get(key);
+      if (known !== undefined && known.last === t) stop(execution('vector cannot contain metrics with the same labelset'));
+      const entry = known ?? { series: { labels: settled.labels, dropName: settled.dropName === true, floats: [], histograms: [] }, last: t };
+      if (known === undefined) order.push(entry.series);
+      entry.last = t;
+      addPoint(entry.series, t, settled);
+      out.set(key, entry);
+      ev.hold(1);
+    }
+  }
+  return ev.settleCount(before, order);
+}
+
+/** timestamp(selector): each element's time is its sample's own, not the step's (Prometheus' rangeEvalTimestampFunctionOverVectorSelector). */
+async function timestampOfSelector(ev: Evaluator, e: CallExpr, def: FunctionDef, v: VectorSelector): Promise<EvalSeries[]> {
+  const before = ev.state.current;
+  const at = atTime(v.at, ev.input.queryStart, ev.input.queryEnd);
+  const lookups = (ev.input.fetched.get(v) ?? []).map((s) => ({ labels: s.labels, lookup: new InstantLookup(s, ev.input.lookbackMs) }));
+  return ev.stepwise(before, [], (_, t) => {
+    const vector: VectorElement[] = [];
+    // With @, Prometheus looks the sample up at the @ time itself, without the offset.
+    const ref = at ?? t - v.offsetMs;
+    for (const { labels, lookup } of lookups) {
+      const found = lookup.at(ref);
+      if (found !== undefined) vector.push({ labels, t: found.t, f: found.f, ...(found.h === undefined ? {} : { h: found.h }) });
+    }
+    ev.hold(vector.length);
+    const context: CallContext = { t, windowStart: t, windowEnd: t, selectorMatchers: v.matchers };
+    return ev.settleNames(answer(ev, e, def, def.call([{ type: 'vector', value: vector }], context), t));
+  });
+}
+
