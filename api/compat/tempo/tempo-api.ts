@@ -118,8 +118,8 @@ async function trace(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promi
   if (!found.ok) { failWith(ctx, found.error); return; }
   const { spans, partial } = found.value;
   const protobuf = (ctx.get('accept') || '').includes('application/protobuf');
-  // Another tenant's trace is as absent as one that never existed: v1 answers 404, v2 an empty trace (as Tempo does).
-  if (spans.length === 0 && version === 1) { fail(ctx, 404, 'trace not found'); return; }
+  // Another tenant's trace is as absent as one that never existed: 404, v1 and v2 (COMPAT-APIS.md; docs/tempo.md).
+  if (spans.length === 0) { fail(ctx, 404, 'trace not found'); return; }
   // v1 has no status field: a trace over the limit comes back with its first maxTraceSpans spans.
   const partialMessage = partial ? `the trace has more than ${maxTraceSpans} spans; the first ${maxTraceSpans} (by start time) are returned` : undefined;
   if (protobuf) {
@@ -128,7 +128,7 @@ async function trace(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promi
     return;
   }
   if (version === 1) { json(ctx, { batches: spans }); return; }
-  json(ctx, { trace: spans.length === 0 ? {} : { resourceSpans: spans }, metrics: {}, ...(partialMessage === undefined ? {} : { status: 'PARTIAL', message: partialMessage }) });
+  json(ctx, { trace: { resourceSpans: spans }, metrics: {}, ...(partialMessage === undefined ? {} : { status: 'PARTIAL', message: partialMessage }) });
 }
 
 async function tags(ctx: CompatContext, deps: RouteDeps, version: 1 | 2): Promise<void> {
