@@ -28,6 +28,8 @@ export interface QueryRunner {
   manyRows<T>(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
   /** A statement without result rows (INSERT … SELECT). */
   command(sql: string, params: SqlParams): Promise<Result<undefined, ApiError>>;
+  /** The raw RowBinary body of a SELECT (no FORMAT clause in `sql`), for callers that decode it themselves; optional so test doubles need not have it. */
+  binary?(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<Buffer, ApiError>>;
 }
 
 /**
@@ -60,7 +62,7 @@ export function parseEachRow<T>(text: string, exceptionTag: string | undefined):
 
 /** What the runner needs of the store: its client's query and command. */
 export interface QueryTarget {
-  readonly client: Pick<ClickHouseClient, 'query' | 'command'>;
+  readonly client: Pick<ClickHouseClient, 'query' | 'command'> & Partial<Pick<ClickHouseClient, 'exec'>>;
 }
 
 /** A refused turn as the API answers it. */
@@ -139,5 +141,16 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
       await store.client.command({ query: sql + settings, query_params: params.values, abort_signal: signal });
       return undefined;
     }),
+    // exec, not query: the client's query() knows no binary formats, exec hands back the body as it is.
+    binary: (sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
+      if (store.client.exec === undefined) throw new Error('bug: this store client has no exec');
+      const rs = await store.client.exec({ query: `${sql}${settings}\nFORMAT RowBinary`, query_params: params.values, abort_signal: signal });
+      const chunks: Buffer[] = [];
+      for await (const chunk of rs.stream) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
+      if (typeof tag === 'string' && body.subarray(-15).toString('latin1') === '__exception__\r\n') throw extractErrorAtTheEndOfChunk(body, tag);
+      return body;
+    }, statement),
   };
 }

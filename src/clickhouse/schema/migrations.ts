@@ -11,6 +11,7 @@ import {
 import type { RetentionTable } from './tables.ts';
 import { recalculateOnlySetting } from './retention-ttl.ts';
 import { deterministicShardingStatements } from './cluster-schema.ts';
+import { metricSeriesSelect, metricSeriesSpec, metricSeriesTable } from './metric-series.ts';
 
 /** Parts of fewer rows than this are compact: just above the largest block the gateway inserts by default. */
 const compactInsertedPartsSetting = 'min_rows_for_wide_part = 110000';
@@ -322,5 +323,18 @@ export const migrations: readonly Migration[] = [
     version: 12,
     name: 'span attributes at a lighter codec',
     statements: (ctx) => [modifyCodecs(ctx, 'spans', [spanAttributesCodec])],
+  },
+  {
+    // The PromQL engine's series index (issue 34; metric-series.ts): one row
+    // per tenant, day and stored series, fed at ingest, so a selector's
+    // series are resolved without grouping samples. Series stored before
+    // the view are indexed once here.
+    version: 13,
+    name: 'prometheus series index per tenant and day',
+    statements: (ctx) => [
+      ...createTable(ctx, metricSeriesSpec),
+      createMaterializedView(ctx, 'metrics_series_mv', 'metrics', metricSeriesTable, metricSeriesSelect),
+      `INSERT INTO ${queryTable(ctx, metricSeriesTable)} ${metricSeriesSelect.replace('{from}', queryTable(ctx, 'metrics'))}`,
+    ],
   },
 ];

@@ -1,0 +1,109 @@
+// A selector's matchers over the cached series index, with Prometheus'
+// semantics: a label a series lacks has the value "", so {foo=""} selects
+// series without foo; regexes are RE2, fully anchored, and "." matches a
+// newline (Prometheus 3 compiles "^(?s:" + re + ")$").
+//
+// Regexes are never run by JavaScript's backtracking RegExp, which a
+// pattern like (a*)*b can keep busy for ever. Literals, alternations of
+// literals, ".*" and ".+" (most dashboard regexes: Grafana's multi-value
+// variables are alternations) are decided here; any other pattern is run by
+// ClickHouse's RE2 (linear time) over the distinct values of the label among
+// the candidate series, in one statement of fixed text with the pattern and
+// the values bound, and its answers are kept per tenant. A pattern RE2
+// refuses (code 427) is bad_data. That needs no new dependency and gives
+// the same RE2 the previous SQL evaluator used.
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { QueryRunner } from '../../v1/query/query-runner.ts';
+import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { LabelMatcher, Labels } from './engine/sample-source.ts';
+import type { PromError } from './prom-envelope.ts';
+import { badData, fromApiError } from './prom-envelope.ts';
+
+/** The value of label `name` in a sorted label set ("" when absent). */
+export function labelValue(labels: Labels, name: string): string {
+  for (const [k, v] of labels) if (k === name) return v;
+  return '';
+}
+
+/** Characters that mean nothing special in RE2 outside a class. */
+const literalText = /^[A-Za-z0-9_:/@,=<>;&%#!~'" -]*$/;
+
+/** A pattern decided without a regex engine, or undefined when it needs one. */
+export function simplePattern(re: string): ((v: string) => boolean) | undefined {
+  if (re === '.*') return () => true;
+  if (re === '.+') return (v) => v !== '';
+  let body = re;
+  if (body.startsWith('(?:') && body.endsWith(')')) body = body.slice(3, -1);
+  else if (body.startsWith('(') && body.endsWith(')')) body = body.slice(1, -1);
+  const alternatives = body.split('|');
+  if (!alternatives.every((a) => literalText.test(a))) return undefined;
+  if (alternatives.length === 1) {
+    const only = alternatives[0] ?? '';
+    return (v) => v === only;
+  }
+  const set = new Set(alternatives);
+  return (v) => set.has(v);
+}
+
+/** Most patterns a tenant's memo keeps before it starts again. */
+const memoPatterns = 1_000;
+
+/** RE2 over `values` with `pattern` anchored as Prometheus anchors it: one statement, fixed text. */
+async function matchInStore(runner: QueryRunner, pattern: string, values: readonly string[]): Promise<Result<boolean[], PromError>> {
+  const p = new SqlParams();
+  const sql = `SELECT arrayMap(v -> match(v, ${p.bind(`^(?s:${pattern})$`, 'String')}), ${p.bind(values, 'Array(String)')}) AS m`;
+  const rows = await runner.rows<{ m: number[] }>(sql, p);
+  if (!rows.ok) {
+    return fail(rows.error.code === 'invalid_request' ? badData(`invalid regular expression ${JSON.stringify(pattern)} in a label matcher`) : fromApiError(rows.error));
+  }
+  return ok((rows.value[0]?.m ?? []).map((x) => x === 1));
+}
+
+/**
+ * Keeps the items whose labels satisfy every matcher: equality first, then
+ * each regex over the survivors (so RE2 sees only values still in play).
+ */
+export async function applyMatchers<T>(
+  runner: QueryRunner,
+  items: readonly T[],
+  labelsOf: (item: T) => Labels,
+  matchers: readonly LabelMatcher[],
+  memo: Map<string, Map<string, boolean>>,
+): Promise<Result<T[], PromError>> {
+  let kept = [...items];
+  for (const m of matchers) {
+    if (m.op === '=') kept = kept.filter((i) => labelValue(labelsOf(i), m.name) === m.value);
+    if (m.op === '!=') kept = kept.filter((i) => labelValue(labelsOf(i), m.name) !== m.value);
+  }
+  for (const m of matchers) {
+    if (m.op !== '=~' && m.op !== '!~') continue;
+    const test = await regexTest(runner, m.value, kept.map((i) => labelValue(labelsOf(i), m.name)), memo);
+    if (!test.ok) return test;
+    const want = m.op === '=~';
+    kept = kept.filter((i) => test.value(labelValue(labelsOf(i), m.name)) === want);
+  }
+  return ok(kept);
+}
+
+/** A test for `pattern` over `values` (every value it will be asked about). */
+async function regexTest(runner: QueryRunner, pattern: string, values: readonly string[], memo: Map<string, Map<string, boolean>>): Promise<Result<(v: string) => boolean, PromError>> {
+  const simple = simplePattern(pattern);
+  if (simple !== undefined) return ok(simple);
+  const known = memo.get(pattern);
+  const table = known ?? new Map<string, boolean>();
+  const unknown = [...new Set(values)].filter((v) => !table.has(v));
+  // A pattern seen before compiled then; a new one is sent even with no value to test, so an invalid regex is an error whatever the data.
+  if (known !== undefined && unknown.length === 0) return ok((v) => table.get(v) === true);
+  if (known === undefined) {
+    if (memo.size >= memoPatterns) memo.clear();
+    memo.set(pattern, table);
+  }
+  const answers = await matchInStore(runner, pattern, unknown);
+  if (!answers.ok) {
+    memo.delete(pattern);
+    return answers;
+  }
+  unknown.forEach((v, i) => table.set(v, answers.value[i] === true));
+  return ok((v) => table.get(v) === true);
+}
