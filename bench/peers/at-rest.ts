@@ -1,6 +1,6 @@
 // Bytes at rest for bench:peers, read from the files each system keeps, so
-// that no product API is needed: folder sizes for Loki (chunks + index) and
-// Tempo (blocks), and for Tenantry the active parts of a ClickHouse table,
+// that no product API is needed: the data folders of the peers after their
+// own flush, and for Tenantry the active parts of a ClickHouse table,
 // found from the part folder names as ClickHouse does on start (a part
 // covered by a merged part of the same partition is outdated, waiting for
 // removal) — what `sum(bytes_on_disk) FROM system.parts WHERE active` says.
@@ -59,40 +59,18 @@ export function activeParts(tableDir: string, rowsOnly = false): TableAtRest {
   return { parts: active.length, rows, bytes };
 }
 
-/** Loki after /flush: chunks (the filesystem object store, with the shipped index) and the TSDB index folder; the WAL is kept apart. */
-export function lokiAtRest(dir: string): { readonly bytes: number; readonly chunks: number; readonly index: number; readonly wal: number } {
-  const chunks = folderBytes(join(dir, 'chunks'));
-  const index = folderBytes(join(dir, 'tsdb-shipper-active')) + folderBytes(join(dir, 'tsdb-shipper-cache'));
-  return { bytes: chunks + index, chunks, index, wal: folderBytes(join(dir, 'wal')) };
-}
-
-/** Tempo after /flush: the blocks of the local backend (and the traces their meta.json count); the WAL is kept apart. */
-export function tempoAtRest(dir: string): { readonly bytes: number; readonly blocks: number; readonly traces: number; readonly wal: number } {
-  const root = join(dir, 'blocks');
-  let blocks = 0;
-  let traces = 0;
-  let tenants: string[] = [];
+/**
+ * Bytes a folder takes on disk (allocated blocks, as `du`), for the peers after
+ * their own flush: Badger preallocates its memtable and value-log files, sparse
+ * until written, so their apparent size is not what they store.
+ */
+export function diskBytes(path: string): number {
+  let stat;
   try {
-    tenants = readdirSync(root);
+    stat = statSync(path);
   } catch {
-    // nothing flushed
+    return 0;
   }
-  for (const tenant of tenants) {
-    let ids: string[];
-    try {
-      ids = readdirSync(join(root, tenant));
-    } catch {
-      continue;
-    }
-    for (const id of ids) {
-      try {
-        const meta = JSON.parse(readFileSync(join(root, tenant, id, 'meta.json'), 'utf8')) as { totalObjects?: number };
-        blocks++;
-        traces += meta.totalObjects ?? 0;
-      } catch {
-        // not a block (an index file, or a block being written)
-      }
-    }
-  }
-  return { bytes: folderBytes(root), blocks, traces, wal: folderBytes(join(dir, 'wal')) };
+  if (!stat.isDirectory()) return stat.blocks * 512;
+  return readdirSync(path).reduce((sum, name) => sum + diskBytes(join(path, name)), 0);
 }

@@ -1,8 +1,9 @@
-// The OTLP/protobuf bodies that bench:peers sends, identical for Tenantry,
-// Loki and Tempo: 1,000 items per request, traces of 10 spans, logs that carry
-// the trace and span ids of those traces. Every request must carry new items
-// (Loki drops a line with the timestamp and text of one it has, Tempo merges
-// spans into the trace of their id), and encoding 1,000 items per request
+// The OTLP/protobuf bodies that bench:peers sends, identical for Tenantry and
+// each peer: 1,000 items per request, traces of 10 spans, logs that carry
+// the trace and span ids of those traces, metric points. Every request must
+// carry new items (a store may drop a log line with the timestamp and text of
+// one it has, or merge spans into the trace of their id; a metrics store
+// refuses a sample at or before the last of its series), and encoding 1,000 items per request
 // would cost the client more CPU than the servers spend, so a few templates
 // are encoded once and each request is a copy with its trace ids and
 // timestamps rewritten in place (fixed-size fields: 16-byte ids, fixed64 times).
@@ -13,6 +14,7 @@ import { opentelemetry } from '../../proto/gen/otlp.js';
 // must not depend on how the product's code is laid out.
 const { ExportLogsServiceRequest } = opentelemetry.proto.collector.logs.v1;
 const { ExportTraceServiceRequest } = opentelemetry.proto.collector.trace.v1;
+const { ExportMetricsServiceRequest } = opentelemetry.proto.collector.metrics.v1;
 
 export const itemsPerRequest = 1000;
 export const spansPerTrace = 10;
@@ -20,11 +22,11 @@ export const tracesPerRequest = itemsPerRequest / spansPerTrace;
 export const tenants = ['tenant-0', 'tenant-1', 'tenant-2'] as const;
 const templateCount = 8;
 
-export type Signal = 'logs' | 'traces';
+export type Signal = 'logs' | 'traces' | 'metrics';
 
 const kv = (key: string, value: string | number): object => ({ key, value: typeof value === 'string' ? { stringValue: value } : { intValue: value } });
 
-/** Resource attributes as bench/ingest-payloads.ts has them; `service.name` becomes a Loki stream label. */
+/** Resource attributes as bench/ingest-payloads.ts has them; `service.name` is what every peer indexes first. */
 function resource(tenant: string, seed: number): object {
   return {
     attributes: [
@@ -80,12 +82,12 @@ function locate(body: Buffer, traceIds: ReadonlySet<string>, times: ReadonlySet<
   return { traceIdOffsets, timeOffsets };
 }
 
-function template(signal: Signal, index: number): Template {
+function template(signal: 'logs' | 'traces', index: number): Template {
   const tenant = tenants[index % tenants.length] ?? 'tenant-0';
   const seed = index * 1000;
   const epochMs = Date.now();
   const now = BigInt(epochMs) * 1_000_000n;
-  // A trace id never starts with a zero byte: Tempo's search drops leading zeros of ids.
+  // A trace id never starts with a zero byte: some trace stores drop leading zeros of ids.
   const traceIds = Array.from({ length: tracesPerRequest }, () => { const id = randomBytes(16); id[0] = (id[0] ?? 0) | 0x10; return id; });
   const spanIds = traceIds.map(() => Array.from({ length: spansPerTrace }, () => randomBytes(8)));
   const times = new Set<bigint>();
@@ -146,8 +148,9 @@ export interface Request {
 
 /** Makes requests with items never sent before: a global sequence number goes into every trace id, and every timestamp moves to now. */
 export class RequestFactory {
-  readonly #templates: Record<Signal, readonly Template[]>;
+  readonly #templates: Record<'logs' | 'traces', readonly Template[]>;
   #seq = 0;
+  #lastMetricsMs = 0;
 
   constructor() {
     this.#templates = {
@@ -158,11 +161,18 @@ export class RequestFactory {
 
   /** Bytes of one request of the signal. */
   size(signal: Signal): number {
+    if (signal === 'metrics') return metricsBody('tenant-0', 0, Date.now()).length;
     return this.#templates[signal][0]?.body.length ?? 0;
   }
 
   next(signal: Signal): Request {
     const seq = ++this.#seq;
+    if (signal === 'metrics') {
+      // Each request's points are 1 ms after the last request's, whatever the clock says.
+      this.#lastMetricsMs = Math.max(Date.now(), this.#lastMetricsMs + 1);
+      const tenant = tenants[seq % tenants.length] ?? 'tenant-0';
+      return { signal, seq, tenant, service: serviceName(seq), body: metricsBody(tenant, seq, this.#lastMetricsMs), traceIds: [] };
+    }
     const t = this.#templates[signal][seq % templateCount];
     if (t === undefined) throw new Error('no template');
     const body = Buffer.from(t.body);
@@ -185,4 +195,36 @@ export class RequestFactory {
     });
     return { signal, seq, tenant: t.tenant, service: t.service, body, traceIds };
   }
+}
+
+const metricNames = ['http.server.request.duration', 'http.server.active_requests', 'process.cpu.time', 'process.memory.usage', 'db.client.connections.usage'];
+const slots = 64;
+
+/**
+ * 1,000 points: 5 metrics (cumulative sums and gauges) × 20 series × 10 points
+ * 1 ms apart, ending at `endMs`. The series carry the request's slot (seq mod
+ * 64) and tenant: requests in flight together never share a series, so no
+ * store sees a series' samples out of order; a slot comes back 64 requests
+ * later with later times. Encoded per request (a few ms of the bench's CPU).
+ */
+function metricsBody(tenant: string, seq: number, endMs: number): Buffer {
+  const seriesPerMetric = 20;
+  const pointsPerSeries = itemsPerRequest / metricNames.length / seriesPerMetric;
+  const startNs = (BigInt(endMs) - 3_600_000n) * 1_000_000n;
+  const metrics = metricNames.map((name, m) => {
+    const dataPoints = Array.from({ length: seriesPerMetric * pointsPerSeries }, (_, i) => {
+      const series = Math.floor(i / pointsPerSeries);
+      const point = i % pointsPerSeries;
+      const timeUnixNano = ((BigInt(endMs) - BigInt((pointsPerSeries - 1 - point))) * 1_000_000n).toString();
+      return {
+        startTimeUnixNano: startNs.toString(), timeUnixNano, asDouble: m % 2 === 0 ? seq * 10 + point : (series * 7 + point) % 100,
+        attributes: [kv('tenant', tenant), kv('slot', String(seq % slots)), kv('http.route', `/api/v1/cart/${series}`), kv('http.request.method', series % 3 === 0 ? 'POST' : 'GET')],
+      };
+    });
+    return m % 2 === 0
+      ? { name, unit: 's', sum: { dataPoints, aggregationTemporality: 2, isMonotonic: true } }
+      : { name, unit: '1', gauge: { dataPoints } };
+  });
+  const message = ExportMetricsServiceRequest.fromObject({ resourceMetrics: [{ resource: resource(tenant, seq % templateCount), scopeMetrics: [{ scope: { name: '@opentelemetry/sdk-metrics', version: '2.0.0' }, metrics }] }] });
+  return Buffer.from(ExportMetricsServiceRequest.encode(message).finish());
 }

@@ -2,12 +2,12 @@
 // each system is asked through its own query API, as a user (or Grafana)
 // would ask it, for the trace id of one acknowledged request, over and over
 // until the answer holds all of that trace's items. Tenantry: the /v1 logs
-// and traces API; Loki: query_range with a trace_id filter on structured
-// metadata; Tempo: trace by id, and a TraceQL search (which only sees a trace
-// once the ingester has cut it from its live traces).
+// and traces API; VictoriaLogs: a LogsQL filter on the trace_id field its
+// OTLP ingest stores; Jaeger: trace by id.
 import type { Request } from './payloads.ts';
 import { spansPerTrace } from './payloads.ts';
-import type { Loki, Tempo, Tenantry } from './servers.ts';
+import type { HttpPeer, Jaeger, Tenantry } from './servers.ts';
+import { victoriaLogsTenant } from './tenants.ts';
 
 /** One way of asking a system whether a request's items are visible. */
 export interface VisibilityQuery {
@@ -44,41 +44,27 @@ export function tenantryQuery(tenantry: Tenantry, signal: 'logs' | 'traces'): Vi
   };
 }
 
-/** Loki: query_range over the request's stream with a filter on the trace_id structured metadata. */
-export function lokiQuery(loki: Loki): VisibilityQuery {
+/** VictoriaLogs: LogsQL `trace_id:="…"` over the last 5 minutes (/select/logsql/query), in the request's tenant. */
+export function victoriaLogsQuery(vl: HttpPeer): VisibilityQuery {
   return {
-    label: 'loki logs by trace_id (query_range)',
+    label: 'victoria-logs logs by trace_id (LogsQL)',
     visible: async (request) => {
-      const query = `{service_name="${request.service}"} | trace_id="${lastTrace(request)}"`;
-      const params = new URLSearchParams({ query, start: `${(nowSeconds() - 300) * 1e9}`, end: `${(nowSeconds() + 60) * 1e9}`, limit: '100', direction: 'backward' });
-      const { status, body } = await getJson(`${loki.url}/loki/api/v1/query_range?${params.toString()}`, { 'X-Scope-OrgID': request.tenant });
-      const streams = (body as { data?: { result?: { values?: unknown[] }[] } }).data?.result ?? [];
-      return status === 200 && streams.reduce((n, s) => n + (s.values?.length ?? 0), 0) >= spansPerTrace;
+      const params = new URLSearchParams({ query: `trace_id:="${lastTrace(request)}"`, start: String(nowSeconds() - 300), end: String(nowSeconds() + 60), limit: '100' });
+      const response = await fetch(`${vl.url}/select/logsql/query?${params.toString()}`, { headers: victoriaLogsTenant(request.tenant), signal: AbortSignal.timeout(10_000) });
+      const lines = (await response.text()).split('\n').filter((l) => l.length > 0);
+      return response.status === 200 && lines.length >= spansPerTrace;
     },
   };
 }
 
-/** Tempo: GET /api/v2/traces/{id}, visible once it returns all of the trace's spans. */
-export function tempoTraceByIdQuery(tempo: Tempo): VisibilityQuery {
+/** Jaeger: GET /api/traces/{id} (the API its UI uses), visible once it returns all of the trace's spans. */
+export function jaegerTraceByIdQuery(jaeger: Jaeger): VisibilityQuery {
   return {
-    label: 'tempo trace by id (/api/v2/traces)',
+    label: 'jaeger trace by id (/api/traces)',
     visible: async (request) => {
-      const { status, body } = await getJson(`${tempo.url}/api/v2/traces/${lastTrace(request)}`, { 'X-Scope-OrgID': request.tenant });
-      if (status !== 200) return false;
-      const resourceSpans = (body as { trace?: { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] } }).trace?.resourceSpans ?? [];
-      return resourceSpans.flatMap((r) => r.scopeSpans ?? []).reduce((n, s) => n + (s.spans?.length ?? 0), 0) >= spansPerTrace;
-    },
-  };
-}
-
-/** Tempo: TraceQL `{ trace:id = "…" }` over the last 5 minutes (ingesters and blocks, as Grafana asks). */
-export function tempoSearchQuery(tempo: Tempo): VisibilityQuery {
-  return {
-    label: 'tempo TraceQL search (/api/search)',
-    visible: async (request) => {
-      const params = new URLSearchParams({ q: `{ trace:id = "${lastTrace(request)}" }`, start: String(nowSeconds() - 300), end: String(nowSeconds() + 60), limit: '20' });
-      const { status, body } = await getJson(`${tempo.url}/api/search?${params.toString()}`, { 'X-Scope-OrgID': request.tenant });
-      return status === 200 && ((body as { traces?: unknown[] }).traces?.length ?? 0) >= 1;
+      const { status, body } = await getJson(`${jaeger.queryUrl}/api/traces/${lastTrace(request)}`, {});
+      const traces = (body as { data?: { spans?: unknown[] }[] }).data ?? [];
+      return status === 200 && traces.reduce((n, t) => n + (t.spans?.length ?? 0), 0) >= spansPerTrace;
     },
   };
 }
