@@ -53,9 +53,9 @@ export interface FunctionDef {
   readonly optional: number;
   readonly returnType: 'scalar' | 'vector';
   /**
-   * Evaluates one step. Errors are values in Prometheus' terms (e.g.
-   * label_replace's invalid regex is bad_data at parse time, a duplicate
-   * series after label_replace is execution).
+   * Evaluates one step. Errors are values in Prometheus' terms: label_replace's
+   * invalid regex or label name and a duplicate series after it are
+   * `execution` (422), as Prometheus checks them while evaluating, not parsing.
    */
   readonly call: (args: readonly StepArg[], context: CallContext) => Result<StepOutput, PromError>;
 }
