@@ -11,7 +11,7 @@ import { fail, ok } from '../../../../src/result.ts';
 import type { PromError } from '../prom-envelope.ts';
 import { badData } from '../prom-envelope.ts';
 import type { FunctionDef } from './functions/function-types.ts';
-import type { AggregateOp, AtModifier, BinaryOp, Cardinality, Expr, PosRange, VectorMatching, VectorSelector } from './promql-ast.ts';
+import type { AggregateOp, AtModifier, BinaryExpr, BinaryOp, Cardinality, Expr, PosRange, VectorMatching, VectorSelector } from './promql-ast.ts';
 import { aggregateOps, documentedType, isComparison, isSetOp, typeOf } from './promql-ast.ts';
 import { parseDurationLiteral, parseNumberLiteral, unquoteString } from './literals.ts';
 import type { LabelMatcher, MatchOp } from './sample-source.ts';
@@ -200,24 +200,33 @@ class Walker {
       : this.expr(l);
     const rhs = this.expr(r);
     const bool = node.getChild('BoolModifier') !== null;
-    const lt = typeOf(lhs);
-    const rt = typeOf(rhs);
-    if (bool && !isComparison(op)) this.fail(opNode.from, 'bool modifier can only be used on comparison operators');
-    if (isComparison(op) && !bool && lt === 'scalar' && rt === 'scalar') this.fail(opNode.from, 'comparisons between scalars must use BOOL modifier');
     const clause = node.getChild('MatchingModifierClause');
     const matching = this.matching(clause, op);
-    if (matching.on) for (const label of matching.include) if (matching.labels.includes(label)) this.fail(opNode.from, `label "${label}" must not occur in ON and GROUP clause at once`);
+    const signedPower = op === '^' && l.name === 'NumberDurationLiteral' && signed === '-';
+    const expr: BinaryExpr = { kind: 'binary', op, lhs, rhs, bool, pos, matching };
+    const checked = this.checkBinary(expr, opNode.from, clause !== null);
+    return signedPower ? { kind: 'unary', op: '-', expr: checked, pos } : checked;
+  }
+
+  /** Prometheus' checks of a binary operation; `matching` is kept only between two vectors. */
+  private checkBinary(e: BinaryExpr, opPos: number, explicit = e.matching !== undefined && (e.matching.on || e.matching.labels.length > 0)): BinaryExpr {
+    const { op, lhs, rhs, bool, pos } = e;
+    const matching = e.matching ?? this.matching(null, op);
+    const lt = typeOf(lhs);
+    const rt = typeOf(rhs);
+    if (bool && !isComparison(op)) this.fail(opPos, 'bool modifier can only be used on comparison operators');
+    if (isComparison(op) && !bool && lt === 'scalar' && rt === 'scalar') this.fail(opPos, 'comparisons between scalars must use BOOL modifier');
+    if (matching.on) for (const label of matching.include) if (matching.labels.includes(label)) this.fail(opPos, `label "${label}" must not occur in ON and GROUP clause at once`);
     if (lt !== 'scalar' && lt !== 'vector') this.fail(lhs.pos, 'binary expression must contain only scalar and instant vector types');
     if (rt !== 'scalar' && rt !== 'vector') this.fail(rhs.pos, 'binary expression must contain only scalar and instant vector types');
     const vectors = lt === 'vector' && rt === 'vector';
-    if (!vectors && clause !== null && matching.labels.length > 0) this.fail(pos, 'vector matching only allowed between instant vectors');
+    if (!vectors && explicit && matching.labels.length > 0) this.fail(pos, 'vector matching only allowed between instant vectors');
     if (vectors && isSetOp(op)) {
       if (matching.card === 'many-to-one' || matching.card === 'one-to-many') this.fail(pos, `no grouping allowed for "${op}" operation`);
     }
     if ((lt === 'scalar' || rt === 'scalar') && isSetOp(op)) this.fail(pos, `set operator "${op}" not allowed in binary scalar expression`);
-    const signedPower = op === '^' && l.name === 'NumberDurationLiteral' && signed === '-';
-    const expr: Expr = { kind: 'binary', op, lhs, rhs, bool, pos, ...(vectors ? { matching } : {}) };
-    return signedPower ? { kind: 'unary', op: '-', expr, pos } : expr;
+    const { matching: _dropped, ...rest } = e;
+    return vectors ? { ...rest, matching } : rest;
   }
 
   /** A number literal; `magnitude` drops a leading sign the grammar glued to it (see binary). */
@@ -241,8 +250,11 @@ class Walker {
       dur = next;
     }
     const ms = sign * this.duration(dur);
-    const e = this.expr(inner);
-    const pos = { start: e.pos.start, end: node.to };
+    return this.postfix(this.expr(inner), (e) => this.withOffset(e, ms, node.to));
+  }
+
+  private withOffset(e: Expr, ms: number, to: number): Expr {
+    const pos = { start: e.pos.start, end: to };
     const twice = (): never => this.fail(pos, 'offset may not be set multiple times');
     if (e.kind === 'vector') return e.offsetMs !== 0 ? twice() : { ...e, offsetMs: ms, pos };
     if (e.kind === 'matrix') return e.selector.offsetMs !== 0 ? twice() : { ...e, selector: { ...e.selector, offsetMs: ms }, pos };
@@ -264,8 +276,12 @@ class Walker {
       if (!Number.isFinite(seconds) || Math.abs(seconds) >= maxAtSeconds) this.fail(node.from, `timestamp out of bounds for @ modifier: ${seconds.toFixed(6)}`);
       at = { kind: 'time', ms: Math.round(seconds * 1000) };
     }
-    const e = this.expr(inner);
-    const pos = { start: e.pos.start, end: node.to };
+    const pinned = at;
+    return this.postfix(this.expr(inner), (e) => this.withAt(e, pinned, node.to));
+  }
+
+  private withAt(e: Expr, at: AtModifier, to: number): Expr {
+    const pos = { start: e.pos.start, end: to };
     const twice = (): never => this.fail(pos, '@ <timestamp> may not be set multiple times');
     if (e.kind === 'vector') return e.at !== undefined ? twice() : { ...e, at, pos };
     if (e.kind === 'matrix') return e.selector.at !== undefined ? twice() : { ...e, selector: { ...e.selector, at }, pos };
@@ -277,8 +293,11 @@ class Walker {
     const inner = children(node)[0];
     const dur = node.getChild('DurationExpr');
     if (inner === undefined || dur === null) return this.fail(node.from, 'incomplete range selector');
-    const e = this.expr(inner);
-    const pos = this.range(node);
+    return this.postfix(this.expr(inner), (e) => this.rangeOf(e, dur, node.to));
+  }
+
+  private rangeOf(e: Expr, dur: SyntaxNode, to: number): Expr {
+    const pos = { start: e.pos.start, end: to };
     if (e.kind !== 'vector') return this.fail(pos, 'ranges only allowed for vector selectors');
     if (e.offsetMs !== 0 || e.at !== undefined) this.fail(pos, 'no offset or @ modifiers allowed before range');
     const rangeMs = this.duration(dur);
@@ -289,15 +308,42 @@ class Walker {
   private subquery(node: SyntaxNode): Expr {
     const inner = children(node)[0];
     const durs = node.getChildren('DurationExpr');
-    const pos = this.range(node);
-    if (inner === undefined || durs[0] === undefined) return this.fail(node.from, 'incomplete subquery');
-    const e = this.expr(inner);
+    const [rangeNode, stepNode] = durs;
+    if (inner === undefined || rangeNode === undefined) return this.fail(node.from, 'incomplete subquery');
+    return this.postfix(this.expr(inner), (e) => this.subqueryOf(e, rangeNode, stepNode, node.to));
+  }
+
+  private subqueryOf(e: Expr, rangeNode: SyntaxNode, stepNode: SyntaxNode | undefined, to: number): Expr {
+    const pos = { start: e.pos.start, end: to };
+    const durs = [rangeNode, stepNode];
     if (typeOf(e) !== 'vector') this.fail(pos, `subquery is only allowed on instant vector, got ${typeOf(e)} instead`);
-    const rangeMs = this.duration(durs[0]);
+    const rangeMs = this.duration(rangeNode);
     const stepMs = durs[1] === undefined ? 0 : this.duration(durs[1]);
-    if (rangeMs <= 0) this.fail(durs[0].from, 'duration must be greater than 0');
+    if (rangeMs <= 0) this.fail(rangeNode.from, 'duration must be greater than 0');
     if (durs[1] !== undefined && stepMs <= 0) this.fail(durs[1].from, 'duration must be greater than 0');
     return { kind: 'subquery', expr: e, rangeMs, stepMs, offsetMs: 0, pos };
+  }
+
+  /**
+   * Applies a postfix (range, subquery, offset, @) the way Prometheus' grammar
+   * binds it: tighter than any operator, so `a + b[5m]` is `a + (b[5m])`.
+   * The official lezer grammar binds it loosely; this moves it onto the
+   * rightmost operand and checks the rebuilt operations again.
+   */
+  private postfix(inner: Expr, apply: (e: Expr) => Expr): Expr {
+    if (inner.kind === 'binary') {
+      const rhs = this.postfix(inner.rhs, apply);
+      const rebuilt = { ...inner, rhs, pos: { start: inner.pos.start, end: rhs.pos.end } };
+      this.checkBinary(rebuilt, inner.lhs.pos.end);
+      return rebuilt;
+    }
+    if (inner.kind === 'unary') {
+      const x = this.postfix(inner.expr, apply);
+      const t = typeOf(x);
+      if (t !== 'scalar' && t !== 'vector') this.fail(inner.pos, `unary expression only allowed on expressions of type scalar or instant vector, got "${documentedType(t)}"`);
+      return { ...inner, expr: x, pos: { start: inner.pos.start, end: x.pos.end } };
+    }
+    return apply(inner);
   }
 
   private unary(node: SyntaxNode): Expr {

@@ -71,6 +71,8 @@ const cases: readonly Case[] = [
   ['max_over_time(http_requests_total{job="api",instance="a"}[2m:1m] offset 1m)', 300, ['{instance="a",job="api"} 40']],
   // Steps 180 and 270 (aligned to 90s, after 300 - 3m): 90 + 120.
   ['sum_over_time(sum(http_requests_total{job="api"})[3m:90s])', 300, ['{} 210']],
+  ['up{job="db"} + up{job="db"} offset 1m', 60, ['{instance="a",job="db"} 2']],
+  ['sum(up) + sum(up @ 0)', 60, ['{} 4']],
   // Scalars, strings, precedence, unary minus.
   ['2 + 3 * 4', 0, ['scalar 14']],
   ['2 ^ 3 ^ 2', 0, ['scalar 512']],
