@@ -6,7 +6,7 @@ import type { ApiConfig } from '../src/config/config.ts';
 import { createApp } from './app.ts';
 import { httpMetrics } from './http/http-metrics.ts';
 import { createQueryRunner } from './v1/query/query-runner.ts';
-import type { QueryRunner } from './v1/query/query-runner.ts';
+import type { QueryRunner, StoppableQueryRunner } from './v1/query/query-runner.ts';
 import { nowNs } from './v1/query/time-range.ts';
 import { SettingsCache } from '../src/tenant/settings/settings-cache.ts';
 import type { TenantSettingsAdmin } from '../src/tenant/settings/settings-cache.ts';
@@ -26,8 +26,8 @@ async function settingsOf(ctx: ComponentContext, log: Logger): Promise<{ setting
   return { settings: own, stop: () => { own.stop(); } };
 }
 
-/** Starts the API reading the store through `runner`: the seam tests use to inject store failures. */
-export async function startApiWith(ctx: ComponentContext, config: ApiConfig, runner: QueryRunner): Promise<RunningComponent> {
+/** Starts the API reading the store through `runner`: the seam tests use to inject store failures. A runner that can stop its statements is stopped first at shutdown. */
+export async function startApiWith(ctx: ComponentContext, config: ApiConfig, runner: QueryRunner | StoppableQueryRunner): Promise<RunningComponent> {
   const log = ctx.log.child({ component: 'api' });
   const settings = await settingsOf(ctx, log);
   const app = createApp({
@@ -46,12 +46,21 @@ export async function startApiWith(ctx: ComponentContext, config: ApiConfig, run
     name: 'api',
     ports: { api: http.port },
     stop: async () => {
-      await http.close();
+      // Running statements are killed first, so that in-flight requests answer at once and the listener closes without waiting for them.
+      const closing = http.close();
+      if ('stopAll' in runner) await runner.stopAll();
+      await closing;
       settings.stop();
     },
   };
 }
 
+/** The runner of the API on the store's ClickHouse client: the process's store gate, query time limit and statement bounds, and the connection that kills statements. */
+export function apiQueryRunner(ctx: ComponentContext, config: ApiConfig): StoppableQueryRunner {
+  const { store } = ctx;
+  const control = store.mode === 'embedded' ? (ctx.statementControl ?? store.insertClients.at(-1) ?? store.client) : store.client;
+  return createQueryRunner({ client: store.client, mode: store.mode, cluster: store.cluster, control }, config.queryTimeoutMs, ctx.log.child({ component: 'api' }), ctx.storeGate, ctx.statementLimits);
+}
+
 /** Starts the API on the store's ClickHouse client through the process's store gate, with the configured query time limit. */
-export const startApi: StartApi = (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> =>
-  startApiWith(ctx, config, createQueryRunner(ctx.store, config.queryTimeoutMs, ctx.log.child({ component: 'api' }), ctx.storeGate));
+export const startApi: StartApi = (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> => startApiWith(ctx, config, apiQueryRunner(ctx, config));

@@ -21,7 +21,7 @@ import { registerTraceRoutes } from './v1/traces/trace-routes.ts';
 import { registerUsageRoutes } from './v1/usage/usage-routes.ts';
 import { registerTimeseriesRoutes } from './v1/timeseries/timeseries-routes.ts';
 import { openApiDocument } from './v1/openapi/openapi-document.ts';
-import { asCaller } from './v1/query/query-caller.ts';
+import { asCaller, withRequestSignal } from './v1/query/query-caller.ts';
 import { compatMiddleware } from './compat/compat-api.ts';
 import { prometheusApi } from './compat/prometheus/prometheus-api.ts';
 import { lokiApi } from './compat/loki/loki-api.ts';
@@ -68,8 +68,12 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     const started = process.hrtime.bigint();
     ctx.state.requestId = randomUUID();
     ctx.set('x-request-id', ctx.state.requestId);
+    // A client that closes its connection before the answer is written stops waiting: its statement is killed (api/v1/query/running-statements.ts).
+    const gone = new AbortController();
+    const onClose = (): void => { if (!ctx.res.writableFinished) gone.abort(); };
+    ctx.res.once('close', onClose);
     try {
-      await next();
+      await withRequestSignal(gone.signal, next);
       // The compatibility APIs write their own errors (and so set a body).
       if (ctx.status === 405 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
       else if (ctx.status === 501 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not supported`));

@@ -9,7 +9,16 @@ export interface StoreFailure {
   readonly message: string;
   /** ClickHouse's numeric error code, when the server answered. */
   readonly code: number | undefined;
+  /**
+   * The per-statement limit the statement ran into, when that is why it
+   * failed: a query's own bound (its SETTINGS), which the API answers as a
+   * 4xx naming it. `kind` stays what it was for every other caller.
+   */
+  readonly limit?: StatementLimit;
 }
+
+/** Which of a statement's own limits stopped it: max_memory_usage, max_result_rows/bytes, max_rows/bytes_to_read, max_execution_time. */
+export type StatementLimit = 'memory' | 'result' | 'read' | 'time';
 
 // https://github.com/ClickHouse/ClickHouse/blob/master/src/Common/ErrorCodes.cpp
 const timeoutCodes = new Set([159 /* TIMEOUT_EXCEEDED */, 394 /* QUERY_WAS_CANCELLED */, 209 /* SOCKET_TIMEOUT */]);
@@ -27,6 +36,13 @@ const invalidQueryCodes = new Set([
   307 /* TOO_MANY_BYTES */, 396 /* TOO_MANY_ROWS_OR_BYTES */, 427 /* CANNOT_COMPILE_REGEXP */, 457 /* BAD_QUERY_PARAMETER */,
   456 /* UNKNOWN_QUERY_PARAMETER */,
 ]);
+// 241 is also ClickHouse's answer when the server as a whole is out of
+// memory; the code does not tell the two apart, and either way the query
+// that asked for the memory is the one to narrow.
+const limitCodes: ReadonlyMap<number, StatementLimit> = new Map([
+  [241 /* MEMORY_LIMIT_EXCEEDED */, 'memory'], [396 /* TOO_MANY_ROWS_OR_BYTES: max_result_rows/bytes */, 'result'],
+  [158 /* TOO_MANY_ROWS: max_rows_to_read */, 'read'], [307 /* TOO_MANY_BYTES: max_bytes_to_read */, 'read'], [159 /* TIMEOUT_EXCEEDED */, 'time'],
+]);
 const networkErrors = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
 
 /** Classifies anything a ClickHouse call threw. */
@@ -34,10 +50,9 @@ export function classifyStoreError(error: unknown): StoreFailure {
   if (error instanceof ClickHouseError || isClickHouseShaped(error)) {
     const code = Number((error as { code: string }).code);
     const message = (error as Error).message;
-    if (timeoutCodes.has(code)) return { kind: 'timeout', message, code };
-    if (unavailableCodes.has(code)) return { kind: 'unavailable', message, code };
-    if (invalidQueryCodes.has(code)) return { kind: 'invalid_query', message, code };
-    return { kind: 'internal', message, code };
+    const limit = limitCodes.get(code);
+    const kind: StoreFailureKind = timeoutCodes.has(code) ? 'timeout' : unavailableCodes.has(code) ? 'unavailable' : invalidQueryCodes.has(code) ? 'invalid_query' : 'internal';
+    return limit === undefined ? { kind, message, code } : { kind, message, code, limit };
   }
   if (error instanceof Error) {
     const sysCode = (error as { code?: unknown }).code;

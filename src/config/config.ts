@@ -8,6 +8,7 @@ import { boundViolation, limitBounds } from '../tenant/settings/tenant-settings.
 import type { LimitField, SettingsDefaults } from '../tenant/settings/tenant-settings.ts';
 import type { LogLevel, WalSync } from './codecs.ts';
 import type { Settings } from './environment.ts';
+import { detectedMemoryBytes } from './memory-limit.ts';
 import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, listenerVariables, operatorVariables, storageVariables, tenantSettingsVariables } from './variables.ts';
 import type { Variable } from './variables.ts';
 
@@ -74,6 +75,8 @@ export interface QueryLimitsConfig {
   readonly maxConcurrentQueries: number;
   /** Embedded ClickHouse only: longest a query's statement may run once it has its turn. */
   readonly embeddedTimeoutMs: number;
+  /** Memory the process is given (TENANTRY_MEMORY_LIMIT_BYTES, else detected): the per-statement bounds derive from it (src/target/statement-limits.ts). */
+  readonly memoryLimitBytes: number;
 }
 
 /** Per-tenant settings: the process defaults and how often stored settings are re-read (src/tenant/settings/). */
@@ -215,6 +218,7 @@ function queries(d: Decoder): QueryLimitsConfig {
   return {
     maxConcurrentQueries: num(d.value(apiVariables, 'TENANTRY_MAX_CONCURRENT_QUERIES')),
     embeddedTimeoutMs: num(d.value(apiVariables, 'TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS')) * 1000,
+    memoryLimitBytes: (d.value(apiVariables, 'TENANTRY_MEMORY_LIMIT_BYTES') as number | undefined) ?? detectedMemoryBytes(),
   };
 }
 

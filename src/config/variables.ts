@@ -73,6 +73,7 @@ export const apiVariables = {
   TENANTRY_API_PAGE_MAX_BYTES: variable(ByteSize, '8MiB', 'bytes the records of one logs or traces page may take (about, as JSON); a page stops early with a cursor, and a single larger record is served alone'),
   TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '10', 'embedded ClickHouse only: longest an API query may run once it has its turn (answered 503 beyond; waiting for the turn counts toward TENANTRY_QUERY_TIMEOUT_SECONDS): embedded ClickHouse runs one statement at a time, so a running query holds back INSERTs'),
   TENANTRY_MAX_CONCURRENT_QUERIES: variable(intInRange(1, 10_000), '8', 'API queries in flight per API key (per API replica); one more waits up to 2 s for one of them, then gets 429 with Retry-After'),
+  TENANTRY_MEMORY_LIMIT_BYTES: variable(ByteSize, undefined, 'memory the process is given (the operator sets it from the pod\'s memory limit); each API query\'s statement is bounded from it inside ClickHouse: embedded, max_memory_usage a quarter of it (one statement runs at a time), and in both modes max_result_bytes 1/32 of it (max_result_rows one per 64 of those bytes), which bounds what the process reads back; a query over a bound is answered 400 naming it; unset means the cgroup\'s memory limit, else the machine\'s memory'),
 } as const;
 
 /** Process defaults of per-tenant settings (DESIGN.md section 8); a tenant's own, the API's and the stack's values override them. */

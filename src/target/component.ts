@@ -1,11 +1,13 @@
 // The contract between the CLI (composition root) and the deployables: each
 // deployable exports a function that starts its component from this context.
+import type { ClickHouseClient } from '@clickhouse/client';
 import type { Registry } from 'prom-client';
 import type { KeyRing } from '../auth/api-keys.ts';
 import type { ApiConfig, GatewayConfig, OperatorConfig } from '../config/config.ts';
 import type { Store } from '../clickhouse/store.ts';
 import type { StoreGate } from '../clickhouse/store-gate.ts';
 import type { Logger } from '../log/logger.ts';
+import type { StatementLimits } from './statement-limits.ts';
 import type { Readiness } from '../ops/readiness.ts';
 import type { TenantSettingsAdmin } from '../tenant/settings/settings-cache.ts';
 import type { TenantSettingsView } from '../tenant/settings/tenant-settings.ts';
@@ -19,6 +21,14 @@ export interface ComponentContext {
    * work then goes straight to the store.
    */
   readonly storeGate?: StoreGate;
+  /** The bounds of every API statement inside ClickHouse (from TENANTRY_MEMORY_LIMIT_BYTES); absent in contexts built by hand: none beyond the time limit. */
+  readonly statementLimits?: StatementLimits;
+  /**
+   * Embedded mode: a chDB connection of its own that sends KILL QUERY (a
+   * connection runs one statement at a time, so the queries' own cannot).
+   * Absent: the store's last insert connection.
+   */
+  readonly statementControl?: Pick<ClickHouseClient, 'command'>;
   /**
    * Per-tenant limits and retention, kept in memory and refreshed from
    * ClickHouse: one per process, shared by the gateway and the API. Absent

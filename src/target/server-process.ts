@@ -15,6 +15,8 @@ import { SettingsCache } from '../tenant/settings/settings-cache.ts';
 import { createSettingsStore } from '../tenant/settings/settings-store.ts';
 import type { ComponentContext, RunningComponent } from './component.ts';
 import { schemaIsCurrent } from './schema-gate.ts';
+import { openControlConnection } from './control-connection.ts';
+import { statementLimits } from './statement-limits.ts';
 import { storeGatePolicy } from './store-gate-policy.ts';
 import { processRegistry, waitForStopSignal } from './stop-signal.ts';
 
@@ -102,13 +104,18 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
     { defaults: config.settings.defaults, refreshMs: config.settings.refreshMs, log: log.child({ component: 'settings' }) },
   );
   await settings.start();
-  const ctx: ComponentContext = { host: config.host, store, storeGate, settings, settingsAdmin: settings, keys: keys.value, log, readiness, registry };
+  const statementControl = await openControlConnection(config.storage.clickhouse);
+  const ctx: ComponentContext = {
+    host: config.host, store, storeGate, settings, settingsAdmin: settings, keys: keys.value, log, readiness, registry, statementControl,
+    statementLimits: 'queries' in config ? statementLimits(store.mode, config.queries) : undefined,
+  };
   const running: RunningComponent[] = [];
   try {
     for (const start of starters) running.push(await start(ctx));
   } catch (error) {
     await Promise.allSettled(running.map((c) => c.stop()));
     settings.stop();
+    await statementControl?.close();
     return fail(`cannot start: ${(error as Error).message}`);
   }
   readiness.done('listeners');
@@ -129,6 +136,7 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   for (const [i, result] of stopped.entries()) {
     if (result.status === 'rejected') log.error('component did not stop cleanly', { component: running[i]?.name, error: result.reason });
   }
+  await statementControl?.close();
   await store.close();
   log.info('stopped');
   return stopped.every((r) => r.status === 'fulfilled') ? 0 : 1;

@@ -6,9 +6,14 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import type { QueryCaller } from '../../../src/clickhouse/store-gate.ts';
 
-/** The caller, and the time limit of its queries when the request is about one tenant (its limits.queryTimeoutSeconds). */
+/**
+ * The caller, the time limit of its queries when the request is about one
+ * tenant (its limits.queryTimeoutSeconds), and the request's signal, which
+ * aborts when its client goes away (the runner then stops its statement).
+ */
 interface CallerContext extends QueryCaller {
   readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
 }
 
 const current = new AsyncLocalStorage<CallerContext>();
@@ -26,6 +31,16 @@ export function currentTimeoutMs(): number | undefined {
   return current.getStore()?.timeoutMs;
 }
 
+/** The signal of the current request: aborted once its client stopped waiting. */
+export function currentSignal(): AbortSignal | undefined {
+  return current.getStore()?.signal;
+}
+
+/** Runs a request whose client stops waiting when `signal` aborts (set by the app before anything else). */
+export function withRequestSignal<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+  return current.run({ ...currentCaller(), signal }, work);
+}
+
 /**
  * Runs the rest of a request about one tenant: its queries count against the
  * tenant's limit of queries in flight (beside the key's) and run within the
@@ -38,5 +53,6 @@ export function asTenantCaller<T>(tenant: { readonly id: string; readonly maxCon
 
 /** Runs the rest of a request as `principal`'s: its queries count against that key (called once the app has authenticated it). */
 export function asCaller<T>(principal: Principal, work: () => Promise<T>): Promise<T> {
-  return current.run({ key: principal }, work);
+  const signal = currentSignal();
+  return current.run(signal === undefined ? { key: principal } : { key: principal, signal }, work);
 }

@@ -1,20 +1,26 @@
-// Runs read queries with the configured time limit: ClickHouse cancels the
-// query itself (max_execution_time) and an abort signal backs that up, so a
-// slow query never outlives its request. Every query asks the store gate for
-// its turn (per-key concurrency; embedded ClickHouse's one statement at a
-// time, INSERTs first), and the time limit counts that wait. Failures come
-// back as ApiErrors.
+// Runs read queries bounded inside ClickHouse: each statement carries its
+// time limit (max_execution_time), its memory and result-size bounds
+// (src/target/statement-limits.ts) and a name; a statement whose time ran
+// out, whose client went away or whose process is shutting down is killed
+// in the store (./running-statements.ts), so it never outlives its request.
+// Every query asks the store gate for its turn (per-key concurrency;
+// embedded ClickHouse's one statement at a time, INSERTs first), and the
+// time limit counts that wait. Failures come back as ApiErrors; a statement
+// over one of its bounds is a 400 naming it.
 import { EXCEPTION_TAG_HEADER_NAME, extractErrorAtTheEndOfChunk } from '@clickhouse/client';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { classifyStoreError } from '../../../src/clickhouse/clickhouse-error.ts';
 import { openGate } from '../../../src/clickhouse/store-gate.ts';
 import type { QueryTurn, StoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Logger } from '../../../src/log/logger.ts';
+import type { StatementLimits } from '../../../src/target/statement-limits.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { internal, invalidRequest, unavailable } from '../../http/api-error.ts';
-import { currentCaller, currentTimeoutMs } from './query-caller.ts';
+import { currentCaller, currentSignal, currentTimeoutMs } from './query-caller.ts';
+import { RunningStatements, statementTag } from './running-statements.ts';
+import type { StopReason } from './running-statements.ts';
 import type { SqlParams } from './sql-params.ts';
 
 /** ClickHouse settings one statement adds to the runner's own: names and values from the code, never from a request. */
@@ -60,8 +66,14 @@ export function parseEachRow<T>(text: string, exceptionTag: string | undefined):
   return body === '' ? [] : JSON.parse(`[${body.replaceAll('\n', ',')}]`) as T[];
 }
 
-/** What the runner needs of the store: its client's query and command. */
+/** What the runner needs of the store: its client's query and command, and how to stop a statement. */
 export interface QueryTarget {
+  /** Embedded: chDB in this process (statements are awaited until they really end); absent or server: a ClickHouse server. */
+  readonly mode?: 'embedded' | 'server';
+  /** Server mode: the cluster whose nodes a KILL QUERY reaches. */
+  readonly cluster?: string | undefined;
+  /** The connection that sends KILL QUERY; absent: `client` (an embedded connection runs one statement at a time, so give it another). */
+  readonly control?: Pick<ClickHouseClient, 'command'>;
   readonly client: Pick<ClickHouseClient, 'query' | 'command'> & Partial<Pick<ClickHouseClient, 'exec'>>;
 }
 
@@ -82,14 +94,64 @@ function refusal(turn: Exclude<QueryTurn<unknown>, { ok: true }>, timeoutMs: num
   return unavailable(`the telemetry store was busy for the whole query time limit (${timeoutMs / 1000} s); retry shortly`);
 }
 
-/** The ClickHouse runner: the gate's turn, the time limit, the row parsing, store failures classified into ApiErrors. */
-export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, log: Logger, gate: StoreGate = openGate): QueryRunner {
-  /** `runMs`: how long the statement was allowed to run. */
-  const failure = (error: unknown, aborted: boolean, runMs: number, sql: string, timeoutMs: number): Result<never, ApiError> => {
+/** The runner of a serving process: it can also stop every statement in flight. */
+export interface StoppableQueryRunner extends QueryRunner {
+  /** Kills every statement in flight (each answers 503) and refuses new ones: the first step of shutting down. */
+  stopAll(): Promise<void>;
+}
+
+const mib = (bytes: number): number => Math.round(bytes / 1024 ** 2);
+
+/** A statement over one of its own bounds, as the 400 that names it. */
+function overLimit(limit: 'memory' | 'result' | 'read', limits: StatementLimits): ApiError {
+  if (limit === 'memory') {
+    const bound = limits.memoryBytes === undefined ? 'the store\'s memory limit' : `max_memory_usage, ${mib(limits.memoryBytes)} MiB, from TENANTRY_MEMORY_LIMIT_BYTES`;
+    return invalidRequest(`the query needs more memory than one query may use (${bound}): narrow the time range, the filters or the grouping, or widen the interval`);
+  }
+  if (limit === 'result') {
+    const bound = limits.resultBytes === undefined ? 'max_result_rows/max_result_bytes' : `max_result_rows ${limits.resultRows ?? 0} / max_result_bytes ${mib(limits.resultBytes)} MiB, from TENANTRY_MEMORY_LIMIT_BYTES`;
+    return invalidRequest(`the query's result is larger than one query may return (${bound}): narrow the time range or the filters, or widen the interval`);
+  }
+  return invalidRequest('the query reads more rows than one query may (max_rows_to_read / max_bytes_to_read): narrow the time range or the filters');
+}
+
+/** A statement stopped before it ended, as the API answers it (a client that went away never reads it). */
+function stoppedAnswer(reason: StopReason, runMs: number): ApiError {
+  if (reason === 'shutdown') return unavailable('the API is shutting down and cancelled the query; retry shortly');
+  if (reason === 'client_gone') return unavailable('the client stopped waiting; the query was cancelled');
+  return unavailable(`the query ran longer than ${Math.round(runMs / 100) / 10} s and was cancelled: narrow the time range or the filters`);
+}
+
+/** ClickHouse's bounds as SETTINGS entries; `bounded`: the statement returns rows the process reads (not an INSERT … SELECT). */
+function limitSettings(limits: StatementLimits, bounded: boolean): StatementSettings {
+  const settings: Record<string, number> = {};
+  if (limits.memoryBytes !== undefined) settings['max_memory_usage'] = limits.memoryBytes;
+  if (bounded && limits.resultBytes !== undefined) settings['max_result_bytes'] = limits.resultBytes;
+  if (bounded && limits.resultRows !== undefined) settings['max_result_rows'] = limits.resultRows;
+  return settings;
+}
+
+/**
+ * The ClickHouse runner: the gate's turn, the statement's bounds, its name
+ * and its stop, the row parsing, store failures classified into ApiErrors.
+ */
+export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, log: Logger, gate: StoreGate = openGate, limits: StatementLimits = {}): StoppableQueryRunner {
+  const embedded = store.mode === 'embedded';
+  const running = new RunningStatements(store.control ?? store.client, { cluster: store.cluster, embedded, log });
+  // Server mode: the server also cancels a SELECT whose HTTP connection the client closed (the abort below closes it).
+  const serverSettings = embedded ? undefined : { cancel_http_readonly_queries_on_client_close: 1 as const };
+
+  /** `runMs`: how long the statement was allowed to run; `stopped`: why it was stopped, if it was. */
+  const failure = (error: unknown, stopped: StopReason | undefined, runMs: number, sql: string, timeoutMs: number): Result<never, ApiError> => {
     const f = classifyStoreError(error);
-    if (aborted || f.kind === 'timeout') {
+    if (stopped !== undefined && stopped !== 'timeout') return fail(stoppedAnswer(stopped, runMs));
+    if (f.limit === 'memory' || f.limit === 'result' || f.limit === 'read') {
+      log.info('query over a statement limit', { limit: f.limit, code: f.code, sql: sql.slice(0, 300) });
+      return fail(overLimit(f.limit, limits));
+    }
+    if (stopped === 'timeout' || f.kind === 'timeout') {
       log.warn('query timed out', { timeoutMs, runMs: Math.round(runMs), sql: sql.slice(0, 300) });
-      return fail(unavailable(`the query ran longer than ${Math.round(runMs / 100) / 10} s and was cancelled: narrow the time range or the filters`));
+      return fail(stoppedAnswer('timeout', runMs));
     }
     if (f.kind === 'unavailable') {
       log.warn('store unavailable', { error: f.message });
@@ -100,18 +162,39 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
     return fail(internal());
   };
 
-  /** Runs `run` in the caller's turn with the time left: ClickHouse's own limit, and an abort as the backstop for a store that does not stop. */
-  async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal) => Promise<T>, statement?: StatementSettings): Promise<Result<T, ApiError>> {
+  /** An embedded statement that failed leaves its entry in system.processes until the connection's next statement: one trivial statement clears it. */
+  const clearFailed = async (): Promise<void> => {
+    try {
+      await store.client.command({ query: 'SELECT 1' });
+    } catch {
+      // Only bookkeeping: the failed statement itself no longer runs.
+    }
+  };
+
+  /**
+   * Runs `run` in the caller's turn with the time left: ClickHouse's own
+   * limits, and a KILL as the backstop for a statement that does not stop
+   * (or whose client went away). `run` gets the SETTINGS clause and the
+   * signal its client call takes (none in embedded mode).
+   */
+  async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal | undefined) => Promise<T>, statement?: StatementSettings, bounded = true): Promise<Result<T, ApiError>> {
     // A tenant's own time limit (limits.queryTimeoutSeconds) applies within the process's (TENANTRY_QUERY_TIMEOUT_SECONDS).
     const timeoutMs = Math.min(processTimeoutMs, currentTimeoutMs() ?? processTimeoutMs);
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
+    if (running.closed) return fail(stoppedAnswer('shutdown', 0));
+    let stopped: () => StopReason | undefined = () => undefined;
     let runMs = timeoutMs;
     try {
       const turn = await gate.query(currentCaller(), timeoutMs, (budget) => {
         runMs = budget.ms;
-        timer = setTimeout(() => { controller.abort(); }, budget.ms + 250);
-        return run(settingsClause(budget.ms, budget.threads, statement), controller.signal);
+        return running.run(budget.ms + 250, currentSignal(), async (s) => {
+          stopped = s.stopped;
+          try {
+            return await run(settingsClause(budget.ms, budget.threads, { ...limitSettings(limits, bounded), ...statement }) + statementTag(s.id), s.signal);
+          } catch (error) {
+            if (embedded) await clearFailed();
+            throw error;
+          }
+        });
       });
       if (!turn.ok) {
         if (turn.refused === 'deadline') log.warn('query waited out its time limit for the store', { timeoutMs, waitedMs: turn.waitedMs });
@@ -119,28 +202,27 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
       }
       return ok(turn.value);
     } catch (error) {
-      return failure(error, controller.signal.aborted, runMs, sql, timeoutMs);
-    } finally {
-      clearTimeout(timer);
+      return failure(error, stopped(), runMs, sql, timeoutMs);
     }
   }
 
   return {
+    stopAll: () => running.stopAll(),
     // Read whole and parsed at once: about half the client-side cost of the
     // client's per-row object stream for the few hundred rows of a page.
     rows: <T>(sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
-      const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
+      const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
     }),
     manyRows: <T>(sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
-      const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal });
+      const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
       return rs.json<T>();
     }, statement),
     command: (sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
       await store.client.command({ query: sql + settings, query_params: params.values, abort_signal: signal });
       return undefined;
-    }),
+    }, undefined, false),
     // exec, not query: the client's query() knows no binary formats, exec hands back the body as it is.
     binary: (sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
       if (store.client.exec === undefined) throw new Error('bug: this store client has no exec');

@@ -17,6 +17,15 @@ describe('classifyStoreError', () => {
     expect(classifyStoreError(chError(49)).kind).to.equal('internal');
   });
 
+  it('names the statement limit a query ran into, keeping its kind for every other caller', () => {
+    expect(classifyStoreError(chError(241))).to.include({ kind: 'unavailable', limit: 'memory' });
+    expect(classifyStoreError(chError(396))).to.include({ kind: 'invalid_query', limit: 'result' });
+    expect(classifyStoreError(chError(158)).limit).to.equal('read');
+    expect(classifyStoreError(chError(307)).limit).to.equal('read');
+    expect(classifyStoreError(chError(159)).limit).to.equal('time');
+    expect(classifyStoreError(chError(62))).not.to.have.property('limit');
+  });
+
   it('classifies network errors and aborts without a ClickHouse code', () => {
     expect(classifyStoreError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).to.deep.equal({ kind: 'unavailable', message: 'refused', code: undefined });
     expect(classifyStoreError(Object.assign(new Error('aborted'), { name: 'AbortError' })).kind).to.equal('timeout');

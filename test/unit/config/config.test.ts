@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { expect } from 'chai';
 import { decodeConfig } from '../../../src/config/config.ts';
 import type { Config } from '../../../src/config/config.ts';
+import { detectedMemoryBytes } from '../../../src/config/memory-limit.ts';
 import { allVariables } from '../../../src/config/variables.ts';
 
 function ok(target: string, settings: Record<string, string> = {}): Config {
@@ -37,7 +38,13 @@ describe('config decoding', () => {
     expect(config.storage.clickhouse).to.deep.equal({ kind: 'embedded', dataDir: './data', database: 'tenantry' });
     expect(config.storage.retention).to.deep.equal({ logsDays: 30, tracesDays: 30, metricsDays: 90 });
     expect(config.keys).to.deep.equal({ json: undefined, file: undefined });
-    expect(config.queries).to.deep.equal({ maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000 });
+    expect(config.queries).to.deep.equal({ maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000, memoryLimitBytes: detectedMemoryBytes() });
+  });
+
+  it('takes the memory limit from TENANTRY_MEMORY_LIMIT_BYTES when set', () => {
+    const config = ok('all', { TENANTRY_MEMORY_LIMIT_BYTES: '2GiB' });
+    if (config.target !== 'all') throw new Error('target');
+    expect(config.queries.memoryLimitBytes).to.equal(2 * 1024 ** 3);
   });
 
   it('decodes a value for every variable', () => {
@@ -116,6 +123,7 @@ describe('config decoding', () => {
     ['TENANTRY_API_PAGE_MAX_BYTES', '0'],
     ['TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS', '0'],
     ['TENANTRY_MAX_CONCURRENT_QUERIES', '0'],
+    ['TENANTRY_MEMORY_LIMIT_BYTES', '0'],
     ['TENANTRY_MAX_CONNECTIONS', '0'],
     ['TENANTRY_HEADERS_TIMEOUT_MS', '10s'],
     ['TENANTRY_BODY_TIMEOUT_MS', '99'],
