@@ -33,8 +33,11 @@ const Queries = withSchema(new t.Type<readonly SeriesQuery[], unknown, unknown>(
   t.identity,
 ), { oneOf: [{ $ref: '#/components/schemas/SeriesQuery' }, { type: 'array', items: { $ref: '#/components/schemas/SeriesQuery' }, minItems: 1, maxItems: 20 }] });
 
-const Interval = refined(t.number, 'a positive number of seconds (at least 0.001)', (n) => Number.isFinite(n) && n >= 0.001,
-  { type: 'number', exclusiveMinimum: 0, description: 'Bucket width in seconds. Omitted: the smallest of 1, 5, 10, 15, 30, 60, 300, 900, 3600, 21600, 86400 giving at most 300 points.' });
+/** Widest bucket: 36,500 days, the longest range any tenant may query (limits.maxQueryDays). */
+export const maxIntervalSeconds = 36_500 * 86_400;
+
+const Interval = refined(t.number, `a number of seconds from 0.001 to ${maxIntervalSeconds}`, (n) => Number.isFinite(n) && n >= 0.001 && n <= maxIntervalSeconds,
+  { type: 'number', minimum: 0.001, maximum: maxIntervalSeconds, description: 'Bucket width in seconds. Omitted: the smallest of 1, 5, 10, 15, 30, 60, 300, 900, 3600, 21600, 86400 giving at most 300 points.' });
 
 export const TimeseriesRequest = closed('TimeseriesRequest', { queries: Queries, startTime: TimeValue }, { endTime: TimeValue, interval: Interval });
 export type TimeseriesRequest = t.TypeOf<typeof TimeseriesRequest>;

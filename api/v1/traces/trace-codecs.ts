@@ -7,7 +7,11 @@ import { attributeFields, withFilterLimits } from '../query/filter-limits.ts';
 export const spanKinds = ['SERVER', 'CLIENT', 'INTERNAL', 'PRODUCER', 'CONSUMER'] as const;
 export const statusCodes = ['OK', 'ERROR', 'UNSET'] as const;
 
-const Duration = refined(t.number, 'a non-negative number of nanoseconds', (n) => Number.isFinite(n) && n >= 0, { type: 'number', minimum: 0 });
+/** Longest span duration a filter may name: 10^18 ns (about 31.7 years), well inside the UInt64 column and exact as a JSON number's integer part. */
+export const maxDurationNs = 1e18;
+
+const Duration = refined(t.number, `a number of nanoseconds from 0 to ${maxDurationNs}`, (n) => Number.isFinite(n) && n >= 0 && n <= maxDurationNs,
+  { type: 'number', minimum: 0, maximum: maxDurationNs });
 
 export const TraceQuery = closed('TraceQuery', { startTime: TimeValue }, {
   endTime: TimeValue,

@@ -56,8 +56,9 @@ export function tracesSql(deps: RouteDeps, tenantId: string, q: TraceQuery, plan
   // OTLP treats an unspecified kind as internal.
   if (q.spanKind !== undefined) where.push(`toString(span_kind) IN ${params.bind(q.spanKind.includes('INTERNAL') ? [...q.spanKind, 'UNSPECIFIED'] : q.spanKind, 'Array(String)')}`);
   if (q.statusCode !== undefined) where.push(`toString(status_code) IN ${params.bind(q.statusCode, 'Array(String)')}`);
-  if (q.durationMin !== undefined) where.push(`duration_ns >= ${params.bind(Math.ceil(q.durationMin), 'UInt64')}`);
-  if (q.durationMax !== undefined) where.push(`duration_ns <= ${params.bind(Math.floor(q.durationMax), 'UInt64')}`);
+  // Bigints: durations beyond 2^53 ns (104 days) are integers a client may send, and the store binds only safe integers from numbers.
+  if (q.durationMin !== undefined) where.push(`duration_ns >= ${params.bind(BigInt(Math.ceil(q.durationMin)), 'UInt64')}`);
+  if (q.durationMax !== undefined) where.push(`duration_ns <= ${params.bind(BigInt(Math.floor(q.durationMax)), 'UInt64')}`);
   if (q.attributes !== undefined) where.push(...matchAttributes(params, ['resource_attributes', 'scope_attributes', 'span_attributes'], q.attributes));
   const maps = q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'span_attributes'] : [];
   const columns = ['toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'trace_id', 'span_id', 'parent_span_id', 'span_name', 'toString(span_kind) AS span_kind',
