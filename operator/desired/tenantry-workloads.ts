@@ -171,7 +171,11 @@ export function apiDeployment(stack: Stack, secretsChecksum: string): Deployment
   return servingDeployment(stack, childNames(stack.ref.name).api, stack.spec.api, {
     component: 'api',
     target: 'api',
-    env: [{ name: 'TENANTRY_API_PORT', value: String(apiPort) }],
+    env: [
+      { name: 'TENANTRY_API_PORT', value: String(apiPort) },
+      // The API bounds each query's statement from the memory its pod may use (src/target/statement-limits.ts); without a limit Kubernetes gives the node's allocatable memory.
+      { name: 'TENANTRY_MEMORY_LIMIT_BYTES', valueFrom: { resourceFieldRef: { containerName: 'api', resource: 'limits.memory' } } },
+    ],
     ports: [{ name: 'http', containerPort: apiPort, protocol: 'TCP' }],
     probePort: 'http',
     resources: stack.spec.api.resources,

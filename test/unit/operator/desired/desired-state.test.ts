@@ -82,6 +82,7 @@ describe('operator desired state', () => {
     expect(d.spec?.template.spec?.containers[0]?.resources).to.deep.equal({ requests: { cpu: '2', memory: '1Gi' } });
     expect((find(objects, 'Service/demo-api') as Service).spec?.ports?.[0]?.port).to.equal(8080);
     expect(objects.map(objectKey)).not.to.include('PodDisruptionBudget/demo-api');
+    expect(env(d)['TENANTRY_MEMORY_LIMIT_BYTES'], 'the statement bounds follow the pod\'s memory limit').to.deep.equal({ resourceFieldRef: { containerName: 'api', resource: 'limits.memory' } });
   });
 
   it('generated Secret holds the admin key, and the key file holds only its digest', () => {
