@@ -42,12 +42,12 @@ const executable = (path: string): boolean => {
   }
 };
 
-/** Whether a build-prometheus.sh is running now (another engineer's or CI's): then wait for it rather than build twice. */
-function prometheusBuildRunning(): boolean {
+/** Whether a build script is running now (another engineer's, CI's or an earlier bench's): then wait for it rather than build twice. */
+function buildRunning(script: string): boolean {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('build-prometheus.sh')) return true;
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(script)) return true;
     } catch {
       // gone
     }
@@ -59,19 +59,23 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /**
  * The four binaries, built first when missing (minutes each; the bench says
- * so through `say`). A Prometheus build already under way is waited for, at
- * most 40 minutes.
+ * so through `say`). A build already under way is waited for, at most 40
+ * minutes in all.
  */
 export async function ensurePeerBinaries(say: (line: string) => void): Promise<PeerBinaries> {
   const paths = peerBinaryPaths();
+  const until = Date.now() + 40 * 60_000;
+  while ((['victoriaLogs', 'jaeger', 'victoriaMetrics'] as const).some((k) => !executable(paths[k])) && buildRunning('build-peers.sh') && Date.now() < until) {
+    say('waiting for the peers\' build under way (bench/peers/build-peers.sh)');
+    await sleep(30_000);
+  }
   const missing = (['victoriaLogs', 'jaeger', 'victoriaMetrics'] as const).filter((k) => !executable(paths[k]));
   if (missing.length > 0) {
     say(`building ${missing.join(', ')} (bench/peers/build-peers.sh, once; minutes)`);
     const built = spawnSync('bash', [join(repoRoot, 'bench', 'peers', 'build-peers.sh')], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 60 * 60_000 });
     if (built.status !== 0) throw new Error(`bench/peers/build-peers.sh failed (${built.status ?? built.signal ?? '?'})`);
   }
-  const until = Date.now() + 40 * 60_000;
-  while (!executable(paths.prometheus) && prometheusBuildRunning() && Date.now() < until) {
+  while (!executable(paths.prometheus) && buildRunning('build-prometheus.sh') && Date.now() < until) {
     say('waiting for the Prometheus build under way (test/prometheus/build-prometheus.sh)');
     await sleep(30_000);
   }
