@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { instantQuery, parseQuery, rangeQuery } from '../../../../../../api/compat/prometheus/engine/engine.ts';
 import type { QueryOptions } from '../../../../../../api/compat/prometheus/engine/engine.ts';
+import type { FloatHistogram } from '../../../../../../api/compat/prometheus/engine/sample-source.ts';
 import { MemorySource } from './support/memory-source.ts';
 import { render } from './support/render.ts';
 
@@ -159,5 +160,30 @@ describe('PromQL evaluator', () => {
 
   it('refuses a range vector as a range query\'s answer', async () => {
     expect(await range('up[5m]', 0, 60, 60)).to.deep.equal(['error bad_data: invalid expression type "range vector" for range query, must be Scalar or instant Vector']);
+  });
+});
+
+describe('PromQL evaluator over native histograms', () => {
+  const h = (count: number, sum: number, buckets: number[]): FloatHistogram => ({
+    counterResetHint: 'gauge', schema: 0, zeroThreshold: 0.001, zeroCount: 0, count, sum,
+    positiveSpans: [{ offset: 0, length: buckets.length }], positiveBuckets: buckets, negativeSpans: [], negativeBuckets: [],
+  });
+  const source = (): MemorySource => new MemorySource()
+    .loadValues('lat{job="a"}', [h(3, 6, [1, 2]), h(4, 8, [2, 2])])
+    .loadValues('lat{job="b"}', [h(1, 1, [1, 0]), h(2, 3, [1, 1])]);
+  const at = async (q: string, t: number): Promise<string[]> => {
+    const p = parseQuery(q);
+    if (!p.ok) return [p.error.message];
+    const r = await instantQuery(source(), p.value, t * 1000);
+    return r.ok ? render(r.value.value) : [`error ${r.error.type}: ${r.error.message}`];
+  };
+
+  it('sums, scales and subtracts histograms, and ignores them where Prometheus does', async () => {
+    expect(await at('sum(lat)', 60)).to.deep.equal(['{} h(count=6,sum=11)']);
+    expect(await at('lat{job="a"} * 2', 60)).to.deep.equal(['{job="a"} h(count=8,sum=16)']);
+    expect(await at('lat{job="a"} - ignoring(job) lat{job="b"}', 60)).to.deep.equal(['{} h(count=2,sum=5)']);
+    expect(await at('avg(lat)', 0)).to.deep.equal(['{} h(count=2,sum=3.5)']);
+    expect(await at('max(lat)', 0)).to.deep.equal([]);
+    expect(await at('lat{job="a"} + 1', 0)).to.deep.equal([]);
   });
 });
