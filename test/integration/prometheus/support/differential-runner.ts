@@ -3,7 +3,7 @@
 // at once, and sorts the outcomes: the reference's own failures (a query the
 // harness got wrong, or an error case Prometheus does not refuse), the rows
 // answered equally, and the differences in full for the report.
-import { answerDiff, describeAnswer } from './answer-diff.ts';
+import { answerDiff, answerSize, describeAnswer } from './answer-diff.ts';
 import { promQuery } from './promql-client.ts';
 import type { PromAnswer, PromEndpoint, PromEvaluation } from './promql-client.ts';
 
@@ -45,6 +45,8 @@ export interface DifferentialOutcome {
   readonly differences: readonly Difference[];
   /** Rows with at least one difference, by construct. */
   readonly differentConstructs: ReadonlyMap<string, number>;
+  /** Rows Prometheus answered with no series at every evaluation (a row that checks little). */
+  readonly emptyRows: readonly string[];
 }
 
 /** How long one answer may take before it counts as a difference. */
@@ -97,7 +99,9 @@ export async function runDifferential(rows: readonly DifferentialRow[], evaluati
   const referenceProblems: string[] = [];
   const differences: Difference[] = [];
   const differentRows = new Set<DifferentialRow>();
+  const withData = new Set<DifferentialRow>();
   for (const { row, e, ref, got } of answers) {
+    if (ref.status !== 'success' || answerSize(ref).series > 0) withData.add(row);
     const problem = referenceProblem(row, e.name, ref);
     if (problem !== undefined) referenceProblems.push(problem);
     const why = answerDiff(ref, got, row.ordered === true);
@@ -110,6 +114,7 @@ export async function runDifferential(rows: readonly DifferentialRow[], evaluati
   return {
     rows: rows.length, evaluations: answers.length, equalRows: rows.length - differentRows.size,
     equalEvaluations: answers.length - differences.length, referenceProblems, differences, differentConstructs,
+    emptyRows: rows.filter((r) => !withData.has(r)).map((r) => r.query),
   };
 }
 

@@ -137,9 +137,8 @@ export async function startDifferentialStack(binary: string, prefix: string, ten
   return { prometheus: p.value, tenantry: t.value, reference: { url: p.value.url, headers: {} }, stop: stopAll };
 }
 
-/** Polls until both endpoints answer `query` at `time` with the same text (the data has landed on both); returns both last answers. */
-export async function waitForSameAnswer(reference: PromEndpoint, target: PromEndpoint, query: string, time: number, timeoutMs: number): Promise<{ same: boolean; reference: string; target: string }> {
-  const at: PromEvaluation = { kind: 'instant', time };
+/** Polls until both endpoints answer `query` at `at` with the same text (the data has landed on both); returns both last answers. */
+export async function waitForSameAnswer(reference: PromEndpoint, target: PromEndpoint, query: string, at: PromEvaluation, timeoutMs: number): Promise<{ same: boolean; reference: string; target: string }> {
   let last = { same: false, reference: '', target: '' };
   await until(async () => {
     const [r, t] = await Promise.all([answerText(reference, query, at), answerText(target, query, at)]);
