@@ -1,9 +1,10 @@
-// The Prometheus HTTP API under /prometheus (DESIGN.md section 9, issue 16):
-// instant and range queries of PromQL evaluated in ClickHouse, the series
-// browser (labels, label values, series), metadata and build information,
-// each as GET or POST with a form body, with Prometheus' envelope and error
-// types. The compatibility mount has already selected the tenant and runs
-// this under its query limits.
+// The Prometheus HTTP API under /prometheus (DESIGN.md section 9): instant
+// and range queries of PromQL evaluated by the in-process engine
+// (promql-query.ts), format_query and parse_query, the series browser
+// (labels, label values, series), metadata and build information, each as
+// GET or POST with a form body, with Prometheus' envelope and error types.
+// The compatibility mount has already selected the tenant and runs this
+// under its query limits.
 import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
@@ -16,19 +17,20 @@ import { badData, writeError, writeStatus, writeSuccess } from './prom-envelope.
 import type { RequestParams as PromParams } from '../request-params.ts';
 import { readParams } from '../request-params.ts';
 import { parseDurationParam, parseTimeParam } from './prom-time.ts';
-import type { Expr, LabelMatcher } from './promql-ast.ts';
-import { parsePromql } from './promql-parser.ts';
-import { evaluateMatrix, evaluateSteps } from './promql-engine.ts';
-import type { QueryData } from './promql-engine.ts';
+import type { LabelMatcher } from './engine/sample-source.ts';
+import { prettifyExpr } from './engine/format-expr.ts';
+import { parsedTree } from './promql-tree.ts';
+import { maxPointsPerSeries, parsePromqlQuery, runPromql } from './promql-query.ts';
+import type { QueryRequest } from './promql-query.ts';
+import { queryData } from './promql-json.ts';
+import { SeriesIndexCache } from './series-index.ts';
 import { labelNames, labelValues, metadata, seriesSets } from './label-queries.ts';
 import type { Window } from './label-queries.ts';
 
-/** Prometheus' limit on the points of one series in a range query. */
-export const maxPointsPerSeries = 11_000;
 /** Prometheus' default lookback delta (staleness). */
 export const defaultLookbackMs = 300_000;
 /** The Prometheus version whose behaviour this API follows (docs/prometheus.md). */
-export const compatibleVersion = '2.42.0';
+export const compatibleVersion = '3.16.0';
 
 const nowMs = (deps: RouteDeps): number => Number(deps.now() / 1_000_000n);
 
@@ -49,13 +51,6 @@ function lookback(params: PromParams): Result<number, PromError> {
   return ok(d.value <= 0 ? defaultLookbackMs : d.value);
 }
 
-function durationCheck(params: PromParams, name: string): Result<undefined, PromError> {
-  const text = params.get(name);
-  if (text === undefined || text === '') return ok(undefined);
-  const d = parseDurationParam(text, name);
-  return d.ok ? ok(undefined) : fail(badData(d.error));
-}
-
 /** The tenant's retention start (Unix ms), and a 400 when [startMs, endMs] spans more than limits.maxQueryDays. */
 function tenantLimits(deps: RouteDeps, tenantId: string, startMs: number, endMs: number): Result<number, PromError> {
   const settings = effectiveSettings(deps, tenantId);
@@ -70,31 +65,34 @@ function tenantLimits(deps: RouteDeps, tenantId: string, startMs: number, endMs:
   return ok(visibleFromMs);
 }
 
-/** What instant and range queries read beside their times: lookback_delta, timeout (checked; the tenant's limit applies), the query. */
-function queryOf(params: PromParams): Result<{ lookbackMs: number; expr: Expr }, PromError> {
-  const lb = lookback(params);
-  if (!lb.ok) return lb;
-  const timeout = durationCheck(params, 'timeout');
-  if (!timeout.ok) return timeout;
-  const parsed = parsePromql(params.get('query') ?? '');
-  return parsed.ok ? ok({ lookbackMs: lb.value, expr: parsed.value }) : fail(badData(parsed.error.message));
+/** The optional `timeout` parameter (the tenant's own limit applies too). */
+function timeoutOf(params: PromParams): Result<number | undefined, PromError> {
+  const text = params.get('timeout');
+  if (text === undefined || text === '') return ok(undefined);
+  const d = parseDurationParam(text, 'timeout');
+  return d.ok ? ok(d.value) : fail(badData(d.error));
 }
 
-async function instantQuery(deps: RouteDeps, tenantId: string, params: PromParams): Promise<Result<QueryData, PromError>> {
-  const t = timeParam(params, 'time', nowMs(deps));
+/** What instant and range queries read beside their times: lookback_delta, timeout, the query. */
+function queryOf(params: PromParams): Result<Pick<QueryRequest, 'query' | 'lookbackMs' | 'timeoutMs'>, PromError> {
+  const lb = lookback(params);
+  if (!lb.ok) return lb;
+  const timeout = timeoutOf(params);
+  if (!timeout.ok) return timeout;
+  const parsed = parsePromqlQuery(params.get('query') ?? '');
+  if (!parsed.ok) return parsed;
+  return ok(timeout.value === undefined ? { query: parsed.value, lookbackMs: lb.value } : { query: parsed.value, lookbackMs: lb.value, timeoutMs: timeout.value });
+}
+
+async function instantQuery(c: Ctx, params: PromParams): Promise<Result<{ data: unknown; warnings?: string[] }, PromError>> {
+  const t = timeParam(params, 'time', nowMs(c.deps));
   if (!t.ok) return t;
   const q = queryOf(params);
   if (!q.ok) return q;
-  const visible = tenantLimits(deps, tenantId, t.value, t.value);
-  if (!visible.ok) return visible;
-  const ev = { tenantId, visibleFromMs: visible.value };
-  const e = q.value.expr;
-  if (e.kind === 'matrix') return evaluateMatrix(deps, ev, e, t.value);
-  const order = e.kind === 'aggregate' && (e.op === 'topk' || e.op === 'bottomk') ? (e.op === 'topk' ? 'desc' : 'asc') : undefined;
-  return evaluateSteps(deps, ev, e, { startMs: t.value, stepMs: 1000, count: 1, lookbackMs: q.value.lookbackMs }, true, order);
+  return answered(await runPromql(c, { kind: 'instant', ...q.value, t: t.value }));
 }
 
-async function rangeQuery(deps: RouteDeps, tenantId: string, params: PromParams): Promise<Result<QueryData, PromError>> {
+async function rangeQuery(c: Ctx, params: PromParams): Promise<Result<{ data: unknown; warnings?: string[] }, PromError>> {
   const start = timeParam(params, 'start', undefined);
   if (!start.ok) return start;
   const end = timeParam(params, 'end', undefined);
@@ -109,22 +107,26 @@ async function rangeQuery(deps: RouteDeps, tenantId: string, params: PromParams)
   }
   const q = queryOf(params);
   if (!q.ok) return q;
-  if (q.value.expr.kind === 'matrix') return fail(badData('invalid expression type "range vector" for range query, must be Scalar or instant Vector'));
-  const visible = tenantLimits(deps, tenantId, start.value, end.value);
-  if (!visible.ok) return visible;
-  const count = Math.floor((end.value - start.value) / step.value) + 1;
-  return evaluateSteps(deps, { tenantId, visibleFromMs: visible.value }, q.value.expr, { startMs: start.value, stepMs: step.value, count, lookbackMs: q.value.lookbackMs }, false);
+  return answered(await runPromql(c, { kind: 'range', ...q.value, start: start.value, end: end.value, step: step.value }));
+}
+
+/** Prometheus splits annotations into warnings and infos; both travel in the envelope. */
+function answered(r: Result<{ value: Parameters<typeof queryData>[0]; annotations: string[] }, PromError>): Result<{ data: unknown; warnings?: string[] }, PromError> {
+  if (!r.ok) return r;
+  const warnings = r.value.annotations.filter((a) => !a.startsWith('PromQL info:'));
+  return ok(warnings.length === 0 ? { data: queryData(r.value.value) } : { data: queryData(r.value.value), warnings });
 }
 
 /** `match[]` selectors → their matchers. */
 function selectorsOf(params: PromParams): Result<LabelMatcher[][], PromError> {
   const out: LabelMatcher[][] = [];
   for (const text of params.all('match[]')) {
-    const parsed = parsePromql(text);
+    const parsed = parsePromqlQuery(text);
     if (!parsed.ok) return fail(badData(`invalid parameter "match[]": ${parsed.error.message}`));
-    if (parsed.value.kind !== 'vector') return fail(badData(`invalid parameter "match[]": "${text}" is not a series selector`));
-    if (parsed.value.offsetMs !== 0) return fail(badData('invalid parameter "match[]": offset is not allowed in a series selector'));
-    out.push([...parsed.value.matchers]);
+    const e = parsed.value.expr;
+    if (e.kind !== 'vector') return fail(badData(`invalid parameter "match[]": "${text}" is not a series selector`));
+    if (e.offsetMs !== 0 || e.at !== undefined) return fail(badData('invalid parameter "match[]": offset and @ are not allowed in a series selector'));
+    out.push([...e.matchers]);
   }
   return ok(out);
 }
@@ -151,12 +153,27 @@ function limitParam(params: PromParams): Result<number, PromError> {
 
 const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-type Handler = (deps: RouteDeps, tenantId: string, params: PromParams, ctx: CompatContext) => Promise<Result<{ data: unknown; warnings?: string[] }, PromError>>;
+/** What every handler is given: the routes' dependencies, the tenant's series index cache, the tenant. */
+interface Ctx {
+  readonly deps: RouteDeps;
+  readonly index: SeriesIndexCache;
+  readonly tenantId: string;
+}
+
+type Handler = (c: Ctx, params: PromParams, ctx: CompatContext) => Promise<Result<{ data: unknown; warnings?: string[] }, PromError>>;
+
+/** format_query and parse_query: the query parsed, then printed as Prometheus prettifies it, or as its syntax tree. */
+function parsedOnly(params: PromParams, answer: (query: NonNullable<ReturnType<typeof parsePromqlQuery> & { ok: true }>['value']) => unknown): Promise<Result<{ data: unknown }, PromError>> {
+  const parsed = parsePromqlQuery(params.get('query') ?? '');
+  return Promise.resolve(parsed.ok ? ok({ data: answer(parsed.value) }) : parsed);
+}
 
 const handlers: Readonly<Record<string, Handler>> = {
-  '/api/v1/query': async (deps, tenantId, params) => wrap(await instantQuery(deps, tenantId, params)),
-  '/api/v1/query_range': async (deps, tenantId, params) => wrap(await rangeQuery(deps, tenantId, params)),
-  '/api/v1/labels': async (deps, tenantId, params) => {
+  '/api/v1/query': async (c, params) => instantQuery(c, params),
+  '/api/v1/query_range': async (c, params) => rangeQuery(c, params),
+  '/api/v1/format_query': (_c, params) => parsedOnly(params, (q) => prettifyExpr(q.expr)),
+  '/api/v1/parse_query': (_c, params) => parsedOnly(params, (q) => parsedTree(q.expr)),
+  '/api/v1/labels': async ({ deps, tenantId }, params) => {
     const w = browseWindow(deps, tenantId, params);
     const sel = selectorsOf(params);
     const limit = limitParam(params);
@@ -165,7 +182,7 @@ const handlers: Readonly<Record<string, Handler>> = {
     if (!limit.ok) return limit;
     return listed(await labelNames(deps, w.value, sel.value, limit.value || Infinity));
   },
-  '/api/v1/label/:name/values': async (deps, tenantId, params, ctx) => {
+  '/api/v1/label/:name/values': async ({ deps, tenantId }, params, ctx) => {
     const name = ctx.params['name'] ?? '';
     if (!labelNamePattern.test(name)) return fail(badData(`invalid label name: "${name}"`));
     const w = browseWindow(deps, tenantId, params);
@@ -176,7 +193,7 @@ const handlers: Readonly<Record<string, Handler>> = {
     if (!limit.ok) return limit;
     return listed(await labelValues(deps, w.value, name, sel.value, limit.value || Infinity));
   },
-  '/api/v1/series': async (deps, tenantId, params) => {
+  '/api/v1/series': async ({ deps, tenantId }, params) => {
     const sel = selectorsOf(params);
     if (!sel.ok) return sel;
     if (sel.value.length === 0) return fail(badData('no match[] parameter provided'));
@@ -186,7 +203,7 @@ const handlers: Readonly<Record<string, Handler>> = {
     if (!limit.ok) return limit;
     return listed(await seriesSets(deps, w.value, sel.value, limit.value || Infinity));
   },
-  '/api/v1/metadata': async (deps, tenantId, params) => {
+  '/api/v1/metadata': async ({ deps, tenantId }, params) => {
     const limit = limitParam(params);
     if (!limit.ok) return limit;
     const to = nowMs(deps);
@@ -204,20 +221,18 @@ const handlers: Readonly<Record<string, Handler>> = {
   '/api/v1/alerts': () => Promise.resolve(ok({ data: { alerts: [] } })),
 };
 
-function wrap(r: Result<QueryData, PromError>): Result<{ data: unknown }, PromError> {
-  return r.ok ? ok({ data: r.value }) : r;
-}
-
 function listed(r: Result<{ items: unknown[]; warnings: string[] }, PromError>): Result<{ data: unknown; warnings: string[] }, PromError> {
   return r.ok ? ok({ data: r.value.items, warnings: r.value.warnings }) : r;
 }
 
 function register(router: CompatRouter, deps: RouteDeps): void {
+  // One cache of series indexes for this API, keyed by tenant inside (series-index.ts).
+  const index = new SeriesIndexCache();
   for (const [path, handler] of Object.entries(handlers)) {
     const route = async (ctx: CompatContext): Promise<void> => {
       const params = await readParams(ctx);
       if (!params.ok) { writeError(ctx, badData(params.error)); return; }
-      const r = await handler(deps, ctx.state.tenantId, params.value, ctx);
+      const r = await handler({ deps, index, tenantId: ctx.state.tenantId }, params.value, ctx);
       if (r.ok) writeSuccess(ctx, r.value.data, r.value.warnings);
       else writeError(ctx, r.error);
     };

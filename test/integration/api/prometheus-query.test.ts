@@ -1,6 +1,7 @@
 // The Prometheus query API under /prometheus: instant and range queries of
 // every supported construct over remote-write-shaped rows, against values
-// worked out by hand in the comments (Prometheus 2 semantics).
+// worked out by hand in the comments (Prometheus 3 semantics: range and
+// lookback windows are left-open, (t - range, t]).
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { field, keys, startHarness } from './support/api-harness.ts';
@@ -89,9 +90,9 @@ describe('api/prometheus query', () => {
 
   it('counts rate, increase, irate and delta across a counter reset, extrapolated as Prometheus does', async () => {
     const r = values(await instant('rate(http_requests_total{code="200"}[1m])', 90));
-    // Window [30, 90]: samples 20, 30, 40, 5, 15 at 30..90 → increase 15 - 20 + 40 (reset) = 35 over 60 s sampled;
-    // both ends on the window's edges → no extrapolation: 35 / 60.
-    expect(Number(r['{"code":"200","instance":"host:9090","job":"api"}'])).to.be.closeTo(35 / 60, 1e-12);
+    // Window (30, 90]: samples 30, 40, 5, 15 at 45..90 → increase 15 - 30 + 40 (reset) = 25 over 45 s sampled,
+    // 15 s average; 15 s to the start (< 16.5, and the counter's zero point is 54 s away) → 25 × 60 / 45 over 60 s.
+    expect(Number(r['{"code":"200","instance":"host:9090","job":"api"}'])).to.be.closeTo(25 / 45, 1e-12);
     const inc = values(await instant('increase(http_requests_total{code="200"}[1m])', 100));
     // Window [40, 100]: samples at 45..90 (30, 40, 5, 15): raw 15 - 30 + 40 = 25, sampled 45 s, avg 15 s;
     // to start 5 s (< 16.5) and to end 10 s (< 16.5) → 25 × 60 / 45.
@@ -108,7 +109,8 @@ describe('api/prometheus query', () => {
   });
 
   it('reads a sample written twice once', async () => {
-    expect((await instant('count_over_time(twice_total[1m])', 60)).map((x) => x.value[1])).to.deep.equal(['3']);
+    // Window (0, 60]: the samples at 30 and 60, each stored twice.
+    expect((await instant('count_over_time(twice_total[1m])', 60)).map((x) => x.value[1])).to.deep.equal(['2']);
     // Window [10, 70]: samples 30, 60 → 30 over 30 s sampled, 30 s average; start 20 s and end 10 s both under 33: 30 × 60 / 30.
     // Read twice, the average would be 10 s and the start 20 s over 11: 30 × 45 / 30.
     expect((await instant('increase(twice_total[1m])', 70)).map((x) => Number(x.value[1]))).to.deep.equal([60]);
@@ -117,12 +119,12 @@ describe('api/prometheus query', () => {
   it('evaluates a range query at start + k × step', async () => {
     const r = await range('http_requests_total{code="500"}', 0, 60, 30);
     expect(r).to.deep.equal([{ metric: { __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, values: [[T0, '100'], [T0 + 30, '130'], [T0 + 60, '160']] }]);
-    // Every window [t - 30 s, t] holds three samples 15 s apart, 30 apart in value, on its edges: exactly 1/s.
+    // Every window (t - 30 s, t] holds two samples 15 s apart, 15 apart in value; extrapolated 15 s to the start: exactly 1/s.
     const rate = await range('rate(http_requests_total{code="500"}[30s])', 30, 90, 15);
     expect(rate.map((x) => x.values.map((v) => v[1]))).to.deep.equal([['1', '1', '1', '1', '1']]);
-    // Closed windows [t - 20 s, t] over samples at 0, 15, 30 (room a): 1, 1, 2, 2, 1, 1, then none.
+    // Left-open windows (t - 20 s, t] over samples at 0, 15, 30 (room a): 1, 1, 1, 2, 1, then none.
     const counts = await range('count_over_time(temp{room="a"}[20s])', 0, 60, 10);
-    expect(counts.map((x) => x.values.map((v) => v[1]))).to.deep.equal([['1', '1', '2', '2', '1', '1']]);
+    expect(counts.map((x) => x.values.map((v) => v[1]))).to.deep.equal([['1', '1', '1', '2', '1']]);
   });
 
   it('sums rates by a label', async () => {
@@ -133,8 +135,9 @@ describe('api/prometheus query', () => {
   });
 
   it('drops a series 5 minutes after its last sample, and at once after a stale marker', async () => {
-    expect((await instant('temp{room="a"}', 330)).map((x) => x.value[1])).to.deep.equal(['22']);
-    expect(await instant('temp{room="a"}', 331)).to.deep.equal([]);
+    // The lookback window (t - 5m, t] holds the sample at 30 until t = 329.999.
+    expect((await instant('temp{room="a"}', 329)).map((x) => x.value[1])).to.deep.equal(['22']);
+    expect(await instant('temp{room="a"}', 330)).to.deep.equal([]);
     expect(await instant('temp{room="a"}', 100, { lookback_delta: '1m' })).to.deep.equal([]);
     expect(await instant('temp{room="b"}', 30)).to.deep.equal([]);
     const r = await range('temp', 0, 60, 15);
@@ -142,12 +145,13 @@ describe('api/prometheus query', () => {
   });
 
   it('computes the *_over_time functions; only last_over_time keeps the metric name', async () => {
+    // Window (0, 30]: 21 and 22.
     const at30 = async (fn: string): Promise<VectorResult> => instant(`${fn}(temp{room="a"}[30s])`, 30);
-    expect((await at30('avg_over_time'))[0]?.value[1]).to.equal('21');
-    expect((await at30('sum_over_time'))[0]?.value[1]).to.equal('63');
-    expect((await at30('min_over_time'))[0]?.value[1]).to.equal('20');
+    expect((await at30('avg_over_time'))[0]?.value[1]).to.equal('21.5');
+    expect((await at30('sum_over_time'))[0]?.value[1]).to.equal('43');
+    expect((await at30('min_over_time'))[0]?.value[1]).to.equal('21');
     expect((await at30('max_over_time'))[0]?.value[1]).to.equal('22');
-    expect((await at30('count_over_time'))[0]?.value[1]).to.equal('3');
+    expect((await at30('count_over_time'))[0]?.value[1]).to.equal('2');
     const last = await at30('last_over_time');
     expect(last).to.deep.equal([{ metric: { __name__: 'temp', instance: 'host:9090', job: 'api', room: 'a' }, value: [T0 + 30, '22'] }]);
     expect((await at30('max_over_time'))[0]?.metric).to.not.have.property('__name__');
@@ -177,7 +181,8 @@ describe('api/prometheus query', () => {
     expect(Number(await q(0.99))).to.be.closeTo(0.98, 1e-12);
     expect(await q(1.5)).to.equal('+Inf');
     expect(await q(-1)).to.equal('-Inf');
-    const r = await instant('histogram_quantile(0.5, sum by (le) (rate(lat_bucket[1m])))', 60);
+    // (-60, 60] holds both samples (0 and 60); (0, 60] would hold one, too few for a rate.
+    const r = await instant('histogram_quantile(0.5, sum by (le) (rate(lat_bucket[2m])))', 60);
     expect(r.map((x) => x.metric)).to.deep.equal([{}]);
     expect(Number(r[0]?.value[1])).to.be.closeTo(0.3, 1e-12);
     // No series at t=0 has any observation → NaN.
@@ -251,18 +256,17 @@ describe('api/prometheus query', () => {
     expect(field(reply.body, 'data')).to.deep.equal({ resultType: 'matrix', result: [{ metric: { __name__: 'temp', instance: 'host:9090', job: 'api', room: 'a' }, values: [[T0 + 15, '21'], [T0 + 30, '22']] }] });
   });
 
-  it('refuses what it does not evaluate with 400 bad_data naming it', async () => {
+  it('refuses what Prometheus 3.16 refuses without feature flags with 400 bad_data naming it', async () => {
     const refused = async (query: string, fragment: string): Promise<void> => {
       const reply = await get('/api/v1/query', { query, time: T0 });
       expect(reply.status, reply.text).to.equal(400);
       expect(reply.body).to.include({ status: 'error', errorType: 'bad_data' });
       expect(String(field(reply.body, 'error'))).to.include(fragment);
     };
-    await refused('predict_linear(temp[5m], 60)', 'unsupported function "predict_linear"');
-    await refused('temp and temp', 'unsupported binary operator "and"');
-    await refused('quantile(0.5, temp)', 'unsupported aggregation "quantile"');
-    await refused('rate(temp[5m:1m])', 'subquery');
-    await refused('temp * on() group_left temp', 'group_left');
+    await refused('sort_by_label(temp, "room")', 'function "sort_by_label" is not enabled');
+    await refused('mad_over_time(temp[5m])', 'function "mad_over_time" is not enabled');
+    await refused('limitk(1, temp)', 'limitk() is experimental');
+    await refused('holt_winters(temp[5m], 0.5, 0.5)', 'unknown function with name "holt_winters"');
     await refused('sum(temp', 'parse error');
     await refused('rate(temp)', 'expected type range vector');
     await refused('', 'no expression found');

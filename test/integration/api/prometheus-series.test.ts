@@ -74,7 +74,7 @@ describe('api/prometheus series', () => {
     expect(meta['http_server_requests_total']).to.deep.equal([{ type: 'counter', help: 'Requests served', unit: '{request}' }]);
     expect(meta['http_server_duration_seconds']).to.deep.equal([{ type: 'histogram', help: '', unit: 's' }]);
     expect(await data('/api/v1/metadata', { metric: 'cpu_utilization_ratio' })).to.deep.equal({ cpu_utilization_ratio: [{ type: 'gauge', help: '', unit: '1' }] });
-    expect(field(await data('/api/v1/status/buildinfo'), 'version')).to.equal('2.42.0');
+    expect(field(await data('/api/v1/status/buildinfo'), 'version')).to.equal('3.16.0');
   });
 
   it('answers 404 in Prometheus\' envelope for a tenant outside the key, on every endpoint', async () => {

@@ -1,0 +1,86 @@
+// Instant and range queries of /prometheus: the query parsed by the
+// engine, every range it will read checked against the tenant's limits
+// before anything is read (retention clamps it, limits.maxQueryDays refuses
+// it, range selectors, subqueries and offsets included), then evaluated in
+// process over the samples the tenant's ClickHouse source selects, within
+// the tenant's time limit and sample budget, and cancelled when the client
+// goes away.
+import type { Result } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
+import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
+import type { RouteDeps } from '../../v1/deps.ts';
+import { currentSignal, currentTimeoutMs } from '../../v1/query/query-caller.ts';
+import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
+import { instantQuery, parseQuery, rangeQuery, selectRanges } from './engine/engine.ts';
+import type { ParsedQuery, QueryAnswer } from './engine/engine.ts';
+import type { PromError } from './prom-envelope.ts';
+import { badData } from './prom-envelope.ts';
+import { createPromSampleSource } from './prom-sample-store.ts';
+import type { SeriesIndexCache } from './series-index.ts';
+
+/** Prometheus' limit on the points of one series in a range query. */
+export const maxPointsPerSeries = 11_000;
+
+/**
+ * Samples one query may hold at once (Prometheus' --query.max-samples, 50 M
+ * there). An engine sample costs Tenantry about ten times a Go one, so the
+ * budget is a tenth: 5 M samples, some 400 MB at most for one query.
+ */
+export const maxQuerySamples = 5_000_000;
+
+/** What a query is: its text, lookback and the evaluation times (Unix ms). */
+export type QueryRequest =
+  | { readonly kind: 'instant'; readonly query: ParsedQuery; readonly lookbackMs: number; readonly timeoutMs?: number; readonly t: number }
+  | { readonly kind: 'range'; readonly query: ParsedQuery; readonly lookbackMs: number; readonly timeoutMs?: number; readonly start: number; readonly end: number; readonly step: number };
+
+/** What the engine needs of the API around it. */
+export interface PromqlContext {
+  readonly deps: RouteDeps;
+  readonly index: SeriesIndexCache;
+  readonly tenantId: string;
+}
+
+/** Parses a query, a 400 bad_data naming what is wrong or unsupported. */
+export const parsePromqlQuery = (text: string): Result<ParsedQuery, PromError> => parseQuery(text);
+
+/**
+ * The start of what the query may read (the tenant's metrics retention), or
+ * a 400 when what it reads spans more than limits.maxQueryDays: from the
+ * earliest sample any selector needs (range selectors, subqueries and
+ * offsets included, but not the lookback of instant selectors) to the latest.
+ */
+function readWindow(c: PromqlContext, r: QueryRequest): Result<number, PromError> {
+  const settings = effectiveSettings(c.deps, c.tenantId);
+  const visibleFromMs = Number(oldestVisibleNs(settings, 'metrics', c.deps.now()) / 1_000_000n);
+  const [start, end] = r.kind === 'instant' ? [r.t, r.t] : [r.start, r.end];
+  const ranges = selectRanges(r.query, start, end, r.lookbackMs);
+  if (ranges.length === 0) return ok(visibleFromMs);
+  const from = Math.max(visibleFromMs, Math.min(...ranges.map((s) => s.request.minT)));
+  const to = Math.max(...ranges.map((s) => s.request.maxT));
+  const limitMs = settings.limits.maxQueryDays * Number(nsPerDay / 1_000_000n);
+  if (to - from > limitMs + r.lookbackMs) {
+    const days = Math.round((to - from) / Number(nsPerDay / 100_000_000n)) / 10;
+    return fail(badData(`the query reads ${days} days of samples (its range selectors, subqueries and offsets included), more than this tenant's limits.maxQueryDays (${settings.limits.maxQueryDays}): narrow the range or the time window`));
+  }
+  return ok(visibleFromMs);
+}
+
+/** The signal a query stops on: its client gone, or its time limit (the tenant's, or the request's `timeout` if shorter) reached. */
+function querySignal(r: QueryRequest): AbortSignal {
+  const limits = [currentTimeoutMs(), r.timeoutMs].filter((ms): ms is number => ms !== undefined && ms > 0);
+  const signals = [currentSignal(), limits.length === 0 ? undefined : AbortSignal.timeout(Math.min(...limits))].filter((s): s is AbortSignal => s !== undefined);
+  return signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
+}
+
+/** Runs an instant or range query for the tenant. */
+export async function runPromql(c: PromqlContext, r: QueryRequest): Promise<Result<QueryAnswer, PromError>> {
+  const visible = readWindow(c, r);
+  if (!visible.ok) return visible;
+  const source = createPromSampleSource({
+    runner: c.deps.runner, schema: c.deps.schema, tenantId: c.tenantId, visibleFromMs: visible.value, maxSamples: maxQuerySamples, index: c.index,
+  });
+  const options = { lookbackMs: r.lookbackMs, maxSamples: maxQuerySamples, signal: querySignal(r) };
+  return r.kind === 'instant'
+    ? instantQuery(source, r.query, r.t, options)
+    : rangeQuery(source, r.query, r.start, r.end, r.step, options);
+}
