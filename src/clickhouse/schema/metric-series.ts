@@ -35,6 +35,9 @@ export const seriesIdExpression = [
   'attributes, explicit_bounds, quantiles)',
 ].join(', ');
 
+/** Migration 14: the metrics table's column holding each row's series id, computed at insert. */
+export const seriesIdColumn = `series_id UInt64 MATERIALIZED ${seriesIdExpression}`;
+
 const metricType = "Enum8('gauge' = 1, 'sum' = 2, 'histogram' = 3, 'exponential_histogram' = 4, 'summary' = 5)";
 const temporality = "Enum8('unspecified' = 0, 'delta' = 1, 'cumulative' = 2)";
 

@@ -2,7 +2,7 @@
 // the migrator stores each one's checksum and refuses to run when an applied
 // migration has changed. Add a new version instead.
 import type { RetentionConfig } from '../../config/config.ts';
-import { addFrontColumn, copyRows, createMaterializedView, createOrReplaceView, createTable, dropTable, exchangeTables, modifyCodecs, modifySettings, queryTable } from './ddl.ts';
+import { addFrontColumn, copyRows, createMaterializedView, createOrReplaceView, createTable, dropTable, exchangeTables, modifyCodecs, modifySettings, queryTable, storageTable } from './ddl.ts';
 import type { ColumnCodec, SchemaTarget, TableSpec } from './ddl.ts';
 import {
   logBytesExpression, logsTable, metricsTable, retentionColumn, retentionColumnType, retentionPartitionBy, retentionTables, retentionTtl,
@@ -11,7 +11,7 @@ import {
 import type { RetentionTable } from './tables.ts';
 import { recalculateOnlySetting } from './retention-ttl.ts';
 import { deterministicShardingStatements } from './cluster-schema.ts';
-import { metricSeriesSelect, metricSeriesSpec, metricSeriesTable } from './metric-series.ts';
+import { metricSeriesSelect, metricSeriesSpec, metricSeriesTable, seriesIdColumn } from './metric-series.ts';
 
 /** Parts of fewer rows than this are compact: just above the largest block the gateway inserts by default. */
 const compactInsertedPartsSetting = 'min_rows_for_wide_part = 110000';
@@ -335,6 +335,19 @@ export const migrations: readonly Migration[] = [
       ...createTable(ctx, metricSeriesSpec),
       createMaterializedView(ctx, 'metrics_series_mv', 'metrics', metricSeriesTable, metricSeriesSelect),
       `INSERT INTO ${queryTable(ctx, metricSeriesTable)} ${metricSeriesSelect.replace('{from}', queryTable(ctx, 'metrics'))}`,
+    ],
+  },
+  {
+    // Each metrics row's series id, computed once at insert (metric-series.ts,
+    // seriesIdColumn): the sample reader filters on it instead of hashing
+    // every row's maps and arrays per query (measured on 720k rows: 17 ms
+    // against 600 ms). Metadata only: parts written before it compute the
+    // id when read, until a merge writes it.
+    version: 14,
+    name: 'metrics rows carry their series id',
+    statements: (ctx) => [
+      `ALTER TABLE ${storageTable(ctx, 'metrics')}${ctx.cluster === undefined ? '' : ` ON CLUSTER ${ctx.cluster}`} ADD COLUMN IF NOT EXISTS ${seriesIdColumn}`,
+      ...addFrontColumn(ctx, 'metrics', seriesIdColumn),
     ],
   },
 ];

@@ -70,9 +70,12 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
   });
   after(async () => { await store.close(); });
 
-  it('migration 13 indexes every stored series once per tenant and day', async () => {
+  it('migrations 13 and 14 index every stored series once per tenant and day, and give each row its series id', async () => {
     const n = await rows<{ tenants: string; series: string }>(store, `SELECT toString(uniqExact(tenant_id)) AS tenants, toString(uniqExact(tenant_id, series_id)) AS series FROM ${queryTable(store, 'metric_series')}`);
     expect(n).to.deep.equal([{ tenants: '2', series: '10' }]);
+    // Migration 14: each metrics row carries the id its index row has.
+    const orphans = await rows<{ n: string }>(store, `SELECT toString(count()) AS n FROM ${queryTable(store, 'metrics')} WHERE (tenant_id, series_id) NOT IN (SELECT tenant_id, series_id FROM ${queryTable(store, 'metric_series')})`);
+    expect(orphans).to.deep.equal([{ n: '0' }]);
   });
 
   it('selects by equality, inequality, regex and negated regex', async () => {

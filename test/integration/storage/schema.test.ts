@@ -109,6 +109,8 @@ describe('schema on embedded ClickHouse', function () {
         10: '201919ee32cc5b1b20986177d051be900c5379a1eee643e13c734f07424d2458',
         11: '887088bf63bb8e53bcfb079062ba2fd0fd8d2ed1b3de09661da4782222898034',
         12: '5703f6be105984764a4cb4de53cb98a8716a5fe615ca686a2001b8eeaf9b9962',
+        13: 'a3671c8901100f64b249341c9018694e1a39439cc1538279b58a825f4db40983',
+        14: '3685797b90518ffd056b301629431fad6a2bb1685040671c6a54a44f846fae86',
       };
       for (const migration of migrations) expect(migrationChecksum(migration), `migration ${migration.version}`).to.equal(released[migration.version]);
     });
