@@ -1,39 +1,63 @@
 // The parameters of a compatibility API request: the query string and, for a
 // POST, an application/x-www-form-urlencoded body (what Grafana's data sources
-// send), as Prometheus' and Loki's r.FormValue read them (the body's value first).
+// send). The body goes through /v1's reader (api/http/request-body.ts), so
+// compat and /v1 share its rules: gzip and deflate decoded, the size limit
+// counted after decoding (413), 415 for other encodings and media types.
+// Repeated parameters follow /v1's rule too: a name given more than once,
+// in the query string and the body together, is a 400, except list
+// parameters (a name ending in `[]`, e.g. match[], and those an API names),
+// whose every value is read (docs/api.md, "Compatibility APIs").
 import type { Result } from '../../src/result.ts';
 import { fail, ok } from '../../src/result.ts';
+import type { ApiError } from '../http/api-error.ts';
+import { invalidRequest, unsupportedMediaType } from '../http/api-error.ts';
+import { bodyReader, mediaType } from '../http/request-body.ts';
 import type { CompatContext } from './compat-api.ts';
 
-/** Most bytes a form body may hold. */
+/** Most bytes a form body may hold, after decoding. */
 export const maxFormBytes = 1_048_576;
 
 export interface RequestParams {
-  /** The first value of a parameter (the body's before the query string's). */
+  /** The value of a parameter (given at most once, unless it is a list). */
   readonly get: (name: string) => string | undefined;
-  /** Every value of a parameter (e.g. match[]). */
+  /** Every value of a list parameter (e.g. match[]): the body's, then the query string's. */
   readonly all: (name: string) => string[];
 }
 
-async function readForm(ctx: CompatContext): Promise<Result<URLSearchParams, string>> {
-  if (ctx.method !== 'POST' || !ctx.is('application/x-www-form-urlencoded')) return ok(new URLSearchParams());
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxFormBytes) return fail(`request body larger than ${maxFormBytes} bytes`);
-    chunks.push(chunk);
-  }
-  return ok(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+const form = 'application/x-www-form-urlencoded';
+const readBody = bodyReader({ limit: maxFormBytes, formMethods: new Set(['POST']), maxDepth: 32 });
+
+/** The form body's fields as pairs; none for a request without one. */
+async function bodyPairs(ctx: CompatContext): Promise<Result<[string, string][], ApiError>> {
+  const body = await readBody(ctx);
+  if (!body.ok) return body;
+  if (body.value === undefined) return ok([]);
+  // The shared reader also takes JSON; these APIs read forms only.
+  if (mediaType(ctx.get('content-type')) !== form) return fail(unsupportedMediaType(`request body must be ${form}, not ${mediaType(ctx.get('content-type'))}`));
+  return ok(Object.entries(body.value as Record<string, string | string[]>).flatMap(([name, v]) => (Array.isArray(v) ? v : [v]).map((one): [string, string] => [name, one])));
 }
 
-/** The request's parameters, or why the body could not be read. */
-export async function readParams(ctx: CompatContext): Promise<Result<RequestParams, string>> {
-  const body = await readForm(ctx);
+const isList = (name: string, lists: ReadonlySet<string>): boolean => name.endsWith('[]') || lists.has(name);
+
+/** The request's parameters, or why they cannot be read (400, 413, 415); `lists` names list parameters besides those ending in `[]`. */
+export async function readRequestParams(ctx: CompatContext, lists: ReadonlySet<string> = new Set()): Promise<Result<RequestParams, ApiError>> {
+  const body = await bodyPairs(ctx);
   if (!body.ok) return body;
-  const query = new URLSearchParams(ctx.querystring);
+  const values = new Map<string, string[]>();
+  for (const [name, value] of [...body.value, ...new URLSearchParams(ctx.querystring)]) {
+    const seen = values.get(name);
+    if (seen === undefined) values.set(name, [value]);
+    else if (isList(name, lists)) seen.push(value);
+    else return fail(invalidRequest(`query parameter "${name}" is given more than once`));
+  }
   return ok({
-    get: (name) => body.value.get(name) ?? query.get(name) ?? undefined,
-    all: (name) => [...body.value.getAll(name), ...query.getAll(name)],
+    get: (name) => values.get(name)?.[0],
+    all: (name) => values.get(name) ?? [],
   });
+}
+
+/** readRequestParams with the reason as text (every failure then answered as a 400 by the caller). */
+export async function readParams(ctx: CompatContext): Promise<Result<RequestParams, string>> {
+  const params = await readRequestParams(ctx);
+  return params.ok ? params : fail(params.error.message);
 }
