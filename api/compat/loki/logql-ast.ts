@@ -88,16 +88,49 @@ const durationUnits: Readonly<Record<string, bigint>> = {
   ns: 1n, us: 1_000n, µs: 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n, d: 86_400_000_000_000n, w: 604_800_000_000_000n, y: 31_536_000_000_000_000n,
 };
 
-/** A Prometheus/Loki duration ("5m", "1h30m", "250ms") in nanoseconds; undefined when it is not one. */
+/** The longest duration a parameter or a LogQL range may give (since, step, interval, [range]): 3650 days. */
+export const maxDurationNs = 3650n * 86_400_000_000_000n;
+
+/** Most characters of a query (a longer one is refused before it is parsed). */
+export const maxQueryChars = 65_536;
+
+/** Most levels of parentheses a query may nest (each aggregation is one or two subqueries in ClickHouse, which allows 100). */
+export const maxNesting = 32;
+
+/** Most parser stages (| json, | logfmt) one selector may have: each one's label map reads the previous one's, so the statement's size doubles per parser. */
+export const maxParsers = 3;
+
+/** A Prometheus/Loki duration ("5m", "1h30m", "250ms") in nanoseconds, exactly (fractions rounded to the ns); undefined when it is not one. */
 export function parseDuration(text: string): bigint | undefined {
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d|w|y)/g)];
+  const parts = [...text.matchAll(/(\d+)(?:\.(\d+))?(ns|us|µs|ms|s|m|h|d|w|y)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
   let total = 0n;
-  for (const [, n, unit] of parts) {
+  for (const [, whole, fraction, unit] of parts) {
     const scale = durationUnits[unit ?? ''] ?? 0n;
-    total += (n ?? '').includes('.') ? BigInt(Math.round(Number(n) * Number(scale))) : BigInt(n ?? '0') * scale;
+    total += BigInt(whole ?? '0') * scale;
+    if (fraction !== undefined) {
+      const denominator = 10n ** BigInt(fraction.length);
+      total += (BigInt(fraction) * scale * 2n + denominator) / (2n * denominator);
+    }
   }
   return total;
+}
+
+/** The deepest nesting of parentheses outside string literals. */
+function nesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quote = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote !== '') {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = '';
+    } else if (c === '"' || c === '`') quote = c;
+    else if (c === '(') deepest = Math.max(deepest, ++depth);
+    else if (c === ')') depth--;
+  }
+  return deepest;
 }
 
 class Reader {
@@ -218,7 +251,9 @@ class Reader {
 
   logSelector(node: SyntaxNode): LogSelector {
     const selector = this.child(node, 'Selector');
-    return { matchers: this.selector(selector), stages: this.pipeline(node.getChild('PipelineExpr')) };
+    const stages = this.pipeline(node.getChild('PipelineExpr'));
+    if (stages.filter((s) => s.kind === 'parser').length > maxParsers) refuse(`a query may have at most ${maxParsers} parser stages (| json, | logfmt) per selector`);
+    return { matchers: this.selector(selector), stages };
   }
 
   grouping(node: SyntaxNode | null): Grouping | undefined {
@@ -278,6 +313,7 @@ class Reader {
     const duration = this.text(this.child(this.child(range, 'Range'), 'Duration'));
     const rangeNs = parseDuration(duration) ?? refuse(`invalid range duration ${duration}`);
     if (rangeNs <= 0n) return refuse(`the range [${duration}] must be positive`);
+    if (rangeNs > maxDurationNs) return refuse(`the range [${duration}] is longer than the longest supported range, [3650d]`);
     // `({…} |= "x")[5m]`: the selector may sit in parentheses inside the range.
     const selectorHost = range.getChild('Selector') !== null ? range : range.getChild('LogExpr') ?? refuse(`unexpected ${this.text(range)}`);
     return { kind: 'range', fn: opText as RangeFn, selector: this.logSelector(selectorHost), rangeNs };
@@ -289,7 +325,7 @@ class Reader {
     if (!fns.includes(opText)) return refuse(`${opText} is not supported (only sum, avg, min, max, count and topk)`);
     const number = node.getChild('Number');
     const k = number === null ? undefined : Number(this.text(number));
-    if (opText === 'topk' && (k === undefined || !Number.isInteger(k) || k < 1)) return refuse('topk needs a positive integer parameter');
+    if (opText === 'topk' && (k === undefined || !Number.isSafeInteger(k) || k < 1)) return refuse(`invalid parameter for topk: k must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, not ${number === null ? 'absent' : this.text(number)}`);
     if (opText !== 'topk' && k !== undefined) return refuse(`${opText} takes no parameter`);
     const inner = this.metric(this.child(node, 'MetricExpr'));
     if (inner.kind === 'constant') return refuse(`${opText} over a constant is not supported`);
@@ -311,6 +347,9 @@ function syntaxError(text: string, tree: ReturnType<typeof parser.parse>): strin
 /** Parses a LogQL query into the subset Tenantry runs. */
 export function parseLogql(text: string): Result<LogQuery, LogqlError> {
   if (text.trim() === '') return fail({ message: 'parse error : syntax error: unexpected $end' });
+  if (text.length > maxQueryChars) return fail({ message: `invalid 'query' parameter: the query has ${text.length} characters, more than ${maxQueryChars}` });
+  const depth = nesting(text);
+  if (depth > maxNesting) return fail({ message: `invalid 'query' parameter: the query nests parentheses ${depth} deep, more than ${maxNesting}` });
   const tree = parser.parse(text);
   const error = syntaxError(text, tree);
   if (error !== undefined) return fail({ message: error });

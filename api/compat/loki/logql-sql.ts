@@ -171,9 +171,15 @@ function groupedSql(params: SqlParams, grouping: Grouping | undefined): string {
   return grouping.mode === 'by' ? `mapFilter((k, v) -> k IN ${names}, labels)` : `mapFilter((k, v) -> k NOT IN ${names}, labels)`;
 }
 
+/** A constant as Float64: ±Inf and NaN (vector(1e308) * 10) as the text ClickHouse reads, since a Float64 parameter cannot carry them. */
+function constantSql(params: SqlParams, value: number): string {
+  if (Number.isFinite(value)) return params.bind(value, 'Float64');
+  return `toFloat64(${params.bind(Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf', 'String')})`;
+}
+
 /** A metric expression's rows: (labels Map(String, String), k grid index, v Float64). */
 export function metricSql(params: SqlParams, scan: Scan, expr: MetricExpr, grid: Grid): string {
-  if (expr.kind === 'constant') return `SELECT map() AS labels, k, ${params.bind(expr.value, 'Float64')} AS v FROM (SELECT arrayJoin(range(${params.bind(grid.points, 'UInt64')})) AS k)`;
+  if (expr.kind === 'constant') return `SELECT map() AS labels, k, ${constantSql(params, expr.value)} AS v FROM (SELECT arrayJoin(range(${params.bind(grid.points, 'UInt64')})) AS k)`;
   if (expr.kind === 'range') return rangeSql(params, scan, expr, grid);
   // sum by (…) straight over a range aggregation without parsers: the rows are grouped by the kept labels at once
   // (a sum of per-series counts is the count of their rows), so no row's whole label map is built.

@@ -2,77 +2,77 @@
 // query, label, series and index endpoints Grafana's Loki data source calls,
 // with Loki's parameters, response shapes and text/plain errors. The mount
 // (../compat-api.ts) has already chosen the tenant and applies its limits.
-import type Koa from 'koa';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import { errorStatus } from '../../http/api-error.ts';
 import type { RouteDeps } from '../../v1/deps.ts';
-import type { CompatApi, CompatContext, CompatRouter, CompatState } from '../compat-api.ts';
-import { setRetryAfter } from '../compat-api.ts';
+import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { RequestParams } from '../request-params.ts';
-import { readParams } from '../request-params.ts';
+import { readRequestParams } from '../request-params.ts';
 import type { LogQuery, Matcher, MetricExpr } from './logql-ast.ts';
 import { parseLogql } from './logql-ast.ts';
 import type { Form } from './loki-params.ts';
-import { parseBounds, parseDirection, parseLimit, parseStep, parseTimestamp } from './loki-params.ts';
+import { parseBounds, parseDirection, parseInterval, parseLimit, parseStep, parseTime, parseVolumeLimit, parseVolumeStep } from './loki-params.ts';
 import { checkQuery, checkSelector, detectedLabels, formatValue, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
+import type { LokiError } from './loki-reply.ts';
+import { badRequest, fromApiError, successBody, writeError, writeStatus, writeSuccess } from './loki-reply.ts';
 
 /** The version Tenantry answers as (the Loki release whose documented API it follows). */
 export const lokiVersion = '3.7.8';
 
-function writeError(ctx: Koa.ParameterizedContext<CompatState>, status: number, message: string): void {
-  ctx.status = status;
-  ctx.type = 'text/plain; charset=utf-8';
-  ctx.body = `${message}\n`;
+/** What a handler answers: the 200's body, or a refusal the adapter writes in Loki's shape. */
+type Answer = Result<unknown, LokiError>;
+
+type Handler = (ctx: CompatContext, form: RequestParams, deps: RouteDeps) => Promise<Answer>;
+
+/** A parameter's Result with its message as a 400. */
+function param<T>(r: Result<T, string>): Result<T, LokiError> {
+  return r.ok ? r : fail(badRequest(r.error));
 }
 
-function success(ctx: CompatContext, data: unknown): void {
-  ctx.status = 200;
-  ctx.body = { status: 'success', data };
-}
-
-function apiFailure(ctx: CompatContext, error: ApiError): void {
-  setRetryAfter(ctx, error);
-  writeError(ctx, errorStatus[error.code], error.message);
+/** The shared query path's Result in Loki's terms. */
+function queried<T>(r: Result<T, ApiError>): Result<T, LokiError> {
+  return r.ok ? r : fail(fromApiError(r.error));
 }
 
 /** A selector parameter (`query`, `match[]`) as matchers; a pipeline or metric there is refused. */
-function selectorParam(text: string | undefined): Result<Matcher[], string> {
+function selectorParam(text: string | undefined): Result<Matcher[], LokiError> {
   if (text === undefined || text === '') return ok([]);
   const parsed = parseLogql(text);
-  if (!parsed.ok) return fail(parsed.error.message);
-  if (parsed.value.kind !== 'logs') return fail('only a stream selector is accepted here');
+  if (!parsed.ok) return fail(badRequest(parsed.error.message));
+  if (parsed.value.kind !== 'logs') return fail(badRequest('only a stream selector is accepted here'));
   return ok([...parsed.value.selector.matchers]);
 }
 
-type Handler = (ctx: CompatContext, form: RequestParams, deps: RouteDeps) => Promise<void>;
+/** Series' and the other list parameters Loki reads besides `match[]`. */
+const listParams: ReadonlySet<string> = new Set(['match']);
 
-/** Reads the form, runs the handler; a bad form is a 400. */
+/**
+ * The one adapter between Koa and a handler: reads the parameters, runs the
+ * handler, writes its answer. What a handler throws is a bug: logged, and
+ * answered as a 500 in Loki's shape.
+ */
 function route(deps: RouteDeps, handler: Handler): (ctx: CompatContext) => Promise<void> {
   return async (ctx) => {
-    const form = await readParams(ctx);
-    if (!form.ok) {
-      writeError(ctx, 400, form.error);
-      return;
+    let answer: Answer;
+    try {
+      const form = await readRequestParams(ctx, listParams);
+      answer = form.ok ? await handler(ctx, form.value, deps) : fail(fromApiError(form.error));
+    } catch (error) {
+      deps.log?.error('request failed', { requestId: ctx.state.requestId, error });
+      answer = fail({ status: 500, message: 'internal error; the request id identifies it in the server logs' });
     }
-    await handler(ctx, form.value, deps);
+    if (answer.ok) writeSuccess(ctx, answer.value);
+    else writeError(ctx, answer.error);
   };
 }
 
-/** The parsed, checked query of a request, or the 400 already written. */
-function queryOf(ctx: CompatContext, form: Form): LogQuery | undefined {
+/** The parsed, checked query of a request. */
+function queryOf(form: Form): Result<LogQuery, LokiError> {
   const parsed = parseLogql(form('query') ?? '');
-  if (!parsed.ok) {
-    writeError(ctx, 400, parsed.error.message);
-    return undefined;
-  }
+  if (!parsed.ok) return fail(badRequest(parsed.error.message));
   const problem = checkQuery(parsed.value);
-  if (problem !== undefined) {
-    writeError(ctx, 400, problem);
-    return undefined;
-  }
-  return parsed.value;
+  return problem === undefined ? ok(parsed.value) : fail(badRequest(problem));
 }
 
 /** The longest [range] of a metric expression. */
@@ -94,142 +94,139 @@ function alignToStep(bounds: { startNs: bigint; endNs: bigint }, stepNs: bigint)
   return { startNs: bounds.startNs - (bounds.startNs % stepNs), endNs: over === 0n ? bounds.endNs : bounds.endNs + stepNs - over };
 }
 
+const secondsSince = (started: number): number => (performance.now() - started) / 1000;
+
 const queryRange: Handler = async (ctx, form, deps) => {
   const started = performance.now();
-  const query = queryOf(ctx, form.get);
-  if (query === undefined) return;
-  const bounds = parseBounds(form.get, deps.now());
-  if (!bounds.ok) { writeError(ctx, 400, bounds.error); return; }
-  if (bounds.value.endNs < bounds.value.startNs) { writeError(ctx, 400, 'end timestamp must not be before or equal to start time'); return; }
+  const query = queryOf(form.get);
+  if (!query.ok) return query;
+  const bounds = param(parseBounds(form.get, deps.now()));
+  if (!bounds.ok) return bounds;
+  if (bounds.value.endNs < bounds.value.startNs) return fail(badRequest('end timestamp must not be before or equal to start time'));
+  // Loki checks step and interval on every range query, a log query's too.
+  const step = param(parseStep(form.get, bounds.value));
+  if (!step.ok) return step;
+  const interval = param(parseInterval(form.get));
+  if (!interval.ok) return interval;
   const tenantId = ctx.state.tenantId;
-  if (query.kind === 'logs') {
-    const limit = parseLimit(form.get);
-    if (!limit.ok) { writeError(ctx, 400, limit.error); return; }
-    const direction = parseDirection(form.get);
-    if (!direction.ok) { writeError(ctx, 400, direction.error); return; }
-    const window = visibleWindow(deps, tenantId, bounds.value.startNs, bounds.value.endNs);
-    if (!window.ok) { apiFailure(ctx, window.error); return; }
+  if (query.value.kind === 'logs') {
+    const limit = param(parseLimit(form.get));
+    if (!limit.ok) return limit;
+    const direction = param(parseDirection(form.get));
+    if (!direction.ok) return direction;
+    const window = queried(visibleWindow(deps, tenantId, bounds.value.startNs, bounds.value.endNs));
+    if (!window.ok) return window;
     const categorize = categorizeLabels(ctx);
-    const result = await queryStreams(deps, tenantId, query.selector, window.value, limit.value, direction.value, categorize);
-    if (!result.ok) { apiFailure(ctx, result.error); return; }
-    success(ctx, { resultType: 'streams', ...(categorize ? { encodingFlags: [categorizeFlag] } : {}), result: result.value.streams, stats: statsSummary(result.value.lines, result.value.bytes, (performance.now() - started) / 1000) });
-    return;
+    const result = queried(await queryStreams(deps, tenantId, query.value.selector, window.value, limit.value, direction.value, categorize));
+    if (!result.ok) return result;
+    return ok(successBody({ resultType: 'streams', ...(categorize ? { encodingFlags: [categorizeFlag] } : {}), result: result.value.streams, stats: statsSummary(result.value.lines, result.value.bytes, secondsSince(started)) }));
   }
-  const step = parseStep(form.get, bounds.value);
-  if (!step.ok) { writeError(ctx, 400, step.error); return; }
   const grid = alignToStep(bounds.value, step.value);
   // The rows read reach one range back from the first point; retention and maxQueryDays apply to all of it.
-  const window = visibleWindow(deps, tenantId, grid.startNs - longestRange(query.expr), grid.endNs);
-  if (!window.ok) { apiFailure(ctx, window.error); return; }
+  const window = queried(visibleWindow(deps, tenantId, grid.startNs - longestRange(query.value.expr), grid.endNs));
+  if (!window.ok) return window;
   // Points from start to end inclusive; retention only narrows what rows are read, the grid stays the asked one.
   const points = Number((grid.endNs - grid.startNs) / step.value) + 1;
-  const result = await querySamples(deps, tenantId, query.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs });
-  if (!result.ok) { apiFailure(ctx, result.error); return; }
-  success(ctx, { resultType: 'matrix', ...(categorizeLabels(ctx) ? { encodingFlags: [categorizeFlag] } : {}), result: result.value, stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
+  const result = queried(await querySamples(deps, tenantId, query.value.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs }));
+  if (!result.ok) return result;
+  return ok(successBody({ resultType: 'matrix', ...(categorizeLabels(ctx) ? { encodingFlags: [categorizeFlag] } : {}), result: result.value, stats: statsSummary(0, 0, secondsSince(started)) }));
 };
 
 const instantQuery: Handler = async (ctx, form, deps) => {
   const started = performance.now();
-  const query = queryOf(ctx, form.get);
-  if (query === undefined) return;
-  if (query.kind === 'logs') {
-    writeError(ctx, 400, 'log queries are not supported as an instant query type, please change your query to a range query type');
-    return;
-  }
-  const timeText = form.get('time');
-  const time = timeText === undefined || timeText === '' ? deps.now() : parseTimestamp(timeText);
-  if (time === undefined) { writeError(ctx, 400, `could not parse 'time' parameter: cannot parse "${timeText}" to a valid timestamp`); return; }
-  const window = visibleWindow(deps, ctx.state.tenantId, time - longestRange(query.expr), time);
-  if (!window.ok) { apiFailure(ctx, window.error); return; }
-  const result = await querySamples(deps, ctx.state.tenantId, query.expr, { startNs: time, stepNs: 1_000_000_000n, points: 1, notBeforeNs: window.value.startNs });
-  if (!result.ok) { apiFailure(ctx, result.error); return; }
-  if (query.expr.kind === 'constant' && query.expr.scalar) {
+  const query = queryOf(form.get);
+  if (!query.ok) return query;
+  if (query.value.kind === 'logs') return fail(badRequest('log queries are not supported as an instant query type, please change your query to a range query type'));
+  const time = param(parseTime(form.get, deps.now()));
+  if (!time.ok) return time;
+  // limit and direction apply to log queries only, which are refused above; still checked, as Loki reads them.
+  const limit = param(parseLimit(form.get));
+  if (!limit.ok) return limit;
+  const direction = param(parseDirection(form.get));
+  if (!direction.ok) return direction;
+  const expr = query.value.expr;
+  const window = queried(visibleWindow(deps, ctx.state.tenantId, time.value - longestRange(expr), time.value));
+  if (!window.ok) return window;
+  const result = queried(await querySamples(deps, ctx.state.tenantId, expr, { startNs: time.value, stepNs: 1_000_000_000n, points: 1, notBeforeNs: window.value.startNs }));
+  if (!result.ok) return result;
+  if (expr.kind === 'constant' && expr.scalar) {
     // The documented format is the Prometheus API's: [<unix time in seconds>, "<value>"], as a vector's (docs/loki.md, "Conformance").
-    success(ctx, { resultType: 'scalar', result: [Number(time) / 1e9, formatValue(query.expr.value)], stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
-    return;
+    return ok(successBody({ resultType: 'scalar', result: [Number(time.value) / 1e9, formatValue(expr.value)], stats: statsSummary(0, 0, secondsSince(started)) }));
   }
   const vector = result.value.flatMap((s) => s.values.map((v) => ({ metric: s.metric, value: v })));
-  success(ctx, { resultType: 'vector', result: vector, stats: statsSummary(0, 0, (performance.now() - started) / 1000) });
+  return ok(successBody({ resultType: 'vector', result: vector, stats: statsSummary(0, 0, secondsSince(started)) }));
 };
 
-/** The window and selector of a label endpoint, or the 400 already written. */
-function labelArgs(ctx: CompatContext, form: Form, deps: RouteDeps, selectorName = 'query'): { window: { startNs: bigint; endNs: bigint }; matchers: Matcher[] } | undefined {
-  const bounds = parseBounds(form, deps.now());
-  if (!bounds.ok) { writeError(ctx, 400, bounds.error); return undefined; }
-  const window = visibleWindow(deps, ctx.state.tenantId, bounds.value.startNs, bounds.value.endNs);
-  if (!window.ok) { apiFailure(ctx, window.error); return undefined; }
+interface LabelArgs { readonly window: { startNs: bigint; endNs: bigint }; readonly matchers: Matcher[] }
+
+/** The window and selector of a label endpoint. */
+function labelArgs(ctx: CompatContext, form: Form, deps: RouteDeps, selectorName = 'query'): Result<LabelArgs, LokiError> {
+  const bounds = param(parseBounds(form, deps.now()));
+  if (!bounds.ok) return bounds;
+  const window = queried(visibleWindow(deps, ctx.state.tenantId, bounds.value.startNs, bounds.value.endNs));
+  if (!window.ok) return window;
   const matchers = selectorParam(form(selectorName));
-  if (!matchers.ok) { writeError(ctx, 400, matchers.error); return undefined; }
-  return { window: window.value, matchers: matchers.value };
+  if (!matchers.ok) return matchers;
+  return ok({ window: window.value, matchers: matchers.value });
 }
 
 const labels: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
-  if (args === undefined) return;
-  const names = await labelNames(deps, ctx.state.tenantId, args.window, args.matchers);
-  if (!names.ok) { apiFailure(ctx, names.error); return; }
-  success(ctx, names.value);
+  if (!args.ok) return args;
+  const names = queried(await labelNames(deps, ctx.state.tenantId, args.value.window, args.value.matchers));
+  return names.ok ? ok(successBody(names.value)) : names;
 };
 
 const values: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
-  if (args === undefined) return;
+  if (!args.ok) return args;
   const name = (ctx.params as Record<string, string | undefined>)['name'] ?? '';
-  const result = await labelValues(deps, ctx.state.tenantId, name, args.window, args.matchers);
-  if (!result.ok) { apiFailure(ctx, result.error); return; }
-  success(ctx, result.value);
+  const result = queried(await labelValues(deps, ctx.state.tenantId, name, args.value.window, args.value.matchers));
+  return result.ok ? ok(successBody(result.value)) : result;
 };
 
 const seriesRoute: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps, 'unused');
-  if (args === undefined) return;
+  if (!args.ok) return args;
   const selectors: Matcher[][] = [];
   for (const text of form.all('match[]').concat(form.all('match'))) {
     const matchers = selectorParam(text);
-    if (!matchers.ok) { writeError(ctx, 400, matchers.error); return; }
+    if (!matchers.ok) return matchers;
     const problem = checkSelector(matchers.value);
-    if (problem !== undefined) { writeError(ctx, 400, problem); return; }
+    if (problem !== undefined) return fail(badRequest(problem));
     selectors.push(matchers.value);
   }
-  const result = await series(deps, ctx.state.tenantId, args.window, selectors);
-  if (!result.ok) { apiFailure(ctx, result.error); return; }
-  success(ctx, result.value);
+  const result = queried(await series(deps, ctx.state.tenantId, args.value.window, selectors));
+  return result.ok ? ok(successBody(result.value)) : result;
 };
 
 const stats: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
-  if (args === undefined) return;
-  const result = await indexStats(deps, ctx.state.tenantId, args.window, args.matchers);
-  if (!result.ok) { apiFailure(ctx, result.error); return; }
-  ctx.status = 200;
-  ctx.body = result.value;
+  if (!args.ok) return args;
+  // Index stats answer the bare object, without the success envelope.
+  return queried(await indexStats(deps, ctx.state.tenantId, args.value.window, args.value.matchers));
 };
 
 const volumeRoute: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
-  if (args === undefined) return;
+  if (!args.ok) return args;
   const targets = (form.get('targetLabels') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-  const limitText = form.get('limit');
-  const limit = limitText === undefined || limitText === '' ? 100 : Number(limitText);
-  if (!Number.isInteger(limit) || limit <= 0) { writeError(ctx, 400, `invalid limit ${limitText ?? ''}`); return; }
-  const result = await volume(deps, ctx.state.tenantId, args.window, args.matchers, targets, limit);
-  if (!result.ok) { apiFailure(ctx, result.error); return; }
-  success(ctx, { resultType: 'vector', result: result.value });
+  const limit = param(parseVolumeLimit(form.get));
+  if (!limit.ok) return limit;
+  const step = param(parseVolumeStep(form.get));
+  if (!step.ok) return step;
+  const result = queried(await volume(deps, ctx.state.tenantId, args.value.window, args.value.matchers, targets, limit.value));
+  return result.ok ? ok(successBody({ resultType: 'vector', result: result.value })) : result;
 };
 
 const detectedLabelsRoute: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
-  if (args === undefined) return;
-  const result = await detectedLabels(deps, ctx.state.tenantId, args.window, args.matchers);
-  if (!result.ok) { apiFailure(ctx, result.error); return; }
-  ctx.status = 200;
-  ctx.body = { detectedLabels: result.value };
+  if (!args.ok) return args;
+  const result = queried(await detectedLabels(deps, ctx.state.tenantId, args.value.window, args.value.matchers));
+  return result.ok ? ok({ detectedLabels: result.value }) : result;
 };
 
-const buildInfo = (ctx: CompatContext): void => {
-  ctx.status = 200;
-  ctx.body = { version: lokiVersion, revision: 'tenantry', branch: 'tenantry', buildUser: '', buildDate: '', goVersion: '' };
-};
+const buildInfo: Handler = () => Promise.resolve(ok({ version: lokiVersion, revision: 'tenantry', branch: 'tenantry', buildUser: '', buildDate: '', goVersion: '' }));
 
 export const lokiApi: CompatApi = {
   prefix: '/loki',
@@ -247,7 +244,7 @@ export const lokiApi: CompatApi = {
     both('/api/v1/index/stats', stats);
     both('/api/v1/index/volume', volumeRoute);
     both('/api/v1/detected_labels', detectedLabelsRoute);
-    router.get('/api/v1/status/buildinfo', buildInfo);
+    router.get('/api/v1/status/buildinfo', route(deps, buildInfo));
   },
-  fail: writeError,
+  fail: writeStatus,
 };

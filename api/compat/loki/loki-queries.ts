@@ -37,6 +37,28 @@ export function statsSummary(lines: number, bytes: number, seconds: number): Rec
   };
 }
 
+/**
+ * Most bytes of one statement: ClickHouse refuses a statement longer than
+ * max_query_size (256 KiB), and the runner appends its SETTINGS clause. A
+ * query whose SQL would be longer (hundreds of label filters or matchers)
+ * is the client's to shorten: a 400 naming `query`.
+ */
+export const maxStatementBytes = 200_000;
+
+/** The statement, or a 400 when it is longer than ClickHouse takes. */
+function bounded(sql: string): Result<string, ApiError> {
+  const bytes = Buffer.byteLength(sql);
+  if (bytes <= maxStatementBytes) return ok(sql);
+  return fail(invalidRequest(`invalid 'query' parameter: the query is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer matchers, filters or selectors`));
+}
+
+/** Rows of a statement built from a client's query, once it is known to fit. */
+async function rowsOf<T>(deps: RouteDeps, sql: string, params: SqlParams, many = false): Promise<Result<T[], ApiError>> {
+  const statement = bounded(sql);
+  if (!statement.ok) return statement;
+  return many ? deps.runner.manyRows<T>(statement.value, params) : deps.runner.rows<T>(statement.value, params);
+}
+
 function scanOf(deps: RouteDeps, tenantId: string): Scan {
   return { table: queryTable(deps.schema, 'logs'), tenantId };
 }
@@ -98,11 +120,11 @@ function categorized(row: LogRow): { stream: Labels; extra: { structuredMetadata
 async function logRows(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward'): Promise<Result<LogRow[], ApiError>> {
   const params = new SqlParams();
   if (keepsLabels(selector)) {
-    const raw = await deps.runner.rows<RawLogRow>(rawLogsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
+    const raw = await rowsOf<RawLogRow>(deps, rawLogsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
     if (!raw.ok) return raw;
     return ok(raw.value.map((r) => { const labels = rowLabels(r); return { ts: r.ts, body: r.body, labels, base_keys: Object.keys(labels) }; }));
   }
-  return deps.runner.rows<LogRow>(logsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
+  return rowsOf<LogRow>(deps, logsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
 }
 
 /** A log query: streams of entries, `limit` entries in all, in the direction's order. */
@@ -140,7 +162,7 @@ export function formatValue(v: number): string {
 export async function querySamples(deps: RouteDeps, tenantId: string, expr: MetricExpr, grid: Grid): Promise<Result<Sample[], ApiError>> {
   const params = new SqlParams();
   const sql = `${metricSql(params, scanOf(deps, tenantId), expr, grid)}\nORDER BY k`;
-  const rows = await deps.runner.manyRows<MetricRow>(sql, params);
+  const rows = await rowsOf<MetricRow>(deps, sql, params, true);
   if (!rows.ok) return rows;
   const series = new Map<string, Sample>();
   for (const row of rows.value) {
@@ -175,7 +197,7 @@ export async function labelNames(deps: RouteDeps, tenantId: string, window: Time
   const params = new SqlParams();
   const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
   const sql = `SELECT groupUniqArrayArray(mapKeys(${streamLabelsSql()})) AS names FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}`;
-  const rows = await deps.runner.rows<{ names: string[] }>(sql, params);
+  const rows = await rowsOf<{ names: string[] }>(deps, sql, params);
   if (!rows.ok) return rows;
   return ok((rows.value[0]?.names ?? []).sort());
 }
@@ -187,7 +209,7 @@ export async function labelValues(deps: RouteDeps, tenantId: string, name: strin
   const params = new SqlParams();
   const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers), `${value} != ''`];
   const sql = `SELECT DISTINCT ${value} AS value FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')} ORDER BY value LIMIT 100000`;
-  const rows = await deps.runner.rows<{ value: string }>(sql, params);
+  const rows = await rowsOf<{ value: string }>(deps, sql, params);
   if (!rows.ok) return rows;
   return ok(rows.value.map((r) => r.value));
 }
@@ -198,7 +220,7 @@ export async function series(deps: RouteDeps, tenantId: string, window: TimeRang
   const any = selectors.map((ms) => { const w = streamWhere(params, ms); return w.length === 0 ? 'true' : `(${w.join(' AND ')})`; });
   const where = [...windowWhere(params, tenantId, window), any.length === 0 ? 'true' : `(${any.join(' OR ')})`];
   const sql = `SELECT DISTINCT mapSort(${streamLabelsSql()}) AS labels FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')} LIMIT 100000`;
-  const rows = await deps.runner.rows<{ labels: Record<string, string> }>(sql, params);
+  const rows = await rowsOf<{ labels: Record<string, string> }>(deps, sql, params);
   if (!rows.ok) return rows;
   return ok(rows.value.map((r) => r.labels));
 }
@@ -208,7 +230,7 @@ export async function indexStats(deps: RouteDeps, tenantId: string, window: Time
   const params = new SqlParams();
   const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
   const sql = `SELECT uniqExact(${streamLabelsSql()}) AS streams, count() AS entries, sum(length(body)) AS bytes FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}`;
-  const rows = await deps.runner.rows<{ streams: string | number; entries: string | number; bytes: string | number }>(sql, params);
+  const rows = await rowsOf<{ streams: string | number; entries: string | number; bytes: string | number }>(deps, sql, params);
   if (!rows.ok) return rows;
   const row = rows.value[0];
   const streams = Number(row?.streams ?? 0);
@@ -223,7 +245,7 @@ export async function volume(deps: RouteDeps, tenantId: string, window: TimeRang
   const group = `mapSort(mapFilter((k, v) -> k IN ${params.bind(names, 'Array(String)')}, ${streamLabelsSql()}))`;
   const sql = `SELECT ${group} AS labels, sum(length(body)) AS bytes FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}
 GROUP BY labels ORDER BY bytes DESC LIMIT ${params.bind(limit, 'UInt64')}`;
-  const rows = await deps.runner.rows<{ labels: Record<string, string>; bytes: string | number }>(sql, params);
+  const rows = await rowsOf<{ labels: Record<string, string>; bytes: string | number }>(deps, sql, params);
   if (!rows.ok) return rows;
   const t = Number(window.endNs / 1_000_000_000n);
   return ok(rows.value.map((r) => ({ metric: r.labels, value: [t, String(r.bytes)] as const })));
@@ -237,7 +259,7 @@ export async function detectedLabels(deps: RouteDeps, tenantId: string, window: 
   SELECT arrayJoin(arrayZip(mapKeys(s), mapValues(s))) AS pair FROM (
     SELECT ${streamLabelsSql()} AS s FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}))
 GROUP BY label ORDER BY label`;
-  const rows = await deps.runner.rows<{ label: string; cardinality: string | number }>(sql, params);
+  const rows = await rowsOf<{ label: string; cardinality: string | number }>(deps, sql, params);
   if (!rows.ok) return rows;
   return ok(rows.value.map((r) => ({ label: r.label, cardinality: Number(r.cardinality) })));
 }
