@@ -34,7 +34,8 @@ interface LimitedApi {
 const apis: readonly LimitedApi[] = [
   {
     name: 'prometheus',
-    table: 'metrics',
+    // The engine's first statement for a tenant reads its series index.
+    table: 'metric_series',
     query: '/prometheus/api/v1/query?query=up',
     other: '/prometheus/api/v1/labels',
     tooMany: async (reply) => {
