@@ -1,5 +1,5 @@
 // The chart's alert and dashboard queries against the real Prometheus
-// (Debian's 2.42) scraping a real Tenantry `all` process that has taken
+// (3.16, built from its Go module) scraping a real Tenantry `all` process that has taken
 // OTLP traffic: every expression evaluates without an error, and the panels
 // about ingest, tenants, queries and processes show data. Thresholds and
 // `for` durations are tested with promtool in monitoring.test.ts.

@@ -1,4 +1,4 @@
-// Issue 16's main proof: the real Prometheus (Debian's binary) scrapes two
+// Issue 16's main proof: the real Prometheus (3.16, built from its Go module) scrapes two
 // demo targets every second (counters with a reset, gauges, a classic
 // histogram, label churn, a metric that comes and goes) and remote-writes
 // everything to the Tenantry `all` process; the targets then stop (up = 0 and
@@ -29,9 +29,8 @@ import { compareAnswers, labelSets, promQuery, summarize, valuesBySeries } from 
 import type { PromEndpoint, PromEvaluation } from './support/promql-client.ts';
 
 const tenants = { rw: 'prom-rw', otlp: 'prom-otlp', other: 'prom-other' };
-// Debian's Prometheus 2.42 does not send remote_write `headers` (prometheus/prometheus#13030),
-// so the remote-write key is bound to its one tenant (X-Scope-OrgID implied); queries use a
-// key of two tenants with X-Scope-OrgID.
+// The remote-write key is bound to its one tenant (X-Scope-OrgID implied, though Prometheus 3
+// also sends it); queries use a key of two tenants with X-Scope-OrgID.
 const keys = { rw: 'prom-diff-rw-key-0123456789abcdef', multi: 'prom-diff-multi-key-0123456789abcdef', other: 'prom-diff-other-key-0123456789abcdef' };
 /** Scrapes per target: at 1 s, about 40 s of data with a counter reset, label churn and a metric that comes and goes. */
 const scrapes = 40;
@@ -182,7 +181,7 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     }
   });
 
-  it('refuses constructs outside the supported set with 400 bad_data naming them (or answers exactly as Prometheus)', async () => {
+  it('refuses what Prometheus 3.16 offers only behind a feature flag with 400 bad_data naming it (or answers exactly as Prometheus)', async () => {
     for (const { query, names } of unsupportedQueries) {
       const at: PromEvaluation = { kind: 'instant', time: windowEnd };
       const got = await promQuery(target, query, at);

@@ -1,4 +1,4 @@
-// Runs the real Prometheus (Debian's binary from the test cache) on 127.0.0.1
+// Runs the real Prometheus (3.16, from the test cache) on 127.0.0.1
 // with its data in a temp dir, scraping the given targets and optionally
 // remote-writing everything it scrapes to Tenantry's /api/v1/push with the
 // tenant's key as the basic-auth password and X-Scope-OrgID. Also reads its
@@ -40,8 +40,7 @@ function configOf(options: PrometheusOptions): Record<string, unknown> {
   const rw = options.remoteWrite;
   if (rw !== undefined) {
     config['remote_write'] = [{
-      // Debian's 2.42 does not send `headers` (prometheus/prometheus#13030): the key must be bound to
-      // the tenant; the header stays for Prometheus builds that send it.
+      // The key is bound to the tenant; Prometheus 3 sends the header too.
       url: rw.url, basic_auth: { username: 'prometheus', password: rw.key }, headers: { 'X-Scope-OrgID': rw.tenant },
       // Small, quick batches: the test waits for the queue to drain before it compares.
       queue_config: { batch_send_deadline: '200ms', max_samples_per_send: 2000, min_backoff: '50ms', max_backoff: '1s' },
