@@ -100,7 +100,7 @@ export const maxNesting = 32;
 /** Most parser stages (| json, | logfmt) one selector may have: each one's label map reads the previous one's, so the statement's size doubles per parser. */
 export const maxParsers = 3;
 
-/** A Prometheus/Loki duration ("5m", "1h30m", "250ms") in nanoseconds, exactly (fractions rounded to the ns); undefined when it is not one. */
+/** A Prometheus/Loki duration ("5m", "1h30m", "250ms") in nanoseconds, exactly (fractions truncated to the ns, as Go's time.ParseDuration); undefined when it is not one. */
 export function parseDuration(text: string): bigint | undefined {
   const parts = [...text.matchAll(/(\d+)(?:\.(\d+))?(ns|us|µs|ms|s|m|h|d|w|y)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
@@ -109,8 +109,7 @@ export function parseDuration(text: string): bigint | undefined {
     const scale = durationUnits[unit ?? ''] ?? 0n;
     total += BigInt(whole ?? '0') * scale;
     if (fraction !== undefined) {
-      const denominator = 10n ** BigInt(fraction.length);
-      total += (BigInt(fraction) * scale * 2n + denominator) / (2n * denominator);
+      total += BigInt(fraction) * scale / 10n ** BigInt(fraction.length);
     }
   }
   return total;
