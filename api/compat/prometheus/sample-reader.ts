@@ -46,8 +46,25 @@ export interface SampleAnswer {
   readonly overBudget: boolean;
 }
 
-/** The statement (its text depends on nothing but the schema). */
+/**
+ * The statement when every series reads its value alone (gauges and
+ * counters, most selectors): no per-row expansion into parts, which cost
+ * ClickHouse most of the general statement's time.
+ */
+function valuesStatement(r: SampleRead, p: SqlParams): string {
+  return `SELECT series_id AS sid, toUInt16(0) AS part, arraySort(groupArray(t)) AS ts, arraySort((v, x) -> x, groupArray(value), groupArray(t)) AS vs FROM (
+    SELECT series_id, toFloat64(toUnixTimestamp64Milli(timestamp)) AS t, value
+    FROM ${queryTable(r.schema, 'metrics')}
+    WHERE tenant_id = ${p.bind(r.tenantId, 'String')} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
+      AND timestamp >= fromUnixTimestamp64Milli(${p.bind(r.fromMs, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
+      AND series_id IN CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))
+    LIMIT ${p.bind(r.maxSamples + 1, 'Int64')})
+  GROUP BY series_id`;
+}
+
+/** The statement (its text depends on nothing but the schema and whether only values are read). */
 function statement(r: SampleRead, p: SqlParams): string {
+  if (r.masks.every((m) => m === 1)) return valuesStatement(r, p);
   // CAST, which ClickHouse folds to a constant (an IN over arrayMap(toUInt64) of the same parameter took 20x as long on 720k rows).
   const ids = `CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))`;
   const masks = `CAST(${p.bind(r.masks.map(String), 'Array(String)')} AS Array(UInt8))`;
