@@ -7,9 +7,14 @@
 //   2. the process's RSS growth for one request with a 1 MB resource
 //      attribute and 1,000 spans (target < 256 MiB);
 //   3. the time until the process closes a slowloris connection (headers,
-//      or a chunked body, that never end; bench/support/slowloris.ts).
-// Bounded: about 2-3 minutes. Not a test: it prints figures (README "Fault isolation").
-//   BENCH_SECONDS=30 BENCH_PRELOAD_SPANS=2000000 npm run bench:isolation
+//      or a chunked body, that never end; bench/support/slowloris.ts);
+//   4. heavy neighbour (issue 33): tenant B's query p99 and ingest p99 alone,
+//      then while tenant A runs heavy timeseries queries (group-bys over
+//      20,000 series, a month at fine intervals) in a loop, as ratios
+//      (targets: query ≤ 2x, ingest ≤ 1.5x), and the process's peak RSS
+//      against TENANTRY_MEMORY_LIMIT_BYTES (target: under it).
+// Bounded: about 4-5 minutes. Not a test: it prints figures (README "Fault isolation", docs/benchmarks.md).
+//   BENCH_SECONDS=30 BENCH_PRELOAD_SPANS=2000000 BENCH_PRELOAD_POINTS=1000000 BENCH_MEMORY_LIMIT=2GiB npm run bench:isolation
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -26,6 +31,10 @@ import { nodeFlags } from '../src/target/node-flags.ts';
 
 const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 30);
 const preloadSpans = Number(process.env['BENCH_PRELOAD_SPANS'] ?? 2_000_000);
+const preloadPoints = Number(process.env['BENCH_PRELOAD_POINTS'] ?? 1_000_000);
+const gaugeSeries = 20_000;
+const memoryLimit = process.env['BENCH_MEMORY_LIMIT'] ?? '2GiB';
+const readerBKey = 'bench-isolation-read-b-0123456789';
 const ingestClients = 4;
 const queryLoops = 8;
 const spansPerRequest = 1000;
@@ -161,6 +170,14 @@ async function preload(dataDir: string): Promise<number> {
         FROM numbers(${preloadSpans})`,
     });
     await store.client.command({ query: `OPTIMIZE TABLE ${database}.spans FINAL` });
+    // The heavy neighbour's gauge: 20,000 series (user_id) over the last 30 days.
+    const gaugeFrom = Math.floor(Date.now() / 1000) - 30 * day + 3600;
+    await store.client.command({
+      query: `INSERT INTO ${database}.metrics (tenant_id, metric_name, metric_type, service_name, resource_attributes, attributes, timestamp, value)
+        SELECT 'reader', 'load', 'gauge', 'svc', map('service.name', 'svc'), map('user_id', concat('user-', toString(number % ${gaugeSeries}))),
+          fromUnixTimestamp64Nano(toInt64(${gaugeFrom}) * 1000000000 + toInt64(number) * ${Math.floor((29 * day * 1e9) / preloadPoints)}), toFloat64(cityHash64(number) % 1000)
+        FROM numbers(${preloadPoints})`,
+    });
     return Math.round(performance.now() - started);
   } finally {
     await store.close();
@@ -174,8 +191,10 @@ async function startAll(dataDir: string): Promise<Running> {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TENANTRY_')) env[k] = v;
   Object.assign(env, {
     TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: dataDir, TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0',
+    TENANTRY_MEMORY_LIMIT_BYTES: memoryLimit,
     TENANTRY_API_KEYS: JSON.stringify([
       { key: ingestKey, name: 'ingest', scopes: ['ingest'], tenants: ['*'] },
+      { key: readerBKey, name: 'reader B', scopes: ['read'], tenants: ['writer'] },
       ...readKeys.map((key, i) => ({ key, name: `reader ${i}`, scopes: ['read'], tenants: ['reader'] })),
     ]),
   });
@@ -209,6 +228,82 @@ async function startAll(dataDir: string): Promise<Running> {
       clearTimeout(timer);
     },
   };
+}
+
+/** The heavy neighbour's queries: group-bys over the gauge's 20,000 series and a month at fine intervals. */
+function heavyQuery(i: number): Buffer {
+  const now = Math.floor(Date.now() / 1000);
+  const month = { startTime: now - 30 * day, endTime: now };
+  const bodies = [
+    { ...month, interval: 300, queries: { metrics: ['load'], groupBy: ['user_id'], operator: 'p99' } },
+    { ...month, interval: 300, queries: { metrics: ['load'], groupBy: ['user_id'], operator: 'avg' } },
+    { ...month, queries: { metrics: ['load'], groupBy: ['user_id'], operator: 'rate' } },
+    { ...month, interval: 240, queries: { metrics: ['load'], operator: 'p99' } },
+  ];
+  return Buffer.from(JSON.stringify(bodies[i % bodies.length]));
+}
+
+/** Tenant B's own query: its last minute of spans, one page of 20. */
+function lightQuery(): Buffer {
+  const now = Math.floor(Date.now() / 1000);
+  return Buffer.from(JSON.stringify({ startTime: now - 60, endTime: now + 60, pagination: { limit: 20 } }));
+}
+
+interface LightResult { queries: number; p50ms: number; p99ms: number; statuses: Record<string, number> }
+
+/** One closed loop of tenant B's light query until `stop` resolves. */
+async function lightLoad(apiUrl: string, stop: Promise<void>): Promise<LightResult> {
+  const state = { stopped: false };
+  void stop.then(() => { state.stopped = true; });
+  const statuses: Record<string, number> = {};
+  const latencies: number[] = [];
+  while (!state.stopped) {
+    const answer = await send(`${apiUrl}/v1/tenants/writer/traces`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readerBKey}` }, lightQuery());
+    latencies.push(answer.ms);
+    statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+    await sleep(100);
+  }
+  latencies.sort((a, b) => a - b);
+  return { queries: latencies.length, p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), statuses };
+}
+
+/** Tenant A's heavy queries in one closed loop until `stop` resolves: statuses and latencies. */
+async function heavyLoad(apiUrl: string, stop: Promise<void>): Promise<QueryLoadResult & { maxMs: number }> {
+  const state = { stopped: false };
+  void stop.then(() => { state.stopped = true; });
+  const statuses: Record<string, number> = {};
+  const latencies: number[] = [];
+  for (let i = 0; !state.stopped; i++) {
+    const answer = await send(`${apiUrl}/v1/tenants/reader/timeseries`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` }, heavyQuery(i));
+    latencies.push(answer.ms);
+    statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+  }
+  latencies.sort((a, b) => a - b);
+  return { queries: latencies.length, p50ms: quantile(latencies, 0.5), maxMs: Math.round(latencies.at(-1) ?? 0), statuses };
+}
+
+/** Tenant B's ingest and light queries for `seconds`, optionally beside A's heavy loop; the process's peak RSS meanwhile (sampled every 20 ms). */
+async function neighbourPhase(running: Running, bodies: readonly Buffer[], seconds: number, heavy: boolean): Promise<{ ingest: IngestResult; queries: LightResult; heavy?: QueryLoadResult & { maxMs: number }; peakRssMiB: number }> {
+  const pid = running.child.pid ?? 0;
+  let peak = rssBytes(pid);
+  const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(pid)); }, 20);
+  let end = (): void => undefined;
+  const ended = new Promise<void>((resolve) => { end = resolve; });
+  const neighbour = heavy ? heavyLoad(running.apiUrl, ended) : undefined;
+  if (heavy) await sleep(1000);
+  const queries = lightLoad(running.apiUrl, ended);
+  const ingested = await ingest(running.otlpUrl, bodies, seconds);
+  end();
+  const result = { ingest: ingested, queries: await queries, ...(neighbour === undefined ? {} : { heavy: await neighbour }) };
+  clearInterval(sampler);
+  return { ...result, peakRssMiB: Math.round(Math.max(peak, rssBytes(pid)) / 2 ** 20) };
+}
+
+/** A byte size as the process reads TENANTRY_MEMORY_LIMIT_BYTES (bench values only: digits with an optional KiB/MiB/GiB). */
+function bytesOf(size: string): number {
+  const match = /^(\d+)\s*(KiB|MiB|GiB)?$/.exec(size);
+  if (match === null) throw new Error(`BENCH_MEMORY_LIMIT=${size}: expected digits with an optional KiB, MiB or GiB`);
+  return Number(match[1]) * ({ KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 }[match[2] ?? ''] ?? 1);
 }
 
 async function main(): Promise<void> {
@@ -253,10 +348,31 @@ async function main(): Promise<void> {
       print('1 MB attribute x 1,000 spans request', { bytes: huge.length, ...await rssGrowth(pid, async () => (await send(`${running.otlpUrl}/v1/traces`, 'POST', { 'content-type': 'application/x-protobuf', authorization: `Bearer ${ingestKey}` }, huge)).status) });
 
       print('slowloris closed after (ms): headers, body', [await slowHeaders, await slowBody]);
+
+      // Heavy neighbour: B alone, then with A's heavy loop, twice in turn.
+      const quiet: Awaited<ReturnType<typeof neighbourPhase>>[] = [];
+      const noisy: Awaited<ReturnType<typeof neighbourPhase>>[] = [];
+      for (const round of [1, 2]) {
+        quiet.push(await neighbourPhase(running, bodies, phaseSeconds / 2, false));
+        print(`tenant B alone (round ${round})`, quiet.at(-1));
+        noisy.push(await neighbourPhase(running, bodies, phaseSeconds / 2, true));
+        print(`tenant B beside A's heavy queries (round ${round})`, noisy.at(-1));
+      }
+      const avg = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+      const queryRatio = round2(avg(noisy.map((r) => r.queries.p99ms)) / Math.max(1, avg(quiet.map((r) => r.queries.p99ms))));
+      const ingestRatio = round2(avg(noisy.map((r) => r.ingest.p99ms)) / Math.max(1, avg(quiet.map((r) => r.ingest.p99ms))));
+      const peakMiB = Math.max(...noisy.map((r) => r.peakRssMiB), ...quiet.map((r) => r.peakRssMiB));
+      const boundMiB = Math.round(bytesOf(memoryLimit) / 2 ** 20);
+      print('heavy neighbour: B query p99 beside / alone', queryRatio);
+      print('heavy neighbour: B ingest p99 beside / alone', ingestRatio);
+      print('heavy neighbour: peak RSS MiB / bound MiB', { peakMiB, boundMiB, ratio: round2(peakMiB / boundMiB) });
       print('targets', {
         throughputRatio: `${ratio} (≥ 0.7)`,
         p99UnderLoadMs: `${p99Loaded} (< 500)`,
         rssGrowthMiB: `${(out['1 MB attribute x 1,000 spans request'] as { growthMiB: number }).growthMiB} (< 256)`,
+        heavyNeighbourQueryP99: `${queryRatio}x (≤ 2)`,
+        heavyNeighbourIngestP99: `${ingestRatio}x (≤ 1.5)`,
+        heavyNeighbourPeakRss: `${peakMiB} MiB (≤ ${boundMiB})`,
       });
     } finally {
       await running.stop();
