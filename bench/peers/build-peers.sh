@@ -9,7 +9,8 @@
 #   bash bench/peers/build-peers.sh victoria-logs    # one of them
 #   PEERS_CACHE=/path bash ...                       # other cache root
 #
-# Pinned versions (change them together with bench/peers/peer-binaries.ts):
+# Go modules built (the licence gate reads this line): github.com/VictoriaMetrics/VictoriaLogs@v1.52.1 github.com/jaegertracing/jaeger@v1.76.0 github.com/VictoriaMetrics/VictoriaMetrics@v1.151.0
+# Pinned versions (change them together with bench/peers/peer-binaries.ts and the line above):
 VICTORIA_LOGS_VERSION=v1.52.1
 JAEGER_VERSION=v1.76.0
 VICTORIA_METRICS_VERSION=v1.151.0
