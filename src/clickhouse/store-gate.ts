@@ -16,7 +16,10 @@
 //   keys (first come first served within a key). INSERTs have a connection
 //   of their own (Store.insertClients) and run beside the queries; when they
 //   share the queries' connection (`insertsTakeTurn`), a waiting INSERT
-//   gets the turn first. A running query cannot be interrupted, so while
+//   gets the turn first. A running query is not preempted for an INSERT
+//   (it is only killed when its time runs out or its client goes away,
+//   api/v1/query/running-statements.ts, and holds the turn until chDB has
+//   really ended it), so while
 //   ingest is active queries also yield: after a query that ran d ms, the
 //   next one starts no sooner than d × (1 − share) / share ms later, which
 //   keeps queries to `queryShare` of the time and leaves the rest (and the
@@ -75,7 +78,7 @@ export interface GatePolicy {
   readonly keyWaitMs: number;
   /** Exclusive mode: the share of the store's time queries may take while ingest is active (0 < share ≤ 1). */
   readonly queryShare: number;
-  /** Longest a query's statement may run once it has its turn (it cannot be interrupted, and holds the turn INSERTs need). */
+  /** Longest a query's statement may run once it has its turn (it is not preempted, and holds the turn INSERTs need). */
   readonly maxRunMs: number;
   /** Threads a query's statement may use, or undefined for ClickHouse's default. */
   readonly queryThreads: number | undefined;
