@@ -1,18 +1,23 @@
 // The series browser of Prometheus' API over a tenant's series: label names,
 // one label's values, and the label sets of the series `match[]` selects, in
-// a time window; and metric metadata (type, help, unit) from remote write's
+// a time window, all read from the tenant's cached series index (the same
+// one the engine selects through, so a browser and a query see the same
+// series); and metric metadata (type, help, unit) from remote write's
 // metadata table and the OTLP rows' own description and unit.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { RouteDeps } from '../../v1/deps.ts';
 import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { LabelMatcher, Labels } from './engine/sample-source.ts';
+import { compareLabelSets } from './engine/label-order.ts';
 import type { PromError } from './prom-envelope.ts';
 import { fromApiError } from './prom-envelope.ts';
-import type { LabelMatcher } from './promql-ast.ts';
 import { remoteWriteScope } from './remote-write-scope.ts';
-import type { SourceContext } from './series-source.ts';
-import { labelSetsSql, readCatalog } from './series-source.ts';
+import type { SeriesIndexCache } from './series-index.ts';
+import { dayOf } from './series-index.ts';
+import { compareUtf8 } from './series-labels.ts';
+import { applyMatchers } from './series-matchers.ts';
 import type { StoredMetric } from './series-names.ts';
 import { exposedNames, otlpMetricName, prometheusType } from './series-names.ts';
 
@@ -28,64 +33,53 @@ export interface Window {
 
 export interface Listed<T> { readonly items: T[]; readonly warnings: string[] }
 
-async function context(deps: RouteDeps, w: Window): Promise<Result<SourceContext, PromError>> {
-  const fromMs = Math.max(w.fromMs, w.visibleFromMs);
-  const catalog = await readCatalog(deps.runner, deps.schema, w.tenantId, fromMs, w.toMs);
-  if (!catalog.ok) return fail(fromApiError(catalog.error));
-  return ok({ schema: deps.schema, params: new SqlParams(), tenantId: w.tenantId, catalog: catalog.value, visibleFromMs: w.visibleFromMs });
-}
-
-/** The samples of every selector (no selector: every series), as one relation. */
-function unionOf(ctx: SourceContext, w: Window, selectors: readonly (readonly LabelMatcher[])[]): string {
-  const sets = selectors.length === 0 ? [[]] : selectors;
-  return sets.map((m) => `SELECT labels FROM (${labelSetsSql(ctx, m, w.fromMs, w.toMs)})`).join('\nUNION ALL\n');
-}
-
 function truncated<T>(items: T[], limit: number): Listed<T> {
-  if (items.length <= limit) return { items, warnings: [] };
-  return { items: items.slice(0, limit), warnings: [`results truncated due to limit (${limit})`] };
+  const most = Math.min(limit, maxListed);
+  if (items.length <= most) return { items, warnings: [] };
+  return { items: items.slice(0, most), warnings: [`results truncated due to limit (${most})`] };
 }
 
-async function list<T>(deps: RouteDeps, w: Window, build: (ctx: SourceContext) => string, limit: number, read: (row: Record<string, unknown>) => T): Promise<Result<Listed<T>, PromError>> {
-  const ctx = await context(deps, w);
-  if (!ctx.ok) return ctx;
-  const rows = await deps.runner.manyRows<Record<string, unknown>>(`${build(ctx.value)} LIMIT ${Math.min(limit, maxListed) + 1}`, ctx.value.params);
-  if (!rows.ok) return fail(fromApiError(rows.error));
-  return ok(truncated(rows.value.map(read), Math.min(limit, maxListed)));
+/**
+ * The label sets of the tenant's series with rows on the window's days
+ * (the index's resolution), past retention excluded, that any selector
+ * matches (no selector: every series).
+ */
+async function selected(deps: RouteDeps, index: SeriesIndexCache, w: Window, selectors: readonly (readonly LabelMatcher[])[]): Promise<Result<Labels[], PromError>> {
+  const fromDay = dayOf(Math.max(w.fromMs, w.visibleFromMs));
+  const toDay = dayOf(w.toMs);
+  const tenant = await index.get(deps.runner, deps.schema, w.tenantId, dayOf(w.visibleFromMs));
+  if (!tenant.ok) return fail(fromApiError(tenant.error));
+  const live = [...tenant.value.byName().values()].flat().filter((c) => c.s.maxDay >= fromDay && c.s.minDay <= toDay);
+  const out = new Map<string, Labels>();
+  for (const matchers of selectors.length === 0 ? [[]] : selectors) {
+    const kept = await applyMatchers(deps.runner, live, (c) => c.e.labels, matchers, tenant.value.regexMemo);
+    if (!kept.ok) return kept;
+    for (const c of kept.value) out.set(c.e.key, c.e.labels);
+  }
+  return ok([...out.values()]);
 }
+
+const sortedUnique = (values: Iterable<string>): string[] => [...new Set(values)].sort(compareUtf8);
 
 /** GET /api/v1/labels. */
-export function labelNames(deps: RouteDeps, w: Window, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<string>, PromError>> {
-  return list(deps, w, (ctx) => `SELECT DISTINCT arrayJoin(labels).1 AS name FROM (${unionOf(ctx, w, selectors)}) ORDER BY name`, limit, (r) => String(r['name']));
-}
-
-/** The metric names of the tenant's window from its catalog alone (what Grafana's metric browser asks first). */
-async function catalogNames(deps: RouteDeps, w: Window, limit: number): Promise<Result<Listed<string>, PromError>> {
-  const ctx = await context(deps, w);
-  if (!ctx.ok) return ctx;
-  const names = [...new Set(ctx.value.catalog.metrics.flatMap((m) => exposedNames(m).map((e) => e.name)))].sort();
-  return ok(truncated(names, Math.min(limit, maxListed)));
+export async function labelNames(deps: RouteDeps, index: SeriesIndexCache, w: Window, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<string>, PromError>> {
+  const sets = await selected(deps, index, w, selectors);
+  return sets.ok ? ok(truncated(sortedUnique(sets.value.flatMap((l) => l.map(([k]) => k))), limit)) : sets;
 }
 
 /** GET /api/v1/label/:name/values. */
-export function labelValues(deps: RouteDeps, w: Window, name: string, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<string>, PromError>> {
-  if (name === '__name__' && selectors.length === 0) return catalogNames(deps, w, limit);
-  return list(deps, w, (ctx) => {
-    const n = ctx.params.bind(name, 'String');
-    return `SELECT DISTINCT arrayFirst(p -> p.1 = ${n}, labels).2 AS value FROM (${unionOf(ctx, w, selectors)}) WHERE value != '' ORDER BY value`;
-  }, limit, (r) => String(r['value']));
+export async function labelValues(deps: RouteDeps, index: SeriesIndexCache, w: Window, name: string, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<string>, PromError>> {
+  const sets = await selected(deps, index, w, selectors);
+  if (!sets.ok) return sets;
+  const values = sets.value.flatMap((l) => l.filter(([k, v]) => k === name && v !== '').map(([, v]) => v));
+  return ok(truncated(sortedUnique(values), limit));
 }
 
 /** GET /api/v1/series. */
-export function seriesSets(deps: RouteDeps, w: Window, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<Record<string, string>>, PromError>> {
-  return list(deps, w, (ctx) => `SELECT DISTINCT labels FROM (${unionOf(ctx, w, selectors)}) ORDER BY labels`, limit, (r) => {
-    const out: Record<string, string> = {};
-    for (const pair of r['labels'] as unknown[]) {
-      const [k, v] = (Array.isArray(pair) ? pair : Object.values(pair as Record<string, string>)) as [string, string];
-      out[k] = v;
-    }
-    return out;
-  });
+export async function seriesSets(deps: RouteDeps, index: SeriesIndexCache, w: Window, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<Record<string, string>>, PromError>> {
+  const sets = await selected(deps, index, w, selectors);
+  if (!sets.ok) return sets;
+  return ok(truncated(sets.value.sort(compareLabelSets).map((l) => Object.fromEntries(l)), limit));
 }
 
 export interface MetadataEntry { readonly type: string; readonly help: string; readonly unit: string }

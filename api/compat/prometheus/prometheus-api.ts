@@ -15,7 +15,8 @@ import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-s
 import type { PromError } from './prom-envelope.ts';
 import { badData, writeError, writeStatus, writeSuccess } from './prom-envelope.ts';
 import type { RequestParams as PromParams } from '../request-params.ts';
-import { readParams } from '../request-params.ts';
+import { readRequestParams } from '../request-params.ts';
+import { errorStatus } from '../../http/api-error.ts';
 import { parseDurationParam, parseTimeParam } from './prom-time.ts';
 import type { LabelMatcher } from './engine/sample-source.ts';
 import { prettifyExpr } from './engine/format-expr.ts';
@@ -173,16 +174,16 @@ const handlers: Readonly<Record<string, Handler>> = {
   '/api/v1/query_range': async (c, params) => rangeQuery(c, params),
   '/api/v1/format_query': (_c, params) => parsedOnly(params, (q) => prettifyExpr(q.expr)),
   '/api/v1/parse_query': (_c, params) => parsedOnly(params, (q) => parsedTree(q.expr)),
-  '/api/v1/labels': async ({ deps, tenantId }, params) => {
+  '/api/v1/labels': async ({ deps, index, tenantId }, params) => {
     const w = browseWindow(deps, tenantId, params);
     const sel = selectorsOf(params);
     const limit = limitParam(params);
     if (!w.ok) return w;
     if (!sel.ok) return sel;
     if (!limit.ok) return limit;
-    return listed(await labelNames(deps, w.value, sel.value, limit.value || Infinity));
+    return listed(await labelNames(deps, index, w.value, sel.value, limit.value || Infinity));
   },
-  '/api/v1/label/:name/values': async ({ deps, tenantId }, params, ctx) => {
+  '/api/v1/label/:name/values': async ({ deps, index, tenantId }, params, ctx) => {
     const name = ctx.params['name'] ?? '';
     if (!labelNamePattern.test(name)) return fail(badData(`invalid label name: "${name}"`));
     const w = browseWindow(deps, tenantId, params);
@@ -191,9 +192,9 @@ const handlers: Readonly<Record<string, Handler>> = {
     if (!w.ok) return w;
     if (!sel.ok) return sel;
     if (!limit.ok) return limit;
-    return listed(await labelValues(deps, w.value, name, sel.value, limit.value || Infinity));
+    return listed(await labelValues(deps, index, w.value, name, sel.value, limit.value || Infinity));
   },
-  '/api/v1/series': async ({ deps, tenantId }, params) => {
+  '/api/v1/series': async ({ deps, index, tenantId }, params) => {
     const sel = selectorsOf(params);
     if (!sel.ok) return sel;
     if (sel.value.length === 0) return fail(badData('no match[] parameter provided'));
@@ -201,7 +202,7 @@ const handlers: Readonly<Record<string, Handler>> = {
     const limit = limitParam(params);
     if (!w.ok) return w;
     if (!limit.ok) return limit;
-    return listed(await seriesSets(deps, w.value, sel.value, limit.value || Infinity));
+    return listed(await seriesSets(deps, index, w.value, sel.value, limit.value || Infinity));
   },
   '/api/v1/metadata': async ({ deps, tenantId }, params) => {
     const limit = limitParam(params);
@@ -230,8 +231,9 @@ function register(router: CompatRouter, deps: RouteDeps): void {
   const index = new SeriesIndexCache();
   for (const [path, handler] of Object.entries(handlers)) {
     const route = async (ctx: CompatContext): Promise<void> => {
-      const params = await readParams(ctx);
-      if (!params.ok) { writeError(ctx, badData(params.error)); return; }
+      // match[] repeats; any other parameter given twice is refused (docs/api.md).
+      const params = await readRequestParams(ctx, new Set(['match[]']));
+      if (!params.ok) { writeStatus(ctx, errorStatus[params.error.code], params.error.message); return; }
       const r = await handler({ deps, index, tenantId: ctx.state.tenantId }, params.value, ctx);
       if (r.ok) writeSuccess(ctx, r.value.data, r.value.warnings);
       else writeError(ctx, r.error);
