@@ -1,39 +1,39 @@
-// npm run bench:promql — issue 16's benchmark. The same samples (default 10 M
-// over 100 tenants, 68 series each every 15 s; BENCH_PROMQL_SAMPLES scales
-// them) are written to Tenantry through remote write (POST /api/v1/push on the
-// gateway, X-Scope-OrgID per tenant) and to the real Prometheus (Debian's,
-// from the test cache) through `promtool tsdb create-blocks-from openmetrics`
-// with a `tenant` label. Then five dashboard queries (range queries over the
-// last hour, 60 s step) run in turns on both, each on a tenant drawn the same
-// way for both, once both processes are idle, and the p50/p95 and the ratios
-// are printed, with whether the answers were equal. In the same run:
-// remote-write samples/s against OTLP metric points/s into the same Tenantry.
-// Then, with Tenantry stopped, the same queries in one process on its data,
-// without HTTP, beside one statement that only reads each query's samples:
-// where the time goes, and the least any answer would cost here.
+// npm run bench:promql — issue 34's benchmark: Tenantry's PromQL engine
+// beside Prometheus 3.16 holding the same samples (default 10 M over 100
+// tenants; bench/promql/dataset.ts), loaded into both in one run: into
+// Prometheus as TSDB blocks (`promtool tsdb create-blocks-from openmetrics`,
+// a `tenant` label per tenant), into Tenantry `all` by remote write (POST
+// /api/v1/push, X-Scope-OrgID per tenant). Once both are idle, ten range
+// queries (last hour, 60 s step; bench/promql/queries.ts) run in turns on
+// both, each run on a tenant drawn the same way for both; printed per query:
+// p50/p95 of each, the p95 ratio, the answers equal to Prometheus' (values
+// within 1e-9 relative), and the peak RSS of each process over the query's
+// runs. Then, with Tenantry stopped, the same queries in this process on
+// its data, phase by phase (bench/promql/breakdown.ts): where the time goes.
 //
 //   npm run bench:promql                                  # 10 M samples, 100 tenants
 //   BENCH_PROMQL_SAMPLES=1000000 npm run bench:promql     # quick run
-//   BENCH_PROMQL_RUNS=20                                  # query runs per query and system
+//   BENCH_PROMQL_RUNS=20                                  # runs per query and system
+//   BENCH_PROMQL_WIDE_SERIES=10000                        # series of the count by query
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findPrometheus } from '../test/prometheus/prometheus-binaries.ts';
-import { startPrometheus } from '../test/integration/prometheus/support/prometheus-server.ts';
-import { compareAnswers, promQuery } from '../test/integration/prometheus/support/promql-client.ts';
-import type { PromAnswer, PromEndpoint } from '../test/integration/prometheus/support/promql-client.ts';
-import { parsePromql } from '../api/compat/prometheus/promql-parser.ts';
-import { evaluateSteps } from '../api/compat/prometheus/promql-engine.ts';
-import { createQueryRunner } from '../api/v1/query/query-runner.ts';
-import type { QueryRunner } from '../api/v1/query/query-runner.ts';
-import { SqlParams } from '../api/v1/query/sql-params.ts';
-import { openStore } from '../src/clickhouse/store.ts';
-import { silentLogger } from '../src/log/logger.ts';
-import { metricsRequest } from './ingest-payloads.ts';
+import { postRemoteWrite, requestPlan } from './promql/ingest.ts';
+import { difference, rangeQuery, shapeOf } from './promql/answers.ts';
+import type { Answer, Endpoint } from './promql/answers.ts';
+import { breakdown } from './promql/breakdown.ts';
+import type { Breakdown } from './promql/breakdown.ts';
+import { sampleCount, seriesPerTenant, stepSeconds, tenantName, widePoints, wideStepSeconds, writeOpenMetrics } from './promql/dataset.ts';
+import type { Layout } from './promql/dataset.ts';
+import { watchPeak } from './promql/memory.ts';
+import { ensurePrometheus } from './promql/prometheus-binary.ts';
+import { benchQueries, forPrometheus, forTenantry } from './promql/queries.ts';
+import type { BenchQuery } from './promql/queries.ts';
+import { markdownTables, phaseTable, summaryLines, timingTable } from './promql/report.ts';
+import type { QueryTiming } from './promql/report.ts';
 import { settleOrSay } from './peers/process-cpu.ts';
-import { defaultTenantryRoot, startTenantryAll } from './peers/servers.ts';
-import { remoteWriteRequest, seriesPerTenant, stepSeconds, tenantName, writeOpenMetrics } from './promql/dataset.ts';
+import { defaultTenantryRoot, startPrometheus, startTenantryAll } from './peers/servers.ts';
 
 const intOf = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -45,110 +45,64 @@ const intOf = (name: string, fallback: number): number => {
 const totalSamples = intOf('BENCH_PROMQL_SAMPLES', 10_000_000);
 const tenants = intOf('BENCH_PROMQL_TENANTS', 100);
 const runs = intOf('BENCH_PROMQL_RUNS', 20);
-const clients = 8;
-const pointsPerRequest = 120;
-
-const queries: ReadonlyArray<{ readonly name: string; readonly promql: string; readonly metric: string }> = [
-  { name: 'rate by service', promql: 'sum by (job) (rate(http_requests_total{S}[5m]))', metric: 'http_requests_total' },
-  { name: 'p99 histogram_quantile', promql: 'histogram_quantile(0.99, sum by (le, job) (rate(request_duration_seconds_bucket{S}[5m])))', metric: 'request_duration_seconds_bucket' },
-  { name: 'topk', promql: 'topk(3, sum by (instance) (rate(http_requests_total{S}[5m])))', metric: 'http_requests_total' },
-  { name: 'sum by', promql: 'sum by (code) (http_requests_total{S})', metric: 'http_requests_total' },
-  { name: 'avg_over_time', promql: 'avg_over_time(memory_usage_bytes{S}[5m])', metric: 'memory_usage_bytes' },
-];
+/** One wide tenant in 25 (4 of 100). */
+const wideTenantCount = Math.max(1, Math.round(tenants / 25));
+/** At most 30 % of the samples are the wide tenants'. */
+const wideSeriesCount = Math.max(1, Math.min(intOf('BENCH_PROMQL_WIDE_SERIES', 10_000), Math.floor((0.3 * totalSamples) / (wideTenantCount * widePoints))));
+/** A query's runs stop (and say so) after this long on both systems together. */
+const perQueryBudgetMs = 180_000;
 
 const say = (text: string): void => { console.log(`[bench:promql] ${text}`); };
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
-}
-
-function run(binary: string, args: readonly string[]): Promise<void> {
+function run(binary: string, args: readonly string[], timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr = (stderr + c).slice(-4000); });
-    child.once('exit', (code) => { if (code === 0) resolve(); else reject(new Error(`${binary} ${args.join(' ')} exited ${code}:\n${stderr}`)); });
+    child.once('exit', (code, signal) => { if (code === 0) resolve(); else reject(new Error(`${binary} ${args.join(' ')} exited ${code ?? signal ?? '?'}:\n${stderr}`)); });
   });
 }
 
-/** Sends `requests` from `clients` closed-loop clients; resolves with acknowledged items and elapsed ms. */
-async function closedLoop(count: number, send: (i: number) => Promise<{ ok: boolean; items: number }>): Promise<{ items: number; failed: number; ms: number }> {
-  let next = 0;
-  let items = 0;
-  let failed = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    for (let i = next++; i < count; i = next++) {
-      const r = await send(i);
-      if (r.ok) items += r.items; else failed += 1;
-    }
-  }));
-  return { items, failed, ms: performance.now() - started };
+function layoutOf(lastSecond: number): Layout {
+  const spacing = Math.floor(tenants / wideTenantCount);
+  const wideTenants = Array.from({ length: wideTenantCount }, (_, k) => k * spacing + Math.floor(spacing / 2));
+  const points = Math.max(2, Math.floor((totalSamples - wideTenantCount * wideSeriesCount * widePoints) / (tenants * seriesPerTenant)));
+  return {
+    tenants, points, firstSecond: lastSecond - (points - 1) * stepSeconds,
+    wideTenants, wideSeries: wideSeriesCount, wideFirstSecond: lastSecond - (widePoints - 1) * wideStepSeconds,
+  };
 }
 
-async function post(url: string, body: Buffer, headers: Record<string, string>): Promise<number> {
-  const res = await fetch(url, { method: 'POST', body, headers });
-  await res.arrayBuffer();
-  return res.status;
-}
+/** The tenant of run `r` of a query: narrow queries spread over all tenants, wide ones over the wide tenants. */
+const tenantOf = (layout: Layout) => (q: BenchQuery, r: number): number => (q.wide === true ? (layout.wideTenants[r % layout.wideTenants.length] ?? 0) : (r * 37 + 11) % tenants);
 
-/**
- * Where a query's time goes, in one process on Tenantry's data once Tenantry
- * has stopped (the embedded store is one process's): each query evaluated
- * as the API evaluates it, without HTTP; beside it the least any answer
- * costs, one statement reading the query's samples and nothing else
- * (`count()` of the tenant's rows of its metric in its window); and
- * `SELECT 1`. Same tenants as the timed runs.
- */
-async function inProcess(dataDir: string, lastSecond: number, promP95: ReadonlyMap<string, number>): Promise<string> {
-  const opened = await openStore({ kind: 'embedded', dataDir, database: 'tenantry' });
-  if (!opened.ok) throw new Error(opened.message);
-  const store = opened.store;
-  try {
-    const runner: QueryRunner = createQueryRunner(store, 30_000, silentLogger);
-    const deps = { schema: { database: 'tenantry', cluster: undefined }, runner, now: () => BigInt(lastSecond) * 1_000_000_000n, pageMaxBytes: 8 * 1_048_576 };
-    const steps = { startMs: (lastSecond - 3600) * 1000, stepMs: 60_000, count: 61, lookbackMs: 300_000 };
-    const timed = async (run: (tenant: string) => Promise<boolean>): Promise<number[]> => {
-      const ms: number[] = [];
-      for (let r = 0; r < runs; r++) {
-        const started = performance.now();
-        if (!(await run(tenantName((r * 37 + 11) % tenants)))) throw new Error('an in-process statement failed');
-        ms.push(performance.now() - started);
-      }
-      return ms.sort((x, y) => x - y);
-    };
-    const cell = (ms: readonly number[]): string => `${percentile(ms, 0.5).toFixed(1).padStart(6)} ${percentile(ms, 0.95).toFixed(1).padStart(6)}`;
-    const lines = [`  ${'query'.padEnd(24)} ${'evaluated p50/p95'.padStart(18)} ${'samples read p50/p95'.padStart(21)} ${'2x prom p95'.padStart(12)}`];
-    for (const { name, promql, metric } of queries) {
-      const parsed = parsePromql(promql.replace('{S}', ''));
-      if (!parsed.ok) throw new Error(parsed.error.message);
-      const evaluated = await timed(async (tenantId) => (await evaluateSteps(deps, { tenantId, visibleFromMs: 0 }, parsed.value, steps, false)).ok);
-      const read = await timed(async (tenantId) => {
-        const p = new SqlParams();
-        const sql = `SELECT count() AS n FROM tenantry.metrics WHERE tenant_id = ${p.bind(tenantId, 'String')} AND metric_name = ${p.bind(metric, 'String')}
-          AND timestamp >= fromUnixTimestamp64Milli(${p.bind(steps.startMs - 300_000, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(lastSecond * 1000, 'Int64')})`;
-        return (await runner.rows(sql, p)).ok;
-      });
-      lines.push(`  ${name.padEnd(24)}      ${cell(evaluated)}        ${cell(read)} ${(2 * (promP95.get(name) ?? NaN)).toFixed(1).padStart(12)}`);
+/** Bounded poll: until both systems count the same samples for the last tenant and each wide tenant (rows become visible a moment after their acknowledgement). */
+async function waitVisible(prometheus: Endpoint, tenantry: (t: number) => Endpoint, layout: Layout, lastSecond: number): Promise<boolean> {
+  const range = `${lastSecond - Math.min(layout.firstSecond, layout.wideFirstSecond) + 60}s`;
+  const count = (selector: string): string => `sum(count_over_time(${selector}[${range}]))`;
+  const at = { start: lastSecond, end: lastSecond, step: 60 };
+  const deadline = Date.now() + 180_000;
+  for (const t of [tenants - 1, ...layout.wideTenants]) {
+    const want = await rangeQuery(prometheus, count(`{__name__=~".+",tenant="${tenantName(t)}"}`), at);
+    for (;;) {
+      const got = await rangeQuery(tenantry(t), count('{__name__=~".+"}'), at);
+      if (difference(want, got) === undefined) break;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 1000));
     }
-    const one = await timed(async () => (await runner.rows('SELECT 1 AS one', new SqlParams())).ok);
-    return `In one process, without HTTP (ms; SELECT 1: ${cell(one).trim().replace(/\s+/, ' / ')}):\n${lines.join('\n')}`;
-  } finally {
-    await store.close();
   }
+  return true;
 }
 
 async function main(): Promise<void> {
-  const prom = findPrometheus();
-  if (!prom.ok) throw new Error(prom.reason);
-  const points = Math.max(2, Math.floor(totalSamples / tenants / seriesPerTenant));
-  const samples = points * tenants * seriesPerTenant;
-  // Data ends a minute ago, on a step boundary, so the last hour is fully covered.
+  const prom = await ensurePrometheus(say);
+  // Data ends a minute ago, on a minute, so the last hour is covered.
   const lastSecond = Math.floor(Date.now() / 1000 / 60) * 60 - 60;
-  const firstSecond = lastSecond - (points - 1) * stepSeconds;
-  say(`${samples.toLocaleString('en')} samples: ${tenants} tenants x ${seriesPerTenant} series x ${points} points every ${stepSeconds} s (${((points * stepSeconds) / 3600).toFixed(1)} h)`);
+  const layout = layoutOf(lastSecond);
+  const samples = sampleCount(layout);
+  say(`${samples.toLocaleString('en')} samples: ${tenants} tenants x ${seriesPerTenant} series x ${layout.points} points every ${stepSeconds} s (${((layout.points * stepSeconds) / 3600).toFixed(1)} h), `
+    + `and tenants ${layout.wideTenants.map(tenantName).join(', ')} x ${layout.wideSeries.toLocaleString('en')} series x ${widePoints} points every ${wideStepSeconds} s`);
   const dir = join(tmpdir(), `tenantry-bench-promql-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   let stopTenantry = (): Promise<void> => Promise.resolve();
@@ -157,94 +111,83 @@ async function main(): Promise<void> {
     // Prometheus: an OpenMetrics file, turned into TSDB blocks by promtool, then served.
     let t0 = performance.now();
     const omFile = join(dir, 'data.om');
-    await writeOpenMetrics(omFile, tenants, points, firstSecond);
+    await writeOpenMetrics(omFile, layout);
     say(`OpenMetrics file: ${(statSync(omFile).size / 2 ** 20).toFixed(0)} MiB in ${seconds(performance.now() - t0)}`);
     t0 = performance.now();
-    await run(prom.found.promtool, ['tsdb', 'create-blocks-from', 'openmetrics', omFile, join(dir, 'tsdb')]);
-    say(`promtool create-blocks-from openmetrics: ${seconds(performance.now() - t0)} (${Math.round(samples / ((performance.now() - t0) / 1000)).toLocaleString('en')} samples/s)`);
+    const promDir = join(dir, 'prometheus');
+    await run(prom.promtool, ['tsdb', 'create-blocks-from', 'openmetrics', omFile, join(promDir, 'data')], 30 * 60_000);
+    say(`promtool create-blocks-from openmetrics: ${seconds(performance.now() - t0)}`);
     rmSync(omFile);
-    const prometheus = await startPrometheus({ binary: prom.found.prometheus, dir, targets: [] });
+    const prometheus = await startPrometheus(prom.prometheus, promDir);
     stopPrometheus = () => prometheus.stop();
 
-    // Tenantry: remote write, 8 closed-loop clients, one tenant's 68 series x 120 points per request.
+    // Tenantry: remote write from 8 closed-loop clients.
     const tenantry = await startTenantryAll(defaultTenantryRoot, join(dir, 'tenantry'));
     stopTenantry = () => tenantry.stop();
-    const chunks = Math.ceil(points / pointsPerRequest);
-    const rwHeaders = (t: number): Record<string, string> => ({
-      authorization: `Bearer ${tenantry.key}`, 'x-scope-orgid': tenantName(t), 'content-type': 'application/x-protobuf',
-      'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0',
-    });
-    const rw = await closedLoop(tenants * chunks, async (i) => {
-      const t = i % tenants;
-      const from = Math.floor(i / tenants) * pointsPerRequest;
-      const to = Math.min(points, from + pointsPerRequest);
-      const status = await post(`${tenantry.otlpUrl}/api/v1/push`, remoteWriteRequest(t, from, to, firstSecond), rwHeaders(t));
-      return { ok: status === 200 || status === 204, items: (to - from) * seriesPerTenant };
-    });
-    const rwRate = rw.items / (rw.ms / 1000);
-    say(`remote write: ${rw.items.toLocaleString('en')} samples acknowledged in ${seconds(rw.ms)} = ${Math.round(rwRate).toLocaleString('en')} samples/s (${rw.failed} requests refused)`);
-    // OTLP metric points into the same process, same clients, 1,000 points per request.
-    const otlpRequests = Math.max(20, Math.round(samples / 10 / 1000));
-    const otlpBodies = Array.from({ length: 16 }, (_, i) => metricsRequest(1000, `otlp-bench-${i % 4}`, i));
-    const ot = await closedLoop(otlpRequests, async (i) => {
-      const status = await post(`${tenantry.otlpUrl}/v1/metrics`, otlpBodies[i % otlpBodies.length] ?? Buffer.alloc(0), { authorization: `Bearer ${tenantry.key}`, 'content-type': 'application/x-protobuf' });
-      return { ok: status === 200, items: 1000 };
-    });
-    const otRate = ot.items / (ot.ms / 1000);
-    say(`OTLP metrics: ${ot.items.toLocaleString('en')} points acknowledged in ${seconds(ot.ms)} = ${Math.round(otRate).toLocaleString('en')} points/s (${ot.failed} refused); remote write / OTLP = ${(rwRate / otRate).toFixed(2)}`);
+    const rw = await postRemoteWrite(`${tenantry.otlpUrl}/api/v1/push`, tenantry.key, requestPlan(layout));
+    say(`remote write: ${rw.samples.toLocaleString('en')} samples acknowledged in ${seconds(rw.ms)} = ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s (${rw.failed} requests refused after retries)`);
 
-    const promEndpoint: PromEndpoint = { url: prometheus.url, headers: {} };
-    const tenantryEndpoint = (t: number): PromEndpoint => ({ url: `${tenantry.apiUrl}/prometheus`, headers: { authorization: `Bearer ${tenantry.key}`, 'x-scope-orgid': tenantName(t) } });
-    const range = { kind: 'range' as const, start: lastSecond - 3600, end: lastSecond, step: 60 };
-    // Rows become visible a moment after their acknowledgement (no event to wait on): bounded poll
-    // until the last tenant's request counter has as many samples in Tenantry as in Prometheus.
-    const last = tenants - 1;
-    const countQuery = (selector: string): string => `sum(count_over_time(http_requests_total${selector}[${points * stepSeconds}s]))`;
-    const want = await promQuery(promEndpoint, countQuery(`{tenant="${tenantName(last)}"}`), { kind: 'instant', time: lastSecond });
-    const deadline = Date.now() + 120_000;
-    let visible = false;
-    while (!visible && Date.now() < deadline) {
-      const got = await promQuery(tenantryEndpoint(last), countQuery(''), { kind: 'instant', time: lastSecond });
-      visible = compareAnswers(want, got) === undefined;
-      if (!visible) await new Promise((r) => setTimeout(r, 1000));
-    }
-    say(visible ? 'Tenantry shows every sample of the last tenant' : 'Tenantry did not show the same sample count within 120 s; timing anyway');
-    // Time queries once both are idle: Tenantry inserts its last blocks and merges them after the samples are
-    // visible, and its store gate paces queries while ingest is active (bench:isolation measures that policy).
+    const promEndpoint: Endpoint = { url: prometheus.url, headers: {} };
+    const tenantryEndpoint = (t: number): Endpoint => ({ url: `${tenantry.apiUrl}/prometheus`, headers: { authorization: `Bearer ${tenantry.key}`, 'x-scope-orgid': tenantName(t) } });
+    const visible = await waitVisible(promEndpoint, tenantryEndpoint, layout, lastSecond);
+    say(visible ? 'Tenantry counts the samples Prometheus counts (last tenant, wide tenants)' : 'Tenantry did not count the same samples within 180 s; timing anyway');
+    // Time queries once both are idle: Tenantry inserts its last blocks and merges them after the samples are visible.
     const settled = await settleOrSay([tenantry.pid, prometheus.pid], 'before timing queries', say);
     if (settled.settled) say(`both idle after ${seconds(settled.waitedMs)}`);
 
-    const rows: string[] = [];
-    const promP95 = new Map<string, number>();
-    for (const { name, promql } of queries) {
-      const promMs: number[] = [];
-      const tenMs: number[] = [];
-      let equal = 0;
-      for (let r = 0; r < runs; r++) {
-        const t = (r * 37 + 11) % tenants;
-        let started = performance.now();
-        const a: PromAnswer = await promQuery(promEndpoint, promql.replace('{S}', `{tenant="${tenantName(t)}"}`), range);
-        promMs.push(performance.now() - started);
-        started = performance.now();
-        const b: PromAnswer = await promQuery(tenantryEndpoint(t), promql.replace('{S}', ''), range);
-        tenMs.push(performance.now() - started);
-        // The tenant label is Prometheus' way of holding tenants; drop it before comparing.
-        const stripped = JSON.parse(JSON.stringify(a).replaceAll(`"tenant":"${tenantName(t)}",`, '').replaceAll(`,"tenant":"${tenantName(t)}"`, '')) as PromAnswer;
-        if (compareAnswers(stripped, b) === undefined) equal += 1;
+    const range = { start: lastSecond - 3600, end: lastSecond, step: 60 };
+    const tenantFor = tenantOf(layout);
+    // One untimed run per query and tenant on both: caches warm (Tenantry's series index, Prometheus' pages), as for a dashboard refreshed.
+    for (const q of benchQueries) {
+      for (const t of new Set(Array.from({ length: runs }, (_, r) => tenantFor(q, r)))) {
+        await rangeQuery(promEndpoint, forPrometheus(q, tenantName(t)), range);
+        await rangeQuery(tenantryEndpoint(t), forTenantry(q), range);
       }
-      promMs.sort((x, y) => x - y);
-      tenMs.sort((x, y) => x - y);
-      const [p50, p95, t50, t95] = [percentile(promMs, 0.5), percentile(promMs, 0.95), percentile(tenMs, 0.5), percentile(tenMs, 0.95)];
-      promP95.set(name, p95);
-      rows.push(`  ${name.padEnd(24)} ${p50.toFixed(1).padStart(8)} ${p95.toFixed(1).padStart(8)} ${t50.toFixed(1).padStart(9)} ${t95.toFixed(1).padStart(9)} ${(t95 / p95).toFixed(2).padStart(8)}x  ${equal}/${runs}`);
     }
-    console.log(`\nDashboard queries (range, last 1 h, step 60 s), ${runs} runs each, ms:\n  ${'query'.padEnd(24)} ${'prom p50'.padStart(8)} ${'prom p95'.padStart(8)} ${'tenantry p50'.padStart(9)} ${'p95'.padStart(9)} ${'p95 ratio'.padStart(9)}  equal answers\n${rows.join('\n')}`);
-    console.log(`\nIngest: remote write ${Math.round(rwRate).toLocaleString('en')} samples/s, OTLP ${Math.round(otRate).toLocaleString('en')} metric points/s (ratio ${(rwRate / otRate).toFixed(2)})`);
+    const timings: QueryTiming[] = [];
+    for (const q of benchQueries) {
+      const timing: QueryTiming = { query: q, prometheus: [], tenantry: [], equal: 0, compared: 0, series: 0, points: 0, tenantryPeakMiB: NaN, prometheusPeakMiB: NaN, firstDifference: undefined };
+      const tenantryPeak = watchPeak(tenantry.pid);
+      const prometheusPeak = watchPeak(prometheus.pid);
+      const deadline = Date.now() + perQueryBudgetMs;
+      for (let r = 0; r < runs && Date.now() < deadline; r++) {
+        const t = tenantFor(q, r);
+        let started = performance.now();
+        const a: Answer = await rangeQuery(promEndpoint, forPrometheus(q, tenantName(t)), range);
+        timing.prometheus.push(performance.now() - started);
+        started = performance.now();
+        const b: Answer = await rangeQuery(tenantryEndpoint(t), forTenantry(q), range);
+        timing.tenantry.push(performance.now() - started);
+        const diff = difference(a, b);
+        timing.compared += 1;
+        if (diff === undefined) timing.equal += 1;
+        else timing.firstDifference ??= `${tenantName(t)}: ${diff}`;
+        ({ series: timing.series, points: timing.points } = shapeOf(a));
+      }
+      timing.tenantryPeakMiB = tenantryPeak.end();
+      timing.prometheusPeakMiB = prometheusPeak.end();
+      if (timing.compared < runs) say(`${q.name}: ${timing.compared} of ${runs} runs within ${seconds(perQueryBudgetMs)}`);
+      if (timing.firstDifference !== undefined) say(`${q.name}: first difference: ${timing.firstDifference}`);
+      timings.push(timing);
+    }
+    console.log(`\nRange queries (last 1 h, step 60 s) over HTTP, ${runs} runs each, ms; peak RSS over the query's runs, MiB:\n${timingTable(timings)}`);
+    console.log(`\n${summaryLines(timings).join('\n')}`);
     await stopTenantry();
     stopTenantry = (): Promise<void> => Promise.resolve();
     await stopPrometheus();
     stopPrometheus = (): Promise<void> => Promise.resolve();
-    console.log(`\n${await inProcess(join(dir, 'tenantry'), lastSecond, promP95)}`);
+
+    const parts: Breakdown = await breakdown({
+      dataDir: join(dir, 'tenantry'), queries: benchQueries, tenantOf: (q, r) => tenantName(tenantFor(q, r)), runs,
+      startMs: range.start * 1000, endMs: range.end * 1000, stepMs: range.step * 1000,
+      visibleFromMs: (lastSecond - 90 * 86_400) * 1000, budgetMs: 15 * 60_000,
+    });
+    console.log(`\nWhere Tenantry's time goes, in one process on its data without HTTP (p50 of ${runs} runs, ms):\n${phaseTable(timings, parts)}`);
+    console.log(`\n---- markdown (docs/benchmarks.md) ----\n${markdownTables({
+      timings, parts, runs, samples, layout,
+      machine: `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB`,
+      ingest: `remote write ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s`,
+    })}`);
   } finally {
     await stopTenantry();
     await stopPrometheus();

@@ -1,0 +1,207 @@
+// Where a query's time goes in Tenantry, measured in one process over
+// Tenantry's data (the embedded store is one process's, so this runs once
+// Tenantry has stopped) by calling the API's pieces one after another,
+// without HTTP:
+//   series lookup  the sample source's select up to its sample statement: the
+//                  tenant's series index (cached; refreshed as the API does,
+//                  at most every second) and the matchers;
+//   sample read    the sample statement in ClickHouse, its answer handed to
+//                  the process (RowBinary), then decoded and merged per series;
+//   evaluation     the engine's rangeQuery over those series held in memory;
+//   encoding       queryData and JSON.stringify of the envelope, as Koa does.
+// Each select of the query runs alone here (the API runs them together), so
+// the parts add up; beside them, the whole path as the API runs it
+// (rangeQuery over the ClickHouse source, then encoding). The split between
+// lookup, statement and decode comes from timing the runner's calls.
+import { createPromSampleSource } from '../../api/compat/prometheus/prom-sample-store.ts';
+import { parseQuery, rangeQuery, selectRanges } from '../../api/compat/prometheus/engine/engine.ts';
+import type { ParsedQuery } from '../../api/compat/prometheus/engine/engine.ts';
+import type { SampleSource, SelectRequest, StoredSeries } from '../../api/compat/prometheus/engine/sample-source.ts';
+import { queryData } from '../../api/compat/prometheus/promql-json.ts';
+import { maxQuerySamples } from '../../api/compat/prometheus/promql-query.ts';
+import { SeriesIndexCache, dayOf } from '../../api/compat/prometheus/series-index.ts';
+import { createQueryRunner } from '../../api/v1/query/query-runner.ts';
+import type { QueryRunner, StatementSettings } from '../../api/v1/query/query-runner.ts';
+import type { SqlParams } from '../../api/v1/query/sql-params.ts';
+import { openStore } from '../../src/clickhouse/store.ts';
+import type { Store } from '../../src/clickhouse/store.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import { ok } from '../../src/result.ts';
+import type { BenchQuery } from './queries.ts';
+import { forTenantry } from './queries.ts';
+
+/** Per query: ms of each phase, one entry per run. */
+export interface PhaseTimes {
+  readonly lookup: number[];
+  /** Of the lookup: the index statements (the refresh of the tenant's cached index). */
+  readonly indexStatement: number[];
+  readonly statement: number[];
+  readonly decode: number[];
+  readonly evaluation: number[];
+  readonly encoding: number[];
+  /** The whole path as the API runs it (selects together, then evaluation and encoding). */
+  readonly whole: number[];
+  /** Series and samples the query read (last run). */
+  series: number;
+  samples: number;
+}
+
+export interface BreakdownPlan {
+  readonly dataDir: string;
+  readonly queries: readonly BenchQuery[];
+  /** The tenant of run `r` of a query. */
+  readonly tenantOf: (q: BenchQuery, r: number) => string;
+  readonly runs: number;
+  /** The range of every query, Unix ms. */
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly stepMs: number;
+  readonly visibleFromMs: number;
+  /** Bounds the whole breakdown (ms); runs left when it passes are skipped and said. */
+  readonly budgetMs: number;
+}
+
+export interface Breakdown {
+  readonly times: ReadonlyMap<string, PhaseTimes>;
+  /** ms of a tenant's first index load (a fresh cache), by kind of tenant. */
+  readonly coldIndex: { readonly narrow: number[]; readonly wide: number[] };
+  /** Runs skipped because the budget ran out. */
+  readonly skipped: number;
+}
+
+const lookbackMs = 300_000;
+const database = 'tenantry';
+
+interface Ledger { binaryStart: number | undefined; binaryEnd: number; indexMs: number }
+
+/** The runner, its calls timed into `ledger`: the sample statement (binary) and the index's (manyRows). */
+function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
+  const binary = runner.binary?.bind(runner);
+  return {
+    rows: <T>(sql: string, params: SqlParams) => runner.rows<T>(sql, params),
+    manyRows: async <T>(sql: string, params: SqlParams, settings?: StatementSettings) => {
+      const t = performance.now();
+      const r = await runner.manyRows<T>(sql, params, settings);
+      ledger.indexMs += performance.now() - t;
+      return r;
+    },
+    command: (sql, params) => runner.command(sql, params),
+    ...(binary === undefined ? {} : {
+      binary: async (sql: string, params: SqlParams, settings?: StatementSettings) => {
+        ledger.binaryStart = performance.now();
+        const r = await binary(sql, params, settings);
+        ledger.binaryEnd = performance.now();
+        return r;
+      },
+    }),
+  };
+}
+
+const emptyTimes = (): PhaseTimes => ({ lookup: [], indexStatement: [], statement: [], decode: [], evaluation: [], encoding: [], whole: [], series: 0, samples: 0 });
+
+/** Read through a call: TypeScript would otherwise keep the value it narrowed to before the await. */
+const binaryStarted = (ledger: Ledger): number | undefined => ledger.binaryStart;
+
+const requestKey = (r: SelectRequest): string => JSON.stringify([r.matchers, r.minT, r.maxT]);
+
+const encode = (value: Parameters<typeof queryData>[0]): string => JSON.stringify({ status: 'success', data: queryData(value) });
+
+async function runOnce(plan: BreakdownPlan, store: Store, runner: QueryRunner, index: SeriesIndexCache, parsed: ParsedQuery, tenantId: string, into: PhaseTimes): Promise<void> {
+  const ledger: Ledger = { binaryStart: undefined, binaryEnd: 0, indexMs: 0 };
+  const options = { runner: watched(runner, ledger), schema: store, tenantId, visibleFromMs: plan.visibleFromMs, maxSamples: maxQuerySamples, index };
+  const source = createPromSampleSource(options);
+  const signal = new AbortController().signal;
+  const fetched = new Map<string, readonly StoredSeries[]>();
+  let lookup = 0;
+  let statement = 0;
+  let decode = 0;
+  let indexMs = 0;
+  for (const r of selectRanges(parsed, plan.startMs, plan.endMs, lookbackMs)) {
+    ledger.binaryStart = undefined;
+    ledger.indexMs = 0;
+    const t0 = performance.now();
+    const answer = await source.select(r.request, signal);
+    const t1 = performance.now();
+    if (!answer.ok) throw new Error(`select for ${parsed.text} on ${tenantId}: ${answer.error.message}`);
+    const started = binaryStarted(ledger);
+    if (started === undefined) lookup += t1 - t0;
+    else {
+      lookup += started - t0;
+      statement += ledger.binaryEnd - started;
+      decode += t1 - ledger.binaryEnd;
+    }
+    indexMs += ledger.indexMs;
+    fetched.set(requestKey(r.request), answer.value);
+  }
+  const replay: SampleSource = {
+    select: (request) => {
+      const held = fetched.get(requestKey(request));
+      if (held === undefined) throw new Error(`the engine asked for a select selectRanges did not name: ${requestKey(request)}`);
+      return Promise.resolve(ok(held));
+    },
+  };
+  const queryOptions = { lookbackMs, maxSamples: maxQuerySamples };
+  let t = performance.now();
+  const answer = await rangeQuery(replay, parsed, plan.startMs, plan.endMs, plan.stepMs, queryOptions);
+  const evaluation = performance.now() - t;
+  if (!answer.ok) throw new Error(`evaluation of ${parsed.text}: ${answer.error.message}`);
+  t = performance.now();
+  encode(answer.value.value);
+  const encoding = performance.now() - t;
+  t = performance.now();
+  const whole = await rangeQuery(createPromSampleSource({ ...options, runner }), parsed, plan.startMs, plan.endMs, plan.stepMs, queryOptions);
+  if (!whole.ok) throw new Error(`${parsed.text}: ${whole.error.message}`);
+  encode(whole.value.value);
+  into.whole.push(performance.now() - t);
+  into.lookup.push(lookup);
+  into.indexStatement.push(indexMs);
+  into.statement.push(statement);
+  into.decode.push(decode);
+  into.evaluation.push(evaluation);
+  into.encoding.push(encoding);
+  const all = [...fetched.values()].flat();
+  into.series = all.length;
+  into.samples = all.reduce((n, s) => n + s.times.length, 0);
+}
+
+/** Opens Tenantry's data in this process and times every query's phases. */
+export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
+  const opened = await openStore({ kind: 'embedded', dataDir: plan.dataDir, database });
+  if (!opened.ok) throw new Error(opened.message);
+  const store = opened.store;
+  try {
+    const runner = createQueryRunner(store, 60_000, silentLogger);
+    const deadline = Date.now() + plan.budgetMs;
+    // A tenant's first index load, on a fresh cache each (the API pays it once per tenant and full-reload period).
+    const coldIndex = { narrow: [] as number[], wide: [] as number[] };
+    for (const wide of [false, true]) {
+      const tenants = [...new Set(plan.queries.filter((q) => (q.wide === true) === wide).flatMap((q) => Array.from({ length: plan.runs }, (_, r) => plan.tenantOf(q, r))))];
+      for (const tenant of tenants.slice(0, 5)) {
+        if (Date.now() >= deadline) break;
+        const t = performance.now();
+        const loaded = await new SeriesIndexCache().get(runner, store, tenant, dayOf(plan.visibleFromMs));
+        if (!loaded.ok) throw new Error(loaded.error.message);
+        (wide ? coldIndex.wide : coldIndex.narrow).push(performance.now() - t);
+      }
+    }
+    const index = new SeriesIndexCache();
+    const times = new Map<string, PhaseTimes>();
+    let skipped = 0;
+    for (const q of plan.queries) {
+      const parsed = parseQuery(forTenantry(q));
+      if (!parsed.ok) throw new Error(`${q.name}: ${parsed.error.message}`);
+      const into = emptyTimes();
+      // One untimed run per tenant first: the index cached, as in the timed HTTP runs.
+      const tenants = [...new Set(Array.from({ length: plan.runs }, (_, r) => plan.tenantOf(q, r)))];
+      for (const tenant of tenants) if (Date.now() < deadline) await runOnce(plan, store, runner, index, parsed.value, tenant, emptyTimes());
+      for (let r = 0; r < plan.runs; r++) {
+        if (Date.now() >= deadline) { skipped += 1; continue; }
+        await runOnce(plan, store, runner, index, parsed.value, plan.tenantOf(q, r), into);
+      }
+      times.set(q.name, into);
+    }
+    return { times, coldIndex, skipped };
+  } finally {
+    await store.close();
+  }
+}
