@@ -50,7 +50,7 @@ const node = [
   `up{${ne}} == 0`,
   `count(up{${ne}} == 1)`,
   `avg_over_time(up{${ne}}[10m]) * 100`,
-  `absent(up{job="node-exporter", ${c}} == 1)`,
+  `absent(up{job="node-exporter", ${c}, instance="10.0.0.3:9100"} == 1)`,
 ];
 
 const workloads = [
@@ -104,7 +104,7 @@ const kubeState = [
   `sum(kube_pod_status_phase{${ksm}, phase="Pending"}) or on () vector(0)`,
   `kube_deployment_spec_replicas{${ksm}} - kube_deployment_status_replicas_available{${ksm}}`,
   `kube_deployment_spec_replicas{${ksm}} != kube_deployment_status_replicas_available{${ksm}}`,
-  `(kube_deployment_spec_replicas{${ksm}} > kube_deployment_status_replicas_available{${ksm}}) and (changes(kube_deployment_status_replicas_available{${ksm}}[10m]) == 0)`,
+  `(kube_deployment_spec_replicas{${ksm}} > kube_deployment_status_replicas_available{${ksm}}) and (changes(kube_deployment_status_replicas_available{${ksm}}[2m]) == 0)`,
   `sort_desc(sum by (namespace, pod) (increase(kube_pod_container_status_restarts_total{${ksm}}[10m])))`,
   `sum by (namespace, pod) (rate(kube_pod_container_status_restarts_total{${ksm}}[5m])) * 60 * 5 > 0`,
   `max_over_time(kube_pod_container_status_ready{${ksm}}[5m]) == 0`,
@@ -144,7 +144,7 @@ const apiserver = [
   `sum by (class) (label_replace(rate(apiserver_request_total{${api}}[5m]), "class", "\${1}xx", "code", "([0-9]).*"))`,
   `sum by (request_kind) (apiserver_current_inflight_requests{${api}})`,
   `max_over_time(sum by (request_kind) (apiserver_current_inflight_requests{${api}})[5m:])`,
-  `apiserver_request:burnrate1h{${c}} > (14.4 * 0.01) and apiserver_request:burnrate5m{${c}} > (14.4 * 0.01)`,
+  `apiserver_request:burnrate1h{${c}} > (0.5 * 0.01) and apiserver_request:burnrate5m{${c}} > (0.5 * 0.01)`,
   `sum by (verb) (apiserver_request:burnrate1h{${c}})`,
   `cluster_quantile:apiserver_request_sli_duration_seconds:histogram_quantile{${c}, quantile="0.99"} > 0.2`,
   `100 * apiserver_request:availability30d{${c}, verb="all"}`,

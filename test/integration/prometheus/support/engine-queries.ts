@@ -137,7 +137,7 @@ function aggregations(): DifferentialRow[] {
     ...rows('group', [`group by (pool) (${W})`, `group(${W})`, `group without (worker) (${UP} == 0)`]),
     ...rows('stddev', [`stddev by (pool) (${W})`, `stddev(${W})`, `stddev(${X})`]),
     ...rows('stdvar', [`stdvar by (pool) (${W})`, `stdvar without (worker, region) (${W})`]),
-    ...rows('topk', [`topk(3, ${W})`, `topk(5, rate(${C}[5m]))`, `topk(scalar(count(${CAP})), ${W})`, `topk(2, ${X})`], { ordered: true }),
+    ...rows('topk', [`topk(3, ${W})`, `topk(5, rate(${C}[5m]))`, `topk(scalar(count(${CAP}) or vector(3)), ${W})`, `topk(2, ${X})`], { ordered: true }),
     row('topk by', `topk by (pool) (2, ${W})`),
     ...rows('bottomk', [`bottomk(3, ${W})`, `bottomk(2, ${X})`], { ordered: true }),
     row('bottomk by', `bottomk by (region) (1, ${W})`),
@@ -184,10 +184,10 @@ function subqueries(startS: number): DifferentialRow[] {
 function atAndOffset(startS: number, endS: number): DifferentialRow[] {
   return [
     ...rows('@ absolute', [`${G} @ ${startS + 600}`, `rate(${C}[5m] @ ${startS + 900})`, `${G} @ ${startS + 600} offset 1m`, `timestamp(${G} @ ${startS + 601.5})`,
-      `${C} @ ${endS + 600}`, `sum(${W} @ ${startS + 1200}) by (pool)`]),
+      `${C} @ ${endS + 299}`, `sum(${W} @ ${startS + 1200}) by (pool)`]),
     ...rows('@ start()/end()', [`${G} @ start()`, `${G} @ end()`, `rate(${C}[5m] @ end())`, `sum(${G} @ start())`, `max_over_time(${G}[10m] @ start())`,
       `(${G} @ start()) - ${G}`, `${E} @ end()`]),
-    ...rows('negative offset', [`${G} offset -5m`, `rate(${C}[5m] offset -2m)`, `${G} offset -1h`, `max_over_time(${G}[5m] offset -10m)`, `sum(${G} offset -10m)`]),
+    ...rows('negative offset', [`${G} offset -5m`, `rate(${C}[5m] offset -2m)`, `${G} offset -20m`, `max_over_time(${G}[5m] offset -10m)`, `sum(${G} offset -10m)`]),
     ...rows('offset', [`${G} offset 1m30s`, `${G} offset 0s`, `sum(${G} offset 10m)`, `count_over_time(${C}[1m] offset 30s)`, `${G} offset 5m`]),
   ];
 }
@@ -222,13 +222,15 @@ function namesAndSelectors(): DifferentialRow[] {
   ];
 }
 
-function errorCases(): DifferentialRow[] {
+function errorCases(startS: number): DifferentialRow[] {
+  // Pinned with @ to a time with data, so that they fail at every evaluation.
+  const t = startS + 600;
   return [
-    ...rows('many-to-many error', [`${W} * on (pool) ${W}`, `${INFO} * on (owner) group_left ${CAP}`], { error: 'execution' }),
-    row('duplicate label set error', `label_replace(${G}, "instance", "", "instance", ".*")`, { error: 'execution' }),
+    ...rows('many-to-many error', [`${W} @ ${t} * on (pool) ${W} @ ${t}`, `${INFO} @ ${t} * on (owner) group_left ${CAP} @ ${t}`], { error: 'execution' }),
+    row('duplicate label set error', `label_replace(${G} @ ${t}, "instance", "", "instance", ".*")`, { error: 'execution' }),
+    row('invalid regular expression', `label_replace(${G}, "dst", "$1", "zone", "(")`, { error: 'execution' }),
     ...rows('parse errors', [`sum(${G}`, `rate(${G})`, `no_such_function(${G})`, `sort_by_label(${G}, "zone")`, `limitk(2, ${W})`, `rate(${C}[5m])[5m]`,
-      `topk("a", ${W})`, `quantile_over_time(0.5, ${G})`, '1 +', `${G} offset`, '{}', '{job=~".*"}', `count_values(1, ${W})`,
-      `label_replace(${G}, "dst", "$1", "zone", "(")`], { error: 'bad_data' }),
+      `topk("a", ${W})`, `quantile_over_time(0.5, ${G})`, '1 +', `${G} offset`, '{}', '{job=~".*"}', `count_values(1, ${W})`], { error: 'bad_data' }),
   ];
 }
 
@@ -236,6 +238,6 @@ function errorCases(): DifferentialRow[] {
 export function engineQueries(startS: number, endS: number): DifferentialRow[] {
   return [
     ...rangeFunctions(), ...overTime(), ...mathFunctions(), ...timeFunctions(), ...labelFunctions(), ...histograms(), ...aggregations(),
-    ...operators(), ...subqueries(startS), ...atAndOffset(startS, endS), ...stalenessAndLookback(), ...namesAndSelectors(), ...errorCases(),
+    ...operators(), ...subqueries(startS), ...atAndOffset(startS, endS), ...stalenessAndLookback(), ...namesAndSelectors(), ...errorCases(startS),
   ];
 }

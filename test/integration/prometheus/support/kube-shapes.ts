@@ -111,7 +111,8 @@ function kubeStateMetrics(g: Grid): SeriesSpec[] {
       out.push(series(g, { __name__: 'kube_node_status_capacity', ...base, resource, unit }, () => capacity));
       out.push(series(g, { __name__: 'kube_node_status_allocatable', ...base, resource, unit }, () => capacity * 0.95));
     }
-    out.push(series(g, { __name__: 'kube_node_status_condition', ...base, condition: 'Ready', status: 'true' }, () => 1));
+    // node-b is NotReady for a while.
+    out.push(series(g, { __name__: 'kube_node_status_condition', ...base, condition: 'Ready', status: 'true' }, (i) => (node === 'node-b' && i >= 100 && i < 110 ? 0 : 1)));
     out.push(series(g, { __name__: 'kube_node_spec_unschedulable', ...base }, () => 0));
   }
   for (const [k, p] of pods(g.points).entries()) {
