@@ -65,11 +65,21 @@ export function selectRanges(query: ParsedQuery, start: number, end: number, loo
 }
 
 async function fetchAll(source: SampleSource, ranges: readonly SelectorRange[], signal: AbortSignal): Promise<Result<Map<VectorSelector, readonly StoredSeries[]>, PromError>> {
-  const answers = await Promise.all(ranges.map(async (r) => ({ selector: r.selector, answer: await source.select(r.request, signal) })));
+  // One selector after another: a query takes one of its tenant's query slots at a time (limits.maxConcurrentQueries
+  // counts statements), and the embedded store runs one statement at a time anyway. Selectors written the same way
+  // over the same range are read once.
   const fetched = new Map<VectorSelector, readonly StoredSeries[]>();
-  for (const { selector, answer } of answers) {
-    if (!answer.ok) return answer;
-    fetched.set(selector, answer.value);
+  const seen = new Map<string, readonly StoredSeries[]>();
+  for (const r of ranges) {
+    const key = JSON.stringify(r.request);
+    let series = seen.get(key);
+    if (series === undefined) {
+      const answer = await source.select(r.request, signal);
+      if (!answer.ok) return answer;
+      series = answer.value;
+      seen.set(key, series);
+    }
+    fetched.set(r.selector, series);
   }
   if (signal.aborted) return fail(abortError(signal));
   return ok(fetched);
