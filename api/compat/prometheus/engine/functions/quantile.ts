@@ -19,6 +19,8 @@ export function quantileOf(q: number, values: readonly number[]): number {
   const lower = Math.max(0, Math.floor(rank));
   const upper = Math.min(n - 1, lower + 1);
   const weight = rank - Math.floor(rank);
+  // On a rank exactly: that value, not an interpolation (-Inf × 1 + x × 0 would be NaN).
+  if (weight === 0) return sorted[lower] ?? NaN;
   return (sorted[lower] ?? NaN) * (1 - weight) + (sorted[upper] ?? NaN) * weight;
 }
 
