@@ -24,7 +24,7 @@ import { difference, rangeQuery, shapeOf } from './promql/answers.ts';
 import type { Answer, Endpoint } from './promql/answers.ts';
 import { breakdown } from './promql/breakdown.ts';
 import type { Breakdown } from './promql/breakdown.ts';
-import { sampleCount, seriesPerTenant, stepSeconds, tenantName, widePoints, wideStepSeconds, writeOpenMetrics } from './promql/dataset.ts';
+import { sampleCount, seriesPerTenant, stepSeconds, tenantName, tenantSeries, widePoints, wideSeries, wideStepSeconds, writeOpenMetrics } from './promql/dataset.ts';
 import type { Layout } from './promql/dataset.ts';
 import { watchPeak } from './promql/memory.ts';
 import { ensurePrometheus } from './promql/prometheus-binary.ts';
@@ -77,18 +77,26 @@ function layoutOf(lastSecond: number): Layout {
 /** The tenant of run `r` of a query: narrow queries spread over all tenants, wide ones over the wide tenants. */
 const tenantOf = (layout: Layout) => (q: BenchQuery, r: number): number => (q.wide === true ? (layout.wideTenants[r % layout.wideTenants.length] ?? 0) : (r * 37 + 11) % tenants);
 
-/** Bounded poll: until both systems count the same samples for the last tenant and each wide tenant (rows become visible a moment after their acknowledgement). */
+/**
+ * Bounded poll: until both systems count the same samples for the last tenant and each wide tenant
+ * (rows become visible a moment after their acknowledgement). Counted per metric name, as count_over_time
+ * over several names fails once the names drop (request_duration_seconds_count and _sum share their labels).
+ */
 async function waitVisible(prometheus: Endpoint, tenantry: (t: number) => Endpoint, layout: Layout, lastSecond: number): Promise<boolean> {
   const range = `${lastSecond - Math.min(layout.firstSecond, layout.wideFirstSecond) + 60}s`;
-  const count = (selector: string): string => `sum(count_over_time(${selector}[${range}]))`;
+  const names = [...new Set([...tenantSeries(), ...wideSeries(1)].map((s) => s.name))];
+  const count = (selector: string): string => names.map((n) => `(sum(count_over_time(${n}${selector}[${range}])) or vector(0))`).join(' + ');
   const at = { start: lastSecond, end: lastSecond, step: 60 };
   const deadline = Date.now() + 180_000;
   for (const t of [tenants - 1, ...layout.wideTenants]) {
-    const want = await rangeQuery(prometheus, count(`{__name__=~".+",tenant="${tenantName(t)}"}`), at);
+    const want = await rangeQuery(prometheus, count(`{tenant="${tenantName(t)}"}`), at);
     for (;;) {
-      const got = await rangeQuery(tenantry(t), count('{__name__=~".+"}'), at);
+      const got = await rangeQuery(tenantry(t), count(''), at);
       if (difference(want, got) === undefined) break;
-      if (Date.now() > deadline) return false;
+      if (Date.now() > deadline) {
+        say(`${tenantName(t)}: ${difference(want, got) ?? ''}`);
+        return false;
+      }
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
