@@ -12,22 +12,33 @@
 //   (and every statement with bound parameters one at a time per process):
 //   a statement waits, unseen, behind every one before it, so eight loops
 //   of wide queries left an INSERT behind eight queries. The gate therefore
-//   holds the queries' turn itself: one query at a time, round-robin over
-//   keys (first come first served within a key). INSERTs have a connection
-//   of their own (Store.insertClients) and run beside the queries; when they
-//   share the queries' connection (`insertsTakeTurn`), a waiting INSERT
-//   gets the turn first. A running query is not preempted for an INSERT
-//   (it is only killed when its time runs out or its client goes away,
-//   api/v1/query/running-statements.ts, and holds the turn until chDB has
-//   really ended it), so while
-//   ingest is active queries also yield: after a query that ran d ms, the
-//   next one starts no sooner than d × (1 − share) / share ms later, which
-//   keeps queries to `queryShare` of the time and leaves the rest (and the
-//   CPU) to INSERTs and the gateway. With no ingest, queries run back to
-//   back.
-//   A query's statement runs at most `maxRunMs` (the time waiting for the
-//   turn counts toward the query's own limit, not this one) and, if the
-//   policy says so, on fewer threads, leaving a core to the gateway.
+//   holds the queries' turn itself: one query at a time. INSERTs have a
+//   connection of their own (Store.insertClients) and run beside the
+//   queries; when they share the queries' connection (`insertsTakeTurn`), a
+//   waiting INSERT gets the turn first.
+// - The turn is fair across tenants (a query's party is its tenant, or its
+//   key when it reads no one tenant): the next query is that of the waiting
+//   party that has used the least store time (ties: the one served longest
+//   ago; first come first served within a party). A party back from idle
+//   starts level with the statement last started, so it saves up no credit.
+//   One tenant's long statements thus never put another tenant's short
+//   ones behind a queue of them (issue 33, bench:isolation's heavy neighbour).
+// - A running query is not preempted (it is only killed when its time runs
+//   out or its client goes away, api/v1/query/running-statements.ts, and
+//   holds the turn until chDB has really ended it). So its time is bounded
+//   up front: `maxRunMs` when the store is one tenant's, `turnMs` (short)
+//   while it is shared, i.e. while queries of two parties were in the gate
+//   together within the last `sharedMs`; a longer statement is cut at that
+//   limit and its tenant may retry. The time waiting for the turn counts
+//   toward the query's own limit, not these.
+// - While ingest is active each party also yields: after its query that ran
+//   d ms, its next one starts no sooner than d × (1 − share) / share ms
+//   later, which keeps each tenant's queries to `queryShare` of the time and
+//   leaves the rest (and the CPU) to INSERTs, the gateway and other tenants.
+//   The pause is the party's own: another tenant's query is not held by it.
+//   With no ingest, queries run back to back.
+// - A query's statement runs, if the policy says so, on fewer threads,
+//   leaving a core to the gateway.
 import { KeyConcurrency } from './key-concurrency.ts';
 import { systemClock } from '../clock.ts';
 import type { Clock } from '../clock.ts';
@@ -76,10 +87,14 @@ export interface GatePolicy {
   readonly maxConcurrentQueries: (caller: QueryCaller) => number;
   /** How long a query over its key's limit waits for one of the key's queries to finish. */
   readonly keyWaitMs: number;
-  /** Exclusive mode: the share of the store's time queries may take while ingest is active (0 < share ≤ 1). */
+  /** Exclusive mode: the share of the store's time each tenant's queries may take while ingest is active (0 < share ≤ 1). */
   readonly queryShare: number;
   /** Longest a query's statement may run once it has its turn (it is not preempted, and holds the turn INSERTs need). */
   readonly maxRunMs: number;
+  /** Exclusive mode: longest a statement may run while the store is shared (another tenant's queries were in the gate within `sharedMs`); at most maxRunMs. */
+  readonly turnMs: number;
+  /** Exclusive mode: how long the store counts as shared after queries of two tenants were last in the gate together. */
+  readonly sharedMs: number;
   /** Threads a query's statement may use, or undefined for ClickHouse's default. */
   readonly queryThreads: number | undefined;
   /** Exclusive mode: ingest counts as active this long after an INSERT ended (a little over the writer's block interval). */
@@ -93,11 +108,28 @@ export const openGate: StoreGate = {
 };
 
 interface QueryWaiter {
-  readonly start: () => void;
+  readonly start: (budgetMs: number) => void;
   readonly timer: { cancel(): void };
 }
 
-/** Embedded mode's single turn: INSERTs first, queries round-robin by key and paced while ingest is active. */
+/** Whose store time a query spends: its tenant's, or its key's when it reads no one tenant. */
+function partyOf(caller: QueryCaller): unknown {
+  return caller.tenant === undefined ? caller.key : `tenant:${caller.tenant.id}`;
+}
+
+/** One tenant (or tenantless key) in embedded mode's round. */
+interface Party {
+  readonly waiters: QueryWaiter[];
+  /** Store time (ms) its statements have used, raised to the round's virtual time when it comes back from idle. */
+  used: number;
+  /** While ingest is active, none of its queries starts before this time (its own pause after its own statement). */
+  from: number;
+  /** When it was last served (a counter): of two parties with the same use, the one served longer ago goes first. */
+  served: number;
+  running: boolean;
+}
+
+/** Embedded mode's single turn: INSERTs first, queries fair over tenants, each tenant paced by its own use while ingest is active. */
 class ExclusiveTurn {
   readonly #clock: Clock;
   readonly #policy: GatePolicy;
@@ -105,14 +137,14 @@ class ExclusiveTurn {
   readonly #inserts: Array<() => void> = [];
   /** INSERTs running alongside the queries (not taking the turn). */
   #running = 0;
-  /** Waiting queries by key, in round-robin order (a key served moves to the back). */
-  readonly #queries = new Map<unknown, QueryWaiter[]>();
+  readonly #parties = new Map<unknown, Party>();
+  /** The `used` of the statement last started: a party coming back from idle starts here (it saves up no credit while away). */
+  #virtual = 0;
+  #servedCount = 0;
   #lastInsertEnd = Number.NEGATIVE_INFINITY;
-  /** While ingest is active, no query starts before this time. */
-  #queriesFrom = Number.NEGATIVE_INFINITY;
-  #wake: { cancel(): void } | undefined;
-  /** The key whose query ran last: it does not go first again while another key waits. */
-  #lastKey: unknown;
+  /** The last time queries of two parties were in the gate together (waiting or running). */
+  #lastShared = Number.NEGATIVE_INFINITY;
+  #wake: { cancel(): void; at: number } | undefined;
 
   constructor(clock: Clock, policy: GatePolicy) {
     this.#clock = clock;
@@ -146,47 +178,62 @@ class ExclusiveTurn {
     }
   }
 
-  /** Resolves with a function that ends the turn, or undefined if `deadline` passed first. */
-  queryTurn(key: unknown, deadline: number): Promise<(() => void) | undefined> {
+  /**
+   * Resolves with the longest its statement may run (see turnMs) and a
+   * function that ends the turn, or undefined if `deadline` passed first.
+   */
+  queryTurn(caller: QueryCaller, deadline: number): Promise<{ readonly runMs: number; readonly end: () => void } | undefined> {
     return new Promise((resolve) => {
-      let queue = this.#queries.get(key);
-      if (queue === undefined) {
-        queue = [];
-        this.#queries.set(key, queue);
-      }
-      const own = queue;
+      const party = this.#join(partyOf(caller));
       const waiter: QueryWaiter = {
-        start: () => {
+        start: (runMs) => {
           const started = this.#clock.now();
-          resolve(() => { this.#queryEnded(started); });
+          resolve({ runMs, end: () => { this.#queryEnded(party, started); } });
         },
         timer: this.#clock.setTimeout(() => {
-          const at = own.indexOf(waiter);
-          if (at >= 0) own.splice(at, 1);
-          if (own.length === 0 && this.#queries.get(key) === own) this.#queries.delete(key);
+          const at = party.waiters.indexOf(waiter);
+          if (at >= 0) party.waiters.splice(at, 1);
           resolve(undefined);
+          this.#dispatch();
         }, Math.max(0, deadline - this.#clock.now())),
       };
-      own.push(waiter);
+      party.waiters.push(waiter);
       this.#dispatch();
     });
+  }
+
+  /** The caller's party, brought up to the round's virtual time if it was idle. */
+  #join(id: unknown): Party {
+    let party = this.#parties.get(id);
+    if (party === undefined) {
+      party = { waiters: [], used: this.#virtual, from: Number.NEGATIVE_INFINITY, served: -1, running: false };
+      this.#parties.set(id, party);
+    } else if (party.waiters.length === 0 && !party.running) {
+      party.used = Math.max(party.used, this.#virtual);
+    }
+    return party;
   }
 
   #ingestActive(now: number): boolean {
     return this.#inserts.length > 0 || this.#running > 0 || now - this.#lastInsertEnd <= this.#policy.ingestActiveMs;
   }
 
-  #queryEnded(started: number): void {
+  #queryEnded(party: Party, started: number): void {
     const now = this.#clock.now();
+    const ran = now - started;
+    party.used += ran;
+    party.running = false;
     if (this.#ingestActive(now)) {
       const share = this.#policy.queryShare;
-      this.#queriesFrom = now + ((now - started) * (1 - share)) / share;
+      party.from = now + (ran * (1 - share)) / share;
     }
     this.#busy = false;
     this.#dispatch();
   }
 
   #dispatch(): void {
+    const now = this.#clock.now();
+    this.#noteSharing(now);
     if (this.#busy) return;
     const insert = this.#inserts.shift();
     if (insert !== undefined) {
@@ -194,33 +241,48 @@ class ExclusiveTurn {
       insert();
       return;
     }
-    if (this.#queries.size === 0) return;
-    const now = this.#clock.now();
-    if (this.#ingestActive(now) && now < this.#queriesFrom) {
-      this.#wake?.cancel();
-      this.#wake = this.#clock.setTimeout(() => { this.#wake = undefined; this.#dispatch(); }, this.#queriesFrom - now);
+    const ingest = this.#ingestActive(now);
+    let next: Party | undefined;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const [id, party] of this.#parties) {
+      if (party.waiters.length === 0) {
+        // An idle party with no debt and no pause left is forgotten: joining again starts it at the virtual time anyway.
+        if (!party.running && party.used <= this.#virtual && party.from <= now) this.#parties.delete(id);
+        continue;
+      }
+      if (ingest && now < party.from) {
+        soonest = Math.min(soonest, party.from);
+        continue;
+      }
+      if (next === undefined || party.used < next.used || (party.used === next.used && party.served < next.served)) next = party;
+    }
+    if (next === undefined) {
+      if (soonest !== Number.POSITIVE_INFINITY) this.#wakeAt(soonest, now);
       return;
     }
-    const key = this.#nextKey();
-    const queue = this.#queries.get(key) ?? [];
-    const waiter = queue.shift();
-    // The key served goes to the back of the round.
-    this.#queries.delete(key);
-    if (queue.length > 0) this.#queries.set(key, queue);
+    const waiter = next.waiters.shift();
     if (waiter === undefined) return;
-    this.#lastKey = key;
     waiter.timer.cancel();
+    this.#virtual = Math.max(this.#virtual, next.used);
+    next.served = this.#servedCount++;
+    next.running = true;
     this.#busy = true;
-    waiter.start();
+    waiter.start(now - this.#lastShared < this.#policy.sharedMs ? Math.min(this.#policy.turnMs, this.#policy.maxRunMs) : this.#policy.maxRunMs);
   }
 
-  /** The first key in the round, unless it was served last and another key waits too. */
-  #nextKey(): unknown {
-    const keys = this.#queries.keys();
-    const first: unknown = keys.next().value;
-    if (first !== this.#lastKey) return first;
-    const second = keys.next();
-    return second.done === true ? first : second.value;
+  /** Records that the store is shared when queries of two parties are in the gate at once. */
+  #noteSharing(now: number): void {
+    let present = 0;
+    for (const party of this.#parties.values()) if (party.running || party.waiters.length > 0) present++;
+    if (present > 1) this.#lastShared = now;
+  }
+
+  /** Dispatches again at `at` (the soonest end of a party's pause), unless a wake-up is already due by then. */
+  #wakeAt(at: number, now: number): void {
+    if (this.#wake !== undefined && this.#wake.at <= at) return;
+    this.#wake?.cancel();
+    const timer = this.#clock.setTimeout(() => { this.#wake = undefined; this.#dispatch(); }, at - now);
+    this.#wake = { cancel: () => { timer.cancel(); }, at };
   }
 }
 
@@ -245,14 +307,14 @@ export function createStoreGate(policy: GatePolicy, clock: Clock = systemClock):
         return { ok: false, refused: 'key_limit', limit, retryAfterSeconds: 1 };
       }
       try {
-        const end = turn === undefined ? () => undefined : await turn.queryTurn(caller.key, deadline);
-        if (end === undefined) return { ok: false, refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) };
+        const held = turn === undefined ? { runMs: policy.maxRunMs, end: () => undefined } : await turn.queryTurn(caller, deadline);
+        if (held === undefined) return { ok: false, refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) };
         try {
           const remainingMs = deadline - clock.now();
           if (remainingMs < 1) return { ok: false, refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) };
-          return { ok: true, value: await work({ ms: Math.min(remainingMs, policy.maxRunMs), threads: policy.queryThreads }) };
+          return { ok: true, value: await work({ ms: Math.min(remainingMs, held.runMs), threads: policy.queryThreads }) };
         } finally {
-          end();
+          held.end();
         }
       } finally {
         keys.release(caller.key);

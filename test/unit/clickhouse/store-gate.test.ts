@@ -39,7 +39,7 @@ const keyB: QueryCaller = { key: 'B' };
 
 function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): StoreGate {
   return createStoreGate({
-    exclusive: true, insertsTakeTurn: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 5000, queryThreads: 1, ...overrides,
+    exclusive: true, insertsTakeTurn: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 5000, turnMs: 1000, sharedMs: 60_000, queryThreads: 1, ...overrides,
   }, clock);
 }
 
@@ -85,7 +85,7 @@ describe('the store gate', () => {
       expect(work.log).to.deep.equal(['a1', 'b1', 'a2', 'b2', 'a3']);
     });
 
-    it('while ingest is active, keeps queries to their share of the time: after a query of d ms the next waits 3d (share 0.25), an INSERT does not', async () => {
+    it('while ingest is active, keeps each tenant to its share of the time: after its query of d ms its next waits 3d (share 0.25); another tenant\'s does not, nor does an INSERT', async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock);
@@ -93,13 +93,16 @@ describe('the store gate', () => {
       await settled();
       await work.finish('insert 1');
       await first;
-      const q1 = gate.query(keyA, 30_000, work.piece('q1'));
-      const q2 = gate.query(keyB, 30_000, work.piece('q2'));
+      const a1 = gate.query(keyA, 30_000, work.piece('a1'));
+      const a2 = gate.query(keyA, 30_000, work.piece('a2'));
+      const b1 = gate.query(keyB, 30_000, work.piece('b1'));
       await settled();
       await clock.advance(100);
-      await work.finish('q1');
-      await q1;
-      expect(work.running(), 'q2 yields right after q1').to.deep.equal([]);
+      await work.finish('a1');
+      await a1;
+      expect(work.running(), 'B is not held by A\'s pause').to.deep.equal(['b1']);
+      await work.finish('b1');
+      expect(work.running(), 'a2 yields right after a1').to.deep.equal([]);
       const second = gate.insert(work.piece('insert 2'));
       await settled();
       expect(work.running(), 'an INSERT is not held back').to.deep.equal(['insert 2']);
@@ -107,11 +110,11 @@ describe('the store gate', () => {
       await work.finish('insert 2');
       await second;
       await clock.advance(249);
-      expect(work.running(), '299 ms after q1').to.deep.equal([]);
+      expect(work.running(), '299 ms after a1').to.deep.equal([]);
       await clock.advance(1);
-      expect(work.running(), '300 ms after q1').to.deep.equal(['q2']);
-      await work.finish('q2');
-      expect((await q2).ok).to.equal(true);
+      expect(work.running(), '300 ms after a1').to.deep.equal(['a2']);
+      await work.finish('a2');
+      expect((await Promise.all([a2, b1])).map((t) => t.ok)).to.deep.equal([true, true]);
     });
 
     it('runs queries back to back when no INSERT ran lately', async () => {
@@ -148,7 +151,8 @@ describe('the store gate', () => {
     it('gives a statement what is left of its query\'s time limit, at most the limit per statement, and the policy\'s threads', async () => {
       const clock = new ManualClock();
       const work = new Work();
-      const gate = gateWith(clock);
+      // The turn limit of a shared store as long as the limit per statement: this test is about the latter.
+      const gate = gateWith(clock, { turnMs: 5000 });
       const budgets: StatementBudget[] = [];
       const take = (budget: StatementBudget): Promise<string> => { budgets.push(budget); return Promise.resolve('ok'); };
       const first = gate.query(keyA, 30_000, work.piece('first'));
@@ -173,6 +177,88 @@ describe('the store gate', () => {
       expect(work.running()).to.deep.equal(['after']);
       await work.finish('after');
       expect((await after).ok).to.equal(true);
+    });
+  });
+
+  describe('fairness across tenants (embedded ClickHouse)', () => {
+    const tenant = (key: string, id: string): QueryCaller => ({ key, tenant: { id, maxConcurrentQueries: 8 } });
+
+    /** Starts each named query in `order` when its turn comes, runs it `ms[name]` ms, and returns the order they ran in. */
+    async function runAll(clock: ManualClock, work: Work, turns: Promise<unknown>[], ms: (name: string) => number): Promise<string[]> {
+      for (let i = 0; i < turns.length; i++) {
+        await settled();
+        const name = work.running()[0] ?? '';
+        await clock.advance(ms(name));
+        await work.finish(name);
+      }
+      await Promise.all(turns);
+      return work.log;
+    }
+
+    it('gives the next turn to the tenant that has used the least store time: a heavy tenant\'s queries wait for a light one\'s', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const heavy = tenant('A', 'heavy');
+      const light = tenant('B', 'light');
+      const turns = [
+        gate.query(heavy, 30_000, work.piece('a1')), gate.query(heavy, 30_000, work.piece('a2')), gate.query(heavy, 30_000, work.piece('a3')),
+        gate.query(light, 30_000, work.piece('b1')), gate.query(light, 30_000, work.piece('b2')), gate.query(light, 30_000, work.piece('b3')),
+      ];
+      // Round-robin would run a1 b1 a2 b2 a3 b3: B would wait behind each of A's 1 s statements.
+      const order = await runAll(clock, work, turns, (name) => (name.startsWith('a') ? 1000 : 10));
+      expect(order).to.deep.equal(['a1', 'b1', 'b2', 'b3', 'a2', 'a3']);
+    });
+
+    it('counts a tenant\'s queries as one whatever key sends them, and a tenant back from idle saves up no credit', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock);
+      const x1 = tenant('K1', 'x');
+      const x2 = tenant('K2', 'x');
+      const y = tenant('K1', 'y');
+      // Tenant y ran once, long ago; then x alone used 3 s of store time.
+      await runAll(clock, work, [gate.query(y, 30_000, work.piece('y0'))], () => 10);
+      await runAll(clock, work, [gate.query(x1, 30_000, work.piece('x0')), gate.query(x2, 30_000, work.piece('x00')), gate.query(x1, 30_000, work.piece('x000'))], () => 1000);
+      work.log.length = 0;
+      const turns = [
+        gate.query(x1, 30_000, work.piece('x1')), gate.query(x2, 30_000, work.piece('x2')),
+        gate.query(y, 30_000, work.piece('y1')), gate.query(y, 30_000, work.piece('y2')), gate.query(y, 30_000, work.piece('y3')),
+      ];
+      // y comes back level with x1's start (3 s used), not at its own 10 ms (which would run y1 y2 y3 before x2): after one turn to catch up, they alternate.
+      const order = await runAll(clock, work, turns, () => 1000);
+      expect(order).to.deep.equal(['x1', 'y1', 'x2', 'y2', 'y3']);
+    });
+
+    it('gives a statement the turn limit while the store is shared by two tenants\' queries (and for sharedMs after), the full limit when the store is one tenant\'s', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { sharedMs: 60_000 });
+      const budgets: number[] = [];
+      const take = (name: string) => async (budget: StatementBudget): Promise<string> => { budgets.push(budget.ms); return work.piece(name)(); };
+      const a = tenant('A', 'a');
+      const b = tenant('B', 'b');
+      const alone = gate.query(a, 30_000, take('alone'));
+      await settled();
+      await work.finish('alone');
+      await alone;
+      const a1 = gate.query(a, 30_000, take('a1'));
+      const b1 = gate.query(b, 30_000, take('b1'));
+      await settled();
+      await work.finish('a1');
+      await work.finish('b1');
+      await Promise.all([a1, b1]);
+      await clock.advance(59_999);
+      const stillShared = gate.query(a, 30_000, take('still shared'));
+      await settled();
+      await work.finish('still shared');
+      await stillShared;
+      await clock.advance(60_000);
+      const aloneAgain = gate.query(a, 30_000, take('alone again'));
+      await settled();
+      await work.finish('alone again');
+      await aloneAgain;
+      expect(budgets).to.deep.equal([5000, 5000, 1000, 1000, 5000]);
     });
   });
 
@@ -256,27 +342,29 @@ describe('the store gate', () => {
   });
 
   describe('embedded ClickHouse with INSERTs on their own connection', () => {
-    it('runs an INSERT at once beside a running query, keeps queries one at a time, and paces them while INSERTs run and after', async () => {
+    it('runs an INSERT at once beside a running query, keeps queries one at a time, and paces each tenant while INSERTs run and after', async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock, { insertsTakeTurn: false });
-      const q1 = gate.query(keyA, 30_000, work.piece('q1'));
-      const q2 = gate.query(keyB, 30_000, work.piece('q2'));
+      const a1 = gate.query(keyA, 30_000, work.piece('a1'));
+      const a2 = gate.query(keyA, 30_000, work.piece('a2'));
+      const b1 = gate.query(keyB, 30_000, work.piece('b1'));
       await settled();
       const insert = gate.insert(work.piece('insert'));
       await settled();
-      expect(work.running(), 'the INSERT does not wait for q1; q2 waits for it').to.deep.equal(['q1', 'insert']);
+      expect(work.running(), 'the INSERT does not wait for a1; the queries wait for it').to.deep.equal(['a1', 'insert']);
       await clock.advance(100);
-      await work.finish('q1');
-      expect(work.running(), 'ingest is active: q2 yields 3 × 100 ms').to.deep.equal(['insert']);
+      await work.finish('a1');
+      expect(work.running(), 'ingest is active: A yields 3 × 100 ms, B goes on').to.deep.equal(['insert', 'b1']);
+      await work.finish('b1');
       await clock.advance(299);
       await work.finish('insert');
       expect(await insert).to.equal('insert');
       expect(work.running()).to.deep.equal([]);
       await clock.advance(1);
-      expect(work.running()).to.deep.equal(['q2']);
-      await work.finish('q2');
-      expect((await Promise.all([q1, q2])).map((t) => t.ok)).to.deep.equal([true, true]);
+      expect(work.running()).to.deep.equal(['a2']);
+      await work.finish('a2');
+      expect((await Promise.all([a1, a2, b1])).map((t) => t.ok)).to.deep.equal([true, true, true]);
     });
   });
 
