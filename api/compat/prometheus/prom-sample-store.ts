@@ -3,7 +3,10 @@
 // the tenant's cached series index (series-index.ts: only series with rows
 // on the days the range touches), applies the matchers
 // (series-matchers.ts), then reads the samples of exactly those series in
-// one statement (sample-reader.ts) over [max(minT, visibleFromMs), maxT].
+// one statement (sample-reader.ts) over [max(minT, visibleFromMs), maxT],
+// and turns each stored row into the samples of the Prometheus series it
+// appears as: its value, sum or count, one bucket or quantile, or the row as
+// a native histogram (stored-histogram.ts).
 // Bounded twice, so one selector cannot take the process' memory: at most
 // `maxSeries` series (checked before any sample is read) and `maxSamples`
 // samples (cut inside ClickHouse).
@@ -14,10 +17,14 @@ import type { QueryRunner } from '../../v1/query/query-runner.ts';
 import type { SampleSource, SelectRequest, StoredSeries } from './engine/sample-source.ts';
 import type { PromError } from './prom-envelope.ts';
 import { execution, fromApiError } from './prom-envelope.ts';
+import { staleMarkerBits } from '../../../src/prometheus/remote-write-scope.ts';
+import type { FloatHistogram } from './engine/sample-source.ts';
 import { readSamples } from './sample-reader.ts';
-import type { PartSamples } from './sample-reader.ts';
+import type { SeriesRows } from './sample-reader.ts';
 import type { ExposedSeries } from './series-labels.ts';
-import { compareUtf8, partMask } from './series-labels.ts';
+import { compareUtf8, countPart, firstIndexedPart, otlpNativePart, partMask, sumPart, valuePart } from './series-labels.ts';
+import { labelValue } from './series-matchers.ts';
+import { nativeHistogram } from './stored-histogram.ts';
 import type { IndexedSeries, TenantSeries } from './series-index.ts';
 import { SeriesIndexCache, dayOf } from './series-index.ts';
 import { applyMatchers } from './series-matchers.ts';
@@ -90,56 +97,145 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
   }
 
   async function read(chosen: readonly Chosen[], fromMs: number, toMs: number, signal: AbortSignal): Promise<Result<readonly StoredSeries[], PromError>> {
-    const masks = new Map<string, number>();
+    const position = new Map<string, number>();
+    const ids: string[] = [];
     const names = new Set<string>();
-    const wanted = new Map<string, ExposedSeries>();
+    let mask = 0;
     for (const { s, e } of chosen) {
-      masks.set(s.id, (masks.get(s.id) ?? 0) | partMask(e.part));
+      if (!position.has(s.id)) {
+        position.set(s.id, ids.length);
+        ids.push(s.id);
+      }
+      mask |= partMask(e.part);
       names.add(s.metricName);
-      wanted.set(`${s.id}:${e.part}`, e);
     }
-    const answer = await readSamples(o.runner, {
-      schema: o.schema, tenantId: o.tenantId, ids: [...masks.keys()], masks: [...masks.values()], metricNames: [...names],
-      fromMs, toMs, maxSamples: o.maxSamples,
-    });
+    const answer = await readSamples(o.runner, { schema: o.schema, tenantId: o.tenantId, ids, mask, metricNames: [...names], fromMs, toMs, maxRows: o.maxSamples });
     if (aborted(signal)) return fail(cancelled());
     if (!answer.ok) return fail(fromApiError(answer.error));
     if (answer.value.overBudget) return fail(execution(tooManySamples));
     // Stored series that map to one label set (e.g. resources differing only in attributes that are not labels) are one Prometheus series.
-    const byLabels = new Map<string, { e: ExposedSeries; parts: PartSamples[] }>();
-    for (const part of answer.value.parts) {
-      const e = wanted.get(`${part.id}:${part.part}`);
-      if (e === undefined) continue;
+    const byLabels = new Map<string, { e: ExposedSeries; parts: Sampled[] }>();
+    let total = 0;
+    for (const { s, e } of chosen) {
+      const rows = answer.value.series[position.get(s.id) ?? -1];
+      if (rows === undefined) continue;
+      const sampled = samplesOf(rows, e);
+      if (sampled.times.length === 0) continue;
+      total += sampled.times.length;
       const group = byLabels.get(e.key);
-      if (group === undefined) byLabels.set(e.key, { e, parts: [part] });
-      else group.parts.push(part);
+      if (group === undefined) byLabels.set(e.key, { e, parts: [sampled] });
+      else group.parts.push(sampled);
     }
+    if (total > o.maxSamples) return fail(execution(tooManySamples));
     const out: StoredSeries[] = [];
     for (const { e, parts } of byLabels.values()) out.push({ labels: e.labels, ...merged(parts) });
     return ok(out.sort((a, b) => compareLabelSets(a.labels, b.labels)));
   }
 }
 
+/** The samples of one exposed series: times, float values (or bits of a marker) and native histograms where it has them. */
+interface Sampled {
+  readonly times: Float64Array;
+  readonly values: Float64Array;
+  readonly histograms?: readonly (FloatHistogram | undefined)[];
+}
+
+/** Prometheus' stale marker as little-endian words (written as words: a NaN read into a number need not keep its payload). */
+const staleWords = [Number(staleMarkerBits & 0xffffffffn), Number(staleMarkerBits >> 32n)] as const;
+
+/** What an exposed series reads from its stored series' rows. */
+function samplesOf(rows: SeriesRows, e: ExposedSeries): Sampled {
+  const empty = new Float64Array(0);
+  if (e.part === valuePart) return { times: rows.times, values: rows.value ?? empty };
+  if (e.part === sumPart) return { times: rows.times, values: rows.sum ?? empty };
+  if (e.part === countPart) return { times: rows.times, values: rows.count ?? empty };
+  if (e.part >= firstIndexedPart) return indexedSamples(rows, e);
+  return nativeSamples(rows, e.part === otlpNativePart);
+}
+
+/** Bucket or quantile `part - 3` of each row; a histogram row without buckets has only its +Inf bucket (its count). */
+function indexedSamples(rows: SeriesRows, e: ExposedSeries): Sampled {
+  const j = e.part - firstIndexedPart;
+  const n = rows.times.length;
+  const { values: flat, starts } = rows.indexed ?? { values: new Float64Array(0), starts: new Uint32Array(n + 1) };
+  const width = (x: number): number => (starts[x + 1] ?? 0) - (starts[x] ?? 0);
+  let every = true;
+  for (let x = 0; x < n && every; x++) every = width(x) > j;
+  if (every) {
+    // The common case: every row has the bucket, so the series shares the rows' times.
+    const values = new Float64Array(n);
+    for (let x = 0; x < n; x++) values[x] = flat[(starts[x] ?? 0) + j] ?? 0;
+    return { times: rows.times, values };
+  }
+  const inf = labelValue(e.labels, 'le') === '+Inf';
+  const times: number[] = [];
+  const values: number[] = [];
+  for (let x = 0; x < n; x++) {
+    const w = width(x);
+    const v = j < w ? flat[(starts[x] ?? 0) + j] : w === 0 && inf ? rows.count?.[x] : undefined;
+    if (v === undefined) continue;
+    times.push(rows.times[x] ?? 0);
+    values.push(v);
+  }
+  return { times: Float64Array.from(times), values: Float64Array.from(values) };
+}
+
+/**
+ * Each row as a native histogram: a stale marker where the stored sum is
+ * one (remote write) or the point has no recorded value (OTLP's flag, which
+ * Prometheus' OTLP receiver turns into a marker); a row Prometheus cannot
+ * hold (a scale below -4) is no sample.
+ */
+function nativeSamples(rows: SeriesRows, otlp: boolean): Sampled {
+  const times: number[] = [];
+  const histograms: (FloatHistogram | undefined)[] = [];
+  const stale: number[] = [];
+  const rowsOf = rows.exponential ?? [];
+  for (let x = 0; x < rows.times.length; x++) {
+    const r = rowsOf[x];
+    if (r === undefined) continue;
+    if (r.staleSum || (otlp && (r.flags & noRecordedValue) !== 0)) {
+      stale.push(times.length);
+      times.push(rows.times[x] ?? 0);
+      histograms.push(undefined);
+      continue;
+    }
+    const h = nativeHistogram(r, otlp);
+    if (h === undefined) continue;
+    times.push(rows.times[x] ?? 0);
+    histograms.push(h);
+  }
+  const values = new Float64Array(times.length);
+  const words = new Uint32Array(values.buffer);
+  for (const at of stale) words.set(staleWords, 2 * at);
+  return { times: Float64Array.from(times), values, histograms };
+}
+
+/** OpenTelemetry's DataPointFlags bit: the point has no recorded value. */
+const noRecordedValue = 1;
+
 /** The samples of one or more parts as one series: sorted by time, one sample per timestamp (the first read). */
-function merged(parts: readonly PartSamples[]): { times: Float64Array; values: Float64Array } {
+function merged(parts: readonly Sampled[]): Sampled {
   const only = parts[0];
-  if (parts.length === 1 && only !== undefined && strictlyAscending(only.times)) return { times: only.times, values: only.values };
+  if (parts.length === 1 && only !== undefined && strictlyAscending(only.times)) return only;
   const order: [number, number, number][] = [];
   parts.forEach((p, pi) => { p.times.forEach((t, i) => { order.push([t, pi, i]); }); });
   order.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-  const times: number[] = [];
-  const bytes: Uint8Array[] = [];
-  for (const [t, pi, i] of order) {
-    if (times.length > 0 && times[times.length - 1] === t) continue;
-    times.push(t);
-    const values = parts[pi]?.values;
-    if (values !== undefined) bytes.push(new Uint8Array(values.buffer, values.byteOffset + i * 8, 8));
+  const kept = order.filter((x, k) => k === 0 || order[k - 1]?.[0] !== x[0]);
+  // Values are copied as words, so a staleness marker keeps its bits.
+  const values = new Float64Array(kept.length);
+  const out = new Uint32Array(values.buffer);
+  const histograms: (FloatHistogram | undefined)[] = [];
+  for (const [k, [, pi, i]] of kept.entries()) {
+    const p = parts[pi];
+    if (p === undefined) continue;
+    const words = new Uint32Array(p.values.buffer, p.values.byteOffset, p.values.length * 2);
+    out[2 * k] = words[2 * i] ?? 0;
+    out[2 * k + 1] = words[2 * i + 1] ?? 0;
+    histograms.push(p.histograms?.[i]);
   }
-  // Values are copied as bytes, so a staleness marker keeps its bits.
-  const values = new Float64Array(times.length);
-  const view = new Uint8Array(values.buffer);
-  bytes.forEach((b, i) => { view.set(b, i * 8); });
-  return { times: Float64Array.from(times), values };
+  const anyHistogram = histograms.some((h) => h !== undefined);
+  return { times: Float64Array.from(kept, ([t]) => t), values, ...(anyHistogram ? { histograms } : {}) };
 }
 
 function strictlyAscending(times: Float64Array): boolean {

@@ -1,14 +1,17 @@
-// Reads the samples of chosen stored series in one statement whose text
-// never changes: the series ids, the parts each needs (a bit mask: value,
-// sum, count, buckets or quantiles), their stored metric names (the sort
-// key's second column) and the time bounds are bound parameters. Rows are
-// found by their series id (the metrics column of migration 14, the index's
-// own hash), expanded into (part, value) samples, cut at the sample
-// budget inside ClickHouse (LIMIT), and grouped per (series, part) into two
-// time-sorted Float64 arrays. The answer is RowBinary: each array is a
-// length and its raw 8-byte values, copied as they are into Float64Arrays,
-// so JavaScript parses nothing per sample and a staleness marker keeps its
-// bits. Times are read as Float64 milliseconds (exact below 2^53).
+// Reads the rows of chosen stored series in one statement whose text
+// depends only on the columns needed (a few fixed shapes): the series ids,
+// their stored metric names (the sort key's second column) and the time
+// bounds are bound parameters. Rows are found by their series id (the
+// metrics column of migration 14, the index's own hash), which
+// ClickHouse's transform() turns into the series' position in the request,
+// and come back ordered by (metric_name, timestamp): each series ascending
+// with no sort or grouping of our own (a GROUP BY into arrays cost more
+// than the rows it saved), cut at the budget inside ClickHouse (LIMIT).
+// The answer is RowBinary with only the columns the series' parts need
+// (value; sum; count; cumulative buckets or quantiles; the exponential
+// histogram columns), times as 4-byte offsets from the range's start when
+// the range allows. A row of floats alone is decoded through 32-bit word
+// views (values copied as bits: a staleness marker keeps its payload).
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
@@ -17,131 +20,345 @@ import type { ApiError } from '../../http/api-error.ts';
 import { internal } from '../../http/api-error.ts';
 import type { QueryRunner } from '../../v1/query/query-runner.ts';
 import { SqlParams } from '../../v1/query/sql-params.ts';
+import { maskBits } from './series-labels.ts';
+import type { ExponentialRow } from './stored-histogram.ts';
 
 export interface SampleRead {
   readonly schema: SchemaTarget;
   readonly tenantId: string;
-  /** Decimal UInt64 series ids, and the part mask each needs (same order). */
+  /** Decimal UInt64 series ids. */
   readonly ids: readonly string[];
-  readonly masks: readonly number[];
+  /** The columns to read: maskBits of every part any series needs. */
+  readonly mask: number;
   /** The stored metric names of those series. */
   readonly metricNames: readonly string[];
   readonly fromMs: number;
   readonly toMs: number;
-  /** At most this many samples are read; the answer says when there were more. */
-  readonly maxSamples: number;
+  /** At most this many rows are read; the answer says when there were more. */
+  readonly maxRows: number;
 }
 
-/** The samples of one (series, part), ascending by time. */
-export interface PartSamples {
-  readonly id: string;
-  readonly part: number;
-  readonly times: Float64Array;
-  readonly values: Float64Array;
-}
-
-export interface SampleAnswer {
-  readonly parts: PartSamples[];
-  /** More samples matched than maxSamples (the parts then hold only some of them). */
-  readonly overBudget: boolean;
+/** An exponential histogram row and its OTLP flags. */
+export interface ExponentialSample extends ExponentialRow {
+  readonly flags: number;
+  /** Whether the stored sum is Prometheus' stale marker (read through its bits). */
+  readonly staleSum: boolean;
 }
 
 /**
- * The statement when every series reads its value alone (gauges and
- * counters, most selectors): no per-row expansion into parts, which cost
- * ClickHouse most of the general statement's time.
+ * The rows of one series, ascending by time, one per timestamp (the first
+ * read). Columns not asked for are absent; `*Words` hold each double as its
+ * two 32-bit words, so NaN payloads are exact.
  */
-function valuesStatement(r: SampleRead, p: SqlParams): string {
-  return `SELECT series_id AS sid, toUInt16(0) AS part, arraySort(groupArray(t)) AS ts, arraySort((v, x) -> x, groupArray(value), groupArray(t)) AS vs FROM (
-    SELECT series_id, toFloat64(toUnixTimestamp64Milli(timestamp)) AS t, value
+export interface SeriesRows {
+  readonly times: Float64Array;
+  readonly value?: Float64Array;
+  readonly sum?: Float64Array;
+  readonly count?: Float64Array;
+  /** Cumulative bucket counts (histograms) or quantile values (summaries): row x's are values[starts[x], starts[x + 1]). */
+  readonly indexed?: IndexedColumn;
+  readonly exponential?: readonly ExponentialSample[];
+}
+
+/** Arrays of every row, end to end. */
+export interface IndexedColumn {
+  readonly values: Float64Array;
+  readonly starts: Uint32Array;
+}
+
+export interface SampleAnswer {
+  /** Per requested id (same order); undefined when it had no rows. */
+  readonly series: (SeriesRows | undefined)[];
+  readonly rows: number;
+  /** More rows matched than maxRows (the series then hold only some of them). */
+  readonly overBudget: boolean;
+}
+
+/** The largest range whose times fit a UInt32 offset in ms (49.7 days). */
+const offsetRangeMs = 2 ** 32 - 1;
+
+/** The statement: text from a fixed set (the mask and the time width), everything else bound. */
+function statement(r: SampleRead, p: SqlParams): string {
+  const ids = `CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))`;
+  const from = p.bind(r.fromMs, 'Int64');
+  const time = r.toMs - r.fromMs <= offsetRangeMs
+    ? `toUInt32(toUnixTimestamp64Milli(timestamp) - ${from})`
+    : 'toFloat64(toUnixTimestamp64Milli(timestamp))';
+  const cols = [`toUInt32(transform(series_id, ${ids}, arrayEnumerate(${ids}), 0)) AS i`, `${time} AS t`];
+  const m = columnsOf(r.mask);
+  if (m & maskBits.value) cols.push('value');
+  if (m & maskBits.sum) cols.push('sum');
+  if (m & maskBits.count) cols.push('toFloat64(count)');
+  if (m & maskBits.indexed) cols.push("if(metric_type = 'summary', quantile_values, arrayMap(c -> toFloat64(c), arrayCumSum(bucket_counts)))");
+  if (m & maskBits.native) {
+    cols.push('exp_scale', 'toFloat64(exp_zero_count)', 'exp_zero_threshold', 'exp_positive_offset', 'arrayMap(c -> toFloat64(c), exp_positive_bucket_counts)',
+      'exp_negative_offset', 'arrayMap(c -> toFloat64(c), exp_negative_bucket_counts)', 'flags');
+  }
+  return `SELECT ${cols.join(', ')}
     FROM ${queryTable(r.schema, 'metrics')}
     WHERE tenant_id = ${p.bind(r.tenantId, 'String')} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
-      AND timestamp >= fromUnixTimestamp64Milli(${p.bind(r.fromMs, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
-      AND series_id IN CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))
-    LIMIT ${p.bind(r.maxSamples + 1, 'Int64')})
-  GROUP BY series_id`;
+      AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
+      AND i != 0
+    ORDER BY metric_name, timestamp
+    LIMIT ${p.bind(r.maxRows + 1, 'Int64')}`;
 }
 
-/** The statement (its text depends on nothing but the schema and whether only values are read). */
-function statement(r: SampleRead, p: SqlParams): string {
-  if (r.masks.every((m) => m === 1)) return valuesStatement(r, p);
-  // CAST, which ClickHouse folds to a constant (an IN over arrayMap(toUInt64) of the same parameter took 20x as long on 720k rows).
-  const ids = `CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))`;
-  const masks = `CAST(${p.bind(r.masks.map(String), 'Array(String)')} AS Array(UInt8))`;
-  const indexed = `multiIf(metric_type = 'summary', arrayMap((q, i) -> (toUInt16(2 + i), q), quantile_values, arrayEnumerate(quantile_values)),
-        empty(bucket_counts), [(toUInt16(3 + length(explicit_bounds)), toFloat64(count))],
-        arrayMap((c, i) -> (toUInt16(2 + i), toFloat64(c)), arrayCumSum(bucket_counts), arrayEnumerate(bucket_counts)))`;
-  return `SELECT sid, part, arraySort(groupArray(t)) AS ts, arraySort((v, x) -> x, groupArray(v), groupArray(t)) AS vs FROM (
-    SELECT sid, t, e.1 AS part, e.2 AS v FROM (
-      SELECT series_id AS sid, transform(sid, ${ids}, ${masks}, toUInt8(0)) AS mask,
-        toFloat64(toUnixTimestamp64Milli(timestamp)) AS t, metric_type, value, sum, count, bucket_counts, explicit_bounds, quantile_values
-      FROM ${queryTable(r.schema, 'metrics')}
-      WHERE tenant_id = ${p.bind(r.tenantId, 'String')} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
-        AND timestamp >= fromUnixTimestamp64Milli(${p.bind(r.fromMs, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
-        AND mask != 0)
-    ARRAY JOIN arrayConcat(
-      if(bitTest(mask, 0), [(toUInt16(0), value)], []),
-      if(bitTest(mask, 1), [(toUInt16(1), sum)], []),
-      if(bitTest(mask, 2), [(toUInt16(2), toFloat64(count))], []),
-      if(bitTest(mask, 3), ${indexed}, [])) AS e
-    LIMIT ${p.bind(r.maxSamples + 1, 'Int64')})
-  GROUP BY sid, part`;
+/** The column groups read for a mask: buckets need count (a row without buckets is its +Inf), native histograms sum and count. */
+export function columnsOf(mask: number): number {
+  let m = mask;
+  if (m & maskBits.indexed) m |= maskBits.count;
+  if (m & maskBits.native) m |= maskBits.sum | maskBits.count;
+  return m;
 }
 
-/** A LEB128 length at `pos`: [value, next position]. */
-function varint(buf: Buffer, pos: number): [number, number] {
-  let n = 0;
-  for (let shift = 0; ; shift += 7) {
-    const b = buf[pos++];
-    if (b === undefined || shift > 35) throw new Error('truncated or oversized length in RowBinary');
-    n += (b & 0x7f) * 2 ** shift;
-    if (b < 0x80) return [n, pos];
-  }
-}
-
-/** `n` Float64 values at `pos`, copied byte for byte (NaN payloads kept). */
-function float64s(buf: Buffer, pos: number, n: number): Float64Array {
-  if (pos + n * 8 > buf.length) throw new Error('truncated array in RowBinary');
-  const out = new Float64Array(n);
-  new Uint8Array(out.buffer).set(buf.subarray(pos, pos + n * 8));
-  return out;
-}
-
-/** Decodes rows of (UInt64, UInt16, Array(Float64), Array(Float64)). */
-export function decodeParts(buf: Buffer): PartSamples[] {
-  const out: PartSamples[] = [];
-  let pos = 0;
-  while (pos < buf.length) {
-    if (pos + 10 > buf.length) throw new Error('truncated row in RowBinary');
-    const id = buf.readBigUInt64LE(pos).toString();
-    const part = buf.readUInt16LE(pos + 8);
-    let n: number;
-    [n, pos] = varint(buf, pos + 10);
-    const times = float64s(buf, pos, n);
-    pos += n * 8;
-    let m: number;
-    [m, pos] = varint(buf, pos);
-    const values = float64s(buf, pos, m);
-    pos += m * 8;
-    if (m !== n) throw new Error('times and values of one series differ in length');
-    out.push({ id, part, times, values });
-  }
-  return out;
-}
-
-/** Reads the samples; a store failure is the runner's ApiError. */
+/** Reads the rows; a store failure is the runner's ApiError. */
 export async function readSamples(runner: QueryRunner, r: SampleRead): Promise<Result<SampleAnswer, ApiError>> {
   if (runner.binary === undefined) return fail(internal());
   const p = new SqlParams();
   const body = await runner.binary(statement(r, p), p);
   if (!body.ok) return body;
-  let parts: PartSamples[];
   try {
-    parts = decodeParts(body.value);
+    const decoded = decodeRows(body.value, r.ids.length, columnsOf(r.mask), r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined);
+    return ok({ ...decoded, overBudget: decoded.rows > r.maxRows });
   } catch {
     return fail(internal());
   }
-  let total = 0;
-  for (const s of parts) total += s.times.length;
-  return ok({ parts, overBudget: total > r.maxSamples });
+}
+
+/** Growing columns of one series while rows are decoded. */
+class Builder {
+  times: number[] = [];
+  words: number[][] = [[], [], []];
+  flat: number[] = [];
+  starts: number[] = [0];
+  exponential: ExponentialSample[] = [];
+  unsorted = false;
+}
+
+/**
+ * Decodes rows of (i UInt32, t UInt32 offset from `offsetFrom` or Float64
+ * ms, then the mask's columns) into `n` series.
+ */
+export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: number | undefined): { series: (SeriesRows | undefined)[]; rows: number } {
+  const floats = [maskBits.value, maskBits.sum, maskBits.count].filter((b) => (mask & b) !== 0).length;
+  if ((mask & (maskBits.indexed | maskBits.native)) === 0) return decodeFixed(buf, n, mask, floats, offsetFrom);
+  const r = new Reader(buf);
+  const built: (Builder | undefined)[] = new Array<Builder | undefined>(n);
+  let rows = 0;
+  while (r.more()) {
+    const i = r.u32() - 1;
+    const t = offsetFrom !== undefined ? offsetFrom + r.u32() : r.f64();
+    if (i < 0 || i >= n) throw new Error('series position out of range in RowBinary');
+    rows++;
+    let b = built[i];
+    if (b === undefined) b = built[i] = new Builder();
+    const last = b.times[b.times.length - 1];
+    const keep = last === undefined || t !== last;
+    if (last !== undefined && t < last) b.unsorted = true;
+    if (keep) b.times.push(t);
+    const w = keep ? b.words : undefined;
+    for (let k = 0; k < floats; k++) {
+      const lo = r.u32();
+      const hi = r.u32();
+      w?.[k]?.push(lo, hi);
+    }
+    if (mask & maskBits.indexed) {
+      if (keep) {
+        r.f64sInto(b.flat);
+        b.starts.push(b.flat.length);
+      } else r.f64Array();
+    }
+    if (mask & maskBits.native) {
+      const scale = r.i32();
+      const zeroCount = r.f64();
+      const zeroThreshold = r.f64();
+      const positiveOffset = r.i32();
+      const positiveCounts = r.f64Array();
+      const negativeOffset = r.i32();
+      const negativeCounts = r.f64Array();
+      const flags = r.u32();
+      if (keep) {
+        const sumWords = b.words[floats - 2] ?? [];
+        const countWords = b.words[floats - 1] ?? [];
+        const at = sumWords.length - 2;
+        b.exponential.push({
+          scale, zeroCount, zeroThreshold, positiveOffset, positiveCounts, negativeOffset, negativeCounts, flags,
+          sum: wordsToFloat(sumWords[at] ?? 0, sumWords[at + 1] ?? 0), count: wordsToFloat(countWords[at] ?? 0, countWords[at + 1] ?? 0),
+          staleSum: sumWords[at] === staleLo && sumWords[at + 1] === staleHi,
+        });
+      }
+    }
+  }
+  const series = built.map((b) => (b === undefined ? undefined : finish(b, mask)));
+  return { series, rows };
+}
+
+/** Prometheus' stale marker as little-endian words. */
+const staleLo = 2;
+const staleHi = 0x7ff00000;
+
+const pair = new Uint32Array(2);
+const pairFloat = new Float64Array(pair.buffer);
+
+function wordsToFloat(lo: number, hi: number): number {
+  pair[0] = lo;
+  pair[1] = hi;
+  return pairFloat[0] ?? 0;
+}
+
+/** A Float64Array holding the doubles given as word pairs. */
+function fromWords(words: readonly number[]): Float64Array {
+  const out = new Float64Array(words.length / 2);
+  new Uint32Array(out.buffer).set(words);
+  return out;
+}
+
+function finish(b: Builder, mask: number): SeriesRows {
+  const cols: Float64Array[] = b.words.map(fromWords);
+  let k = 0;
+  const pick = (bit: number): Float64Array | undefined => ((mask & bit) !== 0 ? cols[k++] : undefined);
+  const rows: SeriesRows = {
+    times: Float64Array.from(b.times),
+    value: pick(maskBits.value), sum: pick(maskBits.sum), count: pick(maskBits.count),
+    ...(mask & maskBits.indexed ? { indexed: { values: Float64Array.from(b.flat), starts: Uint32Array.from(b.starts) } } : {}),
+    ...(mask & maskBits.native ? { exponential: b.exponential } : {}),
+  };
+  return b.unsorted ? sortRows(rows) : rows;
+}
+
+/**
+ * Rows of fixed width (floats only), the common case: two passes over
+ * 32-bit words, counting rows per series, then copying each into its
+ * place in one array per column (each series a view of its stretch).
+ */
+function decodeFixed(raw: Buffer, n: number, mask: number, floats: number, offsetFrom: number | undefined): { series: (SeriesRows | undefined)[]; rows: number } {
+  const timeWords = offsetFrom !== undefined ? 1 : 2;
+  const width = 1 + timeWords + 2 * floats;
+  if (raw.length % (width * 4) !== 0) throw new Error('truncated row in RowBinary');
+  // Word views need 4-byte alignment: copy when the body is not aligned.
+  const buf = raw.byteOffset % 4 === 0 ? raw : Buffer.from(raw);
+  const words = new Uint32Array(buf.buffer, buf.byteOffset, buf.length / 4);
+  const rows = words.length / width;
+  // starts[i]: where series i's stretch begins; filled[i]: rows written into it.
+  const starts = new Uint32Array(n + 1);
+  for (let o = 0; o < words.length; o += width) {
+    const i = words[o] ?? 0;
+    if (i < 1 || i > n) throw new Error('series position out of range in RowBinary');
+    starts[i] = (starts[i] ?? 0) + 1;
+  }
+  for (let i = 1; i <= n; i++) starts[i] = (starts[i] ?? 0) + (starts[i - 1] ?? 0);
+  const filled = new Uint32Array(n);
+  const times = new Float64Array(rows);
+  const cols = new Uint32Array(rows * 2 * floats);
+  const from = offsetFrom ?? 0;
+  let disorder = false;
+  for (let o = 0; o < words.length; o += width) {
+    const i = (words[o] ?? 0) - 1;
+    const first = starts[i] ?? 0;
+    const at = first + (filled[i] ?? 0);
+    const t = timeWords === 1 ? from + (words[o + 1] ?? 0) : wordsToFloat(words[o + 1] ?? 0, words[o + 2] ?? 0);
+    if (at > first && t <= (times[at - 1] ?? 0)) disorder = true;
+    times[at] = t;
+    const c = at * 2 * floats;
+    const v = o + 1 + timeWords;
+    for (let k = 0; k < 2 * floats; k++) cols[c + k] = words[v + k] ?? 0;
+    filled[i] = (filled[i] ?? 0) + 1;
+  }
+  const series: (SeriesRows | undefined)[] = [];
+  for (let i = 0; i < n; i++) {
+    const first = starts[i] ?? 0;
+    const end = starts[i + 1] ?? 0;
+    if (end === first) { series.push(undefined); continue; }
+    const own: Float64Array[] = [];
+    for (let k = 0; k < floats; k++) own.push(column(cols, floats, k, first, end));
+    let k = 0;
+    const pick = (bit: number): Float64Array | undefined => ((mask & bit) !== 0 ? own[k++] : undefined);
+    const s: SeriesRows = { times: times.subarray(first, end), value: pick(maskBits.value), sum: pick(maskBits.sum), count: pick(maskBits.count) };
+    series.push(disorder && !strictlyAscending(s.times) ? sortRows(s) : s);
+  }
+  return { series, rows };
+}
+
+/** Column k of rows [first, end) of interleaved doubles (as words): a view when it is the only column. */
+function column(cols: Uint32Array, floats: number, k: number, first: number, end: number): Float64Array {
+  if (floats === 1) return new Float64Array(cols.buffer, first * 8, end - first);
+  const out = new Uint32Array((end - first) * 2);
+  for (let r = first; r < end; r++) {
+    out[2 * (r - first)] = cols[2 * (r * floats + k)] ?? 0;
+    out[2 * (r - first) + 1] = cols[2 * (r * floats + k) + 1] ?? 0;
+  }
+  return new Float64Array(out.buffer);
+}
+
+function strictlyAscending(times: Float64Array): boolean {
+  for (let i = 1; i < times.length; i++) if ((times[i] ?? 0) <= (times[i - 1] ?? 0)) return false;
+  return true;
+}
+
+/** A series' rows sorted by time, one per timestamp (the first read): only when the store answered out of order. */
+function sortRows(s: SeriesRows): SeriesRows {
+  const order = [...s.times.keys()].sort((a, b) => (s.times[a] ?? 0) - (s.times[b] ?? 0) || a - b);
+  const kept = order.filter((j, x) => x === 0 || s.times[j] !== s.times[order[x - 1] ?? 0]);
+  const col = (c: Float64Array | undefined): Float64Array | undefined => {
+    if (c === undefined) return undefined;
+    const w = new Uint32Array(c.buffer, c.byteOffset, c.length * 2);
+    const out = new Uint32Array(kept.length * 2);
+    kept.forEach((j, x) => { out[2 * x] = w[2 * j] ?? 0; out[2 * x + 1] = w[2 * j + 1] ?? 0; });
+    return new Float64Array(out.buffer);
+  };
+  return {
+    times: Float64Array.from(kept, (j) => s.times[j] ?? 0),
+    value: col(s.value), sum: col(s.sum), count: col(s.count),
+    ...(s.indexed !== undefined ? { indexed: keptIndexed(s.indexed, kept) } : {}),
+    ...(s.exponential !== undefined ? { exponential: kept.flatMap((j) => { const e = s.exponential?.[j]; return e === undefined ? [] : [e]; }) } : {}),
+  };
+}
+
+/** The rows `kept` of an indexed column, in that order. */
+function keptIndexed(c: IndexedColumn, kept: readonly number[]): IndexedColumn {
+  const values: number[] = [];
+  const starts = [0];
+  for (const j of kept) {
+    for (let x = c.starts[j] ?? 0; x < (c.starts[j + 1] ?? 0); x++) values.push(c.values[x] ?? 0);
+    starts.push(values.length);
+  }
+  return { values: Float64Array.from(values), starts: Uint32Array.from(starts) };
+}
+
+/** A cursor over RowBinary. */
+class Reader {
+  pos = 0;
+  readonly #buf: Buffer;
+  constructor(buf: Buffer) { this.#buf = buf; }
+  more(): boolean { return this.pos < this.#buf.length; }
+  #need(n: number): void { if (this.pos + n > this.#buf.length) throw new Error('truncated row in RowBinary'); }
+  u32(): number { this.#need(4); const v = this.#buf.readUInt32LE(this.pos); this.pos += 4; return v; }
+  i32(): number { this.#need(4); const v = this.#buf.readInt32LE(this.pos); this.pos += 4; return v; }
+  f64(): number { this.#need(8); const v = this.#buf.readDoubleLE(this.pos); this.pos += 8; return v; }
+  /** A LEB128 length. */
+  #varint(): number {
+    let n = 0;
+    for (let shift = 0; ; shift += 7) {
+      this.#need(1);
+      const b = this.#buf[this.pos++] ?? 0;
+      if (shift > 35) throw new Error('oversized length in RowBinary');
+      n += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return n;
+    }
+  }
+  /** An Array(Float64) appended to `out`. */
+  f64sInto(out: number[]): void {
+    const len = this.#varint();
+    this.#need(len * 8);
+    for (let k = 0; k < len; k++) out.push(this.#buf.readDoubleLE(this.pos + 8 * k));
+    this.pos += len * 8;
+  }
+  f64Array(): number[] {
+    const len = this.#varint();
+    this.#need(len * 8);
+    const out = new Array<number>(len);
+    for (let k = 0; k < len; k++) out[k] = this.#buf.readDoubleLE(this.pos + 8 * k);
+    this.pos += len * 8;
+    return out;
+  }
 }

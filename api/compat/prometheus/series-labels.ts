@@ -17,15 +17,25 @@ export interface IndexedIdentity extends StoredMetric {
   readonly quantiles: readonly number[];
 }
 
-/** Which values of a stored row a Prometheus series reads: 0 value, 1 sum, 2 count, 3 + i bucket or quantile i. */
+/**
+ * Which values of a stored row a Prometheus series reads: 0 value, 1 sum,
+ * 2 count, 3 + i bucket or quantile i; a negative part is the row as a
+ * native histogram, -1 as remote write sent it, -2 as Prometheus' OTLP
+ * receiver converts an exponential histogram.
+ */
 export type Part = number;
 export const valuePart = 0;
 export const sumPart = 1;
 export const countPart = 2;
 export const firstIndexedPart = 3;
+export const remoteWriteNativePart = -1;
+export const otlpNativePart = -2;
 
-/** The bit of the reader's mask that asks for a part (parts from 3 on share one). */
-export const partMask = (part: Part): number => (part >= firstIndexedPart ? 8 : 1 << part);
+/** The reader's mask bits: one per column group a part needs. */
+export const maskBits = { value: 1, sum: 2, count: 4, indexed: 8, native: 16 } as const;
+
+/** The bit of the reader's mask that asks for a part (parts from 3 on share one, native histograms another). */
+export const partMask = (part: Part): number => (part < 0 ? maskBits.native : part >= firstIndexedPart ? maskBits.indexed : 1 << part);
 
 export interface ExposedSeries {
   readonly part: Part;
@@ -106,6 +116,7 @@ export function exposedSeries(s: IndexedIdentity): ExposedSeries[] {
       case 'quantile':
         s.quantiles.forEach((q, i) => { add(e.name, firstIndexedPart + i, [['quantile', formatSampleValue(q)]]); });
         break;
+      case 'native': add(e.name, s.remoteWrite ? remoteWriteNativePart : otlpNativePart, []); break;
     }
   }
   return out;

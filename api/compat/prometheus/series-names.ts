@@ -7,10 +7,11 @@
 // a_per_b, annotations in braces dropped), "_total" for monotonic cumulative
 // sums, "_ratio" for gauges of unit "1", a leading digit prefixed with "_";
 // histograms as _bucket{le}/_sum/_count, summaries as {quantile} series and
-// _sum/_count, exponential histograms as _sum/_count only (native
-// histograms are not evaluated). Delta temporality has no Prometheus form:
-// such metrics are not exposed. Label names are sanitised in SQL
-// (series-source.ts, labelKeySql).
+// _sum/_count. Exponential histograms are native histograms, as Prometheus
+// 3 stores them: one series under the metric's own name (remote write) or
+// its translated name without a suffix (OTLP, as Prometheus' OTLP receiver
+// writes them). Delta temporality has no Prometheus form: such metrics are
+// not exposed.
 
 /** A distinct stored metric: what decides its Prometheus name. */
 export interface StoredMetric {
@@ -23,8 +24,8 @@ export interface StoredMetric {
   readonly remoteWrite: boolean;
 }
 
-/** Which column or part of a stored row a series reads. */
-export type SeriesRole = 'value' | 'bucket' | 'sum' | 'count' | 'quantile';
+/** Which column or part of a stored row a series reads ('native': the row as a native histogram). */
+export type SeriesRole = 'value' | 'bucket' | 'sum' | 'count' | 'quantile' | 'native';
 
 export interface ExposedName {
   readonly name: string;
@@ -71,7 +72,10 @@ export function otlpMetricName(m: Pick<StoredMetric, 'name' | 'type' | 'unit' | 
 
 /** The Prometheus series names a stored metric appears under (none: not exposed). */
 export function exposedNames(m: StoredMetric): readonly ExposedName[] {
-  if (m.remoteWrite) return m.type === 'gauge' || m.type === 'sum' ? [{ name: m.name, role: 'value' }] : [];
+  if (m.remoteWrite) {
+    if (m.type === 'exponential_histogram') return [{ name: m.name, role: 'native' }];
+    return m.type === 'gauge' || m.type === 'sum' ? [{ name: m.name, role: 'value' }] : [];
+  }
   if (m.temporality === 'delta') return [];
   const base = otlpMetricName(m);
   if (base === '') return [];
@@ -84,7 +88,7 @@ export function exposedNames(m: StoredMetric): readonly ExposedName[] {
     case 'summary':
       return [{ name: base, role: 'quantile' }, { name: `${base}_sum`, role: 'sum' }, { name: `${base}_count`, role: 'count' }];
     case 'exponential_histogram':
-      return [{ name: `${base}_sum`, role: 'sum' }, { name: `${base}_count`, role: 'count' }];
+      return [{ name: base, role: 'native' }];
   }
 }
 
