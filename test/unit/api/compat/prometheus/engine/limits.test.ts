@@ -24,11 +24,16 @@ describe('PromQL engine limits', () => {
     expect(ranges('1 + time()', 0, 10)).to.deep.equal([]);
   });
 
-  it('fetches each selector once for a whole range query', async () => {
+  it('fetches each selector once for a whole range query, and a selector repeated over the same range once', async () => {
+    // sum(up) looks back 5 m, rate(up[5m]) reads 5 m: the same request, read once.
     const source = new MemorySource().load('up{job="a"}', '1x100');
     const r = await rangeQuery(source, parsed('sum(up) + rate(up[5m])'), 0, 6_000_000, 60_000);
     expect(r.ok).to.equal(true);
-    expect(source.requests.length).to.equal(2);
+    expect(source.requests.length).to.equal(1);
+    const other = new MemorySource().load('up{job="a"}', '1x100');
+    const r2 = await rangeQuery(other, parsed('sum(up) + rate(up[10m])'), 0, 6_000_000, 60_000);
+    expect(r2.ok).to.equal(true);
+    expect(other.requests.length).to.equal(2);
   });
 
   it('refuses a query that would hold more samples than the budget', async () => {
