@@ -76,10 +76,10 @@ function valueSql(params: SqlParams, tag: Tag): { has: string; value: string } |
   };
 }
 
-/** The distinct values of a tag in the window (of spans matching `filter` when given), as Tempo's v2 typed values. */
-export async function tagValues(deps: RouteDeps, tenantId: string, tag: Tag, range: TimeRange, filter: TraceQuery | undefined): Promise<Result<{ type: string; value: string }[], ApiError>> {
+/** At most `limit` (≤ maxTagValues) distinct values of a tag in the window (of spans matching `filter` when given), as Tempo's v2 typed values. */
+export async function tagValues(deps: RouteDeps, tenantId: string, tag: Tag, range: TimeRange, filter: TraceQuery | undefined, limit = maxTagValues): Promise<Result<{ type: string; value: string }[], ApiError>> {
   const keywords = tag.kind === 'intrinsic' ? keywordValues[tag.name] : undefined;
-  if (keywords !== undefined) return ok(keywords.map((value) => ({ type: 'keyword', value })));
+  if (keywords !== undefined) return ok(keywords.slice(0, limit).map((value) => ({ type: 'keyword', value })));
   const params = new SqlParams();
   const picked = valueSql(params, tag);
   if (picked === undefined) return ok([]);
@@ -89,7 +89,7 @@ export async function tagValues(deps: RouteDeps, tenantId: string, tag: Tag, ran
   const where = [windowSql(params, tenantId, range), picked.has, ...(usable.length === 0 ? [] : [`(${usable.map((c) => conditionSql(params, c)).join(' OR ')})`])];
   const sql = `SELECT DISTINCT ${picked.value} AS v FROM ${queryTable(deps.schema, 'spans')}
     WHERE ${where.join(' AND ')}
-    LIMIT ${params.bind(maxTagValues, 'UInt64')}`;
+    LIMIT ${params.bind(Math.min(limit, maxTagValues), 'UInt64')}`;
   const rows = await deps.runner.rows<{ v: string }>(sql, params);
   if (!rows.ok) return rows;
   const stringTyped = tag.kind === 'intrinsic';

@@ -17,11 +17,15 @@ const nsPerSecond = 1_000_000_000n;
 /** How far back a search or tag lookup without `start` looks. */
 export const recentNs = 3_600n * nsPerSecond;
 
-/** A Unix time in seconds (Tempo's unit; fractions allowed), or a message naming the parameter. */
+/** The first second no time may reach: 2200-01-01T00:00:00Z (the Loki API's bound too; ns past it near Int64's end). */
+export const maxUnixSeconds = 7_258_118_400n;
+
+/** A Unix time in seconds (Tempo's unit; fractions allowed) before 2200, or a message naming the parameter. */
 function seconds(raw: string | undefined, name: string): Result<bigint | undefined, string> {
   if (raw === undefined || raw === '') return ok(undefined);
-  if (!/^\d{1,12}(\.\d{1,9})?$/.test(raw)) return fail(`invalid ${name}: ${JSON.stringify(raw)} is not a Unix time in seconds`);
+  if (!/^\d{1,12}(\.\d{1,9})?$/.test(raw)) return fail(`invalid ${name}: ${JSON.stringify(raw.slice(0, 100))} is not a Unix time in seconds`);
   const [whole = '0', fraction = ''] = raw.split('.');
+  if (BigInt(whole) >= maxUnixSeconds) return fail(`invalid ${name}: ${raw} is not before 2200-01-01T00:00:00Z (${maxUnixSeconds})`);
   return ok(BigInt(whole) * nsPerSecond + BigInt(fraction.padEnd(9, '0')));
 }
 

@@ -5,8 +5,9 @@
 // start, duration), as Tempo's results carry them.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
-import { ok } from '../../../src/result.ts';
+import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
+import { invalidRequest } from '../../http/api-error.ts';
 import { SqlParams } from '../../v1/query/sql-params.ts';
 import type { TimeRange } from '../../v1/query/time-range.ts';
 import type { RouteDeps } from '../../v1/deps.ts';
@@ -38,6 +39,21 @@ export interface SearchOptions {
   readonly limit: number;
   /** Spans kept per spanset (Tempo's `spss`). */
   readonly spss: number;
+}
+
+/**
+ * Most bytes of a search statement: ClickHouse refuses one longer than
+ * max_query_size (256 KiB), and the runner appends its SETTINGS clause. The
+ * query's own bounds (traceql-parser.ts, maxSearchTags) keep a statement far
+ * below; this is the last guard, a 400 naming the parameter.
+ */
+export const maxStatementBytes = 200_000;
+
+/** Rows of a search statement once it is known to fit; `name` is the parameter it was built from. */
+async function searchRows<T>(deps: RouteDeps, sql: string, params: SqlParams, name: string): Promise<Result<T[], ApiError>> {
+  const bytes = Buffer.byteLength(sql);
+  if (bytes > maxStatementBytes) return fail(invalidRequest(`invalid ${name}: the search is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer conditions`));
+  return deps.runner.rows<T>(sql, params);
 }
 
 /** Tempo shows trace ids without leading zeros. */
@@ -186,7 +202,7 @@ export async function searchTraceQl(deps: RouteDeps, tenantId: string, query: Tr
     HAVING ${spansetsSql(query.spansets)}
     ORDER BY first DESC, trace_id
     LIMIT ${params.bind(options.limit, 'UInt64')}`;
-  const rows = await deps.runner.rows<MatchRow>(sql, params);
+  const rows = await searchRows<MatchRow>(deps, sql, params, 'q');
   if (!rows.ok) return rows;
   const described = await describe(deps, tenantId, rows.value.map((r) => r.trace_id), options.range);
   if (!described.ok) return described;
@@ -235,7 +251,7 @@ export async function searchTags(deps: RouteDeps, tenantId: string, search: TagS
     ${having.length === 0 ? '' : `HAVING ${having.join(' AND ')}`}
     ORDER BY first DESC, trace_id
     LIMIT ${params.bind(options.limit, 'UInt64')}`;
-  const rows = await deps.runner.rows<{ trace_id: string }>(sql, params);
+  const rows = await searchRows<{ trace_id: string }>(deps, sql, params, 'tags');
   if (!rows.ok) return rows;
   const described = await describe(deps, tenantId, rows.value.map((r) => r.trace_id), options.range);
   if (!described.ok) return described;

@@ -4,12 +4,24 @@
 // ||, and `| select(...)`. Everything else the grammar knows (structural
 // operators, aggregates, by(), metrics functions, hints) is refused with a
 // message naming it, and a syntax error carries the parser's position, as
-// Tempo reports them (line and column).
+// Tempo reports them (line and column). A query has bounds (issue 33): its
+// length, how deep its parentheses and braces nest, how many spansets and
+// comparisons it holds, and the range of every number and duration in it;
+// beyond one, a message for a 400.
 import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-traceql';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import { parseGoDuration } from './tempo-params.ts';
+import { maxDurationNs, parseGoDuration } from './tempo-params.ts';
+
+/** The longest query, in characters (a URL carries at most about 16 KiB anyway). */
+export const maxQueryLength = 8192;
+/** How deep parentheses and braces may nest. */
+export const maxNesting = 32;
+/** Most spanset filters in one query (each is a column of the search's statement). */
+export const maxSpansets = 32;
+/** Most comparisons and selected fields in one query (each is an expression of the statement, some twice). */
+export const maxComparisons = 128;
 
 /** Intrinsics of a span, by their canonical name. */
 export type SpanIntrinsic = 'name' | 'status' | 'kind' | 'duration' | 'statusMessage';
@@ -126,7 +138,22 @@ function durationNs(raw: string): bigint {
   // The same exact parser as the legacy search's minDuration/maxDuration (tempo-params.ts).
   const ns = parseGoDuration(raw);
   if (ns === undefined) throw new Refusal(`invalid TraceQL query: bad duration ${JSON.stringify(raw)}`);
+  if (ns > maxDurationNs) throw new Refusal(`invalid TraceQL query: the duration ${raw.slice(0, 100)} is longer than the longest duration (${maxDurationNs} ns, about 292 years)`);
   return ns;
+}
+
+/** An integer literal; Tenantry compares integers as exact doubles, so it reads those of up to 2^53 − 1 in magnitude (Tempo: int64). */
+function integer(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw new Refusal(`invalid TraceQL query: the integer ${raw.slice(0, 100)} is out of range (at most ${Number.MAX_SAFE_INTEGER} in magnitude)`);
+  return n;
+}
+
+/** A float literal; one that overflows a double is refused, as Go's ParseFloat refuses it. */
+function float(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new Refusal(`invalid TraceQL query: the number ${raw.slice(0, 100)} is out of range (a 64-bit float)`);
+  return n;
 }
 
 function staticValue(text: string, node: SyntaxNode): Value {
@@ -141,8 +168,8 @@ function staticValue(text: string, node: SyntaxNode): Value {
   const innerRaw = text.slice(inner.from, inner.to);
   switch (inner.name) {
     case 'String': return { type: 'string', value: unquote(innerRaw) };
-    case 'Integer': return { type: 'int', value: Number(innerRaw) };
-    case 'Float': return { type: 'float', value: Number(innerRaw) };
+    case 'Integer': return { type: 'int', value: integer(innerRaw) };
+    case 'Float': return { type: 'float', value: float(innerRaw) };
     case 'Duration': return { type: 'duration', ns: durationNs(innerRaw) };
     default: throw new Refusal(`unsupported TraceQL: the value ${JSON.stringify(innerRaw)} is not supported`);
   }
@@ -240,8 +267,43 @@ function spansets(text: string, node: SyntaxNode): Spansets {
   return into.spansets;
 }
 
-/** Parses TraceQL; a syntax error or an unsupported construct is a message for a 400. */
+/** The deepest nesting of parentheses and braces outside string literals. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote !== undefined) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === '"' || c === '`') quote = c;
+    else if (c === '(' || c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === ')' || c === '}') depth--;
+  }
+  return deepest;
+}
+
+/** How many comparisons a condition holds. */
+const comparisonCount = (c: Condition): number => (c.kind === 'compare' ? 1 : c.kind === 'true' ? 0 : comparisonCount(c.left) + comparisonCount(c.right));
+
+/** The spanset filters of an expression. */
+const filterConditions = (s: Spansets): Condition[] => (s.kind === 'filter' ? [s.condition] : [...filterConditions(s.left), ...filterConditions(s.right)]);
+
+/** Why a query is too large to run, or undefined. */
+function sizeProblem(query: TraceQuery): string | undefined {
+  const filters = filterConditions(query.spansets);
+  if (filters.length > maxSpansets) return `invalid TraceQL query: ${filters.length} spanset filters, more than ${maxSpansets}`;
+  const comparisons = filters.reduce((n, c) => n + comparisonCount(c), 0) + query.select.length;
+  if (comparisons > maxComparisons) return `invalid TraceQL query: ${comparisons} conditions and selected fields, more than ${maxComparisons}`;
+  return undefined;
+}
+
+/** Parses TraceQL; a syntax error, an unsupported construct or a query past its bounds is a message for a 400. */
 export function parseTraceQl(text: string): Result<TraceQuery, TraceQlError> {
+  if (text.length > maxQueryLength) return fail({ message: `invalid TraceQL query: the query is ${text.length} characters long, more than ${maxQueryLength}` });
+  const depth = nestingDepth(text);
+  if (depth > maxNesting) return fail({ message: `invalid TraceQL query: parentheses and braces nested ${depth} deep, more than ${maxNesting}` });
   const top = parser.parse(text).topNode;
   const syntax = firstError(text, top);
   if (syntax !== undefined) return fail({ message: syntax });
@@ -250,7 +312,9 @@ export function parseTraceQl(text: string): Result<TraceQuery, TraceQlError> {
     const into: Pipeline = { select: [] };
     for (const c of children(top)) pipeline(text, c, into);
     if (into.spansets === undefined) return fail({ message: 'invalid TraceQL query: a query needs a spanset filter such as { } or { span.http.method = "GET" }' });
-    return ok({ spansets: into.spansets, select: into.select });
+    const query = { spansets: into.spansets, select: into.select };
+    const tooLarge = sizeProblem(query);
+    return tooLarge === undefined ? ok(query) : fail({ message: tooLarge });
   } catch (error) {
     if (error instanceof Refusal) return fail({ message: error.message });
     throw error;

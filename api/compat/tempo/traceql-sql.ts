@@ -6,8 +6,8 @@
 // for values the SDKs send typed; docs/tempo.md). Trace-level intrinsics
 // (rootName, rootServiceName, traceDuration) read the columns of the
 // per-trace join that `traceColumns` names.
-import type { SqlParams } from '../../v1/query/sql-params.ts';
-import type { Condition, Field, Spansets, Value } from './traceql-parser.ts';
+import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { Condition, Field, Spansets, TraceQuery, Value } from './traceql-parser.ts';
 
 export class UnsupportedComparison extends Error {}
 
@@ -107,6 +107,22 @@ export function conditionSql(params: SqlParams, c: Condition): string {
       if (c.op === '=' && c.value.type === 'nil') return `(${one('span')} AND ${one('resource')})`;
       return `(${one('span')} OR ${one('resource')})`;
     }
+  }
+}
+
+/**
+ * Why a query's comparisons cannot run (a field compared with a type it is
+ * not compared with, e.g. `status = 5`), or undefined: checked before any
+ * statement is built, so the builders never throw for a client's query.
+ */
+export function comparisonProblem(query: TraceQuery): string | undefined {
+  const params = new SqlParams();
+  try {
+    for (const c of filtersOf(query.spansets)) conditionSql(params, c);
+    return undefined;
+  } catch (error) {
+    if (error instanceof UnsupportedComparison) return `invalid TraceQL query: ${error.message}`;
+    throw error;
   }
 }
 
