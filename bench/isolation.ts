@@ -13,8 +13,9 @@
 //      20,000 series, a month at fine intervals) in a loop, as ratios
 //      (targets: query ≤ 2x, ingest ≤ 1.5x), and the process's peak RSS
 //      against TENANTRY_MEMORY_LIMIT_BYTES (target: under it).
-// Bounded: about 4-5 minutes. Not a test: it prints figures (README "Fault isolation", docs/benchmarks.md).
-//   BENCH_SECONDS=30 BENCH_PRELOAD_SPANS=2000000 BENCH_PRELOAD_POINTS=1000000 BENCH_MEMORY_LIMIT=2GiB npm run bench:isolation
+// Bounded: about 4-5 minutes (BENCH_PHASES=neighbour: phase 4 alone, about 3).
+// Not a test: it prints figures (README "Fault isolation", docs/benchmarks.md).
+//   BENCH_SECONDS=30 BENCH_PRELOAD_SPANS=2000000 BENCH_PRELOAD_POINTS=1000000 BENCH_MEMORY_LIMIT=2GiB BENCH_PHASES=all npm run bench:isolation
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -34,6 +35,9 @@ const preloadSpans = Number(process.env['BENCH_PRELOAD_SPANS'] ?? 2_000_000);
 const preloadPoints = Number(process.env['BENCH_PRELOAD_POINTS'] ?? 1_000_000);
 const gaugeSeries = 20_000;
 const memoryLimit = process.env['BENCH_MEMORY_LIMIT'] ?? '2GiB';
+/** `all`, or `neighbour` for the heavy-neighbour phase alone. */
+const phases = process.env['BENCH_PHASES'] ?? 'all';
+if (phases !== 'all' && phases !== 'neighbour') throw new Error(`BENCH_PHASES=${phases}: expected all or neighbour`);
 const readerBKey = 'bench-isolation-read-b-0123456789';
 const ingestClients = 4;
 const queryLoops = 8;
@@ -47,15 +51,19 @@ const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface Answer { readonly status: number; readonly ms: number }
+/** An answer; `error`: the start of the body of a 4xx/5xx. */
+interface Answer { readonly status: number; readonly ms: number; readonly error?: string }
 
 function send(url: string, method: string, headers: Record<string, string>, body: Buffer): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const done = (status: number): void => { resolve({ status, ms: performance.now() - started }); };
+    const done = (status: number, error?: string): void => { resolve({ status, ms: performance.now() - started, ...(error === undefined ? {} : { error }) }); };
     const req = request(url, { method, agent, timeout: 120_000, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => { done(res.statusCode ?? 0); });
+      const status = res.statusCode ?? 0;
+      let text = '';
+      if (status >= 400) res.setEncoding('utf8').on('data', (chunk: string) => { text = (text + chunk).slice(0, 400); });
+      else res.resume();
+      res.on('end', () => { done(status, status >= 400 ? text.slice(0, 200) : undefined); });
       res.on('error', () => { done(0); });
     });
     req.on('timeout', () => { req.destroy(); });
@@ -267,23 +275,30 @@ async function lightLoad(apiUrl: string, stop: Promise<void>): Promise<LightResu
   return { queries: latencies.length, p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), statuses };
 }
 
-/** Tenant A's heavy queries in one closed loop until `stop` resolves: statuses and latencies. */
-async function heavyLoad(apiUrl: string, stop: Promise<void>): Promise<QueryLoadResult & { maxMs: number }> {
+type HeavyResult = QueryLoadResult & { maxMs: number; errors: Record<string, number> };
+
+/** Tenant A's heavy queries in one closed loop until `stop` resolves: statuses, latencies and each refusal's message. */
+async function heavyLoad(apiUrl: string, stop: Promise<void>): Promise<HeavyResult> {
   const state = { stopped: false };
   void stop.then(() => { state.stopped = true; });
   const statuses: Record<string, number> = {};
+  const errors: Record<string, number> = {};
   const latencies: number[] = [];
   for (let i = 0; !state.stopped; i++) {
     const answer = await send(`${apiUrl}/v1/tenants/reader/timeseries`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` }, heavyQuery(i));
     latencies.push(answer.ms);
     statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+    if (answer.error !== undefined) {
+      const message = /"message":"([^"]*)"/.exec(answer.error)?.[1] ?? answer.error;
+      errors[`${answer.status} ${message.slice(0, 120)}`] = (errors[`${answer.status} ${message.slice(0, 120)}`] ?? 0) + 1;
+    }
   }
   latencies.sort((a, b) => a - b);
-  return { queries: latencies.length, p50ms: quantile(latencies, 0.5), maxMs: Math.round(latencies.at(-1) ?? 0), statuses };
+  return { queries: latencies.length, p50ms: quantile(latencies, 0.5), maxMs: Math.round(latencies.at(-1) ?? 0), statuses, errors };
 }
 
 /** Tenant B's ingest and light queries for `seconds`, optionally beside A's heavy loop; the process's peak RSS meanwhile (sampled every 20 ms). */
-async function neighbourPhase(running: Running, bodies: readonly Buffer[], seconds: number, heavy: boolean): Promise<{ ingest: IngestResult; queries: LightResult; heavy?: QueryLoadResult & { maxMs: number }; peakRssMiB: number }> {
+async function neighbourPhase(running: Running, bodies: readonly Buffer[], seconds: number, heavy: boolean): Promise<{ ingest: IngestResult; queries: LightResult; heavy?: HeavyResult; peakRssMiB: number }> {
   const pid = running.child.pid ?? 0;
   let peak = rssBytes(pid);
   const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(pid)); }, 20);
@@ -306,48 +321,58 @@ function bytesOf(size: string): number {
   return Number(match[1]) * ({ KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 }[match[2] ?? ''] ?? 1);
 }
 
+type Print = (label: string, value: unknown) => void;
+
+/** Phases 1-3 (ingest beside 8 query loops, the 1 MB attribute, slowloris): their targets as printed. */
+async function isolationPhases(running: Running, bodies: readonly Buffer[], print: Print): Promise<Record<string, string>> {
+  const pid = running.child.pid ?? 0;
+  // Slowloris connections trickle their headers, or a body, alongside the rest of the run.
+  const slowHeaders = slowlorisCloseMs('127.0.0.1', running.otlpPort, 150_000, 'headers');
+  const slowBody = slowlorisCloseMs('127.0.0.1', running.otlpPort, 150_000, 'body', { authorization: `Bearer ${ingestKey}` });
+  const single = await send(`${running.apiUrl}/v1/tenants/reader/traces`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` }, wideQuery(0));
+  print('one wide query, no other load (ms, status)', { ms: Math.round(single.ms), status: single.status });
+  await ingest(running.otlpUrl, bodies, 3);
+
+  // Two rounds of alone, then under query load, so that a burst of other work on the machine does not decide the ratio.
+  const alone: IngestResult[] = [];
+  const loaded: IngestResult[] = [];
+  for (const round of [1, 2]) {
+    alone.push(await ingest(running.otlpUrl, bodies, phaseSeconds / 2));
+    print(`ingest alone (round ${round})`, alone.at(-1));
+    let endQueries = (): void => undefined;
+    const queries = queryLoad(running.apiUrl, new Promise<void>((resolve) => { endQueries = resolve; }));
+    await sleep(1000);
+    loaded.push(await ingest(running.otlpUrl, bodies, phaseSeconds / 2));
+    endQueries();
+    print(`ingest with 8 query loops (round ${round})`, loaded.at(-1));
+    print(`queries during that phase (round ${round})`, await queries);
+  }
+  const mean = (results: readonly IngestResult[], pick: (r: IngestResult) => number): number => results.reduce((sum, r) => sum + pick(r), 0) / results.length;
+  const ratio = round2(mean(loaded, (r) => r.spansPerSecond) / Math.max(1, mean(alone, (r) => r.spansPerSecond)));
+  const p99Loaded = Math.round(mean(loaded, (r) => r.p99ms));
+  print('under query load / alone (spans/s)', ratio);
+  print('under query load / alone (p99)', round2(p99Loaded / Math.max(1, mean(alone, (r) => r.p99ms))));
+
+  await sleep(2000);
+  const huge = hugeResourceRequest();
+  const growth = await rssGrowth(pid, async () => (await send(`${running.otlpUrl}/v1/traces`, 'POST', { 'content-type': 'application/x-protobuf', authorization: `Bearer ${ingestKey}` }, huge)).status);
+  print('1 MB attribute x 1,000 spans request', { bytes: huge.length, ...growth });
+
+  print('slowloris closed after (ms): headers, body', [await slowHeaders, await slowBody]);
+  return { throughputRatio: `${ratio} (≥ 0.7)`, p99UnderLoadMs: `${p99Loaded} (< 500)`, rssGrowthMiB: `${growth.growthMiB} (< 256)` };
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-isolation-'));
-  const out: Record<string, unknown> = { phaseSeconds, preloadSpans, ingestClients, queryLoops };
-  const print = (label: string, value: unknown): void => { out[label] = value; process.stdout.write(`${label.padEnd(40)} ${JSON.stringify(value)}\n`); };
+  const out: Record<string, unknown> = { phaseSeconds, preloadSpans, ingestClients, queryLoops, phases };
+  const print: Print = (label, value) => { out[label] = value; process.stdout.write(`${label.padEnd(40)} ${JSON.stringify(value)}\n`); };
   try {
     print('preload ms', await preload(dataDir));
     const running = await startAll(dataDir);
     try {
-      const pid = running.child.pid ?? 0;
-      // Slowloris connections trickle their headers, or a body, alongside the rest of the run.
-      const slowHeaders = slowlorisCloseMs('127.0.0.1', running.otlpPort, 150_000, 'headers');
-      const slowBody = slowlorisCloseMs('127.0.0.1', running.otlpPort, 150_000, 'body', { authorization: `Bearer ${ingestKey}` });
       const bodies = Array.from({ length: 8 }, (_, i) => tracesRequest(spansPerRequest, 'writer', i * 1000));
-      const single = await send(`${running.apiUrl}/v1/tenants/reader/traces`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` }, wideQuery(0));
-      print('one wide query, no other load (ms, status)', { ms: Math.round(single.ms), status: single.status });
-      await ingest(running.otlpUrl, bodies, 3);
-
-      // Two rounds of alone, then under query load, so that a burst of other work on the machine does not decide the ratio.
-      const alone: IngestResult[] = [];
-      const loaded: IngestResult[] = [];
-      for (const round of [1, 2]) {
-        alone.push(await ingest(running.otlpUrl, bodies, phaseSeconds / 2));
-        print(`ingest alone (round ${round})`, alone.at(-1));
-        let endQueries = (): void => undefined;
-        const queries = queryLoad(running.apiUrl, new Promise<void>((resolve) => { endQueries = resolve; }));
-        await sleep(1000);
-        loaded.push(await ingest(running.otlpUrl, bodies, phaseSeconds / 2));
-        endQueries();
-        print(`ingest with 8 query loops (round ${round})`, loaded.at(-1));
-        print(`queries during that phase (round ${round})`, await queries);
-      }
-      const mean = (results: readonly IngestResult[], pick: (r: IngestResult) => number): number => results.reduce((sum, r) => sum + pick(r), 0) / results.length;
-      const ratio = round2(mean(loaded, (r) => r.spansPerSecond) / Math.max(1, mean(alone, (r) => r.spansPerSecond)));
-      const p99Loaded = Math.round(mean(loaded, (r) => r.p99ms));
-      print('under query load / alone (spans/s)', ratio);
-      print('under query load / alone (p99)', round2(p99Loaded / Math.max(1, mean(alone, (r) => r.p99ms))));
-
-      await sleep(2000);
-      const huge = hugeResourceRequest();
-      print('1 MB attribute x 1,000 spans request', { bytes: huge.length, ...await rssGrowth(pid, async () => (await send(`${running.otlpUrl}/v1/traces`, 'POST', { 'content-type': 'application/x-protobuf', authorization: `Bearer ${ingestKey}` }, huge)).status) });
-
-      print('slowloris closed after (ms): headers, body', [await slowHeaders, await slowBody]);
+      const targets = phases === 'all' ? await isolationPhases(running, bodies, print) : {};
+      if (phases !== 'all') await ingest(running.otlpUrl, bodies, 3);
 
       // Heavy neighbour: B alone, then with A's heavy loop, twice in turn.
       const quiet: Awaited<ReturnType<typeof neighbourPhase>>[] = [];
@@ -367,9 +392,7 @@ async function main(): Promise<void> {
       print('heavy neighbour: B ingest p99 beside / alone', ingestRatio);
       print('heavy neighbour: peak RSS MiB / bound MiB', { peakMiB, boundMiB, ratio: round2(peakMiB / boundMiB) });
       print('targets', {
-        throughputRatio: `${ratio} (≥ 0.7)`,
-        p99UnderLoadMs: `${p99Loaded} (< 500)`,
-        rssGrowthMiB: `${(out['1 MB attribute x 1,000 spans request'] as { growthMiB: number }).growthMiB} (< 256)`,
+        ...targets,
         heavyNeighbourQueryP99: `${queryRatio}x (≤ 2)`,
         heavyNeighbourIngestP99: `${ingestRatio}x (≤ 1.5)`,
         heavyNeighbourPeakRss: `${peakMiB} MiB (≤ ${boundMiB})`,
