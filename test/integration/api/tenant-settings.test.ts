@@ -180,7 +180,7 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
       { key: admin, name: 'admin', scopes: ['read', 'admin'], tenants: ['*'] },
     ]), 'test');
     if (!parsed.ok) throw new Error(parsed.message);
-    const gate = createStoreGate(storeGatePolicy('server', { maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000 }, undefined));
+    const gate = createStoreGate(storeGatePolicy('server', { maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000, memoryLimitBytes: 2 * 1024 ** 3 }, undefined));
     const settings = new SettingsCache(createSettingsStore(store, { database: store.database, cluster: undefined }), { defaults: builtInDefaults, refreshMs: 5000, log: silentLogger });
     await settings.start();
     const runner = createQueryRunner(target, 20_000, silentLogger, gate);
