@@ -125,50 +125,60 @@ export async function readSamples(runner: QueryRunner, r: SampleRead): Promise<R
   }
 }
 
-/** Growing columns of one series while rows are decoded. */
-class Builder {
-  times: number[] = [];
-  words: number[][] = [[], [], []];
-  flat: number[] = [];
-  starts: number[] = [0];
-  exponential: ExponentialSample[] = [];
-  unsorted = false;
-}
-
-/**
- * Decodes rows of (i UInt32, t UInt32 offset from `offsetFrom` or Float64
- * ms, then the mask's columns) into `n` series.
- */
+/** Rows holding arrays, read in two passes: sizes first, then each series' columns filled in place. */
 export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: number | undefined): { series: (SeriesRows | undefined)[]; rows: number } {
   const floats = [maskBits.value, maskBits.sum, maskBits.count].filter((b) => (mask & b) !== 0).length;
   if ((mask & (maskBits.indexed | maskBits.native)) === 0) return decodeFixed(buf, n, mask, floats, offsetFrom);
+  const timeBytes = offsetFrom !== undefined ? 4 : 8;
+  const indexed = (mask & maskBits.indexed) !== 0;
+  const native = (mask & maskBits.native) !== 0;
+  // Pass 1: rows and indexed values per series, skipping everything else.
+  const rowCounts = new Uint32Array(n);
+  const valueCounts = new Uint32Array(n);
   const r = new Reader(buf);
-  const built: (Builder | undefined)[] = new Array<Builder | undefined>(n);
   let rows = 0;
   while (r.more()) {
     const i = r.u32() - 1;
-    const t = offsetFrom !== undefined ? offsetFrom + r.u32() : r.f64();
     if (i < 0 || i >= n) throw new Error('series position out of range in RowBinary');
+    r.skip(timeBytes + 8 * floats);
     rows++;
-    let b = built[i];
-    if (b === undefined) b = built[i] = new Builder();
-    const last = b.times[b.times.length - 1];
-    const keep = last === undefined || t !== last;
-    if (last !== undefined && t < last) b.unsorted = true;
-    if (keep) b.times.push(t);
-    const w = keep ? b.words : undefined;
-    for (let k = 0; k < floats; k++) {
-      const lo = r.u32();
-      const hi = r.u32();
-      w?.[k]?.push(lo, hi);
+    rowCounts[i] = (rowCounts[i] ?? 0) + 1;
+    if (indexed) valueCounts[i] = (valueCounts[i] ?? 0) + r.skipF64Array();
+    if (native) {
+      r.skip(4 + 8 + 8 + 4);
+      r.skipF64Array();
+      r.skip(4);
+      r.skipF64Array();
+      r.skip(4);
     }
-    if (mask & maskBits.indexed) {
-      if (keep) {
-        r.f64sInto(b.flat);
-        b.starts.push(b.flat.length);
-      } else r.f64Array();
+  }
+  // Pass 2: each series' columns, allocated once at their size.
+  const cols = Array.from({ length: n }, (_, i) => {
+    const c = rowCounts[i] ?? 0;
+    return c === 0 ? undefined : {
+      times: new Float64Array(c), words: new Uint32Array(2 * floats * c), filled: 0, unsorted: false,
+      values: new Float64Array(indexed ? (valueCounts[i] ?? 0) : 0), starts: new Uint32Array(indexed ? c + 1 : 0), exponential: [] as ExponentialSample[],
+    };
+  });
+  r.pos = 0;
+  while (r.more()) {
+    const c = cols[r.u32() - 1];
+    if (c === undefined) throw new Error('series position out of range in RowBinary');
+    const t = offsetFrom !== undefined ? offsetFrom + r.u32() : r.f64();
+    const at = c.filled;
+    const last = c.times[at - 1];
+    const keep = at === 0 || t !== last;
+    if (last !== undefined && t < last) c.unsorted = true;
+    if (keep) {
+      c.times[at] = t;
+      for (let k = 0; k < 2 * floats; k++) c.words[2 * floats * at + k] = r.u32();
+    } else r.skip(8 * floats);
+    if (indexed) {
+      const start = c.starts[at] ?? 0;
+      if (keep) c.starts[at + 1] = start + r.f64sInto(c.values, start);
+      else r.skipF64Array();
     }
-    if (mask & maskBits.native) {
+    if (native) {
       const scale = r.i32();
       const zeroCount = r.f64();
       const zeroThreshold = r.f64();
@@ -178,18 +188,32 @@ export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: num
       const negativeCounts = r.f64Array();
       const flags = r.u32();
       if (keep) {
-        const sumWords = b.words[floats - 2] ?? [];
-        const countWords = b.words[floats - 1] ?? [];
-        const at = sumWords.length - 2;
-        b.exponential.push({
+        // Sum and count are the last two float columns when native histograms are read.
+        const w = 2 * floats * at + 2 * (floats - 2);
+        const sumLo = c.words[w] ?? 0;
+        const sumHi = c.words[w + 1] ?? 0;
+        c.exponential.push({
           scale, zeroCount, zeroThreshold, positiveOffset, positiveCounts, negativeOffset, negativeCounts, flags,
-          sum: wordsToFloat(sumWords[at] ?? 0, sumWords[at + 1] ?? 0), count: wordsToFloat(countWords[at] ?? 0, countWords[at + 1] ?? 0),
-          staleSum: sumWords[at] === staleLo && sumWords[at + 1] === staleHi,
+          sum: wordsToFloat(sumLo, sumHi), count: wordsToFloat(c.words[w + 2] ?? 0, c.words[w + 3] ?? 0), staleSum: sumLo === staleLo && sumHi === staleHi,
         });
       }
     }
+    if (keep) c.filled = at + 1;
   }
-  const series = built.map((b) => (b === undefined ? undefined : finish(b, mask)));
+  const series = cols.map((c): SeriesRows | undefined => {
+    if (c === undefined) return undefined;
+    const count = c.filled;
+    const own: Float64Array[] = [];
+    for (let k = 0; k < floats; k++) own.push(column(c.words, floats, k, 0, count));
+    let k = 0;
+    const pick = (bit: number): Float64Array | undefined => ((mask & bit) !== 0 ? own[k++] : undefined);
+    const out: SeriesRows = {
+      times: c.times.subarray(0, count), value: pick(maskBits.value), sum: pick(maskBits.sum), count: pick(maskBits.count),
+      ...(indexed ? { indexed: { values: c.values, starts: c.starts.subarray(0, count + 1) } } : {}),
+      ...(native ? { exponential: c.exponential } : {}),
+    };
+    return c.unsorted ? sortRows(out) : out;
+  });
   return { series, rows };
 }
 
@@ -204,26 +228,6 @@ function wordsToFloat(lo: number, hi: number): number {
   pair[0] = lo;
   pair[1] = hi;
   return pairFloat[0] ?? 0;
-}
-
-/** A Float64Array holding the doubles given as word pairs. */
-function fromWords(words: readonly number[]): Float64Array {
-  const out = new Float64Array(words.length / 2);
-  new Uint32Array(out.buffer).set(words);
-  return out;
-}
-
-function finish(b: Builder, mask: number): SeriesRows {
-  const cols: Float64Array[] = b.words.map(fromWords);
-  let k = 0;
-  const pick = (bit: number): Float64Array | undefined => ((mask & bit) !== 0 ? cols[k++] : undefined);
-  const rows: SeriesRows = {
-    times: Float64Array.from(b.times),
-    value: pick(maskBits.value), sum: pick(maskBits.sum), count: pick(maskBits.count),
-    ...(mask & maskBits.indexed ? { indexed: { values: Float64Array.from(b.flat), starts: Uint32Array.from(b.starts) } } : {}),
-    ...(mask & maskBits.native ? { exponential: b.exponential } : {}),
-  };
-  return b.unsorted ? sortRows(rows) : rows;
 }
 
 /**
@@ -346,12 +350,21 @@ class Reader {
       if (b < 0x80) return n;
     }
   }
-  /** An Array(Float64) appended to `out`. */
-  f64sInto(out: number[]): void {
+  skip(n: number): void { this.#need(n); this.pos += n; }
+  /** Skips an Array(Float64), returning its length. */
+  skipF64Array(): number {
+    const len = this.#varint();
+    this.skip(len * 8);
+    return len;
+  }
+  /** Copies an Array(Float64) into `out` from `at` as bytes, returning its length. */
+  f64sInto(out: Float64Array, at: number): number {
     const len = this.#varint();
     this.#need(len * 8);
-    for (let k = 0; k < len; k++) out.push(this.#buf.readDoubleLE(this.pos + 8 * k));
+    if (at + len > out.length) throw new Error('more array values than counted in RowBinary');
+    new Uint8Array(out.buffer, out.byteOffset + at * 8, len * 8).set(this.#buf.subarray(this.pos, this.pos + len * 8));
     this.pos += len * 8;
+    return len;
   }
   f64Array(): number[] {
     const len = this.#varint();

@@ -8,8 +8,10 @@
 // literals, ".*" and ".+" (most dashboard regexes: Grafana's multi-value
 // variables are alternations) are decided here; any other pattern is run by
 // ClickHouse's RE2 (linear time) over the distinct values of the label among
-// the candidate series, in one statement of fixed text with the pattern and
-// the values bound, and its answers are kept per tenant. A pattern RE2
+// the candidate series not answered before, in statements of fixed text with
+// the pattern and at most `batchBytes` of values bound (a label unique per
+// series over 500k series no longer makes one 10 MB statement), and its
+// answers are kept per tenant, at most `memoValues` of them. A pattern RE2
 // refuses (code 427) is bad_data. That needs no new dependency and gives
 // the same RE2 the previous SQL evaluator used.
 import type { Result } from '../../../src/result.ts';
@@ -48,6 +50,32 @@ export function simplePattern(re: string): ((v: string) => boolean) | undefined 
 
 /** Most patterns a tenant's memo keeps before it starts again. */
 const memoPatterns = 1_000;
+
+/** Most answers (pattern, value) a tenant's memo keeps before it starts again. */
+const memoValues = 1_000_000;
+
+/** Most bytes of label values one RE2 statement carries (and values: their count bounds the answer). */
+const batchBytes = 256 * 1024;
+const batchValues = 20_000;
+
+/** The values cut into batches of at most batchBytes (UTF-16 length, an upper bound of UTF-8 / 3 per unit) and batchValues. */
+function batches(values: readonly string[]): string[][] {
+  const out: string[][] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  for (const v of values) {
+    const size = v.length * 3 + 8;
+    if (batch.length > 0 && (bytes + size > batchBytes || batch.length >= batchValues)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(v);
+    bytes += size;
+  }
+  out.push(batch);
+  return out;
+}
 
 /** RE2 over `values` with `pattern` anchored as Prometheus anchors it: one statement, fixed text. */
 async function matchInStore(runner: QueryRunner, pattern: string, values: readonly string[]): Promise<Result<boolean[], PromError>> {
@@ -95,15 +123,18 @@ async function regexTest(runner: QueryRunner, pattern: string, values: readonly 
   const unknown = [...new Set(values)].filter((v) => !table.has(v));
   // A pattern seen before compiled then; a new one is sent even with no value to test, so an invalid regex is an error whatever the data.
   if (known !== undefined && unknown.length === 0) return ok((v) => table.get(v) === true);
-  if (known === undefined) {
-    if (memo.size >= memoPatterns) memo.clear();
-    memo.set(pattern, table);
+  let held = 0;
+  for (const t of memo.values()) held += t.size;
+  if (memo.size >= memoPatterns || held + unknown.length > memoValues) memo.clear();
+  // Answers too many to keep serve this query alone.
+  if (table.size + unknown.length <= memoValues) memo.set(pattern, table);
+  for (const batch of batches(unknown)) {
+    const answers = await matchInStore(runner, pattern, batch);
+    if (!answers.ok) {
+      memo.delete(pattern);
+      return answers;
+    }
+    batch.forEach((v, i) => table.set(v, answers.value[i] === true));
   }
-  const answers = await matchInStore(runner, pattern, unknown);
-  if (!answers.ok) {
-    memo.delete(pattern);
-    return answers;
-  }
-  unknown.forEach((v, i) => table.set(v, answers.value[i] === true));
   return ok((v) => table.get(v) === true);
 }
