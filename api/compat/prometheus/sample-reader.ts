@@ -251,27 +251,28 @@ function decodeFixed(raw: Buffer, n: number, mask: number, floats: number, offse
     starts[i] = (starts[i] ?? 0) + 1;
   }
   for (let i = 1; i <= n; i++) starts[i] = (starts[i] ?? 0) + (starts[i - 1] ?? 0);
-  const filled = new Uint32Array(n);
   const times = new Float64Array(rows);
   const cols = new Uint32Array(rows * 2 * floats);
   const from = offsetFrom ?? 0;
   let disorder = false;
+  // starts[i] moves on as series i is filled (so it ends where series i + 1 begins); begins keeps the first.
+  const begins = starts.slice();
+  const span = 2 * floats;
   for (let o = 0; o < words.length; o += width) {
     const i = (words[o] ?? 0) - 1;
-    const first = starts[i] ?? 0;
-    const at = first + (filled[i] ?? 0);
+    const at = starts[i] ?? 0;
     const t = timeWords === 1 ? from + (words[o + 1] ?? 0) : wordsToFloat(words[o + 1] ?? 0, words[o + 2] ?? 0);
-    if (at > first && t <= (times[at - 1] ?? 0)) disorder = true;
+    if (at > (begins[i] ?? 0) && t <= (times[at - 1] ?? 0)) disorder = true;
     times[at] = t;
-    const c = at * 2 * floats;
+    const c = at * span;
     const v = o + 1 + timeWords;
-    for (let k = 0; k < 2 * floats; k++) cols[c + k] = words[v + k] ?? 0;
-    filled[i] = (filled[i] ?? 0) + 1;
+    for (let k = 0; k < span; k++) cols[c + k] = words[v + k] ?? 0;
+    starts[i] = at + 1;
   }
   const series: (SeriesRows | undefined)[] = [];
   for (let i = 0; i < n; i++) {
-    const first = starts[i] ?? 0;
-    const end = starts[i + 1] ?? 0;
+    const first = begins[i] ?? 0;
+    const end = begins[i + 1] ?? 0;
     if (end === first) { series.push(undefined); continue; }
     const own: Float64Array[] = [];
     for (let k = 0; k < floats; k++) own.push(column(cols, floats, k, first, end));
