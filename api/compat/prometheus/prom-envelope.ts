@@ -41,10 +41,11 @@ function typeOfStatus(status: number): PromErrorType {
 
 type Ctx = Koa.ParameterizedContext<CompatState>;
 
-export function writeSuccess(ctx: Ctx, data: unknown, warnings: readonly string[] = []): void {
+export function writeSuccess(ctx: Ctx, data: unknown, warnings: readonly string[] = [], infos: readonly string[] = []): void {
   ctx.status = 200;
   ctx.type = 'application/json';
-  ctx.body = warnings.length === 0 ? { status: 'success', data } : { status: 'success', data, warnings };
+  // Prometheus 3 omits each list when it is empty.
+  ctx.body = { status: 'success', data, ...(warnings.length === 0 ? {} : { warnings }), ...(infos.length === 0 ? {} : { infos }) };
 }
 
 export function writeError(ctx: Ctx, error: PromError): void {

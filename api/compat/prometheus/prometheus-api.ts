@@ -85,7 +85,14 @@ function queryOf(params: PromParams): Result<Pick<QueryRequest, 'query' | 'lookb
   return ok(timeout.value === undefined ? { query: parsed.value, lookbackMs: lb.value } : { query: parsed.value, lookbackMs: lb.value, timeoutMs: timeout.value });
 }
 
-async function instantQuery(c: Ctx, params: PromParams): Promise<Result<{ data: unknown; warnings?: string[] }, PromError>> {
+/** What a handler answers: the data, and the notes Prometheus' envelope carries beside it. */
+interface Answered {
+  readonly data: unknown;
+  readonly warnings?: string[];
+  readonly infos?: string[];
+}
+
+async function instantQuery(c: Ctx, params: PromParams): Promise<Result<Answered, PromError>> {
   const t = timeParam(params, 'time', nowMs(c.deps));
   if (!t.ok) return t;
   const q = queryOf(params);
@@ -93,7 +100,7 @@ async function instantQuery(c: Ctx, params: PromParams): Promise<Result<{ data: 
   return answered(await runPromql(c, { kind: 'instant', ...q.value, t: t.value }));
 }
 
-async function rangeQuery(c: Ctx, params: PromParams): Promise<Result<{ data: unknown; warnings?: string[] }, PromError>> {
+async function rangeQuery(c: Ctx, params: PromParams): Promise<Result<Answered, PromError>> {
   const start = timeParam(params, 'start', undefined);
   if (!start.ok) return start;
   const end = timeParam(params, 'end', undefined);
@@ -111,11 +118,35 @@ async function rangeQuery(c: Ctx, params: PromParams): Promise<Result<{ data: un
   return answered(await runPromql(c, { kind: 'range', ...q.value, start: start.value, end: end.value, step: step.value }));
 }
 
-/** Prometheus splits annotations into warnings and infos; both travel in the envelope. */
-function answered(r: Result<{ value: Parameters<typeof queryData>[0]; annotations: string[] }, PromError>): Result<{ data: unknown; warnings?: string[] }, PromError> {
+/** Prometheus' API prints at most this many warnings and as many infos, then how many it left out. */
+const maxAnnotations = 10;
+
+/** Where the evaluator says a note stands: " (1:5)". */
+const notePosition = / \(\d+:\d+\)$/;
+
+/**
+ * A query's annotations as Prometheus 3's envelope carries them: infos apart
+ * from warnings, one per message (Prometheus keys them by the message without
+ * its position, the last one written winning), at most ten of each and a
+ * count of the rest.
+ */
+function answered(r: Result<{ value: Parameters<typeof queryData>[0]; annotations: string[] }, PromError>): Result<Answered, PromError> {
   if (!r.ok) return r;
-  const warnings = r.value.annotations.filter((a) => !a.startsWith('PromQL info:'));
-  return ok(warnings.length === 0 ? { data: queryData(r.value.value) } : { data: queryData(r.value.value), warnings });
+  const byMessage = new Map<string, string>();
+  for (const a of r.value.annotations) {
+    const key = a.replace(notePosition, '');
+    byMessage.delete(key);
+    byMessage.set(key, a);
+  }
+  const notes = [...byMessage.values()];
+  const warnings = capped(notes.filter((a) => !a.startsWith('PromQL info:')), 'warning');
+  const infos = capped(notes.filter((a) => a.startsWith('PromQL info:')), 'info');
+  return ok({ data: queryData(r.value.value), ...(warnings.length === 0 ? {} : { warnings }), ...(infos.length === 0 ? {} : { infos }) });
+}
+
+function capped(notes: readonly string[], kind: 'warning' | 'info'): string[] {
+  if (notes.length <= maxAnnotations) return [...notes];
+  return [...notes.slice(0, maxAnnotations), `${notes.length - maxAnnotations} more ${kind} annotations omitted`];
 }
 
 /** `match[]` selectors → their matchers. */
@@ -161,7 +192,7 @@ interface Ctx {
   readonly tenantId: string;
 }
 
-type Handler = (c: Ctx, params: PromParams, ctx: CompatContext) => Promise<Result<{ data: unknown; warnings?: string[] }, PromError>>;
+type Handler = (c: Ctx, params: PromParams, ctx: CompatContext) => Promise<Result<Answered, PromError>>;
 
 /** format_query and parse_query: the query parsed, then printed as Prometheus prettifies it, or as its syntax tree. */
 function parsedOnly(params: PromParams, answer: (query: NonNullable<ReturnType<typeof parsePromqlQuery> & { ok: true }>['value']) => unknown): Promise<Result<{ data: unknown }, PromError>> {
@@ -235,7 +266,7 @@ function register(router: CompatRouter, deps: RouteDeps): void {
       const params = await readRequestParams(ctx, new Set(['match[]']));
       if (!params.ok) { writeStatus(ctx, errorStatus[params.error.code], params.error.message); return; }
       const r = await handler({ deps, index, tenantId: ctx.state.tenantId }, params.value, ctx);
-      if (r.ok) writeSuccess(ctx, r.value.data, r.value.warnings);
+      if (r.ok) writeSuccess(ctx, r.value.data, r.value.warnings, r.value.infos);
       else writeError(ctx, r.error);
     };
     router.get(path, route);
