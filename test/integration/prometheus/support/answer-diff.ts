@@ -4,7 +4,8 @@
 // orders an instant vector — sort, sort_desc, topk, bottomk — otherwise as
 // sets), timestamps exactly equal, float values within 1e-9 relative with NaN
 // equal to NaN and infinities to themselves, and native histograms equal
-// field by field (count, sum, every bucket's boundaries and count).
+// field by field (count, sum, every bucket's boundaries and count); and
+// the warnings and infos beside the data equal as sets.
 import type { PromAnswer } from './promql-client.ts';
 
 type RawPoint = readonly [number, string];
@@ -168,4 +169,34 @@ export function describeAnswer(answer: PromAnswer): string {
 export function answerSize(answer: PromAnswer): { readonly series: number; readonly points: number } {
   const series = seriesOf(answer);
   return { series: series.length, points: series.reduce((n, s) => n + s.points.length, 0) };
+}
+
+/** The annotations an answer carried beside its data: Prometheus 3's `warnings` and `infos`. */
+export interface AnswerNotes {
+  readonly warnings: readonly string[];
+  readonly infos: readonly string[];
+}
+
+/** Prometheus' last line when it printed ten annotations of a kind and left the rest out. */
+const omittedLine = /^\d+ more (warning|info) annotations omitted$/;
+
+function notesListDiff(reference: readonly string[], target: readonly string[]): string | undefined {
+  const refOmitted = reference.find((n) => omittedLine.test(n));
+  const gotOmitted = target.find((n) => omittedLine.test(n));
+  // Past ten, which ten Prometheus prints follows Go's map order: only how many it left out compares.
+  if (refOmitted !== undefined || gotOmitted !== undefined) {
+    return refOmitted === gotOmitted ? undefined : `${gotOmitted ?? `${target.length} printed`}, expected ${refOmitted ?? `${reference.length} printed`}`;
+  }
+  const missing = reference.filter((n) => !target.includes(n));
+  const extra = target.filter((n) => !reference.includes(n));
+  if (missing.length === 0 && extra.length === 0 && reference.length === target.length) return undefined;
+  return `missing ${JSON.stringify(missing)}; extra ${JSON.stringify(extra)}`;
+}
+
+/** How the target's warnings and infos differ from the reference's, as sets (Prometheus prints them in map order), or undefined. */
+export function notesDiff(reference: AnswerNotes, target: AnswerNotes): string | undefined {
+  const warnings = notesListDiff(reference.warnings, target.warnings);
+  if (warnings !== undefined) return `warnings differ: ${warnings}`;
+  const infos = notesListDiff(reference.infos, target.infos);
+  return infos === undefined ? undefined : `infos differ: ${infos}`;
 }

@@ -2,9 +2,10 @@
 // Tenantry at every evaluation (instant times, range steps), a few requests
 // at once, and sorts the outcomes: the reference's own failures (a query the
 // harness got wrong, or an error case Prometheus does not refuse), the rows
-// answered equally, and the differences in full for the report.
-import { answerDiff, answerSize, describeAnswer } from './answer-diff.ts';
-import { promQuery } from './promql-client.ts';
+// answered equally, and the differences in full for the report. Equal means
+// the same data and the same warnings and infos beside it.
+import { answerDiff, answerSize, describeAnswer, notesDiff } from './answer-diff.ts';
+import type { AnswerNotes } from './answer-diff.ts';
 import type { PromAnswer, PromEndpoint, PromEvaluation } from './promql-client.ts';
 
 /** One query of a differential table. */
@@ -52,13 +53,57 @@ export interface DifferentialOutcome {
 /** How long one answer may take before it counts as a difference. */
 const answerTimeoutMs = 30_000;
 
-async function ask(endpoint: PromEndpoint, query: string, at: PromEvaluation): Promise<PromAnswer> {
+/** An answer and the annotations beside it. */
+interface Asked {
+  readonly answer: PromAnswer;
+  readonly notes: AnswerNotes;
+}
+
+const noNotes: AnswerNotes = { warnings: [], infos: [] };
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** One query as promql-client's promQuery asks it (GET instant, form POST range), keeping the envelope's warnings and infos too. */
+async function annotatedQuery(endpoint: PromEndpoint, query: string, at: PromEvaluation): Promise<Asked> {
+  const params = new URLSearchParams({ query });
+  let res: Response;
+  if (at.kind === 'instant') {
+    params.set('time', String(at.time));
+    res = await fetch(`${endpoint.url}/api/v1/query?${params.toString()}`, { headers: { ...endpoint.headers } });
+  } else {
+    params.set('start', String(at.start));
+    params.set('end', String(at.end));
+    params.set('step', String(at.step));
+    res = await fetch(`${endpoint.url}/api/v1/query_range`, {
+      method: 'POST', headers: { ...endpoint.headers, 'content-type': 'application/x-www-form-urlencoded' }, body: params.toString(),
+    });
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { answer: { httpStatus: res.status, status: 'unparsable', error: text.slice(0, 300) }, notes: noNotes };
+  }
+  if (typeof body !== 'object' || body === null) return { answer: { httpStatus: res.status, status: 'unparsable', error: text.slice(0, 300) }, notes: noNotes };
+  const b = body as { status?: unknown; errorType?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown }; warnings?: unknown; infos?: unknown };
+  const answer: PromAnswer = {
+    httpStatus: res.status, status: String(b.status),
+    ...(typeof b.errorType === 'string' ? { errorType: b.errorType } : {}),
+    ...(typeof b.error === 'string' ? { error: b.error } : {}),
+    ...(typeof b.data?.resultType === 'string' ? { resultType: b.data.resultType } : {}),
+    ...(b.data?.result !== undefined ? { result: b.data.result } : {}),
+  };
+  return { answer, notes: { warnings: strings(b.warnings), infos: strings(b.infos) } };
+}
+
+async function ask(endpoint: PromEndpoint, query: string, at: PromEvaluation): Promise<Asked> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<PromAnswer>((resolve) => {
-    timer = setTimeout(() => { resolve({ httpStatus: 0, status: 'timeout', error: `no answer within ${answerTimeoutMs} ms` }); }, answerTimeoutMs);
+  const timeout = new Promise<Asked>((resolve) => {
+    timer = setTimeout(() => { resolve({ answer: { httpStatus: 0, status: 'timeout', error: `no answer within ${answerTimeoutMs} ms` }, notes: noNotes }); }, answerTimeoutMs);
   });
   try {
-    return await Promise.race([promQuery(endpoint, query, at).catch((e: unknown) => ({ httpStatus: 0, status: 'fetch-failed', error: String(e) })), timeout]);
+    return await Promise.race([annotatedQuery(endpoint, query, at).catch((e: unknown) => ({ answer: { httpStatus: 0, status: 'fetch-failed', error: String(e) }, notes: noNotes })), timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -100,11 +145,13 @@ export async function runDifferential(rows: readonly DifferentialRow[], evaluati
   const differences: Difference[] = [];
   const differentRows = new Set<DifferentialRow>();
   const withData = new Set<DifferentialRow>();
-  for (const { row, e, ref, got } of answers) {
+  for (const { row, e, ref: r, got: g } of answers) {
+    const ref = r.answer;
+    const got = g.answer;
     if (ref.status !== 'success' || answerSize(ref).series > 0) withData.add(row);
     const problem = referenceProblem(row, e.name, ref);
     if (problem !== undefined) referenceProblems.push(problem);
-    const why = answerDiff(ref, got, row.ordered === true);
+    const why = answerDiff(ref, got, row.ordered === true) ?? notesDiff(r.notes, g.notes);
     if (why === undefined) continue;
     differentRows.add(row);
     differences.push({ row, evaluation: e.name, why, reference: describeAnswer(ref), target: describeAnswer(got) });
