@@ -8,6 +8,7 @@ import { Readiness } from '../../../../src/ops/readiness.ts';
 import type { RunningComponent } from '../../../../src/target/component.ts';
 import { startApi } from '../../../../api/api.ts';
 import { migratedStore } from '../../../support/embedded-store.ts';
+import { auditedStore } from './tenant-predicate-audit.ts';
 
 export const keys = {
   admin: 'admin-key-0123456789abcdef',
@@ -37,6 +38,8 @@ export interface Reply {
 
 export interface Harness {
   readonly store: Store;
+  /** How many statements the API sent to the store (the tenant predicate audit's count). */
+  readonly statementsSeen: () => number;
   readonly api: RunningComponent;
   readonly registry: Registry;
   readonly base: string;
@@ -52,7 +55,9 @@ export async function startHarness(prefix: string, extraKeys: readonly KeySpec[]
   const parsed = parseKeys(JSON.stringify([...baseKeys, ...extraKeys]), 'test keys');
   if (!parsed.ok) throw new Error(parsed.message);
   const registry = new Registry();
-  const api = await startApi({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry }, { port: 0, queryTimeoutMs, pageMaxBytes });
+  // The API's statements are audited: each that reads tenants' rows must bind its tenant (checked at close).
+  const audit = auditedStore(store);
+  const api = await startApi({ host: '127.0.0.1', store: audit.store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry }, { port: 0, queryTimeoutMs, pageMaxBytes });
   const base = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
   const call: Harness['call'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -70,9 +75,14 @@ export async function startHarness(prefix: string, extraKeys: readonly KeySpec[]
     return { status: res.status, headers: res.headers, text, body };
   };
   return {
-    store, api, registry, base, call,
+    store, api, registry, base, call, statementsSeen: audit.seen,
     post: (path, body, key) => call('POST', path, { body, key: key ?? keys.admin }),
-    close: async () => { await api.stop(); await store.close(); },
+    close: async () => {
+      await api.stop();
+      await store.close();
+      const offenders = audit.offenders();
+      if (offenders.length > 0) throw new Error(`${offenders.length} statement(s) read tenants' rows without a bound tenant predicate:\n${offenders.slice(0, 5).join('\n')}`);
+    },
   };
 }
 
