@@ -30,7 +30,7 @@ import { watchPeak } from './promql/memory.ts';
 import { ensurePrometheus } from './promql/prometheus-binary.ts';
 import { benchQueries, forPrometheus, forTenantry } from './promql/queries.ts';
 import type { BenchQuery } from './promql/queries.ts';
-import { markdownTables, phaseTable, summaryLines, timingTable } from './promql/report.ts';
+import { markdownTables, percentile, phaseTable, summaryLines, timingTable } from './promql/report.ts';
 import type { QueryTiming } from './promql/report.ts';
 import { settleOrSay } from './peers/process-cpu.ts';
 import { defaultTenantryRoot, startPrometheus, startTenantryAll } from './peers/servers.ts';
@@ -178,8 +178,20 @@ async function main(): Promise<void> {
       if (timing.firstDifference !== undefined) say(`${q.name}: first difference: ${timing.firstDifference}`);
       timings.push(timing);
     }
+    // What a query that reads nothing costs over HTTP on each: the floor under every row above.
+    const floor = { prometheus: [] as number[], tenantry: [] as number[] };
+    for (let r = 0; r < runs; r++) {
+      let started = performance.now();
+      await rangeQuery(promEndpoint, 'vector(1)', range);
+      floor.prometheus.push(performance.now() - started);
+      started = performance.now();
+      await rangeQuery(tenantryEndpoint(tenantFor(benchQueries[0] ?? { name: '', promql: '' }, r)), 'vector(1)', range);
+      floor.tenantry.push(performance.now() - started);
+    }
+    const floorLine = `vector(1), which reads nothing, over HTTP: Prometheus p50/p95 ${percentile(floor.prometheus, 0.5).toFixed(1)}/${percentile(floor.prometheus, 0.95).toFixed(1)} ms, `
+      + `Tenantry ${percentile(floor.tenantry, 0.5).toFixed(1)}/${percentile(floor.tenantry, 0.95).toFixed(1)} ms`;
     console.log(`\nRange queries (last 1 h, step 60 s) over HTTP, ${runs} runs each, ms; peak RSS over the query's runs, MiB:\n${timingTable(timings)}`);
-    console.log(`\n${summaryLines(timings).join('\n')}`);
+    console.log(`\n${[...summaryLines(timings), floorLine].join('\n')}`);
     await stopTenantry();
     stopTenantry = (): Promise<void> => Promise.resolve();
     await stopPrometheus();
@@ -192,7 +204,7 @@ async function main(): Promise<void> {
     });
     console.log(`\nWhere Tenantry's time goes, in one process on its data without HTTP (p50 of ${runs} runs, ms):\n${phaseTable(timings, parts)}`);
     console.log(`\n---- markdown (docs/benchmarks.md) ----\n${markdownTables({
-      timings, parts, runs, samples, layout,
+      timings, parts, runs, samples, layout, floor: floorLine,
       machine: `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB`,
       ingest: `remote write ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s`,
     })}`);

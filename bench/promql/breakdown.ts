@@ -9,10 +9,11 @@
 //                  the process (RowBinary), then decoded and merged per series;
 //   evaluation     the engine's rangeQuery over those series held in memory;
 //   encoding       queryData and JSON.stringify of the envelope, as Koa does.
-// Each select of the query runs alone here (the API runs them together), so
-// the parts add up; beside them, the whole path as the API runs it
-// (rangeQuery over the ClickHouse source, then encoding). The split between
-// lookup, statement and decode comes from timing the runner's calls.
+// Beside them, the whole path as the API runs it (rangeQuery over the
+// ClickHouse source, then encoding), through this runner and through one
+// with the server's store gate (one thread per embedded statement).
+// The split between lookup, statement and decode comes from timing the
+// runner's calls.
 import { createPromSampleSource } from '../../api/compat/prometheus/prom-sample-store.ts';
 import { parseQuery, rangeQuery, selectRanges } from '../../api/compat/prometheus/engine/engine.ts';
 import type { ParsedQuery } from '../../api/compat/prometheus/engine/engine.ts';
@@ -23,10 +24,12 @@ import { SeriesIndexCache, dayOf } from '../../api/compat/prometheus/series-inde
 import { createQueryRunner } from '../../api/v1/query/query-runner.ts';
 import type { QueryRunner, StatementSettings } from '../../api/v1/query/query-runner.ts';
 import type { SqlParams } from '../../api/v1/query/sql-params.ts';
+import { createStoreGate } from '../../src/clickhouse/store-gate.ts';
 import { openStore } from '../../src/clickhouse/store.ts';
 import type { Store } from '../../src/clickhouse/store.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { ok } from '../../src/result.ts';
+import { storeGatePolicy } from '../../src/target/store-gate-policy.ts';
 import type { BenchQuery } from './queries.ts';
 import { forTenantry } from './queries.ts';
 
@@ -41,6 +44,8 @@ export interface PhaseTimes {
   readonly encoding: number[];
   /** The whole path as the API runs it (selects together, then evaluation and encoding). */
   readonly whole: number[];
+  /** The same through a runner with the server's store gate (embedded policy: one thread per statement). */
+  readonly served: number[];
   /** Series and samples the query read (last run). */
   series: number;
   samples: number;
@@ -97,7 +102,7 @@ function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
   };
 }
 
-const emptyTimes = (): PhaseTimes => ({ lookup: [], indexStatement: [], statement: [], decode: [], evaluation: [], encoding: [], whole: [], series: 0, samples: 0 });
+const emptyTimes = (): PhaseTimes => ({ lookup: [], indexStatement: [], statement: [], decode: [], evaluation: [], encoding: [], whole: [], served: [], series: 0, samples: 0 });
 
 /** Read through a call: TypeScript would otherwise keep the value it narrowed to before the await. */
 const binaryStarted = (ledger: Ledger): number | undefined => ledger.binaryStart;
@@ -106,8 +111,9 @@ const requestKey = (r: SelectRequest): string => JSON.stringify([r.matchers, r.m
 
 const encode = (value: Parameters<typeof queryData>[0]): string => JSON.stringify({ status: 'success', data: queryData(value) });
 
-async function runOnce(plan: BreakdownPlan, store: Store, runner: QueryRunner, index: SeriesIndexCache, parsed: ParsedQuery, tenantId: string, into: PhaseTimes): Promise<void> {
+async function runOnce(plan: BreakdownPlan, store: Store, runners: { plain: QueryRunner; served: QueryRunner }, index: SeriesIndexCache, parsed: ParsedQuery, tenantId: string, into: PhaseTimes): Promise<void> {
   const ledger: Ledger = { binaryStart: undefined, binaryEnd: 0, indexMs: 0 };
+  const runner = runners.plain;
   const options = { runner: watched(runner, ledger), schema: store, tenantId, visibleFromMs: plan.visibleFromMs, maxSamples: maxQuerySamples, index };
   const source = createPromSampleSource(options);
   const signal = new AbortController().signal;
@@ -153,6 +159,11 @@ async function runOnce(plan: BreakdownPlan, store: Store, runner: QueryRunner, i
   if (!whole.ok) throw new Error(`${parsed.text}: ${whole.error.message}`);
   encode(whole.value.value);
   into.whole.push(performance.now() - t);
+  t = performance.now();
+  const served = await rangeQuery(createPromSampleSource({ ...options, runner: runners.served }), parsed, plan.startMs, plan.endMs, plan.stepMs, queryOptions);
+  if (!served.ok) throw new Error(`${parsed.text} (served runner): ${served.error.message}`);
+  encode(served.value.value);
+  into.served.push(performance.now() - t);
   into.lookup.push(lookup);
   into.indexStatement.push(indexMs);
   into.statement.push(statement);
@@ -171,6 +182,8 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
   const store = opened.store;
   try {
     const runner = createQueryRunner(store, 60_000, silentLogger);
+    // As the server composes it (src/target/server-process.ts), with no ingest going on.
+    const runners = { plain: runner, served: createQueryRunner(store, 60_000, silentLogger, createStoreGate(storeGatePolicy('embedded', undefined, undefined))) };
     const deadline = Date.now() + plan.budgetMs;
     // A tenant's first index load, on a fresh cache each (the API pays it once per tenant and full-reload period).
     const coldIndex = { narrow: [] as number[], wide: [] as number[] };
@@ -193,10 +206,10 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
       const into = emptyTimes();
       // One untimed run per tenant first: the index cached, as in the timed HTTP runs.
       const tenants = [...new Set(Array.from({ length: plan.runs }, (_, r) => plan.tenantOf(q, r)))];
-      for (const tenant of tenants) if (Date.now() < deadline) await runOnce(plan, store, runner, index, parsed.value, tenant, emptyTimes());
+      for (const tenant of tenants) if (Date.now() < deadline) await runOnce(plan, store, runners, index, parsed.value, tenant, emptyTimes());
       for (let r = 0; r < plan.runs; r++) {
         if (Date.now() >= deadline) { skipped += 1; continue; }
-        await runOnce(plan, store, runner, index, parsed.value, plan.tenantOf(q, r), into);
+        await runOnce(plan, store, runners, index, parsed.value, plan.tenantOf(q, r), into);
       }
       times.set(q.name, into);
     }
