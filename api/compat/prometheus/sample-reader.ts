@@ -94,13 +94,15 @@ function statement(r: SampleRead, p: SqlParams): string {
     cols.push('exp_scale', 'toFloat64(exp_zero_count)', 'exp_zero_threshold', 'exp_positive_offset', 'arrayMap(c -> toFloat64(c), exp_positive_bucket_counts)',
       'exp_negative_offset', 'arrayMap(c -> toFloat64(c), exp_negative_bucket_counts)', 'flags');
   }
-  return `SELECT ${cols.join(', ')}
+  const rows = `SELECT ${cols.join(', ')}
     FROM ${queryTable(r.schema, 'metrics')}
     WHERE tenant_id = ${p.bind(r.tenantId, 'String')} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
       AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
       AND i != 0
     ORDER BY metric_name, timestamp
     LIMIT ${p.bind(r.maxRows + 1, 'Int64')}`;
+  // Values alone: grouped into one row per series; the ordered stream usually keeps each array ascending (checked when decoded).
+  return m === maskBits.value ? `SELECT i, groupArray(t), groupArray(value) FROM (${rows}) GROUP BY i` : rows;
 }
 
 /** The column groups read for a mask: buckets need count (a row without buckets is its +Inf), native histograms sum and count. */
@@ -118,11 +120,31 @@ export async function readSamples(runner: QueryRunner, r: SampleRead): Promise<R
   const body = await runner.binary(statement(r, p), p);
   if (!body.ok) return body;
   try {
-    const decoded = decodeRows(body.value, r.ids.length, columnsOf(r.mask), r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined);
+    const offsetFrom = r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined;
+    const mask = columnsOf(r.mask);
+    const decoded = mask === maskBits.value ? decodeGrouped(body.value, r.ids.length, offsetFrom) : decodeRows(body.value, r.ids.length, mask, offsetFrom);
     return ok({ ...decoded, overBudget: decoded.rows > r.maxRows });
   } catch {
     return fail(internal());
   }
+}
+
+/** One row per series of (i, times, values), arrays copied as bytes. */
+function decodeGrouped(buf: Buffer, n: number, offsetFrom: number | undefined): { series: (SeriesRows | undefined)[]; rows: number } {
+  const series = new Array<SeriesRows | undefined>(n).fill(undefined);
+  const r = new Reader(buf);
+  let rows = 0;
+  while (r.more()) {
+    const i = r.u32() - 1;
+    if (i < 0 || i >= n) throw new Error('series position out of range in RowBinary');
+    const times = offsetFrom !== undefined ? r.offsetTimes(offsetFrom) : r.f64s();
+    const value = r.f64s();
+    if (value.length !== times.length) throw new Error('times and values of one series differ in length');
+    rows += times.length;
+    const s: SeriesRows = { times, value };
+    series[i] = strictlyAscending(times) ? s : sortRows(s);
+  }
+  return { series, rows };
 }
 
 /** Rows holding arrays, read in two passes: sizes first, then each series' columns filled in place. */
@@ -352,6 +374,22 @@ class Reader {
     }
   }
   skip(n: number): void { this.#need(n); this.pos += n; }
+  /** An Array(Float64) copied as bytes. */
+  f64s(): Float64Array {
+    const len = this.#varint();
+    const out = new Float64Array(len);
+    this.f64sInto(out, 0, len);
+    return out;
+  }
+  /** An Array(UInt32) of ms offsets from `from`, as times. */
+  offsetTimes(from: number): Float64Array {
+    const len = this.#varint();
+    this.#need(len * 4);
+    const out = new Float64Array(len);
+    for (let k = 0; k < len; k++) out[k] = from + this.#buf.readUInt32LE(this.pos + 4 * k);
+    this.pos += len * 4;
+    return out;
+  }
   /** Skips an Array(Float64), returning its length. */
   skipF64Array(): number {
     const len = this.#varint();
@@ -359,8 +397,8 @@ class Reader {
     return len;
   }
   /** Copies an Array(Float64) into `out` from `at` as bytes, returning its length. */
-  f64sInto(out: Float64Array, at: number): number {
-    const len = this.#varint();
+  f64sInto(out: Float64Array, at: number, known?: number): number {
+    const len = known ?? this.#varint();
     this.#need(len * 8);
     if (at + len > out.length) throw new Error('more array values than counted in RowBinary');
     new Uint8Array(out.buffer, out.byteOffset + at * 8, len * 8).set(this.#buf.subarray(this.pos, this.pos + len * 8));

@@ -98,6 +98,10 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
     const [s] = await select([m('__name__', '=', 'node_cpu_seconds_total'), m('cpu', '=', '0'), m('mode', '=', 'idle')]);
     expect([...(s?.times ?? [])]).to.deep.equal([at(0), at(15), at(30)]);
     expect([...(s?.values ?? [])]).to.deep.equal([0, 1, 2]);
+    // A range past 2^32 ms (49.7 days) reads times as Float64 rather than offsets from its start: the same samples.
+    const [long] = await select([m('__name__', '=', 'node_cpu_seconds_total'), m('cpu', '=', '0'), m('mode', '=', 'idle')], {}, T0 - 60 * 86_400_000);
+    expect([...(long?.times ?? [])]).to.deep.equal([at(0), at(15), at(30)]);
+    expect([...(long?.values ?? [])]).to.deep.equal([0, 1, 2]);
   });
 
   it('names OTLP series as Prometheus does and keeps remote-written names', async () => {
