@@ -30,27 +30,39 @@ export const otlpZeroThreshold = 1e-128;
 const maxSchema = 8;
 const minSchema = -4;
 
-/** Spans and absolute counts of one side: OpenTelemetry bucket k + offset merged `down` scales. */
-function side(offset: number, counts: readonly number[], down: number): { spans: BucketSpan[]; buckets: number[] } {
-  const spans: { offset: number; length: number }[] = [];
+/**
+ * Spans and absolute counts of one side. A remote-written side is kept as
+ * stored: densely from its first to its last bucket, empty ones included, as
+ * Prometheus' TSDB keeps the layout it was sent (whether a side has buckets
+ * at all, even empty ones, decides where histogram_quantile and
+ * histogram_fraction let the zero bucket start). An OTLP side is laid out as
+ * the OTLP receiver does: OpenTelemetry bucket k + offset merged `down`
+ * scales, the first span starting at the side's offset, empty buckets left
+ * out except in gaps of at most two and the last, which is always written.
+ */
+function side(offset: number, counts: readonly number[], down: number, otlp: boolean): { spans: BucketSpan[]; buckets: number[] } {
+  if (counts.length === 0) return { spans: [], buckets: [] };
+  if (!otlp) return { spans: [{ offset: offset + 1, length: counts.length }], buckets: [...counts] };
+  // Arithmetic shift: floor division by 2^down, negative indexes included, then +1 for Prometheus' numbering.
+  const indexOf = (k: number): number => ((offset + k) >> down) + 1;
+  const first = indexOf(0);
+  const spans: { offset: number; length: number }[] = [{ offset: first, length: 0 }];
   const buckets: number[] = [];
-  let last = 0; // Prometheus index of the last bucket written (when buckets is not empty)
-  for (let k = 0; k < counts.length;) {
-    // Arithmetic shift: floor division by 2^down, negative indexes included, then +1 for Prometheus' numbering.
-    const index = ((offset + k) >> down) + 1;
-    let c = 0;
-    for (; k < counts.length && ((offset + k) >> down) + 1 === index; k++) c += counts[k] ?? 0;
-    if (c === 0) continue;
-    const open = spans[spans.length - 1];
+  let last = first - 1; // Prometheus index of the last bucket written
+  const write = (index: number, c: number): void => {
     const gap = index - last - 1;
-    if (open === undefined) spans.push({ offset: index, length: 1 });
-    else if (gap > 2) spans.push({ offset: gap, length: 1 });
-    else {
-      for (let j = 0; j < gap; j++) buckets.push(0);
-      open.length += gap + 1;
-    }
+    if (gap > 2) spans.push({ offset: gap, length: 0 });
+    else for (let j = 0; j < gap; j++) buckets.push(0);
+    const open = spans[spans.length - 1];
+    if (open !== undefined) open.length += gap > 2 ? 1 : gap + 1;
     buckets.push(c);
     last = index;
+  };
+  for (let k = 0; k < counts.length;) {
+    const index = indexOf(k);
+    let c = 0;
+    for (; k < counts.length && indexOf(k) === index; k++) c += counts[k] ?? 0;
+    if (c !== 0 || k === counts.length) write(index, c);
   }
   return { spans, buckets };
 }
@@ -60,8 +72,8 @@ export function nativeHistogram(row: ExponentialRow, otlp: boolean): FloatHistog
   if (row.scale < minSchema) return undefined;
   const down = otlp && row.scale > maxSchema ? row.scale - maxSchema : 0;
   if (!otlp && row.scale > maxSchema) return undefined;
-  const positive = side(row.positiveOffset, row.positiveCounts, down);
-  const negative = side(row.negativeOffset, row.negativeCounts, down);
+  const positive = side(row.positiveOffset, row.positiveCounts, down, otlp);
+  const negative = side(row.negativeOffset, row.negativeCounts, down, otlp);
   return {
     counterResetHint: 'unknown',
     schema: row.scale - down,

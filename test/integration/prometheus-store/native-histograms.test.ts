@@ -111,23 +111,27 @@ describe('prometheus-store: native histograms', function () {
     expect([...(s?.times ?? [])]).to.deep.equal([ms(0)]);
     expect(s?.histograms?.[0]).to.deep.equal({
       counterResetHint: 'unknown', schema: 8, zeroThreshold: 1e-128, zeroCount: 2, count: 12, sum: 1.5,
-      positiveSpans: [{ offset: 2, length: 1 }], positiveBuckets: [10], negativeSpans: [], negativeBuckets: [],
+      // The empty negative side keeps its layout, as the OTLP receiver writes it: a span from the side's offset
+      // through its last bucket (always written), so histogram_quantile's zero bucket spans [-threshold, threshold].
+      positiveSpans: [{ offset: 2, length: 1 }], positiveBuckets: [10], negativeSpans: [{ offset: 0, length: 2 }], negativeBuckets: [0, 0],
     });
     expect(await select([m('__name__', '=~', 'otel_latency_seconds_(sum|count)')])).to.deep.equal([]);
     // Delta temporality has no Prometheus form.
     expect(await select([m('__name__', '=~', 'otel_delta.*')])).to.deep.equal([]);
   });
 
-  it('lays buckets out in spans: gaps of more than two buckets split them, shorter gaps are zero buckets', () => {
+  it('keeps a remote-written layout as stored; lays OTLP buckets out as the OTLP receiver does', () => {
     const row = { scale: 0, zeroCount: 0, zeroThreshold: 0.5, count: 7, sum: 3, positiveOffset: -2, positiveCounts: [0, 1, 0, 2, 0, 0, 0, 4, 0], negativeOffset: 3, negativeCounts: [5] };
+    // Remote-written: one dense span from the first stored bucket (OpenTelemetry index -2 is Prometheus index -1), empty ones kept.
     expect(nativeHistogram(row, false)).to.deep.equal({
       counterResetHint: 'unknown', schema: 0, zeroThreshold: 0.5, zeroCount: 0, count: 7, sum: 3,
-      positiveSpans: [{ offset: 0, length: 3 }, { offset: 3, length: 1 }], positiveBuckets: [1, 0, 2, 4], negativeSpans: [{ offset: 4, length: 1 }], negativeBuckets: [5],
+      positiveSpans: [{ offset: -1, length: 9 }], positiveBuckets: [0, 1, 0, 2, 0, 0, 0, 4, 0], negativeSpans: [{ offset: 4, length: 1 }], negativeBuckets: [5],
     });
     expect(nativeHistogram({ ...row, scale: -5 }, true)).to.equal(undefined);
     expect(nativeHistogram({ ...row, scale: 9 }, false)).to.equal(undefined);
-    // OTLP scale 9 merges pairs: OpenTelemetry indexes -2..-1 are Prometheus index 0 at schema 8, 0..1 index 1, 4..5 index 3 (a zero bucket between).
+    // OTLP scale 9 merges pairs: OpenTelemetry indexes -2..-1 are Prometheus index 0 at schema 8, 0..1 index 1, 4..5 index 3
+    // (a zero bucket between), and the last (6, index 4) is written though empty.
     expect(nativeHistogram({ ...row, scale: 9 }, true)).to.include({ schema: 8, zeroThreshold: 1e-128 })
-      .and.to.deep.include({ positiveSpans: [{ offset: 0, length: 4 }], positiveBuckets: [1, 2, 0, 4] });
+      .and.to.deep.include({ positiveSpans: [{ offset: 0, length: 5 }], positiveBuckets: [1, 2, 0, 4, 0], negativeSpans: [{ offset: 2, length: 1 }], negativeBuckets: [5] });
   });
 });
