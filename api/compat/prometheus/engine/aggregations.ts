@@ -54,8 +54,18 @@ interface Group {
 
 const ignored = (op: string, where: string): string => `PromQL info: ignored histogram in ${op} aggregation${where}`;
 
-function start(op: AggregateOp, e: VectorElement, labels: Labels, notes: string[], where: string): Group {
-  const g: Group = { labels, count: 1, f: e.f, mean: e.f, c: 0, hasFloat: false, hasHistogram: false, incompatible: false, incrementalMean: false, seen: true, dropName: e.dropName === true, values: [] };
+function newGroup(labels: Labels): Group {
+  return { labels, count: 0, f: 0, mean: 0, c: 0, hasFloat: false, hasHistogram: false, incompatible: false, incrementalMean: false, seen: false, dropName: false, values: noValues };
+}
+
+// Shared by every group of an operator other than quantile, which never adds to it.
+const noValues: number[] = [];
+
+/** Starts group `g` afresh with its step's first element (Prometheus' first-seen initialisation). */
+function start(op: AggregateOp, g: Group, e: VectorElement, notes: string[], where: string): void {
+  g.count = 1; g.f = e.f; g.mean = e.f; g.c = 0; g.h = undefined;
+  g.hasFloat = false; g.hasHistogram = false; g.incompatible = false; g.incrementalMean = false;
+  g.seen = true; g.dropName = e.dropName === true; g.values = noValues;
   switch (op) {
     case 'sum': case 'avg':
       if (e.h === undefined) g.hasFloat = true;
@@ -66,7 +76,7 @@ function start(op: AggregateOp, e: VectorElement, labels: Labels, notes: string[
       break;
     case 'quantile':
       if (e.h !== undefined) { g.seen = false; notes.push(ignored(op, where)); }
-      g.values.push(e.f);
+      g.values = [e.f];
       break;
     case 'group': g.f = 1; break;
     case 'min': case 'max':
@@ -74,7 +84,6 @@ function start(op: AggregateOp, e: VectorElement, labels: Labels, notes: string[
       break;
     default: break;
   }
-  return g;
 }
 
 function addHistogramTo(g: Group, h: FloatHistogram, notes: string[], where: string): void {
@@ -155,30 +164,84 @@ function finish(op: AggregateOp, g: Group, q: number, notes: string[], where: st
   }
 }
 
-/** sum, avg, min, max, count, group, stddev, stdvar, quantile over one step's vector. */
-export function aggregate(spec: AggregationSpec, input: Vector, param: number, t: number): AggregationOutput {
+/** An input series' group: its labels, their key, and a dense number for per-step slots. */
+interface GroupOf {
+  readonly labels: Labels;
+  readonly key: string;
+  readonly id: number;
+}
+
+/**
+ * One aggregation node's grouping, kept across its steps as Prometheus'
+ * rangeEval keeps each series' group: an input label set's group is computed
+ * once. The node's input elements carry their series' labels array at every
+ * step, so a series is found by that array's identity; an unseen array (or
+ * another series with equal grouping labels) goes through the group key.
+ */
+export class Grouping {
+  private readonly grouping: readonly string[];
+  private readonly without: boolean;
+  private readonly byLabels = new Map<Labels, GroupOf>();
+  private readonly byKey = new Map<string, GroupOf>();
+  /** Per group number: its accumulator, reused from step to step, and the step it was last started at. */
+  readonly accumulators: Group[] = [];
+  readonly startedAt: number[] = [];
+  step = 0;
+
+  constructor(grouping: readonly string[], without: boolean) {
+    this.grouping = grouping;
+    this.without = without;
+  }
+
+  /** The group of an element with `labels`. */
+  of(labels: Labels): GroupOf {
+    const known = this.byLabels.get(labels);
+    if (known !== undefined) return known;
+    const own = groupLabels(labels, this.grouping, this.without);
+    const key = labelsKey(own);
+    let g = this.byKey.get(key);
+    if (g === undefined) {
+      g = { labels: own, key, id: this.byKey.size };
+      this.byKey.set(key, g);
+    }
+    this.byLabels.set(labels, g);
+    return g;
+  }
+}
+
+/**
+ * sum, avg, min, max, count, group, stddev, stdvar, quantile over one step's
+ * vector; `grouping` is the node's, shared by its steps (a fresh one per call
+ * computes the same answer).
+ */
+export function aggregate(spec: AggregationSpec, input: Vector, param: number, t: number, grouping = new Grouping(spec.grouping, spec.without)): AggregationOutput {
   const notes: string[] = [];
-  const groups = new Map<string, Group>();
+  const step = ++grouping.step;
+  const { accumulators, startedAt } = grouping;
   const order: Group[] = [];
   for (const e of input) {
-    const labels = groupLabels(e.labels, spec.grouping, spec.without);
-    const key = labelsKey(labels);
-    const g = groups.get(key);
-    if (g === undefined || !g.seen) {
-      const fresh = start(spec.op, e, labels, notes, spec.where);
-      if (g === undefined) order.push(fresh);
-      else order[order.indexOf(g)] = fresh;
-      groups.set(key, fresh);
+    const of = grouping.of(e.labels);
+    const current = startedAt[of.id] === step ? accumulators[of.id] : undefined;
+    if (current === undefined || !current.seen) {
+      // A group whose first element was ignored starts again at its place in the order.
+      const g = current ?? accumulators[of.id] ?? newGroup(of.labels);
+      start(spec.op, g, e, notes, spec.where);
+      if (current === undefined) {
+        order.push(g);
+        accumulators[of.id] = g;
+        startedAt[of.id] = step;
+      }
       continue;
     }
-    accumulate(spec.op, g, e, notes, spec.where);
+    accumulate(spec.op, current, e, notes, spec.where);
   }
   const vector: VectorElement[] = [];
   for (const g of order) {
     if (!g.seen) continue;
     const v = finish(spec.op, g, param, notes, spec.where);
     if (v === undefined) continue;
-    vector.push({ labels: g.labels, t, f: v.f, ...(v.h === undefined ? {} : { h: v.h }), ...(g.dropName ? { dropName: true } : {}) });
+    if (v.h === undefined) vector.push(g.dropName ? { labels: g.labels, t, f: v.f, dropName: true } : { labels: g.labels, t, f: v.f });
+    else vector.push(g.dropName ? { labels: g.labels, t, f: v.f, h: v.h, dropName: true } : { labels: g.labels, t, f: v.f, h: v.h });
   }
   return { vector, annotations: notes };
 }
@@ -208,13 +271,13 @@ export function checkK(values: readonly number[]): 'none' | 'ok' {
 const formatG = (v: number): string => (Number.isInteger(v) && Math.abs(v) < 1e21 ? String(v) : v.toExponential().replace(/e\+?/, 'e+').replace('e+-', 'e-'));
 
 /** topk / bottomk over one step's vector: per group the k largest (smallest), NaN last, in Prometheus' order. */
-export function aggregateK(spec: AggregationSpec, input: Vector, param: number): AggregationOutput {
+export function aggregateK(spec: AggregationSpec, input: Vector, param: number, grouping = new Grouping(spec.grouping, spec.without)): AggregationOutput {
   const notes: string[] = [];
   const k = Math.min(Math.trunc(param), input.length);
   if (k < 1) return { vector: [], annotations: notes };
   const groups = new Map<string, VectorElement[]>();
   for (const e of input) {
-    const key = labelsKey(groupLabels(e.labels, spec.grouping, spec.without));
+    const key = grouping.of(e.labels).key;
     if (e.h !== undefined) { notes.push(`PromQL info: ignored histogram in ${spec.op} aggregation${spec.where}`); if (!groups.has(key)) continue; continue; }
     const g = groups.get(key);
     if (g === undefined) groups.set(key, [e]);

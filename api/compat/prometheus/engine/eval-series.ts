@@ -102,10 +102,11 @@ export class SeriesCursor {
     const { floats, histograms } = this.series;
     while (this.fi < floats.length && (floats[this.fi]?.t ?? Infinity) < t) this.fi++;
     while (this.hi < histograms.length && (histograms[this.hi]?.t ?? Infinity) < t) this.hi++;
+    const { labels, dropName } = this.series;
     const f = floats[this.fi];
-    if (f !== undefined && f.t === t) return { labels: this.series.labels, t, f: f.f, ...(this.series.dropName ? { dropName: true } : {}) };
+    if (f !== undefined && f.t === t) return dropName ? { labels, t, f: f.f, dropName } : { labels, t, f: f.f };
     const h = histograms[this.hi];
-    if (h !== undefined && h.t === t) return { labels: this.series.labels, t, f: 0, h: h.h, ...(this.series.dropName ? { dropName: true } : {}) };
+    if (h !== undefined && h.t === t) return dropName ? { labels, t, f: 0, h: h.h, dropName } : { labels, t, f: 0, h: h.h };
     return undefined;
   }
 }

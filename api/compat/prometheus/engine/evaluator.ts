@@ -5,7 +5,7 @@
 // abort signal and delayed or immediate `__name__` removal are kept here.
 import { execution } from '../prom-envelope.ts';
 import type { PromError } from '../prom-envelope.ts';
-import { aggregate, aggregateK, checkK, countValues, quantileParamWarnings } from './aggregations.ts';
+import { aggregate, aggregateK, checkK, countValues, Grouping, quantileParamWarnings } from './aggregations.ts';
 import type { AggregationSpec } from './aggregations.ts';
 import { scalarBinop, setBinop, vectorBinop, vectorScalarBinop } from './binary-ops.ts';
 import { evalCall } from './eval-calls.ts';
@@ -16,7 +16,7 @@ import { scaleHistogram } from './functions/histogram-math.ts';
 import { positionOf } from './parse.ts';
 import type { AggregateExpr, BinaryExpr, Expr, PosRange, SubqueryExpr, VectorSelector } from './promql-ast.ts';
 import { isSetOp, typeOf } from './promql-ast.ts';
-import type { StoredSeries } from './sample-source.ts';
+import type { Labels, StoredSeries } from './sample-source.ts';
 import { atTime } from './select-ranges.ts';
 import { InstantLookup, pointsOf } from './stored-points.ts';
 import type { SeriesPoints } from './stored-points.ts';
@@ -204,6 +204,9 @@ export class Evaluator {
     const cursors = inputs.map((ss) => ss.map((s) => new SeriesCursor(s)));
     const single = this.range.start === this.range.end;
     const out = new Map<string, { series: EvalSeries; last: number }>();
+    // Results whose labels array is the one an output series was made with
+    // (an aggregation's groups, a function's kept labels) skip the key.
+    const byLabels = new Map<Labels, { series: EvalSeries; last: number }>();
     const singleOut: EvalSeries[] = [];
     let step = 0;
     for (const t of this.steps()) {
@@ -225,13 +228,19 @@ export class Evaluator {
         continue;
       }
       for (const e of result) {
-        const key = labelsKey(e.labels);
-        const known = out.get(key);
-        if (known !== undefined && known.last === t) stop(execution('vector cannot contain metrics with the same labelset'));
-        const entry = known ?? { series: { labels: e.labels, dropName: e.dropName === true, floats: [], histograms: [] }, last: t };
-        entry.last = t;
-        addPoint(entry.series, t, e);
-        out.set(key, entry);
+        let known = byLabels.get(e.labels);
+        if (known === undefined) {
+          const key = labelsKey(e.labels);
+          known = out.get(key);
+          if (known === undefined) {
+            known = { series: { labels: e.labels, dropName: e.dropName === true, floats: [], histograms: [] }, last: NaN };
+            out.set(key, known);
+            byLabels.set(e.labels, known);
+          }
+        }
+        if (known.last === t) stop(execution('vector cannot contain metrics with the same labelset'));
+        known.last = t;
+        addPoint(known.series, t, e);
       }
     }
     return this.settleCount(before, single ? singleOut : [...out.values()].map((x) => x.series));
@@ -291,8 +300,9 @@ export class Evaluator {
     }
     if (e.op === 'quantile' && e.param !== undefined) this.note(quantileParamWarnings(params, this.where(e.param.pos)));
     const input = await this.eval(e.expr);
+    const grouping = new Grouping(spec.grouping, spec.without);
     return this.stepwise(before, [input], ([v], t) => {
-      const res = e.op === 'topk' || e.op === 'bottomk' ? aggregateK(spec, v ?? [], paramAt(t)) : aggregate(spec, v ?? [], paramAt(t), t);
+      const res = e.op === 'topk' || e.op === 'bottomk' ? aggregateK(spec, v ?? [], paramAt(t), grouping) : aggregate(spec, v ?? [], paramAt(t), t, grouping);
       this.note(res.annotations);
       return res.vector;
     });
