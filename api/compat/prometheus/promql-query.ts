@@ -57,9 +57,10 @@ function readWindow(c: PromqlContext, r: QueryRequest): Result<number, PromError
   if (ranges.length === 0) return ok(visibleFromMs);
   const from = Math.max(visibleFromMs, Math.min(...ranges.map((s) => s.request.minT)));
   const to = Math.max(...ranges.map((s) => s.request.maxT));
-  const limitMs = settings.limits.maxQueryDays * Number(nsPerDay / 1_000_000n);
+  const msPerDay = Number(nsPerDay / 1_000_000n);
+  const limitMs = settings.limits.maxQueryDays * msPerDay;
   if (to - from > limitMs + r.lookbackMs) {
-    const days = Math.round((to - from) / Number(nsPerDay / 100_000_000n)) / 10;
+    const days = Math.round(((to - from) / msPerDay) * 10) / 10;
     return fail(badData(`the query reads ${days} days of samples (its range selectors, subqueries and offsets included), more than this tenant's limits.maxQueryDays (${settings.limits.maxQueryDays}): narrow the range or the time window`));
   }
   return ok(visibleFromMs);

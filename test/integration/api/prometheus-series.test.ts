@@ -110,6 +110,20 @@ describe('api/prometheus series', () => {
       expect(over.body, path).to.include({ status: 'error', errorType: 'bad_data' });
       expect(field(over.body, 'error'), path).to.include('limits.maxQueryDays (1)');
     }
+    // What a query reads counts, not only its start and end: a range selector, a subquery, selectors an offset
+    // sets apart (issue 33). The span read is what counts, as everywhere: an offset alone only moves it.
+    for (const query of ['sum(rate(up[7d]))', 'max_over_time(up[3d:1h])', 'up - up offset 2d', 'rate(up[1d] offset 1d) + up']) {
+      const over = await get('/api/v1/query', { query, time: T0 }, key);
+      expect(over.status, query).to.equal(400);
+      expect(over.body, query).to.include({ status: 'error', errorType: 'bad_data' });
+      expect(field(over.body, 'error'), query).to.include('limits.maxQueryDays (1)');
+    }
+    const days = field((await get('/api/v1/query', { query: 'sum(rate(up[7d]))', time: T0 }, key)).body, 'error');
+    expect(days, 'the message counts the days read').to.include('reads 7 days of samples');
+    // A day's range with its 5-minute lookback, and a range selector within a day, stay within the limit.
+    expect((await get('/api/v1/query', { query: 'sum(rate(up[1h]))', time: T0 }, key)).status).to.equal(200);
+    expect((await get('/api/v1/query', { query: 'up offset 2d', time: T0 }, key)).status).to.equal(200);
+    expect((await get('/api/v1/query_range', { query: 'up', start: T0 - 86_400, end: T0, step: 3600 }, key)).status).to.equal(200);
   });
 
   it('checks series browser parameters', async () => {
