@@ -16,8 +16,9 @@ const atFields = (at: AtModifier | undefined): Tree => ({
   startOrEnd: at === undefined || at.kind === 'time' ? null : at.kind,
 });
 
+/** A selector's fields; 3.16 also names the flagged modifiers (anchored, smoothed) and duration expressions, never set without their flags. */
 function selector(s: VectorSelector): Tree {
-  return { name: s.name ?? '', offset: s.offsetMs, matchers: matchers(s.matchers), ...atFields(s.at) };
+  return { name: s.name ?? '', offset: s.offsetMs, offsetExpr: null, matchers: matchers(s.matchers), anchored: false, smoothed: false, ...atFields(s.at) };
 }
 
 /** The JSON syntax tree of a parsed expression. */
@@ -26,19 +27,23 @@ export function parsedTree(e: Expr): Tree {
     case 'number': return { type: 'numberLiteral', val: formatSampleValue(e.value) };
     case 'string': return { type: 'stringLiteral', val: e.value };
     case 'paren': return { type: 'parenExpr', expr: parsedTree(e.expr) };
-    case 'unary': return { type: 'unaryExpr', op: e.op, expr: parsedTree(e.expr) };
+    // Prometheus' parser folds a sign into the number it stands before.
+    case 'unary': return e.expr.kind === 'number' ? { type: 'numberLiteral', val: formatSampleValue(e.op === '-' ? -e.expr.value : e.expr.value) } : { type: 'unaryExpr', op: e.op, expr: parsedTree(e.expr) };
     case 'vector': return { type: 'vectorSelector', ...selector(e) };
     case 'matrix': {
-      const { name, offset, matchers: ms, ...at } = selector(e.selector);
-      return { type: 'matrixSelector', name, range: e.rangeMs, offset, matchers: ms, ...at };
+      return { type: 'matrixSelector', ...selector(e.selector), range: e.rangeMs, rangeExpr: null };
     }
-    case 'subquery': return { type: 'subquery', expr: parsedTree(e.expr), range: e.rangeMs, offset: e.offsetMs, step: e.stepMs, ...atFields(e.at) };
+    case 'subquery': return {
+      type: 'subquery', expr: parsedTree(e.expr), range: e.rangeMs, rangeExpr: null, offset: e.offsetMs, offsetExpr: null, step: e.stepMs, stepExpr: null, ...atFields(e.at),
+    };
     case 'aggregate': return {
       type: 'aggregation', op: e.op, expr: parsedTree(e.expr), param: e.param === undefined ? null : parsedTree(e.param), grouping: e.grouping, without: e.without,
     };
     case 'binary': return {
       type: 'binaryExpr', op: e.op, lhs: parsedTree(e.lhs), rhs: parsedTree(e.rhs),
-      matching: e.matching === undefined ? null : { card: e.matching.card, labels: e.matching.labels, on: e.matching.on, include: e.matching.include },
+      matching: e.matching === undefined ? null : {
+        card: e.matching.card, labels: e.matching.labels, on: e.matching.on, include: e.matching.include, fillValues: { lhs: null, rhs: null },
+      },
       bool: e.bool,
     };
     case 'call': {

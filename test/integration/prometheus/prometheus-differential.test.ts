@@ -181,6 +181,26 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     }
   });
 
+  it('answers format_query and parse_query as Prometheus does', async () => {
+    const queries = [
+      'sum by (job) (rate(http_requests_total{code=~"5.."}[5m] offset 1m))', 'a * on (x) group_left (y) b', 'up == up', 'up > bool 1',
+      'max_over_time(up[1h:5m] @ end())', 'rate(up[5m:] @ 1700000000)', 'label_replace(up, "a", "$1", "b", "(.*)")', '-1 + 2 ^ 3',
+      '(1 + -up) > bool 2', 'topk(3, up)', 'count_values("x", up)', '"str"', 'sum without (instance) (up) / ignoring (mode) group_right sum(up)',
+      'histogram_quantile(0.9, sum by (le) (rate(demo_api_request_duration_seconds_bucket[1m])))', 'up offset -5m', '{"my.metric", "label.x"="y"}',
+      'absent(nonexistent{job="x"}) or vector(1)', 'sort_desc(sum by (a, b, c) (up)) unless on (a) up',
+    ];
+    for (const path of ['/format_query', '/parse_query']) {
+      for (const query of queries) {
+        const ask = async (endpoint: PromEndpoint): Promise<unknown> => {
+          const res = await fetch(`${endpoint.url}/api/v1${path}?${new URLSearchParams({ query }).toString()}`, { headers: { ...endpoint.headers } });
+          return { status: res.status, body: await res.json() };
+        };
+        const [ref, got] = await Promise.all([ask(reference), ask(target)]);
+        expect(got, `${path} ${query}`).to.deep.equal(ref);
+      }
+    }
+  });
+
   it('refuses what Prometheus 3.16 offers only behind a feature flag with 400 bad_data naming it (or answers exactly as Prometheus)', async () => {
     for (const { query, names } of unsupportedQueries) {
       const at: PromEvaluation = { kind: 'instant', time: windowEnd };
