@@ -126,6 +126,20 @@ async function peerFlush(systems: Systems, system: SystemName): Promise<void> {
   if (response.status >= 300) say(`${system} /internal/force_flush answered ${response.status}`);
 }
 
+/** A folder's bytes on disk once they have not changed for 3 s (bounded by `limitMs`). */
+async function settledDiskBytes(path: string, limitMs: number): Promise<number> {
+  const deadline = performance.now() + limitMs;
+  let last = diskBytes(path);
+  let stableSince = performance.now();
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = diskBytes(path);
+    if (now !== last) { last = now; stableSince = performance.now(); continue; }
+    if (performance.now() - stableSince >= 3000) break;
+  }
+  return last;
+}
+
 /** Waits (bounded) until Tenantry's table holds `rows` rows: with a write-ahead log, rows reach ClickHouse after the ack. */
 async function tenantryDrained(systems: Systems, signal: Signal, rows: number, limitMs: number): Promise<void> {
   const table = tenantryTable(systems, signal);
@@ -166,8 +180,10 @@ async function corpus(systems: Systems, factory: RequestFactory, picks: Pick[]):
         const parts = activeParts(tenantryTable(systems, signal));
         atRest.push({ system, signal, items: parts.rows, bytes: parts.bytes, detail: `${parts.parts} active parts, ${parts.rows} rows` });
       } else {
-        // A peer's store holds this signal only: its whole data folder, as allocated on disk.
-        atRest.push({ system, signal, items: load.items, bytes: diskBytes(systems[system].dataDir), detail: `data folder on disk after ${system === 'victoria-logs' || system === 'victoria-metrics' ? '/internal/force_flush' : 'settling (no flush call)'}` });
+        // A peer's store holds this signal only: its whole data folder, as allocated on disk, once it stops
+        // growing (VictoriaLogs and VictoriaMetrics keep flushed parts in memory a few seconds before writing them).
+        const bytes = await settledDiskBytes(systems[system].dataDir, 30_000);
+        atRest.push({ system, signal, items: load.items, bytes, detail: `data folder on disk after ${system === 'victoria-logs' || system === 'victoria-metrics' ? '/internal/force_flush' : 'settling (no flush call)'}, unchanged for 3 s` });
       }
     }
   }

@@ -81,7 +81,7 @@ export async function startTenantryAll(root: string, dir: string, timeoutMs = 18
 export async function startVictoriaLogs(binary: string, dir: string): Promise<HttpPeer> {
   mkdirSync(dir, { recursive: true });
   const { http } = await freePorts(['http']);
-  const args = [`-httpListenAddr=127.0.0.1:${http}`, `-storageDataPath=${join(dir, 'data')}`, '-retentionPeriod=30d', '-loggerLevel=WARN'];
+  const args = [`-httpListenAddr=127.0.0.1:${http}`, `-storageDataPath=${join(dir, 'data')}`, '-retentionPeriod=30d', '-inmemoryDataFlushInterval=1s', '-loggerLevel=WARN'];
   const url = `http://127.0.0.1:${http}`;
   const { child, tail, stop } = await spawnReady('victoria-logs', binary, args, dir, `${url}/health`);
   return { name: 'victoria-logs', pid: child.pid ?? 0, dataDir: join(dir, 'data'), url, tail, stop };
@@ -95,7 +95,7 @@ export async function startVictoriaLogs(binary: string, dir: string): Promise<Ht
 export async function startVictoriaMetrics(binary: string, dir: string): Promise<HttpPeer> {
   mkdirSync(dir, { recursive: true });
   const { http } = await freePorts(['http']);
-  const args = [`-httpListenAddr=127.0.0.1:${http}`, `-storageDataPath=${join(dir, 'data')}`, '-retentionPeriod=30d', '-loggerLevel=WARN'];
+  const args = [`-httpListenAddr=127.0.0.1:${http}`, `-storageDataPath=${join(dir, 'data')}`, '-retentionPeriod=30d', '-inmemoryDataFlushInterval=1s', '-loggerLevel=WARN'];
   const url = `http://127.0.0.1:${http}`;
   const { child, tail, stop } = await spawnReady('victoria-metrics', binary, args, dir, `${url}/health`);
   return { name: 'victoria-metrics', pid: child.pid ?? 0, dataDir: join(dir, 'data'), url, tail, stop };
