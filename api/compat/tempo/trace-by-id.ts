@@ -52,7 +52,7 @@ export function traceSql(schema: SchemaTarget, tenantId: string, traceId: string
   const end = `fromUnixTimestamp64Nano(${params.bind(range.endNs.toString(), 'Int64')})`;
   const index = queryTable(schema, 'trace_index');
   // No index row (spans written before migration 8 finished, or an index row past its TTL): the window alone.
-  // `useIndex` false is the lookup before migration 8 (bench:grafana measures both).
+  // `useIndex` false is the lookup before migration 8 (kept to measure the index against).
   const sql = `${useIndex ? `WITH (SELECT (minOrNull(first_seen), maxOrNull(last_seen)) FROM ${index} WHERE tenant_id = ${tenant} AND trace_id = ${id}) AS bounds\n    ` : ''}SELECT ${columns.join(', ')}
     FROM ${queryTable(schema, 'spans')}
     WHERE tenant_id = ${tenant} AND trace_id = ${id}
