@@ -28,8 +28,8 @@ prometheus  test/prometheus/build-prometheus.sh
 LIST
 
 # The oldest Go every script's modules accept (GOTOOLCHAIN=local: no download
-# of another toolchain); Prometheus v0.316.0's go.mod asks for at most this.
-GO_MIN=1.26.5
+# of another toolchain); Prometheus v0.316.0's go.mod asks for 1.26.7.
+GO_MIN=1.26.7
 say() { echo "[prepare-binaries] $*"; }
 fail() { echo "[prepare-binaries] FAILED: $*" >&2; exit 1; }
 
