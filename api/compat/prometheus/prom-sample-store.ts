@@ -22,12 +22,14 @@ import type { FloatHistogram } from './engine/sample-source.ts';
 import { readSamples } from './sample-reader.ts';
 import type { SeriesRows } from './sample-reader.ts';
 import type { ExposedSeries } from './series-labels.ts';
-import { compareUtf8, countPart, firstIndexedPart, otlpNativePart, partMask, sumPart, valuePart } from './series-labels.ts';
+import { countPart, firstIndexedPart, otlpNativePart, partMask, sumPart, valuePart } from './series-labels.ts';
 import { labelValue } from './series-matchers.ts';
 import { nativeHistogram } from './stored-histogram.ts';
 import type { IndexedSeries, TenantSeries } from './series-index.ts';
-import { SeriesIndexCache, dayOf } from './series-index.ts';
+import type { SeriesIndexCache } from './series-index.ts';
+import { dayOf } from './series-index.ts';
 import { applyMatchers } from './series-matchers.ts';
+import { compareUtf8 } from './engine/label-order.ts';
 
 /** Series one select may read unless the caller says otherwise. */
 export const defaultMaxSeries = 50_000;
@@ -44,17 +46,10 @@ export interface PromSampleSourceOptions {
   /** The query's sample budget: one select reading more is an execution error. */
   readonly maxSamples: number;
   readonly maxSeries?: number;
-  /** The process's index cache (a shared one when absent). */
-  readonly index?: SeriesIndexCache;
+  /** The API's cache of tenants' series indexes (one per API, keyed by tenant inside). */
+  readonly index: SeriesIndexCache;
 }
 
-let sharedIndex: SeriesIndexCache | undefined;
-
-/** The process-wide series index cache, created on first use with the default bounds. */
-export function defaultSeriesIndex(): SeriesIndexCache {
-  sharedIndex ??= new SeriesIndexCache();
-  return sharedIndex;
-}
 
 interface Chosen { readonly s: IndexedSeries; readonly e: ExposedSeries }
 
@@ -65,7 +60,7 @@ const aborted = (signal: AbortSignal): boolean => signal.aborted;
 
 /** A SampleSource reading one tenant's series from ClickHouse. */
 export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource {
-  const index = o.index ?? defaultSeriesIndex();
+  const index = o.index;
   const maxSeries = o.maxSeries ?? defaultMaxSeries;
   return {
     async select(request: SelectRequest, signal: AbortSignal): Promise<Result<readonly StoredSeries[], PromError>> {

@@ -3,6 +3,7 @@
 // series-names.ts, its labels by docs/prometheus.md ("Names"), each with the
 // part of the stored row its samples come from (the sample reader's `part`).
 import type { Labels } from './engine/sample-source.ts';
+import { compareUtf8 } from './engine/label-order.ts';
 import { formatSampleValue } from './prom-float.ts';
 import type { StoredMetric } from './series-names.ts';
 import { exposedNames } from './series-names.ts';
@@ -59,20 +60,6 @@ export function sanitizeLabelName(name: string): string {
   return out;
 }
 
-/** Compares two strings in UTF-8 byte order (UTF-16 order differs only where a surrogate meets a code unit at or above U+E000). */
-export function compareUtf8(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const surrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdfff;
-    if (surrogate(x) !== surrogate(y) && Math.max(x, y) >= 0xe000) return surrogate(x) ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
-}
 
 /** The label set of name, extra and own pairs: the first of two equal names wins, empty values are dropped, sorted. */
 function labelSet(pairs: readonly (readonly [string, string])[]): Labels {

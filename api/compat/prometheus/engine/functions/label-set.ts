@@ -2,21 +2,8 @@
 // UTF-8 byte order. Setting a label to the empty string removes it, as
 // Prometheus' labels builder does.
 import type { Labels } from '../sample-source.ts';
+import { compareUtf8 } from '../label-order.ts';
 
-/** Compares two strings in UTF-8 byte order (code point order, unlike `<` on UTF-16 units). */
-export function compareUtf8(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Surrogates (0xD800-0xDFFF) encode code points above 0xFFFF: they sort after every BMP unit.
-    const rx = x >= 0xd800 && x <= 0xdfff ? x + 0x10000 : x;
-    const ry = y >= 0xd800 && y <= 0xdfff ? y + 0x10000 : y;
-    return rx < ry ? -1 : 1;
-  }
-  return a.length - b.length;
-}
 
 /** The value of label `name`, or '' when the set has none (as Prometheus' Get). */
 export function labelValue(labels: Labels, name: string): string {
