@@ -9,8 +9,6 @@ import Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
-import type { ApiError } from '../http/api-error.ts';
-import { retryAfterSeconds } from '../http/reply.ts';
 import type { RouteDeps } from '../v1/deps.ts';
 import { asCaller } from '../v1/query/query-caller.ts';
 import { asTenantQuery } from '../v1/tenants/tenant-settings-view.ts';
@@ -40,11 +38,6 @@ interface Mounted {
   readonly methods: Koa.Middleware<CompatState>;
 }
 
-/** Sets Retry-After on a refusal of the shared query path (limits, an unavailable store) as /v1 does: each API writes the rest in its own shape. */
-export function setRetryAfter(ctx: Koa.ParameterizedContext<CompatState>, error: ApiError): void {
-  const seconds = retryAfterSeconds[error.code];
-  if (seconds !== undefined) ctx.set('retry-after', String(seconds));
-}
 
 function underPrefix(path: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);

@@ -41,7 +41,7 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
     return Number((await rs.json<{ n: number | string }>())[0]?.n ?? 0);
   }
 
-  /** Polls system.processes until no statement runs; the ms it took, or -1 past `withinMs`. */
+  /** Polls system.processes until no statement runs (the store reports no event when one ends); the ms it took, or -1 past `withinMs`. */
   async function goneWithin(withinMs: number): Promise<number> {
     const started = Date.now();
     while (Date.now() - started < withinMs) {
@@ -57,7 +57,7 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
     runner = createQueryRunner({ client: store.client, mode: 'embedded', control: store.insertClients[1] }, 60_000, silentLogger, gate);
   });
 
-  /** Waits until the heavy statement shows in system.processes. */
+  /** Waits until the heavy statement shows in system.processes (no event says it started): polls, bounded by 10 s. */
   async function untilRunning(): Promise<void> {
     const started = Date.now();
     while (await running() === 0) {
