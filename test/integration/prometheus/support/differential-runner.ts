@@ -7,6 +7,7 @@
 import { answerDiff, answerSize, describeAnswer, notesDiff } from './answer-diff.ts';
 import type { AnswerNotes } from './answer-diff.ts';
 import type { PromAnswer, PromEndpoint, PromEvaluation } from './promql-client.ts';
+import { promQuery } from './promql-client.ts';
 
 /** One query of a differential table. */
 export interface DifferentialRow {
@@ -61,40 +62,10 @@ interface Asked {
 
 const noNotes: AnswerNotes = { warnings: [], infos: [] };
 
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-
-/** One query as promql-client's promQuery asks it (GET instant, form POST range), keeping the envelope's warnings and infos too. */
+/** One query as promQuery asks it, with the envelope's warnings and infos beside the answer. */
 async function annotatedQuery(endpoint: PromEndpoint, query: string, at: PromEvaluation): Promise<Asked> {
-  const params = new URLSearchParams({ query });
-  let res: Response;
-  if (at.kind === 'instant') {
-    params.set('time', String(at.time));
-    res = await fetch(`${endpoint.url}/api/v1/query?${params.toString()}`, { headers: { ...endpoint.headers } });
-  } else {
-    params.set('start', String(at.start));
-    params.set('end', String(at.end));
-    params.set('step', String(at.step));
-    res = await fetch(`${endpoint.url}/api/v1/query_range`, {
-      method: 'POST', headers: { ...endpoint.headers, 'content-type': 'application/x-www-form-urlencoded' }, body: params.toString(),
-    });
-  }
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { answer: { httpStatus: res.status, status: 'unparsable', error: text.slice(0, 300) }, notes: noNotes };
-  }
-  if (typeof body !== 'object' || body === null) return { answer: { httpStatus: res.status, status: 'unparsable', error: text.slice(0, 300) }, notes: noNotes };
-  const b = body as { status?: unknown; errorType?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown }; warnings?: unknown; infos?: unknown };
-  const answer: PromAnswer = {
-    httpStatus: res.status, status: String(b.status),
-    ...(typeof b.errorType === 'string' ? { errorType: b.errorType } : {}),
-    ...(typeof b.error === 'string' ? { error: b.error } : {}),
-    ...(typeof b.data?.resultType === 'string' ? { resultType: b.data.resultType } : {}),
-    ...(b.data?.result !== undefined ? { result: b.data.result } : {}),
-  };
-  return { answer, notes: { warnings: strings(b.warnings), infos: strings(b.infos) } };
+  const answer = await promQuery(endpoint, query, at);
+  return { answer, notes: { warnings: [...(answer.warnings ?? [])], infos: [...(answer.infos ?? [])] } };
 }
 
 async function ask(endpoint: PromEndpoint, query: string, at: PromEvaluation): Promise<Asked> {

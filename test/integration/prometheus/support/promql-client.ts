@@ -21,6 +21,9 @@ export interface PromAnswer {
   readonly error?: string;
   readonly resultType?: string;
   readonly result?: unknown;
+  /** The envelope's annotations ([] when absent). */
+  readonly warnings?: readonly string[];
+  readonly infos?: readonly string[];
 }
 
 /** One series of an answer: its labels (sorted) and its points as [seconds, value string]. */
@@ -55,13 +58,15 @@ function parseAnswer(httpStatus: number, text: string): PromAnswer {
     return { httpStatus, status: 'unparsable', error: text.slice(0, 300) };
   }
   if (typeof body !== 'object' || body === null) return { httpStatus, status: 'unparsable', error: text.slice(0, 300) };
-  const b = body as { status?: unknown; errorType?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown } };
+  const b = body as { status?: unknown; errorType?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown }; warnings?: unknown; infos?: unknown };
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const answer: PromAnswer = {
     httpStatus, status: String(b.status),
     ...(typeof b.errorType === 'string' ? { errorType: b.errorType } : {}),
     ...(typeof b.error === 'string' ? { error: b.error } : {}),
     ...(typeof b.data?.resultType === 'string' ? { resultType: b.data.resultType } : {}),
     ...(b.data?.result !== undefined ? { result: b.data.result } : {}),
+    warnings: strings(b.warnings), infos: strings(b.infos),
   };
   return answer;
 }
