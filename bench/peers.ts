@@ -281,7 +281,7 @@ async function queries(systems: Systems, picks: readonly Pick[], window: Window,
 }
 
 async function main(): Promise<void> {
-  const binaries = await ensurePeerBinaries(say);
+  const binaries = ensurePeerBinaries(say);
   const root = mkdtempSync(join(tmpdir(), 'tenantry-peers-'));
   const started: RunningServer[] = [];
   const stopAll = async (): Promise<void> => { await Promise.all(started.splice(0).map((s) => s.stop().catch(() => undefined))); };

@@ -104,7 +104,7 @@ async function waitVisible(prometheus: Endpoint, tenantry: (t: number) => Endpoi
 }
 
 async function main(): Promise<void> {
-  const prom = await ensurePrometheus(say);
+  const prom = ensurePrometheus(say);
   // Data ends a minute ago, on a minute, so the last hour is covered.
   const lastSecond = Math.floor(Date.now() / 1000 / 60) * 60 - 60;
   const layout = layoutOf(lastSecond);

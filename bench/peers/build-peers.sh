@@ -17,6 +17,7 @@ VICTORIA_METRICS_VERSION=v1.151.0
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source test/support/go-module-build.sh
+build_lock build-peers
 
 CACHE_ROOT=${PEERS_CACHE:-$HOME/.cache/tenantry}
 say() { echo "[build-peers] $*"; }

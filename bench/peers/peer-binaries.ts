@@ -5,7 +5,7 @@
 // ~/.cache/tenantry/<name>/<version>. Versions are pinned here and in the
 // build scripts together.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -42,48 +42,21 @@ const executable = (path: string): boolean => {
   }
 };
 
-/** Whether a build script is running now (another engineer's, CI's or an earlier bench's): then wait for it rather than build twice. */
-function buildRunning(script: string): boolean {
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(script)) return true;
-    } catch {
-      // gone
-    }
-  }
-  return false;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /**
  * The four binaries, built first when missing (minutes each; the bench says
- * so through `say`). A build already under way is waited for, at most 40
- * minutes in all.
+ * so through `say`). The build scripts hold a lock, so a build already under
+ * way is waited for rather than run twice.
  */
-export async function ensurePeerBinaries(say: (line: string) => void): Promise<PeerBinaries> {
+export function ensurePeerBinaries(say: (line: string) => void): PeerBinaries {
   const paths = peerBinaryPaths();
-  const until = Date.now() + 40 * 60_000;
-  while ((['victoriaLogs', 'jaeger', 'victoriaMetrics'] as const).some((k) => !executable(paths[k])) && buildRunning('build-peers.sh') && Date.now() < until) {
-    say('waiting for the peers\' build under way (bench/peers/build-peers.sh)');
-    await sleep(30_000);
-  }
+  const build = (script: string, what: string): void => {
+    say(`building ${what} (${script}; a build already under way is waited for)`);
+    const built = spawnSync('bash', [join(repoRoot, script)], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 60 * 60_000 });
+    if (built.status !== 0) throw new Error(`${script} failed (${built.status ?? built.signal ?? '?'})`);
+  };
   const missing = (['victoriaLogs', 'jaeger', 'victoriaMetrics'] as const).filter((k) => !executable(paths[k]));
-  if (missing.length > 0) {
-    say(`building ${missing.join(', ')} (bench/peers/build-peers.sh, once; minutes)`);
-    const built = spawnSync('bash', [join(repoRoot, 'bench', 'peers', 'build-peers.sh')], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 60 * 60_000 });
-    if (built.status !== 0) throw new Error(`bench/peers/build-peers.sh failed (${built.status ?? built.signal ?? '?'})`);
-  }
-  while (!executable(paths.prometheus) && buildRunning('build-prometheus.sh') && Date.now() < until) {
-    say('waiting for the Prometheus build under way (test/prometheus/build-prometheus.sh)');
-    await sleep(30_000);
-  }
-  if (!executable(paths.prometheus)) {
-    say('building Prometheus (test/prometheus/build-prometheus.sh, once; about 11 min of CPU)');
-    const built = spawnSync('bash', [join(repoRoot, 'test', 'prometheus', 'build-prometheus.sh')], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 60 * 60_000 });
-    if (built.status !== 0) throw new Error(`test/prometheus/build-prometheus.sh failed (${built.status ?? built.signal ?? '?'})`);
-  }
+  if (missing.length > 0) build('bench/peers/build-peers.sh', missing.join(', '));
+  if (!executable(paths.prometheus)) build('test/prometheus/build-prometheus.sh', 'Prometheus (about 11 min of CPU)');
   for (const [name, path] of Object.entries(paths) as [string, string][]) if (!executable(path)) throw new Error(`${name}: ${path} is still missing after its build`);
   return paths;
 }

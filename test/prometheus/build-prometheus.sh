@@ -22,6 +22,7 @@ COMPLIANCE_VERSION=v0.0.0-20260526170707-7754e6a52015
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source test/support/go-module-build.sh
+build_lock build-prometheus
 
 CACHE_ROOT=${PROMETHEUS_CACHE:-$HOME/.cache/tenantry}
 OUT="$CACHE_ROOT/prometheus/$PROMETHEUS_VERSION"

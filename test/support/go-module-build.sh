@@ -11,6 +11,10 @@
 #       modules ship `//go:build tools` files inside package folders).
 #   module_license MODULE VERSION       prints the module's licence file text
 #       from the module cache (the licence gate reads it).
+#   build_lock NAME                     holds ~/.cache/tenantry/NAME.lock until
+#       the script exits: a second run of the same build (a bench, a test, CI)
+#       waits for the first, then finds its binaries cached, instead of
+#       building beside it.
 export GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOTOOLCHAIN=local
 
 prepare_module() {
@@ -41,4 +45,14 @@ module_license() {
   local dir
   dir=$(go mod download -json "$1@$2" | sed -n 's/^\s*"Dir": "\(.*\)",*$/\1/p')
   cat "$dir"/LICENSE* "$dir"/LICENCE* 2>/dev/null
+}
+
+build_lock() {
+  local dir=${TENANTRY_LOCK_DIR:-$HOME/.cache/tenantry}
+  mkdir -p "$dir"
+  exec {build_lock_fd}>"$dir/$1.lock"
+  if ! flock -n "$build_lock_fd"; then
+    echo "[$1] another build of $1 is under way: waiting for it"
+    flock "$build_lock_fd"
+  fi
 }
