@@ -4,6 +4,7 @@
 // written here.
 import type Koa from 'koa';
 import type { ApiError } from '../../http/api-error.ts';
+import { retryAfterSeconds } from '../../http/reply.ts';
 import type { CompatState } from '../compat-api.ts';
 
 export type PromErrorType = 'bad_data' | 'execution' | 'timeout' | 'canceled' | 'internal' | 'unavailable' | 'not_found' | 'too_many_requests';
@@ -51,7 +52,9 @@ export function writeSuccess(ctx: Ctx, data: unknown, warnings: readonly string[
 export function writeError(ctx: Ctx, error: PromError): void {
   ctx.status = statusOf[error.type];
   ctx.type = 'application/json';
-  if (error.type === 'too_many_requests') ctx.set('retry-after', '1');
+  // The one Retry-After policy of every API (reply.ts): 429 and 503 say when to come back.
+  const retryAfter = error.type === 'too_many_requests' ? retryAfterSeconds.rate_limited : error.type === 'unavailable' ? retryAfterSeconds.unavailable : undefined;
+  if (retryAfter !== undefined) ctx.set('retry-after', String(retryAfter));
   ctx.body = { status: 'error', errorType: error.type, error: error.message };
 }
 
