@@ -5,9 +5,9 @@ import type { ComponentContext, RunningComponent, StartApi } from '../src/target
 import type { ApiConfig } from '../src/config/config.ts';
 import { createApp } from './app.ts';
 import { httpMetrics } from './http/http-metrics.ts';
-import { createQueryRunner } from './v1/query/query-runner.ts';
-import type { QueryRunner, StoppableQueryRunner } from './v1/query/query-runner.ts';
-import { nowNs } from './v1/query/time-range.ts';
+import { createQueryRunner } from './query/query-runner.ts';
+import type { QueryRunner, StoppableQueryRunner } from './query/query-runner.ts';
+import { nowNs } from './query/time-range.ts';
 import { SettingsCache } from '../src/tenant/settings/settings-cache.ts';
 import type { TenantSettingsAdmin } from '../src/tenant/settings/settings-cache.ts';
 import { createSettingsStore } from '../src/tenant/settings/settings-store.ts';

@@ -14,14 +14,14 @@ import { apiRoutes } from './http/api-routes.ts';
 import { sendError } from './http/reply.ts';
 import { bodyReader } from './http/request-body.ts';
 import type { HttpMetrics } from './http/http-metrics.ts';
-import type { RouteDeps } from './v1/deps.ts';
+import type { RouteDeps } from './query/deps.ts';
 import { registerTenantRoutes } from './v1/tenants/tenant-routes.ts';
 import { registerLogRoutes } from './v1/logs/log-routes.ts';
 import { registerTraceRoutes } from './v1/traces/trace-routes.ts';
 import { registerUsageRoutes } from './v1/usage/usage-routes.ts';
 import { registerTimeseriesRoutes } from './v1/timeseries/timeseries-routes.ts';
 import { openApiDocument } from './v1/openapi/openapi-document.ts';
-import { asCaller, withRequestSignal } from './v1/query/query-caller.ts';
+import { asCaller, withRequestSignal } from './query/query-caller.ts';
 import { compatMiddleware } from './compat/compat-api.ts';
 import { prometheusApi } from './compat/prometheus/prometheus-api.ts';
 import { lokiApi } from './compat/loki/loki-api.ts';
@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     const started = process.hrtime.bigint();
     ctx.state.requestId = randomUUID();
     ctx.set('x-request-id', ctx.state.requestId);
-    // A client that closes its connection before the answer is written stops waiting: its statement is killed (api/v1/query/running-statements.ts).
+    // A client that closes its connection before the answer is written stops waiting: its statement is killed (api/query/running-statements.ts).
     const gone = new AbortController();
     const onClose = (): void => { if (!ctx.res.writableFinished) gone.abort(); };
     ctx.res.once('close', onClose);

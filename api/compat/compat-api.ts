@@ -9,9 +9,9 @@ import Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
-import type { RouteDeps } from '../v1/deps.ts';
-import { asCaller } from '../v1/query/query-caller.ts';
-import { asTenantQuery } from '../v1/tenants/tenant-settings-view.ts';
+import type { RouteDeps } from '../query/deps.ts';
+import { asCaller } from '../query/query-caller.ts';
+import { asTenantQuery } from '../query/tenant-settings-view.ts';
 
 /** What a compatibility route knows of its request: who asks, and about which tenant. */
 export interface CompatState {

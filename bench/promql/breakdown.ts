@@ -21,9 +21,9 @@ import type { SampleSource, SelectRequest, StoredSeries } from '../../api/compat
 import { queryData } from '../../api/compat/prometheus/promql-json.ts';
 import { maxQuerySamples } from '../../api/compat/prometheus/promql-query.ts';
 import { SeriesIndexCache, dayOf } from '../../api/compat/prometheus/series-index.ts';
-import { createQueryRunner } from '../../api/v1/query/query-runner.ts';
-import type { QueryRunner, StatementSettings } from '../../api/v1/query/query-runner.ts';
-import type { SqlParams } from '../../api/v1/query/sql-params.ts';
+import { createQueryRunner } from '../../api/query/query-runner.ts';
+import type { QueryRunner, StatementSettings } from '../../api/query/query-runner.ts';
+import type { SqlParams } from '../../api/query/sql-params.ts';
 import { createStoreGate } from '../../src/clickhouse/store-gate.ts';
 import { openStore } from '../../src/clickhouse/store.ts';
 import type { Store } from '../../src/clickhouse/store.ts';

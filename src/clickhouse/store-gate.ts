@@ -24,7 +24,7 @@
 //   One tenant's long statements thus never put another tenant's short
 //   ones behind a queue of them (issue 33, bench:isolation's heavy neighbour).
 // - A running query is not preempted (it is only killed when its time runs
-//   out or its client goes away, api/v1/query/running-statements.ts, and
+//   out or its client goes away, api/query/running-statements.ts, and
 //   holds the turn until chDB has really ended it). So its time is bounded
 //   up front: `maxRunMs` when the store is one tenant's, `turnMs` (short)
 //   while it is shared, i.e. while queries of two parties were in the gate

@@ -1,5 +1,5 @@
 // Embedded mode: one more chDB connection on the data dir, used only to send
-// KILL QUERY for the API's statements (api/v1/query/running-statements.ts).
+// KILL QUERY for the API's statements (api/query/running-statements.ts).
 // A chDB connection runs one statement at a time, so neither the queries'
 // connection (busy with the statement to stop) nor an INSERT connection
 // (busy with a block for up to a second) can send it at once.

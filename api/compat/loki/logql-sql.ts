@@ -4,7 +4,7 @@
 // value from the query is a bound parameter.
 import type { Grouping, LabelPredicate, LineFilter, LogSelector, Matcher, MetricExpr, Stage } from './logql-ast.ts';
 import { jsonLabelsSql, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
-import type { SqlParams } from '../../v1/query/sql-params.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
 import { rawLabelColumns } from './row-labels.ts';
 
 /** What every statement reads: one tenant's rows in a window of Unix ns, `(after, until]` or `[from, before)`. */

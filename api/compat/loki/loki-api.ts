@@ -5,7 +5,7 @@
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import type { RouteDeps } from '../../v1/deps.ts';
+import type { RouteDeps } from '../../query/deps.ts';
 import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { RequestParams } from '../request-params.ts';
 import { readRequestParams } from '../request-params.ts';

@@ -7,8 +7,8 @@
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import type { RouteDeps } from '../../v1/deps.ts';
-import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { RouteDeps } from '../../query/deps.ts';
+import { SqlParams } from '../../query/sql-params.ts';
 import type { LabelMatcher, Labels } from './engine/sample-source.ts';
 import { compareLabelSets, compareUtf8 } from './engine/label-order.ts';
 import type { PromError } from './prom-envelope.ts';

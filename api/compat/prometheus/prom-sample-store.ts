@@ -13,7 +13,7 @@
 import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import type { QueryRunner } from '../../v1/query/query-runner.ts';
+import type { QueryRunner } from '../../query/query-runner.ts';
 import type { SampleSource, SelectRequest, StoredSeries } from './engine/sample-source.ts';
 import type { PromError } from './prom-envelope.ts';
 import { execution, fromApiError } from './prom-envelope.ts';

@@ -8,9 +8,9 @@
 import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import type { RouteDeps } from '../../v1/deps.ts';
-import { tenantWindow } from '../../v1/query/tenant-window.ts';
-import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
+import type { RouteDeps } from '../../query/deps.ts';
+import { tenantWindow } from '../../query/tenant-window.ts';
+import { effectiveSettings } from '../../query/tenant-settings-view.ts';
 import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { PromError } from './prom-envelope.ts';
 import { badData, writeError, writeStatus, writeSuccess } from './prom-envelope.ts';

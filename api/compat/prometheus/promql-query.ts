@@ -8,9 +8,9 @@
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
-import type { RouteDeps } from '../../v1/deps.ts';
-import { currentSignal, currentTimeoutMs } from '../../v1/query/query-caller.ts';
-import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
+import type { RouteDeps } from '../../query/deps.ts';
+import { currentSignal, currentTimeoutMs } from '../../query/query-caller.ts';
+import { effectiveSettings } from '../../query/tenant-settings-view.ts';
 import { instantQuery, parseQuery, rangeQuery, selectRanges } from './engine/engine.ts';
 import type { ParsedQuery, QueryAnswer } from './engine/engine.ts';
 import type { PromError } from './prom-envelope.ts';

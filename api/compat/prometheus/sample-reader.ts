@@ -18,8 +18,8 @@ import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { internal } from '../../http/api-error.ts';
-import type { QueryRunner } from '../../v1/query/query-runner.ts';
-import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { QueryRunner } from '../../query/query-runner.ts';
+import { SqlParams } from '../../query/sql-params.ts';
 import { maskBits } from './series-labels.ts';
 import type { ExponentialRow } from './stored-histogram.ts';
 

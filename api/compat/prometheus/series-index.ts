@@ -14,8 +14,8 @@ import { metricSeriesTable } from '../../../src/clickhouse/schema/metric-series.
 import type { Result } from '../../../src/result.ts';
 import { ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import type { QueryRunner } from '../../v1/query/query-runner.ts';
-import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { QueryRunner } from '../../query/query-runner.ts';
+import { SqlParams } from '../../query/sql-params.ts';
 import type { ExposedSeries, IndexedIdentity } from './series-labels.ts';
 import { exposedSeries } from './series-labels.ts';
 import type { StoredMetric } from './series-names.ts';

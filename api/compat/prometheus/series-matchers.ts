@@ -16,8 +16,8 @@
 // the same RE2 the previous SQL evaluator used.
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import type { QueryRunner } from '../../v1/query/query-runner.ts';
-import { SqlParams } from '../../v1/query/sql-params.ts';
+import type { QueryRunner } from '../../query/query-runner.ts';
+import { SqlParams } from '../../query/sql-params.ts';
 import type { LabelMatcher, Labels } from './engine/sample-source.ts';
 import type { PromError } from './prom-envelope.ts';
 import { badData, fromApiError } from './prom-envelope.ts';

@@ -9,8 +9,8 @@
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import type { RouteDeps } from '../../v1/deps.ts';
-import { effectiveSettings } from '../../v1/tenants/tenant-settings-view.ts';
+import type { RouteDeps } from '../../query/deps.ts';
+import { effectiveSettings } from '../../query/tenant-settings-view.ts';
 import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { RequestParams } from '../request-params.ts';
 import { readRequestParams } from '../request-params.ts';

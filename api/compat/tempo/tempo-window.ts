@@ -2,15 +2,15 @@
 // Grafana sends them. Without `start`, a search or tag lookup covers the last
 // hour (Tempo then asks only its ingesters, which hold the recent traces);
 // the tenant's retention moves the start up, and a range longer than
-// limits.maxQueryDays is a 400 (api/v1/query/tenant-window.ts).
+// limits.maxQueryDays is a 400 (api/query/tenant-window.ts).
 // A trace lookup is not a scan (the trace index finds its days), so it is
 // held to retention only.
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
-import { tenantWindow } from '../../v1/query/tenant-window.ts';
-import type { TimeRange } from '../../v1/query/time-range.ts';
+import { tenantWindow } from '../../query/tenant-window.ts';
+import type { TimeRange } from '../../query/time-range.ts';
 
 const nsPerSecond = 1_000_000_000n;
 

@@ -7,9 +7,9 @@ import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import { SqlParams } from '../../v1/query/sql-params.ts';
-import type { TimeRange } from '../../v1/query/time-range.ts';
-import type { RouteDeps } from '../../v1/deps.ts';
+import { SqlParams } from '../../query/sql-params.ts';
+import type { TimeRange } from '../../query/time-range.ts';
+import type { RouteDeps } from '../../query/deps.ts';
 import { resourceSpans } from './otlp-json.ts';
 import type { OtlpResourceSpans, SpanRow } from './otlp-json.ts';
 

@@ -6,7 +6,7 @@
 // for values the SDKs send typed; docs/tempo.md). Trace-level intrinsics
 // (rootName, rootServiceName, traceDuration) read the columns of the
 // per-trace join that `traceColumns` names.
-import { SqlParams } from '../../v1/query/sql-params.ts';
+import { SqlParams } from '../../query/sql-params.ts';
 import type { Condition, Field, Spansets, TraceQuery, Value } from './traceql-parser.ts';
 
 export class UnsupportedComparison extends Error {}

@@ -8,11 +8,11 @@ import { envelope } from '../../http/pagination.ts';
 import type { Envelope } from '../../http/pagination.ts';
 import { byteBoundedPage, finishPage, mapBytes, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
 import type { BoundedRow, PagePlan } from '../query/record-page.ts';
-import { SqlParams } from '../query/sql-params.ts';
-import { nsTextToMs } from '../query/time-range.ts';
-import type { RouteDeps } from '../deps.ts';
+import { SqlParams } from '../../query/sql-params.ts';
+import { nsTextToMs } from '../../query/time-range.ts';
+import type { RouteDeps } from '../../query/deps.ts';
 import type { LogQuery } from './log-codecs.ts';
-import { effectiveSettings } from '../tenants/tenant-settings-view.ts';
+import { effectiveSettings } from '../../query/tenant-settings-view.ts';
 
 export interface LogRecord {
   timestamp: number;

@@ -2,7 +2,7 @@
 // together, fields AND together; a value containing `%` is a LIKE pattern
 // (`%` any run, `_` one character, `\` escapes), anything else an exact
 // match. Values and attribute keys are always bound parameters.
-import type { SqlParams } from './sql-params.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
 
 export const isPattern = (value: string): boolean => value.includes('%');
 

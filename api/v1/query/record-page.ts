@@ -8,11 +8,11 @@ import { invalidRequest } from '../../http/api-error.ts';
 import { defaultLimit } from '../../http/pagination.ts';
 import { decodeCursor, encodeCursor, filterDigest } from './cursor.ts';
 import type { Cursor } from './cursor.ts';
-import type { SqlParams } from './sql-params.ts';
-import { resolveRange } from './time-range.ts';
-import { tenantWindow } from './tenant-window.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
+import { resolveRange } from '../../query/time-range.ts';
+import { tenantWindow } from '../../query/tenant-window.ts';
 import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
-import type { TimeRange } from './time-range.ts';
+import type { TimeRange } from '../../query/time-range.ts';
 
 export interface PageInput {
   readonly startTime: number;

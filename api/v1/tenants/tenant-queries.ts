@@ -4,8 +4,8 @@ import type { Principal } from '../../../src/auth/api-keys.ts';
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import { SqlParams } from '../query/sql-params.ts';
-import type { RouteDeps } from '../deps.ts';
+import { SqlParams } from '../../query/sql-params.ts';
+import type { RouteDeps } from '../../query/deps.ts';
 
 export interface Tenant {
   readonly id: string;

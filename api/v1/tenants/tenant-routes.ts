@@ -13,11 +13,11 @@ import type { Envelope } from '../../http/pagination.ts';
 import { scope, validate, validateQuery, validateWithQuery } from '../../http/route-middleware.ts';
 import { filterDigest } from '../query/cursor.ts';
 import { finishPage, pageCursor } from '../query/record-page.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../../query/deps.ts';
 import { NoInput, TenantDefaults, TenantListQuery, TenantUpdate, TenantUpdateQuery } from './tenant-codecs.ts';
 import type { Tenant } from './tenant-queries.ts';
 import { getTenant, listTenants, renameTenant } from './tenant-queries.ts';
-import { effectiveSettings, setValues, writeSettings } from './tenant-settings-view.ts';
+import { effectiveSettings, setValues, writeSettings } from '../../query/tenant-settings-view.ts';
 
 /** A tenant as the API shows it: its record and its effective settings, with the source of each value. */
 export interface TenantView extends Tenant {

@@ -9,11 +9,11 @@ import type { Envelope } from '../../http/pagination.ts';
 import { matchAny, matchAttributes } from '../query/filters.ts';
 import { byteBoundedPage, finishPage, mapBytes, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
 import type { BoundedRow, PagePlan } from '../query/record-page.ts';
-import { SqlParams } from '../query/sql-params.ts';
-import { nsTextToMs } from '../query/time-range.ts';
-import type { RouteDeps } from '../deps.ts';
+import { SqlParams } from '../../query/sql-params.ts';
+import { nsTextToMs } from '../../query/time-range.ts';
+import type { RouteDeps } from '../../query/deps.ts';
 import type { TraceQuery } from './trace-codecs.ts';
-import { effectiveSettings } from '../tenants/tenant-settings-view.ts';
+import { effectiveSettings } from '../../query/tenant-settings-view.ts';
 
 export interface SpanRecord {
   timestamp: number;

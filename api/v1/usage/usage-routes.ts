@@ -3,8 +3,8 @@
 // maxQueryDays applies).
 import type { ApiRoutes } from '../../http/api-routes.ts';
 import { scope, validate } from '../../http/route-middleware.ts';
-import type { RouteDeps } from '../deps.ts';
-import { asTenantQuery } from '../tenants/tenant-settings-view.ts';
+import type { RouteDeps } from '../../query/deps.ts';
+import { asTenantQuery } from '../../query/tenant-settings-view.ts';
 import { UsageQuery } from './usage-codecs.ts';
 import { usageReport } from './usage-queries.ts';
 

@@ -16,8 +16,8 @@ import { SettingsCache } from '../../../src/tenant/settings/settings-cache.ts';
 import { createSettingsStore } from '../../../src/tenant/settings/settings-store.ts';
 import { builtInDefaults } from '../../../src/tenant/settings/tenant-settings.ts';
 import { startApiWith } from '../../../api/api.ts';
-import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
-import type { QueryTarget } from '../../../api/v1/query/query-runner.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
+import type { QueryTarget } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { trappingTarget } from './support/store-faults.ts';
 

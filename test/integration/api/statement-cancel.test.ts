@@ -9,10 +9,10 @@ import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
-import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
-import type { StoppableQueryRunner } from '../../../api/v1/query/query-runner.ts';
-import { asCaller, asTenantCaller, withRequestSignal } from '../../../api/v1/query/query-caller.ts';
-import { SqlParams } from '../../../api/v1/query/sql-params.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
+import type { StoppableQueryRunner } from '../../../api/query/query-runner.ts';
+import { asCaller, asTenantCaller, withRequestSignal } from '../../../api/query/query-caller.ts';
+import { SqlParams } from '../../../api/query/sql-params.ts';
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import { sharedStore } from '../../support/embedded-store.ts';
 

@@ -10,7 +10,7 @@ import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
 import { startApiWith } from '../../../api/api.ts';
-import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { insertRows, logRow, secondsNs } from './support/telemetry-rows.ts';
 

@@ -9,7 +9,7 @@ import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
 import { startApiWith } from '../../../api/api.ts';
-import type { QueryRunner } from '../../../api/v1/query/query-runner.ts';
+import type { QueryRunner } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { failingRunner, slowRunner } from './support/store-faults.ts';
 

@@ -9,7 +9,7 @@ import { createPromSampleSource } from '../../../api/compat/prometheus/prom-samp
 import type { LabelMatcher, StoredSeries } from '../../../api/compat/prometheus/engine/sample-source.ts';
 import { SeriesIndexCache } from '../../../api/compat/prometheus/series-index.ts';
 import { nativeHistogram } from '../../../api/compat/prometheus/stored-histogram.ts';
-import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { staleMarkerBits } from '../../../src/prometheus/remote-write-scope.ts';
 import { field, keys, startHarness } from '../api/support/api-harness.ts';

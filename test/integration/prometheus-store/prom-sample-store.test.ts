@@ -6,8 +6,8 @@ import { createPromSampleSource, tooManySamples } from '../../../api/compat/prom
 import type { PromSampleSourceOptions } from '../../../api/compat/prometheus/prom-sample-store.ts';
 import type { LabelMatcher, SampleSource, StoredSeries } from '../../../api/compat/prometheus/engine/sample-source.ts';
 import { SeriesIndexCache } from '../../../api/compat/prometheus/series-index.ts';
-import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
-import type { QueryRunner } from '../../../api/v1/query/query-runner.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
+import type { QueryRunner } from '../../../api/query/query-runner.ts';
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';

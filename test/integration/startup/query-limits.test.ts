@@ -12,8 +12,8 @@ import { silentLogger } from '../../../src/log/logger.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
 import { storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
 import { startApiWith } from '../../../api/api.ts';
-import { createQueryRunner } from '../../../api/v1/query/query-runner.ts';
-import type { QueryTarget } from '../../../api/v1/query/query-runner.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
+import type { QueryTarget } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 
 const keyA = 'query-limits-key-a-0123456789';

@@ -2,7 +2,7 @@
 // body it parses whole.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseEachRow, settingsClause } from '../../../api/v1/query/query-runner.ts';
+import { parseEachRow, settingsClause } from '../../../api/query/query-runner.ts';
 import { classifyStoreError } from '../../../src/clickhouse/clickhouse-error.ts';
 
 /** The block a ClickHouse server (25.11+) ends a body with when it fails mid-stream. */

@@ -2,14 +2,14 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { isLeft } from 'fp-ts/lib/Either.js';
-import { nsTextToMs, resolveRange, toNanoseconds } from '../../../api/v1/query/time-range.ts';
+import { nsTextToMs, resolveRange, toNanoseconds } from '../../../api/query/time-range.ts';
 import { planBuckets } from '../../../api/v1/timeseries/bucket-plan.ts';
 import { decodeCursor, encodeCursor, filterDigest } from '../../../api/v1/query/cursor.ts';
 import { unitNames } from '../../../api/v1/timeseries/ucum-units.ts';
 import { LogQuery } from '../../../api/v1/logs/log-codecs.ts';
 import { TimeseriesRequest } from '../../../api/v1/timeseries/timeseries-codecs.ts';
 import { formatDecodeErrors } from '../../../src/codec/decode-errors.ts';
-import { SqlParams } from '../../../api/v1/query/sql-params.ts';
+import { SqlParams } from '../../../api/query/sql-params.ts';
 import { matchAny, matchAnyInsensitive, matchAttributes } from '../../../api/v1/query/filters.ts';
 import { periodsTouching } from '../../../api/v1/usage/usage-periods.ts';
 import { requestPath } from '../../../src/ops/ops-listener.ts';

@@ -9,7 +9,7 @@ import { createApp } from '../../../api/app.ts';
 import type { ApiError } from '../../../api/http/api-error.ts';
 import { unavailable } from '../../../api/http/api-error.ts';
 import { httpMetrics } from '../../../api/http/http-metrics.ts';
-import type { QueryRunner } from '../../../api/v1/query/query-runner.ts';
+import type { QueryRunner } from '../../../api/query/query-runner.ts';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import type { Result } from '../../../src/result.ts';

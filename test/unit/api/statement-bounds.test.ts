@@ -1,6 +1,6 @@
 // The bounds a statement carries into ClickHouse, and the statement that stops it.
 import { expect } from 'chai';
-import { killStatement, statementTag } from '../../../api/v1/query/running-statements.ts';
+import { killStatement, statementTag } from '../../../api/query/running-statements.ts';
 import { statementLimits } from '../../../src/target/statement-limits.ts';
 
 const gib = 1024 ** 3;

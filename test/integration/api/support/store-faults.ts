@@ -3,9 +3,9 @@
 // query or over a client that fails every call.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ApiError } from '../../../../api/http/api-error.ts';
-import { createQueryRunner } from '../../../../api/v1/query/query-runner.ts';
-import type { QueryRunner, QueryTarget } from '../../../../api/v1/query/query-runner.ts';
-import { SqlParams } from '../../../../api/v1/query/sql-params.ts';
+import { createQueryRunner } from '../../../../api/query/query-runner.ts';
+import type { QueryRunner, QueryTarget } from '../../../../api/query/query-runner.ts';
+import { SqlParams } from '../../../../api/query/sql-params.ts';
 import { silentLogger } from '../../../../src/log/logger.ts';
 import type { Result } from '../../../../src/result.ts';
 import type { Store } from '../../../../src/clickhouse/store.ts';

@@ -4,7 +4,7 @@ import { parseLogql } from '../../../../../api/compat/loki/logql-ast.ts';
 import type { LogSelector } from '../../../../../api/compat/loki/logql-ast.ts';
 import { logsSql, metricSql } from '../../../../../api/compat/loki/logql-sql.ts';
 import { labelName } from '../../../../../api/compat/loki/otlp-labels.ts';
-import { SqlParams } from '../../../../../api/v1/query/sql-params.ts';
+import { SqlParams } from '../../../../../api/query/sql-params.ts';
 
 const scan = { table: 'db.logs', tenantId: 'acme' };
 

@@ -3,7 +3,7 @@
 // the statement text; types compared as Tempo compares them.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { SqlParams } from '../../../../../api/v1/query/sql-params.ts';
+import { SqlParams } from '../../../../../api/query/sql-params.ts';
 import { parseTraceQl } from '../../../../../api/compat/tempo/traceql-parser.ts';
 import type { TraceQuery } from '../../../../../api/compat/tempo/traceql-parser.ts';
 import { conditionSql, filtersOf, spansetsSql } from '../../../../../api/compat/tempo/traceql-sql.ts';

@@ -4,7 +4,7 @@
 import type { SchemaTarget } from '../../src/clickhouse/schema/ddl.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { TenantSettingsAdmin } from '../../src/tenant/settings/settings-cache.ts';
-import type { QueryRunner } from './query/query-runner.ts';
+import type { QueryRunner } from './query-runner.ts';
 
 export interface RouteDeps {
   readonly schema: SchemaTarget;

@@ -1,16 +1,16 @@
 // How the API reads and writes per-tenant settings: effective values for a
 // tenant (with where each came from), and writes of one source whose store
 // failures become API errors.
-import type { StoreFailure } from '../../../src/clickhouse/clickhouse-error.ts';
-import type { Logger } from '../../../src/log/logger.ts';
-import type { Result } from '../../../src/result.ts';
-import { fail, ok } from '../../../src/result.ts';
-import { defaultSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
-import type { EffectiveSettings, SettingValues, TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
-import type { ApiError } from '../../http/api-error.ts';
-import { internal, unavailable } from '../../http/api-error.ts';
-import type { RouteDeps } from '../deps.ts';
-import { asTenantCaller } from '../query/query-caller.ts';
+import type { StoreFailure } from '../../src/clickhouse/clickhouse-error.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import type { Result } from '../../src/result.ts';
+import { fail, ok } from '../../src/result.ts';
+import { defaultSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
+import type { EffectiveSettings, SettingValues, TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
+import type { ApiError } from '../http/api-error.ts';
+import { internal, unavailable } from '../http/api-error.ts';
+import type { RouteDeps } from './deps.ts';
+import { asTenantCaller } from './query-caller.ts';
 
 const builtIn = defaultSettingsView();
 

@@ -1,9 +1,9 @@
 // Time bounds of a query (DESIGN.md section 5): documented in seconds, with
 // ms/µs/ns recognised by magnitude; fractions allowed; [start, end).
-import type { Result } from '../../../src/result.ts';
-import { fail, ok } from '../../../src/result.ts';
-import type { ApiError } from '../../http/api-error.ts';
-import { invalidRequest } from '../../http/api-error.ts';
+import type { Result } from '../../src/result.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { ApiError } from '../http/api-error.ts';
+import { invalidRequest } from '../http/api-error.ts';
 
 export interface TimeRange {
   /** Inclusive start, Unix nanoseconds. */

@@ -9,15 +9,15 @@
 // over one of its bounds is a 400 naming it.
 import { EXCEPTION_TAG_HEADER_NAME, extractErrorAtTheEndOfChunk } from '@clickhouse/client';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { classifyStoreError } from '../../../src/clickhouse/clickhouse-error.ts';
-import { openGate } from '../../../src/clickhouse/store-gate.ts';
-import type { QueryTurn, StoreGate } from '../../../src/clickhouse/store-gate.ts';
-import type { Logger } from '../../../src/log/logger.ts';
-import type { StatementLimits } from '../../../src/target/statement-limits.ts';
-import type { Result } from '../../../src/result.ts';
-import { fail, ok } from '../../../src/result.ts';
-import type { ApiError } from '../../http/api-error.ts';
-import { internal, invalidRequest, unavailable } from '../../http/api-error.ts';
+import { classifyStoreError } from '../../src/clickhouse/clickhouse-error.ts';
+import { openGate } from '../../src/clickhouse/store-gate.ts';
+import type { QueryTurn, StoreGate } from '../../src/clickhouse/store-gate.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import type { StatementLimits } from '../../src/target/statement-limits.ts';
+import type { Result } from '../../src/result.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { ApiError } from '../http/api-error.ts';
+import { internal, invalidRequest, unavailable } from '../http/api-error.ts';
 import { currentCaller, currentSignal, currentTimeoutMs } from './query-caller.ts';
 import { RunningStatements, statementTag } from './running-statements.ts';
 import type { StopReason } from './running-statements.ts';

@@ -2,12 +2,12 @@
 // retention are never returned (the window's start moves up to the oldest
 // visible time, so lowering retention hides older rows at once), and the
 // range that is left may span at most limits.maxQueryDays.
-import type { Result } from '../../../src/result.ts';
-import { fail, ok } from '../../../src/result.ts';
-import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
-import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
-import type { ApiError } from '../../http/api-error.ts';
-import { invalidRequest } from '../../http/api-error.ts';
+import type { Result } from '../../src/result.ts';
+import { fail, ok } from '../../src/result.ts';
+import { nsPerDay, oldestVisibleNs } from '../../src/tenant/settings/tenant-settings.ts';
+import type { EffectiveSettings } from '../../src/tenant/settings/tenant-settings.ts';
+import type { ApiError } from '../http/api-error.ts';
+import { invalidRequest } from '../http/api-error.ts';
 import type { TimeRange } from './time-range.ts';
 
 /** The part of `range` the tenant may see (empty, at its end, when all of it is past retention), or a 400 when it is too long. */

@@ -23,7 +23,7 @@
 // and checked against its exact pattern before it is spliced.
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Logger } from '../../../src/log/logger.ts';
+import type { Logger } from '../../src/log/logger.ts';
 
 /** Why a statement was stopped before it ended. */
 export type StopReason = 'timeout' | 'client_gone' | 'shutdown';

@@ -3,8 +3,8 @@
 // context, and the query runner reads it when it asks the store gate for a
 // turn (per-key query limits, src/clickhouse/store-gate.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Principal } from '../../../src/auth/api-keys.ts';
-import type { QueryCaller } from '../../../src/clickhouse/store-gate.ts';
+import type { Principal } from '../../src/auth/api-keys.ts';
+import type { QueryCaller } from '../../src/clickhouse/store-gate.ts';
 
 /**
  * The caller, the time limit of its queries when the request is about one
