@@ -167,7 +167,7 @@ export class BlockInserter {
         const file = await WriteAheadLog.rowsFile(segment);
         const block = file === undefined ? recordsBlock(await WriteAheadLog.read(segment)) : fileBlock(segment, file);
         // A segment left by a crash may hold nothing but a torn record, which was never acknowledged.
-        if (block.rows > 0) await this.#insert(table, block, segment.token);
+        if (block.rows > 0) await this.#insert(table, block, segment.token, { segment, splits: await WriteAheadLog.splits(segment) });
         await this.#wal.release(segment);
         return;
       } catch (error) {
@@ -181,9 +181,18 @@ export class BlockInserter {
     }
   }
 
-  /** Inserts the block as one; splits it by request when its own rows make it fail. */
-  async #insert(table: TableName, block: Block, token: string): Promise<void> {
+  /**
+   * Inserts the block as one; splits it by request when its own rows make it
+   * fail. A block split before (`split.splits`, by this process or one before
+   * a crash) is split again at once: one of its halves may be stored already
+   * under its own token, which the parent's token would not deduplicate.
+   */
+  async #insert(table: TableName, block: Block, token: string, split: { segment: Segment; splits: ReadonlySet<string> }): Promise<void> {
     const { rows, bytes } = block;
+    if (split.splits.has(token)) {
+      await this.#split(table, await block.records(), token, split, 'split before a restart');
+      return;
+    }
     for (let attempt = 0; ; attempt++) {
       if (this.#abandon) throw new Abandoned();
       this.#events.inserting(table, rows, token);
@@ -204,15 +213,21 @@ export class BlockInserter {
         continue;
       }
       const records = await block.records();
-      if (records.length <= 1) {
-        await this.#deadLetter(table, records, token, result.message);
-        return;
-      }
-      const half = Math.ceil(records.length / 2);
-      await this.#insert(table, recordsBlock(records.slice(0, half)), `${token}-a`);
-      await this.#insert(table, recordsBlock(records.slice(half)), `${token}-b`);
+      if (records.length > 1) await WriteAheadLog.recordSplit(split.segment, token);
+      await this.#split(table, records, token, split, result.message);
       return;
     }
+  }
+
+  /** Inserts the records in two halves, each under the token with a suffix; a lone request's rows are dead-lettered instead. */
+  async #split(table: TableName, records: readonly WalRecord[], token: string, split: { segment: Segment; splits: ReadonlySet<string> }, reason: string): Promise<void> {
+    if (records.length <= 1) {
+      await this.#deadLetter(table, records, token, reason);
+      return;
+    }
+    const half = Math.ceil(records.length / 2);
+    await this.#insert(table, recordsBlock(records.slice(0, half)), `${token}-a`, split);
+    await this.#insert(table, recordsBlock(records.slice(half)), `${token}-b`, split);
   }
 
   async #deadLetter(table: TableName, records: readonly WalRecord[], token: string, reason: string): Promise<void> {

@@ -115,8 +115,11 @@ const probeBytes = 64 * 1024;
 
 const segmentName = /^(\d{12})-([0-9a-f]{16})\.wal$/;
 const rowsSuffix = '.rows';
+const splitsSuffix = '.splits';
 /** The rows file of the segment whose index file is `path`. */
 const rowsPathOf = (path: string): string => `${path.slice(0, -'.wal'.length)}${rowsSuffix}`;
+/** The file listing the tokens of the segment's blocks that were split, one a line. */
+const splitsPathOf = (path: string): string => `${path.slice(0, -'.wal'.length)}${splitsSuffix}`;
 
 /** Why an fs call failed, without the server's paths (the message reaches clients). */
 function diskMessage(error: unknown): string {
@@ -185,9 +188,11 @@ export class WriteAheadLog {
           bytes: size + (rowBytes ?? 0), rowBytes: rowBytes ?? 0, rows: 0, recovered: true,
         });
       }
-      // A rows file without its index: the segment was inserted and released, and the process died between the two deletions.
-      for (const name of files.filter((n) => n.endsWith(rowsSuffix) && !files.includes(`${n.slice(0, -rowsSuffix.length)}.wal`))) {
-        await unlink(join(dir, name));
+      // A rows or splits file without its index: the segment was inserted and released, and the process died between the deletions.
+      for (const suffix of [rowsSuffix, splitsSuffix]) {
+        for (const name of files.filter((n) => n.endsWith(suffix) && !files.includes(`${n.slice(0, -suffix.length)}.wal`))) {
+          await unlink(join(dir, name));
+        }
       }
     }
     const bytes = recovered.reduce((n, s) => n + s.bytes, 0);
@@ -282,10 +287,37 @@ export class WriteAheadLog {
     return { path, ...acknowledged };
   }
 
+  /**
+   * The tokens of the segment's blocks that were split (by a process before
+   * this one too): a replay splits them again before inserting, so that a
+   * half stored under its own token is not stored again within its parent.
+   */
+  static async splits(segment: Segment): Promise<ReadonlySet<string>> {
+    try {
+      return new Set((await readFile(splitsPathOf(segment.path), 'utf8')).split('\n').filter((t) => t !== ''));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Set();
+      throw error;
+    }
+  }
+
+  /** Records durably, before any of its halves is inserted, that the block with `token` is split. */
+  static async recordSplit(segment: Segment, token: string): Promise<void> {
+    const fd = await open(splitsPathOf(segment.path), 'a', 0o600);
+    try {
+      await fd.write(`${token}\n`);
+      await fd.datasync();
+    } finally {
+      await fd.close();
+    }
+  }
+
   /** Deletes a segment whose rows are in ClickHouse: its index first, so that a crash in between leaves no segment to replay. */
   async release(segment: Segment): Promise<void> {
+    const gone = (error: unknown): void => { if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; };
     await unlink(segment.path);
-    if (segment.rowsPath !== undefined) await unlink(segment.rowsPath).catch((error: unknown) => { if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; });
+    if (segment.rowsPath !== undefined) await unlink(segment.rowsPath).catch(gone);
+    await unlink(splitsPathOf(segment.path)).catch(gone);
     this.#bytes -= segment.bytes;
   }
 
