@@ -2,8 +2,9 @@
 // any more stops inside the store, not only in JavaScript.
 //
 // Every statement carries `log_comment = '<uuid>'` (and, in server mode, the
-// same uuid as its query_id). When its time runs out, its client goes away or
-// the process shuts down, the runner sends `KILL QUERY WHERE
+// same uuid as its query_id). When its time runs out, its client goes away,
+// the store gate ends its turn for another tenant's query, or the process
+// shuts down, the runner sends `KILL QUERY WHERE
 // Settings['log_comment'] = '<uuid>' ASYNC` on another connection.
 //
 // Embedded ClickHouse (chDB) needs this most: aborting the client's request
@@ -25,8 +26,8 @@ import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../src/log/logger.ts';
 
-/** Why a statement was stopped before it ended. */
-export type StopReason = 'timeout' | 'client_gone' | 'shutdown';
+/** Why a statement was stopped before it ended ('turn': the store gate gave its turn to another tenant's waiting query). */
+export type StopReason = 'timeout' | 'client_gone' | 'shutdown' | 'turn';
 
 /** Longest a killed embedded statement may take to end before its turn is given up anyway. */
 export const stopGraceMs = 3000;
@@ -83,16 +84,20 @@ export class RunningStatements {
   /**
    * Runs one statement: `work` gets its id and the signal the client should
    * see (none in embedded mode, see above). It is stopped after `ms`, when
-   * `request` aborts, or at shutdown.
+   * `request` aborts, when `turn` (the store gate's turn signal) aborts, or
+   * at shutdown.
    */
-  async run<T>(ms: number, request: AbortSignal | undefined, work: (statement: RunningStatement) => Promise<T>): Promise<T> {
+  async run<T>(ms: number, request: AbortSignal | undefined, work: (statement: RunningStatement) => Promise<T>, turn?: AbortSignal): Promise<T> {
     const id = randomUUID();
     const entry: Entry = { controller: new AbortController(), reason: undefined };
     this.#entries.set(id, entry);
     const timer = setTimeout(() => { void this.#stop(id, 'timeout'); }, ms);
     const onGone = (): void => { void this.#stop(id, 'client_gone'); };
+    const onTurnOver = (): void => { void this.#stop(id, 'turn'); };
     request?.addEventListener('abort', onGone, { once: true });
+    turn?.addEventListener('abort', onTurnOver, { once: true });
     if (request?.aborted === true) onGone();
+    if (turn?.aborted === true) onTurnOver();
     if (this.#closed) void this.#stop(id, 'shutdown');
     try {
       const statement: RunningStatement = { id, signal: this.#embedded ? undefined : entry.controller.signal, stopped: () => entry.reason };
@@ -101,6 +106,7 @@ export class RunningStatements {
     } finally {
       clearTimeout(timer);
       request?.removeEventListener('abort', onGone);
+      turn?.removeEventListener('abort', onTurnOver);
       this.#entries.delete(id);
     }
   }

@@ -23,13 +23,16 @@
 //   starts level with the statement last started, so it saves up no credit.
 //   One tenant's long statements thus never put another tenant's short
 //   ones behind a queue of them (issue 33, bench:isolation's heavy neighbour).
-// - A running query is not preempted (it is only killed when its time runs
-//   out or its client goes away, api/query/running-statements.ts, and
-//   holds the turn until chDB has really ended it). So its time is bounded
-//   up front: `maxRunMs` when the store is one tenant's, `turnMs` (short)
-//   while it is shared, i.e. while queries of two parties were in the gate
-//   together within the last `sharedMs`; a longer statement is cut at that
-//   limit and its tenant may retry. The time waiting for the turn counts
+// - A running query is ended early only to give another tenant its turn
+//   (otherwise it is killed only when its time runs out or its client goes
+//   away, api/query/running-statements.ts, and holds the turn until chDB
+//   has really ended it). Its statement gets the full `maxRunMs` and a turn
+//   signal, which fires once it has run `turnMs` while a query of another
+//   party waits (and may start: its own pause is over); the runner then
+//   stops it and answers 503 naming the turn limit, and its tenant may retry.
+//   A tenant alone thus gets its whole time limit, and a tenant arriving
+//   behind another's long statement waits at most about `turnMs` plus the
+//   time the store takes to end it. The time waiting for the turn counts
 //   toward the query's own limit, not these.
 // - While ingest is active each party also yields: after its query that ran
 //   d ms, its next one starts no sooner than d × (1 − share) / share ms
@@ -66,6 +69,8 @@ export interface StatementBudget {
   readonly ms: number;
   /** Threads it may use (max_threads), or undefined for ClickHouse's default. */
   readonly threads: number | undefined;
+  /** Embedded mode: aborts once the statement has run `turnMs` while another tenant's query waits for the store; the statement should stop. */
+  readonly turn?: { readonly signal: AbortSignal; readonly turnMs: number };
 }
 
 export interface StoreGate {
@@ -89,12 +94,10 @@ export interface GatePolicy {
   readonly keyWaitMs: number;
   /** Exclusive mode: the share of the store's time each tenant's queries may take while ingest is active (0 < share ≤ 1). */
   readonly queryShare: number;
-  /** Longest a query's statement may run once it has its turn (it is not preempted, and holds the turn INSERTs need). */
+  /** Longest a query's statement may run once it has its turn. */
   readonly maxRunMs: number;
-  /** Exclusive mode: longest a statement may run while the store is shared (another tenant's queries were in the gate within `sharedMs`); at most maxRunMs. */
+  /** Exclusive mode: how long a statement runs before its turn signal fires, if another tenant's query waits by then (or once one does). */
   readonly turnMs: number;
-  /** Exclusive mode: how long the store counts as shared after queries of two tenants were last in the gate together. */
-  readonly sharedMs: number;
   /** Threads a query's statement may use, or undefined for ClickHouse's default. */
   readonly queryThreads: number | undefined;
   /** Exclusive mode: ingest counts as active this long after an INSERT ended (a little over the writer's block interval). */
@@ -108,7 +111,7 @@ export const openGate: StoreGate = {
 };
 
 interface QueryWaiter {
-  readonly start: (budgetMs: number) => void;
+  readonly start: (turn: AbortSignal) => void;
   readonly timer: { cancel(): void };
 }
 
@@ -142,9 +145,9 @@ class ExclusiveTurn {
   #virtual = 0;
   #servedCount = 0;
   #lastInsertEnd = Number.NEGATIVE_INFINITY;
-  /** The last time queries of two parties were in the gate together (waiting or running). */
-  #lastShared = Number.NEGATIVE_INFINITY;
   #wake: { cancel(): void; at: number } | undefined;
+  /** The query statement holding the turn: its party, start, turn signal and the timer that fires it. */
+  #current: { readonly party: Party; readonly started: number; readonly turn: AbortController; timer?: { cancel(): void; at: number } } | undefined;
 
   constructor(clock: Clock, policy: GatePolicy) {
     this.#clock = clock;
@@ -179,16 +182,16 @@ class ExclusiveTurn {
   }
 
   /**
-   * Resolves with the longest its statement may run (see turnMs) and a
+   * Resolves with the turn signal of its statement (see turnMs) and a
    * function that ends the turn, or undefined if `deadline` passed first.
    */
-  queryTurn(caller: QueryCaller, deadline: number): Promise<{ readonly runMs: number; readonly end: () => void } | undefined> {
+  queryTurn(caller: QueryCaller, deadline: number): Promise<{ readonly turn: AbortSignal; readonly end: () => void } | undefined> {
     return new Promise((resolve) => {
       const party = this.#join(partyOf(caller));
       const waiter: QueryWaiter = {
-        start: (runMs) => {
+        start: (turn) => {
           const started = this.#clock.now();
-          resolve({ runMs, end: () => { this.#queryEnded(party, started); } });
+          resolve({ turn, end: () => { this.#queryEnded(party, started); } });
         },
         timer: this.#clock.setTimeout(() => {
           const at = party.waiters.indexOf(waiter);
@@ -220,6 +223,8 @@ class ExclusiveTurn {
 
   #queryEnded(party: Party, started: number): void {
     const now = this.#clock.now();
+    this.#current?.timer?.cancel();
+    this.#current = undefined;
     const ran = now - started;
     party.used += ran;
     party.running = false;
@@ -233,7 +238,7 @@ class ExclusiveTurn {
 
   #dispatch(): void {
     const now = this.#clock.now();
-    this.#noteSharing(now);
+    this.#armTurn(now);
     if (this.#busy) return;
     const insert = this.#inserts.shift();
     if (insert !== undefined) {
@@ -267,14 +272,41 @@ class ExclusiveTurn {
     next.served = this.#servedCount++;
     next.running = true;
     this.#busy = true;
-    waiter.start(now - this.#lastShared < this.#policy.sharedMs ? Math.min(this.#policy.turnMs, this.#policy.maxRunMs) : this.#policy.maxRunMs);
+    this.#current = { party: next, started: now, turn: new AbortController() };
+    waiter.start(this.#current.turn.signal);
+    this.#armTurn(now);
   }
 
-  /** Records that the store is shared when queries of two parties are in the gate at once. */
-  #noteSharing(now: number): void {
-    let present = 0;
-    for (const party of this.#parties.values()) if (party.running || party.waiters.length > 0) present++;
-    if (present > 1) this.#lastShared = now;
+  /**
+   * Sets (or moves, or drops) the running statement's turn timer: it fires
+   * `turnMs` after the statement started, or as soon as another party's
+   * query may start if that is later; never while no other party waits.
+   */
+  #armTurn(now: number): void {
+    const current = this.#current;
+    if (current === undefined || current.turn.signal.aborted) return;
+    const ingest = this.#ingestActive(now);
+    let ready = Number.POSITIVE_INFINITY;
+    for (const party of this.#parties.values()) {
+      if (party === current.party || party.waiters.length === 0) continue;
+      ready = Math.min(ready, ingest ? Math.max(now, party.from) : now);
+    }
+    const at = Math.max(current.started + this.#policy.turnMs, ready);
+    if (current.timer?.at === at) return;
+    current.timer?.cancel();
+    current.timer = undefined;
+    if (at === Number.POSITIVE_INFINITY) return;
+    if (at <= now) {
+      current.turn.abort();
+      return;
+    }
+    const timer = this.#clock.setTimeout(() => {
+      if (current.timer === undefined || this.#current !== current) return;
+      current.timer = undefined;
+      // Checked again: the waiting party may have left (its time ran out) or paused since.
+      this.#armTurn(this.#clock.now());
+    }, at - now);
+    current.timer = { cancel: () => { timer.cancel(); }, at };
   }
 
   /** Dispatches again at `at` (the soonest end of a party's pause), unless a wake-up is already due by then. */
@@ -307,12 +339,13 @@ export function createStoreGate(policy: GatePolicy, clock: Clock = systemClock):
         return { ok: false, refused: 'key_limit', limit, retryAfterSeconds: 1 };
       }
       try {
-        const held = turn === undefined ? { runMs: policy.maxRunMs, end: () => undefined } : await turn.queryTurn(caller, deadline);
+        const held = turn === undefined ? { turn: undefined, end: () => undefined } : await turn.queryTurn(caller, deadline);
         if (held === undefined) return { ok: false, refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) };
         try {
           const remainingMs = deadline - clock.now();
           if (remainingMs < 1) return { ok: false, refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) };
-          return { ok: true, value: await work({ ms: Math.min(remainingMs, held.runMs), threads: policy.queryThreads }) };
+          const budget: StatementBudget = { ms: Math.min(remainingMs, policy.maxRunMs), threads: policy.queryThreads };
+          return { ok: true, value: await work(held.turn === undefined ? budget : { ...budget, turn: { signal: held.turn, turnMs: policy.turnMs } }) };
         } finally {
           held.end();
         }
