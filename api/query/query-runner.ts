@@ -115,8 +115,12 @@ function overLimit(limit: 'memory' | 'result' | 'read', limits: StatementLimits)
   return invalidRequest('the query reads more rows than one query may (max_rows_to_read / max_bytes_to_read): narrow the time range or the filters');
 }
 
-/** A statement stopped before it ended, as the API answers it (a client that went away never reads it). */
-function stoppedAnswer(reason: StopReason, runMs: number): ApiError {
+/** A statement stopped before it ended, as the API answers it (a client that went away never reads it); `turnMs`: the gate's turn limit. */
+function stoppedAnswer(reason: StopReason, runMs: number, turnMs = 0): ApiError {
+  if (reason === 'turn') {
+    return unavailable(`the query ran longer than its turn of ${turnMs / 1000} s on the shared store while another tenant's query waited, and was cancelled; `
+      + 'retry shortly, or narrow the time range or the filters so that it ends within its turn');
+  }
   if (reason === 'shutdown') return unavailable('the API is shutting down and cancelled the query; retry shortly');
   if (reason === 'client_gone') return unavailable('the client stopped waiting; the query was cancelled');
   return unavailable(`the query ran longer than ${Math.round(runMs / 100) / 10} s and was cancelled: narrow the time range or the filters`);
@@ -141,10 +145,11 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
   // Server mode: the server also cancels a SELECT whose HTTP connection the client closed (the abort below closes it).
   const serverSettings = embedded ? undefined : { cancel_http_readonly_queries_on_client_close: 1 as const };
 
-  /** `runMs`: how long the statement was allowed to run; `stopped`: why it was stopped, if it was. */
-  const failure = (error: unknown, stopped: StopReason | undefined, runMs: number, sql: string, timeoutMs: number): Result<never, ApiError> => {
+  /** `runMs`: how long the statement was allowed to run; `turnMs`: its turn limit; `stopped`: why it was stopped, if it was. */
+  const failure = (error: unknown, stopped: StopReason | undefined, runMs: number, turnMs: number, sql: string, timeoutMs: number): Result<never, ApiError> => {
     const f = classifyStoreError(error);
-    if (stopped !== undefined && stopped !== 'timeout') return fail(stoppedAnswer(stopped, runMs));
+    if (stopped === 'turn') log.info('query stopped at the end of its turn for another tenant\'s query', { turnMs, sql: sql.slice(0, 300) });
+    if (stopped !== undefined && stopped !== 'timeout') return fail(stoppedAnswer(stopped, runMs, turnMs));
     if (f.limit === 'memory' || f.limit === 'result' || f.limit === 'read') {
       log.info('query over a statement limit', { limit: f.limit, code: f.code, sql: sql.slice(0, 300) });
       return fail(overLimit(f.limit, limits));
@@ -173,9 +178,10 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
 
   /**
    * Runs `run` in the caller's turn with the time left: ClickHouse's own
-   * limits, and a KILL as the backstop for a statement that does not stop
-   * (or whose client went away). `run` gets the SETTINGS clause and the
-   * signal its client call takes (none in embedded mode).
+   * limits, and a KILL as the backstop for a statement that does not stop,
+   * whose client went away, or whose turn the gate ended for another
+   * tenant's query (the budget's turn signal). `run` gets the SETTINGS
+   * clause and the signal its client call takes (none in embedded mode).
    */
   async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal | undefined) => Promise<T>, statement?: StatementSettings, bounded = true): Promise<Result<T, ApiError>> {
     // A tenant's own time limit (limits.queryTimeoutSeconds) applies within the process's (TENANTRY_QUERY_TIMEOUT_SECONDS).
@@ -183,9 +189,11 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
     if (running.closed) return fail(stoppedAnswer('shutdown', 0));
     let stopped: () => StopReason | undefined = () => undefined;
     let runMs = timeoutMs;
+    let turnMs = 0;
     try {
       const turn = await gate.query(currentCaller(), timeoutMs, (budget) => {
         runMs = budget.ms;
+        turnMs = budget.turn?.turnMs ?? 0;
         return running.run(budget.ms + 250, currentSignal(), async (s) => {
           stopped = s.stopped;
           try {
@@ -194,7 +202,7 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
             if (embedded) await clearFailed();
             throw error;
           }
-        });
+        }, budget.turn?.signal);
       });
       if (!turn.ok) {
         if (turn.refused === 'deadline') log.warn('query waited out its time limit for the store', { timeoutMs, waitedMs: turn.waitedMs });
@@ -202,7 +210,7 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
       }
       return ok(turn.value);
     } catch (error) {
-      return failure(error, stopped(), runMs, sql, timeoutMs);
+      return failure(error, stopped(), runMs, turnMs, sql, timeoutMs);
     }
   }
 
