@@ -109,7 +109,7 @@ function readSpan(it: WireReader, start: number, end: number): [number, number] 
   let offset = 0;
   let length = 0;
   while (it.more()) {
-    const tag = it.uint32();
+    const tag = it.tag();
     if (tag === ((1 << 3) | WireType.varint)) offset = zigzag32(it.uint32());
     else if (tag === ((2 << 3) | WireType.varint)) length = it.uint32();
     else it.skip(tag & 7);
@@ -178,7 +178,7 @@ export class NativeHistogram {
     this.negative.clear();
     const r = new WireReader(buf, start, end);
     while (r.more()) {
-      const tag = r.uint32();
+      const tag = r.tag();
       const wire = tag & 7;
       const field = tag >>> 3;
       if (field === 1 && wire === WireType.varint) { r.varint64(); this.countLo = r.lo; this.countHi = r.hi; this.countFloat = -1; continue; }

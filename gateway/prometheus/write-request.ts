@@ -91,14 +91,14 @@ class SeriesLabels {
     it.pos = start;
     it.end = end;
     while (it.more()) {
-      const tag = it.uint32();
+      const tag = it.tag();
       if (tag !== ((1 << 3) | WireType.bytes)) { it.skip(tag & 7); continue; }
       const e = it.delimited();
       label.pos = it.pos;
       label.end = e;
       let ns = 0; let ne = 0; let vs = 0; let ve = 0;
       while (label.more()) {
-        const t = label.uint32();
+        const t = label.tag();
         if (t === ((1 << 3) | WireType.bytes)) { const le = label.delimited(); ns = label.pos; ne = le; label.pos = le; } else if (t === ((2 << 3) | WireType.bytes)) { const le = label.delimited(); vs = label.pos; ve = le; label.pos = le; } else label.skip(t & 7);
       }
       it.pos = e;
@@ -205,7 +205,7 @@ class Samples {
     it.end = end;
     let at = -1; let lo = 0; let hi = 0;
     while (it.more()) {
-      const tag = it.uint32();
+      const tag = it.tag();
       if (tag === ((1 << 3) | WireType.fixed64)) { at = it.pos; it.fixed64(); } else if (tag === ((2 << 3) | WireType.varint)) { it.varint64(); lo = it.lo; hi = it.hi; } else it.skip(tag & 7);
     }
     this.valueAt[this.count] = at;
@@ -220,7 +220,7 @@ function readMetadata(r: WireReader, start: number, end: number, maxHelp: number
   let type = 0; let family = ''; let help = ''; let unit = '';
   const text = (e: number, max = e - it.pos): string => r.buf.toString('utf8', it.pos, Math.min(e, it.pos + max));
   while (it.more()) {
-    const tag = it.uint32();
+    const tag = it.tag();
     const field = tag >>> 3;
     if (field === 1 && (tag & 7) === WireType.varint) { type = it.uint32(); continue; }
     if ((tag & 7) === WireType.bytes && (field === 2 || field === 4 || field === 5)) {
@@ -253,7 +253,7 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
   let rowCount = 0;
   let skippedHistograms = 0;
   while (r.more()) {
-    const tag = r.uint32();
+    const tag = r.tag();
     if (tag === ((3 << 3) | WireType.bytes)) {
       const e = r.delimited();
       metadata.push(readMetadata(r, r.pos, e, limits.limits.maxAttributeValueBytes));
@@ -269,7 +269,7 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
     it.pos = seriesStart;
     it.end = seriesEnd;
     while (it.more()) {
-      const t = it.uint32();
+      const t = it.tag();
       if ((t & 7) !== WireType.bytes) { it.skip(t & 7); continue; }
       const e = it.delimited();
       const field = t >>> 3;

@@ -39,6 +39,20 @@ export class WireReader {
     return this.pos < this.end;
   }
 
+  /**
+   * Reads a field's tag (field number << 3 | wire type). Field number 0 and
+   * wire types 6 and 7 exist in no message: a body of zero bytes would
+   * otherwise read as an endless run of empty unknown fields, decoded as an
+   * empty request and answered as if it were one.
+   */
+  tag(): number {
+    const at = this.pos;
+    const tag = this.uint32();
+    if (tag >>> 3 === 0) throw new WireError(`field number 0 at byte ${at} (protobuf field numbers start at 1)`);
+    if ((tag & 7) > 5) throw new WireError(`wire type ${tag & 7} does not exist (field ${tag >>> 3})`);
+    return tag;
+  }
+
   /** Reads a varint and keeps its low 32 bits (unsigned); the rest is skipped. */
   uint32(): number {
     const buf = this.buf;
@@ -122,7 +136,7 @@ export class WireReader {
 /** Advances to the next length-delimited occurrence of `field`: returns its end (its content starts at it.pos), or -1 at the end. */
 export function nextDelimited(it: WireReader, field: number): number {
   while (it.more()) {
-    const tag = it.uint32();
+    const tag = it.tag();
     if (tag >>> 3 === field && (tag & 7) === WireType.bytes) return it.delimited();
     it.skip(tag & 7);
   }

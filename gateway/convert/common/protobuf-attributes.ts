@@ -30,7 +30,7 @@ export class AnyValueView {
     r.pos = start;
     r.end = end;
     while (r.more()) {
-      const tag = r.uint32();
+      const tag = r.tag();
       const field = tag >>> 3;
       const type = tag & 7;
       if (field === kinds.string || field === kinds.bytes || field === kinds.array || field === kinds.kvlist) {
@@ -193,7 +193,7 @@ export function keyValue(
   let vs = -1;
   let ve = -1;
   while (r.more()) {
-    const tag = r.uint32();
+    const tag = r.tag();
     const type = tag & 7;
     if (type === WireType.bytes && (tag >>> 3 === 1 || tag >>> 3 === 2)) {
       const e = r.delimited();

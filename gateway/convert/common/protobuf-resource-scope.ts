@@ -12,7 +12,7 @@ function lastFields(r: WireReader, start: number, end: number, starts: Int32Arra
   starts.fill(-1);
   const it = new WireReader(r.buf, start, end);
   while (it.more()) {
-    const tag = it.uint32();
+    const tag = it.tag();
     const field = tag >>> 3;
     if ((tag & 7) === WireType.bytes && field < starts.length) {
       const e = it.delimited();

@@ -29,7 +29,7 @@ class LogFields {
     r.pos = start;
     r.end = end;
     while (r.more()) {
-      const tag = r.uint32();
+      const tag = r.tag();
       switch (tag) {
         case (1 << 3) | WireType.fixed64: r.fixed64(); this.timeLo = r.lo; this.timeHi = r.hi; break;
         case (2 << 3) | WireType.varint: this.severity = r.uint32() | 0; break;

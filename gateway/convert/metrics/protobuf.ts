@@ -70,7 +70,7 @@ class BucketsFields {
     this.counts.clear();
     const it = new WireReader(r.buf, start, end);
     while (it.more()) {
-      const tag = it.uint32();
+      const tag = it.tag();
       if (tag === ((1 << 3) | WireType.varint)) this.offset = zigzag(it.uint32());
       else if (tag === ((2 << 3) | WireType.bytes)) { const e = it.delimited(); this.counts.push(it.pos, e); it.pos = e; }
       else if (tag === ((2 << 3) | WireType.varint)) { const s = it.pos; it.varint64(); this.counts.push(s, it.pos); }
@@ -134,7 +134,7 @@ class PointFields {
     const attributesField = type === metricType.exponentialHistogram ? 1 : type === metricType.histogram ? 9 : 7;
     const flagsField = type === metricType.histogram || type === metricType.exponentialHistogram ? 10 : 8;
     while (r.more()) {
-      const tag = r.uint32();
+      const tag = r.tag();
       const wire = tag & 7;
       const number = tag >>> 3;
       field++;
@@ -239,7 +239,7 @@ class PointFields {
       it.end = ends[i] ?? 0;
       let v = 0;
       while (it.more()) {
-        const tag = it.uint32();
+        const tag = it.tag();
         if (tag === ((field << 3) | WireType.fixed64)) v = it.double();
         else it.skip(tag & 7);
       }
@@ -259,7 +259,7 @@ function metricHead(r: WireReader, start: number, end: number, head: RowWriter):
   const it = new WireReader(r.buf, start, end);
   let field = 0;
   while (it.more()) {
-    const tag = it.uint32();
+    const tag = it.tag();
     const number = tag >>> 3;
     field++;
     if ((tag & 7) !== WireType.bytes || number > 11) { it.skip(tag & 7); continue; }
@@ -281,7 +281,7 @@ function metricHead(r: WireReader, start: number, end: number, head: RowWriter):
   let monotonic = false;
   const data = new WireReader(r.buf, dataStart, dataEnd);
   while (data.more()) {
-    const tag = data.uint32();
+    const tag = data.tag();
     if (tag === ((2 << 3) | WireType.varint)) temporality = data.uint32() | 0;
     else if (tag === ((3 << 3) | WireType.varint)) monotonic = data.uint32() !== 0;
     else data.skip(tag & 7);

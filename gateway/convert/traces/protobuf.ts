@@ -36,7 +36,7 @@ class SpanFields {
     r.pos = start;
     r.end = end;
     while (r.more()) {
-      const tag = r.uint32();
+      const tag = r.tag();
       const type = tag & 7;
       switch (tag) {
         case (1 << 3) | WireType.bytes: this.traceIdEnd = r.delimited(); this.traceId = r.pos; r.pos = this.traceIdEnd; break;
@@ -100,7 +100,7 @@ class SpanWriter {
     if (s.status >= 0) {
       const it = new WireReader(r.buf, s.status, s.statusEnd);
       while (it.more()) {
-        const tag = it.uint32();
+        const tag = it.tag();
         if (tag === ((3 << 3) | WireType.varint)) code = it.uint32() | 0;
         else if (tag === ((2 << 3) | WireType.bytes)) { messageEnd = it.delimited(); message = it.pos; it.pos = messageEnd; }
         else it.skip(tag & 7);
@@ -120,7 +120,7 @@ class SpanWriter {
       let hi = 0;
       const it = new WireReader(r.buf, s, e);
       while (it.more()) {
-        const tag = it.uint32();
+        const tag = it.tag();
         if (tag === ((1 << 3) | WireType.fixed64)) { it.fixed64(); lo = it.lo; hi = it.hi; } else it.skip(tag & 7);
       }
       writeNanosParts(w, lo, hi);
