@@ -13,7 +13,7 @@ import { ClusterCache } from './kube/cluster-cache.ts';
 import { runInformer } from './kube/informer.ts';
 import type { CacheEvent } from './kube/informer.ts';
 import type { KubeObject, KubeRest } from './kube/kube-rest.ts';
-import { ownedTypes, resourceTypes } from './kube/resource-types.ts';
+import { claimTypes, ownedTypes, resourceTypes } from './kube/resource-types.ts';
 import type { ResourceType } from './kube/resource-types.ts';
 import { defaultBackoff } from './reconcile/backoff.ts';
 import type { BackoffPolicy } from './reconcile/backoff.ts';
@@ -126,6 +126,8 @@ export function startController(o: ControllerOptions): RunningController {
     { type: resourceTypes.stack, on: onStack },
     { type: resourceTypes.tenant, on: onTenant },
     ...ownedTypes.map((type) => ({ type, on: onOwned, ...(type === resourceTypes.secret ? {} : { selector: managedBy }) })),
+    // Claims only fill the cache: the StatefulSet's and the drain Jobs' events are what start a drain or end it.
+    ...claimTypes.map((type) => ({ type, on: () => undefined, selector: managedBy })),
   ];
   const listed: Array<Promise<void>> = [];
   const running: Array<Promise<void>> = [];

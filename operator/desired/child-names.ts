@@ -15,5 +15,9 @@ export function childNames(stack: string) {
     keeper: `${stack}-clickhouse-keeper`,
     keeperConfig: `${stack}-clickhouse-keeper-config`,
     migrate: (hash: string): string => `${stack}-migrate-${hash}`,
+    /** The claim of gateway replica `ordinal`, as the StatefulSet controller names it from the claim template `wal`. */
+    walClaim: (ordinal: number): string => `wal-${stack}-gateway-${ordinal}`,
+    /** The Job that drains a scaled-away gateway replica's claim. */
+    walDrain: (ordinal: number): string => `${stack}-gateway-drain-${ordinal}`,
   } as const;
 }

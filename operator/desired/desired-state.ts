@@ -10,7 +10,7 @@ import { disruptionBudgets } from './disruption-budgets.ts';
 import { managedClickHouseObjects } from './managed-clickhouse.ts';
 import { networkPolicies } from './network-policies.ts';
 import { migrationJob } from './migration-job.ts';
-import { apiDeployment, apiService, autoscalers, gatewayDeployment, gatewayService } from './tenantry-workloads.ts';
+import { apiDeployment, apiService, autoscalers, gatewayService, gatewayStatefulSet } from './tenantry-workloads.ts';
 
 export interface DesiredInputs {
   /** Contents of the generated Secret: the stored values, or fresh ones for a new stack. */
@@ -29,7 +29,7 @@ export function desiredObjects(stack: Stack, inputs: DesiredInputs): Manifest[] 
     ...(generated === undefined ? [] : [generated]),
     ...(ch.mode === 'managed' ? managedClickHouseObjects(stack, ch.managed, checksum(inputs.credentials.clickhousePassword)) : []),
     migrationJob(stack),
-    gatewayDeployment(stack, secretsChecksum),
+    gatewayStatefulSet(stack, secretsChecksum),
     gatewayService(stack),
     apiDeployment(stack, secretsChecksum),
     apiService(stack),

@@ -8,7 +8,7 @@ export const managedByValue = 'tenantry-operator';
 export const stackLabel = 'tenantry.dev/stack';
 export const checksumAnnotation = 'tenantry.dev/config-checksum';
 
-export type Component = 'gateway' | 'api' | 'clickhouse' | 'clickhouse-keeper' | 'migrate' | 'credentials';
+export type Component = 'gateway' | 'api' | 'clickhouse' | 'clickhouse-keeper' | 'migrate' | 'credentials' | 'gateway-drain';
 
 /** The labels that select a component's pods; stable across upgrades (selectors are immutable). */
 export function selectorLabels(stack: StackRef, component: Component): Record<string, string> {

@@ -1,8 +1,10 @@
-// The Tenantry processes of a stack: gateway and API Deployments with their
-// Services, optional HorizontalPodAutoscalers, and the migration Job's
+// The Tenantry processes of a stack: the gateway StatefulSet and the API
+// Deployment with their Services, optional HorizontalPodAutoscalers, and the migration Job's
 // environment (the Job: migration-job.ts). All run the one image with a target
 // argument and TENANTRY_* variables.
-import type { Container, Deployment, EnvVar, HorizontalPodAutoscaler, PodSpec, Service, TopologySpreadConstraint, Volume, VolumeMount } from './manifest-types.ts';
+import type {
+  Container, Deployment, EnvVar, HorizontalPodAutoscaler, PersistentVolumeClaim, PodSpec, Service, StatefulSet, TopologySpreadConstraint, Volume, VolumeMount,
+} from './manifest-types.ts';
 import type { Autoscaling, SpreadMode, Stack } from '../stack/stack-spec.ts';
 import { isClustered } from '../stack/stack-spec.ts';
 import { childNames } from './child-names.ts';
@@ -56,27 +58,51 @@ interface ServingPod {
   readonly ports: NonNullable<Container['ports']>;
   readonly probePort: string;
   readonly resources: Container['resources'];
-  /** Writable folders the target needs (the root filesystem is read-only). */
-  readonly scratch?: { readonly volume: Volume; readonly mount: VolumeMount };
+  /** Writable folders the target needs (the root filesystem is read-only); no volume when a claim template provides it. */
+  readonly scratch?: { readonly volume: Volume | undefined; readonly mount: VolumeMount };
   readonly terminationGracePeriodSeconds: number;
 }
 
 const walMountPath = '/var/lib/tenantry/wal';
+/** The name of the gateway's write-ahead-log volume, and of its claim template: claims are named `wal-<statefulset>-<ordinal>`. */
+export const walVolumeName = 'wal';
 
 /**
- * The gateway's write-ahead log (docs/adr/0006-write-ahead-log.md) on an
- * emptyDir: it survives a container restart (a crash or OOM kill replays it),
- * and a pod that is stopped drains it into ClickHouse first. Only a pod lost
- * without a graceful stop (node failure, forced deletion) loses what it had
- * acknowledged and not yet inserted: about one second of its traffic while
- * ClickHouse keeps up. The size limit leaves room above TENANTRY_WAL_MAX_BYTES.
+ * The gateway's write-ahead log (docs/adr/0006-write-ahead-log.md). On a
+ * PersistentVolumeClaim (the default, docs/adr/0007-gateway-wal-volumes.md) it
+ * survives the loss of the node: what the pod acknowledged and had not yet
+ * inserted is inserted by the next pod of the same ordinal, or by a drain Job
+ * once the ordinal is scaled away. On an emptyDir (an explicit choice) it
+ * survives a container restart, and a pod that is stopped drains it first,
+ * but a lost node (or a forced deletion) loses what was acknowledged and not
+ * yet inserted: up to TENANTRY_WAL_MAX_BYTES while ClickHouse is down. The
+ * emptyDir's size limit is the stack's WAL size (default 2Gi, room above the
+ * default TENANTRY_WAL_MAX_BYTES of 1 GiB).
  */
-function walVolume(): { volume: Volume; mount: VolumeMount; env: EnvVar } {
+function walVolume(stack: Stack): { volume: Volume | undefined; mount: VolumeMount; env: EnvVar } {
+  const wal = stack.spec.gateway.wal;
   return {
-    volume: { name: 'wal', emptyDir: { sizeLimit: '2Gi' } },
-    mount: { name: 'wal', mountPath: walMountPath },
+    volume: wal.volume === 'EmptyDir' ? { name: walVolumeName, emptyDir: { sizeLimit: wal.size } } : undefined,
+    mount: { name: walVolumeName, mountPath: walMountPath },
     env: { name: 'TENANTRY_WAL_DIR', value: walMountPath },
   };
+}
+
+/** The claim template of the gateway's write-ahead log, or none when it lives on an emptyDir. */
+function walClaimTemplates(stack: Stack): PersistentVolumeClaim[] {
+  const wal = stack.spec.gateway.wal;
+  if (wal.volume === 'EmptyDir') return [];
+  return [{
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    // The claims carry the stack's labels: the operator finds a departed replica's claim by them (reconcile/wal-drain.ts).
+    metadata: { name: walVolumeName, labels: childLabels(stack.ref, 'gateway') },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: wal.size } },
+      ...(wal.storageClassName === undefined ? {} : { storageClassName: wal.storageClassName }),
+    },
+  }];
 }
 
 /** The replica count a serving component always has at least: the HPA's minimum when it scales the component. */
@@ -90,6 +116,8 @@ export function minimumReplicas(c: { readonly replicas: number; readonly autosca
  * of its own, so ScheduleAnyway never blocks scheduling on a cluster without zones.
  */
 export function topologySpread(stack: Stack, component: 'gateway' | 'api'): TopologySpreadConstraint[] {
+  // The label that tells one rollout's pods from another's: a Deployment's ReplicaSet hash, a StatefulSet's revision.
+  const revisionLabel = component === 'gateway' ? 'controller-revision-hash' : 'pod-template-hash';
   const s = stack.spec.topologySpread;
   const keys: Array<[string, SpreadMode]> = [['topology.kubernetes.io/zone', s.zone], ['kubernetes.io/hostname', s.hostname]];
   return keys.filter(([, mode]) => mode !== 'Off').map(([topologyKey, mode]) => ({
@@ -97,13 +125,13 @@ export function topologySpread(stack: Stack, component: 'gateway' | 'api'): Topo
     topologyKey,
     whenUnsatisfiable: mode,
     labelSelector: { matchLabels: selectorLabels(stack.ref, component) },
-    // Only the pods of the same ReplicaSet count: during a rollout the old pods would skew the new ones.
-    matchLabelKeys: ['pod-template-hash'],
+    // Only the pods of the same revision count: during a rollout the old pods would skew the new ones.
+    matchLabelKeys: [revisionLabel],
   }));
 }
 
-/** A Deployment running one serving target; `secretsChecksum` covers Secret contents the pods read. */
-function servingDeployment(stack: Stack, name: string, scale: { readonly replicas: number; readonly autoscaling: Autoscaling }, pod: ServingPod, secretsChecksum: string): Deployment {
+/** The pod template of one serving target; `secretsChecksum` covers Secret contents the pods read. */
+function servingPodTemplate(stack: Stack, pod: ServingPod, secretsChecksum: string): NonNullable<Deployment['spec']>['template'] {
   const keys = keysVolume(stack);
   const env = [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), keys.env, ...pod.env];
   const container: Container = {
@@ -113,6 +141,7 @@ function servingDeployment(stack: Stack, name: string, scale: { readonly replica
     args: [pod.target],
     env,
     ports: pod.ports,
+    // HTTP probes on the HTTP port for both components, the gateway's gRPC port included (ADR 7, "Probes").
     readinessProbe: { httpGet: { path: '/readyz', port: pod.probePort }, periodSeconds: 5, failureThreshold: 2 },
     livenessProbe: { httpGet: { path: '/healthz', port: pod.probePort }, periodSeconds: 10, failureThreshold: 6 },
     volumeMounts: [keys.mount, ...(pod.scratch === undefined ? [] : [pod.scratch.mount])],
@@ -120,33 +149,47 @@ function servingDeployment(stack: Stack, name: string, scale: { readonly replica
     securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
   };
   const spread = topologySpread(stack, pod.component);
+  const scratchVolume = pod.scratch?.volume;
   const spec: PodSpec = {
     containers: [container],
-    volumes: [keys.volume, ...(pod.scratch === undefined ? [] : [pod.scratch.volume])],
+    volumes: [keys.volume, ...(scratchVolume === undefined ? [] : [scratchVolume])],
     terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds,
+    // A claim's volume is written by user 1000: the group owns it so that the pod can.
+    ...(pod.scratch !== undefined && scratchVolume === undefined ? { securityContext: { fsGroup: 1000 } } : {}),
     ...(spread.length === 0 ? {} : { topologySpreadConstraints: spread }),
   };
   return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: childMeta(stack.ref, name, pod.component),
-    spec: {
-      // Under an HPA the operator does not apply replicas at all, so server-side apply never resets the HPA's count.
-      ...(scale.autoscaling.enabled ? {} : { replicas: scale.replicas }),
-      selector: { matchLabels: selectorLabels(stack.ref, pod.component) },
-      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
-      template: {
-        metadata: { labels: childLabels(stack.ref, pod.component), annotations: { [checksumAnnotation]: checksum({ env, image: stack.spec.image, secretsChecksum }) } },
-        spec,
-      },
-    },
+    metadata: { labels: childLabels(stack.ref, pod.component), annotations: { [checksumAnnotation]: checksum({ env, image: stack.spec.image, secretsChecksum }) } },
+    spec,
   };
 }
 
-export function gatewayDeployment(stack: Stack, secretsChecksum: string): Deployment {
+/** Under an HPA the operator does not apply replicas at all, so server-side apply never resets the HPA's count. */
+function replicasOf(scale: { readonly replicas: number; readonly autoscaling: Autoscaling }): { replicas?: number } {
+  return scale.autoscaling.enabled ? {} : { replicas: scale.replicas };
+}
+
+/**
+ * Seconds a gateway pod has to stop: in-flight requests finish (their bodies
+ * may take the listener's 30 s body timeout), then the write-ahead log goes to
+ * ClickHouse (logged-writer.ts' stopTimeoutMs, 30 s), plus a margin. What is
+ * left when ClickHouse is down stays on the pod's claim (ADR 7).
+ */
+export const gatewayTerminationGraceSeconds = 75;
+
+/**
+ * The gateways as a StatefulSet: each replica keeps its write-ahead log on its
+ * own claim (`wal-<name>-<ordinal>`), which a replacement pod of the same
+ * ordinal mounts again wherever it is scheduled. Claims are retained on
+ * scale-down and on deletion; a scaled-away replica's claim is drained by a
+ * Job and only then deleted (reconcile/wal-drain.ts). Pods start in parallel:
+ * gateways are interchangeable and need no ordered start.
+ */
+export function gatewayStatefulSet(stack: Stack, secretsChecksum: string): StatefulSet {
   const g = stack.spec.gateway;
-  const wal = walVolume();
-  return servingDeployment(stack, childNames(stack.ref.name).gateway, g, {
+  const wal = walVolume(stack);
+  const name = childNames(stack.ref.name).gateway;
+  const template = servingPodTemplate(stack, {
     component: 'gateway',
     target: 'gateway',
     env: [
@@ -156,8 +199,7 @@ export function gatewayDeployment(stack: Stack, secretsChecksum: string): Deploy
       wal.env,
     ],
     scratch: wal,
-    // Stopping drains the write-ahead log into ClickHouse (up to 30 s) after in-flight requests.
-    terminationGracePeriodSeconds: 60,
+    terminationGracePeriodSeconds: gatewayTerminationGraceSeconds,
     ports: [
       { name: 'otlp-http', containerPort: g.ports.otlpHttp, protocol: 'TCP' },
       { name: 'otlp-grpc', containerPort: g.ports.otlpGrpc, protocol: 'TCP' },
@@ -165,10 +207,29 @@ export function gatewayDeployment(stack: Stack, secretsChecksum: string): Deploy
     probePort: 'otlp-http',
     resources: g.resources,
   }, secretsChecksum);
+  const claims = walClaimTemplates(stack);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: childMeta(stack.ref, name, 'gateway'),
+    spec: {
+      ...replicasOf(g),
+      serviceName: name,
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: selectorLabels(stack.ref, 'gateway') },
+      updateStrategy: { type: 'RollingUpdate' },
+      template,
+      ...(claims.length === 0 ? {} : {
+        volumeClaimTemplates: claims,
+        persistentVolumeClaimRetentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+      }),
+    },
+  };
 }
 
+/** The API as a Deployment: stateless, rolled out one extra pod at a time. */
 export function apiDeployment(stack: Stack, secretsChecksum: string): Deployment {
-  return servingDeployment(stack, childNames(stack.ref.name).api, stack.spec.api, {
+  const template = servingPodTemplate(stack, {
     component: 'api',
     target: 'api',
     env: [
@@ -181,15 +242,27 @@ export function apiDeployment(stack: Stack, secretsChecksum: string): Deployment
     resources: stack.spec.api.resources,
     terminationGracePeriodSeconds: 30,
   }, secretsChecksum);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: childMeta(stack.ref, childNames(stack.ref.name).api, 'api'),
+    spec: {
+      ...replicasOf(stack.spec.api),
+      selector: { matchLabels: selectorLabels(stack.ref, 'api') },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template,
+    },
+  };
 }
 
 function autoscaler(stack: Stack, name: string, component: 'gateway' | 'api', a: Autoscaling): HorizontalPodAutoscaler {
+  const kind = component === 'gateway' ? 'StatefulSet' : 'Deployment';
   return {
     apiVersion: 'autoscaling/v2',
     kind: 'HorizontalPodAutoscaler',
     metadata: childMeta(stack.ref, name, component),
     spec: {
-      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+      scaleTargetRef: { apiVersion: 'apps/v1', kind, name },
       minReplicas: a.minReplicas,
       maxReplicas: a.maxReplicas,
       metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: a.targetCPUUtilizationPercentage } } }],

@@ -1,15 +1,15 @@
 // The stores of every type the operator watches, one per resource type,
 // shared by the watches that fill them and the reconcilers that read them.
 import { ObjectStore } from './object-store.ts';
-import { ownedTypes, resourceTypes } from './resource-types.ts';
+import { claimTypes, ownedTypes, resourceTypes } from './resource-types.ts';
 import type { ResourceType } from './resource-types.ts';
 
-/** One ObjectStore per watched type: stacks, Tenants and every owned kind. */
+/** One ObjectStore per watched type: stacks, Tenants, every owned kind and the gateways' claims. */
 export class ClusterCache {
   readonly #stores = new Map<string, ObjectStore>();
 
   constructor() {
-    for (const type of [resourceTypes.stack, resourceTypes.tenant, ...ownedTypes]) this.#stores.set(type.plural, new ObjectStore());
+    for (const type of [resourceTypes.stack, resourceTypes.tenant, ...ownedTypes, ...claimTypes]) this.#stores.set(type.plural, new ObjectStore());
   }
 
   /** The store of a watched type. */

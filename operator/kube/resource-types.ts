@@ -14,6 +14,8 @@ export const resourceTypes = {
   statefulSet: { apiVersion: 'apps/v1', kind: 'StatefulSet', plural: 'statefulsets' },
   service: { apiVersion: 'v1', kind: 'Service', plural: 'services' },
   configMap: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
+  persistentVolumeClaim: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims' },
+  pod: { apiVersion: 'v1', kind: 'Pod', plural: 'pods' },
   secret: { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' },
   job: { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs' },
   podDisruptionBudget: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
@@ -29,6 +31,14 @@ export const ownedTypes: readonly ResourceType[] = [
   resourceTypes.job, resourceTypes.deployment, resourceTypes.podDisruptionBudget,
   resourceTypes.horizontalPodAutoscaler, resourceTypes.networkPolicy,
 ];
+
+/**
+ * Kinds watched besides the owned ones: the gateway's write-ahead-log claims,
+ * made by the StatefulSet controller from the operator's template (labelled,
+ * not owned), which the operator drains and deletes once their replica is
+ * scaled away (reconcile/wal-drain.ts).
+ */
+export const claimTypes: readonly ResourceType[] = [resourceTypes.persistentVolumeClaim];
 
 export function typeOfKind(apiVersion: string | undefined, kind: string | undefined): ResourceType | undefined {
   return Object.values(resourceTypes).find((t) => t.apiVersion === apiVersion && t.kind === kind);

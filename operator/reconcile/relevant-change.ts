@@ -2,7 +2,8 @@
 // only their spec (metadata.generation) and deletion, so status writes
 // (including the operator's own) do not wake it. Children: everything except
 // status and bookkeeping metadata, plus the few status fields the stack's
-// status is computed from (ready replicas, Job success or failure); a Service
+// status is computed from (ready replicas, Job success or failure) and a
+// StatefulSet's pod count (the gateways' drain decision); a Service
 // or PodDisruptionBudget status update, or a Deployment's availableReplicas
 // ticking, enqueues nothing.
 import type { KubeObject } from '../kube/kube-rest.ts';
@@ -12,9 +13,9 @@ type Status = Record<string, unknown> & { conditions?: Array<{ type?: string; st
 /** The part of a child's status that stack-status.ts reads. */
 function statusRead(kind: string | undefined, status: Status | undefined): unknown {
   if (status === undefined) return undefined;
-  if (kind === 'Deployment' || kind === 'StatefulSet') {
-    return [status['readyReplicas'], status['updatedReplicas'], status['observedGeneration']];
-  }
+  if (kind === 'Deployment') return [status['readyReplicas'], status['updatedReplicas'], status['observedGeneration']];
+  // A StatefulSet's pod count too: a scaled-away gateway's pod being gone is when its claim's drain starts (wal-drain.ts).
+  if (kind === 'StatefulSet') return [status['readyReplicas'], status['updatedReplicas'], status['observedGeneration'], status['replicas']];
   if (kind === 'Job') return [status['succeeded'], status.conditions?.filter((c) => c.type === 'Failed').map((c) => c.status)];
   return undefined;
 }

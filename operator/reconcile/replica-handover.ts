@@ -1,4 +1,4 @@
-// Handing a Deployment's replica count to its HorizontalPodAutoscaler. When
+// Handing a Deployment's (or StatefulSet's) replica count to its HorizontalPodAutoscaler. When
 // autoscaling is switched on, the operator stops applying spec.replicas; if
 // its field manager still owned the field, server-side apply would reset it
 // to the default of 1 (the field has no other owner) until the HPA scales it
@@ -23,11 +23,11 @@ function operatorOwnsReplicas(live: KubeObject): boolean {
 
 /**
  * The apply to send under `handoverManager` before applying `desired`, or
- * undefined: only for a Deployment the operator is about to stop scaling
+ * undefined: only for a Deployment or StatefulSet the operator is about to stop scaling
  * while it still owns the live replica count.
  */
 export function replicaHandover(desired: Manifest, live: KubeObject | undefined): Manifest | undefined {
-  if (desired.kind !== 'Deployment' || live === undefined) return undefined;
+  if ((desired.kind !== 'Deployment' && desired.kind !== 'StatefulSet') || live === undefined) return undefined;
   if ((desired as { spec?: { replicas?: number } }).spec?.replicas !== undefined) return undefined;
   const replicas = (live['spec'] as { replicas?: number } | undefined)?.replicas;
   if (replicas === undefined || !operatorOwnsReplicas(live)) return undefined;

@@ -20,7 +20,9 @@ import { readConditions } from '../status/conditions.ts';
 import { stackStatus } from '../status/stack-status.ts';
 import type { JobState, WorkloadState } from '../status/stack-status.ts';
 import type { HandlerResult, ObjectKey } from './key-queue.ts';
+import { legacyGatewayKept } from './legacy-gateway.ts';
 import { handoverManager, replicaHandover } from './replica-handover.ts';
+import { drainDepartedReplicas } from './wal-drain.ts';
 
 export interface StackReconcilerDeps {
   readonly rest: KubeRest;
@@ -185,6 +187,7 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
   const workloads: WorkloadState[] = [];
   let migration: JobState = { name: '', exists: false, succeeded: false, failed: false, failureMessage: undefined };
   let failedJob: { object: KubeObject; since: number } | undefined;
+  let recheckMs: number | undefined;
   const credentials = credentialsFor(deps, stack);
   const referenced = referencedSecretsChecksum(deps, stack);
   if (!referenced.ok) errors.push(referenced.message);
@@ -204,7 +207,10 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
         failedJob = failedAt(live.value) === undefined ? undefined : { object: live.value, since: failedAt(live.value) ?? 0 };
       }
     }
-    if (errors.length === 0) errors.push(...await prune(deps, stack, new Set(desired.map(objectKey)), log, about));
+    const drain = errors.length === 0 ? await drainDepartedReplicas(deps, stack, about) : undefined;
+    if (drain !== undefined) { errors.push(...drain.errors); recheckMs = drain.recheckMs; }
+    const keep = new Set([...desired.map(objectKey), ...(drain?.keep ?? []), ...legacyGatewayKept(deps.cache, stack)]);
+    if (errors.length === 0) errors.push(...await prune(deps, stack, keep, log, about));
   }
 
   const applyError = errors.length === 0 ? undefined : errors.join('; ');
@@ -220,10 +226,10 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
       void recordEvent(deps.rest, about, ready.status === 'True' ? 'Normal' : 'Warning', ready.reason, ready.message);
     }
   }
-  let resyncAfterMs = resyncMs;
+  let resyncAfterMs = Math.min(resyncMs, recheckMs ?? resyncMs);
   if (failedJob !== undefined && errors.length === 0) {
     const waited = deps.now().getTime() - failedJob.since;
-    if (waited < failedJobRetryMs) resyncAfterMs = failedJobRetryMs - waited;
+    if (waited < failedJobRetryMs) resyncAfterMs = Math.min(resyncAfterMs, failedJobRetryMs - waited);
     else {
       const deleted = await deleteObject(deps.rest, resourceTypes.job, namespace, failedJob.object.metadata?.name ?? '', failedJob.object.metadata?.uid);
       if (!deleted.ok) errors.push(`deleting failed Job ${failedJob.object.metadata?.name ?? ''}: ${deleted.message}`);

@@ -19,6 +19,13 @@ export interface Resources {
 
 export interface StorageSpec { readonly size: Quantity; readonly storageClassName: string | undefined }
 
+/**
+ * Where each gateway replica keeps its write-ahead log: a PersistentVolumeClaim
+ * per replica (the default: acknowledged rows survive the loss of the node), or
+ * an emptyDir (acknowledged rows not yet in ClickHouse are lost with the node).
+ */
+export interface GatewayWal extends StorageSpec { readonly volume: 'PersistentVolumeClaim' | 'EmptyDir' }
+
 export interface ManagedClickHouse {
   readonly shards: number;
   readonly replicas: number;
@@ -59,6 +66,7 @@ export interface StackSpec {
     readonly serviceType: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
     readonly maxRequestBytes: number;
     readonly autoscaling: Autoscaling;
+    readonly wal: GatewayWal;
   };
   readonly api: { readonly replicas: number; readonly resources: Resources; readonly autoscaling: Autoscaling };
   /** Spread of the gateway and API pods over zones and nodes. */
@@ -133,6 +141,10 @@ function storage(v: unknown, size: Quantity): StorageSpec {
   return { size: qty(s['size'], size), storageClassName: optStr(s['storageClassName']) };
 }
 
+function gatewayWal(v: unknown): GatewayWal {
+  return { volume: oneOf(obj(v)['volume'], ['PersistentVolumeClaim', 'EmptyDir'], 'PersistentVolumeClaim'), ...storage(v, '2Gi') };
+}
+
 function clickhouse(v: unknown): ClickHouseSpec {
   const c = obj(v);
   const database = str(c['database'], 'tenantry');
@@ -183,6 +195,7 @@ export function normaliseStackSpec(raw: unknown): StackSpec {
       serviceType: oneOf(g['serviceType'], ['ClusterIP', 'NodePort', 'LoadBalancer'], 'ClusterIP'),
       maxRequestBytes: num(g['maxRequestBytes'], 16 * 1024 * 1024),
       autoscaling: autoscaling(g['autoscaling']),
+      wal: gatewayWal(g['wal']),
     },
     api: { replicas: num(a['replicas'], 2), resources: resources(a['resources'], defaultResources.api), autoscaling: autoscaling(a['autoscaling']) },
     topologySpread: {

@@ -83,7 +83,7 @@ describe('managed ClickHouse day two (rendered objects)', () => {
     for (const t of ['zookeeper', 'clusters', 'replicas']) expect(users).to.contain(`<query>GRANT SELECT ON system.${t}</query>`);
     expect(users).to.contain('<networks replace="replace"><ip>::1</ip><ip>127.0.0.1</ip></networks>');
     expect(users).to.contain('<distributed_foreground_insert>1</distributed_foreground_insert>');
-    expect(envOf(get<Deployment>(cluster, 'Deployment/demo-gateway'))).to.include({ TENANTRY_CLICKHOUSE_USER: 'tenantry' });
+    expect(envOf(get<StatefulSet>(cluster, 'StatefulSet/demo-gateway'))).to.include({ TENANTRY_CLICKHOUSE_USER: 'tenantry' });
     const job = get<Job>(cluster, `Job/${jobName(cluster)}`);
     expect(envOf(job)).to.include({ TENANTRY_CLICKHOUSE_USER: 'tenantry_ddl' });
     expect(envOf(job)['TENANTRY_CLICKHOUSE_PASSWORD']).to.deep.equal({ secretKeyRef: { name: 'demo-credentials', key: 'clickhouse-ddl-password' } });

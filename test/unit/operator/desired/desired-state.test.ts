@@ -20,7 +20,7 @@ function podAnnotation(o: Manifest): string | undefined {
   return (o as Deployment).spec?.template.metadata?.annotations?.[checksumAnnotation];
 }
 
-function env(d: Deployment | Job): Record<string, unknown> {
+function env(d: Deployment | StatefulSet | Job): Record<string, unknown> {
   const c = d.spec?.template.spec?.containers[0];
   return Object.fromEntries((c?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
 }
@@ -48,7 +48,7 @@ describe('operator desired state', () => {
       'Secret/demo-credentials',
       'ConfigMap/demo-clickhouse-config', 'Service/demo-clickhouse', 'Service/demo-clickhouse-headless', 'StatefulSet/demo-clickhouse-s0',
       'Job/demo-migrate-<hash>',
-      'Deployment/demo-gateway', 'Service/demo-gateway', 'Deployment/demo-api', 'Service/demo-api',
+      'StatefulSet/demo-gateway', 'Service/demo-gateway', 'Deployment/demo-api', 'Service/demo-api',
       'PodDisruptionBudget/demo-gateway', 'PodDisruptionBudget/demo-api',
     ]);
   });
@@ -64,7 +64,7 @@ describe('operator desired state', () => {
 
   it('gateway: ports, target, readiness on /readyz, service type and body limit from spec', () => {
     const objects = desiredObjects(stackOf('demo', { gateway: { replicas: 4, ports: { otlpHttp: 14318, otlpGrpc: 14317 }, serviceType: 'NodePort', maxRequestBytes: 1048576 } }), inputs);
-    const d = (find(objects, 'Deployment/demo-gateway') as Deployment);
+    const d = (find(objects, 'StatefulSet/demo-gateway') as StatefulSet);
     const c = d.spec?.template.spec?.containers[0];
     expect(d.spec?.replicas).to.equal(4);
     expect(c?.args).to.deep.equal(['gateway']);
@@ -119,7 +119,7 @@ describe('operator desired state', () => {
     const objects = desiredObjects(stackOf('demo', { clickhouse: { mode: 'external', external: { url: 'https://ch:8443', secretRef: { name: 'ch', userKey: 'u' } } }, apiKeys: { secretName: 'keys', keysFileKey: 'keys.yaml' } }), inputs);
     expect(objects.filter((o) => o.metadata?.labels?.['app.kubernetes.io/name'] === 'clickhouse')).to.deep.equal([]);
     expect(objects.map(objectKey)).not.to.include('Secret/demo-credentials');
-    const d = (find(objects, 'Deployment/demo-gateway') as Deployment);
+    const d = (find(objects, 'StatefulSet/demo-gateway') as StatefulSet);
     expect(env(d)).to.deep.include({
       TENANTRY_CLICKHOUSE_URL: 'https://ch:8443',
       TENANTRY_CLICKHOUSE_USER: { secretKeyRef: { name: 'ch', key: 'u' } },
@@ -133,12 +133,12 @@ describe('operator desired state', () => {
     const base = desiredObjects(stackOf('demo', {}), inputs);
     const sum = (objects: Manifest[], key: string): string | undefined => podAnnotation(find(objects, key));
     const limit = desiredObjects(stackOf('demo', { gateway: { maxRequestBytes: 2048 } }), inputs);
-    expect(sum(limit, 'Deployment/demo-gateway')).not.to.equal(sum(base, 'Deployment/demo-gateway'));
+    expect(sum(limit, 'StatefulSet/demo-gateway')).not.to.equal(sum(base, 'StatefulSet/demo-gateway'));
     expect(sum(limit, 'Deployment/demo-api')).to.equal(sum(base, 'Deployment/demo-api'));
     const rotated = desiredObjects(stackOf('demo', {}), { ...inputs, referencedSecretsChecksum: 'other' });
     expect(sum(rotated, 'Deployment/demo-api')).not.to.equal(sum(base, 'Deployment/demo-api'));
     const replicas = desiredObjects(stackOf('demo', { gateway: { replicas: 5 } }), inputs);
-    expect(sum(replicas, 'Deployment/demo-gateway')).to.equal(sum(base, 'Deployment/demo-gateway'));
+    expect(sum(replicas, 'StatefulSet/demo-gateway')).to.equal(sum(base, 'StatefulSet/demo-gateway'));
   });
 
   it('migration Job: target migrate with retention; a new Job name when retention or image changes, the same otherwise', () => {

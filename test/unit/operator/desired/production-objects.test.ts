@@ -2,7 +2,7 @@
 // topology spread constraints and the NetworkPolicy set, as desired objects.
 import { expect } from 'chai';
 import { desiredObjects, objectKey } from '../../../../operator/desired/desired-state.ts';
-import type { Deployment, HorizontalPodAutoscaler, Manifest, NetworkPolicy, PodDisruptionBudget } from '../../../../operator/desired/manifest-types.ts';
+import type { Deployment, HorizontalPodAutoscaler, Manifest, NetworkPolicy, PodDisruptionBudget, StatefulSet } from '../../../../operator/desired/manifest-types.ts';
 import { inputs, stackOf } from './stack-fixtures.ts';
 
 const byKey = (objects: Manifest[], key: string): Manifest | undefined => objects.find((o) => objectKey(o) === key);
@@ -10,26 +10,26 @@ const keysOf = (objects: Manifest[], kind: string): string[] => objects.filter((
 
 describe('operator production options', () => {
   describe('HorizontalPodAutoscaler', () => {
-    it('none by default; the Deployments carry the spec replicas', () => {
+    it('none by default; the StatefulSet and the Deployment carry the spec replicas', () => {
       const objects = desiredObjects(stackOf('demo', { gateway: { replicas: 3 } }), inputs);
       expect(keysOf(objects, 'HorizontalPodAutoscaler')).to.deep.equal([]);
-      expect((byKey(objects, 'Deployment/demo-gateway') as Deployment).spec?.replicas).to.equal(3);
+      expect((byKey(objects, 'StatefulSet/demo-gateway') as StatefulSet).spec?.replicas).to.equal(3);
     });
 
-    it('enabled: an autoscaling/v2 HPA on CPU per component, and the Deployment leaves replicas to it', () => {
+    it('enabled: an autoscaling/v2 HPA on CPU per component (the gateway\'s scaling its StatefulSet), and the workloads leave replicas to it', () => {
       const spec = { gateway: { replicas: 3, autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12, targetCPUUtilizationPercentage: 60 } }, api: { autoscaling: { enabled: true } } };
       const objects = desiredObjects(stackOf('demo', spec), inputs);
       expect(keysOf(objects, 'HorizontalPodAutoscaler')).to.deep.equal(['HorizontalPodAutoscaler/demo-gateway', 'HorizontalPodAutoscaler/demo-api']);
       const hpa = byKey(objects, 'HorizontalPodAutoscaler/demo-gateway') as HorizontalPodAutoscaler;
       expect(hpa.apiVersion).to.equal('autoscaling/v2');
       expect(hpa.spec).to.deep.equal({
-        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'demo-gateway' },
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'demo-gateway' },
         minReplicas: 3, maxReplicas: 12,
         metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }],
       });
       expect((byKey(objects, 'HorizontalPodAutoscaler/demo-api') as HorizontalPodAutoscaler).spec).to.include({ minReplicas: 2, maxReplicas: 10 });
       // Server-side apply would reset a field the operator stops sending to its default only if it still owned it; it never sends it.
-      for (const name of ['demo-gateway', 'demo-api']) expect((byKey(objects, `Deployment/${name}`) as Deployment).spec).to.not.have.property('replicas');
+      for (const key of ['StatefulSet/demo-gateway', 'Deployment/demo-api']) expect((byKey(objects, key) as Deployment).spec).to.not.have.property('replicas');
       expect(hpa.metadata?.ownerReferences?.[0]?.kind).to.equal('ObservabilityStack');
     });
 
@@ -42,7 +42,8 @@ describe('operator production options', () => {
   });
 
   describe('topology spread', () => {
-    const constraints = (spec: unknown, name = 'demo-gateway'): unknown => (byKey(desiredObjects(stackOf('demo', spec), inputs), `Deployment/${name}`) as Deployment).spec?.template.spec?.topologySpreadConstraints;
+    const kindOf = (name: string): string => (name === 'demo-gateway' ? 'StatefulSet' : 'Deployment');
+    const constraints = (spec: unknown, name = 'demo-gateway'): unknown => (byKey(desiredObjects(stackOf('demo', spec), inputs), `${kindOf(name)}/${name}`) as Deployment).spec?.template.spec?.topologySpreadConstraints;
 
     it('by default spreads gateway and API pods over zones and nodes without ever blocking scheduling', () => {
       for (const name of ['demo-gateway', 'demo-api']) {
@@ -50,7 +51,8 @@ describe('operator production options', () => {
         expect(constraints({}, name)).to.deep.equal(['topology.kubernetes.io/zone', 'kubernetes.io/hostname'].map((topologyKey) => ({
           maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway',
           labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'tenantry', 'app.kubernetes.io/instance': 'demo', 'app.kubernetes.io/component': component } },
-          matchLabelKeys: ['pod-template-hash'],
+          // A StatefulSet's pods carry their revision, a Deployment's their ReplicaSet's hash.
+          matchLabelKeys: [component === 'gateway' ? 'controller-revision-hash' : 'pod-template-hash'],
         })));
       }
     });
@@ -96,7 +98,7 @@ describe('operator production options', () => {
         const template = (o as Deployment).spec?.template;
         return template === undefined ? [] : [[objectKey(o), template.metadata?.labels ?? {}] as const];
       });
-      expect(podLabels.map(([k]) => k)).to.include.members(['Deployment/demo-gateway', 'Deployment/demo-api', 'StatefulSet/demo-clickhouse-s0', 'StatefulSet/demo-clickhouse-keeper']);
+      expect(podLabels.map(([k]) => k)).to.include.members(['StatefulSet/demo-gateway', 'Deployment/demo-api', 'StatefulSet/demo-clickhouse-s0', 'StatefulSet/demo-clickhouse-keeper']);
       for (const [key, labels] of podLabels) expect(labels, key).to.include(peer);
       const other = desiredObjects(stackOf('other', {}), inputs).find((o) => o.kind === 'Deployment') as Deployment;
       expect(other.spec?.template.metadata?.labels).to.not.include(peer);

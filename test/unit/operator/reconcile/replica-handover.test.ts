@@ -13,6 +13,8 @@ const live = (replicas: number, manager: string, operation = 'Apply'): KubeObjec
 describe('replica handover to the HPA', () => {
   it('applies the live count under the handover manager when the operator owns replicas and stops sending them', () => {
     expect(replicaHandover(desired(), live(4, 'tenantry-operator'))).to.deep.equal({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'demo-gateway', namespace: 'obs' }, spec: { replicas: 4 } });
+    // The gateways run as a StatefulSet: its count is handed over the same way.
+    expect(replicaHandover({ ...desired(), kind: 'StatefulSet' }, { ...live(4, 'tenantry-operator'), kind: 'StatefulSet' })).to.deep.equal({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo-gateway', namespace: 'obs' }, spec: { replicas: 4 } });
   });
 
   it('does nothing when the operator still sends replicas, no longer owns them, or the object is new or another kind', () => {
@@ -20,6 +22,6 @@ describe('replica handover to the HPA', () => {
     expect(replicaHandover(desired(), live(7, 'kube-controller-manager', 'Update'))).to.equal(undefined);
     expect(replicaHandover(desired(), live(4, 'tenantry-hpa-handover'))).to.equal(undefined);
     expect(replicaHandover(desired(), undefined)).to.equal(undefined);
-    expect(replicaHandover({ ...desired(), kind: 'StatefulSet' }, live(4, 'tenantry-operator'))).to.equal(undefined);
+    expect(replicaHandover({ ...desired(), kind: 'Service' }, live(4, 'tenantry-operator'))).to.equal(undefined);
   });
 });
