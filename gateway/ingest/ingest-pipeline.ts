@@ -4,18 +4,31 @@
 // the outcome. Authorizing the key (authorizeIngest) happens before the
 // receivers pick a converter, from `converters`: the converters under this
 // gateway's item limits. The ingest limits (gateway/limits/) act twice: a key
-// bound to one tenant over its limit is refused before its body is read
-// (refuseUnread); otherwise the tenant resolver rejects the items of tenants
-// over their limits (reason rate_limited), and a request whose items are all
-// rate limited is answered 429 / RESOURCE_EXHAUSTED with a retry time.
+// bound to one tenant over its limit, or a key whose own bucket is in debt,
+// is refused before its body is read (refuseUnread); otherwise the tenant
+// resolver rejects the items of tenants over their limits (reason
+// rate_limited), and a request whose items are all rate limited is answered
+// 429 / RESOURCE_EXHAUSTED with a retry time.
+//
+// Every byte a request made the gateway inflate or parse is charged, stored
+// or not (DESIGN.md section 10): stored and rate-limited items to their
+// tenants, items of no tenant the key may write to the sender, and a body
+// that was cut off or could not be decoded to the sender too (chargeUnstored;
+// the converters here do it themselves for undecodable bodies). The sender is
+// the tenant the request named (remote write's X-Scope-OrgID), else the key's
+// only tenant, else the first tenant the body named that the key may write,
+// else the key's own bucket (keyBucket). Only a failed write is refunded: the
+// client sends the request again and is charged then.
 import { hasScope } from '../../src/auth/api-keys.ts';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import { TenantResolver } from '../convert/common/tenant-resolver.ts';
+import { keyBucket } from '../limits/ingest-limiter.ts';
 import type { IngestLimiter } from '../limits/ingest-limiter.ts';
 import type { RejectedUsage } from '../limits/rejected-usage.ts';
 import { tenantShares } from '../limits/tenant-shares.ts';
 import type { TenantShare } from '../limits/tenant-shares.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
+import type { BodyFailureKind } from '../receivers/body-reader.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { DurableWriter } from '../writer/logged-writer.ts';
 import type { GatewayMetrics, ThrottleStage } from '../gateway-metrics.ts';
@@ -26,6 +39,7 @@ import type { ItemLimits } from '../convert/common/item-limits.ts';
 import { hasTruncations } from '../convert/common/item-tally.ts';
 import { rowConverters } from '../convert/row-converters.ts';
 import type { RowConverters } from '../convert/row-converters.ts';
+import type { RowConverter } from '../convert/common/row-converter.ts';
 
 const itemNoun: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 
@@ -53,11 +67,32 @@ export interface ConvertedRequest {
   readonly protocol: 'http' | 'grpc';
 }
 
+/** Why a body that cost work stored nothing: the rejected-usage reason its bytes are counted under (with 0 items). */
+export type UnstoredReason = 'invalid_body' | 'body_too_large' | 'body_timeout';
+
+/** The reasons of bodies refused while they were read; the gateway's own overload (bytes in flight) is not the sender's doing, and is not charged. */
+const refusedBodyReasons: Readonly<Partial<Record<BodyFailureKind, UnstoredReason>>> = { too_large: 'body_too_large', request_timeout: 'body_timeout', invalid: 'invalid_body' };
+
+/** Who sent bytes that stored nothing: the key, the tenant the request named before its body (if any), the tenants its body named so far. */
+export interface Sender {
+  readonly principal: Principal;
+  readonly tenant?: string | undefined;
+  readonly tenants?: TenantResolver | undefined;
+}
+
 /** The only tenant a key may write, or undefined for a key of several tenants or all. */
 function onlyTenant(principal: Principal): string | undefined {
   if (principal.tenants === '*' || principal.tenants.size !== 1) return undefined;
   const [tenant] = principal.tenants;
   return tenant;
+}
+
+/** The bucket charged for what a sender sent beyond its tenants' items (see the header). */
+function senderOf(sender: Sender): string {
+  const named = sender.tenant ?? onlyTenant(sender.principal);
+  if (named !== undefined) return named;
+  for (const [tenant, found] of sender.tenants?.tenants ?? []) if (found.refused === undefined || found.refused.reason === 'rate_limited') return tenant;
+  return keyBucket(sender.principal.name);
 }
 
 export class IngestPipeline {
@@ -72,7 +107,7 @@ export class IngestPipeline {
     this.#writer = writer;
     this.#metrics = metrics;
     this.#limits = ingestLimits;
-    this.converters = rowConverters(undefined, undefined, limits, settings);
+    this.converters = this.#charging(rowConverters(undefined, undefined, limits, settings));
   }
 
   /** The tenant resolver of one request by `principal`: it admits only tenants within their ingest limits. */
@@ -80,12 +115,34 @@ export class IngestPipeline {
     return new TenantResolver(principal, this.#limits?.limiter);
   }
 
-  /** For a key bound to one tenant that is over its limit: the refusal, before the body is read. */
-  refuseUnread(principal: Principal, protocol: 'http' | 'grpc', signal: SignalName): Failure | undefined {
+  /**
+   * The refusal before the body is read, for a request whose tenant is known
+   * (`tenant`, or the key's only one) and over its limit, or whose key's own
+   * bucket is in debt (bytes it sent for no tenant).
+   */
+  refuseUnread(principal: Principal, protocol: 'http' | 'grpc', signal: SignalName, tenant: string | undefined = onlyTenant(principal)): Failure | undefined {
     const limiter = this.#limits?.limiter;
-    const tenant = onlyTenant(principal);
-    if (limiter === undefined || tenant === undefined || limiter.admits(tenant)) return undefined;
-    return this.#throttled([tenant], protocol, signal, 'before_body');
+    if (limiter === undefined) return undefined;
+    if (tenant !== undefined && !limiter.admits(tenant)) return this.#throttled([tenant], protocol, signal, 'before_body');
+    const key = keyBucket(principal.name);
+    if (!limiter.admits(key)) return { kind: 'rate_limited', message: limiter.refusal(key), retryAfterSeconds: limiter.retryAfterSeconds(key) };
+    return undefined;
+  }
+
+  /** Charges the bytes of a body refused while it was read (too large, too slow, not gzip) to its sender. */
+  chargeRefusedBody(signal: SignalName, body: { readonly kind: BodyFailureKind; readonly bytes: number }, sender: Sender): void {
+    const reason = refusedBodyReasons[body.kind];
+    if (reason !== undefined) this.chargeUnstored(signal, body.bytes, reason, sender);
+  }
+
+  /** Charges `bytes` read or parsed for a request that stored nothing (cut off, refused, undecodable) to its sender, and counts them as rejected usage. */
+  chargeUnstored(signal: SignalName, bytes: number, reason: UnstoredReason, sender: Sender): void {
+    const limits = this.#limits;
+    if (limits === undefined || bytes <= 0) return;
+    const target = senderOf(sender);
+    limits.limiter.charge(target, bytes);
+    if (target === keyBucket(sender.principal.name)) return;
+    limits.rejected.record(signal, [{ tenant: target, accepted: { items: 0, bytes: 0 }, rejected: new Map([[reason, { items: 0, bytes }]]), charged: bytes }]);
   }
 
   /**
@@ -97,6 +154,8 @@ export class IngestPipeline {
     for (const [reason, n] of batch.rejected.byReason) this.#metrics.rejectedItems.inc({ signal, reason }, n);
     if (hasTruncations(batch.rejected)) for (const [reason, n] of batch.rejected.truncated) this.#metrics.truncations.inc({ signal, reason }, n);
     const shares = tenantShares(request.tenants.tenants, batch.rowCount, batch.rejected, request.bytes);
+    // Refused items cost their parsing too: charged whatever the answer.
+    this.#chargeRefused(shares, request.tenants);
     const limited = batch.rejected.byReason.get('rate_limited') ?? 0;
     if (limited > 0 && limited === batch.rowCount + batch.rejected.count) {
       this.#counted(signal, shares);
@@ -121,10 +180,38 @@ export class IngestPipeline {
     return { kind: 'accepted', accepted: batch.rowCount, rejected: batch.rejected.count, errorMessage: batch.rejected.message(itemNoun[signal]) };
   }
 
+  /** Charges the admitted tenants their items' bytes (sign 1), or refunds them (-1). */
   #charge(shares: readonly TenantShare[], sign: 1 | -1): void {
     const limiter = this.#limits?.limiter;
     if (limiter === undefined) return;
     for (const share of shares) if (share.charged > 0) limiter.charge(share.tenant, sign * share.charged);
+  }
+
+  /** Charges the bytes of refused items: a rate-limited tenant its own, items of no tenant the key may write the sender. */
+  #chargeRefused(shares: readonly TenantShare[], tenants: TenantResolver): void {
+    const limiter = this.#limits?.limiter;
+    if (limiter === undefined) return;
+    let senderBytes = 0;
+    for (const share of shares) {
+      for (const [reason, counted] of share.rejected) {
+        if (reason === 'rate_limited') limiter.charge(share.tenant, counted.bytes);
+        else if (share.tenant === '' || reason === 'tenant_not_allowed') senderBytes += counted.bytes;
+      }
+    }
+    if (senderBytes > 0) limiter.charge(senderOf({ principal: tenants.principal, tenants }), senderBytes);
+  }
+
+  /** The converters, each charging the bytes of a body it cannot decode to the body's sender. */
+  #charging(converters: RowConverters): RowConverters {
+    const charging = (signal: SignalName, converter: RowConverter): RowConverter => ({
+      convert: (body, tenants) => {
+        const result = converter.convert(body, tenants);
+        if (!result.ok) this.chargeUnstored(signal, body.length, 'invalid_body', { principal: tenants.principal, tenants });
+        return result;
+      },
+    });
+    const both = (signal: SignalName): RowConverters[SignalName] => ({ protobuf: charging(signal, converters[signal].protobuf), json: charging(signal, converters[signal].json) });
+    return { traces: both('traces'), logs: both('logs'), metrics: both('metrics') };
   }
 
   /** Per-tenant metrics and rejected usage of a request that was answered (stored, or refused as a whole). */

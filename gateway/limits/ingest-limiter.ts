@@ -6,11 +6,22 @@
 // case behind a load balancer). A bucket follows its tenant's effective
 // settings and the replica count: it is reconfigured the first time it is
 // used after either changes. Buckets that have refilled are dropped (a full
-// bucket is a new one), so idle tenants cost no memory.
+// bucket is a new one), so idle tenants cost no memory. Bytes a key sent
+// before any tenant was known (an undecodable body from a key of several
+// tenants, items of no tenant it may write) go to the key's own bucket
+// (keyBucket): its id cannot be a tenant id, so it has the limits of a tenant
+// nobody configured.
 import { systemClock } from '../../src/clock.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import { TokenBucket } from './token-bucket.ts';
+
+const keyPrefix = 'key:';
+
+/** The bucket of a key's bytes that belong to no tenant; ':' is not allowed in a tenant id, so no tenant shares it. */
+export function keyBucket(keyName: string): string {
+  return `${keyPrefix}${keyName}`;
+}
 
 /** Live gateway replicas sharing the global limits (at least 1). */
 export interface ReplicaShare {
@@ -52,9 +63,12 @@ export class IngestLimiter {
     return this.#bucket(tenant).secondsUntilAdmitted(this.#clock.now());
   }
 
-  /** The refusal message for `tenant`, naming its global limit. */
+  /** The refusal message for `tenant` (or a keyBucket), naming its global limit. */
   refusal(tenant: string): string {
     const { ingestBytesPerSecond, ingestBurstBytes } = this.#settings.effective(tenant).limits;
+    if (tenant.startsWith(keyPrefix)) {
+      return `API key ${JSON.stringify(tenant.slice(keyPrefix.length))} is over the ingest limit of the bytes it sent for no tenant (undecodable or refused bodies, items of no tenant it may write: ${ingestBytesPerSecond} bytes/s, burst ${ingestBurstBytes}, the default tenant limits, across all gateways): retry after ${this.retryAfterSeconds(tenant)} s`;
+    }
     return `tenant ${JSON.stringify(tenant)} is over its ingest limit (limits.ingestBytesPerSecond ${ingestBytesPerSecond} bytes/s of decoded OTLP, limits.ingestBurstBytes ${ingestBurstBytes}, across all gateways): retry after ${this.retryAfterSeconds(tenant)} s`;
   }
 

@@ -5,7 +5,9 @@
 // budget, the body limit (on the compressed size while reading, and on the
 // size the snappy header declares before decompressing), the tenant's ingest
 // limit before and after decoding, and an answer only once the rows are in
-// the write-ahead log. Outcomes become HTTP answers in `answer` only.
+// the write-ahead log. The tenant is known before the body: it is refused
+// unread when over its limit, and charged every byte read or decompressed,
+// stored or not. Outcomes become HTTP answers in `answer` only.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
@@ -85,7 +87,7 @@ async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWrite
   const selected = selectTenant(deps.keys, req.headers, 'ingest');
   if (!selected.ok) return { kind: 'selection', ...selected.error };
   const { principal, tenantId } = selected.value;
-  const limited = deps.pipeline.refuseUnread(principal, 'http', 'metrics');
+  const limited = deps.pipeline.refuseUnread(principal, 'http', 'metrics', tenantId);
   if (limited !== undefined) return limited;
   const reservation = deps.inflight.reserve(0);
   if (reservation === undefined) return { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
@@ -93,8 +95,10 @@ async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWrite
   // The body reader knows gzip and identity: the snappy block is read as it is and decompressed below.
   delete req.headers['content-encoding'];
   const read = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
+  const sender = { principal, tenant: tenantId };
   if (!read.ok) {
     if (read.kind === 'request_timeout') deps.onBodyTimeout?.();
+    deps.pipeline.chargeRefusedBody('metrics', read, sender);
     return read.kind === 'overloaded' ? { kind: 'overloaded', message: read.message, retryAfterSeconds: 1 } : { kind: read.kind, message: read.message };
   }
   const declared = snappyLength(read.body) ?? 0;
@@ -102,10 +106,18 @@ async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWrite
     return { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
   }
   const body = decompressSnappy(read.body, deps.maxRequestBytes);
-  if (!body.ok) return { kind: body.error.kind, message: body.error.message };
+  if (!body.ok) {
+    // Snappy output is allocated at its declared length before it is checked: a length within the limit was spent.
+    const spent = read.body.length + (declared <= deps.maxRequestBytes ? declared : 0);
+    deps.pipeline.chargeUnstored('metrics', spent, body.error.kind === 'too_large' ? 'body_too_large' : 'invalid_body', sender);
+    return { kind: body.error.kind, message: body.error.message };
+  }
   const tenants = deps.pipeline.resolver(principal);
   const converted = convert(body.value, tenantId, tenants);
-  if (!converted.ok) return { kind: 'invalid', message: converted.message };
+  if (!converted.ok) {
+    deps.pipeline.chargeUnstored('metrics', body.value.length, 'invalid_body', sender);
+    return { kind: 'invalid', message: converted.message };
+  }
   const { batch, metadata, skippedHistograms } = converted.value;
   if (skippedHistograms > 0) deps.metrics.rejectedItems.inc({ signal: 'metrics', reason: 'custom_bucket_histogram' }, skippedHistograms);
   // Metadata first: if it cannot be written, nothing is acknowledged and Prometheus sends both again.

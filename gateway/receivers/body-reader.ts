@@ -5,7 +5,8 @@
 // its Content-Length was reserved up front); and a deadline, so a body that
 // trickles or never ends is cut off. Bytes past the size limit are read and
 // discarded (up to a bound) so the client receives the 413 instead of a
-// reset connection.
+// reset connection. A refused body reports the bytes it had made us hold
+// (read, or inflated), which its sender is charged for as for a stored one.
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import type { Reservation } from './inflight-bytes.ts';
@@ -14,7 +15,8 @@ export type BodyFailureKind = 'too_large' | 'invalid' | 'unsupported_media_type'
 
 export type BodyResult =
   | { readonly ok: true; readonly body: Buffer }
-  | { readonly ok: false; readonly kind: BodyFailureKind; readonly message: string };
+  /** `bytes`: what was read (after inflating) before the body was refused. */
+  | { readonly ok: false; readonly kind: BodyFailureKind; readonly message: string; readonly bytes: number };
 
 export interface BodyLimits {
   /** Bytes of the body after decompression. */
@@ -83,10 +85,10 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
   const { limit, reservation } = limits;
   const deadline = Date.now() + limits.deadlineMs;
   const encoding = bodyEncoding(req.headers['content-encoding']);
-  const tooLarge = (what: string): BodyResult => ({ ok: false, kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes` });
+  const tooLarge = (what: string, bytes = 0): BodyResult => ({ ok: false, kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes`, bytes });
   if (encoding === undefined) {
     const message = `unsupported Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}: use gzip or identity`;
-    return discard(req, discardFactor * limit, deadline).then(() => ({ ok: false, kind: 'unsupported_media_type', message }));
+    return discard(req, discardFactor * limit, deadline).then(() => ({ ok: false, kind: 'unsupported_media_type', message, bytes: 0 }));
   }
   const declared = declaredLength(req) ?? 0;
   if (declared > discardFactor * limit) {
@@ -94,9 +96,9 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
     return Promise.resolve(tooLarge(`the body (${declared} bytes)`));
   }
   if (declared > limit && encoding === 'identity') return discard(req, discardFactor * limit, deadline).then(() => tooLarge(`the body (${declared} bytes)`));
-  const overloaded: BodyResult = { ok: false, kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later' };
+  const overloaded = (bytes: number): BodyResult => ({ ok: false, kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', bytes });
   // The declared length is reserved before a byte is read; the caller answers without reading.
-  if (!reservation.ensure(declared)) return Promise.resolve(overloaded);
+  if (!reservation.ensure(declared)) return Promise.resolve(overloaded(0));
 
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -123,18 +125,19 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
       if (settled) return;
       stopReading();
       req.pause();
-      settle({ ok: false, kind: 'request_timeout', message: `the request body did not arrive within ${limits.deadlineMs} ms` });
+      settle({ ok: false, kind: 'request_timeout', message: `the request body did not arrive within ${limits.deadlineMs} ms`, bytes: size });
     }, limits.deadlineMs);
     const refuse = (what: string): void => {
       stopReading();
-      void discard(req, discardFactor * limit, deadline).then(() => { settle(tooLarge(what)); });
+      const bytes = size;
+      void discard(req, discardFactor * limit, deadline).then(() => { settle(tooLarge(what, bytes)); });
     };
     if (gunzip !== undefined) {
       req.on('data', (chunk: Buffer) => {
         compressed += chunk.length;
         if (compressed > limit && !settled) refuse('the compressed body');
       });
-      req.on('error', (error) => { settle({ ok: false, kind: 'invalid', message: `cannot read the body: ${error.message}` }); });
+      req.on('error', (error) => { settle({ ok: false, kind: 'invalid', message: `cannot read the body: ${error.message}`, bytes: size }); });
       req.pipe(gunzip);
     }
     output.on('data', (chunk: Buffer) => {
@@ -147,15 +150,15 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
       if (!reservation.ensure(size)) {
         stopReading();
         req.pause();
-        settle(overloaded);
+        settle(overloaded(size));
         return;
       }
       chunks.push(chunk);
     });
-    req.on('close', () => { if (!req.complete) settle({ ok: false, kind: 'invalid', message: 'the request was aborted' }); });
+    req.on('close', () => { if (!req.complete) settle({ ok: false, kind: 'invalid', message: 'the request was aborted', bytes: size }); });
     output.on('end', () => { settle({ ok: true, body: chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size) }); });
     output.on('error', (error: Error) => {
-      if (size <= limit) settle({ ok: false, kind: 'invalid', message: `${gunzip === undefined ? 'cannot read the body' : 'invalid gzip body'}: ${error.message}` });
+      if (size <= limit) settle({ ok: false, kind: 'invalid', message: `${gunzip === undefined ? 'cannot read the body' : 'invalid gzip body'}: ${error.message}`, bytes: size });
     });
   });
 }

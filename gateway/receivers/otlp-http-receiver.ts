@@ -3,7 +3,9 @@
 // listener answers them. Prometheus remote write (/api/v1/push) is handed to
 // its own handler (gateway/prometheus/). The key is checked, a key bound to one tenant over
 // its ingest limit refused, and the body's bytes reserved before a byte of
-// the body is read. Outcomes become HTTP answers in
+// the body is read. What a refused body made us read or inflate is charged
+// to its sender (the pipeline's converters charge an undecodable one).
+// Outcomes become HTTP answers in
 // `answer`, and nowhere else.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { presentedKey } from '../../src/auth/api-keys.ts';
@@ -106,6 +108,7 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
   const body = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
   if (!body.ok) {
     if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
+    deps.pipeline.chargeRefusedBody(signal, body, { principal: auth.principal });
     return { format, outcome: bodyFailure(body.kind, body.message) };
   }
   const tenants = deps.pipeline.resolver(auth.principal);

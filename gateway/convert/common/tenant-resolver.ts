@@ -62,6 +62,11 @@ export class TenantResolver {
     this.#admission = admission;
   }
 
+  /** The key the request came with: who is charged for what it sent before a tenant was known. */
+  get principal(): Principal {
+    return this.#principal;
+  }
+
   /** Per tenant found (in order of appearance): its items, and the rejection of a refused tenant. */
   get tenants(): ReadonlyMap<string, Readonly<TenantItems>> {
     return this.#tenants;

@@ -13,6 +13,7 @@ import type { GatewayConfig, WriterConfig } from '../../../../src/config/config.
 import { silentLogger } from '../../../../src/log/logger.ts';
 import { Readiness } from '../../../../src/ops/readiness.ts';
 import { startGatewayWith } from '../../../../gateway/gateway.ts';
+import type { TenantSettingsView } from '../../../../src/tenant/settings/tenant-settings.ts';
 import { clickHouseRowSink } from '../../../../gateway/writer/clickhouse-row-sink.ts';
 import type { RowSink } from '../../../../gateway/writer/row-sink.ts';
 import { migratedStore } from '../../../support/embedded-store.ts';
@@ -51,6 +52,8 @@ export interface HarnessOptions {
   /** Wraps the real ClickHouse sink, e.g. to make it fail. */
   readonly sink?: (real: RowSink) => RowSink;
   readonly store?: Store;
+  /** Every tenant's effective settings (ingest limits, retention); the process defaults when absent. */
+  readonly settings?: TenantSettingsView;
 }
 
 /** The flush of the gateway writing into each store, so select() sees what was acknowledged. */
@@ -70,7 +73,7 @@ export async function startTestGateway(prefix: string, options: HarnessOptions =
     writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, ...options.writer, logDir },
   };
   const real = clickHouseRowSink(store);
-  const gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness, registry }, config, options.sink?.(real) ?? real);
+  const gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness, registry, ...(options.settings === undefined ? {} : { settings: options.settings }) }, config, options.sink?.(real) ?? real);
   flushers.set(store, () => gateway.flush());
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => (stopped ??= gateway.stop());
