@@ -1,0 +1,124 @@
+// Issue 33, bench:isolation's heavy neighbour: on embedded ClickHouse a
+// tenant's long statement holds the store's one turn. Once it has run the
+// gate's turn (1 s) while another tenant's query waits, the runner kills it
+// (503 naming the turn limit) and the waiting query runs at once; a tenant
+// alone keeps its whole time limit. Checked through the store itself
+// (system.processes) and the answers' timing.
+import { expect } from 'chai';
+import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
+import type { Store } from '../../../src/clickhouse/store.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { embeddedTurnMs, storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
+import type { StoppableQueryRunner } from '../../../api/query/query-runner.ts';
+import { asCaller, asTenantCaller, withRequestSignal } from '../../../api/query/query-caller.ts';
+import { SqlParams } from '../../../api/query/sql-params.ts';
+import type { Principal } from '../../../src/auth/api-keys.ts';
+import { sharedStore } from '../../support/embedded-store.ts';
+
+/** A GROUP BY over two billion numbers: about a minute on one thread, far longer than any test waits. */
+function heavy(): { sql: string; params: SqlParams } {
+  const params = new SqlParams();
+  const sql = `SELECT number % ${params.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${params.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`;
+  return { sql, params };
+}
+
+function trivial(): { sql: string; params: SqlParams } {
+  const params = new SqlParams();
+  return { sql: `SELECT ${params.bind(1, 'UInt64')} AS one`, params };
+}
+
+const principal = (name: string): Principal => ({ name, scopes: new Set(['read']), tenants: '*' }) as unknown as Principal;
+
+/** Runs `work` as a query of tenant `id` through its own key, with a time limit of a minute. */
+function asTenant<T>(id: string, work: () => Promise<T>): Promise<T> {
+  return asCaller(principal(id), () => asTenantCaller({ id, maxConcurrentQueries: 8, timeoutMs: 60_000 }, work));
+}
+
+describe('api/a tenant\'s long statement gives up the embedded store\'s turn to another tenant', function () {
+  this.timeout(60_000);
+  let store: Store;
+  let runner: StoppableQueryRunner;
+
+  /** Statements running in the store other than the watcher's own. */
+  async function running(): Promise<number> {
+    const rs = await store.insertClients[0].query({ query: 'SELECT count() AS n FROM system.processes WHERE query_id != queryID()', format: 'JSONEachRow' });
+    return Number((await rs.json<{ n: number | string }>())[0]?.n ?? 0);
+  }
+
+  /** Polls system.processes (the store reports no event when a statement starts or ends) until `want` holds; throws past `withinMs`. */
+  async function until(want: (n: number) => boolean, withinMs: number, what: string): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      if (want(await running())) return Date.now() - started;
+      if (Date.now() - started > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  before(async () => {
+    store = await sharedStore();
+    const gate = createStoreGate(storeGatePolicy('embedded', { maxConcurrentQueries: 8, embeddedTimeoutMs: 60_000, memoryLimitBytes: 2 * 1024 ** 3 }, 1000));
+    runner = createQueryRunner({ client: store.client, mode: 'embedded', control: store.insertClients[1] }, 60_000, silentLogger, gate);
+  });
+
+  afterEach(async () => {
+    await until((n) => n === 0, 5000, 'the store is idle after the test');
+  });
+
+  it('stops tenant A\'s statement when tenant B\'s query arrives after A ran its turn, answers A 503 naming the turn, and B at once', async () => {
+    const q = heavy();
+    const aStarted = Date.now();
+    const a = asTenant('a', () => runner.rows(q.sql, q.params));
+    await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
+    // A keeps its turn until it has run turnMs and someone waits: B arrives after that, so A must be stopped on B's arrival.
+    await until(() => Date.now() - aStarted > embeddedTurnMs + 200, 5000, 'A has run past its turn');
+    expect(await running(), 'alone, A ran past its turn').to.equal(1);
+    const t = trivial();
+    const asked = Date.now();
+    const b = await asTenant('b', () => runner.rows<{ one: number | string }>(t.sql, t.params));
+    const bMs = Date.now() - asked;
+    expect(b.ok).to.equal(true);
+    if (b.ok) expect(Number(b.value[0]?.one)).to.equal(1);
+    expect(bMs, 'B waits only for the KILL of A\'s statement, not for its minute').to.be.below(1000);
+    const answer = await a;
+    expect(answer.ok).to.equal(false);
+    if (!answer.ok) {
+      expect(answer.error.code).to.equal('unavailable');
+      expect(answer.error.message).to.contain(`its turn of ${embeddedTurnMs / 1000} s`);
+    }
+  });
+
+  it('gives B\'s query the turn at most about turnMs after A\'s statement started when B came sooner', async () => {
+    const q = heavy();
+    const aStarted = Date.now();
+    const a = asTenant('a', () => runner.rows(q.sql, q.params));
+    await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
+    const t = trivial();
+    const b = await asTenant('b', () => runner.rows(t.sql, t.params));
+    const bAnsweredAfter = Date.now() - aStarted;
+    expect(b.ok).to.equal(true);
+    expect(bAnsweredAfter, 'A ran its turn, then was stopped for B').to.be.within(embeddedTurnMs, embeddedTurnMs + 1000);
+    expect((await a).ok).to.equal(false);
+  });
+
+  it('lets a tenant alone run past the turn, and another query of the same tenant does not stop it', async () => {
+    const q = heavy();
+    const client = new AbortController();
+    const aStarted = Date.now();
+    let settled = false;
+    const a = withRequestSignal(client.signal, () => asTenant('a', () => runner.rows(q.sql, q.params))).finally(() => { settled = true; });
+    await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
+    const t = trivial();
+    const own = asTenant('a', () => runner.rows(t.sql, t.params));
+    // Watched for three turns: the statement stays in the store and its answer does not come.
+    await until(() => settled || Date.now() - aStarted > 3 * embeddedTurnMs, 10_000, 'three turns pass');
+    expect(settled, 'A\'s statement was not stopped').to.equal(false);
+    expect(await running()).to.equal(1);
+    client.abort();
+    const answer = await a;
+    expect(answer.ok).to.equal(false);
+    if (!answer.ok) expect(answer.error.message).to.not.contain('turn');
+    expect((await own).ok, 'A\'s own next query ran once the first was cancelled').to.equal(true);
+  });
+});
