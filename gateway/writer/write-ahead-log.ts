@@ -79,6 +79,12 @@ export interface WalEvents {
   diskHealth(healthy: boolean, message: string): void;
 }
 
+/** What a previous process left: its segments, oldest first per table, and the next segment number. */
+export interface Recovery {
+  readonly segments: readonly Segment[];
+  readonly nextSeq: number;
+}
+
 interface Pending {
   readonly rows: Buffer;
   readonly rowCount: number;
@@ -155,35 +161,36 @@ export class WriteAheadLog {
   /** While appends fail, a probe write checks every second whether the disk takes writes again. */
   #probe: NodeJS.Timeout | undefined;
 
-  private constructor(options: WalOptions, events: WalEvents, nextSeq: number, recoveredBytes: number) {
+  /** A log in `options.dir` that goes on from what recover() found there. */
+  constructor(options: WalOptions, events: WalEvents, found: Recovery) {
     this.#options = options;
     this.#events = events;
-    this.#nextSeq = nextSeq;
-    this.#bytes = recoveredBytes;
+    this.#nextSeq = found.nextSeq;
+    this.#bytes = found.segments.reduce((n, s) => n + s.bytes, 0);
     for (const table of walTables) this.#tables.set(table, new TableLog());
   }
 
   /**
-   * Opens the log in `options.dir`; the segments a previous process left are
-   * returned, oldest first per table, for the caller to insert before anything new.
+   * The segments a previous process left in `dir`, oldest first per table,
+   * to be inserted before anything new, and where numbering goes on.
    */
-  static async open(options: WalOptions, events: WalEvents): Promise<{ wal: WriteAheadLog; recovered: Segment[] }> {
-    const recovered: Segment[] = [];
+  static async recover(dir: string): Promise<Recovery> {
+    const segments: Segment[] = [];
     let maxSeq = 0;
     for (const table of walTables) {
-      const dir = join(options.dir, table);
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const files = await readdir(dir);
+      const tableDir = join(dir, table);
+      await mkdir(tableDir, { recursive: true, mode: 0o700 });
+      const files = await readdir(tableDir);
       const names = files.filter((n) => segmentName.test(n)).sort();
       for (const name of names) {
         const [, seq = '0', instance = ''] = segmentName.exec(name) ?? [];
         maxSeq = Math.max(maxSeq, Number(seq));
-        const path = join(dir, name);
+        const path = join(tableDir, name);
         const rowsPath = rowsPathOf(path);
         // Not read here: the inserter reads each segment once, when its turn comes, and skips a torn tail then.
         const { size } = await stat(path);
         const rowBytes = files.includes(`${name.slice(0, -'.wal'.length)}${rowsSuffix}`) ? (await stat(rowsPath)).size : undefined;
-        recovered.push({
+        segments.push({
           table, path, rowsPath: rowBytes === undefined ? undefined : rowsPath, token: `${table}-${instance}-${seq}`,
           bytes: size + (rowBytes ?? 0), rowBytes: rowBytes ?? 0, rows: 0, recovered: true,
         });
@@ -191,12 +198,11 @@ export class WriteAheadLog {
       // A rows or splits file without its index: the segment was inserted and released, and the process died between the deletions.
       for (const suffix of [rowsSuffix, splitsSuffix]) {
         for (const name of files.filter((n) => n.endsWith(suffix) && !files.includes(`${n.slice(0, -suffix.length)}.wal`))) {
-          await unlink(join(dir, name));
+          await unlink(join(tableDir, name));
         }
       }
     }
-    const bytes = recovered.reduce((n, s) => n + s.bytes, 0);
-    return { wal: new WriteAheadLog(options, events, maxSeq + 1, bytes), recovered };
+    return { segments, nextSeq: maxSeq + 1 };
   }
 
   /** Bytes held by the log (acknowledged, not yet inserted). */
@@ -315,7 +321,7 @@ export class WriteAheadLog {
   /** Deletes a segment whose rows are in ClickHouse: its index first, so that a crash in between leaves no segment to replay. */
   async release(segment: Segment): Promise<void> {
     const gone = (error: unknown): void => { if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; };
-    await unlink(segment.path);
+    await unlink(segment.path).catch(gone);
     if (segment.rowsPath !== undefined) await unlink(segment.rowsPath).catch(gone);
     await unlink(splitsPathOf(segment.path)).catch(gone);
     this.#bytes -= segment.bytes;
