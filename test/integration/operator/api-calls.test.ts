@@ -109,7 +109,7 @@ describe('operator API calls, counted by the API server', function () {
       expect((s.status?.['conditions'] as Array<{ reason: string }> | undefined)?.[0]?.reason).to.equal('WorkloadsNotReady');
     });
     // Play the workload controllers (no kubelet here): every workload ready, then the migration done.
-    for (const kind of ['deployment/cost-gateway', 'deployment/cost-api', 'statefulset/cost-clickhouse-s0']) {
+    for (const kind of ['statefulset/cost-gateway', 'deployment/cost-api', 'statefulset/cost-clickhouse-s0']) {
       const o = await getJson(srv(), [kind, '-n', ns]);
       const n = (o.spec?.['replicas'] as number | undefined) ?? 1;
       await srv().kubectl(['patch', kind, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { observedGeneration: o.metadata.generation, replicas: n, readyReplicas: n, updatedReplicas: n, availableReplicas: n, currentReplicas: n } })]);

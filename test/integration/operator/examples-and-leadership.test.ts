@@ -51,15 +51,15 @@ describe('operator with the shipped examples and two replicas', function () {
       expect(await kinds('prod')).to.have.members([
         'Secret/prod-credentials', 'ConfigMap/prod-clickhouse-config', 'Service/prod-clickhouse', 'Service/prod-clickhouse-headless',
         'StatefulSet/prod-clickhouse-s0', 'StatefulSet/prod-clickhouse-s1', 'ConfigMap/prod-clickhouse-keeper-config', 'Service/prod-clickhouse-keeper',
-        'StatefulSet/prod-clickhouse-keeper', 'Job/prod-migrate', 'Deployment/prod-gateway', 'Service/prod-gateway', 'Deployment/prod-api', 'Service/prod-api',
+        'StatefulSet/prod-clickhouse-keeper', 'Job/prod-migrate', 'StatefulSet/prod-gateway', 'Service/prod-gateway', 'Deployment/prod-api', 'Service/prod-api',
         'PodDisruptionBudget/prod-gateway', 'PodDisruptionBudget/prod-api', 'PodDisruptionBudget/prod-clickhouse-s0', 'PodDisruptionBudget/prod-clickhouse-s1',
         'PodDisruptionBudget/prod-clickhouse-keeper',
       ]);
       expect(await kinds('shared-ch')).to.have.members([
-        'Job/shared-ch-migrate', 'Deployment/shared-ch-gateway', 'Service/shared-ch-gateway', 'Deployment/shared-ch-api', 'Service/shared-ch-api',
+        'Job/shared-ch-migrate', 'StatefulSet/shared-ch-gateway', 'Service/shared-ch-gateway', 'Deployment/shared-ch-api', 'Service/shared-ch-api',
         'PodDisruptionBudget/shared-ch-gateway', 'PodDisruptionBudget/shared-ch-api',
       ]);
-      expect(await kinds('demo')).to.include.members(['StatefulSet/demo-clickhouse-s0', 'Deployment/demo-gateway', 'Deployment/demo-api', 'Job/demo-migrate']);
+      expect(await kinds('demo')).to.include.members(['StatefulSet/demo-clickhouse-s0', 'StatefulSet/demo-gateway', 'Deployment/demo-api', 'Job/demo-migrate']);
     }, 30_000);
     const table = await eventually(async () => {
       const out = await srv().kubectl(['get', 'ostack', '-n', 'default']);

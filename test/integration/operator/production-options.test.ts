@@ -64,12 +64,12 @@ describe('operator production options against a real API server (least privilege
     await reconciled();
     expect(await names('hpa')).to.deep.equal([]);
     expect(await names('networkpolicy')).to.deep.equal([]);
-    const gateway = await getJson(srv(), ['deployment', 'web-gateway', '-n', ns]);
+    const gateway = await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns]);
     expect(gateway.spec?.['replicas']).to.equal(3);
     // The API server keeps the spread constraints as sent (matchLabelKeys included).
     const constraints = (gateway.spec?.['template'] as { spec: { topologySpreadConstraints: Array<Record<string, unknown>> } }).spec.topologySpreadConstraints;
     expect(constraints.map((c) => [c['topologyKey'], c['whenUnsatisfiable'], c['matchLabelKeys']])).to.deep.equal([
-      ['topology.kubernetes.io/zone', 'ScheduleAnyway', ['pod-template-hash']], ['kubernetes.io/hostname', 'ScheduleAnyway', ['pod-template-hash']],
+      ['topology.kubernetes.io/zone', 'ScheduleAnyway', ['controller-revision-hash']], ['kubernetes.io/hostname', 'ScheduleAnyway', ['controller-revision-hash']],
     ]);
 
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 } }, api: { autoscaling: { enabled: true } }, networkPolicy: { enabled: true } });
@@ -77,7 +77,7 @@ describe('operator production options against a real API server (least privilege
     expect(await names('hpa')).to.deep.equal(['web-api', 'web-gateway']);
     expect(await names('networkpolicy')).to.deep.equal(['web-api', 'web-clickhouse', 'web-gateway', 'web-migrate']);
     const hpa = await getJson(srv(), ['hpa', 'web-gateway', '-n', ns]);
-    expect(hpa.spec).to.deep.include({ minReplicas: 2, maxReplicas: 6, scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web-gateway' } });
+    expect(hpa.spec).to.deep.include({ minReplicas: 2, maxReplicas: 6, scaleTargetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web-gateway' } });
     const policy = await getJson(srv(), ['networkpolicy', 'web-clickhouse', '-n', ns]);
     expect(policy.spec?.['ingress']).to.deep.equal([{ from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'tenantry-operator', 'tenantry.dev/stack': 'web' } } }] }]);
 
@@ -86,22 +86,22 @@ describe('operator production options against a real API server (least privilege
     // Pruning deletes in the background; the objects have no finalizers, so they are gone once the reconcile ends.
     await eventually(async () => { expect(await names('hpa')).to.deep.equal([]); });
     await eventually(async () => { expect(await names('networkpolicy')).to.deep.equal([]); });
-    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(3);
+    expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(3);
   });
 
   it('hands the replica count to the HPA: enabling autoscaling does not reset it, and the HPA\'s scaling is not undone', async () => {
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4 } });
     await reconciled();
-    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(4);
+    expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(4);
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 8 } } });
     await reconciled();
-    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas'], 'no reset to 1 while the HPA takes over').to.equal(4);
+    expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas'], 'no reset to 1 while the HPA takes over').to.equal(4);
     // The HPA controller scales through the scale subresource (no controller manager runs here, so do what it does).
-    await srv().kubectl(['scale', 'deployment/web-gateway', '-n', ns, '--replicas=7']);
-    // A spec change makes the operator apply the Deployment again.
+    await srv().kubectl(['scale', 'statefulset/web-gateway', '-n', ns, '--replicas=7']);
+    // A spec change makes the operator apply the StatefulSet again.
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 8 } }, retention: { logsDays: 9 } });
     await reconciled();
-    expect((await getJson(srv(), ['deployment', 'web-gateway', '-n', ns])).spec?.['replicas'], 'the HPA\'s count stands').to.equal(7);
+    expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas'], 'the HPA\'s count stands').to.equal(7);
   });
 
   it('exports each stack\'s Degraded condition for the alert: 0 for a healthy stack, 1 for one whose Secret is missing', async () => {

@@ -73,7 +73,7 @@ describe('operator against a real API server', function () {
     const stack = await getJson(srv(), ['ostack', 'demo', '-n', ns]);
     const expected = [
       'Secret/demo-credentials', 'ConfigMap/demo-clickhouse-config', 'Service/demo-clickhouse', 'Service/demo-clickhouse-headless',
-      'StatefulSet/demo-clickhouse-s0', 'Deployment/demo-gateway', 'Service/demo-gateway', 'Deployment/demo-api', 'Service/demo-api',
+      'StatefulSet/demo-clickhouse-s0', 'StatefulSet/demo-gateway', 'Service/demo-gateway', 'Deployment/demo-api', 'Service/demo-api',
       'PodDisruptionBudget/demo-gateway', 'PodDisruptionBudget/demo-api',
     ];
     const found = await eventually(async () => {
@@ -98,7 +98,7 @@ describe('operator against a real API server', function () {
     expect(status.conditions.map((c) => [c.type, c.status, c.reason])).to.deep.equal([['Ready', 'False', 'WorkloadsNotReady'], ['Progressing', 'True', 'RollingOut'], ['Degraded', 'False', 'AsExpected']]);
 
     // No kubelet here: play the controllers' part by writing the workloads' status.
-    for (const kind of ['deployment/demo-gateway', 'deployment/demo-api', 'statefulset/demo-clickhouse-s0']) {
+    for (const kind of ['statefulset/demo-gateway', 'deployment/demo-api', 'statefulset/demo-clickhouse-s0']) {
       const o = await getJson(srv(), [kind, '-n', ns]);
       const n = (o.spec?.['replicas'] as number | undefined) ?? 1;
       await srv().kubectl(['patch', kind, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { observedGeneration: o.metadata.generation, replicas: n, readyReplicas: n, updatedReplicas: n, availableReplicas: n, currentReplicas: n } })]);
@@ -131,10 +131,10 @@ describe('operator against a real API server', function () {
       const again = await getJson(srv(), ['deployment/demo-api', '-n', ns]);
       expect(again.metadata.uid).not.to.equal(before.metadata.uid);
     });
-    await srv().kubectl(['scale', 'deployment/demo-gateway', '-n', ns, '--replicas=7']);
+    await srv().kubectl(['scale', 'statefulset/demo-gateway', '-n', ns, '--replicas=7']);
     await srv().kubectl(['patch', 'service/demo-gateway', '-n', ns, '--type=merge', '-p', '{"spec":{"type":"NodePort"}}']);
     await eventually(async () => {
-      expect((await getJson(srv(), ['deployment/demo-gateway', '-n', ns])).spec?.['replicas']).to.equal(2);
+      expect((await getJson(srv(), ['statefulset/demo-gateway', '-n', ns])).spec?.['replicas']).to.equal(2);
       expect((await getJson(srv(), ['service/demo-gateway', '-n', ns])).spec?.['type']).to.equal('ClusterIP');
     });
   });
@@ -143,7 +143,7 @@ describe('operator against a real API server', function () {
     const oldJob = (await children(srv(), 'demo')).find((o) => o.kind === 'Job')?.metadata.name;
     await srv().kubectl(['patch', 'ostack/demo', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { image: 'example.org/tenantry:9.9.9', gateway: { replicas: 4 }, retention: { logsDays: 3 } } })]);
     await eventually(async () => {
-      const d = await getJson(srv(), ['deployment/demo-gateway', '-n', ns]);
+      const d = await getJson(srv(), ['statefulset/demo-gateway', '-n', ns]);
       expect(d.spec?.['replicas']).to.equal(4);
       expect(JSON.stringify(d.spec)).to.contain('example.org/tenantry:9.9.9');
       const jobs = (await children(srv(), 'demo')).filter((o) => o.kind === 'Job').map((o) => o.metadata.name);
@@ -205,7 +205,7 @@ describe('operator against a real API server', function () {
     await srv().restartApiServer(1500);
     await srv().kubectl(['apply', '-f', '-'], stackYaml('after', { api: { replicas: 1 } }));
     await eventually(async () => {
-      expect((await children(srv(), 'after')).map(keyOf)).to.include.members(['Deployment/after-api', 'Deployment/after-gateway', 'StatefulSet/after-clickhouse-s0']);
+      expect((await children(srv(), 'after')).map(keyOf)).to.include.members(['Deployment/after-api', 'StatefulSet/after-gateway', 'StatefulSet/after-clickhouse-s0']);
     }, 60_000);
     const metrics = await (await fetch(`http://127.0.0.1:${operator?.port ?? 0}/metrics`)).text();
     expect(metrics).to.match(/tenantry_operator_watch_restarts_total\{kind="ObservabilityStack",reason="(error|closed)"\} [1-9]/);
