@@ -6,6 +6,8 @@
 // HTTP/2 session. grpc-js's own keepalive and idle settings reap the rest.
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
+import * as http2 from 'node:http2';
+import type { ServerHttp2Stream } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { connectionCap } from '../../src/ops/listener-limits.ts';
@@ -13,26 +15,22 @@ import type { ListenerLimits } from '../../src/ops/listener-limits.ts';
 import { listenerMetrics } from '../../src/ops/listener-metrics.ts';
 
 /**
- * The open connections by peer address, so a call that proved its client too
- * slow can close that client's connection (grpc-js lets a call end its
- * stream, but a raw HTTP/2 client may keep sending on it).
+ * Ends one call's HTTP/2 stream with RST_STREAM(NO_ERROR) once its status is
+ * sent: RFC 9113 §8.1 lets a server that has answered ask the client to stop
+ * sending that request. A slow client's other calls on the same connection
+ * carry on (closing the connection would fail them all). grpc-js keeps the
+ * stream in a private field of its base call, read here because no public API
+ * resets one stream; without it the stream stays half-closed, its data
+ * discarded, until the client ends it or the connection is recycled.
  */
-export class PeerConnections {
-  readonly #sockets = new Map<string, Socket>();
+export function resetStream(call: object): void {
+  const stream: unknown = (call as { stream?: unknown }).stream;
+  if (!isServerStream(stream) || stream.closed || stream.destroyed) return;
+  stream.close(http2.constants.NGHTTP2_NO_ERROR);
+}
 
-  /** Tracks `socket` until it closes. */
-  add(socket: Socket): void {
-    const key = `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
-    this.#sockets.set(key, socket);
-    socket.once('close', () => { this.#sockets.delete(key); });
-  }
-
-  /** Closes the connection of a peer after `graceMs`, time for the call's status to reach it. */
-  closeLater(peer: { readonly remoteAddress?: string | undefined; readonly remotePort?: number | undefined }, graceMs: number): void {
-    const socket = this.#sockets.get(`${peer.remoteAddress ?? ''}:${peer.remotePort ?? 0}`);
-    if (socket === undefined) return;
-    setTimeout(() => { socket.destroy(); }, graceMs).unref();
-  }
+function isServerStream(value: unknown): value is ServerHttp2Stream {
+  return typeof value === 'object' && value !== null && typeof (value as { close?: unknown }).close === 'function' && 'rstCode' in value;
 }
 
 export interface GrpcConnections {
@@ -42,7 +40,7 @@ export interface GrpcConnections {
 }
 
 /** Accepts connections on host:port for `server`, within `limits`. */
-export async function serveConnections(server: grpc.Server, peers: PeerConnections, host: string, port: number, limits: ListenerLimits, registry: Registry, name = 'otlp-grpc'): Promise<GrpcConnections> {
+export async function serveConnections(server: grpc.Server, host: string, port: number, limits: ListenerLimits, registry: Registry, name = 'otlp-grpc'): Promise<GrpcConnections> {
   const metrics = listenerMetrics(registry);
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const silent = new Set<Socket>();
@@ -51,7 +49,6 @@ export async function serveConnections(server: grpc.Server, peers: PeerConnectio
     socket.once('close', () => { metrics.connections.dec({ listener: name }); });
     // Until HTTP/2 owns the socket, errors (a reset) are ours to swallow; close follows.
     socket.on('error', () => undefined);
-    peers.add(socket);
     silent.add(socket);
     const timer = setTimeout(() => { socket.destroy(); }, limits.headersTimeoutMs);
     socket.once('close', () => {

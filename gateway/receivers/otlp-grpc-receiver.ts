@@ -20,7 +20,7 @@ import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Failure, Outcome } from '../ingest/outcome.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
 import { encodeExportResponse, encodeStatusProtobuf } from './export-response.ts';
-import { PeerConnections, serveConnections } from './grpc-connections.ts';
+import { resetStream, serveConnections } from './grpc-connections.ts';
 import type { InflightBytes, Reservation } from './inflight-bytes.ts';
 
 export interface GrpcReceiverDeps {
@@ -102,9 +102,6 @@ function reply(signal: SignalName, outcome: Outcome, callback: grpc.sendUnaryDat
   return status.code;
 }
 
-/** After a message timed out, its client's connection is closed this long after the status was sent. */
-const slowPeerGraceMs = 1000;
-
 const overloaded: Failure = { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
 
 /**
@@ -114,7 +111,7 @@ const overloaded: Failure = { kind: 'overloaded', message: 'too many request byt
  * it only once the handler asks). The message must then arrive within the
  * body timeout, and its bytes are charged to the budget until the call ends.
  */
-function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, peers: PeerConnections, onBodyTimeout: () => void): grpc.ServerInterceptor {
+function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, onBodyTimeout: () => void): grpc.ServerInterceptor {
   return (method, call) => {
     let reservation: Reservation | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -122,9 +119,11 @@ function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, peers: PeerCon
       clearTimeout(timer);
       reservation?.release();
     };
+    // A refused call's client may still be sending its message: its stream alone is reset, the connection's other calls go on.
     const refuse = (failure: GrpcFailure): void => {
       finish();
       call.sendStatus(statusOf(failure));
+      resetStream(call);
     };
     return new grpc.ServerInterceptingCall(call, {
       start: (next) => {
@@ -149,8 +148,6 @@ function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, peers: PeerCon
             timer = setTimeout(() => {
               onBodyTimeout();
               refuse({ kind: 'request_timeout', message: `the request message did not arrive within ${bodyTimeoutMs} ms` });
-              // As HTTP answers 408 and closes: a raw HTTP/2 client could otherwise keep trickling on the ended call.
-              peers.closeLater(call.getConnectionInfo(), slowPeerGraceMs);
             }, bodyTimeoutMs);
             admit(metadata);
           },
@@ -211,15 +208,14 @@ export interface GrpcListener {
 export async function listenGrpc(deps: GrpcReceiverDeps, host: string, port: number, limits: ListenerLimits, registry: Registry): Promise<GrpcListener> {
   const name = 'otlp-grpc';
   const bodyTimeouts = listenerMetrics(registry).bodyTimeouts;
-  const peers = new PeerConnections();
   const server = new grpc.Server({
     ...serverOptions(deps.maxRequestBytes, limits),
-    interceptors: [admission(deps, limits.bodyTimeoutMs, peers, () => { bodyTimeouts.inc({ listener: name }); })],
+    interceptors: [admission(deps, limits.bodyTimeoutMs, () => { bodyTimeouts.inc({ listener: name }); })],
   });
   const converters = deps.pipeline.converters;
   for (const [signal, path] of services) {
     const definition = { Export: { path, originalName: 'export', ...passThrough } } satisfies grpc.ServiceDefinition;
     server.addService(definition, { Export: handler(signal, converters[signal].protobuf, deps) });
   }
-  return serveConnections(server, peers, host, port, limits, registry, name);
+  return serveConnections(server, host, port, limits, registry, name);
 }
