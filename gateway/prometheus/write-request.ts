@@ -5,7 +5,10 @@
 // histogram; job and instance become the resource's service.name and
 // service.instance.id, every other label an attribute as named; values are
 // copied bit-exactly (staleness markers are a NaN payload). Exemplars are
-// skipped; metadata is returned beside the rows.
+// skipped; metadata is returned beside the rows. A series without __name__
+// or with a label name Prometheus would refuse (labelNameProblem) makes the
+// request malformed: 400, nothing stored, as Prometheus and Mimir answer.
+import { isUtf8 } from 'node:buffer';
 import type { RowBatch } from '../rowbinary/row-batch.ts';
 import { RangeList, WireError, WireReader, WireType, readWire } from '../protobuf/wire-reader.ts';
 import type { WireResult } from '../protobuf/wire-reader.ts';
@@ -46,6 +49,25 @@ function isLabel(buf: Buffer, start: number, end: number, literal: Buffer): bool
   if (end - start !== literal.length) return false;
   for (let i = 0; i < literal.length; i++) if (buf[start + i] !== literal[i]) return false;
   return true;
+}
+
+/**
+ * Why buf[start, end) is not a label name Prometheus accepts, or undefined:
+ * empty, not UTF-8, or holding a control character (C0, DEL or C1), which no
+ * query could name and no text format could print.
+ */
+export function labelNameProblem(buf: Buffer, start: number, end: number): string | undefined {
+  if (end <= start) return 'a label name is empty';
+  let ascii = true;
+  for (let i = start; i < end; i++) {
+    const b = buf[i] ?? 0;
+    if (b < 0x20 || b === 0x7f || (b === 0xc2 && (buf[i + 1] ?? 0) >= 0x80 && (buf[i + 1] ?? 0) <= 0x9f)) {
+      return `label name ${JSON.stringify(buf.toString('utf8', start, end))} contains a control character`;
+    }
+    if (b >= 0x80) ascii = false;
+  }
+  if (!ascii && !isUtf8(buf.subarray(start, end))) return `label name ${JSON.stringify(buf.toString('utf8', start, end))} is not valid UTF-8`;
+  return undefined;
 }
 
 /** metric_type … is_monotonic of a sample row and of a native histogram row. */
@@ -102,6 +124,8 @@ class SeriesLabels {
         if (t === ((1 << 3) | WireType.bytes)) { const le = label.delimited(); ns = label.pos; ne = le; label.pos = le; } else if (t === ((2 << 3) | WireType.bytes)) { const le = label.delimited(); vs = label.pos; ve = le; label.pos = le; } else label.skip(t & 7);
       }
       it.pos = e;
+      const problem = labelNameProblem(buf, ns, ne);
+      if (problem !== undefined) throw new WireError(problem);
       const index = this.names.count;
       if (isLabel(buf, ns, ne, nameLabel)) this.metricName = index;
       else if (isLabel(buf, ns, ne, jobLabel)) this.job = index;

@@ -131,9 +131,10 @@ export class RequestLimits {
    * its `timestamp` column (Unix ns as unsigned 32-bit halves) outside
    * [now − the tenant's retention, now + skew], the request's row budget spent
    * (`renderedBytes` kept so far), a value of its resource or scope nested
-   * too deep. Tallies nothing.
+   * too deep, a field the converter found invalid (`invalid`: an enum out of
+   * range, a bound not finite; see field-checks.ts). Tallies nothing.
    */
-  rejectionBefore(tenant: string, lo: number, hi: number, renderedBytes: number, partTooDeep: boolean): ItemRejection | undefined {
+  rejectionBefore(tenant: string, lo: number, hi: number, renderedBytes: number, partTooDeep: boolean, invalid?: ItemRejection): ItemRejection | undefined {
     // A value of 2^63 ns or more is clamped to the largest DateTime64: far in the future.
     const ns = hi >= 0x80000000 ? Infinity : hi * twoTo32 + lo;
     // Only the first rejection of a reason needs its example: the message quotes one.
@@ -143,7 +144,7 @@ export class RequestLimits {
     }
     if (renderedBytes > this.rowBudget) return tooExpansive;
     if (partTooDeep) return tooDeep;
-    return undefined;
+    return invalid;
   }
 
   /** The first too-old item's time, and with per-tenant retention whose and how many days. */

@@ -10,7 +10,7 @@ import type { RejectReason as TenantReason } from './tenant-resolver.ts';
 /** The order in which messages list truncations, whatever order they happened in. */
 const truncateReasons: readonly TruncateReason[] = ['attribute_count', 'attribute_key_bytes', 'attribute_value_bytes', 'log_body_bytes', 'span_name_bytes', 'span_events', 'span_links'];
 
-export type LimitReason = 'timestamp_too_old' | 'timestamp_too_new' | 'value_too_deep' | 'request_too_expansive';
+export type LimitReason = 'timestamp_too_old' | 'timestamp_too_new' | 'value_too_deep' | 'request_too_expansive' | 'enum_out_of_range' | 'bound_not_finite';
 export type RejectReason = TenantReason | LimitReason;
 
 /** Why an item is rejected: a reason, the tenant refused, an example value for the message. */
@@ -91,6 +91,8 @@ export class ItemTally implements Rejections, Truncations {
       case 'value_too_deep': return `attribute value or body nested deeper than ${l.maxValueDepth} levels (TENANTRY_MAX_VALUE_DEPTH)`;
       case 'request_too_expansive':
         return `the request's rows would outgrow ${l.maxRequestExpansion}× its size (TENANTRY_MAX_REQUEST_EXPANSION): resource and scope attributes are copied into every item, send fewer items per request`;
+      case 'enum_out_of_range': return 'an enum value the OTLP definition does not have';
+      case 'bound_not_finite': return 'a histogram bound that is NaN or infinite';
       default: return tenantReasonText[reason];
     }
   }

@@ -176,18 +176,30 @@ function digitsParts(s: string): Int64 {
   return { low: lo, high: (Math.floor(p / 65536) + Math.floor(t / twoTo32) + carry) % twoTo32, unsigned: true };
 }
 
-/** One element of a repeated fixed64 field (bucket counts): every element is converted, null is invalid. */
+/**
+ * A negative value in an unsigned 64-bit field (times, counts) is refused:
+ * Long would read "-1" as 2^64 − 1, a time after 2262, and -1 as 0, a time
+ * the logs path replaces with the time received.
+ */
+function refuseNegative(v: unknown): void {
+  if ((typeof v === 'number' || typeof v === 'string') && Number(v) < 0) {
+    throw new InvalidJson(`${JSON.stringify(v)} is negative where OTLP has an unsigned 64-bit integer: a time before 1970 or a negative count`);
+  }
+}
+
+/** One element of a repeated fixed64 field (bucket counts): every element is converted, null is invalid, a negative value is invalid. */
 export function fixed64Element(v: unknown): Int64 {
   if (typeof v === 'string' && digits.test(v)) return digitsParts(v);
+  refuseNegative(v);
   if (typeof v === 'number' && Number.isSafeInteger(v)) {
-    if (v <= 0) return zero; // Long reads a negative unsigned value as 0
+    if (v === 0) return zero;
     const lo = v % twoTo32;
     return { low: lo, high: (v - lo) / twoTo32, unsigned: true };
   }
   return longOf(v, true);
 }
 
-/** A fixed64 field (timestamps, counts): absent, zero or what fromObject took for zero is 0. */
+/** A fixed64 field (timestamps, counts): absent, zero or what fromObject took for zero is 0; a negative value is invalid. */
 export function fixed64(v: unknown): Int64 {
   if (typeof v === 'string' && digits.test(v)) return digitsParts(v); // the usual form; all zeros is 0 anyway
   if (v === null || v === undefined) return zero;

@@ -8,6 +8,7 @@
 // log.record.uid when present.
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { enumRejection } from '../common/field-checks.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
@@ -82,7 +83,8 @@ function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowM
       for (const record of messageList(sl['logRecords'], names.logRecords)) {
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(record['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
         const times = recordTimes(record, received);
-        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+        const severity = enumRejection('severity number', enumValue(record['severityNumber'], SeverityNumber));
+        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, severity) : tenant;
         const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.tenant : '');
         writeRecord(w, record, times, resource.bytes, scope.bytes, rejection === undefined ? nextId : noId, limits);

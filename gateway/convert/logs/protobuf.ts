@@ -7,6 +7,7 @@ import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../
 import { ScratchWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, nanosOfMillis, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { enumRejection } from '../common/field-checks.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
@@ -80,7 +81,7 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
       const timeLo = timeSet ? record.timeLo : observedLo;
       const timeHi = timeSet ? record.timeHi : observedHi;
-      const rejection = limits.rejectionBefore(tenant.tenant, timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep);
+      const rejection = limits.rejectionBefore(tenant.tenant, timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep, enumRejection('severity number', record.severity));
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;

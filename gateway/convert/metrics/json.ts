@@ -7,6 +7,8 @@
 // (docs/gateway.md); they are still checked, as before.
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { boundRejection, enumRejection } from '../common/field-checks.ts';
+import type { ItemRejection } from '../common/item-tally.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
@@ -66,11 +68,22 @@ function writeNumber(w: RowWriter, p: Json): void {
   w.bytes(noQuantiles);
 }
 
+const boundsName = `${v1}HistogramDataPoint.explicitBounds`;
+
+/** The rejection of a histogram point with a bound that is not finite ("NaN", "Infinity" or text that is no number), or undefined. */
+function boundsRejection(p: Json): ItemRejection | undefined {
+  for (const bound of scalarList(p['explicitBounds'], boundsName)) {
+    const rejection = boundRejection(Number(bound));
+    if (rejection !== undefined) return rejection;
+  }
+  return undefined;
+}
+
 function writeHistogram(w: RowWriter, p: Json): void {
   w.bytes(noValue);
   writeAggregate(w, p, true);
   writeCounts(w, p['bucketCounts'], `${v1}HistogramDataPoint.bucketCounts`);
-  const bounds = scalarList(p['explicitBounds'], `${v1}HistogramDataPoint.explicitBounds`);
+  const bounds = scalarList(p['explicitBounds'], boundsName);
   w.varint(bounds.length);
   for (const bound of bounds) writeFloat(w, Number(bound));
   w.bytes(noExponential);
@@ -139,7 +152,9 @@ function writePoints(to: Target, metric: Json, kind: PointType, data: Json, reso
   head.u8(kind.type);
   head.text(text(metric['description']));
   head.text(text(metric['unit']));
-  head.u8(kind.withTemporality ? clampInt(enumValue(data['aggregationTemporality'], AggregationTemporality), 0, 2) : 0);
+  const temporalityValue = enumValue(data['aggregationTemporality'], AggregationTemporality);
+  const temporality = kind.withTemporality ? enumRejection('aggregation temporality', temporalityValue) : undefined;
+  head.u8(kind.withTemporality ? clampInt(temporalityValue, 0, 2) : 0);
   head.u8(kind.type === metricType.sum && Boolean(data['isMonotonic']) ? 1 : 0);
   const metricPart = head.result();
   const { w, limits } = to;
@@ -147,7 +162,8 @@ function writePoints(to: Target, metric: Json, kind: PointType, data: Json, reso
   for (const point of messageList(data['dataPoints'], `${v1}${kind.message}.dataPoints`)) {
     const tenant = to.resolver.authorize(resource.tenant ?? tenantOf(point['attributes'], 6) ?? { ok: false, reason: 'missing_tenant' });
     const time = fixed64(point['timeUnixNano']);
-    const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+    const invalid = temporality ?? (kind.type === metricType.histogram ? boundsRejection(point) : undefined);
+    const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, invalid) : tenant;
     const rowStart = limits.beginRow(w);
     w.text(tenant.ok ? tenant.tenant : '');
     w.bytes(metricPart);

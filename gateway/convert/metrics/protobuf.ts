@@ -8,6 +8,8 @@ import { RangeList, WireError, WireReader, WireType, nextDelimited, readWire } f
 import { RowWriter, ScratchWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { boundRejection, enumRejection } from '../common/field-checks.ts';
+import type { ItemRejection } from '../common/item-tally.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
@@ -46,6 +48,18 @@ class FixedList {
     } else {
       r.skip(type);
     }
+  }
+
+  /** The rejection of the first value that is not a finite double (the list holds doubles), or undefined. */
+  notFinite(buf: Buffer): ItemRejection | undefined {
+    const { starts, ends, count } = this.ranges;
+    for (let i = 0; i < count; i++) {
+      for (let at = starts[i] ?? 0; at < (ends[i] ?? 0); at += 8) {
+        const rejection = boundRejection(buf.readDoubleLE(at));
+        if (rejection !== undefined) return rejection;
+      }
+    }
+    return undefined;
   }
 
   /** An Array(UInt64) or Array(Float64): the count, then the little-endian values as they are. */
@@ -249,7 +263,7 @@ class PointFields {
 }
 
 /** Writes metric_name … is_monotonic of the Metric at [start, end) and returns its type and data range, or undefined without data. */
-function metricHead(r: WireReader, start: number, end: number, head: RowWriter): { type: MetricType; start: number; end: number } | undefined {
+function metricHead(r: WireReader, start: number, end: number, head: RowWriter): { type: MetricType; start: number; end: number; invalid: ItemRejection | undefined } | undefined {
   let name = -1; let nameEnd = 0; let description = -1; let descriptionEnd = 0; let unit = -1; let unitEnd = 0;
   let type: MetricType | undefined;
   let dataStart = 0; let dataEnd = 0; let dataSeen = -1;
@@ -294,7 +308,7 @@ function metricHead(r: WireReader, start: number, end: number, head: RowWriter):
   const hasTemporality = type === metricType.sum || type === metricType.histogram || type === metricType.exponentialHistogram;
   head.u8(hasTemporality ? clampInt(temporality, 0, 2) : 0);
   head.u8(type === metricType.sum && monotonic ? 1 : 0);
-  return { type, start: dataStart, end: dataEnd };
+  return { type, start: dataStart, end: dataEnd, invalid: hasTemporality ? enumRejection('aggregation temporality', temporality) : undefined };
 }
 
 const scratch = new ScratchWriter(1 << 20);
@@ -329,7 +343,8 @@ function metricRows(body: Buffer, resolver: TenantResolver, limits: RequestLimit
           limits.reject(tenant);
           continue;
         }
-        const rejection = limits.rejectionBefore(tenant.tenant, point.timeLo, point.timeHi, w.pos, resource.tooDeep || scope.tooDeep);
+        const invalid = data.invalid ?? (data.type === metricType.histogram ? point.explicitBounds.notFinite(body) : undefined);
+        const rejection = limits.rejectionBefore(tenant.tenant, point.timeLo, point.timeHi, w.pos, resource.tooDeep || scope.tooDeep, invalid);
         if (rejection !== undefined) {
           limits.reject(rejection);
           continue;

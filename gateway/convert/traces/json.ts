@@ -7,6 +7,7 @@
 // same request (a property test holds the two together).
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
+import { enumRejection } from '../common/field-checks.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
@@ -107,7 +108,8 @@ function spanRows(root: Json, resolver: TenantResolver, limits: RequestLimits): 
       for (const span of messageList(ss['spans'], names.spans)) {
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(span['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
         const start = fixed64(span['startTimeUnixNano']);
-        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep) : tenant;
+        const kind = enumRejection('span kind', enumValue(span['kind'], SpanKind));
+        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, kind) : tenant;
         const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.tenant : '');
         writeSpan(w, span, start, resource.bytes, scope.bytes, limits);

@@ -9,6 +9,7 @@ import { ScratchWriter } from '../../rowbinary/row-writer.ts';
 import type { RowWriter } from '../../rowbinary/row-writer.ts';
 import { clampInt, writeDurationParts, writeNanosParts } from '../common/otlp-values.ts';
 import { AnyValueView, Found, Lookup, attributeMap, attributeMapOf, lookupAttributesOf } from '../common/protobuf-attributes.ts';
+import { enumRejection } from '../common/field-checks.ts';
 import { RequestLimits } from '../common/item-limits.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
@@ -193,7 +194,7 @@ function spanRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits)
         limits.reject(tenant);
         continue;
       }
-      const rejection = limits.rejectionBefore(tenant.tenant, s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep);
+      const rejection = limits.rejectionBefore(tenant.tenant, s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep, enumRejection('span kind', s.kind));
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;

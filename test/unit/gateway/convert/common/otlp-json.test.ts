@@ -18,8 +18,13 @@ const integerText = fc.oneof(
 const integerValue = fc.oneof(integerText, fc.integer(), fc.maxSafeInteger(), fc.double({ noNaN: true }), fc.double());
 
 describe('otlp-json readers', () => {
-  it('read fixed64 fields and repeated elements as Long.fromValue does', () => {
+  it('read fixed64 fields and repeated elements as Long.fromValue does, but refuse negative values (a time before 1970)', () => {
     fc.assert(fc.property(integerValue, (v) => {
+      if ((typeof v === 'number' || typeof v === 'string') && Number(v) < 0) {
+        expect(() => fixed64Element(v)).to.throw('is negative where OTLP has an unsigned 64-bit integer: a time before 1970');
+        expect(() => fixed64(v)).to.throw('is negative');
+        return;
+      }
       expect(halves(fixed64Element(v)), String(v)).to.deep.equal(halves(Long.fromValue(v, true)));
       // fromObject left a field that reads as 0 at its default.
       const expected = Number(v) === 0 ? [0, 0] : halves(Long.fromValue(v, true));
@@ -29,6 +34,8 @@ describe('otlp-json readers', () => {
     expect(halves(fixed64(''))).to.deep.equal([0, 0]);
     expect(() => fixed64('-')).to.throw('empty string');
     expect(() => fixed64Element(null)).to.throw();
+    expect(() => fixed64('-1')).to.throw('"-1" is negative where OTLP has an unsigned 64-bit integer: a time before 1970 or a negative count');
+    expect(halves(fixed64('-0'))).to.deep.equal([0, 0]);
   });
 
   it('read int64 oneof fields (intValue, asInt) as Long.fromValue does', () => {

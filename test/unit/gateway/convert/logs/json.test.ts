@@ -41,12 +41,12 @@ describe('log-rows', () => {
     }]);
   });
 
-  it('falls back to the observed timestamp and that to the time received, generates log ids, clamps severity', () => {
+  it('falls back to the observed timestamp and that to the time received, generates log ids, keeps the highest severity', () => {
     const request = {
       resourceLogs: [{
         scopeLogs: [{
           logRecords: [
-            { observedTimeUnixNano: '77', severityNumber: 300, body: str('x'), attributes: [{ key: 'tenant.id', value: str('t2') }] },
+            { observedTimeUnixNano: '77', severityNumber: 24, body: str('x'), attributes: [{ key: 'tenant.id', value: str('t2') }] },
             { timeUnixNano: '5', severityText: 'bogus', attributes: [{ key: 'tenant.id', value: str('t2') }] },
             { body: str('no time at all'), attributes: [{ key: 'tenant.id', value: str('t2') }] },
             { body: str('no tenant') },
@@ -59,7 +59,7 @@ describe('log-rows', () => {
     expect(batch.rejected.message('log records')).to.equal('1 log records rejected: 1 no tenant.id attribute on the resource or the item');
     const rows = readRows('logs', batch.rows);
     expect(rows.map((r) => [r['timestamp'], r['observed_timestamp'], r['severity_number'], r['log_id'], r['body'], r['service_name']])).to.deep.equal([
-      [77n, 77n, 255, '018bcfe56800abcdef012300000001', 'x', ''],
+      [77n, 77n, 24, '018bcfe56800abcdef012300000001', 'x', ''],
       [5n, 1_700_000_000_000_000_000n, 0, '018bcfe56800abcdef012300000002', '', ''],
       [1_700_000_000_000_000_000n, 1_700_000_000_000_000_000n, 0, '018bcfe56800abcdef012300000003', 'no time at all', ''],
     ]);

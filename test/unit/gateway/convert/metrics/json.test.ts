@@ -46,7 +46,7 @@ describe('metric-rows', () => {
   it('writes a sum point with its temporality and monotonicity', () => {
     expect(rowOf({ sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [{ ...point, asInt: '7' }] } }))
       .to.deep.equal({ ...common, metric_type: 'sum', temporality: 'cumulative', is_monotonic: true, value: 7 });
-    expect(rowOf({ sum: { aggregationTemporality: 9, dataPoints: [{ ...point, asDouble: -Infinity }] } }))
+    expect(rowOf({ sum: { aggregationTemporality: 'AGGREGATION_TEMPORALITY_CUMULATIVE', dataPoints: [{ ...point, asDouble: -Infinity }] } }))
       .to.deep.equal({ ...common, metric_type: 'sum', temporality: 'cumulative', value: -Infinity });
   });
 
@@ -54,11 +54,11 @@ describe('metric-rows', () => {
     expect(rowOf({
       histogram: {
         aggregationTemporality: 1,
-        dataPoints: [{ ...point, count: '18446744073709551615', sum: 12.5, min: 0.5, max: 9, bucketCounts: ['1', '9007199254740993'], explicitBounds: [1, Infinity] }],
+        dataPoints: [{ ...point, count: '18446744073709551615', sum: 12.5, min: 0.5, max: 9, bucketCounts: ['1', '9007199254740993'], explicitBounds: [1, 2.5] }],
       },
     })).to.deep.equal({
       ...common, metric_type: 'histogram', temporality: 'delta', count: 18446744073709551615n, sum: 12.5, min: 0.5, max: 9,
-      bucket_counts: [1n, 9007199254740993n], explicit_bounds: [1, Infinity],
+      bucket_counts: [1n, 9007199254740993n], explicit_bounds: [1, 2.5],
     });
     expect(rowOf({ histogram: { dataPoints: [{ ...point, count: '3' }] } })).to.deep.equal({ ...common, metric_type: 'histogram', count: 3n });
   });

@@ -27,7 +27,7 @@ describe('span-rows', () => {
             links: [{ traceId: Buffer.from('ff', 'hex'), spanId: Buffer.from('00ee', 'hex'), traceState: 'l=1', attributes: [{ key: 'l', value: { doubleValue: Number.NaN } }] }],
             status: { code: 2, message: 'failed' },
           }, {
-            kind: 99, status: { code: -4 }, startTimeUnixNano: '20', endTimeUnixNano: '10',
+            kind: 5, status: { code: -4 }, startTimeUnixNano: '20', endTimeUnixNano: '10',
           }],
         }],
       }],
