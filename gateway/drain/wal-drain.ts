@@ -7,6 +7,7 @@
 // segment is deleted only after the INSERT succeeded), accepts no rows of its
 // own, waits until everything found is inserted, and says what is left.
 import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { WriterConfig } from '../../src/config/config.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { fail, ok } from '../../src/result.ts';
@@ -15,6 +16,9 @@ import type { TableName } from '../rowbinary/row-batch.ts';
 import { LoggedWriter } from '../writer/logged-writer.ts';
 import type { WriterObserver } from '../writer/logged-writer.ts';
 import type { RowSink } from '../writer/row-sink.ts';
+
+/** Where the writer keeps rows ClickHouse refused (logged-writer.ts). */
+const deadLetterFolder = 'dead-letter';
 
 export interface DrainReport {
   /** Segments found on open, and rows inserted from them. */
@@ -30,14 +34,18 @@ export interface DrainFailure {
   readonly segmentsLeft: number;
 }
 
-/** The sealed and unsealed segments in a log directory (one index file `*.wal` each). */
+/** The segments in a log directory: one index file `*.wal` each, in a folder per table (the dead-letter folder is not the log). */
 export async function countSegments(dir: string): Promise<number> {
+  let entries;
   try {
-    return (await readdir(dir)).filter((name) => name.endsWith('.wal')).length;
+    entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw error;
   }
+  let n = entries.filter((e) => e.isFile() && e.name.endsWith('.wal')).length;
+  for (const e of entries) if (e.isDirectory() && e.name !== deadLetterFolder) n += await countSegments(join(dir, e.name));
+  return n;
 }
 
 /**
