@@ -21,7 +21,6 @@ import { registerTraceRoutes } from './v1/traces/trace-routes.ts';
 import { registerUsageRoutes } from './v1/usage/usage-routes.ts';
 import { registerTimeseriesRoutes } from './v1/timeseries/timeseries-routes.ts';
 import { openApiDocument } from './v1/openapi/openapi-document.ts';
-import { asCaller, withRequestSignal } from './query/query-caller.ts';
 import { compatMiddleware } from './compat/compat-api.ts';
 import { prometheusApi } from './compat/prometheus/prometheus-api.ts';
 import { lokiApi } from './compat/loki/loki-api.ts';
@@ -73,7 +72,8 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     const onClose = (): void => { if (!ctx.res.writableFinished) gone.abort(); };
     ctx.res.once('close', onClose);
     try {
-      await withRequestSignal(gone.signal, next);
+      ctx.state.abort = gone.signal;
+      await next();
       // The compatibility APIs write their own errors (and so set a body).
       if (ctx.status === 405 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
       else if (ctx.status === 501 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not supported`));
@@ -111,7 +111,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       return;
     }
     ctx.state.principal = principal;
-    await asCaller(principal, next);
+    await next();
   });
 
   app.use(async (ctx, next) => {

@@ -22,6 +22,10 @@ import { startApi } from '../api/api.ts';
 import type { RouteDeps } from '../api/query/deps.ts';
 import { planPage } from '../api/v1/query/record-page.ts';
 import type { SqlParams } from '../api/query/sql-params.ts';
+import { TenantScan } from '../api/query/tenant-scan.ts';
+import type { TelemetrySignal } from '../api/query/tenant-scan.ts';
+import type { Principal } from '../src/auth/api-keys.ts';
+import type { Result } from '../src/result.ts';
 import { settingsClause } from '../api/query/query-runner.ts';
 import { logsSql } from '../api/v1/logs/log-queries.ts';
 import { tracesSql } from '../api/v1/traces/trace-queries.ts';
@@ -167,8 +171,12 @@ async function main(): Promise<void> {
     const end = base + 7 * day;
     const lastHour = end - 3600;
     const deps: RouteDeps = { schema: { database: db, cluster: undefined }, runner: undefined as never, now: () => BigInt(end) * 1_000_000_000n, pageMaxBytes: 8 * 1_048_576 };
+    // The API's statements as its routes build them: through a TenantScan of an all-tenants key.
+    const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
+    const scan = (t: string, signal: TelemetrySignal): TenantScan => TenantScan.open(deps, { principal: everyTenant, tenantId: t }, signal);
+    const known = <T>(r: Result<T, { message: string }>): T => { if (!r.ok) throw new Error(r.error.message); return r.value; };
     const plan = (route: string, t: string, q: { startTime: number; endTime?: number }, keys: number): Parameters<typeof logsSql>[3] => {
-      const p = planPage(route, t, q, keys, deps.now(), deps.pageMaxBytes);
+      const p = planPage(route, scan(t, route === 'logs' ? 'logs' : 'traces'), q, keys, deps.now(), deps.pageMaxBytes);
       if (!p.ok) throw new Error(p.error.message);
       return p.value;
     };
@@ -182,14 +190,14 @@ async function main(): Promise<void> {
       {
         name: 'logs page, body pattern', page: true,
         api: (t) => ({ path: `/v1/tenants/${t}/logs`, body: { startTime: start, endTime: end, body: '%timeout%' } }),
-        apiSql: (t) => logsSql(deps, t, logQ, plan('logs', t, logQ, 1)),
+        apiSql: (t) => logsSql(deps, scan(t, 'logs'), logQ, plan('logs', t, logQ, 1)),
         sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, log_id, trace_id, span_id, severity_number, service_name, body FROM ${db}.logs
           WHERE ${window(t)} AND body ILIKE '%timeout%' ORDER BY timestamp DESC, log_id DESC LIMIT 101`,
       },
       {
         name: 'traces page, name pattern + duration', page: true,
         api: (t) => ({ path: `/v1/tenants/${t}/traces`, body: { startTime: start, endTime: end, spanName: '%checkout%', durationMin: 100_000_000, durationMax: 300_000_000 } }),
-        apiSql: (t) => tracesSql(deps, t, traceQ, plan('traces', t, traceQ, 2)),
+        apiSql: (t) => tracesSql(deps, scan(t, 'traces'), traceQ, plan('traces', t, traceQ, 2)),
         sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, trace_id, span_id, parent_span_id, span_name, toString(span_kind) AS span_kind, service_name,
           toString(duration_ns) AS duration, toString(status_code) AS status_code, status_message FROM ${db}.spans
           WHERE ${window(t)} AND span_name LIKE '%checkout%' AND duration_ns BETWEEN 100000000 AND 300000000
@@ -198,8 +206,8 @@ async function main(): Promise<void> {
       {
         name: 'timeseries 1 h per minute, groupBy', page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/timeseries`, body: { startTime: lastHour, endTime: end, interval: 60, queries: { metrics: ['http.server.duration'], groupBy: ['service.name'], operator: 'avg' } } }),
-        apiSql: (t) => aggregateSql(deps, { tenantId: t, startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.value },
-          'http.server.duration', { metrics: ['http.server.duration'], groupBy: ['service.name'] }, 'avg'),
+        apiSql: (t) => known(aggregateSql(deps, { scan: scan(t, 'metrics'), startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.value },
+          'http.server.duration', { metrics: ['http.server.duration'], groupBy: ['service.name'] }, 'avg')),
         // Same meaning as the API: service.name from the point, scope or resource attributes, else the column.
         sql: (t) => `SELECT multiIf(mapContains(attributes, 'service.name'), attributes['service.name'], mapContains(scope_attributes, 'service.name'), scope_attributes['service.name'],
             mapContains(resource_attributes, 'service.name'), resource_attributes['service.name'], service_name) AS service, intDiv(toUnixTimestamp64Milli(timestamp) - ${lastHour}000, 60000) AS b, avg(value) AS v
@@ -210,7 +218,7 @@ async function main(): Promise<void> {
       {
         name: 'usage 30 days', page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/usage`, body: { startTime: end - 30 * day, endTime: end } }),
-        apiSql: (t) => usageSql(deps, t, periods),
+        apiSql: (t) => usageSql(deps, scan(t, 'usage'), periods),
         // Accepted and refused units, as the API reports both.
         sql: (t) => `SELECT day, '', '', sum(log_records), sum(log_bytes), sum(spans), sum(metric_points), 0, 0 FROM ${db}.usage_daily
           WHERE tenant_id = '${t}' AND day >= toDate(${end - 30 * day}) AND day < toDate(${end}) GROUP BY day

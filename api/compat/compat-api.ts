@@ -10,14 +10,17 @@ import type { RouterContext } from '@koa/router';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
 import type { RouteDeps } from '../query/deps.ts';
-import { asCaller } from '../query/query-caller.ts';
-import { asTenantQuery } from '../query/tenant-settings-view.ts';
+import type { ScanCaller } from '../query/tenant-scan.ts';
 
 /** What a compatibility route knows of its request: who asks, and about which tenant. */
 export interface CompatState {
   requestId: string;
   principal: Principal;
   tenantId: string;
+  /** Aborts once the client stopped waiting (set by the app before anything else). */
+  abort: AbortSignal | undefined;
+  /** The checked caller every statement of the request is scanned for (the key, its tenant, the abort signal). */
+  caller: ScanCaller;
 }
 
 export type CompatContext = RouterContext<CompatState>;
@@ -45,8 +48,8 @@ function underPrefix(path: string, prefix: string): boolean {
 
 /**
  * A middleware answering every request under the APIs' prefixes and passing
- * every other one on. The request runs as its key's caller and, with its
- * tenant's limits, as that tenant's query (concurrency and time limit).
+ * every other one on. Its statements are scanned for the key's caller and
+ * its tenant (api/query/tenant-scan.ts: the tenant's limits, its retention).
  */
 export function compatMiddleware(apis: readonly CompatApi[], deps: RouteDeps & { readonly keys: KeyRing }): Koa.Middleware<CompatState> {
   const mounted: Mounted[] = apis.map((api) => {
@@ -66,11 +69,11 @@ export function compatMiddleware(apis: readonly CompatApi[], deps: RouteDeps & {
       target.api.fail(ctx, selected.error.status, selected.error.message);
       return;
     }
-    ctx.state.principal = selected.value.principal;
-    ctx.state.tenantId = selected.value.tenantId;
-    await asCaller(selected.value.principal, () => asTenantQuery(deps, selected.value.tenantId, async () => {
-      await target.routes(ctx, async () => { await target.methods(ctx, () => Promise.resolve()); });
-    }));
+    const { principal, tenantId } = selected.value;
+    ctx.state.principal = principal;
+    ctx.state.tenantId = tenantId;
+    ctx.state.caller = { principal, tenantId, ...(ctx.state.abort === undefined ? {} : { abort: ctx.state.abort }) };
+    await target.routes(ctx, async () => { await target.methods(ctx, () => Promise.resolve()); });
     if (ctx.status === 404 && ctx.body === undefined) target.api.fail(ctx, 404, `no route ${ctx.method} ${ctx.path}`);
     else if (ctx.status === 405 && (ctx.body === undefined || ctx.body === 'Method Not Allowed')) target.api.fail(ctx, 405, `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);
   };

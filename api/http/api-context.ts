@@ -13,6 +13,8 @@ export interface ApiState {
   tenantId: string | undefined;
   /** The request's input, once `validate` decoded it. */
   input: unknown;
+  /** Aborts once the client stopped waiting for the answer: its statements are then stopped. */
+  abort: AbortSignal | undefined;
 }
 
 export type ApiContext = RouterContext<ApiState>;

@@ -19,7 +19,11 @@ import { decodeWith } from './request-decoder.ts';
 export type ApiMiddleware = RouterMiddleware<ApiState>;
 
 /** The caller of a route: the key's principal, and the tenant of the path when the route names one. */
-export interface Caller { readonly principal: Principal }
+export interface Caller {
+  readonly principal: Principal;
+  /** Aborts once the request's client stopped waiting (its statements are then stopped). */
+  readonly abort?: AbortSignal;
+}
 export interface TenantCaller extends Caller { readonly tenantId: string }
 
 /** Authorisation middleware that also reads back the caller it checked. */
@@ -64,8 +68,9 @@ export function scope(scopes: readonly Scope[], tenantParam?: string): Guard<Cal
     if (state.principal === undefined) throw new Error('scope() read before it ran');
     return state.principal;
   };
-  if (tenantParam === undefined) return Object.assign(middleware, { callerOf: (state: ApiState): Caller => ({ principal: principalOf(state) }) });
-  return Object.assign(middleware, { callerOf: (state: ApiState): TenantCaller => ({ principal: principalOf(state), tenantId: state.tenantId ?? '' }) });
+  const callerOf = (state: ApiState): Caller => ({ principal: principalOf(state), ...(state.abort === undefined ? {} : { abort: state.abort }) });
+  if (tenantParam === undefined) return Object.assign(middleware, { callerOf });
+  return Object.assign(middleware, { callerOf: (state: ApiState): TenantCaller => ({ ...callerOf(state), tenantId: state.tenantId ?? '' }) });
 }
 
 /** The query string as one value per name, refusing names not in `allowed` and names given twice. */

@@ -18,24 +18,36 @@ import type { Result } from '../../src/result.ts';
 import { fail, ok } from '../../src/result.ts';
 import type { ApiError } from '../http/api-error.ts';
 import { internal, invalidRequest, unavailable } from '../http/api-error.ts';
-import { currentCaller, currentSignal, currentTimeoutMs } from './query-caller.ts';
 import { RunningStatements, statementTag } from './running-statements.ts';
 import type { StopReason } from './running-statements.ts';
-import type { SqlParams } from './sql-params.ts';
+import type { QueryBudget, Statement } from './tenant-scan.ts';
+import { SqlParams } from './sql-params.ts';
 
 /** ClickHouse settings one statement adds to the runner's own: names and values from the code, never from a request. */
 export type StatementSettings = Readonly<Record<string, number>>;
 
-/** The port the routes read the store through (tests inject their own to simulate store failures). */
+/**
+ * The port the routes read the store through (tests inject their own to
+ * simulate store failures). It takes only Statements, which only a
+ * TenantScan makes (./tenant-scan.ts): each carries its tenant predicate's
+ * parameter and the budget it runs within (the caller's turn, the tenant's
+ * time limit, the request's abort signal).
+ */
 export interface QueryRunner {
   /** Rows of a SELECT whose result is bounded (a page, an aggregate), as objects. */
-  rows<T>(sql: string, params: SqlParams): Promise<Result<T[], ApiError>>;
+  rows<T>(statement: Statement | string, legacyParams?: SqlParams): Promise<Result<T[], ApiError>>;
   /** Rows of a SELECT that may return very many rows (raw points), parsed row by row. */
-  manyRows<T>(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
+  manyRows<T>(statement: Statement | string, legacyParams?: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
   /** A statement without result rows (INSERT … SELECT). */
-  command(sql: string, params: SqlParams): Promise<Result<undefined, ApiError>>;
-  /** The raw RowBinary body of a SELECT (no FORMAT clause in `sql`), for callers that decode it themselves; optional so test doubles need not have it. */
-  binary?(sql: string, params: SqlParams, settings?: StatementSettings): Promise<Result<Buffer, ApiError>>;
+  command(statement: Statement | string, legacyParams?: SqlParams): Promise<Result<undefined, ApiError>>;
+  /** The raw RowBinary body of a SELECT (no FORMAT clause in its text), for callers that decode it themselves; optional so test doubles need not have it. */
+  binary?(statement: Statement | string, legacyParams?: SqlParams, settings?: StatementSettings): Promise<Result<Buffer, ApiError>>;
+}
+
+// TRANSITIONAL (removed before this change is finished): /prometheus still passes (sql, params) while it is converted.
+const unattributed: QueryBudget = { caller: { key: 'unattributed' } };
+function legacy(statement: Statement | string, params: SqlParams | undefined): Statement {
+  return typeof statement === 'string' ? { sql: statement, params: params ?? new SqlParams(), budget: unattributed } as unknown as Statement : statement;
 }
 
 /**
@@ -183,18 +195,23 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
    * tenant's query (the budget's turn signal). `run` gets the SETTINGS
    * clause and the signal its client call takes (none in embedded mode).
    */
-  async function timed<T>(sql: string, run: (settings: string, signal: AbortSignal | undefined) => Promise<T>, statement?: StatementSettings, bounded = true): Promise<Result<T, ApiError>> {
+  async function timed<T>(
+    { sql, budget: request }: { readonly sql: string; readonly budget: QueryBudget },
+    run: (settings: string, signal: AbortSignal | undefined) => Promise<T>,
+    statement?: StatementSettings,
+    bounded = true,
+  ): Promise<Result<T, ApiError>> {
     // A tenant's own time limit (limits.queryTimeoutSeconds) applies within the process's (TENANTRY_QUERY_TIMEOUT_SECONDS).
-    const timeoutMs = Math.min(processTimeoutMs, currentTimeoutMs() ?? processTimeoutMs);
+    const timeoutMs = Math.min(processTimeoutMs, request.timeoutMs ?? processTimeoutMs);
     if (running.closed) return fail(stoppedAnswer('shutdown', 0));
     let stopped: () => StopReason | undefined = () => undefined;
     let runMs = timeoutMs;
     let turnMs = 0;
     try {
-      const turn = await gate.query(currentCaller(), timeoutMs, (budget) => {
+      const turn = await gate.query(request.caller, timeoutMs, (budget) => {
         runMs = budget.ms;
         turnMs = budget.turn?.turnMs ?? 0;
-        return running.run(budget.ms + 250, currentSignal(), async (s) => {
+        return running.run(budget.ms + 250, request.abort, async (s) => {
           stopped = s.stopped;
           try {
             return await run(settingsClause(budget.ms, budget.threads, { ...limitSettings(limits, bounded), ...statement }) + statementTag(s.id), s.signal);
@@ -218,29 +235,31 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
     stopAll: () => running.stopAll(),
     // Read whole and parsed at once: about half the client-side cost of the
     // client's per-row object stream for the few hundred rows of a page.
-    rows: <T>(sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
+    rows: <T>(given: Statement | string, legacyParams?: SqlParams) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
+      const { sql, params } = statement;
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
-    }),
-    manyRows: <T>(sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
+    }); },
+    manyRows: <T>(given: Statement | string, legacyParams?: SqlParams, own?: StatementSettings) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
+      const { sql, params } = statement;
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
       return rs.json<T>();
-    }, statement),
-    command: (sql: string, params: SqlParams) => timed(sql, async (settings, signal) => {
-      await store.client.command({ query: sql + settings, query_params: params.values, abort_signal: signal });
+    }, own); },
+    command: (given: Statement | string, legacyParams?: SqlParams) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
+      await store.client.command({ query: statement.sql + settings, query_params: statement.params.values, abort_signal: signal });
       return undefined;
-    }, undefined, false),
+    }, undefined, false); },
     // exec, not query: the client's query() knows no binary formats, exec hands back the body as it is.
-    binary: (sql: string, params: SqlParams, statement?: StatementSettings) => timed(sql, async (settings, signal) => {
+    binary: (given: Statement | string, legacyParams?: SqlParams, own?: StatementSettings) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
       if (store.client.exec === undefined) throw new Error('bug: this store client has no exec');
-      const rs = await store.client.exec({ query: `${sql}${settings}\nFORMAT RowBinary`, query_params: params.values, abort_signal: signal });
+      const rs = await store.client.exec({ query: `${statement.sql}${settings}\nFORMAT RowBinary`, query_params: statement.params.values, abort_signal: signal });
       const chunks: Buffer[] = [];
       for await (const chunk of rs.stream) chunks.push(chunk as Buffer);
       const body = Buffer.concat(chunks);
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       if (typeof tag === 'string' && body.subarray(-15).toString('latin1') === '__exception__\r\n') throw extractErrorAtTheEndOfChunk(body, tag);
       return body;
-    }, statement),
+    }, own); },
   };
 }

@@ -15,12 +15,12 @@ import { asTenantCaller } from './query-caller.ts';
 const builtIn = defaultSettingsView();
 
 /** The settings view of the routes: the process's, or the built-in defaults for a router built by hand. */
-export function settingsView(deps: RouteDeps): TenantSettingsView {
+export function settingsView(deps: { readonly settings?: TenantSettingsView | undefined }): TenantSettingsView {
   return deps.settings ?? builtIn;
 }
 
 /** Effective settings of a tenant, as the API shows them. */
-export function effectiveSettings(deps: RouteDeps, tenantId: string): EffectiveSettings {
+export function effectiveSettings(deps: { readonly settings?: TenantSettingsView | undefined }, tenantId: string): EffectiveSettings {
   return settingsView(deps).effective(tenantId);
 }
 

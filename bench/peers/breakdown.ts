@@ -12,7 +12,9 @@ import { logsSql, logPage } from '../../api/v1/logs/log-queries.ts';
 import { LogRequest } from '../../api/v1/logs/log-codecs.ts';
 import { planPage } from '../../api/v1/query/record-page.ts';
 import { createQueryRunner } from '../../api/query/query-runner.ts';
-import { SqlParams } from '../../api/query/sql-params.ts';
+import { DirectoryScan, TenantScan } from '../../api/query/tenant-scan.ts';
+import type { Statement } from '../../api/query/tenant-scan.ts';
+import type { Principal } from '../../src/auth/api-keys.ts';
 import { TraceRequest } from '../../api/v1/traces/trace-codecs.ts';
 import { tracePage, tracesSql } from '../../api/v1/traces/trace-queries.ts';
 import type { RouteDeps } from '../../api/query/deps.ts';
@@ -45,7 +47,7 @@ export async function breakdowns(dataDir: string, cases: readonly QueryCase[], t
     const one: number[] = [];
     for (let i = 0; i < calls; i++) {
       const t0 = performance.now();
-      if (!(await runner.rows('SELECT 1 AS one', new SqlParams())).ok) throw new Error('SELECT 1 failed');
+      if (!(await runner.rows(new DirectoryScan({ principal: everyTenant }).statement().finish('SELECT 1 AS one'))).ok) throw new Error('SELECT 1 failed');
       one.push(performance.now() - t0);
     }
     for (const c of lost) {
@@ -62,10 +64,10 @@ export async function breakdowns(dataDir: string, cases: readonly QueryCase[], t
         if (!(await built.page()).ok) throw new Error(`${c.name}: the API function failed`);
         api.push(performance.now() - t0);
         t0 = performance.now();
-        if (!(await runner.rows(built.sql, built.params)).ok) throw new Error(`${c.name}: the statement failed`);
+        if (!(await runner.rows(built.statement)).ok) throw new Error(`${c.name}: the statement failed`);
         statement.push(performance.now() - t0);
         t0 = performance.now();
-        if (!(await runner.rows(`EXPLAIN ${built.sql}`, built.params)).ok) throw new Error(`${c.name}: EXPLAIN failed`);
+        if (!(await runner.rows({ ...built.statement, sql: `EXPLAIN ${built.statement.sql}` })).ok) throw new Error(`${c.name}: EXPLAIN failed`);
         planning.push(performance.now() - t0);
       }
       const http = timings.find((x) => x.name === c.name && x.system === 'tenantry')?.p50 ?? Number.NaN;
@@ -77,26 +79,33 @@ export async function breakdowns(dataDir: string, cases: readonly QueryCase[], t
   }
 }
 
-interface Built { readonly sql: string; readonly params: SqlParams; page(): Promise<{ ok: boolean }> }
+interface Built { readonly statement: Statement; page(): Promise<{ ok: boolean }> }
+
+/** An all-tenants key: the bench calls the routes' functions as they would for any tenant. */
+const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
 
 function logsStatement(deps: RouteDeps, tenant: string, body: Record<string, unknown>): Built {
   const decoded = LogRequest.decode(body);
   if (!isRight(decoded)) throw new Error('a logs body the route would refuse');
   const q = decoded.right;
-  const plan = planPage('logs', tenant, q, 1, deps.now(), deps.pageMaxBytes);
+  const caller = { principal: everyTenant, tenantId: tenant };
+  const scan = TenantScan.open(deps, caller, 'logs');
+  const plan = planPage('logs', scan, q, 1, deps.now(), deps.pageMaxBytes);
   if (!plan.ok) throw new Error(plan.error.message);
-  const { sql, params } = logsSql(deps, tenant, q, plan.value);
-  return { sql, params, page: () => logPage(deps, tenant, q) };
+  const statement = logsSql(deps, scan, q, plan.value);
+  return { statement, page: () => logPage(deps, caller, q) };
 }
 
 function tracesStatement(deps: RouteDeps, tenant: string, body: Record<string, unknown>): Built {
   const decoded = TraceRequest.decode(body);
   if (!isRight(decoded)) throw new Error('a traces body the route would refuse');
   const q = decoded.right;
-  const plan = planPage('traces', tenant, q, 2, deps.now(), deps.pageMaxBytes);
+  const caller = { principal: everyTenant, tenantId: tenant };
+  const scan = TenantScan.open(deps, caller, 'traces');
+  const plan = planPage('traces', scan, q, 2, deps.now(), deps.pageMaxBytes);
   if (!plan.ok) throw new Error(plan.error.message);
-  const { sql, params } = tracesSql(deps, tenant, q, plan.value);
-  return { sql, params, page: () => tracePage(deps, tenant, q) };
+  const statement = tracesSql(deps, scan, q, plan.value);
+  return { statement, page: () => tracePage(deps, caller, q) };
 }
 
 /** The breakdown lines for the report. */

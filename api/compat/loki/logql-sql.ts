@@ -7,10 +7,10 @@ import { jsonLabelsSql, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadat
 import type { SqlParams } from '../../query/sql-params.ts';
 import { rawLabelColumns } from './row-labels.ts';
 
-/** What every statement reads: one tenant's rows in a window of Unix ns, `(after, until]` or `[from, before)`. */
+/** What every statement reads: one tenant's rows (its predicate, bound by the statement's TenantScan) in a window of Unix ns, `(after, until]` or `[from, before)`. */
 export interface Scan {
   readonly table: string;
-  readonly tenantId: string;
+  readonly tenantIs: string;
 }
 
 /** A matcher over a label value expression; regexes are anchored as Loki anchors them. */
@@ -63,7 +63,7 @@ export function keepsLabels(selector: LogSelector): boolean {
  * `l0` its labels before the pipeline.
  */
 export function selectorParts(params: SqlParams, scan: Scan, selector: LogSelector, window: string[]): { columns: string[]; where: string[] } {
-  const where = [`tenant_id = ${params.bind(scan.tenantId, 'String')}`, ...window];
+  const where = [scan.tenantIs, ...window];
   const columns = [`${baseLabels} AS l0`];
   for (const m of selector.matchers) where.push(matchSql(params, streamLabelSql(m.name) ?? "''", m));
   let current = 'l0';

@@ -6,6 +6,7 @@ import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import type { RouteDeps } from '../../query/deps.ts';
+import { TenantScan } from '../../query/tenant-scan.ts';
 import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { RequestParams } from '../request-params.ts';
 import { readRequestParams } from '../request-params.ts';
@@ -24,6 +25,9 @@ export const lokiVersion = '3.7.8';
 type Answer = Result<unknown, LokiError>;
 
 type Handler = (ctx: CompatContext, form: RequestParams, deps: RouteDeps) => Promise<Answer>;
+
+/** The request's scan of its tenant's logs. */
+const logsOf = (ctx: CompatContext, deps: RouteDeps): TenantScan => TenantScan.open(deps, ctx.state.caller, 'logs');
 
 /** A parameter's Result with its message as a 400. */
 function param<T>(r: Result<T, string>): Result<T, LokiError> {
@@ -108,26 +112,26 @@ const queryRange: Handler = async (ctx, form, deps) => {
   if (!step.ok) return step;
   const interval = param(parseInterval(form.get));
   if (!interval.ok) return interval;
-  const tenantId = ctx.state.tenantId;
+  const scan = logsOf(ctx, deps);
   if (query.value.kind === 'logs') {
     const limit = param(parseLimit(form.get));
     if (!limit.ok) return limit;
     const direction = param(parseDirection(form.get));
     if (!direction.ok) return direction;
-    const window = queried(visibleWindow(deps, tenantId, bounds.value.startNs, bounds.value.endNs));
+    const window = queried(visibleWindow(scan, bounds.value.startNs, bounds.value.endNs));
     if (!window.ok) return window;
     const categorize = categorizeLabels(ctx);
-    const result = queried(await queryStreams(deps, tenantId, query.value.selector, window.value, limit.value, direction.value, categorize));
+    const result = queried(await queryStreams(deps, scan, query.value.selector, window.value, limit.value, direction.value, categorize));
     if (!result.ok) return result;
     return ok(successBody({ resultType: 'streams', ...(categorize ? { encodingFlags: [categorizeFlag] } : {}), result: result.value.streams, stats: statsSummary(result.value.lines, result.value.bytes, secondsSince(started)) }));
   }
   const grid = alignToStep(bounds.value, step.value);
   // The rows read reach one range back from the first point; retention and maxQueryDays apply to all of it.
-  const window = queried(visibleWindow(deps, tenantId, grid.startNs - longestRange(query.value.expr), grid.endNs));
+  const window = queried(visibleWindow(scan, grid.startNs - longestRange(query.value.expr), grid.endNs));
   if (!window.ok) return window;
   // Points from start to end inclusive; retention only narrows what rows are read, the grid stays the asked one.
   const points = Number((grid.endNs - grid.startNs) / step.value) + 1;
-  const result = queried(await querySamples(deps, tenantId, query.value.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs }));
+  const result = queried(await querySamples(deps, scan, query.value.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs }));
   if (!result.ok) return result;
   return ok(successBody({ resultType: 'matrix', ...(categorizeLabels(ctx) ? { encodingFlags: [categorizeFlag] } : {}), result: result.value, stats: statsSummary(0, 0, secondsSince(started)) }));
 };
@@ -145,9 +149,10 @@ const instantQuery: Handler = async (ctx, form, deps) => {
   const direction = param(parseDirection(form.get));
   if (!direction.ok) return direction;
   const expr = query.value.expr;
-  const window = queried(visibleWindow(deps, ctx.state.tenantId, time.value - longestRange(expr), time.value));
+  const scan = logsOf(ctx, deps);
+  const window = queried(visibleWindow(scan, time.value - longestRange(expr), time.value));
   if (!window.ok) return window;
-  const result = queried(await querySamples(deps, ctx.state.tenantId, expr, { startNs: time.value, stepNs: 1_000_000_000n, points: 1, notBeforeNs: window.value.startNs }));
+  const result = queried(await querySamples(deps, scan, expr, { startNs: time.value, stepNs: 1_000_000_000n, points: 1, notBeforeNs: window.value.startNs }));
   if (!result.ok) return result;
   if (expr.kind === 'constant' && expr.scalar) {
     // The documented format is the Prometheus API's: [<unix time in seconds>, "<value>"], as a vector's (docs/loki.md, "Conformance").
@@ -157,23 +162,24 @@ const instantQuery: Handler = async (ctx, form, deps) => {
   return ok(successBody({ resultType: 'vector', result: vector, stats: statsSummary(0, 0, secondsSince(started)) }));
 };
 
-interface LabelArgs { readonly window: { startNs: bigint; endNs: bigint }; readonly matchers: Matcher[] }
+interface LabelArgs { readonly scan: TenantScan; readonly window: { startNs: bigint; endNs: bigint }; readonly matchers: Matcher[] }
 
 /** The window and selector of a label endpoint. */
 function labelArgs(ctx: CompatContext, form: Form, deps: RouteDeps, selectorName = 'query'): Result<LabelArgs, LokiError> {
   const bounds = param(parseBounds(form, deps.now()));
   if (!bounds.ok) return bounds;
-  const window = queried(visibleWindow(deps, ctx.state.tenantId, bounds.value.startNs, bounds.value.endNs));
+  const scan = logsOf(ctx, deps);
+  const window = queried(visibleWindow(scan, bounds.value.startNs, bounds.value.endNs));
   if (!window.ok) return window;
   const matchers = selectorParam(form(selectorName));
   if (!matchers.ok) return matchers;
-  return ok({ window: window.value, matchers: matchers.value });
+  return ok({ scan, window: window.value, matchers: matchers.value });
 }
 
 const labels: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
   if (!args.ok) return args;
-  const names = queried(await labelNames(deps, ctx.state.tenantId, args.value.window, args.value.matchers));
+  const names = queried(await labelNames(deps, args.value.scan, args.value.window, args.value.matchers));
   return names.ok ? ok(successBody(names.value)) : names;
 };
 
@@ -181,7 +187,7 @@ const values: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
   if (!args.ok) return args;
   const name = (ctx.params as Record<string, string | undefined>)['name'] ?? '';
-  const result = queried(await labelValues(deps, ctx.state.tenantId, name, args.value.window, args.value.matchers));
+  const result = queried(await labelValues(deps, args.value.scan, name, args.value.window, args.value.matchers));
   return result.ok ? ok(successBody(result.value)) : result;
 };
 
@@ -196,7 +202,7 @@ const seriesRoute: Handler = async (ctx, form, deps) => {
     if (problem !== undefined) return fail(badRequest(problem));
     selectors.push(matchers.value);
   }
-  const result = queried(await series(deps, ctx.state.tenantId, args.value.window, selectors));
+  const result = queried(await series(deps, args.value.scan, args.value.window, selectors));
   return result.ok ? ok(successBody(result.value)) : result;
 };
 
@@ -204,7 +210,7 @@ const stats: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
   if (!args.ok) return args;
   // Index stats answer the bare object, without the success envelope.
-  return queried(await indexStats(deps, ctx.state.tenantId, args.value.window, args.value.matchers));
+  return queried(await indexStats(deps, args.value.scan, args.value.window, args.value.matchers));
 };
 
 const volumeRoute: Handler = async (ctx, form, deps) => {
@@ -215,14 +221,14 @@ const volumeRoute: Handler = async (ctx, form, deps) => {
   if (!limit.ok) return limit;
   const step = param(parseVolumeStep(form.get));
   if (!step.ok) return step;
-  const result = queried(await volume(deps, ctx.state.tenantId, args.value.window, args.value.matchers, targets, limit.value));
+  const result = queried(await volume(deps, args.value.scan, args.value.window, args.value.matchers, targets, limit.value));
   return result.ok ? ok(successBody({ resultType: 'vector', result: result.value })) : result;
 };
 
 const detectedLabelsRoute: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
   if (!args.ok) return args;
-  const result = queried(await detectedLabels(deps, ctx.state.tenantId, args.value.window, args.value.matchers));
+  const result = queried(await detectedLabels(deps, args.value.scan, args.value.window, args.value.matchers));
   return result.ok ? ok({ detectedLabels: result.value }) : result;
 };
 

@@ -7,10 +7,9 @@ import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { invalidRequest } from '../../http/api-error.ts';
 import type { RouteDeps } from '../../query/deps.ts';
-import { tenantWindow } from '../../query/tenant-window.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
+import type { ScanStatement, Statement, TenantScan } from '../../query/tenant-scan.ts';
 import type { TimeRange } from '../../query/time-range.ts';
-import { SqlParams } from '../../query/sql-params.ts';
-import { effectiveSettings } from '../../query/tenant-settings-view.ts';
 import type { LogQuery, LogSelector, Matcher, MetricExpr } from './logql-ast.ts';
 import { selectorsOf } from './logql-ast.ts';
 import type { Grid, Scan } from './logql-sql.ts';
@@ -46,27 +45,28 @@ export function statsSummary(lines: number, bytes: number, seconds: number): Rec
 export const maxStatementBytes = 200_000;
 
 /** The statement, or a 400 when it is longer than ClickHouse takes. */
-function bounded(sql: string): Result<string, ApiError> {
-  const bytes = Buffer.byteLength(sql);
-  if (bytes <= maxStatementBytes) return ok(sql);
+function bounded(statement: Statement): Result<Statement, ApiError> {
+  const bytes = Buffer.byteLength(statement.sql);
+  if (bytes <= maxStatementBytes) return ok(statement);
   return fail(invalidRequest(`invalid 'query' parameter: the query is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer matchers, filters or selectors`));
 }
 
 /** Rows of a statement built from a client's query, once it is known to fit. */
-async function rowsOf<T>(deps: RouteDeps, sql: string, params: SqlParams, many = false): Promise<Result<T[], ApiError>> {
-  const statement = bounded(sql);
+async function rowsOf<T>(deps: RouteDeps, built: Statement, many = false): Promise<Result<T[], ApiError>> {
+  const statement = bounded(built);
   if (!statement.ok) return statement;
-  return many ? deps.runner.manyRows<T>(statement.value, params) : deps.runner.rows<T>(statement.value, params);
+  return many ? deps.runner.manyRows<T>(statement.value) : deps.runner.rows<T>(statement.value);
 }
 
-function scanOf(deps: RouteDeps, tenantId: string): Scan {
-  return { table: queryTable(deps.schema, 'logs'), tenantId };
+/** The logs table and the statement's tenant predicate, as the LogQL translation reads them. */
+function scanOf(deps: RouteDeps, statement: ScanStatement): Scan {
+  return { table: queryTable(deps.schema, 'logs'), tenantIs: statement.tenantIs() };
 }
 
 /** The part of [startNs, endNs] the tenant may see (retention, maxQueryDays). */
-export function visibleWindow(deps: RouteDeps, tenantId: string, startNs: bigint, endNs: bigint): Result<TimeRange, ApiError> {
+export function visibleWindow(scan: TenantScan, startNs: bigint, endNs: bigint): Result<TimeRange, ApiError> {
   if (endNs < startNs) return fail(invalidRequest('end timestamp must not be before or equal to start time'));
-  return tenantWindow({ startNs, endNs }, effectiveSettings(deps, tenantId), 'logs', deps.now());
+  return scan.window({ startNs, endNs });
 }
 
 /** Loki's rule: a selector needs one matcher that does not match the empty string. */
@@ -117,19 +117,20 @@ function categorized(row: LogRow): { stream: Labels; extra: { structuredMetadata
 }
 
 /** The rows of a log query with their labels: built in Node when no parser needs them in SQL. */
-async function logRows(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward'): Promise<Result<LogRow[], ApiError>> {
-  const params = new SqlParams();
+async function logRows(deps: RouteDeps, scan: TenantScan, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward'): Promise<Result<LogRow[], ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
   if (keepsLabels(selector)) {
-    const raw = await rowsOf<RawLogRow>(deps, rawLogsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
+    const raw = await rowsOf<RawLogRow>(deps, statement.finish(rawLogsSql(params, scanOf(deps, statement), selector, window.startNs, window.endNs, limit, direction)));
     if (!raw.ok) return raw;
     return ok(raw.value.map((r) => { const labels = rowLabels(r); return { ts: r.ts, body: r.body, labels, base_keys: Object.keys(labels) }; }));
   }
-  return rowsOf<LogRow>(deps, logsSql(params, scanOf(deps, tenantId), selector, window.startNs, window.endNs, limit, direction), params);
+  return rowsOf<LogRow>(deps, statement.finish(logsSql(params, scanOf(deps, statement), selector, window.startNs, window.endNs, limit, direction)));
 }
 
 /** A log query: streams of entries, `limit` entries in all, in the direction's order. */
-export async function queryStreams(deps: RouteDeps, tenantId: string, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward', categorize = false): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
-  const rows = await logRows(deps, tenantId, selector, window, limit, direction);
+export async function queryStreams(deps: RouteDeps, scan: TenantScan, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward', categorize = false): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
+  const rows = await logRows(deps, scan, selector, window, limit, direction);
   if (!rows.ok) return rows;
   const streams = new Map<string, Stream>();
   let bytes = 0;
@@ -159,10 +160,10 @@ export function formatValue(v: number): string {
 }
 
 /** A metric query over a grid: per label set, its points in time order. */
-export async function querySamples(deps: RouteDeps, tenantId: string, expr: MetricExpr, grid: Grid): Promise<Result<Sample[], ApiError>> {
-  const params = new SqlParams();
-  const sql = `${metricSql(params, scanOf(deps, tenantId), expr, grid)}\nORDER BY k`;
-  const rows = await rowsOf<MetricRow>(deps, sql, params, true);
+export async function querySamples(deps: RouteDeps, scan: TenantScan, expr: MetricExpr, grid: Grid): Promise<Result<Sample[], ApiError>> {
+  const statement = scan.statement();
+  const sql = `${metricSql(statement.params, scanOf(deps, statement), expr, grid)}\nORDER BY k`;
+  const rows = await rowsOf<MetricRow>(deps, statement.finish(sql), true);
   if (!rows.ok) return rows;
   const series = new Map<string, Sample>();
   for (const row of rows.value) {
@@ -187,50 +188,54 @@ function streamWhere(params: SqlParams, matchers: readonly Matcher[]): string[] 
   });
 }
 
-function windowWhere(params: SqlParams, tenantId: string, window: TimeRange): string[] {
-  const ns = (v: bigint): string => `fromUnixTimestamp64Nano(toInt64(${params.bind(v.toString(), 'Int64')}))`;
-  return [`tenant_id = ${params.bind(tenantId, 'String')}`, `timestamp >= ${ns(window.startNs)}`, `timestamp <= ${ns(window.endNs)}`];
+function windowWhere(statement: ScanStatement, window: TimeRange): string[] {
+  const ns = (v: bigint): string => `fromUnixTimestamp64Nano(toInt64(${statement.bind(v.toString(), 'Int64')}))`;
+  return [statement.tenantIs(), `timestamp >= ${ns(window.startNs)}`, `timestamp <= ${ns(window.endNs)}`];
 }
 
 /** Stream label names seen in the window (optionally only in streams a selector matches). */
-export async function labelNames(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<string[], ApiError>> {
-  const params = new SqlParams();
-  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+export async function labelNames(deps: RouteDeps, scan: TenantScan, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<string[], ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
+  const where = [...windowWhere(statement, window), ...streamWhere(params, matchers)];
   const sql = `SELECT groupUniqArrayArray(mapKeys(${streamLabelsSql()})) AS names FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}`;
-  const rows = await rowsOf<{ names: string[] }>(deps, sql, params);
+  const rows = await rowsOf<{ names: string[] }>(deps, statement.finish(sql));
   if (!rows.ok) return rows;
   return ok((rows.value[0]?.names ?? []).sort());
 }
 
 /** Values of one stream label in the window. */
-export async function labelValues(deps: RouteDeps, tenantId: string, name: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<string[], ApiError>> {
+export async function labelValues(deps: RouteDeps, scan: TenantScan, name: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<string[], ApiError>> {
   const value = streamLabelSql(name);
   if (value === undefined) return ok([]);
-  const params = new SqlParams();
-  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers), `${value} != ''`];
+  const statement = scan.statement();
+  const { params } = statement;
+  const where = [...windowWhere(statement, window), ...streamWhere(params, matchers), `${value} != ''`];
   const sql = `SELECT DISTINCT ${value} AS value FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')} ORDER BY value LIMIT 100000`;
-  const rows = await rowsOf<{ value: string }>(deps, sql, params);
+  const rows = await rowsOf<{ value: string }>(deps, statement.finish(sql));
   if (!rows.ok) return rows;
   return ok(rows.value.map((r) => r.value));
 }
 
 /** Distinct stream label sets matching any of the selectors. */
-export async function series(deps: RouteDeps, tenantId: string, window: TimeRange, selectors: readonly (readonly Matcher[])[]): Promise<Result<Labels[], ApiError>> {
-  const params = new SqlParams();
+export async function series(deps: RouteDeps, scan: TenantScan, window: TimeRange, selectors: readonly (readonly Matcher[])[]): Promise<Result<Labels[], ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
   const any = selectors.map((ms) => { const w = streamWhere(params, ms); return w.length === 0 ? 'true' : `(${w.join(' AND ')})`; });
-  const where = [...windowWhere(params, tenantId, window), any.length === 0 ? 'true' : `(${any.join(' OR ')})`];
+  const where = [...windowWhere(statement, window), any.length === 0 ? 'true' : `(${any.join(' OR ')})`];
   const sql = `SELECT DISTINCT mapSort(${streamLabelsSql()}) AS labels FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')} LIMIT 100000`;
-  const rows = await rowsOf<{ labels: Record<string, string> }>(deps, sql, params);
+  const rows = await rowsOf<{ labels: Record<string, string> }>(deps, statement.finish(sql));
   if (!rows.ok) return rows;
   return ok(rows.value.map((r) => r.labels));
 }
 
 /** /index/stats: streams, entries and line bytes of the selector's streams in the window (chunks: Tenantry has none, one per stream). */
-export async function indexStats(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ streams: number; chunks: number; bytes: number; entries: number }, ApiError>> {
-  const params = new SqlParams();
-  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+export async function indexStats(deps: RouteDeps, scan: TenantScan, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ streams: number; chunks: number; bytes: number; entries: number }, ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
+  const where = [...windowWhere(statement, window), ...streamWhere(params, matchers)];
   const sql = `SELECT uniqExact(${streamLabelsSql()}) AS streams, count() AS entries, sum(length(body)) AS bytes FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}`;
-  const rows = await rowsOf<{ streams: string | number; entries: string | number; bytes: string | number }>(deps, sql, params);
+  const rows = await rowsOf<{ streams: string | number; entries: string | number; bytes: string | number }>(deps, statement.finish(sql));
   if (!rows.ok) return rows;
   const row = rows.value[0];
   const streams = Number(row?.streams ?? 0);
@@ -238,28 +243,30 @@ export async function indexStats(deps: RouteDeps, tenantId: string, window: Time
 }
 
 /** /index/volume: line bytes per combination of the target labels (default: the selector's label names), largest first. */
-export async function volume(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[], targets: readonly string[], limit: number): Promise<Result<InstantSample[], ApiError>> {
-  const params = new SqlParams();
+export async function volume(deps: RouteDeps, scan: TenantScan, window: TimeRange, matchers: readonly Matcher[], targets: readonly string[], limit: number): Promise<Result<InstantSample[], ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
   const names = (targets.length > 0 ? targets : [...new Set(matchers.map((m) => m.name))]).filter((n) => streamLabelNames.includes(n));
-  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+  const where = [...windowWhere(statement, window), ...streamWhere(params, matchers)];
   const group = `mapSort(mapFilter((k, v) -> k IN ${params.bind(names, 'Array(String)')}, ${streamLabelsSql()}))`;
   const sql = `SELECT ${group} AS labels, sum(length(body)) AS bytes FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}
 GROUP BY labels ORDER BY bytes DESC LIMIT ${params.bind(limit, 'UInt64')}`;
-  const rows = await rowsOf<{ labels: Record<string, string>; bytes: string | number }>(deps, sql, params);
+  const rows = await rowsOf<{ labels: Record<string, string>; bytes: string | number }>(deps, statement.finish(sql));
   if (!rows.ok) return rows;
   const t = Number(window.endNs / 1_000_000_000n);
   return ok(rows.value.map((r) => ({ metric: r.labels, value: [t, String(r.bytes)] as const })));
 }
 
 /** /detected_labels: each stream label with values in the window and how many distinct values it has (exact; Loki estimates). */
-export async function detectedLabels(deps: RouteDeps, tenantId: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ label: string; cardinality: number }[], ApiError>> {
-  const params = new SqlParams();
-  const where = [...windowWhere(params, tenantId, window), ...streamWhere(params, matchers)];
+export async function detectedLabels(deps: RouteDeps, scan: TenantScan, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ label: string; cardinality: number }[], ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
+  const where = [...windowWhere(statement, window), ...streamWhere(params, matchers)];
   const sql = `SELECT pair.1 AS label, toUInt64(uniqExact(pair.2)) AS cardinality FROM (
   SELECT arrayJoin(arrayZip(mapKeys(s), mapValues(s))) AS pair FROM (
     SELECT ${streamLabelsSql()} AS s FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')}))
 GROUP BY label ORDER BY label`;
-  const rows = await rowsOf<{ label: string; cardinality: string | number }>(deps, sql, params);
+  const rows = await rowsOf<{ label: string; cardinality: string | number }>(deps, statement.finish(sql));
   if (!rows.ok) return rows;
   return ok(rows.value.map((r) => ({ label: r.label, cardinality: Number(r.cardinality) })));
 }

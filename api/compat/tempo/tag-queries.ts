@@ -6,7 +6,8 @@ import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
+import type { ScanStatement, TenantScan } from '../../query/tenant-scan.ts';
 import type { TimeRange } from '../../query/time-range.ts';
 import type { RouteDeps } from '../../query/deps.ts';
 import { typedValue } from './otlp-json.ts';
@@ -28,18 +29,18 @@ export const keywordValues: Readonly<Record<string, readonly string[]>> = {
 /** Most distinct values one tag-values request returns. */
 export const maxTagValues = 10_000;
 
-function windowSql(params: SqlParams, tenantId: string, range: TimeRange): string {
-  return `tenant_id = ${params.bind(tenantId, 'String')}
-      AND timestamp >= fromUnixTimestamp64Nano(${params.bind(range.startNs.toString(), 'Int64')})
-      AND timestamp < fromUnixTimestamp64Nano(${params.bind(range.endNs.toString(), 'Int64')})`;
+function windowSql(statement: ScanStatement, range: TimeRange): string {
+  return `${statement.tenantIs()}
+      AND timestamp >= fromUnixTimestamp64Nano(${statement.bind(range.startNs.toString(), 'Int64')})
+      AND timestamp < fromUnixTimestamp64Nano(${statement.bind(range.endNs.toString(), 'Int64')})`;
 }
 
 /** The span and resource attribute names in the window, sorted. */
-export async function tagNames(deps: RouteDeps, tenantId: string, range: TimeRange): Promise<Result<{ span: string[]; resource: string[] }, ApiError>> {
-  const params = new SqlParams();
+export async function tagNames(deps: RouteDeps, scan: TenantScan, range: TimeRange): Promise<Result<{ span: string[]; resource: string[] }, ApiError>> {
+  const statement = scan.statement();
   const sql = `SELECT arraySort(groupUniqArrayArray(mapKeys(span_attributes))) AS span, arraySort(groupUniqArrayArray(mapKeys(resource_attributes))) AS resource
-    FROM ${queryTable(deps.schema, 'spans')} WHERE ${windowSql(params, tenantId, range)}`;
-  const rows = await deps.runner.rows<{ span: string[]; resource: string[] }>(sql, params);
+    FROM ${queryTable(deps.schema, 'spans')} WHERE ${windowSql(statement, range)}`;
+  const rows = await deps.runner.rows<{ span: string[]; resource: string[] }>(statement.finish(sql));
   if (!rows.ok) return rows;
   return ok(rows.value[0] ?? { span: [], resource: [] });
 }
@@ -77,20 +78,21 @@ function valueSql(params: SqlParams, tag: Tag): { has: string; value: string } |
 }
 
 /** At most `limit` (≤ maxTagValues) distinct values of a tag in the window (of spans matching `filter` when given), as Tempo's v2 typed values. */
-export async function tagValues(deps: RouteDeps, tenantId: string, tag: Tag, range: TimeRange, filter: TraceQuery | undefined, limit = maxTagValues): Promise<Result<{ type: string; value: string }[], ApiError>> {
+export async function tagValues(deps: RouteDeps, scan: TenantScan, tag: Tag, range: TimeRange, filter: TraceQuery | undefined, limit = maxTagValues): Promise<Result<{ type: string; value: string }[], ApiError>> {
   const keywords = tag.kind === 'intrinsic' ? keywordValues[tag.name] : undefined;
   if (keywords !== undefined) return ok(keywords.slice(0, limit).map((value) => ({ type: 'keyword', value })));
-  const params = new SqlParams();
+  const statement = scan.statement();
+  const { params } = statement;
   const picked = valueSql(params, tag);
   if (picked === undefined) return ok([]);
   const conditions: Condition[] = filter === undefined ? [] : filtersOf(filter.spansets);
   // A filter on trace-level intrinsics would need the per-trace join; tag values ignore it, as a hint that cannot exclude a value wrongly.
   const usable = conditions.filter((c) => !needsTraceJoin(fieldsOf(c)));
-  const where = [windowSql(params, tenantId, range), picked.has, ...(usable.length === 0 ? [] : [`(${usable.map((c) => conditionSql(params, c)).join(' OR ')})`])];
+  const where = [windowSql(statement, range), picked.has, ...(usable.length === 0 ? [] : [`(${usable.map((c) => conditionSql(params, c)).join(' OR ')})`])];
   const sql = `SELECT DISTINCT ${picked.value} AS v FROM ${queryTable(deps.schema, 'spans')}
     WHERE ${where.join(' AND ')}
     LIMIT ${params.bind(Math.min(limit, maxTagValues), 'UInt64')}`;
-  const rows = await deps.runner.rows<{ v: string }>(sql, params);
+  const rows = await deps.runner.rows<{ v: string }>(statement.finish(sql));
   if (!rows.ok) return rows;
   const stringTyped = tag.kind === 'intrinsic';
   return ok(rows.value.map(({ v }) => ({ type: stringTyped ? 'string' : typeName(v), value: v })));

@@ -10,7 +10,7 @@ import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import type { RouteDeps } from '../../query/deps.ts';
-import { effectiveSettings } from '../../query/tenant-settings-view.ts';
+import { TenantScan } from '../../query/tenant-scan.ts';
 import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { RequestParams } from '../request-params.ts';
 import { readRequestParams } from '../request-params.ts';
@@ -34,6 +34,9 @@ const tempoVersion = '2.8.0';
 type Answer = Result<TempoBody, TempoError>;
 
 type Handler = (ctx: CompatContext, params: RequestParams, deps: RouteDeps) => Promise<Answer>;
+
+/** The request's scan of its tenant's spans. */
+const tracesOf = (ctx: CompatContext, deps: RouteDeps): TenantScan => TenantScan.open(deps, ctx.state.caller, 'traces');
 
 /** A parameter's Result with its message as a 400. */
 function param<T>(r: Result<T, string>): Result<T, TempoError> {
@@ -69,10 +72,10 @@ const searchMetrics = { inspectedBytes: '0', completedJobs: 1, totalJobs: 1 };
 
 /** The request's time window (api/compat/tempo/tempo-window.ts): a lookup's, or a search's and tag lookup's. */
 function requestWindow(ctx: CompatContext, params: RequestParams, deps: RouteDeps, lookup: boolean): Result<SearchOptions['range'], TempoError> {
-  const settings = effectiveSettings(deps, ctx.state.tenantId);
+  const scan = tracesOf(ctx, deps);
   const [start, end] = [params.get('start'), params.get('end')];
   const range = { ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }) };
-  return param((lookup ? lookupWindow : searchWindow)(range, settings, deps.now()));
+  return param((lookup ? lookupWindow : searchWindow)(range, scan, deps.now()));
 }
 
 /** The `q` parameter parsed and checked (undefined when absent or blank), or a 400. */
@@ -127,11 +130,11 @@ const search: Handler = async (ctx, params, deps) => {
   if (!query.ok) return query;
   let result: Result<SearchTrace[], ApiError>;
   if (query.value !== undefined) {
-    result = await searchTraceQl(deps, ctx.state.tenantId, query.value, options.value);
+    result = await searchTraceQl(deps, tracesOf(ctx, deps), query.value, options.value);
   } else {
     const tags = tagSearch(params);
     if (!tags.ok) return tags;
-    result = await searchTags(deps, ctx.state.tenantId, tags.value, options.value);
+    result = await searchTags(deps, tracesOf(ctx, deps), tags.value, options.value);
   }
   const found = queried(result);
   return found.ok ? ok(json({ traces: found.value, metrics: searchMetrics })) : found;
@@ -143,7 +146,7 @@ function trace(version: 1 | 2): Handler {
     if (!id.ok) return id;
     const range = requestWindow(ctx, params, deps, true);
     if (!range.ok) return range;
-    const found = queried(await traceById(deps, ctx.state.tenantId, id.value, range.value));
+    const found = queried(await traceById(deps, tracesOf(ctx, deps), id.value, range.value));
     if (!found.ok) return found;
     const { spans, partial } = found.value;
     // Another tenant's trace is as absent as one that never existed: 404, v1 and v2 (COMPAT-APIS.md; docs/tempo.md).
@@ -166,7 +169,7 @@ function tags(version: 1 | 2): Handler {
     if (!limit.ok) return limit;
     const scope = params.get('scope') ?? 'all';
     if (!['all', 'span', 'resource', 'intrinsic', 'none', ''].includes(scope)) return fail(badRequest(`invalid scope: ${JSON.stringify(scope.slice(0, 100))} (span, resource, intrinsic or none)`));
-    const names = scope === 'intrinsic' ? ok({ span: [], resource: [] }) : queried(await tagNames(deps, ctx.state.tenantId, range.value));
+    const names = scope === 'intrinsic' ? ok({ span: [], resource: [] }) : queried(await tagNames(deps, tracesOf(ctx, deps), range.value));
     if (!names.ok) return names;
     const [span, resource] = [names.value.span.slice(0, limit.value), names.value.resource.slice(0, limit.value)];
     if (version === 1) {
@@ -191,7 +194,7 @@ function values(version: 1 | 2): Handler {
     if (!query.ok) return query;
     const raw = ctx.params['tag'] ?? '';
     const tag = version === 1 ? { kind: 'attribute' as const, scope: 'any' as const, name: raw } : parseTag(raw);
-    const found = queried(await tagValues(deps, ctx.state.tenantId, tag, range.value, query.value, limit.value));
+    const found = queried(await tagValues(deps, tracesOf(ctx, deps), tag, range.value, query.value, limit.value));
     if (!found.ok) return found;
     return ok(json(version === 1 ? { tagValues: found.value.map((v) => v.value), metrics: {} } : { tagValues: found.value, metrics: {} }));
   };

@@ -2,14 +2,13 @@
 // Grafana sends them. Without `start`, a search or tag lookup covers the last
 // hour (Tempo then asks only its ingesters, which hold the recent traces);
 // the tenant's retention moves the start up, and a range longer than
-// limits.maxQueryDays is a 400 (api/query/tenant-window.ts).
+// limits.maxQueryDays is a 400 (the request's TenantScan, api/query/tenant-scan.ts).
 // A trace lookup is not a scan (the trace index finds its days), so it is
 // held to retention only.
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
-import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
-import { tenantWindow } from '../../query/tenant-window.ts';
+import { nsPerDay } from '../../../src/tenant/settings/tenant-settings.ts';
+import type { TenantScan } from '../../query/tenant-scan.ts';
 import type { TimeRange } from '../../query/time-range.ts';
 
 const nsPerSecond = 1_000_000_000n;
@@ -30,7 +29,7 @@ function seconds(raw: string | undefined, name: string): Result<bigint | undefin
 }
 
 /** The window of a search or tag request, or a message for a 400. */
-export function searchWindow(query: { start?: string; end?: string }, settings: EffectiveSettings, nowNs: bigint): Result<TimeRange, string> {
+export function searchWindow(query: { start?: string; end?: string }, scan: TenantScan, nowNs: bigint): Result<TimeRange, string> {
   const start = seconds(query.start, 'start');
   const end = seconds(query.end, 'end');
   if (!start.ok) return start;
@@ -40,17 +39,17 @@ export function searchWindow(query: { start?: string; end?: string }, settings: 
   const endNs = end.value === undefined ? nowNs + 60n * nsPerSecond : end.value + nsPerSecond;
   const startNs = start.value ?? endNs - recentNs;
   if (startNs > endNs) return fail('invalid start: start is after end');
-  const window = tenantWindow({ startNs, endNs }, settings, 'traces', nowNs);
-  return window.ok ? ok(window.value) : fail(window.error.message.replace('narrow startTime/endTime', 'narrow start/end'));
+  const window = scan.window({ startNs, endNs });
+  return window.ok ? ok(window.value) : fail(window.error.message.replace('narrow the time range', 'narrow start/end'));
 }
 
 /** The window of a trace lookup: `start`/`end` when given, else everything retention keeps. */
-export function lookupWindow(query: { start?: string; end?: string }, settings: EffectiveSettings, nowNs: bigint): Result<TimeRange, string> {
+export function lookupWindow(query: { start?: string; end?: string }, scan: TenantScan, nowNs: bigint): Result<TimeRange, string> {
   const start = seconds(query.start, 'start');
   const end = seconds(query.end, 'end');
   if (!start.ok) return start;
   if (!end.ok) return end;
-  const oldest = oldestVisibleNs(settings, 'traces', nowNs);
+  const oldest = scan.visibleFromNs;
   const startNs = start.value === undefined || start.value < oldest ? oldest : start.value;
   // Spans may start a little after `now` on a skewed clock; a lookup without end takes them too.
   const endNs = end.value === undefined ? nowNs + nsPerDay : end.value + nsPerSecond;

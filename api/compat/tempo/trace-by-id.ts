@@ -7,7 +7,7 @@ import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import type { Statement, TenantScan } from '../../query/tenant-scan.ts';
 import type { TimeRange } from '../../query/time-range.ts';
 import type { RouteDeps } from '../../query/deps.ts';
 import { resourceSpans } from './otlp-json.ts';
@@ -44,28 +44,27 @@ const columns = [
  * trace's own [first, last] span times (every span of the trace is inside);
  * the bloom filter on trace_id then skips the other granules of those days.
  */
-export function traceSql(schema: SchemaTarget, tenantId: string, traceId: string, range: TimeRange, useIndex = true): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  const tenant = params.bind(tenantId, 'String');
+export function traceSql(schema: SchemaTarget, scan: TenantScan, traceId: string, range: TimeRange, useIndex = true): Statement {
+  const statement = scan.statement();
+  const { params } = statement;
   const id = params.bind(traceId, 'String');
   const start = `fromUnixTimestamp64Nano(${params.bind(range.startNs.toString(), 'Int64')})`;
   const end = `fromUnixTimestamp64Nano(${params.bind(range.endNs.toString(), 'Int64')})`;
   const index = queryTable(schema, 'trace_index');
   // No index row (spans written before migration 8 finished, or an index row past its TTL): the window alone.
   // `useIndex` false is the lookup before migration 8 (kept to measure the index against).
-  const sql = `${useIndex ? `WITH (SELECT (minOrNull(first_seen), maxOrNull(last_seen)) FROM ${index} WHERE tenant_id = ${tenant} AND trace_id = ${id}) AS bounds\n    ` : ''}SELECT ${columns.join(', ')}
+  const sql = `${useIndex ? `WITH (SELECT (minOrNull(first_seen), maxOrNull(last_seen)) FROM ${index} WHERE ${statement.tenantIs()} AND trace_id = ${id}) AS bounds\n    ` : ''}SELECT ${columns.join(', ')}
     FROM ${queryTable(schema, 'spans')}
-    WHERE tenant_id = ${tenant} AND trace_id = ${id}
+    WHERE ${statement.tenantIs()} AND trace_id = ${id}
       AND ${useIndex ? `timestamp >= greatest(${start}, ifNull(bounds.1, ${start})) AND timestamp <= least(${end}, ifNull(bounds.2, ${end}))` : `timestamp >= ${start} AND timestamp <= ${end}`}
     ORDER BY timestamp, span_id
     LIMIT ${params.bind(maxTraceSpans + 1, 'UInt64')}`;
-  return { sql, params };
+  return statement.finish(sql);
 }
 
 /** The trace's spans as OTLP ResourceSpans (none when the tenant has no such trace in the window), at most maxTraceSpans. */
-export async function traceById(deps: RouteDeps, tenantId: string, traceId: string, range: TimeRange): Promise<Result<FoundTrace, ApiError>> {
-  const { sql, params } = traceSql(deps.schema, tenantId, traceId, range);
-  const rows = await deps.runner.manyRows<SpanRow>(sql, params);
+export async function traceById(deps: RouteDeps, scan: TenantScan, traceId: string, range: TimeRange): Promise<Result<FoundTrace, ApiError>> {
+  const rows = await deps.runner.manyRows<SpanRow>(traceSql(deps.schema, scan, traceId, range));
   if (!rows.ok) return rows;
   const partial = rows.value.length > maxTraceSpans;
   return ok({ spans: resourceSpans(partial ? rows.value.slice(0, maxTraceSpans) : rows.value), partial });

@@ -8,7 +8,8 @@ import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { invalidRequest } from '../../http/api-error.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
+import type { ScanStatement, Statement, TenantScan } from '../../query/tenant-scan.ts';
 import type { TimeRange } from '../../query/time-range.ts';
 import type { RouteDeps } from '../../query/deps.ts';
 import { typedValue } from './otlp-json.ts';
@@ -50,28 +51,28 @@ export interface SearchOptions {
 export const maxStatementBytes = 200_000;
 
 /** Rows of a search statement once it is known to fit; `name` is the parameter it was built from. */
-async function searchRows<T>(deps: RouteDeps, sql: string, params: SqlParams, name: string): Promise<Result<T[], ApiError>> {
-  const bytes = Buffer.byteLength(sql);
+async function searchRows<T>(deps: RouteDeps, statement: Statement, name: string): Promise<Result<T[], ApiError>> {
+  const bytes = Buffer.byteLength(statement.sql);
   if (bytes > maxStatementBytes) return fail(invalidRequest(`invalid ${name}: the search is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer conditions`));
-  return deps.runner.rows<T>(sql, params);
+  return deps.runner.rows<T>(statement);
 }
 
 /** Tempo shows trace ids without leading zeros. */
 export const searchTraceId = (hex: string): string => hex.replace(/^0+(?=.)/, '');
 
-function windowSql(params: SqlParams, tenantId: string, range: TimeRange): string {
-  return `tenant_id = ${params.bind(tenantId, 'String')}
-      AND timestamp >= fromUnixTimestamp64Nano(${params.bind(range.startNs.toString(), 'Int64')})
-      AND timestamp < fromUnixTimestamp64Nano(${params.bind(range.endNs.toString(), 'Int64')})`;
+function windowSql(statement: ScanStatement, range: TimeRange): string {
+  return `${statement.tenantIs()}
+      AND timestamp >= fromUnixTimestamp64Nano(${statement.bind(range.startNs.toString(), 'Int64')})
+      AND timestamp < fromUnixTimestamp64Nano(${statement.bind(range.endNs.toString(), 'Int64')})`;
 }
 
 /** The per-trace columns (root name and service, duration) over the window, for trace-level intrinsics. */
-function traceJoin(deps: RouteDeps, params: SqlParams, tenantId: string, range: TimeRange): string {
+function traceJoin(deps: RouteDeps, statement: ScanStatement, range: TimeRange): string {
   return `INNER JOIN (
       SELECT trace_id, argMinIf(span_name, timestamp, parent_span_id = '') AS ${traceColumns.rootName},
         argMinIf(service_name, timestamp, parent_span_id = '') AS ${traceColumns.rootServiceName},
         max(toUnixTimestamp64Nano(timestamp) + toInt64(duration_ns)) - min(toUnixTimestamp64Nano(timestamp)) AS ${traceColumns.traceDuration}
-      FROM ${queryTable(deps.schema, 'spans')} WHERE ${windowSql(params, tenantId, range)} GROUP BY trace_id) AS t USING trace_id`;
+      FROM ${queryTable(deps.schema, 'spans')} WHERE ${windowSql(statement, range)} GROUP BY trace_id) AS t USING trace_id`;
 }
 
 /** A comparison of a filter, with the SQL deciding whether it holds on a span row. */
@@ -151,17 +152,18 @@ interface DescribeRow {
 }
 
 /** Start, duration and root of each trace in `ids`, over the window. */
-async function describe(deps: RouteDeps, tenantId: string, ids: readonly string[], range: TimeRange): Promise<Result<Map<string, DescribeRow>, ApiError>> {
+async function describe(deps: RouteDeps, scan: TenantScan, ids: readonly string[], range: TimeRange): Promise<Result<Map<string, DescribeRow>, ApiError>> {
   if (ids.length === 0) return ok(new Map());
-  const params = new SqlParams();
+  const statement = scan.statement();
+  const { params } = statement;
   const sql = `SELECT trace_id, toString(min(toUnixTimestamp64Nano(timestamp))) AS start_ns,
       toString(max(toUnixTimestamp64Nano(timestamp) + toInt64(duration_ns))) AS end_ns,
       argMinIf(span_name, timestamp, parent_span_id = '') AS root_name, argMinIf(service_name, timestamp, parent_span_id = '') AS root_service,
       toString(countIf(parent_span_id = '')) AS roots
     FROM ${queryTable(deps.schema, 'spans')}
-    WHERE ${windowSql(params, tenantId, range)} AND trace_id IN ${params.bind(ids, 'Array(String)')}
+    WHERE ${windowSql(statement, range)} AND trace_id IN ${params.bind(ids, 'Array(String)')}
     GROUP BY trace_id`;
-  const rows = await deps.runner.rows<DescribeRow>(sql, params);
+  const rows = await deps.runner.rows<DescribeRow>(statement.finish(sql));
   if (!rows.ok) return rows;
   return ok(new Map(rows.value.map((r) => [r.trace_id, r])));
 }
@@ -180,11 +182,12 @@ function summary(id: string, d: DescribeRow | undefined): SearchTrace {
 }
 
 /** Traces matching a TraceQL query, newest first, as Tempo's search answers them. */
-export async function searchTraceQl(deps: RouteDeps, tenantId: string, query: TraceQuery, options: SearchOptions): Promise<Result<SearchTrace[], ApiError>> {
-  const params = new SqlParams();
+export async function searchTraceQl(deps: RouteDeps, scan: TenantScan, query: TraceQuery, options: SearchOptions): Promise<Result<SearchTrace[], ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
   const filters: Condition[] = filtersOf(query.spansets);
   const read = filters.flatMap(fieldsOf);
-  const join = needsTraceJoin([...read, ...query.select]) ? traceJoin(deps, params, tenantId, options.range) : '';
+  const join = needsTraceJoin([...read, ...query.select]) ? traceJoin(deps, statement, options.range) : '';
   const marks = filters.map((f, i) => `${conditionSql(params, f)} AS m${i}`);
   const shown = shownSql(params, filters, query.select);
   // The marks' aliases filter inside the subquery, so the shown attributes are built for matching spans only.
@@ -196,15 +199,15 @@ export async function searchTraceQl(deps: RouteDeps, tenantId: string, query: Tr
     FROM (
       SELECT trace_id, span_id, timestamp, duration_ns, ${shown} AS shown, ${marks.join(', ')}
       FROM ${queryTable(deps.schema, 'spans')} ${join}
-      WHERE ${windowSql(params, tenantId, options.range)} AND (${anyMark})
+      WHERE ${windowSql(statement, options.range)} AND (${anyMark})
     )
     GROUP BY trace_id
     HAVING ${spansetsSql(query.spansets)}
     ORDER BY first DESC, trace_id
     LIMIT ${params.bind(options.limit, 'UInt64')}`;
-  const rows = await searchRows<MatchRow>(deps, sql, params, 'q');
+  const rows = await searchRows<MatchRow>(deps, statement.finish(sql), 'q');
   if (!rows.ok) return rows;
-  const described = await describe(deps, tenantId, rows.value.map((r) => r.trace_id), options.range);
+  const described = await describe(deps, scan, rows.value.map((r) => r.trace_id), options.range);
   if (!described.ok) return described;
   const traces = rows.value.map((r) => {
     const spans = r.spans.map(([spanID, startTimeUnixNano, durationNanos, shownRows]) => searchSpan(spanID, startTimeUnixNano, durationNanos, shownRows));
@@ -228,8 +231,9 @@ export interface TagSearch {
 }
 
 /** Traces whose spans carry every tag (any span for each), with the trace's duration in bounds: Tempo's legacy tag search. */
-export async function searchTags(deps: RouteDeps, tenantId: string, search: TagSearch, options: SearchOptions): Promise<Result<SearchTrace[], ApiError>> {
-  const params = new SqlParams();
+export async function searchTags(deps: RouteDeps, scan: TenantScan, search: TagSearch, options: SearchOptions): Promise<Result<SearchTrace[], ApiError>> {
+  const statement = scan.statement();
+  const { params } = statement;
   const marks = [...search.tags].map(([key, value], i) => {
     const v = params.bind(value, 'String');
     const text = (column: string): string => (substringTags.has(key) ? `position(${column}, ${v}) > 0` : `${column} = ${v}`);
@@ -246,14 +250,14 @@ export async function searchTags(deps: RouteDeps, tenantId: string, search: TagS
   const sql = `SELECT trace_id, ${[...marks, ''].join(', ')}
       max(toUnixTimestamp64Nano(timestamp) + toInt64(duration_ns)) - min(toUnixTimestamp64Nano(timestamp)) AS trace_ns, min(timestamp) AS first
     FROM ${queryTable(deps.schema, 'spans')}
-    WHERE ${windowSql(params, tenantId, options.range)}
+    WHERE ${windowSql(statement, options.range)}
     GROUP BY trace_id
     ${having.length === 0 ? '' : `HAVING ${having.join(' AND ')}`}
     ORDER BY first DESC, trace_id
     LIMIT ${params.bind(options.limit, 'UInt64')}`;
-  const rows = await searchRows<{ trace_id: string }>(deps, sql, params, 'tags');
+  const rows = await searchRows<{ trace_id: string }>(deps, statement.finish(sql), 'tags');
   if (!rows.ok) return rows;
-  const described = await describe(deps, tenantId, rows.value.map((r) => r.trace_id), options.range);
+  const described = await describe(deps, scan, rows.value.map((r) => r.trace_id), options.range);
   if (!described.ok) return described;
   return ok(sortNewestFirst(rows.value.map((r) => summary(r.trace_id, described.value.get(r.trace_id)))));
 }

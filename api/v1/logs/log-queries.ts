@@ -8,11 +8,11 @@ import { envelope } from '../../http/pagination.ts';
 import type { Envelope } from '../../http/pagination.ts';
 import { byteBoundedPage, finishPage, mapBytes, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
 import type { BoundedRow, PagePlan } from '../query/record-page.ts';
-import { SqlParams } from '../../query/sql-params.ts';
 import { nsTextToMs } from '../../query/time-range.ts';
 import type { RouteDeps } from '../../query/deps.ts';
 import type { LogQuery } from './log-codecs.ts';
-import { effectiveSettings } from '../../query/tenant-settings-view.ts';
+import type { ScanCaller, Statement } from '../../query/tenant-scan.ts';
+import { TenantScan } from '../../query/tenant-scan.ts';
 
 export interface LogRecord {
   timestamp: number;
@@ -39,9 +39,10 @@ interface LogRow extends BoundedRow {
 }
 
 /** Builds the SELECT of one logs page (exported for the benchmark and the SQL tests). */
-export function logsSql(deps: RouteDeps, tenantId: string, q: LogQuery, plan: PagePlan): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  const where = windowConditions(params, tenantId, plan, ['log_id']);
+export function logsSql(deps: RouteDeps, scan: TenantScan, q: LogQuery, plan: PagePlan): Statement {
+  const statement = scan.statement();
+  const { params } = statement;
+  const where = windowConditions(statement, plan, ['log_id']);
   if (q.body !== undefined) where.push(matchAnyInsensitive(params, 'body', q.body));
   if (q.traceId !== undefined) where.push(matchAny(params, 'trace_id', q.traceId));
   if (q.spanId !== undefined) where.push(matchAny(params, 'span_id', q.spanId));
@@ -56,13 +57,12 @@ export function logsSql(deps: RouteDeps, tenantId: string, q: LogQuery, plan: Pa
     WHERE ${where.join('\n      AND ')}
     ORDER BY timestamp DESC, log_id DESC LIMIT ${params.bind(plan.limit + 1, 'UInt64')}`;
   const names = columns.map((c) => c.split(' AS ').pop() ?? c);
-  return { sql: byteBoundedPage(params, plan, inner, names, 'page_ts DESC, log_id DESC'), params };
+  return statement.finish(byteBoundedPage(params, plan, inner, names, 'page_ts DESC, log_id DESC'));
 }
 
 /** One page of log records and the cursor for the next. */
-export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, plan: PagePlan): Promise<Result<{ rows: readonly LogRecord[]; next: string | null }, ApiError>> {
-  const { sql, params } = logsSql(deps, tenantId, q, plan);
-  const rows = await deps.runner.rows<LogRow>(sql, params);
+export async function queryLogs(deps: RouteDeps, scan: TenantScan, q: LogQuery, plan: PagePlan): Promise<Result<{ rows: readonly LogRecord[]; next: string | null }, ApiError>> {
+  const rows = await deps.runner.rows<LogRow>(logsSql(deps, scan, q, plan));
   if (!rows.ok) return rows;
   const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.log_id], rows.value[0]?.page_fetched);
   return {
@@ -84,8 +84,9 @@ export async function queryLogs(deps: RouteDeps, tenantId: string, q: LogQuery, 
 }
 
 /** The page of log records a request asks for, in the page envelope. */
-export async function logPage(deps: RouteDeps, tenantId: string, q: LogQuery): Promise<Result<Envelope<LogRecord>, ApiError>> {
-  const plan = planPage('logs', tenantId, q, 1, deps.now(), deps.pageMaxBytes, { settings: effectiveSettings(deps, tenantId), signal: 'logs' });
+export async function logPage(deps: RouteDeps, caller: ScanCaller, q: LogQuery): Promise<Result<Envelope<LogRecord>, ApiError>> {
+  const scan = TenantScan.open(deps, caller, 'logs');
+  const plan = planPage('logs', scan, q, 1, deps.now(), deps.pageMaxBytes);
   if (!plan.ok) return plan;
-  return mapValue(await queryLogs(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
+  return mapValue(await queryLogs(deps, scan, q, plan.value), (page) => envelope(page.rows, page.next));
 }

@@ -9,9 +9,8 @@ import { defaultLimit } from '../../http/pagination.ts';
 import { decodeCursor, encodeCursor, filterDigest } from './cursor.ts';
 import type { Cursor } from './cursor.ts';
 import type { SqlParams } from '../../query/sql-params.ts';
+import type { ScanStatement, TenantScan } from '../../query/tenant-scan.ts';
 import { resolveRange } from '../../query/time-range.ts';
-import { tenantWindow } from '../../query/tenant-window.ts';
-import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { TimeRange } from '../../query/time-range.ts';
 
 export interface PageInput {
@@ -40,23 +39,17 @@ export function pageCursor(page: string | undefined, digest: string, keyLength: 
   return page === undefined ? ok(undefined) : decodeCursor(page, digest, keyLength);
 }
 
-/** The tenant's settings a records query obeys: its retention of the signal and its longest range. */
-export interface TenantScope {
-  readonly settings: EffectiveSettings;
-  readonly signal: 'logs' | 'traces';
-}
-
-/** Resolves the window (within the tenant's retention and range limit; `tenant` is absent only in benchmarks), the page size (rows and bytes) and the cursor of a records query. */
-export function planPage(route: string, tenantId: string, input: PageInput, keyLength: number, nowNs: bigint, maxBytes: number, tenant?: TenantScope): Result<PagePlan, ApiError> {
+/** Resolves the window (within the scan's retention and range limit), the page size (rows and bytes) and the cursor of a records query. */
+export function planPage(route: string, scan: TenantScan, input: PageInput, keyLength: number, nowNs: bigint, maxBytes: number): Result<PagePlan, ApiError> {
   const { pagination, ...filters } = input;
-  const digest = filterDigest([route, tenantId, filters]);
+  const digest = filterDigest([route, scan.tenantId, filters]);
   const cursor = pageCursor(pagination?.page, digest, keyLength + 1);
   if (!cursor.ok) return cursor;
   if (cursor.value !== undefined && !/^\d{1,19}$/.test(cursor.value.key[0] ?? '')) return fail(invalidRequest('pagination page is not a cursor returned by this API'));
   const frozenEnd = input.endTime === undefined ? (cursor.value?.frozenEndNs === undefined ? nowNs : BigInt(cursor.value.frozenEndNs)) : undefined;
   const range = resolveRange(input.startTime, input.endTime, frozenEnd ?? nowNs);
   if (!range.ok) return range;
-  const visible = tenant === undefined ? range : tenantWindow(range.value, tenant.settings, tenant.signal, nowNs);
+  const visible = scan.window(range.value);
   if (!visible.ok) return visible;
   return ok({ range: visible.value, limit: pagination?.limit ?? defaultLimit, maxBytes, digest, cursor: cursor.value, frozenEndNs: frozenEnd?.toString() });
 }
@@ -66,9 +59,10 @@ export function planPage(route: string, tenantId: string, input: PageInput, keyL
  * timestamp bound comes first and alone so the primary key prunes granules;
  * the tuple comparison then settles ties.
  */
-export function windowConditions(params: SqlParams, tenantId: string, plan: PagePlan, idColumns: readonly string[]): string[] {
+export function windowConditions(statement: ScanStatement, plan: PagePlan, idColumns: readonly string[]): string[] {
+  const { params } = statement;
   const conditions = [
-    `tenant_id = ${params.bind(tenantId, 'String')}`,
+    statement.tenantIs(),
     `timestamp >= fromUnixTimestamp64Nano(${params.bind(plan.range.startNs.toString(), 'Int64')})`,
     `timestamp < fromUnixTimestamp64Nano(${params.bind(plan.range.endNs.toString(), 'Int64')})`,
   ];

@@ -10,7 +10,8 @@ import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { invalidRequest } from '../../http/api-error.ts';
 import { matchAttributes } from '../query/filters.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
+import type { ScanStatement, Statement, TenantScan } from '../../query/tenant-scan.ts';
 import type { RouteDeps } from '../../query/deps.ts';
 import type { BucketPlan } from './bucket-plan.ts';
 import { quantileOf, seriesValues } from './series-math.ts';
@@ -19,11 +20,10 @@ import type { Operator, SeriesQuery } from './timeseries-codecs.ts';
 import { staleMarkerBits } from '../../../src/prometheus/remote-write-scope.ts';
 
 export interface Window {
-  readonly tenantId: string;
+  /** The tenant's metrics: every range read goes through its window. */
+  readonly scan: TenantScan;
   readonly startNs: bigint;
   readonly endNs: bigint;
-  /** No row before this is read: the start of the tenant's metrics retention (absent only in benchmarks). */
-  readonly visibleFromNs?: bigint;
   readonly buckets: BucketPlan;
 }
 
@@ -49,17 +49,20 @@ export const maxRawPoints = 500_000;
 
 const lookbackNs = (w: Window): bigint => BigInt(Math.max(w.buckets.stepMs, 300_000)) * 1_000_000n;
 
-function baseConditions(params: SqlParams, w: Window, metric: string, q: SeriesQuery, wantedFromNs: bigint): string[] {
-  const fromNs = w.visibleFromNs === undefined || wantedFromNs > w.visibleFromNs ? wantedFromNs : w.visibleFromNs;
-  return [
-    `tenant_id = ${params.bind(w.tenantId, 'String')}`,
+/** The conditions of one metric's rows from `wantedFromNs` (at most `graceNs` before the checked window) to the window's end. */
+function baseConditions(statement: ScanStatement, w: Window, metric: string, q: SeriesQuery, wantedFromNs: bigint, graceNs = 0n): Result<string[], ApiError> {
+  const read = w.scan.window({ startNs: wantedFromNs, endNs: w.endNs }, { graceNs });
+  if (!read.ok) return read;
+  const { params } = statement;
+  return ok([
+    statement.tenantIs(),
     `metric_name = ${params.bind(metric, 'String')}`,
-    `timestamp >= fromUnixTimestamp64Nano(${params.bind(fromNs.toString(), 'Int64')})`,
-    `timestamp < fromUnixTimestamp64Nano(${params.bind(w.endNs.toString(), 'Int64')})`,
+    `timestamp >= fromUnixTimestamp64Nano(${params.bind(read.value.startNs.toString(), 'Int64')})`,
+    `timestamp < fromUnixTimestamp64Nano(${params.bind(read.value.endNs.toString(), 'Int64')})`,
     ...(q.attributes === undefined ? [] : matchAttributes(params, ['resource_attributes', 'scope_attributes', 'attributes'], q.attributes)),
     // Prometheus' staleness markers end a remote-written series; they are no value.
     `reinterpretAsUInt64(value) != ${staleMarkerBits}`,
-  ];
+  ]);
 }
 
 /** A groupBy key's value: item attribute, else scope, else resource attribute ("" when absent). */
@@ -104,39 +107,41 @@ export function infoOfTuple(name: string, tuple: InfoTuple): MetricInfo {
 }
 
 /** The aggregating SELECT of a gauge or sum (exported for the benchmark). */
-export function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
+export function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): Result<Statement, ApiError> {
+  const statement = w.scan.statement();
+  const { params } = statement;
   const groups = (q.groupBy ?? []).map((k, i) => groupExpression(params, k, i));
   const quantile = quantileOf(op);
   const aggregate = quantile === undefined ? (sqlAggregates[op] ?? 'avg(value)') : `quantileExactInclusive(${params.bind(quantile, 'Float64')})(value)`;
   // Int64: a JSON number from the embedded store, a quoted one from a server; Number() reads both.
   const bucket = `intDiv(toUnixTimestamp64Milli(timestamp) - ${params.bind(w.buckets.originMs, 'Int64')}, ${params.bind(w.buckets.stepMs, 'Int64')}) AS b`;
-  const where = baseConditions(params, w, metric, q, w.startNs);
+  const where = baseConditions(statement, w, metric, q, w.startNs);
+  if (!where.ok) return where;
   const groupNames = groups.map((_, i) => `g${i}`);
-  const sql = `SELECT ${[...groups, bucket, `${aggregate} AS v`, infoTuple].join(', ')}
+  return ok(statement.finish(`SELECT ${[...groups, bucket, `${aggregate} AS v`, infoTuple].join(', ')}
     FROM ${queryTable(deps.schema, 'metrics')}
-    WHERE ${where.join(' AND ')}
-    GROUP BY ${[...groupNames, 'b'].join(', ')}`;
-  return { sql, params };
+    WHERE ${where.value.join(' AND ')}
+    GROUP BY ${[...groupNames, 'b'].join(', ')}`));
 }
 
 /** The raw points of one metric, sorted by series, stream and time. */
-function rawSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
+function rawSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery): Result<Statement, ApiError> {
+  const statement = w.scan.statement();
+  const { params } = statement;
   const groups = (q.groupBy ?? []).map((k, i) => groupExpression(params, k, i));
   const from = w.startNs - lookbackNs(w) > 0n ? w.startNs - lookbackNs(w) : 0n;
-  const where = baseConditions(params, w, metric, q, from);
-  const sql = `SELECT ${[...groups, ...infoColumns, 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
+  const where = baseConditions(statement, w, metric, q, from, w.startNs - from);
+  if (!where.ok) return where;
+  return ok(statement.finish(`SELECT ${[...groups, ...infoColumns, 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
     // 64-bit integers become Float64 so both store modes return JSON numbers.
     'toFloat64(toUnixTimestamp64Milli(timestamp)) AS ms', 'value', 'toFloat64(count) AS count', 'sum', 'min', 'max',
     'arrayMap(x -> toFloat64(x), bucket_counts) AS bucket_counts', 'explicit_bounds', 'exp_scale', 'toFloat64(exp_zero_count) AS exp_zero_count',
     'exp_positive_offset', 'arrayMap(x -> toFloat64(x), exp_positive_bucket_counts) AS exp_positive_bucket_counts',
     'exp_negative_offset', 'arrayMap(x -> toFloat64(x), exp_negative_bucket_counts) AS exp_negative_bucket_counts', 'quantiles', 'quantile_values'].join(', ')}
     FROM ${queryTable(deps.schema, 'metrics')}
-    WHERE ${where.join(' AND ')}
+    WHERE ${where.value.join(' AND ')}
     ORDER BY ${[...groups.map((_, i) => `g${i}`), 'stream', 'ms'].join(', ')}
-    LIMIT ${params.bind(maxRawPoints + 1, 'UInt64')}`;
-  return { sql, params };
+    LIMIT ${params.bind(maxRawPoints + 1, 'UInt64')}`));
 }
 
 type GroupRow = Readonly<Record<string, unknown>>;
@@ -155,8 +160,9 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
   const groupBy = q.groupBy ?? [];
   const emptyValue = op === 'count' ? 0 : null;
   if (aggregatesInSql(op)) {
-    const { sql, params } = aggregateSql(deps, w, metric, q, op);
-    const rows = await deps.runner.rows<GroupRow & { b: number | string; v: number | null; info: InfoTuple }>(sql, params);
+    const statement = aggregateSql(deps, w, metric, q, op);
+    if (!statement.ok) return statement;
+    const rows = await deps.runner.rows<GroupRow & { b: number | string; v: number | null; info: InfoTuple }>(statement.value);
     if (!rows.ok) return rows;
     const first = rows.value[0];
     if (first === undefined) return ok([]);
@@ -177,8 +183,9 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
       return ok([...series.values()].map((s) => ({ metric: info, labels: s.labels, values: s.values })));
     }
   }
-  const { sql, params } = rawSql(deps, w, metric, q);
-  const rows = await deps.runner.manyRows<GroupRow & InfoRow & RawPoint>(sql, params);
+  const statement = rawSql(deps, w, metric, q);
+  if (!statement.ok) return statement;
+  const rows = await deps.runner.manyRows<GroupRow & InfoRow & RawPoint>(statement.value);
   if (!rows.ok) return rows;
   if (rows.value.length > maxRawPoints) return fail(invalidRequest(`metric "${metric}" has more than ${maxRawPoints} points in the range: narrow the range or filter`));
   const startMs = Number(w.startNs / 1_000_000n);

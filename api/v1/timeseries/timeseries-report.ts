@@ -5,10 +5,9 @@ import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { invalidRequest } from '../../http/api-error.ts';
 import { nsToMs, resolveRange } from '../../query/time-range.ts';
-import { tenantWindow } from '../../query/tenant-window.ts';
-import { effectiveSettings } from '../../query/tenant-settings-view.ts';
-import { oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { RouteDeps } from '../../query/deps.ts';
+import { TenantScan } from '../../query/tenant-scan.ts';
+import type { ScanCaller } from '../../query/tenant-scan.ts';
 import { bucketTimes, planBuckets } from './bucket-plan.ts';
 import type { TimeseriesRequest } from './timeseries-codecs.ts';
 import { maxSeries, metricSeries } from './timeseries-queries.ts';
@@ -21,25 +20,23 @@ const suggestedLabel = (name: string, labels: Readonly<Record<string, string>>):
 };
 
 /** The window of a request: its range, rounded out to whole ms, and its buckets. */
-function windowOf(deps: RouteDeps, tenantId: string, request: TimeseriesRequest): Result<Window & { startMs: number; endMs: number }, ApiError> {
-  const nowNs = deps.now();
-  const range = resolveRange(request.startTime, request.endTime, nowNs);
+function windowOf(deps: RouteDeps, scan: TenantScan, request: TimeseriesRequest): Result<Window & { startMs: number; endMs: number }, ApiError> {
+  const range = resolveRange(request.startTime, request.endTime, deps.now());
   if (!range.ok) return range;
   const { startNs, endNs } = range.value;
-  // The buckets span the range asked for; rows past the tenant's retention are not read.
-  const settings = effectiveSettings(deps, tenantId);
-  const visible = tenantWindow(range.value, settings, 'metrics', nowNs);
+  // The buckets span the range asked for; rows past the tenant's retention are not read (each statement reads through the scan's window).
+  const visible = scan.window(range.value);
   if (!visible.ok) return visible;
   const startMs = nsToMs(startNs);
   const endMs = Number((endNs + 999_999n) / 1_000_000n);
   const buckets = planBuckets(startMs, endMs, request.interval);
   if (!buckets.ok) return buckets;
-  return ok({ tenantId, startNs, endNs, visibleFromNs: oldestVisibleNs(settings, 'metrics', nowNs), buckets: buckets.value, startMs, endMs });
+  return ok({ scan, startNs, endNs, buckets: buckets.value, startMs, endMs });
 }
 
 /** Every series a request asks for, in the timeseries result shape (DESIGN.md section 5). */
-export async function timeseriesReport(deps: RouteDeps, tenantId: string, request: TimeseriesRequest): Promise<Result<unknown, ApiError>> {
-  const w = windowOf(deps, tenantId, request);
+export async function timeseriesReport(deps: RouteDeps, caller: ScanCaller, request: TimeseriesRequest): Promise<Result<unknown, ApiError>> {
+  const w = windowOf(deps, TenantScan.open(deps, caller, 'metrics'), request);
   if (!w.ok) return w;
   const all: { series: SeriesData; operator: string }[] = [];
   for (const q of request.queries) {

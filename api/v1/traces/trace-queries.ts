@@ -9,11 +9,11 @@ import type { Envelope } from '../../http/pagination.ts';
 import { matchAny, matchAttributes } from '../query/filters.ts';
 import { byteBoundedPage, finishPage, mapBytes, mergeAttributes, planPage, windowConditions } from '../query/record-page.ts';
 import type { BoundedRow, PagePlan } from '../query/record-page.ts';
-import { SqlParams } from '../../query/sql-params.ts';
 import { nsTextToMs } from '../../query/time-range.ts';
 import type { RouteDeps } from '../../query/deps.ts';
 import type { TraceQuery } from './trace-codecs.ts';
-import { effectiveSettings } from '../../query/tenant-settings-view.ts';
+import type { ScanCaller, Statement } from '../../query/tenant-scan.ts';
+import { TenantScan } from '../../query/tenant-scan.ts';
 
 export interface SpanRecord {
   timestamp: number;
@@ -46,9 +46,10 @@ interface SpanRow extends BoundedRow {
 }
 
 /** Builds the SELECT of one traces page (exported for the benchmark). */
-export function tracesSql(deps: RouteDeps, tenantId: string, q: TraceQuery, plan: PagePlan): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  const where = windowConditions(params, tenantId, plan, ['trace_id', 'span_id']);
+export function tracesSql(deps: RouteDeps, scan: TenantScan, q: TraceQuery, plan: PagePlan): Statement {
+  const statement = scan.statement();
+  const { params } = statement;
+  const where = windowConditions(statement, plan, ['trace_id', 'span_id']);
   if (q.traceId !== undefined) where.push(matchAny(params, 'trace_id', q.traceId));
   if (q.spanId !== undefined) where.push(matchAny(params, 'span_id', q.spanId));
   if (q.parentSpanId !== undefined) where.push(matchAny(params, 'parent_span_id', q.parentSpanId));
@@ -69,13 +70,12 @@ export function tracesSql(deps: RouteDeps, tenantId: string, q: TraceQuery, plan
     WHERE ${where.join('\n      AND ')}
     ORDER BY timestamp DESC, trace_id DESC, span_id DESC LIMIT ${params.bind(plan.limit + 1, 'UInt64')}`;
   const names = columns.map((c) => c.split(' AS ').pop() ?? c);
-  return { sql: byteBoundedPage(params, plan, inner, names, 'page_ts DESC, trace_id DESC, span_id DESC'), params };
+  return statement.finish(byteBoundedPage(params, plan, inner, names, 'page_ts DESC, trace_id DESC, span_id DESC'));
 }
 
 /** One page of spans and the cursor for the next. */
-export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQuery, plan: PagePlan): Promise<Result<{ rows: readonly SpanRecord[]; next: string | null }, ApiError>> {
-  const { sql, params } = tracesSql(deps, tenantId, q, plan);
-  const rows = await deps.runner.rows<SpanRow>(sql, params);
+export async function queryTraces(deps: RouteDeps, scan: TenantScan, q: TraceQuery, plan: PagePlan): Promise<Result<{ rows: readonly SpanRecord[]; next: string | null }, ApiError>> {
+  const rows = await deps.runner.rows<SpanRow>(tracesSql(deps, scan, q, plan));
   if (!rows.ok) return rows;
   const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.trace_id, r.span_id], rows.value[0]?.page_fetched);
   return {
@@ -100,9 +100,10 @@ export async function queryTraces(deps: RouteDeps, tenantId: string, q: TraceQue
 }
 
 /** The page of spans a request asks for, in the page envelope. */
-export async function tracePage(deps: RouteDeps, tenantId: string, q: TraceQuery): Promise<Result<Envelope<SpanRecord>, ApiError>> {
+export async function tracePage(deps: RouteDeps, caller: ScanCaller, q: TraceQuery): Promise<Result<Envelope<SpanRecord>, ApiError>> {
   if (q.durationMin !== undefined && q.durationMax !== undefined && q.durationMin > q.durationMax) return fail(invalidRequest('durationMin is greater than durationMax'));
-  const plan = planPage('traces', tenantId, q, 2, deps.now(), deps.pageMaxBytes, { settings: effectiveSettings(deps, tenantId), signal: 'traces' });
+  const scan = TenantScan.open(deps, caller, 'traces');
+  const plan = planPage('traces', scan, q, 2, deps.now(), deps.pageMaxBytes);
   if (!plan.ok) return plan;
-  return mapValue(await queryTraces(deps, tenantId, q, plan.value), (page) => envelope(page.rows, page.next));
+  return mapValue(await queryTraces(deps, scan, q, plan.value), (page) => envelope(page.rows, page.next));
 }

@@ -9,7 +9,8 @@ import { fail } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { invalidRequest } from '../../http/api-error.ts';
 import { resolveRange } from '../../query/time-range.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import { TenantScan } from '../../query/tenant-scan.ts';
+import type { ScanCaller, Statement } from '../../query/tenant-scan.ts';
 import type { RouteDeps } from '../../query/deps.ts';
 import type { UsageQuery } from './usage-codecs.ts';
 import { dayToMs, isoDay, periodsTouching } from './usage-periods.ts';
@@ -82,24 +83,24 @@ function add(into: UsageCounts, row: DayRow): void {
  * usage_daily and refused ones from usage_rejected_daily in one statement,
  * since planning a statement costs more than reading these few rows.
  */
-export function usageSql(deps: RouteDeps, tenantId: string, periods: readonly Period[]): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
+export function usageSql(deps: RouteDeps, scan: TenantScan, periods: readonly Period[]): Statement {
+  const statement = scan.statement();
+  const { params } = statement;
   const first = periods[0]?.firstDay ?? 0;
   const end = periods[periods.length - 1]?.endDay ?? 0;
-  const where = `tenant_id = ${params.bind(tenantId, 'String')} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}`;
+  const where = `${statement.tenantIs()} AND day >= ${params.bind(isoDay(first), 'Date')} AND day < ${params.bind(isoDay(end), 'Date')}`;
   const sql = `SELECT day, '' AS signal, '' AS reason, sum(log_records) AS log_records, sum(log_bytes) AS log_bytes, sum(spans) AS spans,
       sum(metric_points) AS metric_points, toUInt64(0) AS items, toUInt64(0) AS bytes
     FROM ${queryTable(deps.schema, 'usage_daily')} WHERE ${where} GROUP BY day
     UNION ALL
     SELECT day, toString(signal), toString(reason), toUInt64(0), toUInt64(0), toUInt64(0), toUInt64(0), sum(items), sum(bytes)
     FROM ${queryTable(deps.schema, 'usage_rejected_daily')} WHERE ${where} GROUP BY day, signal, reason`;
-  return { sql, params };
+  return statement.finish(sql);
 }
 
 /** Totals and one entry per period. */
-export async function queryUsage(deps: RouteDeps, tenantId: string, periods: readonly Period[]): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
-  const { sql, params } = usageSql(deps, tenantId, periods);
-  const rows = await deps.runner.rows<DayRow>(sql, params);
+export async function queryUsage(deps: RouteDeps, scan: TenantScan, periods: readonly Period[]): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
+  const rows = await deps.runner.rows<DayRow>(usageSql(deps, scan, periods));
   if (!rows.ok) return rows;
   const totals = empty();
   const data: UsageEntry[] = periods.map((p) => ({ start: dayToMs(p.firstDay), end: dayToMs(p.endDay), ...empty() }));
@@ -117,10 +118,10 @@ export async function queryUsage(deps: RouteDeps, tenantId: string, periods: rea
 }
 
 /** The usage report a request asks for: the UTC days or months touching its range. */
-export async function usageReport(deps: RouteDeps, tenantId: string, q: UsageQuery): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
+export async function usageReport(deps: RouteDeps, caller: ScanCaller, q: UsageQuery): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
   const range = resolveRange(q.startTime, q.endTime, deps.now());
   if (!range.ok) return range;
   const periods = periodsTouching(range.value.startNs, range.value.endNs, q.interval ?? 'day', maxUsagePeriods);
   if (periods === undefined) return fail(invalidRequest(`the range spans more than ${maxUsagePeriods} periods (days or months); narrow it`));
-  return queryUsage(deps, tenantId, periods);
+  return queryUsage(deps, TenantScan.open(deps, caller, 'usage'), periods);
 }

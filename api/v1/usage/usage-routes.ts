@@ -4,10 +4,9 @@
 import type { ApiRoutes } from '../../http/api-routes.ts';
 import { scope, validate } from '../../http/route-middleware.ts';
 import type { RouteDeps } from '../../query/deps.ts';
-import { asTenantQuery } from '../../query/tenant-settings-view.ts';
 import { UsageQuery } from './usage-codecs.ts';
 import { usageReport } from './usage-queries.ts';
 
 export function registerUsageRoutes(routes: ApiRoutes, deps: RouteDeps): void {
-  routes.post('/v1/tenants/:tenant_id/usage', scope(['read'], 'tenant_id'), validate(UsageQuery), (query, { tenantId }) => asTenantQuery(deps, tenantId, () => usageReport(deps, tenantId, query)));
+  routes.post('/v1/tenants/:tenant_id/usage', scope(['read'], 'tenant_id'), validate(UsageQuery), (query, caller) => usageReport(deps, caller, query));
 }

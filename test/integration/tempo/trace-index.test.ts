@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { traceSql } from '../../../api/compat/tempo/trace-by-id.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { migratedStore, rows } from '../../support/embedded-store.ts';
+import { scanOf } from '../../support/tenant-scans.ts';
 
 const traces = 40_000;
 const spansPerTrace = 5;
@@ -57,8 +58,8 @@ describe('trace index (migration 8)', function () {
   });
 
   it('reads the trace\'s own granules only; without the index, the bloom filter of every granule in the window', async () => {
-    const indexed = traceSql(store, 'acme', traceId, range);
-    const windowOnly = traceSql(store, 'acme', traceId, range, false);
+    const indexed = traceSql(store, scanOf('acme', 'traces', now), traceId, range);
+    const windowOnly = traceSql(store, scanOf('acme', 'traces', now), traceId, range, false);
     const withIndex = await spansGranules(store, indexed.sql, indexed.params.values);
     const without = await spansGranules(store, windowOnly.sql, windowOnly.params.values);
     const [kept, of] = withIndex.primaryKey.split('/').map(Number);
@@ -73,17 +74,17 @@ describe('trace index (migration 8)', function () {
 
   it('finds no span of another tenant\'s trace with the same id', async () => {
     const zero = (await rows<{ id: string }>(store, `SELECT ${id(0)} AS id`))[0]?.id ?? '';
-    const acme = traceSql(store, 'acme', zero, range);
+    const acme = traceSql(store, scanOf('acme', 'traces', now), zero, range);
     const found = await rows<{ span_name: string }>(store, acme.sql, acme.params.values);
     expect(found).to.have.length(spansPerTrace);
     expect(found.map((s) => s.span_name)).to.not.include('secret');
-    const other = traceSql(store, 'initech', zero, range);
+    const other = traceSql(store, scanOf('initech', 'traces', now), zero, range);
     expect(await rows(store, other.sql, other.params.values)).to.deep.equal([]);
   });
 
   it('falls back to the window when a trace has no index row', async () => {
     await store.client.command({ query: `ALTER TABLE ${store.database}.trace_index DELETE WHERE trace_id = {t:String}`, query_params: { t: traceId }, clickhouse_settings: { mutations_sync: '2' } });
-    const q = traceSql(store, 'acme', traceId, range);
+    const q = traceSql(store, scanOf('acme', 'traces', now), traceId, range);
     expect(await rows(store, q.sql, q.params.values)).to.have.length(spansPerTrace);
   });
 });

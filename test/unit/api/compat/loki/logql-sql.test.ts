@@ -6,7 +6,8 @@ import { logsSql, metricSql } from '../../../../../api/compat/loki/logql-sql.ts'
 import { labelName } from '../../../../../api/compat/loki/otlp-labels.ts';
 import { SqlParams } from '../../../../../api/query/sql-params.ts';
 
-const scan = { table: 'db.logs', tenantId: 'acme' };
+// The tenant predicate comes bound from the statement's TenantScan (api/query/tenant-scan.ts).
+const scan = { table: 'db.logs', tenantIs: 'tenant_id = {tenant:String}' };
 
 /** A LogQL string literal holding `value`. */
 const literal = (value: string): string => JSON.stringify(value);
@@ -28,7 +29,8 @@ describe('LogQL to SQL', () => {
       const text = logsSql(logs, scan, selector, 0n, 1n, 10, 'forward');
       expect(text).to.not.include(a);
       expect(text).to.not.include(b);
-      expect(Object.values(logs.values)).to.include.members([a, b, 'acme']);
+      expect(Object.values(logs.values)).to.include.members([a, b]);
+      expect(text).to.include(scan.tenantIs);
     }), { numRuns: 200 });
   });
 

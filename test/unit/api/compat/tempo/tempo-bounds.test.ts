@@ -7,9 +7,11 @@ import { boundedInt, durationParam, maxDurationNs, maxSearchTags, parseLogfmt } 
 import { lookupWindow, searchWindow } from '../../../../../api/compat/tempo/tempo-window.ts';
 import { maxComparisons, maxNesting, maxQueryLength, maxSpansets, parseTraceQl } from '../../../../../api/compat/tempo/traceql-parser.ts';
 import { comparisonProblem } from '../../../../../api/compat/tempo/traceql-sql.ts';
-import { defaultSettingsView } from '../../../../../src/tenant/settings/tenant-settings.ts';
+import type { TenantScan } from '../../../../../api/query/tenant-scan.ts';
+import { scanOf, settingsWith } from '../../../../support/tenant-scans.ts';
 
-const settings = defaultSettingsView().effective('t');
+const scan = (at: bigint, maxQueryDays?: number): TenantScan =>
+  scanOf('t', 'traces', at, maxQueryDays === undefined ? undefined : settingsWith((s) => ({ ...s, limits: { ...s.limits, maxQueryDays } })));
 const now = 1_800_000_000n * 1_000_000_000n;
 
 /** The refusal of a TraceQL query (fails the test when it is accepted). */
@@ -33,10 +35,10 @@ describe('Tempo input ranges', () => {
   });
 
   it('reads times before 2200 and refuses later ones naming the parameter', () => {
-    expect(searchWindow({ start: '7258118399', end: '7258118399' }, settings, now).ok).to.equal(true);
-    const late = lookupWindow({ end: '7258118400' }, settings, now);
+    expect(searchWindow({ start: '7258118399', end: '7258118399' }, scan(now), now).ok).to.equal(true);
+    const late = lookupWindow({ end: '7258118400' }, scan(now), now);
     expect(!late.ok && late.error).to.match(/^invalid end: 7258118400 is not before 2200/);
-    const huge = searchWindow({ start: '999999999999' }, settings, now);
+    const huge = searchWindow({ start: '999999999999' }, scan(now), now);
     expect(!huge.ok && huge.error).to.match(/^invalid start/);
   });
 

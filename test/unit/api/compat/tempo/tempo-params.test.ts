@@ -7,9 +7,13 @@ import { boundedInt, parseGoDuration, parseLogfmt } from '../../../../../api/com
 import { lookupWindow, recentNs, searchWindow } from '../../../../../api/compat/tempo/tempo-window.ts';
 import { parseTraceId } from '../../../../../api/compat/tempo/trace-by-id.ts';
 import { searchTraceId } from '../../../../../api/compat/tempo/trace-search.ts';
+import type { TenantScan } from '../../../../../api/query/tenant-scan.ts';
+import { scanOf, settingsWith } from '../../../../support/tenant-scans.ts';
 import { defaultSettingsView, nsPerDay } from '../../../../../src/tenant/settings/tenant-settings.ts';
 
 const settings = defaultSettingsView().effective('t');
+const scan = (at: bigint, maxQueryDays?: number): TenantScan =>
+  scanOf('t', 'traces', at, maxQueryDays === undefined ? undefined : settingsWith((s) => ({ ...s, limits: { ...s.limits, maxQueryDays } })));
 const now = 1_800_000_000n * 1_000_000_000n;
 
 describe('Tempo parameters', () => {
@@ -43,12 +47,12 @@ describe('Tempo parameters', () => {
   });
 
   it('looks back an hour without start, refuses a range longer than maxQueryDays, and clamps a lookup to retention', () => {
-    const w = searchWindow({}, settings, now);
+    const w = searchWindow({}, scan(now), now);
     expect(w.ok && w.value.startNs).to.equal(now + 60_000_000_000n - recentNs);
-    const tooLong = searchWindow({ start: '1', end: '1800000000' }, { ...settings, limits: { ...settings.limits, maxQueryDays: 1 } }, now);
+    const tooLong = searchWindow({ start: '1', end: '1800000000' }, scan(now, 1), now);
     expect(tooLong.ok).to.equal(false);
-    expect(searchWindow({ start: 'x' }, settings, now)).to.deep.equal({ ok: false, error: 'invalid start: "x" is not a Unix time in seconds' });
-    const lookup = lookupWindow({}, settings, now);
+    expect(searchWindow({ start: 'x' }, scan(now), now)).to.deep.equal({ ok: false, error: 'invalid start: "x" is not a Unix time in seconds' });
+    const lookup = lookupWindow({}, scan(now), now);
     expect(lookup.ok && lookup.value.startNs).to.equal(now - BigInt(settings.retention.tracesDays) * nsPerDay);
   });
 
