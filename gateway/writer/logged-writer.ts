@@ -123,6 +123,7 @@ export class LoggedWriter implements DurableWriter {
       { dir: config.logDir, maxBytes: config.maxLogBytes, sync: config.logSync ?? 'write', cut: { maxRows: config.maxBatchRows, maxBytes: config.maxBatchBytes, maxDelayMs: config.maxBatchDelayMs } },
       { sealed: (segment) => { this.#enqueue(segment); }, diskHealth: (healthy, message) => { this.#report(writerConditions.disk, healthy, message); } },
       found,
+      clock,
     );
     const pacing = { ...backpressure, unmeasuredBacklogRows: config.maxBatchRows, insertSlots: options.parallelism };
     this.#pacer = new AdmissionPacer<TableName>(pacing, (table) => { this.#starved(table); }, clock);

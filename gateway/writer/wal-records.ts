@@ -8,13 +8,9 @@
 // are, or fails its checksum, because nothing from there on was ever
 // acknowledged (an acknowledgement waits for both writes, and with
 // TENANTRY_WAL_SYNC=fsync for their fsyncs).
-// Segments of earlier versions are one file of records, each a 16-byte
-// header followed by its rows (readRecords); they are still read on start.
 import { crc32 } from 'node:zlib';
 
-const magic = 0x544c5731; // "TLW1": a record of a one-file segment (earlier versions)
-const indexMagic = 0x544c5732; // "TLW2": an index entry of a two-file segment
-export const recordHeaderBytes = 16;
+const indexMagic = 0x544c5732; // "TLW2": an index entry
 export const indexEntryBytes = 16;
 
 export interface WalRecord {
@@ -23,65 +19,34 @@ export interface WalRecord {
   readonly rowCount: number;
 }
 
-function header(kind: number, rows: Buffer, rowCount: number, into: Buffer, at: number): void {
-  into.writeUInt32LE(kind, at);
-  into.writeUInt32LE(rows.length, at + 4);
-  into.writeUInt32LE(rowCount, at + 8);
-  into.writeUInt32LE(crc32(rows), at + 12);
-}
-
-/** The header of a record of a one-file segment holding `rows`; the rows follow it unchanged. */
-export function recordHeader(rows: Buffer, rowCount: number): Buffer {
-  const out = Buffer.allocUnsafe(recordHeaderBytes);
-  header(magic, rows, rowCount, out, 0);
-  return out;
-}
-
 /** The index entries of appends whose rows go to the rows file in this order. */
 export function indexEntries(appends: readonly { readonly rows: Buffer; readonly rowCount: number }[]): Buffer {
   const out = Buffer.allocUnsafe(appends.length * indexEntryBytes);
-  appends.forEach((a, i) => { header(indexMagic, a.rows, a.rowCount, out, i * indexEntryBytes); });
+  appends.forEach((a, i) => {
+    const at = i * indexEntryBytes;
+    out.writeUInt32LE(indexMagic, at);
+    out.writeUInt32LE(a.rows.length, at + 4);
+    out.writeUInt32LE(a.rowCount, at + 8);
+    out.writeUInt32LE(crc32(a.rows), at + 12);
+  });
   return out;
 }
 
-export interface ReadRecords {
+export interface IndexedRecords {
   readonly records: WalRecord[];
-  /** Bytes of the valid records; anything after it is a torn or corrupt tail. */
+  /** Bytes of the index file the valid records cover; anything after is torn or corrupt. */
   readonly validBytes: number;
-}
-
-/**
- * The valid records of a segment's bytes, in order; a torn tail is left out.
- * `verify` false skips the checksums, for a segment this process wrote and
- * sealed itself (its bytes are the ones it wrote; only a crash tears them).
- */
-export function readRecords(segment: Buffer, verify = true): ReadRecords {
-  const records: WalRecord[] = [];
-  let at = 0;
-  while (at + recordHeaderBytes <= segment.length) {
-    if (segment.readUInt32LE(at) !== magic) break;
-    const length = segment.readUInt32LE(at + 4);
-    const rowCount = segment.readUInt32LE(at + 8);
-    const end = at + recordHeaderBytes + length;
-    if (end > segment.length) break;
-    const rows = segment.subarray(at + recordHeaderBytes, end);
-    if (verify && crc32(rows) !== segment.readUInt32LE(at + 12)) break;
-    records.push({ rows, rowCount });
-    at = end;
-  }
-  return { records, validBytes: at };
-}
-
-export interface IndexedRecords extends ReadRecords {
   /** Bytes of the rows file the valid records cover (from its start); anything after is torn. */
   readonly validRowBytes: number;
   readonly rowCount: number;
 }
 
 /**
- * The valid records of a two-file segment, in order: each index entry's rows
- * are the next `length` bytes of the rows file. A torn or corrupt tail of
- * either file is left out. `verify` as for readRecords.
+ * The valid records of a segment, in order: each index entry's rows are the
+ * next `length` bytes of the rows file. A torn or corrupt tail of either
+ * file is left out. `verify` false skips the checksums, for a segment this
+ * process wrote and sealed itself (its bytes are the ones it wrote; only a
+ * crash tears them).
  */
 export function readIndexed(index: Buffer, rows: Buffer, verify = true): IndexedRecords {
   const records: WalRecord[] = [];

@@ -11,12 +11,15 @@
 // INSERT reads the file itself; each append's length, row count and checksum
 // go to the segment's index file (wal-records.ts).
 // Segments found on start are the previous process's unfinished work.
+// Its timers (a segment's cut delay, an early cut, the disk probe) run on the
+// injected clock, as the pacer's do.
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Clock } from '../../src/clock.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
-import { indexEntries, readIndexed, readRecords } from './wal-records.ts';
+import { indexEntries, readIndexed } from './wal-records.ts';
 import type { WalRecord } from './wal-records.ts';
 
 const walTables: readonly TableName[] = ['spans', 'logs', 'metrics'];
@@ -46,10 +49,10 @@ export interface WalOptions {
 /** A sealed segment: one future INSERT. */
 export interface Segment {
   readonly table: TableName;
-  /** The index file (a one-file segment of an earlier version: its only file). */
+  /** The index file. */
   readonly path: string;
-  /** The rows file; undefined for a one-file segment. */
-  readonly rowsPath: string | undefined;
+  /** The rows file. */
+  readonly rowsPath: string;
   /** Unique per segment across restarts: the INSERT's deduplication token. */
   readonly token: string;
   /** Bytes acknowledged, both files (a failed append may leave bytes after them that were never acknowledged). */
@@ -102,7 +105,7 @@ interface Active {
   indexBytes: number;
   rowBytes: number;
   rows: number;
-  /** performance.now() when the segment was opened. */
+  /** The clock's now() when the segment was opened. */
   readonly openedAt: number;
 }
 
@@ -113,7 +116,7 @@ class TableLog {
   /** The running loop of appends and seals, if any. */
   loop: Promise<void> | undefined;
   cutRequested = false;
-  timer: NodeJS.Timeout | undefined;
+  timer: { cancel(): void } | undefined;
 }
 
 const probeIntervalMs = 1000;
@@ -158,13 +161,17 @@ export class WriteAheadLog {
   #nextSeq: number;
   #bytes = 0;
   #stopped = false;
-  /** While appends fail, a probe write checks every second whether the disk takes writes again. */
-  #probe: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  /** Appends failed for a local reason and none has succeeded since. */
+  #diskFailing = false;
+  /** While the disk fails, a probe write checks every second whether it takes writes again. */
+  #probe: { cancel(): void } | undefined;
 
   /** A log in `options.dir` that goes on from what recover() found there. */
-  constructor(options: WalOptions, events: WalEvents, found: Recovery) {
+  constructor(options: WalOptions, events: WalEvents, found: Recovery, clock: Clock) {
     this.#options = options;
     this.#events = events;
+    this.#clock = clock;
     this.#nextSeq = found.nextSeq;
     this.#bytes = found.segments.reduce((n, s) => n + s.bytes, 0);
     for (const table of walTables) this.#tables.set(table, new TableLog());
@@ -187,13 +194,14 @@ export class WriteAheadLog {
         maxSeq = Math.max(maxSeq, Number(seq));
         const path = join(tableDir, name);
         const rowsPath = rowsPathOf(path);
+        if (!files.includes(`${name.slice(0, -'.wal'.length)}${rowsSuffix}`)) {
+          // The process died between creating the segment's two files: nothing was appended, let alone acknowledged.
+          await unlink(path);
+          continue;
+        }
         // Not read here: the inserter reads each segment once, when its turn comes, and skips a torn tail then.
-        const { size } = await stat(path);
-        const rowBytes = files.includes(`${name.slice(0, -'.wal'.length)}${rowsSuffix}`) ? (await stat(rowsPath)).size : undefined;
-        segments.push({
-          table, path, rowsPath: rowBytes === undefined ? undefined : rowsPath, token: `${table}-${instance}-${seq}`,
-          bytes: size + (rowBytes ?? 0), rowBytes: rowBytes ?? 0, rows: 0, recovered: true,
-        });
+        const [index, rows] = [await stat(path), await stat(rowsPath)];
+        segments.push({ table, path, rowsPath, token: `${table}-${instance}-${seq}`, bytes: index.size + rows.size, rowBytes: rows.size, rows: 0, recovered: true });
       }
       // A rows or splits file without its index: the segment was inserted and released, and the process died between the deletions.
       for (const suffix of [rowsSuffix, splitsSuffix]) {
@@ -242,19 +250,13 @@ export class WriteAheadLog {
     const log = this.#log(table);
     const active = log.active;
     if (active === undefined || log.cutRequested) return;
-    const wait = active.openedAt + minAgeMs - performance.now();
-    clearTimeout(log.timer);
-    log.timer = setTimeout(() => {
-      log.timer = undefined;
-      log.cutRequested = true;
-      this.#run(table, log);
-    }, Math.max(0, wait));
+    this.#cutAfter(table, log, active.openedAt + minAgeMs - this.#clock.now());
   }
 
   /** Refuses new appends; finishes the appends already queued and seals every segment. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#probe);
+    this.#probe?.cancel();
     this.#probe = undefined;
     await this.sealAll();
   }
@@ -262,21 +264,19 @@ export class WriteAheadLog {
   /** Reads a sealed segment's acknowledged records. */
   static async read(segment: Segment): Promise<WalRecord[]> {
     const index = await readFile(segment.path);
-    if (segment.rowsPath === undefined) return readRecords(index.subarray(0, segment.bytes), segment.recovered).records;
     const rows = await readFile(segment.rowsPath);
     return readIndexed(index, rows.subarray(0, segment.rowBytes), segment.recovered).records;
   }
 
   /**
    * The segment's rows file, once it holds exactly the acknowledged rows, for
-   * an INSERT to read in place; undefined when it cannot (a one-file segment,
-   * or bytes after the acknowledged ones that could not be cut off): the
-   * caller reads the records instead. A previous process's segment is
-   * checked first, and a torn tail is cut off its rows file.
+   * an INSERT to read in place; undefined when it cannot (bytes after the
+   * acknowledged ones that could not be cut off): the caller reads the
+   * records instead. A previous process's segment is checked first, and a
+   * torn tail is cut off its rows file.
    */
   static async rowsFile(segment: Segment): Promise<RowsFile | undefined> {
     const path = segment.rowsPath;
-    if (path === undefined) return undefined;
     let acknowledged = { bytes: segment.rowBytes, rows: segment.rows };
     if (segment.recovered) {
       const read = readIndexed(await readFile(segment.path), await readFile(path));
@@ -322,7 +322,7 @@ export class WriteAheadLog {
   async release(segment: Segment): Promise<void> {
     const gone = (error: unknown): void => { if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; };
     await unlink(segment.path).catch(gone);
-    if (segment.rowsPath !== undefined) await unlink(segment.rowsPath).catch(gone);
+    await unlink(segment.rowsPath).catch(gone);
     await unlink(splitsPathOf(segment.path)).catch(gone);
     this.#bytes -= segment.bytes;
   }
@@ -399,20 +399,35 @@ export class WriteAheadLog {
       const message = diskMessage(error);
       // Nothing of these appends may survive: a replay must not store rows whose request was answered 503.
       if (active !== undefined) await this.#discardTail(log, active);
+      this.#diskFailing = true;
       this.#events.diskHealth(false, message);
-      this.#probe ??= setInterval(() => { void this.#probeDisk(); }, probeIntervalMs);
+      this.#scheduleProbe();
       for (const p of batch) p.resolve({ ok: false, kind: 'unavailable', message });
     }
   }
 
   #healthy(): void {
-    clearInterval(this.#probe);
+    this.#diskFailing = false;
+    this.#probe?.cancel();
     this.#probe = undefined;
     this.#events.diskHealth(true, '');
   }
 
+  /** Probes the disk a second from now, and every second after while it fails, unless a probe is due or running already. */
+  #scheduleProbe(): void {
+    if (this.#probe !== undefined || this.#stopped) return;
+    this.#probe = this.#clock.setTimeout(() => {
+      void this.#probeDisk().then((works) => {
+        this.#probe = undefined;
+        if (!this.#diskFailing) return; // an append succeeded meanwhile
+        if (works) this.#healthy();
+        else this.#scheduleProbe();
+      });
+    }, probeIntervalMs);
+  }
+
   /** Writes and syncs a small file the size of a typical request, so readiness returns without waiting for traffic. */
-  async #probeDisk(): Promise<void> {
+  async #probeDisk(): Promise<boolean> {
     const path = join(this.#options.dir, '.probe');
     try {
       const fd = await open(path, 'w', 0o600);
@@ -423,9 +438,10 @@ export class WriteAheadLog {
         await fd.close();
       }
       await unlink(path);
-      this.#healthy();
+      return true;
     } catch {
       await unlink(path).catch(() => undefined);
+      return false;
     }
   }
 
@@ -461,14 +477,23 @@ export class WriteAheadLog {
       throw error;
     }
     if (this.#options.sync === 'fsync') await this.#syncNames(dir, [{ path, fd }, { path: rowsPath, fd: rowsFd }]);
-    const active: Active = { path, rowsPath, token: `${table}-${this.#instance}-${seq}`, fd, rowsFd, indexBytes: 0, rowBytes: 0, rows: 0, openedAt: performance.now() };
+    const active: Active = { path, rowsPath, token: `${table}-${this.#instance}-${seq}`, fd, rowsFd, indexBytes: 0, rowBytes: 0, rows: 0, openedAt: this.#clock.now() };
     log.active = active;
-    log.timer = setTimeout(() => {
+    this.#cutAfter(table, log, this.#options.cut.maxDelayMs);
+    return active;
+  }
+
+  /** Seals the table's filling segment `ms` from now (at once if not positive), instead of when an earlier call said. */
+  #cutAfter(table: TableName, log: TableLog, ms: number): void {
+    log.timer?.cancel();
+    log.timer = undefined;
+    const cut = (): void => {
       log.timer = undefined;
       log.cutRequested = true;
       this.#run(table, log);
-    }, this.#options.cut.maxDelayMs);
-    return active;
+    };
+    if (ms <= 0) cut();
+    else log.timer = this.#clock.setTimeout(cut, ms);
   }
 
   /** Syncs the folder of a new segment, so its files' names survive a power loss too; on failure the segment is gone. */
@@ -491,7 +516,7 @@ export class WriteAheadLog {
 
   async #seal(table: TableName, log: TableLog): Promise<void> {
     log.cutRequested = false;
-    clearTimeout(log.timer);
+    log.timer?.cancel();
     log.timer = undefined;
     const active = log.active;
     if (active === undefined) return;

@@ -8,12 +8,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
-import { LoggedWriter } from '../../../../gateway/writer/logged-writer.ts';
+import { LoggedWriter, stopTimeoutMs } from '../../../../gateway/writer/logged-writer.ts';
 import type { WriterObserver } from '../../../../gateway/writer/logged-writer.ts';
 import type { RowSink, RowSource, SinkResult } from '../../../../gateway/writer/row-sink.ts';
-import { recordHeader } from '../../../../gateway/writer/wal-records.ts';
 import { WriteAheadLog } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { Segment } from '../../../../gateway/writer/write-ahead-log.ts';
+import { systemClock } from '../../../../src/clock.ts';
 import type { WriterConfig } from '../../../../src/config/config.ts';
 import { ManualClock } from '../../../support/manual-clock.ts';
 
@@ -63,6 +63,14 @@ class RecordingObserver implements WriterObserver {
 
 const rows = (...names: string[]): Buffer => Buffer.from(names.map((n) => `${n}\n`).join(''));
 
+/** Moves the clock on in steps until `done` settles; the log's and ClickHouse's real I/O runs between steps. */
+async function driveUntil<T>(clock: ManualClock, done: Promise<T>, stepMs = 50): Promise<T> {
+  const state = { settled: false };
+  done.then(() => { state.settled = true; }, () => { state.settled = true; });
+  while (!state.settled) await clock.advance(stepMs);
+  return done;
+}
+
 describe('logged writer', () => {
   let dir: string;
   let config: WriterConfig;
@@ -91,15 +99,19 @@ describe('logged writer', () => {
   it('cuts a block when it reaches maxBatchRows, and when its first rows are maxBatchDelayMs old', async () => {
     const ch = new FakeClickHouse();
     const inserted = new Promise<void>((resolve) => { ch.insertStarted = resolve; });
-    const byRows = await LoggedWriter.open(ch, { ...config, maxBatchRows: 3 }, new RecordingObserver());
+    const byRows = await LoggedWriter.open(ch, { ...config, maxBatchRows: 3 }, new RecordingObserver(), new ManualClock());
     await byRows.submit('spans', rows('1', '2', '3'), 3);
-    await inserted; // no flush, no timer: the row bound cut it
+    await inserted; // no flush, no time passing: the row bound cut it
     await byRows.stop();
 
     const aged = new FakeClickHouse();
+    const clock = new ManualClock();
     const agedInserted = new Promise<void>((resolve) => { aged.insertStarted = resolve; });
-    const byAge = await LoggedWriter.open(aged, { ...config, logDir: join(dir, 'aged'), maxBatchDelayMs: 20 }, new RecordingObserver());
+    const byAge = await LoggedWriter.open(aged, { ...config, logDir: join(dir, 'aged'), maxBatchDelayMs: 20 }, new RecordingObserver(), clock);
     await byAge.submit('spans', rows('x'), 1);
+    await clock.advance(19);
+    expect(aged.inserts, 'not due yet').to.deep.equal([]);
+    await clock.advance(1);
     await agedInserted;
     await byAge.stop();
     expect(aged.rows.get('spans')).to.deep.equal(['x']);
@@ -107,22 +119,23 @@ describe('logged writer', () => {
 
   it('sends one INSERT per table per maxBatchDelayMs however many clients submit (the server-mode bound)', async () => {
     const ch = new FakeClickHouse();
-    const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 200, maxBatchRows: 1_000_000 }, new RecordingObserver());
-    const started = Date.now();
+    const clock = new ManualClock();
+    const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 200, maxBatchRows: 1_000_000 }, new RecordingObserver(), clock);
     let submitted = 0;
-    await Promise.all(Array.from({ length: 64 }, async (_, client) => {
-      for (let i = 0; Date.now() - started < 700; i++) {
+    const clients = Promise.all(Array.from({ length: 64 }, async (_, client) => {
+      for (let i = 0; clock.now() < 700; i++) {
         const answer = await writer.submit(client % 2 === 0 ? 'spans' : 'logs', rows(`c${client}-${i}`), 1);
         expect(answer).to.deep.equal({ ok: true });
         submitted++;
       }
     }));
+    await driveUntil(clock, clients, 10);
     await writer.flush();
-    const elapsed = Date.now() - started;
+    expect(submitted).to.be.greaterThan(64);
     for (const table of ['spans', 'logs'] as const) {
       const inserts = ch.inserts.filter((i) => i.table === table).length;
       // One per 200 ms window that saw rows, plus the flush's final cut.
-      expect(inserts, table).to.be.at.most(Math.ceil(elapsed / 200) + 1);
+      expect(inserts, table).to.be.at.most(Math.ceil(clock.now() / 200) + 1);
     }
     expect((ch.rows.get('spans')?.length ?? 0) + (ch.rows.get('logs')?.length ?? 0)).to.equal(submitted);
     await writer.stop();
@@ -183,7 +196,11 @@ describe('logged writer', () => {
 
     expect(await writer.submit('spans', rows('b'), 150)).to.deep.equal({ ok: true }); // 150 rows by count: over a second's worth
     const cutEarly = new Promise<void>((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(); }; });
-    const waiting = writer.submit('spans', rows('c'), 1); // waits; nothing runs, so the segment is cut now, not in 600 s
+    // Waits; no INSERT runs, so the segment is cut once it is half a second old (the early cut's bound), not in 600 s.
+    const waiting = writer.submit('spans', rows('c'), 1);
+    await clock.advance(499);
+    expect(ch.inserts.map((i) => i.rows), 'not half a second old yet').to.deep.equal([10]);
+    await clock.advance(1);
     await cutEarly;
     await clock.advance(1000);
     expect(await waiting).to.deep.equal({ ok: true });
@@ -266,24 +283,41 @@ describe('logged writer', () => {
     expect(readdirSync(logsDir), 'both files of an inserted segment are deleted').to.deep.equal([]);
   });
 
-  it('inserts the segments an earlier version left (one file of records), and deletes a rows file whose index is gone', async () => {
+  it('deletes on start what a crash left of segments that hold nothing to insert, and numbers new segments after them', async () => {
     const spansDir = join(dir, 'spans');
     mkdirSync(spansDir, { recursive: true });
-    const old = rows('from-before-the-upgrade');
-    writeFileSync(join(spansDir, '000000000007-00112233aabbccdd.wal'), Buffer.concat([recordHeader(old, 1), old, Buffer.from('TLW1 torn')]));
     // Released (its index deleted) just before the process died: already in ClickHouse.
     writeFileSync(join(spansDir, '000000000006-00112233aabbccdd.rows'), rows('already-stored'));
+    writeFileSync(join(spansDir, '000000000006-00112233aabbccdd.splits'), 'spans-00112233aabbccdd-000000000006\n');
+    // Created, then the process died before its rows file was: nothing was appended to it.
+    writeFileSync(join(spansDir, '000000000007-00112233aabbccdd.wal'), '');
     const ch = new FakeClickHouse();
     const writer = await LoggedWriter.open(ch, config, new RecordingObserver());
-    await writer.flush();
-    expect(ch.rows.get('spans')).to.deep.equal(['from-before-the-upgrade']);
-    expect(ch.sources).to.deep.equal(['chunks']);
+    expect(readdirSync(spansDir)).to.deep.equal([]);
     await writer.submit('spans', rows('after'), 1);
     await writer.flush();
-    expect(ch.rows.get('spans')).to.deep.equal(['from-before-the-upgrade', 'after']);
-    expect(ch.inserts.map((i) => i.token)[1], 'numbering goes on after the old segment').to.match(/^spans-[0-9a-f]{16}-000000000008$/);
-    expect(readdirSync(spansDir)).to.deep.equal([]);
+    expect(ch.rows.get('spans')).to.deep.equal(['after']);
+    expect(ch.inserts.map((i) => i.token), 'numbering goes on after the segments found').to.match(/^spans-[0-9a-f]{16}-000000000008$/);
     await writer.stop();
+  });
+
+  it('gives up on stop after stopTimeoutMs while ClickHouse fails, leaving the segment for the next start', async () => {
+    const ch = new FakeClickHouse();
+    ch.fail = () => ({ ok: false, kind: 'unavailable', message: 'connection refused' });
+    const clock = new ManualClock();
+    const writer = await LoggedWriter.open(ch, config, new RecordingObserver(), clock);
+    expect(await writer.submit('logs', rows('kept'), 1)).to.deep.equal({ ok: true });
+    let stopped = false;
+    const stopping = writer.stop().then(() => { stopped = true; });
+    await clock.advance(stopTimeoutMs - 1);
+    expect(stopped, 'still retrying').to.equal(false);
+    await clock.advance(1);
+    await stopping;
+    ch.fail = undefined;
+    const restarted = await LoggedWriter.open(ch, config, new RecordingObserver());
+    await restarted.flush();
+    expect(ch.rows.get('logs')).to.deep.equal(['kept']);
+    await restarted.stop();
   });
 
   it('retries a block while ClickHouse fails, reporting the failure and the recovery once each', async () => {
@@ -291,9 +325,11 @@ describe('logged writer', () => {
     let failures = 3;
     ch.fail = () => (failures-- > 0 ? { ok: false, kind: 'unavailable', message: 'connection refused' } : undefined);
     const observer = new RecordingObserver();
-    const writer = await LoggedWriter.open(ch, config, observer);
+    const clock = new ManualClock();
+    const writer = await LoggedWriter.open(ch, config, observer, clock);
     await writer.submit('metrics', rows('m1'), 1);
-    await writer.flush();
+    await driveUntil(clock, writer.flush());
+    expect(clock.now(), 'backed off 0.1 + 0.2 + 0.4 s').to.be.at.least(700);
     expect(ch.rows.get('metrics')).to.deep.equal(['m1']);
     expect(observer.changes).to.deep.equal(['ClickHouse accepting writes: failing', 'ClickHouse accepting writes: ok']);
     await writer.stop();
@@ -303,9 +339,10 @@ describe('logged writer', () => {
     const ch = new FakeClickHouse();
     ch.fail = (r) => (r.includes('poison') ? { ok: false, kind: 'invalid_query', message: 'Cannot parse input' } : undefined);
     const observer = new RecordingObserver();
-    const writer = await LoggedWriter.open(ch, config, observer);
+    const clock = new ManualClock();
+    const writer = await LoggedWriter.open(ch, config, observer, clock);
     await Promise.all(['a', 'b', 'poison', 'c', 'd'].map((name) => writer.submit('spans', rows(name, `${name}-2`), 2)));
-    await writer.flush();
+    await driveUntil(clock, writer.flush());
     expect([...(ch.rows.get('spans') ?? [])].sort()).to.deep.equal(['a', 'a-2', 'b', 'b-2', 'c', 'c-2', 'd', 'd-2']);
     expect(observer.dead).to.deep.equal([{ table: 'spans', rows: 2, reason: 'Cannot parse input' }]);
     const kept = readdirSync(join(dir, 'dead-letter')).sort();
@@ -331,12 +368,12 @@ describe('write-ahead log segments', () => {
       const sealed: Segment[] = [];
       const options = { dir, maxBytes: 1 << 20, sync: 'fsync' as const, cut: { maxRows: 1, maxBytes: 1 << 20, maxDelayMs: 60_000 } };
       const events = { sealed: (s: Segment) => { sealed.push(s); }, diskHealth: () => undefined };
-      const first = new WriteAheadLog(options, events, await WriteAheadLog.recover(dir));
+      const first = new WriteAheadLog(options, events, await WriteAheadLog.recover(dir), systemClock);
       await first.append('spans', rows('one'), 1);
       await first.sealAll();
       const found = await WriteAheadLog.recover(dir);
       expect(found.segments.map((s) => s.token)).to.deep.equal(sealed.map((s) => s.token));
-      const second = new WriteAheadLog(options, events, found);
+      const second = new WriteAheadLog(options, events, found, systemClock);
       await second.append('spans', rows('two'), 1);
       await second.sealAll();
       expect(sealed).to.have.length(2);
