@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../src/clickhouse/schema/migrator.ts';
 import { openStore } from '../src/clickhouse/store.ts';
@@ -28,6 +28,7 @@ import { silentLogger } from '../src/log/logger.ts';
 import { ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { tracesRequest } from './ingest-payloads.ts';
 import { slowlorisCloseMs } from './support/slowloris.ts';
+import { phaseMetrics, readMetrics } from './isolation-metrics.ts';
 import { nodeFlags } from '../src/target/node-flags.ts';
 
 const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 30);
@@ -297,9 +298,18 @@ async function heavyLoad(apiUrl: string, stop: Promise<void>): Promise<HeavyResu
   return { queries: latencies.length, p50ms: quantile(latencies, 0.5), maxMs: Math.round(latencies.at(-1) ?? 0), statuses, errors };
 }
 
-/** Tenant B's ingest and light queries for `seconds`, optionally beside A's heavy loop; the process's peak RSS meanwhile (sampled every 20 ms). */
-async function neighbourPhase(running: Running, bodies: readonly Buffer[], seconds: number, heavy: boolean): Promise<{ ingest: IngestResult; queries: LightResult; heavy?: HeavyResult; peakRssMiB: number }> {
+type PhaseMetrics = ReturnType<typeof phaseMetrics>;
+
+/**
+ * Tenant B's ingest and light queries for `seconds`, optionally beside A's
+ * heavy loop; the process's peak RSS meanwhile (sampled every 20 ms), and
+ * where B's ingest time went (the gateway's histograms, isolation-metrics.ts).
+ */
+async function neighbourPhase(running: Running, bodies: readonly Buffer[], seconds: number, heavy: boolean): Promise<{
+  ingest: IngestResult; queries: LightResult; heavy?: HeavyResult; peakRssMiB: number; ingestTime: PhaseMetrics; loadAverage: number;
+}> {
   const pid = running.child.pid ?? 0;
+  const before = await readMetrics(`${running.otlpUrl}/metrics`);
   let peak = rssBytes(pid);
   const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(pid)); }, 20);
   let end = (): void => undefined;
@@ -311,7 +321,8 @@ async function neighbourPhase(running: Running, bodies: readonly Buffer[], secon
   end();
   const result = { ingest: ingested, queries: await queries, ...(neighbour === undefined ? {} : { heavy: await neighbour }) };
   clearInterval(sampler);
-  return { ...result, peakRssMiB: Math.round(Math.max(peak, rssBytes(pid)) / 2 ** 20) };
+  const ingestTime = phaseMetrics(before, await readMetrics(`${running.otlpUrl}/metrics`));
+  return { ...result, peakRssMiB: Math.round(Math.max(peak, rssBytes(pid)) / 2 ** 20), ingestTime, loadAverage: round2(loadavg()[0] ?? 0) };
 }
 
 /** A byte size as the process reads TENANTRY_MEMORY_LIMIT_BYTES (bench values only: digits with an optional KiB/MiB/GiB). */
