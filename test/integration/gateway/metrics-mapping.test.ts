@@ -68,7 +68,7 @@ describe('gateway: metric mapping', function () {
     const request = ExportMetricsServiceRequest.fromObject({
       resourceMetrics: [{ resource: { attributes: kv({ 'tenant.id': 'nan' }) }, scopeMetrics: [{ metrics: [
         { name: 'g', gauge: { dataPoints: [{ timeUnixNano: t, asDouble: Number.NaN }, { timeUnixNano: t, asDouble: Infinity }, { timeUnixNano: t, asDouble: -Infinity }] } },
-        { name: 'h', histogram: { dataPoints: [{ timeUnixNano: t, count: 1, sum: Number.NaN, min: -Infinity, bucketCounts: [1], explicitBounds: [Infinity] }] } },
+        { name: 'h', histogram: { dataPoints: [{ timeUnixNano: t, count: 1, sum: Number.NaN, min: -Infinity, bucketCounts: [1], explicitBounds: [5] }] } },
       ] }] }],
     });
     const res = await post(`${gw.httpUrl}/v1/metrics`, Buffer.from(ExportMetricsServiceRequest.encode(request).finish()), protobufHeaders(keys.admin));

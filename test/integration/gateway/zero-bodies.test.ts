@@ -111,4 +111,27 @@ describe('gateway: bodies of zero bytes', function () {
       ]);
     });
   });
+
+  describe('a body refused while it was inflated', () => {
+    const limits = resolveEffective({ api: { limits: { ingestBytesPerSecond: 1024, ingestBurstBytes: 64 * 1024 } } }, builtInDefaults);
+    const settings: TenantSettingsView = { effective: () => limits, generation: 0 };
+    let gw: TestGateway;
+    before(async () => { gw = await startTestGateway('zero_bodies_too_large', { settings, maxRequestBytes: 256 * 1024 }); });
+    after(async () => { await gw.close(); });
+
+    it('is charged what was inflated: 413, then 429, and counted as body_too_large', async () => {
+      const bomb = await post(`${gw.httpUrl}/v1/traces`, await gzipZeros(4 * MiB), gzipHeaders(keys.tenantA));
+      expect(bomb.status).to.equal(413);
+      const next = await post(`${gw.httpUrl}/v1/traces`, spansOf('tenant-a'), protobufHeaders(keys.tenantA));
+      expect(next.status).to.equal(429);
+      await gw.stop();
+      const rs = await gw.store.client.query({
+        query: `SELECT sum(bytes) AS bytes FROM ${queryTable(gw.store, 'usage_rejected_daily')} WHERE tenant_id = 'tenant-a' AND reason = 'body_too_large'`,
+        format: 'JSONEachRow',
+      });
+      const [row] = await rs.json<{ bytes: string | number }>();
+      // The inflater stops within a chunk (64 KiB) past the limit.
+      expect(Number(row?.bytes)).to.be.within(256 * 1024, 256 * 1024 + 64 * 1024);
+    });
+  });
 });
