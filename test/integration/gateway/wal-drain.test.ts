@@ -60,7 +60,8 @@ describe('gateway: draining a departed replica\'s write-ahead log', function () 
     const failed = await drainLogDirectory(lostAnswers, config, silentLogger, 1_000);
     expect(failed.ok).to.equal(false);
     expect(failed.ok ? 0 : failed.error.segmentsLeft).to.equal(left);
-    expect(await count(store, spans), 'the INSERTs whose answers were lost did reach ClickHouse').to.equal('450');
+    // Two segments per table are inserted at once: some, not necessarily all, reached ClickHouse before the attempt gave up.
+    expect(Number(await count(store, spans)), 'the INSERTs whose answers were lost did reach ClickHouse').to.be.greaterThan(0);
 
     const drained = await drainLogDirectory(real, config, silentLogger, 30_000);
     expect(drained).to.deep.equal({ ok: true, value: { segmentsFound: left, rowsInserted: 450, rowsDeadLettered: 0 } });
