@@ -158,24 +158,26 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
   const serverSettings = embedded ? undefined : { cancel_http_readonly_queries_on_client_close: 1 as const };
 
   /** `runMs`: how long the statement was allowed to run; `turnMs`: its turn limit; `stopped`: why it was stopped, if it was. */
-  const failure = (error: unknown, stopped: StopReason | undefined, runMs: number, turnMs: number, sql: string, timeoutMs: number): Result<never, ApiError> => {
+  const failure = (error: unknown, stopped: StopReason | undefined, runMs: number, turnMs: number, sql: string, timeoutMs: number, requestId: string | undefined): Result<never, ApiError> => {
     const f = classifyStoreError(error);
-    if (stopped === 'turn') log.info('query stopped at the end of its turn for another tenant\'s query', { turnMs, sql: sql.slice(0, 300) });
+    // Every line names the request, so that the id in an error body finds its cause.
+    const about = requestId === undefined ? {} : { requestId };
+    if (stopped === 'turn') log.info('query stopped at the end of its turn for another tenant\'s query', { ...about, turnMs, sql: sql.slice(0, 300) });
     if (stopped !== undefined && stopped !== 'timeout') return fail(stoppedAnswer(stopped, runMs, turnMs));
     if (f.limit === 'memory' || f.limit === 'result' || f.limit === 'read') {
-      log.info('query over a statement limit', { limit: f.limit, code: f.code, sql: sql.slice(0, 300) });
+      log.info('query over a statement limit', { ...about, limit: f.limit, code: f.code, sql: sql.slice(0, 300) });
       return fail(overLimit(f.limit, limits));
     }
     if (stopped === 'timeout' || f.kind === 'timeout') {
-      log.warn('query timed out', { timeoutMs, runMs: Math.round(runMs), sql: sql.slice(0, 300) });
+      log.warn('query timed out', { ...about, timeoutMs, runMs: Math.round(runMs), sql: sql.slice(0, 300) });
       return fail(stoppedAnswer('timeout', runMs));
     }
     if (f.kind === 'unavailable') {
-      log.warn('store unavailable', { error: f.message });
+      log.warn('store unavailable', { ...about, error: f.message });
       return fail(unavailable('the telemetry store is unavailable; retry shortly'));
     }
     if (f.kind === 'invalid_query' && f.code === 427) return fail(invalidRequest('a filter pattern is not valid'));
-    log.error('query failed', { error: f.message, code: f.code, sql: sql.slice(0, 300) });
+    log.error('query failed', { ...about, error: f.message, code: f.code, sql: sql.slice(0, 300) });
     return fail(internal());
   };
 
@@ -222,12 +224,12 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
         }, budget.turn?.signal);
       });
       if (!turn.ok) {
-        if (turn.refused === 'deadline') log.warn('query waited out its time limit for the store', { timeoutMs, waitedMs: turn.waitedMs });
+        if (turn.refused === 'deadline') log.warn('query waited out its time limit for the store', { ...(request.requestId === undefined ? {} : { requestId: request.requestId }), timeoutMs, waitedMs: turn.waitedMs });
         return fail(refusal(turn, timeoutMs));
       }
       return ok(turn.value);
     } catch (error) {
-      return failure(error, stopped(), runMs, turnMs, sql, timeoutMs);
+      return failure(error, stopped(), runMs, turnMs, sql, timeoutMs, request.requestId);
     }
   }
 

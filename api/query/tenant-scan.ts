@@ -44,13 +44,21 @@ export interface QueryBudget {
   readonly timeoutMs?: number;
   /** Aborts once the request's client stopped waiting: the runner then stops the statement. */
   readonly abort?: AbortSignal;
+  /** The request's id, so that every log line the runner writes about the statement names it (absent: not run for a request). */
+  readonly requestId?: string;
 }
 
-/** Who asks, as the route checked it: the key, the tenant within its reach, and the request's abort signal. */
+/** Who asks, as the route checked it: the key, the tenant within its reach, and the request's abort signal and id. */
 export interface ScanCaller {
   readonly principal: Principal;
   readonly tenantId: string;
   readonly abort?: AbortSignal;
+  readonly requestId?: string;
+}
+
+/** The request's part of a budget: its abort signal and its id, when the caller has them. */
+function requestPart(caller: { readonly abort?: AbortSignal; readonly requestId?: string }): Pick<QueryBudget, 'abort' | 'requestId'> {
+  return { ...(caller.abort === undefined ? {} : { abort: caller.abort }), ...(caller.requestId === undefined ? {} : { requestId: caller.requestId }) };
 }
 
 declare const made: unique symbol;
@@ -123,7 +131,7 @@ export class TenantScan {
     const budget: QueryBudget = {
       caller: { key: caller.principal, tenant: { id: caller.tenantId, maxConcurrentQueries: limits.maxConcurrentQueries } },
       timeoutMs: limits.queryTimeoutSeconds * 1000,
-      ...(caller.abort === undefined ? {} : { abort: caller.abort }),
+      ...requestPart(caller),
     };
     return new TenantScan(caller.tenantId, signal, settings, budget, deps.now());
   }
@@ -160,8 +168,8 @@ export class DirectoryScan {
   readonly budget: QueryBudget;
   readonly #tenants: readonly string[] | null;
 
-  constructor(caller: { readonly principal: Principal; readonly abort?: AbortSignal }) {
-    this.budget = { caller: { key: caller.principal }, ...(caller.abort === undefined ? {} : { abort: caller.abort }) };
+  constructor(caller: { readonly principal: Principal; readonly abort?: AbortSignal; readonly requestId?: string }) {
+    this.budget = { caller: { key: caller.principal }, ...requestPart(caller) };
     this.#tenants = caller.principal.tenants === '*' ? null : [...caller.principal.tenants];
   }
 
