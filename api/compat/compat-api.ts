@@ -72,7 +72,7 @@ export function compatMiddleware(apis: readonly CompatApi[], deps: RouteDeps & {
     const { principal, tenantId } = selected.value;
     ctx.state.principal = principal;
     ctx.state.tenantId = tenantId;
-    ctx.state.caller = { principal, tenantId, ...(ctx.state.abort === undefined ? {} : { abort: ctx.state.abort }) };
+    ctx.state.caller = { principal, tenantId, requestId: ctx.state.requestId, ...(ctx.state.abort === undefined ? {} : { abort: ctx.state.abort }) };
     await target.routes(ctx, async () => { await target.methods(ctx, () => Promise.resolve()); });
     if (ctx.status === 404 && ctx.body === undefined) target.api.fail(ctx, 404, `no route ${ctx.method} ${ctx.path}`);
     else if (ctx.status === 405 && (ctx.body === undefined || ctx.body === 'Method Not Allowed')) target.api.fail(ctx, 405, `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);

@@ -23,6 +23,8 @@ export interface Caller {
   readonly principal: Principal;
   /** Aborts once the request's client stopped waiting (its statements are then stopped). */
   readonly abort?: AbortSignal;
+  /** The request's id: the runner's log lines about its statements carry it. */
+  readonly requestId?: string;
 }
 export interface TenantCaller extends Caller { readonly tenantId: string }
 
@@ -68,7 +70,7 @@ export function scope(scopes: readonly Scope[], tenantParam?: string): Guard<Cal
     if (state.principal === undefined) throw new Error('scope() read before it ran');
     return state.principal;
   };
-  const callerOf = (state: ApiState): Caller => ({ principal: principalOf(state), ...(state.abort === undefined ? {} : { abort: state.abort }) });
+  const callerOf = (state: ApiState): Caller => ({ principal: principalOf(state), requestId: state.requestId, ...(state.abort === undefined ? {} : { abort: state.abort }) });
   if (tenantParam === undefined) return Object.assign(middleware, { callerOf });
   return Object.assign(middleware, { callerOf: (state: ApiState): TenantCaller => ({ ...callerOf(state), tenantId: state.tenantId ?? '' }) });
 }

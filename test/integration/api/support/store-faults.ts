@@ -7,6 +7,7 @@ import { createQueryRunner } from '../../../../api/query/query-runner.ts';
 import type { QueryRunner, QueryTarget } from '../../../../api/query/query-runner.ts';
 import { SqlParams } from '../../../../api/query/sql-params.ts';
 import { silentLogger } from '../../../../src/log/logger.ts';
+import type { Logger } from '../../../../src/log/logger.ts';
 import type { Result } from '../../../../src/result.ts';
 import type { Store } from '../../../../src/clickhouse/store.ts';
 
@@ -24,10 +25,10 @@ export function slowRunner(store: QueryTarget, timeoutMs: number): { readonly ru
   return { runner: { rows: slow, manyRows: slow, command: (sql, params) => real.command(sql, params) }, started: started.promise };
 }
 
-/** The real runner over a client whose every call fails with `error`. */
-export function failingRunner(error: Error, timeoutMs: number): QueryRunner {
+/** The real runner over a client whose every call fails with `error`, logging to `log`. */
+export function failingRunner(error: Error, timeoutMs: number, log: Logger = silentLogger): QueryRunner {
   const refuse = (): Promise<never> => Promise.reject(error);
-  return createQueryRunner({ client: { query: refuse, command: refuse } }, timeoutMs, silentLogger);
+  return createQueryRunner({ client: { query: refuse, command: refuse } }, timeoutMs, log);
 }
 
 /**
