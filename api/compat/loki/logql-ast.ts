@@ -6,6 +6,7 @@ import { parser } from '@grafana/lezer-logql';
 import type { SyntaxNode } from '@lezer/common';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
+import { parseLogqlDuration } from '../../query/durations.ts';
 
 export type MatchOp = '=' | '!=' | '=~' | '!~';
 export interface Matcher { readonly name: string; readonly op: MatchOp; readonly value: string }
@@ -84,10 +85,6 @@ export function unquote(literal: string): string {
   return out;
 }
 
-const durationUnits: Readonly<Record<string, bigint>> = {
-  ns: 1n, us: 1_000n, µs: 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n, d: 86_400_000_000_000n, w: 604_800_000_000_000n, y: 31_536_000_000_000_000n,
-};
-
 /** The longest duration a parameter or a LogQL range may give (since, step, interval, [range]): 3650 days. */
 export const maxDurationNs = 3650n * 86_400_000_000_000n;
 
@@ -99,21 +96,6 @@ export const maxNesting = 32;
 
 /** Most parser stages (| json, | logfmt) one selector may have: each one's label map reads the previous one's, so the statement's size doubles per parser. */
 export const maxParsers = 3;
-
-/** A Prometheus/Loki duration ("5m", "1h30m", "250ms") in nanoseconds, exactly (fractions truncated to the ns, as Go's time.ParseDuration); undefined when it is not one. */
-export function parseDuration(text: string): bigint | undefined {
-  const parts = [...text.matchAll(/(\d+)(?:\.(\d+))?(ns|us|µs|ms|s|m|h|d|w|y)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
-  let total = 0n;
-  for (const [, whole, fraction, unit] of parts) {
-    const scale = durationUnits[unit ?? ''] ?? 0n;
-    total += BigInt(whole ?? '0') * scale;
-    if (fraction !== undefined) {
-      total += BigInt(fraction) * scale / 10n ** BigInt(fraction.length);
-    }
-  }
-  return total;
-}
 
 /** The deepest nesting of parentheses outside string literals. */
 function nesting(text: string): number {
@@ -310,7 +292,7 @@ class Reader {
     if (range.getChild('OffsetExpr') !== null) return refuse('offset is not supported');
     if (range.getChild('UnwrapExpr') !== null) return refuse('unwrap is not supported');
     const duration = this.text(this.child(this.child(range, 'Range'), 'Duration'));
-    const rangeNs = parseDuration(duration) ?? refuse(`invalid range duration ${duration}`);
+    const rangeNs = parseLogqlDuration(duration) ?? refuse(`invalid range duration ${duration}`);
     if (rangeNs <= 0n) return refuse(`the range [${duration}] must be positive`);
     if (rangeNs > maxDurationNs) return refuse(`the range [${duration}] is longer than the longest supported range, [3650d]`);
     // `({…} |= "x")[5m]`: the selector may sit in parentheses inside the range.

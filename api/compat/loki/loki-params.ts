@@ -7,7 +7,8 @@
 // parameter, never a value that overflows on its way to ClickHouse.
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import { maxDurationNs, parseDuration } from './logql-ast.ts';
+import { parseLogqlDuration } from '../../query/durations.ts';
+import { maxDurationNs } from './logql-ast.ts';
 
 /** Parameters of one request, from the query string and a form body merged. */
 export type Form = (name: string) => string | undefined;
@@ -59,14 +60,14 @@ export function parseSecondsOrDuration(value: string): bigint | undefined {
     // Past 2^53 ns a float has no sub-second digits left: whole seconds, exactly, and no Infinity on the way.
     return Math.abs(seconds) < 1e6 ? BigInt(Math.round(seconds * 1e9)) : BigInt(Math.trunc(seconds)) * 1_000_000_000n;
   }
-  return parseDuration(value);
+  return parseLogqlDuration(value);
 }
 
 /** A duration parameter within [0, maxDurationNs] (seconds too when `seconds`), or undefined when absent. */
 function durationParam(form: Form, name: string, seconds: boolean): Result<bigint | undefined, string> {
   const text = form(name);
   if (text === undefined || text === '') return ok(undefined);
-  const ns = seconds ? parseSecondsOrDuration(text) : parseDuration(text);
+  const ns = seconds ? parseSecondsOrDuration(text) : parseLogqlDuration(text);
   if (ns === undefined) return fail(`could not parse '${name}' parameter: not a valid ${seconds ? 'number of seconds or ' : ''}duration string: "${text}"`);
   if (ns < 0n) return fail(`invalid '${name}' parameter: ${text} is negative`);
   if (ns > maxDurationNs) return fail(`invalid '${name}' parameter: ${text} is longer than 3650d`);

@@ -5,24 +5,12 @@
 // as Unix milliseconds, PromQL's resolution.
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
+import { parsePromDuration } from '../../query/durations.ts';
 
-const unitsMs: Readonly<Record<string, number>> = { y: 365 * 86_400_000, w: 7 * 86_400_000, d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
-const durationPattern = /^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
-const durationUnits = ['y', 'w', 'd', 'h', 'm', 's', 'ms'] as const;
 
 /** The largest and smallest times Prometheus accepts (its minTime and maxTime, as milliseconds). */
 const maxMs = 9_223_372_036_854;
 const minMs = -9_223_372_036_854;
-
-/** A PromQL duration literal ("1m30s") → milliseconds, or undefined when it is not one. */
-export function parsePromDuration(text: string): number | undefined {
-  if (text === '' || text === '0') return text === '0' ? 0 : undefined;
-  const m = durationPattern.exec(text);
-  if (m === null) return undefined;
-  const parts = durationUnits.map((unit, i) => [unit, m[i + 1]] as const).filter(([, part]) => part !== undefined);
-  if (parts.length === 0) return undefined;
-  return parts.reduce((total, [unit, part]) => total + Number(part) * (unitsMs[unit] ?? 0), 0);
-}
 
 /** A time parameter → Unix milliseconds. */
 export function parseTimeParam(text: string, name: string): Result<number, string> {

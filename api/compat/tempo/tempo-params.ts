@@ -5,6 +5,7 @@
 // naming the parameter for a 400 (issue 33).
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
+import { parseGoDuration } from '../../query/durations.ts';
 
 /** Tempo's default number of traces a search returns. */
 export const defaultLimit = 20;
@@ -22,27 +23,6 @@ export const maxStaleValuesBound = 1_000_000;
 
 /** The longest Go duration: Go's time.Duration is an int64 of ns, and time.ParseDuration refuses more (about 292 years). */
 export const maxDurationNs = 2n ** 63n - 1n;
-
-/** ns per Go duration unit (time.ParseDuration's: µs in either code point). */
-const unitNs: Readonly<Record<string, bigint>> = { ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
-
-/**
- * A Go duration ("250ms", "1.5s", "1m30s") in ns, exact: each component's
- * fraction is scaled in integers and truncated to the ns, as Go's
- * time.ParseDuration does (a float product rounded "1.1999999999s" up to
- * 1.2 s). The legacy search's min/maxDuration and TraceQL's duration
- * literals (traceql-parser.ts) both read durations here, so they agree.
- */
-export function parseGoDuration(raw: string): bigint | undefined {
-  if (!/^((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/.test(raw)) return undefined;
-  let total = 0n;
-  for (const m of raw.matchAll(/(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/g)) {
-    const unit = unitNs[m[3] ?? 'ns'] ?? 1n;
-    const fraction = m[2] ?? '';
-    total += BigInt(m[1] === undefined || m[1] === '' ? '0' : m[1]) * unit + (fraction === '' ? 0n : BigInt(fraction) * unit / 10n ** BigInt(fraction.length));
-  }
-  return total;
-}
 
 /** A duration parameter (minDuration, maxDuration) in ns, at most maxDurationNs, or a message naming it. */
 export function durationParam(raw: string, name: string): Result<bigint, string> {

@@ -12,7 +12,8 @@ import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-traceql';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import { maxDurationNs, parseGoDuration } from './tempo-params.ts';
+import { parseGoDuration } from '../../query/durations.ts';
+import { maxDurationNs } from './tempo-params.ts';
 
 /** The longest query, in characters (a URL carries at most about 16 KiB anyway). */
 export const maxQueryLength = 8192;

@@ -4,7 +4,7 @@
 // model.ParseDuration ("1h30m") or plain seconds.
 import type { Result } from '../../../../src/result.ts';
 import { fail, ok } from '../../../../src/result.ts';
-import { parsePromDuration } from '../prom-time.ts';
+import { parsePromDuration } from '../../../query/durations.ts';
 
 const simpleEscapes: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"', "'": "'" };
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { parseDuration, parseLogql, unquote } from '../../../../../api/compat/loki/logql-ast.ts';
+import { parseLogqlDuration as parseDuration } from '../../../../../api/query/durations.ts';
+import { parseLogql, unquote } from '../../../../../api/compat/loki/logql-ast.ts';
 import type { LogQuery } from '../../../../../api/compat/loki/logql-ast.ts';
 
 function parsed(text: string): LogQuery {

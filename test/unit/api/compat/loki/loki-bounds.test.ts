@@ -1,7 +1,8 @@
 // Issue 33: the ranges of the Loki API's numbers, checked without a process
 // (test/integration/loki/loki-input-bounds.test.ts sends them to one).
 import { expect } from 'chai';
-import { maxDurationNs, maxNesting, maxParsers, maxQueryChars, parseDuration, parseLogql } from '../../../../../api/compat/loki/logql-ast.ts';
+import { parseLogqlDuration } from '../../../../../api/query/durations.ts';
+import { maxDurationNs, maxNesting, maxParsers, maxQueryChars, parseLogql } from '../../../../../api/compat/loki/logql-ast.ts';
 import { maxTimestampNs, parseBounds, parseInterval, parseLimit, parseSecondsOrDuration, parseStep, parseTime, parseVolumeLimit, parseVolumeStep } from '../../../../../api/compat/loki/loki-params.ts';
 import type { Form } from '../../../../../api/compat/loki/loki-params.ts';
 import { badRequest, fromApiError } from '../../../../../api/compat/loki/loki-reply.ts';
@@ -13,12 +14,12 @@ const range = 'count_over_time({a="b"}[1m])';
 
 describe('Loki API bounds', () => {
   it('parses durations exactly, whatever their size, and never throws', () => {
-    expect(parseDuration('1.5s')).to.equal(1_500_000_000n);
-    expect(parseDuration('0.1ns')).to.equal(0n);
-    expect(parseDuration('0.9ns')).to.equal(0n);
-    expect(parseDuration('1.1999999999s')).to.equal(1_199_999_999n);
-    expect(parseDuration('1.5h30m')).to.equal(7_200_000_000_000n);
-    expect(parseDuration(`${'9'.repeat(400)}.5h`)).to.equal(BigInt('9'.repeat(400)) * 3_600_000_000_000n + 1_800_000_000_000n);
+    expect(parseLogqlDuration('1.5s')).to.equal(1_500_000_000n);
+    expect(parseLogqlDuration('0.1ns')).to.equal(0n);
+    expect(parseLogqlDuration('0.9ns')).to.equal(0n);
+    expect(parseLogqlDuration('1.1999999999s')).to.equal(1_199_999_999n);
+    expect(parseLogqlDuration('1.5h30m')).to.equal(7_200_000_000_000n);
+    expect(parseLogqlDuration(`${'9'.repeat(400)}.5h`)).to.equal(BigInt('9'.repeat(400)) * 3_600_000_000_000n + 1_800_000_000_000n);
     expect(parseSecondsOrDuration('1e308')).to.equal(BigInt(1e308) * 1_000_000_000n);
     expect(parseSecondsOrDuration('1e309')).to.equal(undefined);
     expect(parseSecondsOrDuration('0.25')).to.equal(250_000_000n);

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { formatSampleValue, parseStoreFloat } from '../../../../../api/compat/prometheus/prom-float.ts';
-import { parseDurationParam, parsePromDuration, parseTimeParam } from '../../../../../api/compat/prometheus/prom-time.ts';
+import { parsePromDuration } from '../../../../../api/query/durations.ts';
+import { parseDurationParam, parseTimeParam } from '../../../../../api/compat/prometheus/prom-time.ts';
 
 describe('prometheus time and values', () => {
   it('parses times as float seconds or RFC 3339', () => {

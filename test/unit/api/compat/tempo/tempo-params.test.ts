@@ -3,7 +3,8 @@
 // text read back as typed OTLP values.
 import { expect } from 'chai';
 import { typedValue } from '../../../../../api/compat/tempo/otlp-json.ts';
-import { boundedInt, parseGoDuration, parseLogfmt } from '../../../../../api/compat/tempo/tempo-params.ts';
+import { parseGoDuration } from '../../../../../api/query/durations.ts';
+import { boundedInt, parseLogfmt } from '../../../../../api/compat/tempo/tempo-params.ts';
 import { lookupWindow, recentNs, searchWindow } from '../../../../../api/compat/tempo/tempo-window.ts';
 import { parseTraceId } from '../../../../../api/compat/tempo/trace-by-id.ts';
 import { searchTraceId } from '../../../../../api/compat/tempo/trace-search.ts';
