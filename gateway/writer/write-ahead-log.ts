@@ -6,7 +6,9 @@
 // fdatasync: group commit). A segment is cut (sealed)
 // when it holds enough rows or bytes, or when its first rows are old enough;
 // a sealed segment becomes exactly one INSERT, with the segment's name as the
-// deduplication token, and is deleted only after that INSERT succeeded.
+// deduplication token, and is deleted only after that INSERT succeeded (a
+// block split by request, block-inserter.ts, is recorded in the segment's
+// splits file so that a replay splits it the same way).
 // A segment's rows file holds nothing but its RowBinary rows, so that the
 // INSERT reads the file itself; each append's length, row count and checksum
 // go to the segment's index file (wal-records.ts).

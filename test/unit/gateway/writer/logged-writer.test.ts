@@ -351,6 +351,30 @@ describe('logged writer', () => {
     await writer.stop();
   });
 
+  it('splits a replayed block at once when it was split before the crash, so a half stored then is not stored again', async () => {
+    const ch = new FakeClickHouse();
+    // The crash point: ClickHouse refused the whole block for its rows, took the first half, and the process died before its answer.
+    ch.fail = (r) => (r.length === 4 ? { ok: false, kind: 'invalid_query', message: 'Cannot parse input' } : undefined);
+    const firstHalf = new Promise<void>((resolve) => { ch.insertStarted = () => { if (ch.inserts.length === 0 && ch.sources.length > 3) resolve(); }; });
+    const clock = new ManualClock();
+    const crashed = await LoggedWriter.open(ch, config, new RecordingObserver(), clock);
+    await Promise.all(['r1', 'r2', 'r3', 'r4'].map((name) => crashed.submit('spans', rows(name), 1)));
+    ch.hold = new Promise<void>(() => undefined);
+    void crashed.seal();
+    await driveUntil(clock, firstHalf);
+    expect(readdirSync(join(dir, 'spans')).filter((n) => n.endsWith('.splits')), 'the split is recorded before the half is inserted').to.have.length(1);
+
+    const replay = new FakeClickHouse();
+    replay.tokens.add(ch.inserts[0]?.token ?? '');
+    replay.rows.set('spans', ch.rows.get('spans') ?? []);
+    const restarted = await LoggedWriter.open(replay, config, new RecordingObserver());
+    await restarted.flush();
+    expect([...(replay.rows.get('spans') ?? [])].sort()).to.deep.equal(['r1', 'r2', 'r3', 'r4']);
+    expect(replay.inserts.map((i) => i.token.replace(/^.*-\d{12}/, ''))).to.deep.equal(['-a', '-b']);
+    await restarted.stop();
+    expect(readdirSync(join(dir, 'spans')), 'the segment and its split record are gone').to.deep.equal([]);
+  });
+
   it('inserts on stop what the log holds, and refuses submissions after', async () => {
     const ch = new FakeClickHouse();
     const writer = await LoggedWriter.open(ch, config, new RecordingObserver());
