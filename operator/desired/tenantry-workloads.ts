@@ -56,7 +56,15 @@ interface ServingPod {
   readonly target: 'gateway' | 'api';
   readonly env: EnvVar[];
   readonly ports: NonNullable<Container['ports']>;
+  /** The named port of /healthz (liveness) and, unless `readinessOverGrpc`, of /readyz (readiness). */
   readonly probePort: string;
+  /**
+   * A port whose grpc.health.v1.Health answers readiness instead of /readyz:
+   * the gateway's OTLP/gRPC port, so the kubelet exercises both listeners
+   * (gRPC for readiness, HTTP for liveness) with the one readiness both
+   * report (docs/adr/0007-gateway-wal-volumes.md, "Probes").
+   */
+  readonly readinessOverGrpc?: number;
   readonly resources: Container['resources'];
   /** Writable folders the target needs (the root filesystem is read-only); no volume when a claim template provides it. */
   readonly scratch?: { readonly volume: Volume | undefined; readonly mount: VolumeMount };
@@ -141,8 +149,7 @@ function servingPodTemplate(stack: Stack, pod: ServingPod, secretsChecksum: stri
     args: [pod.target],
     env,
     ports: pod.ports,
-    // HTTP probes on the HTTP port for both components, the gateway's gRPC port included (ADR 7, "Probes").
-    readinessProbe: { httpGet: { path: '/readyz', port: pod.probePort }, periodSeconds: 5, failureThreshold: 2 },
+    readinessProbe: { ...(pod.readinessOverGrpc === undefined ? { httpGet: { path: '/readyz', port: pod.probePort } } : { grpc: { port: pod.readinessOverGrpc } }), periodSeconds: 5, failureThreshold: 2 },
     livenessProbe: { httpGet: { path: '/healthz', port: pod.probePort }, periodSeconds: 10, failureThreshold: 6 },
     volumeMounts: [keys.mount, ...(pod.scratch === undefined ? [] : [pod.scratch.mount])],
     ...(pod.resources === undefined ? {} : { resources: pod.resources }),
@@ -205,6 +212,7 @@ export function gatewayStatefulSet(stack: Stack, secretsChecksum: string): State
       { name: 'otlp-grpc', containerPort: g.ports.otlpGrpc, protocol: 'TCP' },
     ],
     probePort: 'otlp-http',
+    readinessOverGrpc: g.ports.otlpGrpc,
     resources: g.resources,
   }, secretsChecksum);
   const claims = walClaimTemplates(stack);

@@ -15,7 +15,10 @@ import type { TenantryProcess } from '../../support/tenantry-process.ts';
 
 const ns = 'wal';
 
-interface PodSpecView { volumes?: Array<{ name: string; emptyDir?: { sizeLimit?: string }; persistentVolumeClaim?: { claimName: string } }>; containers: Array<{ command?: string[]; volumeMounts?: Array<{ name: string; mountPath: string }> }> }
+interface PodSpecView {
+  volumes?: Array<{ name: string; emptyDir?: { sizeLimit?: string }; persistentVolumeClaim?: { claimName: string } }>;
+  containers: Array<{ command?: string[]; volumeMounts?: Array<{ name: string; mountPath: string }>; readinessProbe?: { grpc?: { port: number; service?: string } }; livenessProbe?: { httpGet?: { path: string } } }>;
+}
 interface StatefulSetSpecView {
   replicas?: number;
   volumeClaimTemplates?: Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { storageClassName?: string; accessModes: string[]; resources: { requests: { storage: string } } } }>;
@@ -79,6 +82,9 @@ describe('operator: gateway write-ahead-log volumes against a real API server', 
     expect(spec.persistentVolumeClaimRetentionPolicy).to.deep.equal({ whenScaled: 'Retain', whenDeleted: 'Retain' });
     expect(spec.template.spec.containers[0]?.volumeMounts).to.deep.include({ name: 'wal', mountPath: '/var/lib/tenantry/wal' });
     expect(spec.template.spec.volumes?.map((v) => v.name)).not.to.include('wal');
+    // Readiness from grpc.health.v1.Health on the OTLP/gRPC port, liveness from /healthz on the HTTP port (ADR 7).
+    expect(spec.template.spec.containers[0]?.readinessProbe?.grpc?.port).to.equal(4317);
+    expect(spec.template.spec.containers[0]?.livenessProbe?.httpGet?.path).to.equal('/healthz');
     expect(await tryGet(srv(), ['deployment', 'keep-gateway', '-n', ns])).to.equal(undefined);
   });
 

@@ -62,14 +62,16 @@ describe('operator desired state', () => {
     }
   });
 
-  it('gateway: ports, target, readiness on /readyz, service type and body limit from spec', () => {
+  it('gateway: ports, target, readiness over gRPC health on the OTLP/gRPC port, liveness on /healthz, service type and body limit from spec', () => {
     const objects = desiredObjects(stackOf('demo', { gateway: { replicas: 4, ports: { otlpHttp: 14318, otlpGrpc: 14317 }, serviceType: 'NodePort', maxRequestBytes: 1048576 } }), inputs);
     const d = (find(objects, 'StatefulSet/demo-gateway') as StatefulSet);
     const c = d.spec?.template.spec?.containers[0];
     expect(d.spec?.replicas).to.equal(4);
     expect(c?.args).to.deep.equal(['gateway']);
     expect(c?.ports?.map((p) => p.containerPort)).to.deep.equal([14318, 14317]);
-    expect(c?.readinessProbe?.httpGet).to.deep.equal({ path: '/readyz', port: 'otlp-http' });
+    // Kubernetes' gRPC probe takes a port number, not a name.
+    expect(c?.readinessProbe).to.deep.equal({ grpc: { port: 14317 }, periodSeconds: 5, failureThreshold: 2 });
+    expect(c?.livenessProbe?.httpGet).to.deep.equal({ path: '/healthz', port: 'otlp-http' });
     expect(env(d)).to.include({ TENANTRY_OTLP_HTTP_PORT: '14318', TENANTRY_OTLP_GRPC_PORT: '14317', TENANTRY_MAX_REQUEST_BYTES: '1048576', TENANTRY_API_KEYS_FILE: '/etc/tenantry/keys/api-keys.json' });
     const s = (find(objects, 'Service/demo-gateway') as Service);
     expect(s.spec?.type).to.equal('NodePort');
