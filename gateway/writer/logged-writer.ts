@@ -41,7 +41,10 @@
 //      Bypassed while ClickHouse fails: there is no rate to pace by.
 //   4. log bytes (write-ahead-log.ts, TENANTRY_WAL_MAX_BYTES): past it, 429
 //      at once. It acts while ClickHouse fails (the log buffers until then)
-//      and bounds the disk; the pacer keeps the log far below it otherwise.
+//      and bounds the disk; otherwise the pacer keeps the log to about a
+//      second of inserting plus the segments being inserted, and it acts
+//      only when that is more than the bound (a small TENANTRY_WAL_MAX_BYTES,
+//      or before the first INSERT has measured the rate).
 //   5. store gate (src/clickhouse/store-gate.ts): an INSERT waits for its
 //      turn and connection beside the API's queries; never refused. A client
 //      sees it only as a lower INSERT rate, which the pacer measures.
