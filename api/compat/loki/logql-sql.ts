@@ -4,6 +4,7 @@
 // value from the query is a bound parameter.
 import type { Grouping, LabelPredicate, LineFilter, LogSelector, Matcher, MetricExpr, Stage } from './logql-ast.ts';
 import { jsonLabelsSql, labelLookupSql, logfmtLabelsSql, mergeParsedSql, metadataSql, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
+import { labelMatchSql } from '../../query/label-match-sql.ts';
 import type { SqlParams } from '../../query/sql-params.ts';
 import { rawLabelColumns } from './row-labels.ts';
 
@@ -14,13 +15,8 @@ export interface Scan {
 }
 
 /** A matcher over a label value expression; regexes are anchored as Loki anchors them. */
-function matchSql(params: SqlParams, value: string, m: Matcher): string {
-  switch (m.op) {
-    case '=': return `${value} = ${params.bind(m.value, 'String')}`;
-    case '!=': return `${value} != ${params.bind(m.value, 'String')}`;
-    case '=~': return `match(${value}, ${params.bind(`^(?:${m.value})$`, 'String')})`;
-    case '!~': return `NOT match(${value}, ${params.bind(`^(?:${m.value})$`, 'String')})`;
-  }
+export function matchSql(params: SqlParams, value: string, m: Matcher): string {
+  return labelMatchSql(params, 'loki', value, m.op, m.value);
 }
 
 /** A line filter over the body; RE2 un-anchored, as Loki's. */

@@ -13,7 +13,7 @@ import type { TimeRange } from '../../query/time-range.ts';
 import type { LogQuery, LogSelector, Matcher, MetricExpr } from './logql-ast.ts';
 import { selectorsOf } from './logql-ast.ts';
 import type { Grid, Scan } from './logql-sql.ts';
-import { keepsLabels, logsSql, metricSql, rawLogsSql } from './logql-sql.ts';
+import { keepsLabels, logsSql, matchSql, metricSql, rawLogsSql } from './logql-sql.ts';
 import { rowLabels } from './row-labels.ts';
 import type { RawLogRow } from './row-labels.ts';
 import { streamLabelNames, streamLabelSql, streamLabelsSql } from './otlp-labels.ts';
@@ -181,11 +181,7 @@ export async function querySamples(deps: RouteDeps, scan: TenantScan, expr: Metr
 
 /** Matchers as WHERE terms over stream labels (label endpoints' `query` / `match[]`). */
 function streamWhere(params: SqlParams, matchers: readonly Matcher[]): string[] {
-  return matchers.map((m) => {
-    const value = streamLabelSql(m.name) ?? "''";
-    const bound = params.bind(m.op === '=~' || m.op === '!~' ? `^(?:${m.value})$` : m.value, 'String');
-    return { '=': `${value} = ${bound}`, '!=': `${value} != ${bound}`, '=~': `match(${value}, ${bound})`, '!~': `NOT match(${value}, ${bound})` }[m.op];
-  });
+  return matchers.map((m) => matchSql(params, streamLabelSql(m.name) ?? "''", m));
 }
 
 function windowWhere(statement: ScanStatement, window: TimeRange): string[] {

@@ -6,6 +6,7 @@
 // for values the SDKs send typed; docs/tempo.md). Trace-level intrinsics
 // (rootName, rootServiceName, traceDuration) read the columns of the
 // per-trace join that `traceColumns` names.
+import { anchoredPattern, labelMatchSql } from '../../query/label-match-sql.ts';
 import { SqlParams } from '../../query/sql-params.ts';
 import type { Condition, Field, Spansets, TraceQuery, Value } from './traceql-parser.ts';
 
@@ -36,7 +37,7 @@ function compareText(params: SqlParams, has: string, expr: string, op: string, v
   if (op === '=~' || op === '!~') {
     if (value.type !== 'string') throw new UnsupportedComparison(`${op} needs a string pattern`);
     // Tempo anchors the pattern at both ends (Go regexp, RE2 syntax like ClickHouse's).
-    const pattern = params.bind(`^(?:${value.value})$`, 'String');
+    const pattern = params.bind(anchoredPattern('tempo', value.value), 'String');
     return `(${has} AND ${op === '=~' ? '' : 'NOT '}match(${expr}, ${pattern}))`;
   }
   switch (value.type) {
@@ -80,7 +81,7 @@ function intrinsicSql(params: SqlParams, name: string, op: string, value: Value)
 }
 
 function compareString(params: SqlParams, column: string, op: string, value: string): string {
-  if (op === '=~' || op === '!~') return `${op === '=~' ? '' : 'NOT '}match(${column}, ${params.bind(`^(?:${value})$`, 'String')})`;
+  if (op === '=~' || op === '!~') return labelMatchSql(params, 'tempo', column, op, value);
   return `${column} ${orderOp(op)} ${params.bind(value, 'String')}`;
 }
 
