@@ -3,6 +3,7 @@
 import { listen } from '../src/ops/ops-listener.ts';
 import type { ComponentContext, RunningComponent, StartApi } from '../src/target/component.ts';
 import type { ApiConfig } from '../src/config/config.ts';
+import { defaultListenerLimits } from '../src/ops/listener-limits.ts';
 import { createApp } from './app.ts';
 import { httpMetrics } from './http/http-metrics.ts';
 import { createQueryRunner } from './query/query-runner.ts';
@@ -39,6 +40,7 @@ export async function startApiWith(ctx: ComponentContext, config: ApiConfig, run
     keys: ctx.keys,
     log,
     metrics: httpMetrics(ctx.registry),
+    bodyTimeoutMs: (config.listener ?? defaultListenerLimits).bodyTimeoutMs,
   });
   const koa = app.callback();
   const http = await listen({ handler: (req, res) => { void koa(req, res); }, readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port, name: 'api', limits: config.listener });

@@ -13,6 +13,7 @@ import type { ApiState } from './http/api-context.ts';
 import { apiRoutes } from './http/api-routes.ts';
 import { sendError } from './http/reply.ts';
 import { bodyReader } from './http/request-body.ts';
+import { defaultListenerLimits } from '../src/ops/listener-limits.ts';
 import type { HttpMetrics } from './http/http-metrics.ts';
 import type { RouteDeps } from './query/deps.ts';
 import { registerTenantRoutes } from './v1/tenants/tenant-routes.ts';
@@ -30,6 +31,8 @@ export interface AppDeps extends RouteDeps {
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly metrics: HttpMetrics;
+  /** Time a request's body has after its headers (TENANTRY_BODY_TIMEOUT_MS); 408 and the connection closed beyond. */
+  readonly bodyTimeoutMs?: number;
 }
 
 /** Maps other framework errors carrying a client status (e.g. a malformed URL) to API errors. */
@@ -66,6 +69,8 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
     ctx.state.requestId = randomUUID();
+    const bodyTimeoutMs = deps.bodyTimeoutMs ?? defaultListenerLimits.bodyTimeoutMs;
+    ctx.state.bodyDeadline = { atMs: performance.now() + bodyTimeoutMs, timeoutMs: bodyTimeoutMs };
     ctx.set('x-request-id', ctx.state.requestId);
     // A client that closes its connection before the answer is written stops waiting: its statement is killed (api/query/running-statements.ts).
     const gone = new AbortController();
@@ -78,6 +83,8 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
       if (ctx.status === 405 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
       else if (ctx.status === 501 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not supported`));
       else if (ctx.status === 404 && ctx.body === undefined) sendError(ctx, { code: 'not_found', message: `no route ${ctx.method} ${ctx.path}` });
+      // A cut body is the one client failure worth a line: it held a connection for the whole timeout.
+      if (ctx.status === 408) deps.log.warn('request body did not arrive in time; answered 408 and closed the connection', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, bodyTimeoutMs });
     } catch (error) {
       // Expected failures arrive as values; what is thrown is a framework client error or a bug.
       const mapped = frameworkError(error);
@@ -115,7 +122,7 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   });
 
   app.use(async (ctx, next) => {
-    const body = await readBody(ctx);
+    const body = await readBody(ctx, ctx.state.bodyDeadline);
     if (!body.ok) {
       sendError(ctx, body.error);
       return;

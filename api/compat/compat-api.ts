@@ -11,6 +11,7 @@ import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
 import type { RouteDeps } from '../query/deps.ts';
 import type { ScanCaller } from '../query/tenant-scan.ts';
+import type { BodyDeadline } from '../http/request-body.ts';
 
 /** What a compatibility route knows of its request: who asks, and about which tenant. */
 export interface CompatState {
@@ -19,6 +20,8 @@ export interface CompatState {
   tenantId: string;
   /** Aborts once the client stopped waiting (set by the app before anything else). */
   abort: AbortSignal | undefined;
+  /** When the request's body must have arrived (set by the app before anything else). */
+  bodyDeadline: BodyDeadline | undefined;
   /** The checked caller every statement of the request is scanned for (the key, its tenant, the abort signal). */
   caller: ScanCaller;
 }

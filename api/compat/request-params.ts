@@ -29,7 +29,7 @@ const readBody = bodyReader({ limit: maxFormBytes, formMethods: new Set(['POST']
 
 /** The form body's fields as pairs; none for a request without one. */
 async function bodyPairs(ctx: CompatContext): Promise<Result<[string, string][], ApiError>> {
-  const body = await readBody(ctx);
+  const body = await readBody(ctx, ctx.state.bodyDeadline);
   if (!body.ok) return body;
   if (body.value === undefined) return ok([]);
   // The shared reader also takes JSON; these APIs read forms only.

@@ -3,6 +3,7 @@
 // middleware established (the tenant in scope, the decoded input).
 import type { RouterContext } from '@koa/router';
 import type { Principal } from '../../src/auth/api-keys.ts';
+import type { BodyDeadline } from './request-body.ts';
 
 export interface ApiState {
   requestId: string;
@@ -15,6 +16,8 @@ export interface ApiState {
   input: unknown;
   /** Aborts once the client stopped waiting for the answer: its statements are then stopped. */
   abort: AbortSignal | undefined;
+  /** When the request's body must have arrived (TENANTRY_BODY_TIMEOUT_MS after its headers). */
+  bodyDeadline: BodyDeadline | undefined;
 }
 
 export type ApiContext = RouterContext<ApiState>;

@@ -8,6 +8,7 @@ export const errorStatus = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -31,6 +32,7 @@ export const notFound = (what: string): ApiError => ({ code: 'not_found', messag
 export const unavailable = (message: string): ApiError => ({ code: 'unavailable', message });
 export const internal = (): ApiError => ({ code: 'internal', message: 'internal error; the request id identifies it in the server logs' });
 export const methodNotAllowed = (message: string): ApiError => ({ code: 'method_not_allowed', message });
+export const requestTimeout = (message: string): ApiError => ({ code: 'request_timeout', message });
 export const payloadTooLarge = (message: string): ApiError => ({ code: 'payload_too_large', message });
 export const unsupportedMediaType = (message: string): ApiError => ({ code: 'unsupported_media_type', message });
 

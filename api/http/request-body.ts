@@ -12,13 +12,16 @@
 // - a bound on nesting: V8 parses 100k levels, but every later recursive walk
 //   (a decode error's rendering of the value, JSON.stringify) would overflow
 //   the stack on them, so a body nested deeper than `maxDepth` is a 400;
+// - a deadline (TENANTRY_BODY_TIMEOUT_MS from the end of the headers): a body
+//   that trickles or stalls is answered 408 and its connection closed then,
+//   not when the listener's backstop (headers plus body timeout) fires;
 // - its errors mapped to the API's error codes here, once.
 import type { ParameterizedContext } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Result } from '../../src/result.ts';
 import { fail, ok } from '../../src/result.ts';
 import type { ApiError } from './api-error.ts';
-import { invalidRequest, payloadTooLarge, unsupportedMediaType } from './api-error.ts';
+import { invalidRequest, payloadTooLarge, requestTimeout, unsupportedMediaType } from './api-error.ts';
 
 export interface BodyRules {
   /** Most bytes a body may hold, after decompression. */
@@ -27,6 +30,12 @@ export interface BodyRules {
   readonly formMethods: ReadonlySet<string>;
   /** Most levels of arrays and objects a JSON body may nest (the body itself is level 1). */
   readonly maxDepth: number;
+}
+
+/** When a request's body must have arrived: `atMs` on performance.now()'s clock, `timeoutMs` after the headers. */
+export interface BodyDeadline {
+  readonly atMs: number;
+  readonly timeoutMs: number;
 }
 
 /** What koa-body needs of a Koa context (any state). */
@@ -94,7 +103,7 @@ function bodyError(error: unknown, encoding: string, limit: number): ApiError | 
 }
 
 /** A reader of request bodies under `rules`: the parsed body, undefined when the request carries none. */
-export function bodyReader(rules: BodyRules): (ctx: BodyContext) => Promise<Result<unknown, ApiError>> {
+export function bodyReader(rules: BodyRules): (ctx: BodyContext, deadline?: BodyDeadline) => Promise<Result<unknown, ApiError>> {
   const parse = koaBody({
     json: true, jsonTypes: [json], jsonStrict: true, jsonLimit: rules.limit,
     text: true, textTypes: [form], textLimit: rules.limit,
@@ -103,7 +112,21 @@ export function bodyReader(rules: BodyRules): (ctx: BodyContext) => Promise<Resu
   });
   const noop = (): Promise<void> => Promise.resolve();
 
-  return async (ctx) => {
+  /** Parses the body, or 'expired' when `deadline` passes first (the abandoned parse then ends with the connection). */
+  const parseBy = async (ctx: BodyContext, deadline: BodyDeadline | undefined): Promise<'parsed' | 'expired'> => {
+    const parsing = (parse(ctx, noop) as Promise<unknown>).then(() => 'parsed' as const);
+    if (deadline === undefined) return parsing;
+    parsing.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => { timer = setTimeout(() => { resolve('expired'); }, Math.max(0, deadline.atMs - performance.now())); });
+    try {
+      return await Promise.race([parsing, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return async (ctx, deadline) => {
     const headers = ctx.req.headers;
     if (!bodyMethods.has(ctx.method)) return ok(undefined);
     const declared = headers['content-length'];
@@ -118,7 +141,11 @@ export function bodyReader(rules: BodyRules): (ctx: BodyContext) => Promise<Resu
     const encoding = (headers['content-encoding'] ?? 'identity').toLowerCase();
     if (!encodings.has(encoding)) return fail(unsupportedMediaType(`request body content-encoding must be gzip, deflate or identity, not ${encoding}`));
     try {
-      await parse(ctx, noop);
+      if (await parseBy(ctx, deadline) === 'expired') {
+        // The rest of the body is not read: the connection closes once the answer is written.
+        ctx.set('connection', 'close');
+        return fail(requestTimeout(`the request body did not arrive within ${deadline?.timeoutMs ?? 0} ms`));
+      }
     } catch (error) {
       const mapped = bodyError(error, encoding, rules.limit);
       if (mapped === undefined) throw error;

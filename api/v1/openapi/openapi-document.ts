@@ -19,7 +19,8 @@ const json = (schema: unknown): { content: { 'application/json': { schema: unkno
 const errorResponses = (...codes: (keyof typeof errorStatus)[]): Record<string, unknown> =>
   Object.fromEntries(codes.map((c) => [String(errorStatus[c]), { description: c, ...json(ref('Error')) }]));
 
-const common = errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'payload_too_large', 'internal', 'unavailable');
+const common = errorResponses('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'request_timeout', 'unsupported_media_type', 'payload_too_large',
+  'internal', 'unavailable');
 
 /** Answers of a tenant's query routes to its limits (limits.maxConcurrentQueries, maxQueryDays, queryTimeoutSeconds). */
 const tenantQueryLimits = {

@@ -1,0 +1,93 @@
+// A request body that stalls on the API port is cut at the configured body
+// timeout (TENANTRY_BODY_TIMEOUT_MS, counted from the end of the headers):
+// 408 in the error envelope, the connection closed, and one JSON log line
+// naming the request, with nothing else written to stdout or stderr.
+import { connect } from 'node:net';
+import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import { parseKeys } from '../../../src/auth/api-keys.ts';
+import type { Store } from '../../../src/clickhouse/store.ts';
+import { createLogger } from '../../../src/log/logger.ts';
+import { Readiness } from '../../../src/ops/readiness.ts';
+import { startApiWith } from '../../../api/api.ts';
+import { migratedStore } from '../../support/embedded-store.ts';
+import { failingRunner } from './support/store-faults.ts';
+
+const key = 'body-timeout-key-0123456789';
+const bodyTimeoutMs = 600;
+/** Timers, the event loop and a loaded 2-core machine. */
+const slack = 400;
+
+interface Cut { readonly elapsedMs: number; readonly answer: string }
+
+/** Sends the headers and half of a JSON body, then nothing; resolves when the server closes the connection. */
+function halfBody(port: number, path: string): Promise<Cut> {
+  const body = JSON.stringify({ startTime: 1, endTime: 2, query: 'x'.repeat(64) });
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    let started = 0;
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => { answer += chunk; });
+    socket.on('error', reject);
+    socket.on('close', () => { resolve({ elapsedMs: performance.now() - started, answer }); });
+    socket.on('connect', () => {
+      socket.write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nx-scope-orgid: acme\r\ncontent-type: application/json\r\n`
+        + `content-length: ${body.length}\r\n\r\n${body.slice(0, body.length / 2)}`);
+      started = performance.now();
+    });
+  });
+}
+
+describe('api body timeout', () => {
+  let store: Store;
+  before(async () => { store = await migratedStore('bodytimeout'); });
+  after(async () => { await store.close(); });
+
+  it('cuts a stalled body at the body timeout with a 408 and one JSON log line, nothing else printed', async () => {
+    const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
+    if (!keys.ok) throw new Error(keys.message);
+    const lines: string[] = [];
+    const log = createLogger('debug', {}, (line) => { lines.push(line); });
+    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log, readiness: new Readiness([]), registry: new Registry() },
+      { port: 0, queryTimeoutMs: 1000, pageMaxBytes: 1_048_576, listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs } },
+      failingRunner(new Error('not reached'), 1000, log));
+    // Anything else the process prints (Koa's default error printer writes stacks to stderr) is caught here.
+    const printed: string[] = [];
+    const originals = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+    const capture = (chunk: unknown): boolean => { printed.push(String(chunk)); return true; };
+    process.stdout.write = capture;
+    process.stderr.write = capture;
+    // Two on one route, one on a compatibility API (which reads its own form bodies).
+    const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query'];
+    let cuts: Cut[];
+    try {
+      cuts = await Promise.all(paths.map((path) => halfBody(api.ports['api'] ?? 0, path)));
+      // The log line is written as the answer goes out; give a late printer its chance.
+      const deadline = performance.now() + 500;
+      while (performance.now() < deadline && lines.length < paths.length) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      process.stdout.write = originals.out;
+      process.stderr.write = originals.err;
+      await api.stop();
+    }
+    for (const [i, cut] of cuts.entries()) {
+      expect(cut.elapsedMs).to.be.within(bodyTimeoutMs - 50, bodyTimeoutMs + slack);
+      expect(cut.answer).to.match(/^HTTP\/1\.1 408 /);
+      expect(cut.answer.toLowerCase()).to.contain('connection: close');
+      expect(cut.answer).to.contain(`${bodyTimeoutMs} ms`);
+      const requestId = /x-request-id: ([0-9a-f-]+)/i.exec(cut.answer)?.[1];
+      if (paths[i]?.startsWith('/v1/') === true) {
+        const body = JSON.parse(cut.answer.slice(cut.answer.indexOf('\r\n\r\n') + 4)) as { error: { code: string; requestId: string } };
+        expect(body.error.code).to.equal('request_timeout');
+        expect(body.error.requestId).to.equal(requestId);
+      }
+      const about = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['requestId'] === requestId);
+      expect(about, lines.join('\n')).to.have.length(1);
+      expect(about[0]).to.include({ level: 'warn', path: paths[i], bodyTimeoutMs });
+    }
+    expect(lines, lines.join('\n')).to.have.length(paths.length);
+    expect(printed.join(''), 'printed outside the logger').to.equal('');
+  });
+});
