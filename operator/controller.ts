@@ -7,6 +7,7 @@
 // once every store has listed, so no reconcile acts on a half-filled cache.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { Clock } from '../src/clock.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { managedByValue } from './desired/object-meta.ts';
 import { ClusterCache } from './kube/cluster-cache.ts';
@@ -18,7 +19,7 @@ import type { ResourceType } from './kube/resource-types.ts';
 import { defaultBackoff } from './reconcile/backoff.ts';
 import type { BackoffPolicy } from './reconcile/backoff.ts';
 import { KeyQueue, objectKeyId } from './reconcile/key-queue.ts';
-import type { Clock, HandlerResult, ObjectKey } from './reconcile/key-queue.ts';
+import type { HandlerResult, ObjectKey } from './reconcile/key-queue.ts';
 import { isRelevantChange } from './reconcile/relevant-change.ts';
 import { reconcileStack, referencedSecretNames } from './reconcile/stack-reconciler.ts';
 import { stackFromObject } from './stack/stack-spec.ts';

@@ -5,6 +5,8 @@
 // `resyncAfterMs` schedules a resync. Timers come from an injected clock and
 // `whenIdle()` resolves when nothing is waiting or running, so tests await
 // events instead of sleeping.
+import type { Clock } from '../../src/clock.ts';
+import { backgroundClock } from '../../src/clock.ts';
 import type { BackoffPolicy } from './backoff.ts';
 import { backoffDelay } from './backoff.ts';
 
@@ -16,24 +18,13 @@ export interface ObjectKey { readonly namespace: string; readonly name: string }
 /** The string identity of an object key (the queue's map key). */
 export const objectKeyId = (k: ObjectKey): string => `${k.namespace}/${k.name}`;
 
-/** Delayed calls; the real one uses unref'd timers, tests pass a manual one. */
-export interface Clock {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** Node's timers, unref'd so a pending resync never keeps the process alive. */
-export const realClock: Clock = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (handle) => { clearTimeout(handle as NodeJS.Timeout); },
-};
-
 export interface KeyQueueOptions<K> {
   readonly handler: (key: K) => Promise<HandlerResult>;
   /** A string identity of a key (keys equal by it are the same key). */
   readonly idOf: (key: K) => string;
   readonly backoff: BackoffPolicy;
   readonly concurrency: number;
+  /** Timers for retries and resyncs; unref'd by default so a pending resync never keeps the process alive. */
   readonly clock?: Clock;
   readonly onResult?: (key: K, result: HandlerResult, durationMs: number) => void;
 }
@@ -47,13 +38,13 @@ export class KeyQueue<K> {
   readonly #running = new Set<string>();
   readonly #dirty = new Set<string>();
   readonly #failures = new Map<string, number>();
-  readonly #timers = new Map<string, unknown>();
+  readonly #timers = new Map<string, { cancel(): void }>();
   readonly #idleWaiters: Array<() => void> = [];
   #stopped = false;
 
   constructor(options: KeyQueueOptions<K>) {
     this.#o = options;
-    this.#clock = options.clock ?? realClock;
+    this.#clock = options.clock ?? backgroundClock;
   }
 
   /** Keys waiting or running, for the queue-depth metric. */
@@ -67,7 +58,7 @@ export class KeyQueue<K> {
     const id = this.#o.idOf(key);
     this.#keys.set(id, key);
     const timer = this.#timers.get(id);
-    if (timer !== undefined) { this.#clock.clearTimeout(timer); this.#timers.delete(id); }
+    if (timer !== undefined) { timer.cancel(); this.#timers.delete(id); }
     if (this.#running.has(id)) { this.#dirty.add(id); return; }
     if (this.#queued.has(id)) return;
     this.#queued.add(id);
@@ -139,7 +130,7 @@ export class KeyQueue<K> {
   /** Stops taking work and waits for running handlers to finish. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const t of this.#timers.values()) this.#clock.clearTimeout(t);
+    for (const t of this.#timers.values()) t.cancel();
     this.#timers.clear();
     this.#ready.length = 0;
     this.#queued.clear();

@@ -1,27 +1,28 @@
 import { expect } from 'chai';
 import { backoffDelay } from '../../../../operator/reconcile/backoff.ts';
 import { KeyQueue, objectKeyId } from '../../../../operator/reconcile/key-queue.ts';
-import type { Clock, HandlerResult, ObjectKey } from '../../../../operator/reconcile/key-queue.ts';
+import type { HandlerResult, ObjectKey } from '../../../../operator/reconcile/key-queue.ts';
+import type { Clock } from '../../../../src/clock.ts';
 
 /** A clock whose timers fire only when the test says so, at a virtual time. */
 class ManualClock implements Clock {
-  now = 0;
+  #now = 0;
   readonly #timers = new Map<number, { at: number; fn: () => void }>();
   #next = 0;
-  // The injected clock's timer: it fires only when the test advances `now`, never by real time.
-  setTimeout(fn: () => void, ms: number): number {
-    this.#next++;
-    this.#timers.set(this.#next, { at: this.now + ms, fn });
-    return this.#next;
+  now(): number { return this.#now; }
+  // The injected clock's timer: it fires only when the test advances time, never by real time.
+  setTimeout(fn: () => void, ms: number): { cancel(): void } {
+    const id = ++this.#next;
+    this.#timers.set(id, { at: this.#now + ms, fn });
+    return { cancel: () => { this.#timers.delete(id); } };
   }
-  clearTimeout(handle: unknown): void { this.#timers.delete(handle as number); }
   get pending(): number { return this.#timers.size; }
   /** Moves time to the earliest timer and fires it. */
   fireNext(): void {
     const [id, timer] = [...this.#timers].sort((a, b) => a[1].at - b[1].at)[0] ?? [];
     if (id === undefined || timer === undefined) throw new Error('no timer pending');
     this.#timers.delete(id);
-    this.now = timer.at;
+    this.#now = timer.at;
     timer.fn();
   }
 }
@@ -73,7 +74,7 @@ describe('operator key queue', () => {
     const clock = new ManualClock();
     const at: number[] = [];
     const q = queue((): Promise<HandlerResult> => {
-      at.push(clock.now);
+      at.push(clock.now());
       return Promise.resolve(at.length < 4 ? { ok: false, message: 'boom' } : { ok: true });
     }, { baseMs: 20, maxMs: 1000 }, 1, clock);
     q.add(k('k'));
@@ -115,7 +116,7 @@ describe('operator key queue', () => {
     await q.whenIdle();
     clock.fireNext();
     await q.whenIdle();
-    expect([calls, clock.now]).to.deep.equal([2, 300_000]);
+    expect([calls, clock.now()]).to.deep.equal([2, 300_000]);
     await q.stop();
   });
 
