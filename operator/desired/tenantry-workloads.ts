@@ -162,7 +162,7 @@ function servingPodTemplate(stack: Stack, pod: ServingPod, secretsChecksum: stri
     volumes: [keys.volume, ...(scratchVolume === undefined ? [] : [scratchVolume])],
     terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds,
     // A claim's volume is written by user 1000: the group owns it so that the pod can.
-    ...(pod.scratch !== undefined && scratchVolume === undefined ? { securityContext: { fsGroup: 1000 } } : {}),
+    ...(pod.scratch !== undefined && scratchVolume === undefined ? { securityContext: { fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' } } : {}),
     ...(spread.length === 0 ? {} : { topologySpreadConstraints: spread }),
   };
   return {

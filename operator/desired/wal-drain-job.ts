@@ -41,7 +41,7 @@ export function walDrainJob(stack: Stack, ordinal: number, claim: string, claimU
         spec: {
           restartPolicy: 'OnFailure',
           // The segments belong to user 1000 (the gateway that wrote them).
-          securityContext: { fsGroup: 1000 },
+          securityContext: { fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' },
           containers: [{
             name: 'drain',
             image: stack.spec.image,

@@ -20,7 +20,8 @@ describe('gateway write-ahead log volume', () => {
     expect(s.spec?.persistentVolumeClaimRetentionPolicy).to.deep.equal({ whenScaled: 'Retain', whenDeleted: 'Retain' });
     expect(s.spec?.template.spec?.volumes?.map((v) => v.name)).to.deep.equal(['api-keys']);
     expect(s.spec?.template.spec?.containers[0]?.volumeMounts).to.deep.include({ name: 'wal', mountPath: '/var/lib/tenantry/wal' });
-    expect(s.spec?.template.spec?.securityContext).to.deep.equal({ fsGroup: 1000 });
+    // The claim's files belong to the gateway's user; ownership is changed only when the volume's root does not match (fast mounts).
+    expect(s.spec?.template.spec?.securityContext).to.deep.equal({ fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' });
     expect(s.spec?.template.spec?.terminationGracePeriodSeconds).to.equal(75);
   });
 
