@@ -7,6 +7,7 @@
 // once every store has listed, so no reconcile acts on a half-filled cache.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { BackoffPolicy } from '../src/backoff.ts';
 import type { Clock } from '../src/clock.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { managedByValue } from './desired/object-meta.ts';
@@ -16,8 +17,6 @@ import type { CacheEvent } from './kube/informer.ts';
 import type { KubeObject, KubeRest } from './kube/kube-rest.ts';
 import { claimTypes, ownedTypes, resourceTypes } from './kube/resource-types.ts';
 import type { ResourceType } from './kube/resource-types.ts';
-import { defaultBackoff } from './reconcile/backoff.ts';
-import type { BackoffPolicy } from './reconcile/backoff.ts';
 import { KeyQueue, objectKeyId } from './reconcile/key-queue.ts';
 import type { HandlerResult, ObjectKey } from './reconcile/key-queue.ts';
 import { isRelevantChange } from './reconcile/relevant-change.ts';
@@ -26,6 +25,9 @@ import { stackFromObject } from './stack/stack-spec.ts';
 import { registerStackConditions } from './status/stack-condition-metric.ts';
 import type { TenantDirectory } from './tenants/tenant-directory.ts';
 import { syncTenants } from './tenants/tenant-sync.ts';
+
+/** Reconcile retries: a first retry soon, and at most a minute apart while a key keeps failing. */
+const defaultBackoff: BackoffPolicy = { baseMs: 500, maxMs: 60_000 };
 
 export interface ControllerOptions {
   readonly rest: KubeRest;

@@ -17,6 +17,8 @@
 //   acknowledged, and the process reports itself unready meanwhile.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { backoffDelay } from '../../src/backoff.ts';
+import type { BackoffPolicy } from '../../src/backoff.ts';
 import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
@@ -51,15 +53,14 @@ export interface InserterOptions {
   /** Where dead-lettered rows are kept. */
   readonly deadLetterDir: string;
   /** Backoff between retries of a failing INSERT. */
-  readonly minBackoffMs: number;
-  readonly maxBackoffMs: number;
+  readonly backoff: BackoffPolicy;
   /** Tries before a block failing for a reason of its own is split. */
   readonly triesBeforeSplit: number;
   /** Segments of one table inserted at the same time. */
   readonly parallelism: number;
 }
 
-export const defaultInserterOptions = { minBackoffMs: 100, maxBackoffMs: 5000, triesBeforeSplit: 3, parallelism: 2 } as const;
+export const defaultInserterOptions = { backoff: { baseMs: 100, maxMs: 5000 }, triesBeforeSplit: 3, parallelism: 2 } as const;
 
 /** What an insert needs besides its segment: the port, the options, the time source, and the owner's signal to give up. */
 export interface InsertContext {
@@ -180,10 +181,10 @@ async function* split(insert: Insert, records: readonly WalRecord[], token: stri
   yield { kind: 'dead-lettered', rows, reason };
 }
 
-/** Waits before retry `attempt` (doubling from minBackoffMs up to maxBackoffMs); false, at once, when the owner gives up. */
+/** Waits before retry `attempt` (0 = first, the shared jittered schedule of src/backoff.ts); false, at once, when the owner gives up. */
 export function backoff(context: InsertContext, attempt: number): Promise<boolean> {
   const { options, clock, abandon } = context;
-  const ms = Math.min(options.maxBackoffMs, options.minBackoffMs * 2 ** Math.min(attempt, 16));
+  const ms = backoffDelay(options.backoff, attempt + 1);
   if (abandon.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const wake = (): void => {

@@ -2,9 +2,9 @@
 // every object seen to a callback. The watch resumes from the last
 // resourceVersion when the server closes it, relists after 410 Gone, and
 // reconnects with exponential backoff when the API server is unreachable.
+import type { BackoffPolicy } from '../../src/backoff.ts';
+import { backoffDelay } from '../../src/backoff.ts';
 import type { Logger } from '../../src/log/logger.ts';
-import type { BackoffPolicy } from '../reconcile/backoff.ts';
-import { backoffDelay } from '../reconcile/backoff.ts';
 import type { KubeList, KubeObject, KubeRest } from './kube-rest.ts';
 import type { ResourceType } from './resource-types.ts';
 import { collectionPath } from './resource-types.ts';

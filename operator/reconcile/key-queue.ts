@@ -5,10 +5,10 @@
 // `resyncAfterMs` schedules a resync. Timers come from an injected clock and
 // `whenIdle()` resolves when nothing is waiting or running, so tests await
 // events instead of sleeping.
+import type { BackoffPolicy } from '../../src/backoff.ts';
+import { backoffDelay } from '../../src/backoff.ts';
 import type { Clock } from '../../src/clock.ts';
 import { backgroundClock } from '../../src/clock.ts';
-import type { BackoffPolicy } from './backoff.ts';
-import { backoffDelay } from './backoff.ts';
 
 export type HandlerResult = { readonly ok: true; readonly resyncAfterMs?: number } | { readonly ok: false; readonly message: string };
 

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { backoffDelay } from '../../../../operator/reconcile/backoff.ts';
 import { KeyQueue, objectKeyId } from '../../../../operator/reconcile/key-queue.ts';
 import type { HandlerResult, ObjectKey } from '../../../../operator/reconcile/key-queue.ts';
 import type { Clock } from '../../../../src/clock.ts';
@@ -118,12 +117,5 @@ describe('operator key queue', () => {
     await q.whenIdle();
     expect([calls, clock.now()]).to.deep.equal([2, 300_000]);
     await q.stop();
-  });
-
-  it('backoff doubles up to the cap, with bounded jitter', () => {
-    const p = { baseMs: 500, maxMs: 60_000 };
-    expect([1, 2, 3, 10].map((n) => backoffDelay(p, n, () => 0.5))).to.deep.equal([500, 1000, 2000, 60_000]);
-    expect(backoffDelay(p, 1, () => 0)).to.equal(400);
-    expect(backoffDelay(p, 1, () => 1)).to.equal(600);
   });
 });
