@@ -152,19 +152,19 @@ describe('Helm chart against a real kube-apiserver', function () {
     operator = startTenantry(['operator'], testEnvironment(root, {
       TENANTRY_KUBECONFIG: kubeconfig, TENANTRY_OPERATOR_PORT: '0', TENANTRY_LEADER_ELECTION: 'off', TENANTRY_LOG_LEVEL: 'warn',
     }));
-    for (const child of ['deployment/demo-gateway', 'deployment/demo-api', 'service/demo-gateway', 'service/demo-api']) {
+    for (const child of ['statefulset/demo-gateway', 'deployment/demo-api', 'service/demo-gateway', 'service/demo-api']) {
       await waitFor('create', child);
       expect(await exists(['-n', 'tenantry', child]), child).to.equal(true);
     }
-    const gateway = await get(['-n', 'tenantry', 'deployment/demo-gateway']);
+    const gateway = await get(['-n', 'tenantry', 'statefulset/demo-gateway']);
     expect(gateway).to.have.nested.property('spec.replicas', 1);
     expect(gateway).to.have.nested.property('metadata.ownerReferences[0].kind', 'ObservabilityStack');
 
     // helm upgrade with changed values reaches the operator Deployment and, through the stack, the children.
     await helm(['upgrade', 'tenantry', chart, '--namespace', 'tenantry', ...valuesArgs('ci/stack-values.yaml'), '--set', 'operator.replicas=2', '--set', 'stack.spec.gateway.replicas=3'], kubeconfig);
     expect(await get(['-n', 'tenantry', 'deployment/tenantry'])).to.have.nested.property('spec.replicas', 2);
-    await waitFor('jsonpath={.spec.replicas}=3', 'deployment/demo-gateway');
-    expect(await get(['-n', 'tenantry', 'deployment/demo-gateway']), 'gateway scaled to 3 by the operator').to.have.nested.property('spec.replicas', 3);
+    await waitFor('jsonpath={.spec.replicas}=3', 'statefulset/demo-gateway');
+    expect(await get(['-n', 'tenantry', 'statefulset/demo-gateway']), 'gateway scaled to 3 by the operator').to.have.nested.property('spec.replicas', 3);
 
     // helm uninstall: the release's objects go; CRDs stay (Helm never deletes crds/);
     // the stack's children carry owner references, so the cluster's garbage
@@ -177,7 +177,7 @@ describe('Helm chart against a real kube-apiserver', function () {
     }
     expect(await exists(['clusterrole/tenantry'])).to.equal(false);
     expect(await exists(['crd', 'observabilitystacks.tenantry.dev']), 'CRDs stay').to.equal(true);
-    const orphan = await get(['-n', 'tenantry', 'deployment/demo-gateway']);
+    const orphan = await get(['-n', 'tenantry', 'statefulset/demo-gateway']);
     expect(orphan).to.have.nested.property('metadata.ownerReferences[0].name', 'demo');
   });
 });
