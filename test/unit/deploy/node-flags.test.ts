@@ -13,8 +13,9 @@ describe('node flags', () => {
     expect(first).to.equal(`#!/usr/bin/env -S node ${nodeFlags.join(' ')}`);
   });
 
-  it('are on the npm scripts that start the CLI', async () => {
+  // `exec`: npm runs a script through `sh -c`, which does not pass npm's SIGTERM on; exec makes Node the process npm signals.
+  it('are on the npm scripts that start the CLI, which exec Node', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    for (const name of ['start', 'tenantry']) expect(pkg.scripts[name], name).to.match(new RegExp(`^node ${nodeFlags.join(' ')} src/cli\\.ts\\b`));
+    for (const name of ['start', 'tenantry']) expect(pkg.scripts[name], name).to.match(new RegExp(`^exec node ${nodeFlags.join(' ')} src/cli\\.ts\\b`));
   });
 });
