@@ -2,9 +2,11 @@
 // GET /v1/tenants?limit=&page= (cursor pages), GET and PUT /v1/tenants/:id
 // (PUT ?source=tenant for declared settings), GET and PUT
 // /v1/settings/tenant-defaults.
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import type { SettingValues } from '../../src/tenant/settings/tenant-settings.ts';
 import { reportedSettingsOf, settingValuesOf } from './declared-settings.ts';
-import type { DirectoryResult, StoredTenant, TenantDirectory } from './tenant-directory.ts';
+import type { StoredTenant, TenantDirectory } from './tenant-directory.ts';
 
 const pageSize = 1000;
 const timeoutMs = 10_000;
@@ -37,7 +39,7 @@ export class HttpTenantDirectory implements TenantDirectory {
     this.#key = adminKey;
   }
 
-  async #call(method: 'GET' | 'PUT', path: string, body?: unknown): Promise<DirectoryResult<{ status: number; json: unknown }>> {
+  async #call(method: 'GET' | 'PUT', path: string, body?: unknown): Promise<Result<{ status: number; json: unknown }, string>> {
     let res: Response;
     try {
       res = await fetch(`${this.#base}${path}`, {
@@ -47,19 +49,19 @@ export class HttpTenantDirectory implements TenantDirectory {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      return { ok: false, message: `${method} ${this.#base}${path}: ${(error as Error).message}` };
+      return fail(`${method} ${this.#base}${path}: ${(error as Error).message}`);
     }
     const text = await res.text();
     let json: unknown;
     try { json = text === '' ? undefined : JSON.parse(text); } catch { json = undefined; }
     if (res.status >= 500 || res.status === 401 || res.status === 403 || res.status === 429) {
       const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? text.slice(0, 200);
-      return { ok: false, message: `${method} ${path}: HTTP ${res.status}: ${message}` };
+      return fail(`${method} ${path}: HTTP ${res.status}: ${message}`);
     }
-    return { ok: true, value: { status: res.status, json } };
+    return ok({ status: res.status, json });
   }
 
-  async list(): Promise<DirectoryResult<StoredTenant[]>> {
+  async list(): Promise<Result<StoredTenant[], string>> {
     const all: StoredTenant[] = [];
     let page: string | null = null;
     for (let i = 0; i < maxPages; i++) {
@@ -67,48 +69,48 @@ export class HttpTenantDirectory implements TenantDirectory {
       const r = await this.#call('GET', `/v1/tenants?${query.toString()}`);
       if (!r.ok) return r;
       const body = r.value.json as Partial<Page> | undefined;
-      if (r.value.status !== 200 || !Array.isArray(body?.data)) return { ok: false, message: `GET /v1/tenants: unexpected HTTP ${r.value.status}` };
+      if (r.value.status !== 200 || !Array.isArray(body?.data)) return fail(`GET /v1/tenants: unexpected HTTP ${r.value.status}`);
       all.push(...body.data.filter(isTenant).map(storedTenant));
       page = typeof body.nextPage === 'string' && body.nextPage !== '' ? body.nextPage : null;
-      if (page === null) return { ok: true, value: all };
+      if (page === null) return ok(all);
     }
-    return { ok: false, message: `GET /v1/tenants: more than ${maxPages} pages` };
+    return fail(`GET /v1/tenants: more than ${maxPages} pages`);
   }
 
-  async get(id: string): Promise<DirectoryResult<StoredTenant | undefined>> {
+  async get(id: string): Promise<Result<StoredTenant | undefined, string>> {
     const r = await this.#call('GET', `/v1/tenants/${encodeURIComponent(id)}`);
     if (!r.ok) return r;
-    if (r.value.status === 404) return { ok: true, value: undefined };
-    return r.value.status === 200 && isTenant(r.value.json) ? { ok: true, value: storedTenant(r.value.json) } : { ok: false, message: `GET /v1/tenants/${id}: unexpected HTTP ${r.value.status}` };
+    if (r.value.status === 404) return ok(undefined);
+    return r.value.status === 200 && isTenant(r.value.json) ? ok(storedTenant(r.value.json)) : fail(`GET /v1/tenants/${id}: unexpected HTTP ${r.value.status}`);
   }
 
-  async rename(id: string, name: string): Promise<DirectoryResult<StoredTenant>> {
+  async rename(id: string, name: string): Promise<Result<StoredTenant, string>> {
     return this.#putTenant(`/v1/tenants/${encodeURIComponent(id)}`, { name });
   }
 
-  async putDeclaredSettings(id: string, declared: Required<SettingValues>): Promise<DirectoryResult<StoredTenant>> {
+  async putDeclaredSettings(id: string, declared: Required<SettingValues>): Promise<Result<StoredTenant, string>> {
     return this.#putTenant(`/v1/tenants/${encodeURIComponent(id)}?source=tenant`, { limits: declared.limits, retention: declared.retention });
   }
 
-  async getTenantDefaults(): Promise<DirectoryResult<Required<SettingValues> | undefined>> {
+  async getTenantDefaults(): Promise<Result<Required<SettingValues> | undefined, string>> {
     const r = await this.#call('GET', defaultsPath);
     if (!r.ok) return r;
-    if (r.value.status === 404) return { ok: true, value: undefined };
-    if (r.value.status !== 200) return { ok: false, message: `GET ${defaultsPath}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim() };
-    return { ok: true, value: settingValuesOf(r.value.json) };
+    if (r.value.status === 404) return ok(undefined);
+    if (r.value.status !== 200) return fail(`GET ${defaultsPath}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim());
+    return ok(settingValuesOf(r.value.json));
   }
 
-  async putTenantDefaults(values: Required<SettingValues>): Promise<DirectoryResult<Required<SettingValues>>> {
+  async putTenantDefaults(values: Required<SettingValues>): Promise<Result<Required<SettingValues>, string>> {
     const r = await this.#call('PUT', defaultsPath, { limits: values.limits, retention: values.retention });
     if (!r.ok) return r;
-    if (r.value.status !== 200) return { ok: false, message: `PUT ${defaultsPath}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim() };
-    return { ok: true, value: settingValuesOf(r.value.json) };
+    if (r.value.status !== 200) return fail(`PUT ${defaultsPath}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim());
+    return ok(settingValuesOf(r.value.json));
   }
 
-  async #putTenant(path: string, body: unknown): Promise<DirectoryResult<StoredTenant>> {
+  async #putTenant(path: string, body: unknown): Promise<Result<StoredTenant, string>> {
     const r = await this.#call('PUT', path, body);
     if (!r.ok) return r;
-    if (r.value.status === 200 && isTenant(r.value.json)) return { ok: true, value: storedTenant(r.value.json) };
-    return { ok: false, message: `PUT ${path}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim() };
+    if (r.value.status === 200 && isTenant(r.value.json)) return ok(storedTenant(r.value.json));
+    return fail(`PUT ${path}: HTTP ${r.value.status} ${errorMessage(r.value.json)}`.trim());
   }
 }

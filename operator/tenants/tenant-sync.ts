@@ -90,9 +90,9 @@ async function syncTenantDefaults(deps: TenantSyncDeps, directory: TenantDirecto
   const log = deps.log.child({ stack: `${stack.ref.namespace}/${stack.ref.name}`, task: 'tenant-sync' });
   const pushed = await pushTenantDefaults(directory, stack.spec.tenantDefaults);
   if (!pushed.ok) {
-    log.warn('cannot push spec.tenantDefaults', { error: pushed.message });
-    void recordEvent(deps.rest, stackObject, 'Warning', 'TenantDefaultsFailed', pushed.message);
-    return pushed.message;
+    log.warn('cannot push spec.tenantDefaults', { error: pushed.error });
+    void recordEvent(deps.rest, stackObject, 'Warning', 'TenantDefaultsFailed', pushed.error);
+    return pushed.error;
   }
   if (pushed.value.pushed) {
     const now = describeValues(stack.spec.tenantDefaults);
@@ -121,8 +121,8 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
   const directory = deps.directoryFor(stack.spec.tenantSync.apiUrl ?? stackEndpoints(stack).api, key.key);
   const listedTenants = await directory.list();
   if (!listedTenants.ok) {
-    await markUnsynced(deps, namespace, name, listedTenants.message);
-    return { ok: false, message: listedTenants.message };
+    await markUnsynced(deps, namespace, name, listedTenants.error);
+    return { ok: false, message: listedTenants.error };
   }
   const stored = new Map(listedTenants.value.map((t) => [t.id, t]));
   const stackProblem = await syncTenantDefaults(deps, directory, stackObject, stack);
@@ -141,7 +141,7 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
     const wanted = displayName ?? (current === undefined ? '' : undefined);
     if (wanted === undefined || current?.name === wanted) continue;
     const renamed = await directory.rename(tenantId, wanted);
-    if (!renamed.ok) { problems.set(tenantId, renamed.message); continue; }
+    if (!renamed.ok) { problems.set(tenantId, renamed.error); continue; }
     stored.set(tenantId, renamed.value);
     log.info(current === undefined ? 'created tenant record from a declared Tenant' : 'pushed spec.displayName to the API', { tenant: tenantId, name: wanted, was: current?.name });
     void recordEvent(deps.rest, { ...tenant, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind }, 'Normal', current === undefined ? 'TenantCreated' : 'NameSynced', `tenant ${tenantId} name set to ${JSON.stringify(wanted)}${current === undefined ? '' : ` (was ${JSON.stringify(current.name)})`}`);
@@ -177,7 +177,7 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
     if (id === undefined || problems.has(id)) continue;
     const declared = settingValuesOf(specOf(tenant));
     const pushed = await pushDeclaredSettings(directory, id, declared, stored.get(id));
-    if (!pushed.ok) { problems.set(id, pushed.message); continue; }
+    if (!pushed.ok) { problems.set(id, pushed.error); continue; }
     if (!pushed.value.pushed) continue;
     stored.set(id, pushed.value.now);
     const message = `tenant ${id}: declared ${describeValues(declared)} (the API held ${describeValues(pushed.value.was)})`;

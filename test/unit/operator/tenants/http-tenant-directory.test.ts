@@ -87,7 +87,7 @@ describe('operator HTTP tenant directory', () => {
     expect(JSON.parse(bodies.at(-1) ?? '')).to.deep.equal({ limits: { maxQueryDays: 7 }, retention: {} });
     expect(r).to.deep.equal({ ok: true, value: { id: 't1', name: 'Tenant 1', settings } });
     const refused = await dir.putDeclaredSettings('t1', { limits: { maxQueryDays: 0 }, retention: {} });
-    expect(refused).to.deep.equal({ ok: false, message: 'PUT /v1/tenants/t1?source=tenant: HTTP 400 limits.maxQueryDays must be at least 1' });
+    expect(refused).to.deep.equal({ ok: false, error: 'PUT /v1/tenants/t1?source=tenant: HTTP 400 limits.maxQueryDays must be at least 1' });
   });
 
   it('reads and replaces the tenant defaults; an API without the route reads as undefined', async () => {
@@ -103,7 +103,7 @@ describe('operator HTTP tenant directory', () => {
   it('returns failures as values: bad key, unreachable API', async () => {
     const denied = await new HttpTenantDirectory(base, 'wrong').list();
     expect(denied.ok).to.equal(false);
-    expect(denied.ok ? '' : denied.message).to.contain('HTTP 401: bad key');
+    expect(denied.ok ? '' : denied.error).to.contain('HTTP 401: bad key');
     const down = await new HttpTenantDirectory('http://127.0.0.1:1', 'k').get('x');
     expect(down.ok).to.equal(false);
   });

@@ -2,9 +2,11 @@
 // only where the API's values of the pushed source differ from the declared
 // ones, replace semantics, failures as values.
 import { expect } from 'chai';
+import { fail, ok } from '../../../../src/result.ts';
+import type { Result } from '../../../../src/result.ts';
 import type { SettingSource, SettingValues } from '../../../../src/tenant/settings/tenant-settings.ts';
 import { pushDeclaredSettings, pushTenantDefaults } from '../../../../operator/tenants/settings-push.ts';
-import type { DirectoryResult, StoredTenant, TenantDirectory } from '../../../../operator/tenants/tenant-directory.ts';
+import type { StoredTenant, TenantDirectory } from '../../../../operator/tenants/tenant-directory.ts';
 
 /** A directory that records calls; tenant answers carry the declared values with source 'tenant'. */
 class FakeDirectory implements TenantDirectory {
@@ -12,25 +14,25 @@ class FakeDirectory implements TenantDirectory {
   defaults: Required<SettingValues> | undefined = { limits: {}, retention: {} };
   failPuts = false;
 
-  async list(): Promise<DirectoryResult<StoredTenant[]>> { return Promise.resolve({ ok: true, value: [] }); }
-  async get(): Promise<DirectoryResult<StoredTenant | undefined>> { return Promise.resolve({ ok: true, value: undefined }); }
-  async rename(id: string, name: string): Promise<DirectoryResult<StoredTenant>> { return Promise.resolve({ ok: true, value: { id, name } }); }
+  async list(): Promise<Result<StoredTenant[], string>> { return Promise.resolve(ok([])); }
+  async get(): Promise<Result<StoredTenant | undefined, string>> { return Promise.resolve(ok(undefined)); }
+  async rename(id: string, name: string): Promise<Result<StoredTenant, string>> { return Promise.resolve(ok({ id, name })); }
 
-  async putDeclaredSettings(id: string, declared: Required<SettingValues>): Promise<DirectoryResult<StoredTenant>> {
+  async putDeclaredSettings(id: string, declared: Required<SettingValues>): Promise<Result<StoredTenant, string>> {
     this.calls.push(`PUT ${id}?source=tenant ${JSON.stringify(declared)}`);
-    if (this.failPuts) return Promise.resolve({ ok: false, message: 'HTTP 400: limits.maxQueryDays must be at least 1' });
-    return Promise.resolve({ ok: true, value: tenantWith(id, declared, 'tenant') });
+    if (this.failPuts) return Promise.resolve(fail('HTTP 400: limits.maxQueryDays must be at least 1'));
+    return Promise.resolve(ok(tenantWith(id, declared, 'tenant')));
   }
 
-  async getTenantDefaults(): Promise<DirectoryResult<Required<SettingValues> | undefined>> {
+  async getTenantDefaults(): Promise<Result<Required<SettingValues> | undefined, string>> {
     this.calls.push('GET defaults');
-    return Promise.resolve({ ok: true, value: this.defaults });
+    return Promise.resolve(ok(this.defaults));
   }
 
-  async putTenantDefaults(values: Required<SettingValues>): Promise<DirectoryResult<Required<SettingValues>>> {
+  async putTenantDefaults(values: Required<SettingValues>): Promise<Result<Required<SettingValues>, string>> {
     this.calls.push(`PUT defaults ${JSON.stringify(values)}`);
     this.defaults = values;
-    return Promise.resolve({ ok: true, value: values });
+    return Promise.resolve(ok(values));
   }
 }
 
@@ -48,7 +50,7 @@ describe('operator settings push', () => {
     expect(dir.calls).to.deep.equal([`PUT acme?source=tenant ${JSON.stringify(declared)}`]);
     const stored = first.ok && first.value.pushed ? first.value.now : undefined;
     const again = await pushDeclaredSettings(dir, 'acme', declared, stored);
-    expect(again).to.deep.equal({ ok: true, value: { pushed: false } });
+    expect(again).to.deep.equal(ok({ pushed: false }));
     expect(dir.calls).to.have.length(1);
   });
 
@@ -70,9 +72,9 @@ describe('operator settings push', () => {
   it('a Tenant that declares nothing removes the tenant-source values the API holds, and costs nothing otherwise', async () => {
     const dir = new FakeDirectory();
     const none = { limits: {}, retention: {} };
-    expect(await pushDeclaredSettings(dir, 'a', none, { id: 'a', name: '' })).to.deep.equal({ ok: true, value: { pushed: false } });
-    expect(await pushDeclaredSettings(dir, 'b', none, undefined)).to.deep.equal({ ok: true, value: { pushed: false } });
-    expect(await pushDeclaredSettings(dir, 'c', none, tenantWith('c', { limits: { maxQueryDays: 3 } }, 'api'))).to.deep.equal({ ok: true, value: { pushed: false } });
+    expect(await pushDeclaredSettings(dir, 'a', none, { id: 'a', name: '' })).to.deep.equal(ok({ pushed: false }));
+    expect(await pushDeclaredSettings(dir, 'b', none, undefined)).to.deep.equal(ok({ pushed: false }));
+    expect(await pushDeclaredSettings(dir, 'c', none, tenantWith('c', { limits: { maxQueryDays: 3 } }, 'api'))).to.deep.equal(ok({ pushed: false }));
     expect(dir.calls).to.deep.equal([]);
     const r = await pushDeclaredSettings(dir, 'd', none, tenantWith('d', { retention: { logsDays: 3 } }, 'tenant'));
     expect(r.ok && r.value.pushed).to.equal(true);
@@ -83,7 +85,7 @@ describe('operator settings push', () => {
     const dir = new FakeDirectory();
     dir.failPuts = true;
     const r = await pushDeclaredSettings(dir, 'acme', { limits: { maxQueryDays: 7 }, retention: {} }, undefined);
-    expect(r).to.deep.equal({ ok: false, message: 'HTTP 400: limits.maxQueryDays must be at least 1' });
+    expect(r).to.deep.equal(fail('HTTP 400: limits.maxQueryDays must be at least 1'));
   });
 
   it('pushes stack tenantDefaults when they differ from the API’s, replacing them', async () => {
@@ -91,7 +93,7 @@ describe('operator settings push', () => {
     const declared = { limits: { maxConcurrentQueries: 4 }, retention: { tracesDays: 14 } };
     const r = await pushTenantDefaults(dir, declared);
     expect(r.ok && r.value.pushed).to.equal(true);
-    expect(await pushTenantDefaults(dir, declared)).to.deep.equal({ ok: true, value: { pushed: false } });
+    expect(await pushTenantDefaults(dir, declared)).to.deep.equal(ok({ pushed: false }));
     dir.defaults = { limits: { maxConcurrentQueries: 4, maxQueryDays: 1 }, retention: { tracesDays: 14 } };
     const reverted = await pushTenantDefaults(dir, declared);
     expect(reverted.ok && reverted.value.pushed ? reverted.value.was : undefined).to.deep.equal({ limits: { maxConcurrentQueries: 4, maxQueryDays: 1 }, retention: { tracesDays: 14 } });
@@ -105,8 +107,8 @@ describe('operator settings push', () => {
   it('an API without settings routes is fine until the stack declares tenantDefaults', async () => {
     const dir = new FakeDirectory();
     dir.defaults = undefined;
-    expect(await pushTenantDefaults(dir, { limits: {}, retention: {} })).to.deep.equal({ ok: true, value: { pushed: false } });
+    expect(await pushTenantDefaults(dir, { limits: {}, retention: {} })).to.deep.equal(ok({ pushed: false }));
     const r = await pushTenantDefaults(dir, { limits: { maxQueryDays: 7 }, retention: {} });
-    expect(r.ok ? '' : r.message).to.contain('/v1/settings/tenant-defaults');
+    expect(r.ok ? '' : r.error).to.contain('/v1/settings/tenant-defaults');
   });
 });
