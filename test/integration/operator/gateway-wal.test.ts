@@ -2,7 +2,8 @@
 // (docs/adr/0007-gateway-wal-volumes.md): the StatefulSet with its claim
 // template (size and class from the spec), the emptyDir when chosen, the old
 // gateway Deployment removed on upgrade once the StatefulSet is ready, and the
-// drain decision after a scale-down. No controller manager runs here: the
+// drain decision after a scale-down, all as a user holding only the
+// documented RBAC rules. No controller manager runs here: the
 // test plays the StatefulSet controller (it creates the claims and pods) and
 // the Job controller (it marks a Job succeeded).
 import { expect } from 'chai';
@@ -59,9 +60,11 @@ describe('operator: gateway write-ahead-log volumes against a real API server', 
 
   before(async function () {
     const binaries = k8sBinariesOrSkip(this);
-    server = await startKubeTestServer(binaries);
+    server = await startKubeTestServer(binaries, { users: ['tenantry-operator'] });
+    // As a user holding only the documented rules: the claims and pods the drain reads and deletes are in them.
+    await server.kubectl(['apply', '-f', 'test/fixtures/k8s/operator-rbac.yaml']);
     await createNamespace(server, ns);
-    operator = await startOperatorProcess(server, { TENANTRY_WATCH_NAMESPACES: ns });
+    operator = await startOperatorProcess(server, { TENANTRY_WATCH_NAMESPACES: ns, TENANTRY_KUBECONFIG: server.kubeconfigFor('tenantry-operator') });
   });
 
   after(async () => {
@@ -164,5 +167,10 @@ describe('operator: gateway write-ahead-log volumes against a real API server', 
     await srv().kubectl(['patch', 'ostack/drain', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { gateway: { replicas: 3 } } })]);
     await eventually(async () => { expect(await tryGet(srv(), ['job', 'drain-gateway-drain-2', '-n', ns])).to.equal(undefined); });
     expect(await claimDeleted('wal-drain-gateway-2')).to.equal(false);
+  });
+
+  it('was never refused a call', () => {
+    const forbidden = (operator?.process.lines ?? []).filter((l) => l['status'] === 403 || /forbidden/i.test(JSON.stringify([l['msg'], l['error']])));
+    expect(forbidden).to.deep.equal([]);
   });
 });
