@@ -1,7 +1,9 @@
 // The /v1 API component: the Koa app on ctx.host:config.port behind the
-// shared ops listener (which answers /healthz, /readyz, /metrics), graceful stop.
-import { listen } from '../src/ops/ops-listener.ts';
-import type { ComponentContext, RunningComponent, StartApi } from '../src/target/component.ts';
+// shared ops listener (which answers /healthz, /readyz, /metrics), graceful
+// stop. Its port opens first (openApi) and answers 503 until the app starts.
+import { listenEarly } from '../src/ops/ops-listener.ts';
+import type { EarlyListener } from '../src/ops/ops-listener.ts';
+import type { ComponentContext, OpenApi, OpenComponent, PortContext, RunningComponent, StartApi } from '../src/target/component.ts';
 import type { ApiConfig } from '../src/config/config.ts';
 import { defaultListenerLimits } from '../src/ops/listener-limits.ts';
 import { createApp } from './app.ts';
@@ -27,8 +29,12 @@ async function settingsOf(ctx: ComponentContext, log: Logger): Promise<{ setting
   return { settings: own, stop: () => { own.stop(); } };
 }
 
-/** Starts the API reading the store through `runner`: the seam tests use to inject store failures. A runner that can stop its statements is stopped first at shutdown. */
-export async function startApiWith(ctx: ComponentContext, config: ApiConfig, runner: QueryRunner | StoppableQueryRunner): Promise<RunningComponent> {
+function openPort(ctx: PortContext, config: ApiConfig): Promise<EarlyListener> {
+  return listenEarly({ readiness: ctx.readiness, registry: ctx.registry, log: ctx.log.child({ component: 'api' }), host: ctx.host, port: config.port, name: 'api', limits: config.listener });
+}
+
+/** Starts the app on its open port. */
+async function startOn(http: EarlyListener, ctx: ComponentContext, config: ApiConfig, runner: QueryRunner | StoppableQueryRunner): Promise<RunningComponent> {
   const log = ctx.log.child({ component: 'api' });
   const settings = await settingsOf(ctx, log);
   const app = createApp({
@@ -43,7 +49,7 @@ export async function startApiWith(ctx: ComponentContext, config: ApiConfig, run
     bodyTimeoutMs: (config.listener ?? defaultListenerLimits).bodyTimeoutMs,
   });
   const koa = app.callback();
-  const http = await listen({ handler: (req, res) => { void koa(req, res); }, readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port, name: 'api', limits: config.listener });
+  http.attach((req, res) => { void koa(req, res); });
   return {
     name: 'api',
     ports: { api: http.port },
@@ -56,6 +62,27 @@ export async function startApiWith(ctx: ComponentContext, config: ApiConfig, run
     },
   };
 }
+
+/** Starts the API reading the store through `runner`: the seam tests use to inject store failures. A runner that can stop its statements is stopped first at shutdown. */
+export async function startApiWith(ctx: ComponentContext, config: ApiConfig, runner: QueryRunner | StoppableQueryRunner): Promise<RunningComponent> {
+  const http = await openPort(ctx, config);
+  try {
+    return await startOn(http, ctx, config, runner);
+  } catch (error) {
+    await http.close();
+    throw error;
+  }
+}
+
+/** Opens the API's port; the app starts on it (on the process's store, as startApi) once the process is set up. */
+export const openApi: OpenApi = async (portCtx: PortContext, config: ApiConfig): Promise<OpenComponent> => {
+  const http = await openPort(portCtx, config);
+  return {
+    ports: { api: http.port },
+    start: (ctx) => startOn(http, ctx, config, apiQueryRunner(ctx, config)),
+    close: () => http.close(),
+  };
+};
 
 /** The runner of the API on the store's ClickHouse client: the process's store gate, query time limit and statement bounds, and the connection that kills statements. */
 export function apiQueryRunner(ctx: ComponentContext, config: ApiConfig): StoppableQueryRunner {

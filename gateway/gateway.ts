@@ -1,13 +1,15 @@
 // The OTLP gateway component: OTLP/HTTP and OTLP/gRPC receivers (and
 // Prometheus remote write on the HTTP port, gateway/prometheus/) in front of
 // one ingest pipeline and one write-ahead-logged writer, with per-tenant
-// ingest limits shared by the replicas (gateway/limits/). stop() stops both
-// listeners (in-flight requests finish once their rows are logged), then
-// moves what the log holds into ClickHouse.
+// ingest limits shared by the replicas (gateway/limits/). Its ports open
+// first (openGateway) and answer health while the process sets up and the
+// log replays; stop() stops both listeners (in-flight requests finish once
+// their rows are logged), then moves what the log holds into ClickHouse.
 import { defaultListenerLimits } from '../src/ops/listener-limits.ts';
 import { listenerMetrics } from '../src/ops/listener-metrics.ts';
-import { listen } from '../src/ops/ops-listener.ts';
-import type { ComponentContext, RunningComponent, StartGateway } from '../src/target/component.ts';
+import { listenEarly } from '../src/ops/ops-listener.ts';
+import type { EarlyListener } from '../src/ops/ops-listener.ts';
+import type { ComponentContext, OpenComponent, OpenGateway, PortContext, RunningComponent, StartGateway } from '../src/target/component.ts';
 import type { GatewayConfig } from '../src/config/config.ts';
 import { defaultSettingsView } from '../src/tenant/settings/tenant-settings.ts';
 import type { Logger } from '../src/log/logger.ts';
@@ -23,7 +25,8 @@ import { clickHouseMetadataSink } from './prometheus/clickhouse-metadata-sink.ts
 import { ChangedMetadata } from './prometheus/metadata-sink.ts';
 import { remoteWriteHandler, remoteWritePath } from './prometheus/remote-write-receiver.ts';
 import { defaultItemLimits } from './convert/common/item-limits.ts';
-import { listenGrpc } from './receivers/otlp-grpc-receiver.ts';
+import { openGrpc } from './receivers/otlp-grpc-receiver.ts';
+import type { GrpcPort } from './receivers/otlp-grpc-receiver.ts';
 import { defaultMaxInflightBytes, InflightBytes } from './receivers/inflight-bytes.ts';
 import { clickHouseRowSink } from './writer/clickhouse-row-sink.ts';
 import { LoggedWriter } from './writer/logged-writer.ts';
@@ -56,8 +59,26 @@ export interface RunningGateway extends RunningComponent {
   flush(): Promise<void>;
 }
 
-/** Starts the gateway; `sink` replaces the ClickHouse writer port (tests). */
-export async function startGatewayWith(ctx: ComponentContext, config: GatewayConfig, sink: RowSink): Promise<RunningGateway> {
+/** The gateway's two ports, open before it is set up (health answers, data 503 / UNAVAILABLE). */
+interface GatewayPorts {
+  readonly http: EarlyListener;
+  readonly grpc: GrpcPort;
+}
+
+async function openPorts(ctx: PortContext, config: GatewayConfig): Promise<GatewayPorts> {
+  const limits = config.listener ?? defaultListenerLimits;
+  const http = await listenEarly({ readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort, name: 'otlp-http', limits });
+  try {
+    const grpc = await openGrpc({ host: ctx.host, port: config.otlpGrpcPort, limits, maxRequestBytes: config.maxRequestBytes, readiness: ctx.readiness, registry: ctx.registry });
+    return { http, grpc };
+  } catch (error) {
+    await http.close();
+    throw error;
+  }
+}
+
+/** Sets the gateway up on its open ports: replays the write-ahead log, then hands the ports their handlers. */
+async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: GatewayConfig, sink: RowSink): Promise<RunningGateway> {
   const log = ctx.log.child({ component: 'gateway' });
   const metrics = gatewayMetrics(ctx.registry, (condition, healthy, message) => {
     if (healthy) {
@@ -80,33 +101,39 @@ export async function startGatewayWith(ctx: ComponentContext, config: GatewayCon
   const bodyDeps = { bodyTimeoutMs: limits.bodyTimeoutMs, onBodyTimeout: () => { bodyTimeouts.inc({ listener: 'otlp-http' }); } };
   const remoteWrite = remoteWriteHandler({ ...deps, ...bodyDeps, items: config.items ?? defaultItemLimits, settings: ctx.settings, metadata: new ChangedMetadata(clickHouseMetadataSink(ctx.store)) });
   const httpDeps = { ...deps, ...bodyDeps, remoteWrite: { path: remoteWritePath, handler: remoteWrite } };
-  let http;
-  try {
-    http = await listen({ handler: otlpHttpHandler(httpDeps), readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort, name: 'otlp-http', limits });
-  } catch (error) {
-    await Promise.all([writer.stop(), ingestLimits.stop()]);
-    throw error;
-  }
-  const httpListener = http;
-  let grpc;
-  try {
-    grpc = await listenGrpc(deps, ctx.host, config.otlpGrpcPort, limits, ctx.registry);
-  } catch (error) {
-    await httpListener.close();
-    await Promise.all([writer.stop(), ingestLimits.stop()]);
-    throw error;
-  }
-  const grpcListener = grpc;
+  ports.http.attach(otlpHttpHandler(httpDeps));
+  ports.grpc.attach(deps);
   return {
     name: 'gateway',
-    ports: { otlpHttp: httpListener.port, otlpGrpc: grpcListener.port },
+    ports: { otlpHttp: ports.http.port, otlpGrpc: ports.grpc.port },
     flush: () => writer.flush(),
     stop: async () => {
       // Requests in flight are answered once logged; then the log goes to ClickHouse.
-      await Promise.all([httpListener.close(), grpcListener.close()]);
+      await Promise.all([ports.http.close(), ports.grpc.close()]);
       await Promise.all([writer.stop(), ingestLimits.stop()]);
     },
   };
+}
+
+/** Opens the gateway's ports; it starts (on ClickHouse through the process's store gate) once the process is set up. */
+export const openGateway: OpenGateway = async (portCtx: PortContext, config: GatewayConfig): Promise<OpenComponent> => {
+  const ports = await openPorts(portCtx, config);
+  return {
+    ports: { otlpHttp: ports.http.port, otlpGrpc: ports.grpc.port },
+    start: (ctx) => startOn(ports, ctx, config, clickHouseRowSink(ctx.store, ctx.storeGate)),
+    close: async () => { await Promise.all([ports.http.close(), ports.grpc.close()]); },
+  };
+};
+
+/** Starts the gateway at once; `sink` replaces the ClickHouse writer port (tests). */
+export async function startGatewayWith(ctx: ComponentContext, config: GatewayConfig, sink: RowSink): Promise<RunningGateway> {
+  const ports = await openPorts(ctx, config);
+  try {
+    return await startOn(ports, ctx, config, sink);
+  } catch (error) {
+    await Promise.all([ports.http.close(), ports.grpc.close()]);
+    throw error;
+  }
 }
 
 export const startGateway: StartGateway = (ctx: ComponentContext, config: GatewayConfig): Promise<RunningComponent> =>

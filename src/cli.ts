@@ -10,7 +10,7 @@ import { migrate } from './clickhouse/schema/migrator.ts';
 import { openStore } from './clickhouse/store.ts';
 import { createLogger } from './log/logger.ts';
 import type { Logger } from './log/logger.ts';
-import type { StartApi, StartGateway, StartOperator } from './target/component.ts';
+import type { OpenApi, OpenGateway, StartOperator } from './target/component.ts';
 import { Readiness } from './ops/readiness.ts';
 import { runServer } from './target/server-process.ts';
 import { processRegistry, waitForStopSignal } from './target/stop-signal.ts';
@@ -25,13 +25,13 @@ ${Object.entries(allVariables).map(([name, v]) => `  ${name.padEnd(34)} ${v.doc}
 `;
 
 async function gatewayStarter(config: Extract<Config, { gateway: unknown }>): Promise<ComponentStarter> {
-  const { startGateway } = (await import('../gateway/gateway.ts')) as { startGateway: StartGateway };
-  return (ctx) => startGateway(ctx, config.gateway);
+  const { openGateway } = (await import('../gateway/gateway.ts')) as { openGateway: OpenGateway };
+  return (ctx) => openGateway(ctx, config.gateway);
 }
 
 async function apiStarter(config: Extract<Config, { api: unknown }>): Promise<ComponentStarter> {
-  const { startApi } = (await import('../api/api.ts')) as { startApi: StartApi };
-  return (ctx) => startApi(ctx, config.api);
+  const { openApi } = (await import('../api/api.ts')) as { openApi: OpenApi };
+  return (ctx) => openApi(ctx, config.api);
 }
 
 async function runMigrate(config: Extract<Config, { target: 'migrate' }>, log: Logger): Promise<number> {

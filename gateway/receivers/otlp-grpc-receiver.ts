@@ -12,14 +12,15 @@ import { presentedKey } from '../../src/auth/api-keys.ts';
 import type { KeyRing } from '../../src/auth/api-keys.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { ListenerLimits } from '../../src/ops/listener-limits.ts';
+import type { Readiness } from '../../src/ops/readiness.ts';
 import { listenerMetrics } from '../../src/ops/listener-metrics.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
-import type { RowConverter } from '../convert/common/row-converter.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Failure, Outcome } from '../ingest/outcome.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
 import { encodeExportResponse, encodeStatusProtobuf } from './export-response.ts';
+import { addHealthService } from './grpc-health.ts';
 import { resetStream, serveConnections } from './grpc-connections.ts';
 import type { InflightBytes, Reservation } from './inflight-bytes.ts';
 
@@ -111,8 +112,11 @@ const overloaded: Failure = { kind: 'overloaded', message: 'too many request byt
  * it only once the handler asks). The message must then arrive within the
  * body timeout, and its bytes are charged to the budget until the call ends.
  */
-function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, onBodyTimeout: () => void): grpc.ServerInterceptor {
+function admission(attached: () => GrpcReceiverDeps | undefined, bodyTimeoutMs: number, onBodyTimeout: () => void): grpc.ServerInterceptor {
   return (method, call) => {
+    const signal = signalByPath.get(method.path);
+    // Only exports are admitted here: the health service answers probes without a key.
+    if (signal === undefined) return new grpc.ServerInterceptingCall(call);
     let reservation: Reservation | undefined;
     let timer: NodeJS.Timeout | undefined;
     const finish = (): void => {
@@ -129,13 +133,17 @@ function admission(deps: GrpcReceiverDeps, bodyTimeoutMs: number, onBodyTimeout:
       start: (next) => {
         next({
           onReceiveMetadata: (metadata, admit) => {
+            const deps = attached();
+            if (deps === undefined) {
+              refuse(starting);
+              return;
+            }
             const auth = authorizeIngest(deps.keys, presentedKey(firstString(metadata, 'authorization'), firstString(metadata, 'x-api-key')));
             if (!auth.ok) {
               refuse(auth.failure);
               return;
             }
-            const signal = signalByPath.get(method.path);
-            const limited = signal === undefined ? undefined : deps.pipeline.refuseUnread(auth.principal, 'grpc', signal);
+            const limited = deps.pipeline.refuseUnread(auth.principal, 'grpc', signal);
             if (limited !== undefined) {
               refuse(limited);
               return;
@@ -175,14 +183,24 @@ function firstString(metadata: grpc.Metadata, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function handler(signal: SignalName, converter: RowConverter, deps: GrpcReceiverDeps): grpc.handleUnaryCall<Buffer, Buffer> {
+function handler(signal: SignalName, attached: () => GrpcReceiverDeps | undefined): grpc.handleUnaryCall<Buffer, Buffer> {
   return (call, callback) => {
+    const deps = attached();
+    if (deps === undefined) {
+      callback(statusOf(starting));
+      return;
+    }
+    const converter = deps.pipeline.converters[signal].protobuf;
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'grpc', signal });
     const run = async (): Promise<Outcome> => {
       const auth = authorizeIngest(deps.keys, presentedKey(firstString(call.metadata, 'authorization'), firstString(call.metadata, 'x-api-key')));
       if (!auth.ok) return auth.failure;
+      // grpc-js has read and inflated the message; converting it takes its turn by tenant (gateway/limits/decode-gate.ts).
+      const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.principal));
+      if (!turn.ok) return { kind: 'overloaded', ...turn.error };
       const tenants = deps.pipeline.resolver(auth.principal);
       const converted = converter.convert(call.request, tenants);
+      turn.value.release(call.request.length);
       if (!converted.ok) return { kind: 'invalid', message: converted.message };
       return deps.pipeline.ingest(signal, converted.batch, { tenants, bytes: call.request.length, protocol: 'grpc' });
     };
@@ -204,18 +222,38 @@ export interface GrpcListener {
   close(): Promise<void>;
 }
 
-/** Starts the OTLP/gRPC server on host:port. */
-export async function listenGrpc(deps: GrpcReceiverDeps, host: string, port: number, limits: ListenerLimits, registry: Registry): Promise<GrpcListener> {
+/** The OTLP/gRPC port opened before the gateway is set up: health answers at once, exports UNAVAILABLE until attach(). */
+export interface GrpcPort extends GrpcListener {
+  /** Serves exports with `deps` from now on. */
+  attach(deps: GrpcReceiverDeps): void;
+}
+
+export interface GrpcPortOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly limits: ListenerLimits;
+  readonly maxRequestBytes: number;
+  readonly readiness: Readiness;
+  readonly registry: Registry;
+}
+
+const starting: Failure = { kind: 'unavailable', message: 'the gateway is starting: retry later' };
+
+/** Opens the OTLP/gRPC port on host:port with the health service; exports wait for attach(). */
+export async function openGrpc(options: GrpcPortOptions): Promise<GrpcPort> {
   const name = 'otlp-grpc';
-  const bodyTimeouts = listenerMetrics(registry).bodyTimeouts;
+  const bodyTimeouts = listenerMetrics(options.registry).bodyTimeouts;
+  let attached: GrpcReceiverDeps | undefined;
   const server = new grpc.Server({
-    ...serverOptions(deps.maxRequestBytes, limits),
-    interceptors: [admission(deps, limits.bodyTimeoutMs, () => { bodyTimeouts.inc({ listener: name }); })],
+    ...serverOptions(options.maxRequestBytes, options.limits),
+    interceptors: [admission(() => attached, options.limits.bodyTimeoutMs, () => { bodyTimeouts.inc({ listener: name }); })],
   });
-  const converters = deps.pipeline.converters;
   for (const [signal, path] of services) {
     const definition = { Export: { path, originalName: 'export', ...passThrough } } satisfies grpc.ServiceDefinition;
-    server.addService(definition, { Export: handler(signal, converters[signal].protobuf, deps) });
+    // Admission refuses every export until attach(), so a handler always finds its deps.
+    server.addService(definition, { Export: handler(signal, () => attached) });
   }
-  return serveConnections(server, host, port, limits, registry, name);
+  addHealthService(server, options.readiness, services.map(([, path]) => path.split('/')[1] ?? ''));
+  const connections = await serveConnections(server, options.host, options.port, options.limits, options.registry, name);
+  return { ...connections, attach: (deps) => { attached = deps; } };
 }

@@ -2,7 +2,9 @@
 // (/healthz, /readyz, /metrics) itself, hands everything else to the
 // component's handler, owns the server's timeouts and connection cap, and
 // closes cleanly (stop accepting, let in-flight requests finish, close
-// keep-alive connections as soon as they go idle).
+// keep-alive connections as soon as they go idle). A port may open before
+// its component is set up (listenEarly): probes get their answers at once,
+// and every other request 503 with Retry-After until the handler arrives.
 import { createServer } from 'node:http';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -67,6 +69,15 @@ function answerOps(req: IncomingMessage, res: ServerResponse, path: string, opti
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
     res.end('internal error\n');
   });
+}
+
+/** Seconds a client is asked to wait before retrying a request that arrived while the process starts. */
+export const startingRetryAfterSeconds = 1;
+
+/** The answer to a data request that arrives before its component is set up: 503, retry shortly (as the API's error envelope). */
+function answerStarting(res: ServerResponse): void {
+  const body = JSON.stringify({ error: { code: 'unavailable', message: 'starting: not ready to serve yet, retry later' } });
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(startingRetryAfterSeconds) }).end(body);
 }
 
 /** Least time between two reclaims of idle connections at the cap. */
@@ -146,4 +157,27 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       server.closeIdleConnections();
     }),
   };
+}
+
+/** A port opened before its component is set up: the component attaches its handler when it starts. */
+export interface EarlyListener extends Listener {
+  /** Hands every non-ops request to `handler` from now on. */
+  attach(handler: RequestListener): void;
+}
+
+/** Listens on host:port at once: ops paths are answered, every other request 503 with Retry-After until attach(). */
+export async function listenEarly(options: Omit<ListenOptions, 'handler'>): Promise<EarlyListener> {
+  let attached: RequestListener | undefined;
+  const listener = await listen({
+    ...options,
+    handler: (req, res) => {
+      if (attached === undefined) {
+        // The body is not wanted; Node drains what fits, and closes a connection with more.
+        answerStarting(res);
+        return;
+      }
+      attached(req, res);
+    },
+  });
+  return { ...listener, attach: (handler) => { attached = handler; } };
 }

@@ -5,6 +5,7 @@ export class Readiness {
   readonly #pending: Set<string>;
   #shuttingDown = false;
   readonly #waiters: (() => void)[] = [];
+  readonly #watchers = new Set<() => void>();
 
   /** `conditions` must all be marked done before the process reports ready. */
   constructor(conditions: readonly string[]) {
@@ -14,6 +15,17 @@ export class Readiness {
   done(condition: string): void {
     this.#pending.delete(condition);
     if (this.isReady()) for (const resolve of this.#waiters.splice(0)) resolve();
+    this.#changed();
+  }
+
+  /** Calls `watcher` after every change that may flip readiness (gRPC health Watch); returns the unsubscribe. */
+  onChange(watcher: () => void): () => void {
+    this.#watchers.add(watcher);
+    return () => { this.#watchers.delete(watcher); };
+  }
+
+  #changed(): void {
+    for (const watcher of [...this.#watchers]) watcher();
   }
 
   /** Resolves once the process is ready (at once when it is). */
@@ -25,10 +37,12 @@ export class Readiness {
   /** Makes the process unready until `condition` is done again (e.g. storage refusing writes). */
   unready(condition: string): void {
     this.#pending.add(condition);
+    this.#changed();
   }
 
   beginShutdown(): void {
     this.#shuttingDown = true;
+    this.#changed();
   }
 
   get shuttingDown(): boolean {

@@ -51,6 +51,25 @@ export interface RunningComponent {
   stop(): Promise<void>;
 }
 
+/** What a component needs to open its ports, before the process has its store, keys or settings. */
+export type PortContext = Pick<ComponentContext, 'host' | 'log' | 'readiness' | 'registry'>;
+
+/**
+ * A component whose ports are open before the process is set up (the store
+ * opened, the schema checked, the write-ahead log replayed): they answer
+ * health at once, and data requests 503 / UNAVAILABLE until start().
+ */
+export interface OpenComponent {
+  /** Bound ports by role, as RunningComponent's. */
+  readonly ports: Readonly<Record<string, number>>;
+  /** Sets the component up on the open ports; a failure leaves them open for close(). */
+  start(ctx: ComponentContext): Promise<RunningComponent>;
+  /** Closes the ports of a component that did not start. */
+  close(): Promise<void>;
+}
+
+export type OpenGateway = (ctx: PortContext, config: GatewayConfig) => Promise<OpenComponent>;
+export type OpenApi = (ctx: PortContext, config: ApiConfig) => Promise<OpenComponent>;
 export type StartGateway = (ctx: ComponentContext, config: GatewayConfig) => Promise<RunningComponent>;
 export type StartApi = (ctx: ComponentContext, config: ApiConfig) => Promise<RunningComponent>;
 export type StartOperator = (ctx: Pick<ComponentContext, 'host' | 'log' | 'readiness' | 'registry'>, config: OperatorConfig) => Promise<RunningComponent>;

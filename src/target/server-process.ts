@@ -1,6 +1,9 @@
-// Runs a serving target (all, gateway, api): open the store, make sure the
-// schema is there, load keys, start components, and shut down cleanly on
-// SIGTERM/SIGINT (readiness false, stop accepting, drain, close ClickHouse).
+// Runs a serving target (all, gateway, api): open the components' ports
+// first (so probes are answered during start-up: /healthz 200, /readyz 503,
+// gRPC health NOT_SERVING, data 503 / UNAVAILABLE), then open the store, make
+// sure the schema is there, load keys, start the components on their ports,
+// and shut down cleanly on SIGTERM/SIGINT (readiness false, stop accepting,
+// drain, close ClickHouse).
 import { ensureAdminKey, generatedAdminPrincipal } from '../auth/admin-key.ts';
 import { loadKeys } from '../auth/api-keys.ts';
 import type { KeyRing } from '../auth/api-keys.ts';
@@ -13,7 +16,7 @@ import type { Logger } from '../log/logger.ts';
 import { Readiness } from '../ops/readiness.ts';
 import { SettingsCache } from '../tenant/settings/settings-cache.ts';
 import { createSettingsStore } from '../tenant/settings/settings-store.ts';
-import type { ComponentContext, RunningComponent } from './component.ts';
+import type { ComponentContext, OpenComponent, PortContext, RunningComponent } from './component.ts';
 import { schemaIsCurrent } from './schema-gate.ts';
 import { openControlConnection } from './control-connection.ts';
 import { statementLimits } from './statement-limits.ts';
@@ -22,8 +25,8 @@ import { processRegistry, waitForStopSignal } from './stop-signal.ts';
 
 export type ServingConfig = Extract<Config, { target: 'all' | 'gateway' | 'api' }>;
 
-/** Starts one component; the CLI supplies these from the deployables. */
-export type ComponentStarter = (ctx: ComponentContext) => Promise<RunningComponent>;
+/** Opens one component's ports (it starts on them later); the CLI supplies these from the deployables. */
+export type ComponentStarter = (ctx: PortContext) => Promise<OpenComponent>;
 
 type Step<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
 
@@ -73,17 +76,40 @@ async function prepareSchema(config: ServingConfig, store: Store, readiness: Rea
 
 /** Runs until a signal stops it; resolves with the process exit code. */
 export async function runServer(config: ServingConfig, starters: readonly ComponentStarter[], log: Logger): Promise<number> {
-  const opened = await openStore(config.storage.clickhouse);
-  if (!opened.ok) {
-    log.error(opened.message);
-    return 1;
-  }
-  const store = opened.store;
   const readiness = new Readiness(['schema', 'listeners']);
   const registry = processRegistry();
+  const opened: OpenComponent[] = [];
+  const closePorts = async (): Promise<void> => { await Promise.allSettled(opened.map((c) => c.close())); };
+  try {
+    for (const open of starters) opened.push(await open({ host: config.host, log, readiness, registry }));
+  } catch (error) {
+    await closePorts();
+    log.error(`cannot listen: ${(error as Error).message}`);
+    return 1;
+  }
+  log.info('listening; starting', { target: config.target, ports: Object.assign({}, ...opened.map((c) => c.ports)) as Record<string, number> });
 
+  const store = await openStore(config.storage.clickhouse);
+  if (!store.ok) {
+    log.error(store.message);
+    await closePorts();
+    return 1;
+  }
+  return serve(config, opened, store.store, { readiness, registry, closePorts }, log);
+}
+
+interface ProcessParts {
+  readonly readiness: Readiness;
+  readonly registry: ReturnType<typeof processRegistry>;
+  readonly closePorts: () => Promise<void>;
+}
+
+/** Sets the process up on an open store, starts the components on their open ports, and runs until a stop signal. */
+async function serve(config: ServingConfig, opened: readonly OpenComponent[], store: Store, parts: ProcessParts, log: Logger): Promise<number> {
+  const { readiness, registry } = parts;
   const fail = async (message: string): Promise<number> => {
     log.error(message);
+    await parts.closePorts();
     await store.close();
     return 1;
   };
@@ -111,8 +137,9 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   };
   const running: RunningComponent[] = [];
   try {
-    for (const start of starters) running.push(await start(ctx));
+    for (const component of opened) running.push(await component.start(ctx));
   } catch (error) {
+    // Started components close their own ports when stopped; closing them again does nothing.
     await Promise.allSettled(running.map((c) => c.stop()));
     settings.stop();
     await statementControl?.close();

@@ -324,6 +324,8 @@ describe('gateway: connection hygiene', function () {
       const opened = session;
       call.stream.write(prefix(100_000));
       const trickle = setInterval(() => { if (call.stream.writable) call.stream.write(Buffer.alloc(16)); }, 20);
+      // Read the (empty) response body: a stream whose readable side is never consumed emits no 'close'.
+      call.stream.resume();
       const streamClosed = new Promise<number>((resolve) => { call.stream.on('close', () => { resolve(call.stream.rstCode); }); });
       const started = performance.now();
       const other = await grpcExport(`http://${grpcUrl}`, tracePath, spans('b'), keys.b);

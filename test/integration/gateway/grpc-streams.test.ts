@@ -53,6 +53,8 @@ function exportOn(client: grpc.Client, body: Buffer): Promise<{ code: grpc.statu
 function rawCall(session: ClientHttp2Session): { stream: ReturnType<ClientHttp2Session['request']>; status: Promise<number>; closed: Promise<number> } {
   const stream = session.request({ ':method': 'POST', ':path': tracePath, 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${key}` });
   stream.on('error', () => undefined);
+  // Read the (empty) response body: a stream whose readable side is never consumed emits no 'close'.
+  stream.resume();
   const status = new Promise<number>((resolve) => {
     stream.on('response', (h: IncomingHttpHeaders) => { if (h['grpc-status'] !== undefined) resolve(Number(h['grpc-status'])); });
     stream.on('trailers', (h: IncomingHttpHeaders) => { resolve(Number(h['grpc-status'])); });
