@@ -23,6 +23,10 @@ describe('operator relevant changes', () => {
     const ready = deployment({ resourceVersion: '12' }, { readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2, observedGeneration: 1 });
     expect(isRelevantChange('MODIFIED', ticked, before)).to.equal(false);
     expect(isRelevantChange('MODIFIED', ready, ticked)).to.equal(true);
+    // A StatefulSet's pod count too: a scaled-away gateway's pod being gone starts the drain of its claim.
+    const sts = (status: Record<string, unknown>): KubeObject => ({ ...deployment({}, status), kind: 'StatefulSet' });
+    expect(isRelevantChange('MODIFIED', sts({ replicas: 2, readyReplicas: 2 }), sts({ replicas: 3, readyReplicas: 2 }))).to.equal(true);
+    expect(isRelevantChange('MODIFIED', deployment({}, { replicas: 2, readyReplicas: 2 }), deployment({}, { replicas: 3, readyReplicas: 2 }))).to.equal(false);
   });
 
   it('a Service status or a managedFields-only change is not relevant; a label change is (drift)', () => {
