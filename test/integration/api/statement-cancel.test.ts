@@ -11,24 +11,28 @@ import { silentLogger } from '../../../src/log/logger.ts';
 import { storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
 import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import type { StoppableQueryRunner } from '../../../api/query/query-runner.ts';
-import { asCaller, asTenantCaller, withRequestSignal } from '../../../api/query/query-caller.ts';
-import { SqlParams } from '../../../api/query/sql-params.ts';
+import { ScanStatement } from '../../../api/query/tenant-scan.ts';
+import type { QueryBudget, Statement } from '../../../api/query/tenant-scan.ts';
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import { sharedStore } from '../../support/embedded-store.ts';
 
-/** A GROUP BY over two billion numbers: about a minute on one thread, far longer than any test waits. */
-function heavy(): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  const sql = `SELECT number % ${params.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${params.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`;
-  return { sql, params };
-}
-
-function trivial(): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  return { sql: `SELECT ${params.bind(1, 'UInt64')} AS one`, params };
-}
-
 const principal = (name: string): Principal => ({ name, scopes: new Set(['read']), tenants: '*' }) as unknown as Principal;
+
+/** The budget of a query of tenant `id` (time limit `timeoutMs`, the client's signal if given). */
+function budgetOf(id: string, timeoutMs = 60_000, abort?: AbortSignal): QueryBudget {
+  return { caller: { key: principal(id), tenant: { id, maxConcurrentQueries: 8 } }, timeoutMs, ...(abort === undefined ? {} : { abort }) };
+}
+
+/** A GROUP BY over two billion numbers: about a minute on one thread, far longer than any test waits. */
+function heavy(budget: QueryBudget): Statement {
+  const s = new ScanStatement(budget, budget.caller.tenant?.id ?? '');
+  return s.finish(`SELECT number % ${s.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${s.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`);
+}
+
+function trivial(budget: QueryBudget): Statement {
+  const s = new ScanStatement(budget, budget.caller.tenant?.id ?? '');
+  return s.finish(`SELECT ${s.bind(1, 'UInt64')} AS one`);
+}
 
 describe('api/cancelled statements stop inside embedded ClickHouse', function () {
   this.timeout(60_000);
@@ -68,8 +72,7 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
 
   it('a statement whose client went away is gone from system.processes within a second, and the next caller answers at once', async () => {
     const client = new AbortController();
-    const q = heavy();
-    const answer = withRequestSignal(client.signal, () => asCaller(principal('a'), () => runner.rows(q.sql, q.params)));
+    const answer = runner.rows(heavy(budgetOf('a', 60_000, client.signal)));
     await untilRunning();
     const cancelledAt = Date.now();
     client.abort();
@@ -78,30 +81,26 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
     expect(Date.now() - cancelledAt, 'the runner answers once the statement ended').to.be.below(1000);
     const gone = await goneWithin(1000);
     expect(gone, 'no statement runs in the store within 1 s').to.be.at.least(0);
-    const t = trivial();
     const asked = Date.now();
-    const next = await asCaller(principal('b'), () => runner.rows<{ one: number }>(t.sql, t.params));
+    const next = await runner.rows<{ one: number }>(trivial(budgetOf('b')));
     expect(next.ok).to.equal(true);
     expect(Date.now() - asked, 'another caller\'s trivial query does not wait behind it').to.be.below(1000);
   });
 
   it('a statement past its tenant\'s time limit is gone at the limit, and the next caller answers at once', async () => {
-    const q = heavy();
     const started = Date.now();
-    const result = await asCaller(principal('a'), () => asTenantCaller({ id: 'slow', maxConcurrentQueries: 8, timeoutMs: 1000 }, () => runner.rows(q.sql, q.params)));
+    const result = await runner.rows(heavy(budgetOf('slow', 1000)));
     expect(result.ok).to.equal(false);
     if (!result.ok) expect(result.error.code).to.equal('unavailable');
     expect(Date.now() - started, 'answered within a second of its 1 s limit').to.be.below(2000);
     expect(await goneWithin(1000)).to.be.at.least(0);
-    const t = trivial();
     const asked = Date.now();
-    expect((await asCaller(principal('b'), () => runner.rows(t.sql, t.params))).ok).to.equal(true);
+    expect((await runner.rows(trivial(budgetOf('b')))).ok).to.equal(true);
     expect(Date.now() - asked).to.be.below(1000);
   });
 
   it('stopAll kills the statement in flight at once (shutdown) and refuses new ones with 503', async () => {
-    const q = heavy();
-    const answer = asCaller(principal('a'), () => runner.rows(q.sql, q.params));
+    const answer = runner.rows(heavy(budgetOf('a')));
     await untilRunning();
     const stoppedAt = Date.now();
     await runner.stopAll();
@@ -110,8 +109,7 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
     expect(result.ok).to.equal(false);
     if (!result.ok) expect(result.error.message).to.contain('shutting down');
     expect(await goneWithin(1000)).to.be.at.least(0);
-    const t = trivial();
-    const refused = await runner.rows(t.sql, t.params);
+    const refused = await runner.rows(trivial(budgetOf('b')));
     expect(refused.ok).to.equal(false);
     if (!refused.ok) expect(refused.error.code).to.equal('unavailable');
   });

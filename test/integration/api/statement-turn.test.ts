@@ -11,28 +11,36 @@ import { silentLogger } from '../../../src/log/logger.ts';
 import { embeddedTurnMs, storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
 import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import type { StoppableQueryRunner } from '../../../api/query/query-runner.ts';
-import { asCaller, asTenantCaller, withRequestSignal } from '../../../api/query/query-caller.ts';
-import { SqlParams } from '../../../api/query/sql-params.ts';
+import { ScanStatement } from '../../../api/query/tenant-scan.ts';
+import type { QueryBudget, Statement } from '../../../api/query/tenant-scan.ts';
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import { sharedStore } from '../../support/embedded-store.ts';
 
+const principals = new Map<string, Principal>();
+/** One key per name: the gate compares keys by identity. */
+function principal(name: string): Principal {
+  let p = principals.get(name);
+  if (p === undefined) {
+    p = { name, scopes: new Set(['read']), tenants: '*' } as unknown as Principal;
+    principals.set(name, p);
+  }
+  return p;
+}
+
+/** The budget of a query of tenant `id` through its own key, with a time limit of a minute (and the client's signal, if given). */
+function budgetOf(id: string, abort?: AbortSignal): QueryBudget {
+  return { caller: { key: principal(id), tenant: { id, maxConcurrentQueries: 8 } }, timeoutMs: 60_000, ...(abort === undefined ? {} : { abort }) };
+}
+
 /** A GROUP BY over two billion numbers: about a minute on one thread, far longer than any test waits. */
-function heavy(): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  const sql = `SELECT number % ${params.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${params.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`;
-  return { sql, params };
+function heavy(budget: QueryBudget): Statement {
+  const s = new ScanStatement(budget, budget.caller.tenant?.id ?? '');
+  return s.finish(`SELECT number % ${s.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${s.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`);
 }
 
-function trivial(): { sql: string; params: SqlParams } {
-  const params = new SqlParams();
-  return { sql: `SELECT ${params.bind(1, 'UInt64')} AS one`, params };
-}
-
-const principal = (name: string): Principal => ({ name, scopes: new Set(['read']), tenants: '*' }) as unknown as Principal;
-
-/** Runs `work` as a query of tenant `id` through its own key, with a time limit of a minute. */
-function asTenant<T>(id: string, work: () => Promise<T>): Promise<T> {
-  return asCaller(principal(id), () => asTenantCaller({ id, maxConcurrentQueries: 8, timeoutMs: 60_000 }, work));
+function trivial(budget: QueryBudget): Statement {
+  const s = new ScanStatement(budget, budget.caller.tenant?.id ?? '');
+  return s.finish(`SELECT ${s.bind(1, 'UInt64')} AS one`);
 }
 
 describe('api/a tenant\'s long statement gives up the embedded store\'s turn to another tenant', function () {
@@ -67,16 +75,14 @@ describe('api/a tenant\'s long statement gives up the embedded store\'s turn to 
   });
 
   it('stops tenant A\'s statement when tenant B\'s query arrives after A ran its turn, answers A 503 naming the turn, and B at once', async () => {
-    const q = heavy();
     const aStarted = Date.now();
-    const a = asTenant('a', () => runner.rows(q.sql, q.params));
+    const a = runner.rows(heavy(budgetOf('a')));
     await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
     // A keeps its turn until it has run turnMs and someone waits: B arrives after that, so A must be stopped on B's arrival.
     await until(() => Date.now() - aStarted > embeddedTurnMs + 200, 5000, 'A has run past its turn');
     expect(await running(), 'alone, A ran past its turn').to.equal(1);
-    const t = trivial();
     const asked = Date.now();
-    const b = await asTenant('b', () => runner.rows<{ one: number | string }>(t.sql, t.params));
+    const b = await runner.rows<{ one: number | string }>(trivial(budgetOf('b')));
     const bMs = Date.now() - asked;
     expect(b.ok).to.equal(true);
     if (b.ok) expect(Number(b.value[0]?.one)).to.equal(1);
@@ -90,12 +96,10 @@ describe('api/a tenant\'s long statement gives up the embedded store\'s turn to 
   });
 
   it('gives B\'s query the turn at most about turnMs after A\'s statement started when B came sooner', async () => {
-    const q = heavy();
     const aStarted = Date.now();
-    const a = asTenant('a', () => runner.rows(q.sql, q.params));
+    const a = runner.rows(heavy(budgetOf('a')));
     await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
-    const t = trivial();
-    const b = await asTenant('b', () => runner.rows(t.sql, t.params));
+    const b = await runner.rows(trivial(budgetOf('b')));
     const bAnsweredAfter = Date.now() - aStarted;
     expect(b.ok).to.equal(true);
     expect(bAnsweredAfter, 'A ran its turn, then was stopped for B').to.be.within(embeddedTurnMs, embeddedTurnMs + 1000);
@@ -103,14 +107,12 @@ describe('api/a tenant\'s long statement gives up the embedded store\'s turn to 
   });
 
   it('lets a tenant alone run past the turn, and another query of the same tenant does not stop it', async () => {
-    const q = heavy();
     const client = new AbortController();
     const aStarted = Date.now();
     let settled = false;
-    const a = withRequestSignal(client.signal, () => asTenant('a', () => runner.rows(q.sql, q.params))).finally(() => { settled = true; });
+    const a = runner.rows(heavy(budgetOf('a', client.signal))).finally(() => { settled = true; });
     await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
-    const t = trivial();
-    const own = asTenant('a', () => runner.rows(t.sql, t.params));
+    const own = runner.rows(trivial(budgetOf('a')));
     // Watched for three turns: the statement stays in the store and its answer does not come.
     await until(() => settled || Date.now() - aStarted > 3 * embeddedTurnMs, 10_000, 'three turns pass');
     expect(settled, 'A\'s statement was not stopped').to.equal(false);
