@@ -28,7 +28,8 @@ import { silentLogger } from '../src/log/logger.ts';
 import { ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { tracesRequest } from './ingest-payloads.ts';
 import { slowlorisCloseMs } from './support/slowloris.ts';
-import { phaseMetrics, readMetrics } from './isolation-metrics.ts';
+import { phaseMetrics, readMetrics, watchLog } from './isolation-metrics.ts';
+import type { LogSummary } from './isolation-metrics.ts';
 import { nodeFlags } from '../src/target/node-flags.ts';
 
 const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 30);
@@ -306,10 +307,11 @@ type PhaseMetrics = ReturnType<typeof phaseMetrics>;
  * where B's ingest time went (the gateway's histograms, isolation-metrics.ts).
  */
 async function neighbourPhase(running: Running, bodies: readonly Buffer[], seconds: number, heavy: boolean): Promise<{
-  ingest: IngestResult; queries: LightResult; heavy?: HeavyResult; peakRssMiB: number; ingestTime: PhaseMetrics; loadAverage: number;
+  ingest: IngestResult; queries: LightResult; heavy?: HeavyResult; peakRssMiB: number; ingestTime: PhaseMetrics; loadAverage: number; logged: LogSummary;
 }> {
   const pid = running.child.pid ?? 0;
   const before = await readMetrics(`${running.otlpUrl}/metrics`);
+  const logged = running.child.stdout === null ? () => ({ stopped: {}, warnings: {} }) : watchLog(running.child.stdout);
   let peak = rssBytes(pid);
   const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(pid)); }, 20);
   let end = (): void => undefined;
@@ -322,7 +324,7 @@ async function neighbourPhase(running: Running, bodies: readonly Buffer[], secon
   const result = { ingest: ingested, queries: await queries, ...(neighbour === undefined ? {} : { heavy: await neighbour }) };
   clearInterval(sampler);
   const ingestTime = phaseMetrics(before, await readMetrics(`${running.otlpUrl}/metrics`));
-  return { ...result, peakRssMiB: Math.round(Math.max(peak, rssBytes(pid)) / 2 ** 20), ingestTime, loadAverage: round2(loadavg()[0] ?? 0) };
+  return { ...result, peakRssMiB: Math.round(Math.max(peak, rssBytes(pid)) / 2 ** 20), ingestTime, loadAverage: round2(loadavg()[0] ?? 0), logged: logged() };
 }
 
 /** A byte size as the process reads TENANTRY_MEMORY_LIMIT_BYTES (bench values only: digits with an optional KiB/MiB/GiB). */

@@ -58,6 +58,8 @@ export interface RunningStatement {
 interface Entry {
   readonly controller: AbortController;
   reason: StopReason | undefined;
+  /** When it was stopped (performance.now()), to log how long the store took to end it. */
+  stoppedAt: number;
 }
 
 /** The API's statements in flight and the connection that stops them. */
@@ -89,7 +91,7 @@ export class RunningStatements {
    */
   async run<T>(ms: number, request: AbortSignal | undefined, work: (statement: RunningStatement) => Promise<T>, turn?: AbortSignal): Promise<T> {
     const id = randomUUID();
-    const entry: Entry = { controller: new AbortController(), reason: undefined };
+    const entry: Entry = { controller: new AbortController(), reason: undefined, stoppedAt: 0 };
     this.#entries.set(id, entry);
     const timer = setTimeout(() => { void this.#stop(id, 'timeout'); }, ms);
     const onGone = (): void => { void this.#stop(id, 'client_gone'); };
@@ -103,6 +105,10 @@ export class RunningStatements {
       const statement: RunningStatement = { id, signal: this.#embedded ? undefined : entry.controller.signal, stopped: () => entry.reason };
       const running = work(statement);
       return this.#embedded ? await this.#untilEnded(running, entry) : await running;
+    } catch (error) {
+      // How long a stop takes to free the store is the wait of whoever is next (bench:isolation reads this line).
+      if (entry.reason !== undefined) this.#log.info('a stopped statement ended', { reason: entry.reason, endedAfterMs: Math.round(performance.now() - entry.stoppedAt) });
+      throw error;
     } finally {
       clearTimeout(timer);
       request?.removeEventListener('abort', onGone);
@@ -122,6 +128,7 @@ export class RunningStatements {
     const entry = this.#entries.get(id);
     if (entry === undefined || entry.reason !== undefined) return;
     entry.reason = reason;
+    entry.stoppedAt = performance.now();
     entry.controller.abort();
     try {
       await this.#control.command({ query: killStatement(id, this.#cluster) });
