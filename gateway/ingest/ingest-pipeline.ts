@@ -19,9 +19,17 @@
 // only tenant, else the first tenant the body named that the key may write,
 // else the key's own bucket (keyBucket). Only a failed write is refunded: the
 // client sends the request again and is charged then.
+//
+// Before a body is read, every receiver passes the decode gate (gate,
+// gateway/limits/decode-gate.ts) under the request's flow (decodeFlow): the
+// tenant named before the body, else the key's only tenant, else the key's
+// bucket. It orders the gateway's CPU by tenant, as the writer's fair queue
+// orders the log.
+import { availableParallelism } from 'node:os';
 import { hasScope } from '../../src/auth/api-keys.ts';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import { TenantResolver } from '../convert/common/tenant-resolver.ts';
+import { DecodeGate } from '../limits/decode-gate.ts';
 import { keyBucket } from '../limits/ingest-limiter.ts';
 import type { IngestLimiter } from '../limits/ingest-limiter.ts';
 import type { RejectedUsage } from '../limits/rejected-usage.ts';
@@ -95,15 +103,26 @@ function senderOf(sender: Sender): string {
   return keyBucket(sender.principal.name);
 }
 
+/** The decode gate of a process: about one request per core decoding at once; a request waits at most 5 s for its turn. */
+export function defaultDecodeGate(): DecodeGate {
+  return new DecodeGate({ concurrency: Math.max(2, availableParallelism()), maxWaitMs: 5000 });
+}
+
 export class IngestPipeline {
   /** The converter of each signal and wire format, under the gateway's item limits. */
   readonly converters: RowConverters;
+  /** Passed by every request before its body is read; left once it is converted (or refused), with its decoded bytes. */
+  readonly gate: DecodeGate;
   readonly #writer: DurableWriter;
   readonly #metrics: GatewayMetrics;
   readonly #limits: IngestLimits | undefined;
 
   /** With `settings`, an item older than its tenant's retention is rejected; without, older than `limits.retention`. */
-  constructor(writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits, ingestLimits?: IngestLimits, settings?: TenantSettingsView) {
+  constructor(
+    writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits, ingestLimits?: IngestLimits, settings?: TenantSettingsView,
+    gate: DecodeGate = defaultDecodeGate(),
+  ) {
+    this.gate = gate;
     this.#writer = writer;
     this.#metrics = metrics;
     this.#limits = ingestLimits;
@@ -113,6 +132,11 @@ export class IngestPipeline {
   /** The tenant resolver of one request by `principal`: it admits only tenants within their ingest limits. */
   resolver(principal: Principal): TenantResolver {
     return new TenantResolver(principal, this.#limits?.limiter);
+  }
+
+  /** The decode gate's flow of a request: the tenant it named before its body, else the key's only tenant, else the key's bucket. */
+  decodeFlow(principal: Principal, tenant: string | undefined = onlyTenant(principal)): string {
+    return tenant ?? keyBucket(principal.name);
   }
 
   /**

@@ -9,11 +9,14 @@
 // unread when over its limit, and charged every byte read or decompressed,
 // stored or not. Outcomes become HTTP answers in `answer` only.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Principal } from '../../src/auth/api-keys.ts';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
+import type { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { ItemLimits } from '../convert/common/item-limits.ts';
 import type { Outcome } from '../ingest/outcome.ts';
 import { discard, readBody } from '../receivers/body-reader.ts';
+import type { Reservation } from '../receivers/inflight-bytes.ts';
 import type { HttpReceiverDeps } from '../receivers/otlp-http-receiver.ts';
 import type { MetadataSink } from './metadata-sink.ts';
 import { decompressSnappy, snappyLength } from './snappy-body.ts';
@@ -77,6 +80,49 @@ function answer(req: IncomingMessage, res: ServerResponse, outcome: RemoteWriteO
 }
 
 type Convert = ReturnType<typeof remoteWriteConverter>;
+type Converted = Extract<ReturnType<Convert>, { ok: true }>['value'];
+
+/** A body read, decompressed and converted, or the outcome that ended it. */
+type Decoded =
+  | { readonly ok: true; readonly tenants: TenantResolver; readonly converted: Converted; readonly bytes: number }
+  | { readonly ok: false; readonly outcome: RemoteWriteOutcome };
+
+/** Reads, decompresses and converts the body within the gate's turn; `cost.bytes` is what it read or decompressed, for the gate. */
+async function decode(
+  req: IncomingMessage, deps: RemoteWriteDeps, convert: Convert, who: { principal: Principal; tenantId: string; reservation: Reservation }, cost: { bytes: number },
+): Promise<Decoded> {
+  const { principal, tenantId, reservation } = who;
+  // The body reader knows gzip and identity: the snappy block is read as it is and decompressed below.
+  delete req.headers['content-encoding'];
+  const read = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
+  const sender = { principal, tenant: tenantId };
+  cost.bytes = read.ok ? read.body.length : read.bytes;
+  if (!read.ok) {
+    if (read.kind === 'request_timeout') deps.onBodyTimeout?.();
+    deps.pipeline.chargeRefusedBody('metrics', read, sender);
+    return { ok: false, outcome: read.kind === 'overloaded' ? { kind: 'overloaded', message: read.message, retryAfterSeconds: 1 } : { kind: read.kind, message: read.message } };
+  }
+  const declared = snappyLength(read.body) ?? 0;
+  if (declared <= deps.maxRequestBytes && !reservation.ensure(read.body.length + declared)) {
+    return { ok: false, outcome: { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 } };
+  }
+  const body = decompressSnappy(read.body, deps.maxRequestBytes);
+  if (!body.ok) {
+    // Snappy output is allocated at its declared length before it is checked: a length within the limit was spent.
+    const spent = read.body.length + (declared <= deps.maxRequestBytes ? declared : 0);
+    cost.bytes = spent;
+    deps.pipeline.chargeUnstored('metrics', spent, body.error.kind === 'too_large' ? 'body_too_large' : 'invalid_body', sender);
+    return { ok: false, outcome: { kind: body.error.kind, message: body.error.message } };
+  }
+  cost.bytes = body.value.length;
+  const tenants = deps.pipeline.resolver(principal);
+  const converted = convert(body.value, tenantId, tenants);
+  if (!converted.ok) {
+    deps.pipeline.chargeUnstored('metrics', body.value.length, 'invalid_body', sender);
+    return { ok: false, outcome: { kind: 'invalid', message: converted.message } };
+  }
+  return { ok: true, tenants, converted: converted.value, bytes: body.value.length };
+}
 
 async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWriteDeps, convert: Convert): Promise<RemoteWriteOutcome> {
   if (req.method !== 'POST') return { kind: 'method_not_allowed', message: `${req.method ?? ''} is not allowed: use POST` };
@@ -92,33 +138,19 @@ async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWrite
   const reservation = deps.inflight.reserve(0);
   if (reservation === undefined) return { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
   res.once('close', () => { reservation.release(); });
-  // The body reader knows gzip and identity: the snappy block is read as it is and decompressed below.
-  delete req.headers['content-encoding'];
-  const read = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
-  const sender = { principal, tenant: tenantId };
-  if (!read.ok) {
-    if (read.kind === 'request_timeout') deps.onBodyTimeout?.();
-    deps.pipeline.chargeRefusedBody('metrics', read, sender);
-    return read.kind === 'overloaded' ? { kind: 'overloaded', message: read.message, retryAfterSeconds: 1 } : { kind: read.kind, message: read.message };
+  // Reading, decompressing and converting take turns by tenant (the decode gate, gateway/limits/decode-gate.ts).
+  const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(principal, tenantId));
+  if (!turn.ok) return { kind: 'overloaded', ...turn.error };
+  const cost = { bytes: 0 };
+  let decoded: Decoded;
+  try {
+    decoded = await decode(req, deps, convert, { principal, tenantId, reservation }, cost);
+  } finally {
+    turn.value.release(cost.bytes);
   }
-  const declared = snappyLength(read.body) ?? 0;
-  if (declared <= deps.maxRequestBytes && !reservation.ensure(read.body.length + declared)) {
-    return { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
-  }
-  const body = decompressSnappy(read.body, deps.maxRequestBytes);
-  if (!body.ok) {
-    // Snappy output is allocated at its declared length before it is checked: a length within the limit was spent.
-    const spent = read.body.length + (declared <= deps.maxRequestBytes ? declared : 0);
-    deps.pipeline.chargeUnstored('metrics', spent, body.error.kind === 'too_large' ? 'body_too_large' : 'invalid_body', sender);
-    return { kind: body.error.kind, message: body.error.message };
-  }
-  const tenants = deps.pipeline.resolver(principal);
-  const converted = convert(body.value, tenantId, tenants);
-  if (!converted.ok) {
-    deps.pipeline.chargeUnstored('metrics', body.value.length, 'invalid_body', sender);
-    return { kind: 'invalid', message: converted.message };
-  }
-  const { batch, metadata, skippedHistograms } = converted.value;
+  if (!decoded.ok) return decoded.outcome;
+  const { tenants, converted, bytes } = decoded;
+  const { batch, metadata, skippedHistograms } = converted;
   if (skippedHistograms > 0) deps.metrics.rejectedItems.inc({ signal: 'metrics', reason: 'custom_bucket_histogram' }, skippedHistograms);
   // Metadata first: if it cannot be written, nothing is acknowledged and Prometheus sends both again.
   if (metadata.length > 0 && tenants.tenants.get(tenantId)?.refused === undefined) {
@@ -126,7 +158,7 @@ async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWrite
     if (!written.ok) return { kind: 'unavailable', message: `storage unavailable: ${written.error}` };
   }
   if (batch.rowCount + batch.rejected.count === 0) return { kind: 'accepted', accepted: 0, rejected: 0, errorMessage: '' };
-  return deps.pipeline.ingest('metrics', batch, { tenants, bytes: body.value.length, protocol: 'http' });
+  return deps.pipeline.ingest('metrics', batch, { tenants, bytes, protocol: 'http' });
 }
 
 /** The request listener of POST /api/v1/push. */

@@ -2,8 +2,9 @@
 // bodies, gzip or identity. The ops endpoints share the port; the shared
 // listener answers them. Prometheus remote write (/api/v1/push) is handed to
 // its own handler (gateway/prometheus/). The key is checked, a key bound to one tenant over
-// its ingest limit refused, and the body's bytes reserved before a byte of
-// the body is read. What a refused body made us read or inflate is charged
+// its ingest limit refused, the body's bytes reserved, and the request's
+// turn at the decode gate taken (gateway/limits/decode-gate.ts) before a
+// byte of the body is read. What a refused body made us read or inflate is charged
 // to its sender (the pipeline's converters charge an undecodable one).
 // Outcomes become HTTP answers in
 // `answer`, and nowhere else.
@@ -105,16 +106,28 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
   const reservation = deps.inflight.reserve(0);
   if (reservation === undefined) return { format, outcome: bodyFailure('overloaded', 'too many request bytes in flight on this gateway: retry later') };
   res.once('close', () => { reservation.release(); });
-  const body = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
-  if (!body.ok) {
-    if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
-    deps.pipeline.chargeRefusedBody(signal, body, { principal: auth.principal });
-    return { format, outcome: bodyFailure(body.kind, body.message) };
+  // Reading, inflating and converting take turns by tenant (the decode gate); the write-ahead log's turns are the writer's.
+  const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.principal));
+  if (!turn.ok) return { format, outcome: { kind: 'overloaded', ...turn.error } };
+  let cost = 0;
+  let converted;
+  let tenants;
+  try {
+    const body = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
+    if (!body.ok) {
+      cost = body.bytes;
+      if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
+      deps.pipeline.chargeRefusedBody(signal, body, { principal: auth.principal });
+      return { format, outcome: bodyFailure(body.kind, body.message) };
+    }
+    cost = body.body.length;
+    tenants = deps.pipeline.resolver(auth.principal);
+    converted = converters[signal][format].convert(body.body, tenants);
+  } finally {
+    turn.value.release(cost);
   }
-  const tenants = deps.pipeline.resolver(auth.principal);
-  const converted = converters[signal][format].convert(body.body, tenants);
   if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.message } };
-  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch, { tenants, bytes: body.body.length, protocol: 'http' }) };
+  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch, { tenants, bytes: cost, protocol: 'http' }) };
 }
 
 const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
