@@ -141,10 +141,11 @@ export function openApiDocument(): Record<string, unknown> {
           type: 'object', required: ['metadata', 'query', 'series', 'times'],
           properties: {
             times: { type: 'array', items: { type: 'number' }, description: 'Bucket starts, Unix ms' },
-            series: { type: 'array', items: { type: 'object', required: ['name', 'suggested_label', 'unit', 'length', 'values', 'labels'], properties: {
+            series: { type: 'array', items: { type: 'object', required: ['name', 'suggested_label', 'unit', 'length', 'values', 'emptyBuckets', 'labels'], properties: {
               name: { type: 'string' }, suggested_label: { type: 'string' },
               unit: { type: 'object', required: ['name', 'short_name'], properties: { name: { type: 'string' }, short_name: { type: 'string' } } },
-              labels: attributes, length: { type: 'integer' }, values: { type: 'array', items: { type: ['number', 'null'] } },
+              labels: attributes, length: { type: 'integer' }, values: { type: 'array', items: { type: 'number' }, description: 'One value per time point; 0 where the bucket has no value (see emptyBuckets).' },
+              emptyBuckets: { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'Ascending indices of the time points whose bucket has no value for the operator (no data, a summary without the quantile, NaN or ±Inf); their values are 0. Never lists a count bucket.' },
             } } },
             metadata: { type: 'array', items: { type: 'object' } },
             query: { type: 'object' },

@@ -34,6 +34,22 @@ function windowOf(deps: RouteDeps, scan: TenantScan, request: TimeseriesRequest)
   return ok({ scan, startNs, endNs, buckets: buckets.value, startMs, endMs });
 }
 
+/**
+ * API.md's `values` are numbers: a bucket without a value (no data for the
+ * operator, a summary without the quantile, or one JSON cannot carry: NaN,
+ * ±Inf) holds 0 and is listed in `emptyBuckets`, so that a measured 0 and no
+ * value stay apart. `count` always has a value.
+ */
+function numbers(values: readonly (number | null)[]): { values: number[]; emptyBuckets: number[] } {
+  const emptyBuckets: number[] = [];
+  const out = values.map((v, i) => {
+    if (v !== null && Number.isFinite(v)) return v;
+    emptyBuckets.push(i);
+    return 0;
+  });
+  return { values: out, emptyBuckets };
+}
+
 /** Every series a request asks for, in the timeseries result shape (DESIGN.md section 5). */
 export async function timeseriesReport(deps: RouteDeps, caller: ScanCaller, request: TimeseriesRequest): Promise<Result<unknown, ApiError>> {
   const w = windowOf(deps, TenantScan.open(deps, caller, 'metrics'), request);
@@ -56,7 +72,7 @@ export async function timeseriesReport(deps: RouteDeps, caller: ScanCaller, requ
       unit: unitNames(series.metric.unit),
       labels: series.labels,
       length: series.values.length,
-      values: series.values,
+      ...numbers(series.values),
     })),
     metadata: all.map(({ series, operator }) => ({
       name: series.metric.name,

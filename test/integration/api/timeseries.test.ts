@@ -19,10 +19,16 @@ describe('api/timeseries', () => {
   let h: Harness;
   const q = (body: Record<string, unknown>, key?: string): Promise<Reply> =>
     h.post('/v1/tenants/acme/timeseries', { startTime: T0, endTime: T0 + 180, interval: 60, ...body }, key);
+  /** Each series' values as numbers, with null where the series lists the bucket in emptyBuckets (after checking that its value there is 0). */
   const values = async (body: Record<string, unknown>): Promise<unknown> => {
     const reply = await q(body);
     expect(reply.status, reply.text).to.equal(200);
-    return (field(reply.body, 'series') as { values: unknown }[]).map((s) => s.values);
+    return (field(reply.body, 'series') as { values: unknown[]; emptyBuckets: number[] }[]).map((s) => {
+      // API.md: "values: array of numbers".
+      for (const v of s.values) expect(v, reply.text).to.be.a('number');
+      for (const i of s.emptyBuckets) expect(s.values[i], reply.text).to.equal(0);
+      return s.values.map((v, i) => (s.emptyBuckets.includes(i) ? null : v));
+    });
   };
 
   before(async () => {
@@ -48,7 +54,7 @@ describe('api/timeseries', () => {
   });
   after(async () => { await h.close(); });
 
-  it('aggregates a gauge with every plain operator; empty buckets are null (0 for count)', async () => {
+  it('aggregates a gauge with every plain operator; empty buckets are 0 and listed in emptyBuckets (count\'s are 0 and not listed)', async () => {
     const m = { metrics: ['latency.gauge'] };
     expect(await values({ queries: [{ ...m, operator: 'avg' }] })).to.deep.equal([[130 / 3, 250, 5]]);
     expect(await values({ queries: [m] })).to.deep.equal([[130 / 3, 250, 5]]); // avg is the default
@@ -66,12 +72,22 @@ describe('api/timeseries', () => {
     expect(await values({ queries: [{ ...m, operator: 'count' }], interval: 30 })).to.deep.equal([[2, 1, 1, 1, 0, 1]]);
   });
 
+  it('says in /v1/openapi.json what it answers: values are numbers, empty buckets listed by index', async () => {
+    const doc = await h.call('GET', '/v1/openapi.json', { key: null });
+    const series = field(doc.body, 'components', 'schemas', 'TimeseriesResult', 'properties', 'series', 'items') as { required: string[]; properties: Record<string, unknown> };
+    expect(series.required).to.include.members(['values', 'emptyBuckets']);
+    expect(field(series.properties, 'values', 'items')).to.deep.equal({ type: 'number' });
+    expect(field(series.properties, 'emptyBuckets', 'items')).to.include({ type: 'integer' });
+    const reply = await q({ queries: [{ metrics: ['latency.gauge', 'http.duration'], operator: 'max' }] });
+    expect(reply.text).not.to.contain('null');
+  });
+
   it('groups by attributes into labelled series with suggested labels', async () => {
     const reply = await q({ queries: [{ metrics: ['latency.gauge'], groupBy: ['service.name'], operator: 'sum' }] });
     const series = (field(reply.body, 'series') as { labels: Record<string, string> }[]).sort((a, b) => String(a.labels['service.name']).localeCompare(String(b.labels['service.name'])));
     expect(series).to.deep.equal([
-      { name: 'latency.gauge', suggested_label: 'latency.gauge{service.name="cart"}', unit: { name: 'millisecond', short_name: 'ms' }, labels: cart, length: 3, values: [30, null, 5] },
-      { name: 'latency.gauge', suggested_label: 'latency.gauge{service.name="web"}', unit: { name: 'millisecond', short_name: 'ms' }, labels: web, length: 3, values: [100, 500, null] },
+      { name: 'latency.gauge', suggested_label: 'latency.gauge{service.name="cart"}', unit: { name: 'millisecond', short_name: 'ms' }, labels: cart, length: 3, values: [30, 0, 5], emptyBuckets: [1] },
+      { name: 'latency.gauge', suggested_label: 'latency.gauge{service.name="web"}', unit: { name: 'millisecond', short_name: 'ms' }, labels: web, length: 3, values: [100, 500, 0], emptyBuckets: [2] },
     ]);
     const two = await q({ queries: [{ metrics: ['latency.gauge'], groupBy: ['service.name', 'route'], operator: 'count' }] });
     expect((field(two.body, 'series') as { suggested_label: string }[]).map((s) => s.suggested_label).sort())

@@ -78,8 +78,8 @@ describe('gateway: Prometheus remote write in the tenantry process', function ()
         reply = await timeseries('rw-a', keys.reader, ['rw_requests_total'], ['service.name']);
       }
       expect(reply.status).to.equal(200);
-      const found = (reply.body['series'] as { labels: Record<string, string>; values: (number | null)[] }[])
-        .map((s) => [s.labels['service.name'], s.values.filter((v) => v !== null)]);
+      const found = (reply.body['series'] as { labels: Record<string, string>; values: number[]; emptyBuckets: number[] }[])
+        .map((s) => [s.labels['service.name'], s.values.filter((_, i) => !s.emptyBuckets.includes(i))]);
       expect(found).to.have.deep.members([['cart', [5]], ['web', [7]]]);
       // A key of tenant rw-a asking for another tenant learns nothing.
       expect((await timeseries('rw-b', keys.reader, ['rw_requests_total'])).status).to.equal(404);
