@@ -10,6 +10,8 @@ import type { Registry } from 'prom-client';
 import type { BackoffPolicy } from '../src/backoff.ts';
 import type { Clock } from '../src/clock.ts';
 import type { Logger } from '../src/log/logger.ts';
+import { ok } from '../src/result.ts';
+import type { Result } from '../src/result.ts';
 import { managedByValue } from './desired/object-meta.ts';
 import { ClusterCache } from './kube/cluster-cache.ts';
 import { runInformer } from './kube/informer.ts';
@@ -18,7 +20,7 @@ import type { KubeObject, KubeRest } from './kube/kube-rest.ts';
 import { claimTypes, ownedTypes, resourceTypes } from './kube/resource-types.ts';
 import type { ResourceType } from './kube/resource-types.ts';
 import { KeyQueue, objectKeyId } from './reconcile/key-queue.ts';
-import type { HandlerResult, ObjectKey } from './reconcile/key-queue.ts';
+import type { Handled, ObjectKey } from './reconcile/key-queue.ts';
 import { isRelevantChange } from './reconcile/relevant-change.ts';
 import { reconcileStack, referencedSecretNames } from './reconcile/stack-reconciler.ts';
 import { stackFromObject } from './stack/stack-spec.ts';
@@ -69,13 +71,13 @@ export function startController(o: ControllerOptions): RunningController {
   let markSynced: () => void = () => undefined;
   const synced = new Promise<void>((resolve) => { markSynced = resolve; });
 
-  const queueOf = (task: 'stack' | 'tenants', handler: (key: ObjectKey) => Promise<HandlerResult>): KeyQueue<ObjectKey> => new KeyQueue<ObjectKey>({
+  const queueOf = (task: 'stack' | 'tenants', handler: (key: ObjectKey) => Promise<Result<Handled, string>>): KeyQueue<ObjectKey> => new KeyQueue<ObjectKey>({
     // Stopped before the caches filled: nothing to do (a half-filled cache would mean fresh credentials).
-    handler: async (key) => { await synced; return abort.signal.aborted ? { ok: true } : handler(key); },
+    handler: async (key) => { await synced; return abort.signal.aborted ? ok({}) : handler(key); },
     idOf: objectKeyId, backoff, concurrency: o.concurrency ?? 4, ...(o.clock === undefined ? {} : { clock: o.clock }),
     onResult: (key, result, ms) => {
       reconciles.inc({ task, result: result.ok ? 'success' : 'error' });
-      if (!result.ok) o.log.warn('reconcile failed; retrying with backoff', { task, key: objectKeyId(key), error: result.message });
+      if (!result.ok) o.log.warn('reconcile failed; retrying with backoff', { task, key: objectKeyId(key), error: result.error });
       duration.observe({ task }, ms / 1000);
       depth.set(stacks.depth + tenants.depth);
     },

@@ -9,8 +9,11 @@ import type { BackoffPolicy } from '../../src/backoff.ts';
 import { backoffDelay } from '../../src/backoff.ts';
 import type { Clock } from '../../src/clock.ts';
 import { backgroundClock } from '../../src/clock.ts';
+import { fail } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 
-export type HandlerResult = { readonly ok: true; readonly resyncAfterMs?: number } | { readonly ok: false; readonly message: string };
+/** What a successful handler asks of the queue: a resync after so many ms, or nothing. */
+export interface Handled { readonly resyncAfterMs?: number }
 
 /** The key of a namespaced object, such as a stack. */
 export interface ObjectKey { readonly namespace: string; readonly name: string }
@@ -19,14 +22,14 @@ export interface ObjectKey { readonly namespace: string; readonly name: string }
 export const objectKeyId = (k: ObjectKey): string => `${k.namespace}/${k.name}`;
 
 export interface KeyQueueOptions<K> {
-  readonly handler: (key: K) => Promise<HandlerResult>;
+  readonly handler: (key: K) => Promise<Result<Handled, string>>;
   /** A string identity of a key (keys equal by it are the same key). */
   readonly idOf: (key: K) => string;
   readonly backoff: BackoffPolicy;
   readonly concurrency: number;
   /** Timers for retries and resyncs; unref'd by default so a pending resync never keeps the process alive. */
   readonly clock?: Clock;
-  readonly onResult?: (key: K, result: HandlerResult, durationMs: number) => void;
+  readonly onResult?: (key: K, result: Result<Handled, string>, durationMs: number) => void;
 }
 
 export class KeyQueue<K> {
@@ -101,19 +104,19 @@ export class KeyQueue<K> {
 
   async #run(id: string, key: K): Promise<void> {
     const started = performance.now();
-    let result: HandlerResult;
+    let result: Result<Handled, string>;
     try {
       result = await this.#o.handler(key);
     } catch (error) {
       // A throw is a bug in a handler; keep the queue alive and retry with backoff.
-      result = { ok: false, message: `unexpected: ${(error as Error).message}` };
+      result = fail(`unexpected: ${(error as Error).message}`);
     }
     this.#running.delete(id);
     const dirty = this.#dirty.delete(id);
     if (result.ok) {
       this.#failures.delete(id);
       if (dirty) this.add(key);
-      else if (result.resyncAfterMs !== undefined) this.addAfter(key, result.resyncAfterMs);
+      else if (result.value.resyncAfterMs !== undefined) this.addAfter(key, result.value.resyncAfterMs);
     } else {
       const failures = (this.#failures.get(id) ?? 0) + 1;
       this.#failures.set(id, failures);

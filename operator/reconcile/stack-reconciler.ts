@@ -5,6 +5,8 @@
 // Reads come from the watch-fed cache; the API server only sees writes.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../../src/log/logger.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import { secretKeys } from '../desired/credentials-secret.ts';
 import type { GeneratedCredentials } from '../desired/credentials-secret.ts';
 import { desiredObjects, objectKey } from '../desired/desired-state.ts';
@@ -19,7 +21,7 @@ import type { Stack } from '../stack/stack-spec.ts';
 import { readConditions } from '../status/conditions.ts';
 import { stackStatus } from '../status/stack-status.ts';
 import type { JobState, WorkloadState } from '../status/stack-status.ts';
-import type { HandlerResult, ObjectKey } from './key-queue.ts';
+import type { Handled, ObjectKey } from './key-queue.ts';
 import { legacyGatewayKept } from './legacy-gateway.ts';
 import { handoverManager, replicaHandover } from './replica-handover.ts';
 import { drainDepartedReplicas } from './wal-drain.ts';
@@ -67,15 +69,15 @@ export function referencedSecretNames(stack: Stack): string[] {
 }
 
 /** Checksum of the Secrets the user names (API keys, external ClickHouse); a missing one is an error. */
-function referencedSecretsChecksum(deps: StackReconcilerDeps, stack: Stack): { ok: true; value: string } | { ok: false; message: string } {
+function referencedSecretsChecksum(deps: StackReconcilerDeps, stack: Stack): Result<string, string> {
   const names = referencedSecretNames(stack);
   const hash = createHash('sha256');
   for (const name of names) {
     const secret = deps.cache.secrets.get(name, stack.ref.namespace);
-    if (secret === undefined) return { ok: false, message: `Secret ${name} named by the stack does not exist` };
+    if (secret === undefined) return fail(`Secret ${name} named by the stack does not exist`);
     hash.update(name).update(JSON.stringify(secret['data'] ?? {}));
   }
-  return { ok: true, value: names.length === 0 ? '' : hash.digest('hex') };
+  return ok(names.length === 0 ? '' : hash.digest('hex'));
 }
 
 function workloadState(applied: KubeObject): WorkloadState {
@@ -119,7 +121,7 @@ function jobState(name: string, applied: KubeObject | undefined): JobState {
  * can differ, and the cached copy is the live state. Anything else — a change
  * by someone else, a deleted child, a new desired object — is applied.
  */
-async function applyUnlessCurrent(deps: StackReconcilerDeps, child: Manifest, log: Logger, about: KubeObject): Promise<{ ok: true; value: KubeObject } | { ok: false; message: string }> {
+async function applyUnlessCurrent(deps: StackReconcilerDeps, child: Manifest, log: Logger, about: KubeObject): Promise<Result<KubeObject, string>> {
   const type = typeOfKind(child.apiVersion, child.kind);
   if (type === undefined) throw new Error(`bug: no resource type for ${child.apiVersion} ${child.kind}`);
   const key = objectKey(child);
@@ -127,14 +129,14 @@ async function applyUnlessCurrent(deps: StackReconcilerDeps, child: Manifest, lo
   const desired = JSON.stringify(child);
   const cached = deps.cache.of(type).get(child.metadata?.name ?? '', child.metadata?.namespace);
   const last = deps.lastApplied.get(id);
-  if (cached !== undefined && last?.desired === desired && last.resourceVersion === cached.metadata?.resourceVersion) return { ok: true, value: cached };
+  if (cached !== undefined && last?.desired === desired && last.resourceVersion === cached.metadata?.resourceVersion) return ok(cached);
   const handover = replicaHandover(child, cached);
   if (handover !== undefined) {
     const held = await applyObject(deps.rest, handover, handoverManager);
-    if (!held.ok) return held;
+    if (!held.ok) return fail(held.message);
   }
   const applied = await applyObject(deps.rest, child);
-  if (!applied.ok) return applied;
+  if (!applied.ok) return fail(applied.message);
   const live = { ...applied.value, apiVersion: child.apiVersion, kind: child.kind };
   deps.cache.of(type).set(live);
   deps.lastApplied.set(id, { desired, resourceVersion: live.metadata?.resourceVersion ?? '' });
@@ -143,7 +145,7 @@ async function applyUnlessCurrent(deps: StackReconcilerDeps, child: Manifest, lo
     log.info('created child', { child: key });
     void recordEvent(deps.rest, about, 'Normal', 'Created', `created ${key}`);
   }
-  return { ok: true, value: live };
+  return ok(live);
 }
 
 /** A child of this stack by its labels (what the old label-selected LIST returned). */
@@ -175,11 +177,11 @@ function countTenants(deps: StackReconcilerDeps, stack: Stack): number {
 }
 
 /** Reconciles the stack `namespace/name`. */
-export async function reconcileStack(deps: StackReconcilerDeps, { namespace, name }: ObjectKey): Promise<HandlerResult> {
+export async function reconcileStack(deps: StackReconcilerDeps, { namespace, name }: ObjectKey): Promise<Result<Handled, string>> {
   const log = deps.log.child({ stack: `${namespace}/${name}` });
   const object = deps.cache.stacks.get(name, namespace);
   // Deleted: the garbage collector removes the children through their owner references.
-  if (object === undefined || object.metadata?.deletionTimestamp !== undefined) return { ok: true };
+  if (object === undefined || object.metadata?.deletionTimestamp !== undefined) return ok({});
   const about: KubeObject = { ...object, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind };
   const stack = stackFromObject(object);
 
@@ -190,14 +192,14 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
   let recheckMs: number | undefined;
   const credentials = credentialsFor(deps, stack);
   const referenced = referencedSecretsChecksum(deps, stack);
-  if (!referenced.ok) errors.push(referenced.message);
+  if (!referenced.ok) errors.push(referenced.error);
   if (referenced.ok) {
     const desired = desiredObjects(stack, { credentials, referencedSecretsChecksum: referenced.value });
     for (const child of desired) {
       const key = objectKey(child);
       const live = await applyUnlessCurrent(deps, child, log, about);
       if (!live.ok) {
-        errors.push(`applying ${key}: ${live.message}`);
+        errors.push(`applying ${key}: ${live.error}`);
         if (child.kind === 'Job') migration = jobState(child.metadata?.name ?? '', undefined);
         continue;
       }
@@ -241,7 +243,7 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
       }
     }
   }
-  if (errors.length > 0) return { ok: false, message: errors.join('; ') };
+  if (errors.length > 0) return fail(errors.join('; '));
   deps.onReconciled?.(stack);
-  return { ok: true, resyncAfterMs };
+  return ok({ resyncAfterMs });
 }

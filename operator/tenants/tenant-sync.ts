@@ -10,13 +10,15 @@
 // Kubernetes objects are read from the watch-fed cache; writes go to the API
 // server and their answers into the cache.
 import type { Logger } from '../../src/log/logger.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import { adminKeyLocation } from '../desired/credentials-secret.ts';
 import { managedByValue, ownerReference, stackLabel } from '../desired/object-meta.ts';
 import { createObject, patchStatus, recordEvent } from '../kube/cluster-objects.ts';
 import type { ClusterCache } from '../kube/cluster-cache.ts';
 import type { KubeObject, KubeRest } from '../kube/kube-rest.ts';
 import { resourceTypes } from '../kube/resource-types.ts';
-import type { HandlerResult, ObjectKey } from '../reconcile/key-queue.ts';
+import type { Handled, ObjectKey } from '../reconcile/key-queue.ts';
 import { stackFromObject } from '../stack/stack-spec.ts';
 import type { Stack } from '../stack/stack-spec.ts';
 import { mergeConditions, readConditions } from '../status/conditions.ts';
@@ -41,12 +43,12 @@ interface TenantSpec { stackRef?: { name?: string }; tenantId?: string; displayN
 const specOf = (o: KubeObject): TenantSpec => (o['spec'] ?? {});
 const asTenant = (o: KubeObject): KubeObject => ({ ...o, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind });
 
-function adminKey(deps: TenantSyncDeps, stack: Stack): { ok: true; key: string } | { ok: false; message: string } {
+function adminKey(deps: TenantSyncDeps, stack: Stack): Result<string, string> {
   const where = adminKeyLocation(stack);
   const secret = deps.cache.secrets.get(where.secretName, stack.ref.namespace);
   const encoded = ((secret?.['data'] ?? {}) as Record<string, string>)[where.key];
-  if (encoded === undefined) return { ok: false, message: `Secret ${where.secretName} has no key ${where.key} (the admin key)` };
-  return { ok: true, key: Buffer.from(encoded, 'base64').toString('utf8') };
+  if (encoded === undefined) return fail(`Secret ${where.secretName} has no key ${where.key} (the admin key)`);
+  return ok(Buffer.from(encoded, 'base64').toString('utf8'));
 }
 
 /** When the API cannot be reached, says so on each Tenant (once: unchanged conditions are not rewritten). */
@@ -104,25 +106,25 @@ async function syncTenantDefaults(deps: TenantSyncDeps, directory: TenantDirecto
 }
 
 /** Syncs the tenants of stack `namespace/name`; resyncs after the stack's interval. */
-export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: ObjectKey): Promise<HandlerResult> {
+export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: ObjectKey): Promise<Result<Handled, string>> {
   const log = deps.log.child({ stack: `${namespace}/${name}`, task: 'tenant-sync' });
   const got = deps.cache.stacks.get(name, namespace);
-  if (got === undefined || got.metadata?.deletionTimestamp !== undefined) return { ok: true };
+  if (got === undefined || got.metadata?.deletionTimestamp !== undefined) return ok({});
   const stackObject: KubeObject = { ...got, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind };
   const stack = stackFromObject(got);
-  if (!stack.spec.tenantSync.enabled) return { ok: true };
+  if (!stack.spec.tenantSync.enabled) return ok({});
   const resync = stack.spec.tenantSync.intervalSeconds * 1000;
 
   const key = adminKey(deps, stack);
   if (!key.ok) {
-    await markUnsynced(deps, namespace, name, key.message);
-    return { ok: false, message: key.message };
+    await markUnsynced(deps, namespace, name, key.error);
+    return fail(key.error);
   }
-  const directory = deps.directoryFor(stack.spec.tenantSync.apiUrl ?? stackEndpoints(stack).api, key.key);
+  const directory = deps.directoryFor(stack.spec.tenantSync.apiUrl ?? stackEndpoints(stack).api, key.value);
   const listedTenants = await directory.list();
   if (!listedTenants.ok) {
     await markUnsynced(deps, namespace, name, listedTenants.error);
-    return { ok: false, message: listedTenants.error };
+    return fail(listedTenants.error);
   }
   const stored = new Map(listedTenants.value.map((t) => [t.id, t]));
   const stackProblem = await syncTenantDefaults(deps, directory, stackObject, stack);
@@ -191,6 +193,6 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
   }
   if (created.length > 0) deps.onMirrored?.({ namespace, name });
   if (stackProblem !== undefined) problems.set('spec.tenantDefaults', stackProblem);
-  if (problems.size > 0) return { ok: false, message: [...problems.entries()].map(([id, m]) => `${id}: ${m}`).join('; ') };
-  return { ok: true, resyncAfterMs: resync };
+  if (problems.size > 0) return fail([...problems.entries()].map(([id, m]) => `${id}: ${m}`).join('; '));
+  return ok({ resyncAfterMs: resync });
 }

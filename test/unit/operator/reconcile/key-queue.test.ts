@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { KeyQueue, objectKeyId } from '../../../../operator/reconcile/key-queue.ts';
-import type { HandlerResult, ObjectKey } from '../../../../operator/reconcile/key-queue.ts';
+import type { Handled, ObjectKey } from '../../../../operator/reconcile/key-queue.ts';
 import type { Clock } from '../../../../src/clock.ts';
+import { fail, ok } from '../../../../src/result.ts';
+import type { Result } from '../../../../src/result.ts';
 
 /** A clock whose timers fire only when the test says so, at a virtual time. */
 class ManualClock implements Clock {
@@ -28,7 +30,7 @@ class ManualClock implements Clock {
 
 const k = (name: string): ObjectKey => ({ namespace: 'ns', name });
 
-function queue(handler: (key: ObjectKey) => Promise<HandlerResult>, backoff: { baseMs: number; maxMs: number }, concurrency: number, clock = new ManualClock()): KeyQueue<ObjectKey> {
+function queue(handler: (key: ObjectKey) => Promise<Result<Handled, string>>, backoff: { baseMs: number; maxMs: number }, concurrency: number, clock = new ManualClock()): KeyQueue<ObjectKey> {
   return new KeyQueue<ObjectKey>({ handler, idOf: objectKeyId, backoff, concurrency, clock });
 }
 
@@ -38,13 +40,13 @@ describe('operator key queue', () => {
     let maxRunning = 0;
     const runs: string[] = [];
     let release: () => void = () => undefined;
-    const q = queue(async (key): Promise<HandlerResult> => {
+    const q = queue(async (key): Promise<Result<Handled, string>> => {
       running++;
       maxRunning = Math.max(maxRunning, running);
       runs.push(key.name);
       if (runs.length === 1) await new Promise<void>((r) => { release = r; });
       running--;
-      return { ok: true };
+      return ok({});
     }, { baseMs: 1, maxMs: 1 }, 4);
     // A handler starts synchronously on add: 'a' is running and blocked on release.
     q.add(k('a'));
@@ -61,7 +63,7 @@ describe('operator key queue', () => {
 
   it('keys are typed: the same name in two namespaces is two keys', async () => {
     const runs: string[] = [];
-    const q = queue((key) => { runs.push(objectKeyId(key)); return Promise.resolve({ ok: true }); }, { baseMs: 1, maxMs: 1 }, 1);
+    const q = queue((key) => { runs.push(objectKeyId(key)); return Promise.resolve(ok({})); }, { baseMs: 1, maxMs: 1 }, 1);
     q.add({ namespace: 'a', name: 'x/y' });
     q.add({ namespace: 'a/x', name: 'y' });
     await q.whenIdle();
@@ -72,9 +74,9 @@ describe('operator key queue', () => {
   it('retries a failing key with growing delays and resets after success', async () => {
     const clock = new ManualClock();
     const at: number[] = [];
-    const q = queue((): Promise<HandlerResult> => {
+    const q = queue((): Promise<Result<Handled, string>> => {
       at.push(clock.now());
-      return Promise.resolve(at.length < 4 ? { ok: false, message: 'boom' } : { ok: true });
+      return Promise.resolve(at.length < 4 ? fail('boom') : ok({}));
     }, { baseMs: 20, maxMs: 1000 }, 1, clock);
     q.add(k('k'));
     for (let retry = 0; retry < 3; retry++) {
@@ -93,7 +95,7 @@ describe('operator key queue', () => {
   it('addUnlessScheduled keeps a pending backoff; add supersedes it', async () => {
     let calls = 0;
     const clock = new ManualClock();
-    const q = queue((): Promise<HandlerResult> => { calls++; return Promise.resolve({ ok: false, message: 'down' }); }, { baseMs: 10_000, maxMs: 10_000 }, 1, clock);
+    const q = queue((): Promise<Result<Handled, string>> => { calls++; return Promise.resolve(fail('down')); }, { baseMs: 10_000, maxMs: 10_000 }, 1, clock);
     q.add(k('k'));
     await q.whenIdle();
     expect(clock.pending).to.equal(1);
@@ -110,7 +112,7 @@ describe('operator key queue', () => {
   it('schedules the resync a handler asks for', async () => {
     const clock = new ManualClock();
     let calls = 0;
-    const q = queue(() => { calls++; return Promise.resolve({ ok: true, resyncAfterMs: 300_000 }); }, { baseMs: 1, maxMs: 1 }, 1, clock);
+    const q = queue(() => { calls++; return Promise.resolve(ok({ resyncAfterMs: 300_000 })); }, { baseMs: 1, maxMs: 1 }, 1, clock);
     q.add(k('k'));
     await q.whenIdle();
     clock.fireNext();
