@@ -25,6 +25,7 @@ export const listenerVariables = {
   TENANTRY_MAX_CONNECTIONS: variable(intInRange(1, 1_000_000), undefined, 'open connections each listener (OTLP/HTTP, OTLP/gRPC, API) keeps; one more is closed on arrival; unset means (open-file limit − 1024) / 4, at least 64'),
   TENANTRY_HEADERS_TIMEOUT_MS: variable(intInRange(100, 600_000), '10000', 'time a client has to send a request\'s headers (gRPC: its first bytes) before the connection is closed (HTTP: answered 408), in ms'),
   TENANTRY_BODY_TIMEOUT_MS: variable(intInRange(100, 3_600_000), '30000', 'time a request body (gRPC: message) has after its headers before it is answered 408 / DEADLINE_EXCEEDED and its connection closed, in ms'),
+  TENANTRY_METRICS_KEY: variable(NonEmptyString, undefined, '/metrics on the OTLP/HTTP and API ports answers only requests with "Authorization: Bearer <this key>" (401 otherwise); unset means /metrics is open, for ports reachable only inside the cluster'),
 } as const;
 
 export const storageVariables = {
@@ -53,6 +54,7 @@ export const gatewayVariables = {
   TENANTRY_BATCH_MAX_DELAY_MS: variable(intInRange(0, 60_000), '1000', 'longest time acknowledged rows wait in the write-ahead log for their INSERT, in ms (bounds how soon they are queryable)'),
   TENANTRY_WAL_DIR: variable(NonEmptyString, undefined, 'directory of the gateway\'s write-ahead log; unset means TENANTRY_DATA_DIR/wal'),
   TENANTRY_WAL_SYNC: variable(WalSync, 'write', 'when a request is acknowledged: "write" once its rows are written to the write-ahead log (they survive the process being killed, as with Loki\'s and Tempo\'s logs and ClickHouse\'s own inserts); "fsync" once they are also fsynced (they survive a power loss while in the log)'),
+  TENANTRY_METRICS_TENANT_LABELS: variable(OnOff, 'off', 'per-tenant gateway metrics carry the tenant id as a label (the 20 largest tenants by accepted volume, the rest "__other__"); off: every tenant is counted under tenant="__all__", so /metrics names no tenant'),
   TENANTRY_MAX_INFLIGHT_BYTES: variable(ByteSize, '256MiB', 'OTLP request bytes the process holds at once (bodies being read, inflated and decoded); a request beyond it gets 429 / RESOURCE_EXHAUSTED before its body is read'),
   TENANTRY_WAL_MAX_BYTES: variable(ByteSize, '1GiB', 'bytes the write-ahead log may hold (acknowledged, not yet in ClickHouse) beyond which requests get 429'),
   TENANTRY_MAX_ATTRIBUTES: variable(intInRange(1, 100_000), '128', 'attributes kept per list (resource, scope, item, event, link); the rest are dropped and added to dropped_attributes_count'),
@@ -78,8 +80,10 @@ export const apiVariables = {
 
 /** Process defaults of per-tenant settings (DESIGN.md section 8); a tenant's own, the API's and the stack's values override them. */
 export const tenantSettingsVariables = {
-  TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: variable(ByteSize, '64MiB', 'default per-tenant ingest rate: decoded OTLP bytes per second, all signals together, across all gateway replicas (1KiB to 10GiB)'),
-  TENANTRY_TENANT_INGEST_BURST_BYTES: variable(ByteSize, '256MiB', 'default per-tenant ingest burst: decoded OTLP bytes a tenant may send at once above its rate (1KiB to 100GiB)'),
+  // Derived from measured capacity (docs/gateway.md "Ingest capacity and default rates"): a core accepts about 12 MiB/s of decoded OTLP end to end
+  // (conversion alone 35-45 MiB/s, npm run bench:capacity), so a tenant at the default rate takes at most about two thirds of one core of one replica.
+  TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: variable(ByteSize, '8MiB', 'default per-tenant ingest rate: decoded OTLP bytes per second, all signals together, across all gateway replicas (1KiB to 10GiB); about two thirds of what one gateway core accepts (docs/gateway.md)'),
+  TENANTRY_TENANT_INGEST_BURST_BYTES: variable(ByteSize, '32MiB', 'default per-tenant ingest burst: decoded OTLP bytes a tenant may send at once above its rate (1KiB to 100GiB); 4 s at the default rate, two requests of the largest size'),
   TENANTRY_TENANT_MAX_CONCURRENT_QUERIES: variable(intInRange(1, 1000), '8', 'default per-tenant API queries in flight (per API replica); one more waits up to 2 s, then gets 429 with Retry-After'),
   TENANTRY_TENANT_MAX_QUERY_DAYS: variable(intInRange(1, 36500), '400', 'default longest time range of one tenant query, in days, measured after its start is moved up to the tenant\'s retention; longer is answered 400'),
   TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS: variable(intInRange(1, 3600), '30', 'default time limit of a tenant\'s API queries (logs, traces, timeseries, usage); ClickHouse cancels a query running longer and the API answers 503'),

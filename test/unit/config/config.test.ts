@@ -165,7 +165,7 @@ describe('config decoding', () => {
     if (!decoded.ok || decoded.config.target !== 'all') throw new Error('expected a config');
     expect(decoded.config.settings).to.deep.equal({
       defaults: {
-        limits: { ingestBytesPerSecond: 1_048_576, ingestBurstBytes: 256 * 1_048_576, maxConcurrentQueries: 8, maxQueryDays: 31, queryTimeoutSeconds: 30 },
+        limits: { ingestBytesPerSecond: 1_048_576, ingestBurstBytes: 32 * 1_048_576, maxConcurrentQueries: 8, maxQueryDays: 31, queryTimeoutSeconds: 30 },
         retention: { logsDays: 7, tracesDays: 30, metricsDays: 90 },
       },
       refreshMs: 2000,
