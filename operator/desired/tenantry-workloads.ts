@@ -69,6 +69,8 @@ interface ServingPod {
   /** Writable folders the target needs (the root filesystem is read-only); no volume when a claim template provides it. */
   readonly scratch?: { readonly volume: Volume | undefined; readonly mount: VolumeMount };
   readonly terminationGracePeriodSeconds: number;
+  /** Seconds the pod keeps serving after it was told to stop, before SIGTERM (a preStop sleep). */
+  readonly stopDelaySeconds?: number;
 }
 
 const walMountPath = '/var/lib/tenantry/wal';
@@ -153,6 +155,8 @@ function servingPodTemplate(stack: Stack, pod: ServingPod, secretsChecksum: stri
     livenessProbe: { httpGet: { path: '/healthz', port: pod.probePort }, periodSeconds: 10, failureThreshold: 6 },
     volumeMounts: [keys.mount, ...(pod.scratch === undefined ? [] : [pod.scratch.mount])],
     ...(pod.resources === undefined ? {} : { resources: pod.resources }),
+    // Kubernetes' own sleep action (no shell in the image needed; beta and on by default from 1.30, the chart's minimum).
+    ...(pod.stopDelaySeconds === undefined ? {} : { lifecycle: { preStop: { sleep: { seconds: pod.stopDelaySeconds } } } }),
     securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
   };
   const spread = topologySpread(stack, pod.component);
@@ -177,12 +181,20 @@ function replicasOf(scale: { readonly replicas: number; readonly autoscaling: Au
 }
 
 /**
- * Seconds a gateway pod has to stop: in-flight requests finish (their bodies
- * may take the listener's 30 s body timeout), then the write-ahead log goes to
+ * A stopping gateway pod first keeps serving for this long: its endpoint is
+ * already marked terminating, so load balancers and kube-proxy send new
+ * connections elsewhere before its listeners stop accepting them.
+ */
+export const gatewayStopDelaySeconds = 5;
+
+/**
+ * Seconds a gateway pod has to stop, counted from the stop request: the
+ * stop delay, in-flight requests finishing (their bodies may take the
+ * listener's 30 s body timeout), then the write-ahead log going to
  * ClickHouse (logged-writer.ts' stopTimeoutMs, 30 s), plus a margin. What is
  * left when ClickHouse is down stays on the pod's claim (ADR 7).
  */
-export const gatewayTerminationGraceSeconds = 75;
+export const gatewayTerminationGraceSeconds = gatewayStopDelaySeconds + 30 + 30 + 10;
 
 /**
  * The gateways as a StatefulSet: each replica keeps its write-ahead log on its
@@ -207,6 +219,7 @@ export function gatewayStatefulSet(stack: Stack, secretsChecksum: string): State
     ],
     scratch: wal,
     terminationGracePeriodSeconds: gatewayTerminationGraceSeconds,
+    stopDelaySeconds: gatewayStopDelaySeconds,
     ports: [
       { name: 'otlp-http', containerPort: g.ports.otlpHttp, protocol: 'TCP' },
       { name: 'otlp-grpc', containerPort: g.ports.otlpGrpc, protocol: 'TCP' },

@@ -18,7 +18,9 @@ const ns = 'wal';
 
 interface PodSpecView {
   volumes?: Array<{ name: string; emptyDir?: { sizeLimit?: string }; persistentVolumeClaim?: { claimName: string } }>;
-  containers: Array<{ command?: string[]; volumeMounts?: Array<{ name: string; mountPath: string }>; readinessProbe?: { grpc?: { port: number; service?: string } }; livenessProbe?: { httpGet?: { path: string } } }>;
+  containers: Array<{ command?: string[]; volumeMounts?: Array<{ name: string; mountPath: string }>; readinessProbe?: { grpc?: { port: number; service?: string } }; livenessProbe?: { httpGet?: { path: string } };
+    lifecycle?: { preStop?: { sleep?: { seconds: number } } } }>;
+  terminationGracePeriodSeconds?: number;
 }
 interface StatefulSetSpecView {
   replicas?: number;
@@ -88,6 +90,9 @@ describe('operator: gateway write-ahead-log volumes against a real API server', 
     // Readiness from grpc.health.v1.Health on the OTLP/gRPC port, liveness from /healthz on the HTTP port (ADR 7).
     expect(spec.template.spec.containers[0]?.readinessProbe?.grpc?.port).to.equal(4317);
     expect(spec.template.spec.containers[0]?.livenessProbe?.httpGet?.path).to.equal('/healthz');
+    // Stopping: a 5 s delay (Kubernetes' sleep action, accepted as sent), then up to a minute of draining.
+    expect(spec.template.spec.containers[0]?.lifecycle).to.deep.equal({ preStop: { sleep: { seconds: 5 } } });
+    expect(spec.template.spec.terminationGracePeriodSeconds).to.equal(75);
     expect(await tryGet(srv(), ['deployment', 'keep-gateway', '-n', ns])).to.equal(undefined);
   });
 

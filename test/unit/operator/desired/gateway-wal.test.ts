@@ -22,7 +22,9 @@ describe('gateway write-ahead log volume', () => {
     expect(s.spec?.template.spec?.containers[0]?.volumeMounts).to.deep.include({ name: 'wal', mountPath: '/var/lib/tenantry/wal' });
     // The claim's files belong to the gateway's user; ownership is changed only when the volume's root does not match (fast mounts).
     expect(s.spec?.template.spec?.securityContext).to.deep.equal({ fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' });
+    // A 5 s stop delay, 30 s for in-flight bodies, 30 s for the log's INSERTs, a margin.
     expect(s.spec?.template.spec?.terminationGracePeriodSeconds).to.equal(75);
+    expect(s.spec?.template.spec?.containers[0]?.lifecycle).to.deep.equal({ preStop: { sleep: { seconds: 5 } } });
   });
 
   it('size and storage class from spec.gateway.wal', () => {
