@@ -31,10 +31,11 @@
 //   over). The runner then kills it and answers 503 naming the turn limit;
 //   its tenant may retry. A tenant alone thus gets its whole time limit
 //   (`maxRunMs`), and a tenant arriving behind another's long statement
-//   waits at most about `turnMs` plus the time chDB takes to end it (KILL
-//   answered in 10-60 ms, the statement gone 20-230 ms later, measured on
-//   the shared machine; the next statement then starts at once). The time
-//   waiting for the turn counts toward the query's own limit.
+//   waits at most about `turnMs` plus the time chDB takes to end it (on the
+//   shared machine: a few ms to 0.65 s for count() states, up to 1.9 s for
+//   a statement freeing many quantile states; the next statement then
+//   starts at once; docs/benchmarks.md). The time waiting for the turn
+//   counts toward the query's own limit.
 // - While ingest is active each party also yields: after its query that ran
 //   d ms, its next one starts no sooner than d × (1 − share) / share ms
 //   later, which keeps each tenant's queries to `queryShare` of the time and
