@@ -49,11 +49,11 @@ function awaitApiServer(rest: KubeRest, log: Logger, onReachable: () => void): (
     const r = await rest.call<{ gitVersion?: string }>({ method: 'GET', path: '/version' });
     if (stopped) return;
     if (r.ok) {
-      log.info('connected to the Kubernetes API server', { version: r.value.gitVersion });
+      log.info('connected to the Kubernetes API server', { version: r.value.body.gitVersion });
       onReachable();
       return;
     }
-    log.warn('Kubernetes API server not reachable yet', { error: r.message });
+    log.warn('Kubernetes API server not reachable yet', { error: r.error.message });
     timer = setTimeout(() => { void attempt(); }, 2000);
   };
   void attempt();

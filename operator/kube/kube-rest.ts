@@ -5,10 +5,14 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 
-export type KubeResult<T> =
-  | { readonly ok: true; readonly value: T; readonly status?: number }
-  | { readonly ok: false; readonly status: number; readonly reason: string; readonly message: string };
+/** A 2xx answer: its parsed body, and its status (server-side apply answers 201 when it created the object). */
+export interface KubeAnswer<T> { readonly body: T; readonly status: number }
+
+/** A refused or failed call: the HTTP status (0 when no answer came), the API's Status reason and message. */
+export interface KubeFailure { readonly status: number; readonly reason: string; readonly message: string }
 
 export interface KubeObject {
   apiVersion?: string;
@@ -54,7 +58,7 @@ export class KubeRest {
   }
 
   /** One request; a non-2xx answer or a network error is returned as a failure value. */
-  async call<T>(call: Call): Promise<KubeResult<T>> {
+  async call<T>(call: Call): Promise<Result<KubeAnswer<T>, KubeFailure>> {
     const { url, opts } = await this.#options(call, 30_000);
     return new Promise((resolve) => {
       const req = this.#send(url, opts);
@@ -64,15 +68,15 @@ export class KubeRest {
           const status = res.statusCode ?? 0;
           let parsed: unknown;
           try { parsed = text === '' ? {} : JSON.parse(text); } catch { parsed = { message: text }; }
-          if (status >= 200 && status < 300) resolve({ ok: true, value: parsed as T, status });
+          if (status >= 200 && status < 300) resolve(ok({ body: parsed as T, status }));
           else {
             const s = parsed as { reason?: string; message?: string };
-            resolve({ ok: false, status, reason: s.reason ?? 'Unknown', message: s.message ?? `HTTP ${status}` });
+            resolve(fail({ status, reason: s.reason ?? 'Unknown', message: s.message ?? `HTTP ${status}` }));
           }
         });
       });
       req.on('timeout', () => { req.destroy(new Error('request timed out')); });
-      req.on('error', (error) => { resolve({ ok: false, status: 0, reason: 'ConnectionFailed', message: error.message }); });
+      req.on('error', (error) => { resolve(fail({ status: 0, reason: 'ConnectionFailed', message: error.message })); });
       if (call.body !== undefined) req.write(typeof call.body === 'string' ? call.body : JSON.stringify(call.body));
       req.end();
     });

@@ -45,13 +45,13 @@ export async function runResourceWatch(o: WatchOptions): Promise<void> {
       if (!listed.ok) {
         failures++;
         const delay = backoffDelay(o.backoff, failures);
-        log.warn('list failed; retrying', { status: listed.status, error: listed.message, retryInMs: delay });
+        log.warn('list failed; retrying', { status: listed.error.status, error: listed.error.message, retryInMs: delay });
         o.onRestart?.('error');
         await sleep(delay, o.signal);
         continue;
       }
-      resourceVersion = listed.value.metadata?.resourceVersion ?? '';
-      for (const item of listed.value.items) o.onObject('LISTED', { ...item, apiVersion: o.type.apiVersion, kind: o.type.kind });
+      resourceVersion = listed.value.body.metadata?.resourceVersion ?? '';
+      for (const item of listed.value.body.items) o.onObject('LISTED', { ...item, apiVersion: o.type.apiVersion, kind: o.type.kind });
       o.onListed?.();
     }
     const watchStarted = Date.now();

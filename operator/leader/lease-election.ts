@@ -52,7 +52,7 @@ export function startLeaseElection(o: LeaseOptions): RunningElection {
     const now = new Date();
     const got = await getObject(o.rest, resourceTypes.lease, o.namespace, o.name);
     if (!got.ok) {
-      o.log.warn('cannot read the leader Lease', { error: got.message });
+      o.log.warn('cannot read the leader Lease', { error: got.error.message });
       // A leader that cannot renew must assume it lost the Lease once it would have expired; stepping down at once is safer.
       setLeader(false);
       return;

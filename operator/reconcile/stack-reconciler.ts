@@ -133,15 +133,15 @@ async function applyUnlessCurrent(deps: StackReconcilerDeps, child: Manifest, lo
   const handover = replicaHandover(child, cached);
   if (handover !== undefined) {
     const held = await applyObject(deps.rest, handover, handoverManager);
-    if (!held.ok) return fail(held.message);
+    if (!held.ok) return fail(held.error.message);
   }
   const applied = await applyObject(deps.rest, child);
-  if (!applied.ok) return fail(applied.message);
-  const live = { ...applied.value, apiVersion: child.apiVersion, kind: child.kind };
+  if (!applied.ok) return fail(applied.error.message);
+  const live = { ...applied.value.object, apiVersion: child.apiVersion, kind: child.kind };
   deps.cache.of(type).set(live);
   deps.lastApplied.set(id, { desired, resourceVersion: live.metadata?.resourceVersion ?? '' });
   // Server-side apply answers 201 when it created the object.
-  if (applied.status === 201) {
+  if (applied.value.created) {
     log.info('created child', { child: key });
     void recordEvent(deps.rest, about, 'Normal', 'Created', `created ${key}`);
   }
@@ -162,7 +162,7 @@ async function prune(deps: StackReconcilerDeps, stack: Stack, keep: ReadonlySet<
       const ownedHere = o.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === stack.ref.uid) === true;
       if (keep.has(key) || !ownedHere) continue;
       const deleted = await deleteObject(deps.rest, type, stack.ref.namespace, o.metadata?.name ?? '', o.metadata?.uid);
-      if (!deleted.ok) { errors.push(`deleting ${key}: ${deleted.message}`); continue; }
+      if (!deleted.ok) { errors.push(`deleting ${key}: ${deleted.error.message}`); continue; }
       deps.cache.of(type).delete(o);
       deps.lastApplied.delete(`${stack.ref.namespace}/${key}`);
       log.info('pruned child no longer desired', { child: key });
@@ -221,7 +221,7 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
   if (JSON.stringify(status) !== JSON.stringify(object['status'] ?? {})) {
     const patched = await patchStatus(deps.rest, resourceTypes.stack, namespace, name, status);
     if (patched.ok) deps.cache.stacks.set({ ...patched.value, apiVersion: resourceTypes.stack.apiVersion, kind: resourceTypes.stack.kind });
-    else if (patched.status !== 404) errors.push(`writing status: ${patched.message}`);
+    else if (patched.error.status !== 404) errors.push(`writing status: ${patched.error.message}`);
     const wasReady = previous.find((c) => c.type === 'Ready');
     const ready = status.conditions.find((c) => c.type === 'Ready');
     if (ready !== undefined && (wasReady?.status !== ready.status || wasReady.reason !== ready.reason)) {
@@ -234,7 +234,7 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
     if (waited < failedJobRetryMs) resyncAfterMs = Math.min(resyncAfterMs, failedJobRetryMs - waited);
     else {
       const deleted = await deleteObject(deps.rest, resourceTypes.job, namespace, failedJob.object.metadata?.name ?? '', failedJob.object.metadata?.uid);
-      if (!deleted.ok) errors.push(`deleting failed Job ${failedJob.object.metadata?.name ?? ''}: ${deleted.message}`);
+      if (!deleted.ok) errors.push(`deleting failed Job ${failedJob.object.metadata?.name ?? ''}: ${deleted.error.message}`);
       else {
         deps.cache.of(resourceTypes.job).delete(failedJob.object);
         log.info('deleted failed migrate Job to run it again', { job: failedJob.object.metadata?.name });

@@ -97,7 +97,7 @@ export function drainDecisions(stack: Stack, cache: ClusterCache): Decision[] {
 
 async function remove(deps: WalDrainDeps, type: ResourceType, o: KubeObject): Promise<string | undefined> {
   const deleted = await deleteObject(deps.rest, type, o.metadata?.namespace ?? '', o.metadata?.name ?? '', o.metadata?.uid);
-  if (!deleted.ok) return `deleting ${type.kind}/${o.metadata?.name ?? ''}: ${deleted.message}`;
+  if (!deleted.ok) return `deleting ${type.kind}/${o.metadata?.name ?? ''}: ${deleted.error.message}`;
   deps.cache.of(type).delete(o);
   return undefined;
 }
@@ -130,12 +130,12 @@ export async function drainDepartedReplicas(deps: WalDrainDeps, stack: Stack, ab
     }
     // Start: only once the replica's pod is gone, since a stopping pod still drains (and writes) the same log.
     const pod = await getObject(deps.rest, resourceTypes.pod, stack.ref.namespace, `${gateway}-${d.ordinal}`);
-    if (!pod.ok) { errors.push(`reading pod ${gateway}-${d.ordinal}: ${pod.message}`); continue; }
+    if (!pod.ok) { errors.push(`reading pod ${gateway}-${d.ordinal}: ${pod.error.message}`); continue; }
     if (pod.value !== undefined) { recheckMs = Math.min(recheckMs ?? podGoneRecheckMs, podGoneRecheckMs); continue; }
     const job = walDrainJob(stack, d.ordinal, d.claim.metadata?.name ?? '', d.claim.metadata?.uid ?? '');
     const applied = await applyObject(deps.rest, job);
-    if (!applied.ok) { errors.push(`applying ${objectKey(job)}: ${applied.message}`); continue; }
-    deps.cache.of(resourceTypes.job).set({ ...applied.value, apiVersion: job.apiVersion, kind: job.kind });
+    if (!applied.ok) { errors.push(`applying ${objectKey(job)}: ${applied.error.message}`); continue; }
+    deps.cache.of(resourceTypes.job).set({ ...applied.value.object, apiVersion: job.apiVersion, kind: job.kind });
     keep.push(objectKey(job));
     log.info('started a drain Job for a departed gateway replica\'s write-ahead log', { claim: d.claim.metadata?.name, job: job.metadata?.name });
     void recordEvent(deps.rest, about, 'Normal', 'WalDrainStarted', `started ${objectKey(job)} for claim ${d.claim.metadata?.name ?? ''}`);

@@ -84,7 +84,7 @@ async function writeTenantStatus(deps: TenantSyncDeps, tenant: KubeObject, store
   };
   const r = await patchStatus(deps.rest, resourceTypes.tenant, tenant.metadata?.namespace ?? '', tenant.metadata?.name ?? '', status);
   if (r.ok) deps.cache.tenants.set(asTenant(r.value));
-  else if (r.status !== 404) deps.log.warn('cannot write Tenant status', { tenant: tenant.metadata?.name, error: r.message });
+  else if (r.error.status !== 404) deps.log.warn('cannot write Tenant status', { tenant: tenant.metadata?.name, error: r.error.message });
 }
 
 /** Pushes the stack's spec.tenantDefaults when the API holds others; returns the problem, if any. */
@@ -164,7 +164,7 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
       },
       spec: { stackRef: { name }, tenantId: tenant.id },
     });
-    if (!r.ok) { log.warn('cannot create Tenant', { tenant: tenant.id, object: objectName, error: r.message }); problems.set(tenant.id, r.message); continue; }
+    if (!r.ok) { log.warn('cannot create Tenant', { tenant: tenant.id, object: objectName, error: r.error.message }); problems.set(tenant.id, r.error.message); continue; }
     holders.set(objectName, tenant.id);
     deps.cache.tenants.set(asTenant(r.value));
     created.push(r.value);
