@@ -4,6 +4,15 @@
 // requests, and a large request is still served once its flow has saved
 // up enough quantum (Shreedhar and Varghese's DRR, as network schedulers
 // and Loki's per-tenant query queues do it).
+//
+// Not one queue with the tree's other fair schedulers, on purpose: here a
+// request's cost (its rows) is known before it is served, so deficit round
+// robin serves it exactly; the decode gate (gateway/limits/decode-gate.ts)
+// and the store gate (src/clickhouse/store-gate.ts) learn a cost only after
+// the work (decoded bytes, store time), so they order flows by what each was
+// served (start-time fair queuing), and the store gate also pauses and
+// preempts. The operator's key queue (operator/reconcile/key-queue.ts) is
+// not a fair scheduler at all: it serialises and coalesces work per key.
 
 interface Flow<T> {
   readonly items: T[];

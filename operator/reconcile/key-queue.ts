@@ -4,7 +4,10 @@
 // state), failures are retried with per-key exponential backoff, and
 // `resyncAfterMs` schedules a resync. Timers come from an injected clock and
 // `whenIdle()` resolves when nothing is waiting or running, so tests await
-// events instead of sleeping.
+// events instead of sleeping. It is not a fair scheduler like the gateway's
+// FairQueue or the store gate: keys are few, each reconcile is cheap and
+// idempotent, so FIFO order with per-key serialising and coalescing is all
+// the operator needs.
 import type { BackoffPolicy } from '../../src/backoff.ts';
 import { backoffDelay } from '../../src/backoff.ts';
 import type { Clock } from '../../src/clock.ts';

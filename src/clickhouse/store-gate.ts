@@ -44,6 +44,11 @@
 //   With no ingest, queries run back to back.
 // - A query's statement runs, if the policy says so, on fewer threads,
 //   leaving a core to the gateway.
+// - Why this turn is not the writer's FairQueue (deficit round robin): a
+//   query's cost, its store time, is known only once it has run, so parties
+//   are ordered by the time they used, as the decode gate orders flows by the
+//   bytes they were served; and only this gate pauses a party while ingest
+//   is active and preempts a long statement with the turn signal.
 import { KeyConcurrency } from './key-concurrency.ts';
 import { systemClock } from '../clock.ts';
 import type { Clock } from '../clock.ts';
