@@ -68,8 +68,8 @@ export const retentionBounds: Readonly<Record<RetentionField, Bound>> = {
 /** The defaults of the `TENANTRY_TENANT_*` and retention variables, for contexts built without a config. */
 export const builtInDefaults: SettingsDefaults = {
   limits: {
-    ingestBytesPerSecond: 64 * 1024 ** 2,
-    ingestBurstBytes: 256 * 1024 ** 2,
+    ingestBytesPerSecond: 8 * 1024 ** 2,
+    ingestBurstBytes: 32 * 1024 ** 2,
     maxConcurrentQueries: 8,
     maxQueryDays: 400,
     queryTimeoutSeconds: 30,
