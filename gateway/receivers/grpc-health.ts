@@ -10,6 +10,13 @@ export const healthServiceName = 'grpc.health.v1.Health';
 export const healthCheckPath = `/${healthServiceName}/Check`;
 export const healthWatchPath = `/${healthServiceName}/Watch`;
 
+/**
+ * The service a liveness probe asks for: SERVING whenever the process
+ * answers, also while it starts, drains or waits for storage (restarting it
+ * then would not help), as /healthz on the HTTP ports.
+ */
+export const livenessService = 'liveness';
+
 /** HealthCheckResponse.ServingStatus. */
 export const servingStatus = { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } as const;
 type ServingStatus = (typeof servingStatus)[keyof typeof servingStatus];
@@ -64,11 +71,12 @@ const definition = {
   Watch: { path: healthWatchPath, originalName: 'watch', requestStream: false, responseStream: true, ...raw },
 } satisfies grpc.ServiceDefinition;
 
-/** Adds the health service to `server`: `services` (and "", the whole server) follow `readiness`; any other name is unknown. */
+/** Adds the health service to `server`: `services` (and "", the whole server) follow `readiness`, `liveness` is always SERVING; any other name is unknown. */
 export function addHealthService(server: grpc.Server, readiness: Readiness, services: readonly string[]): void {
-  const known = new Set(['', ...services]);
+  const known = new Set(['', livenessService, ...services]);
   const current = (service: string): ServingStatus => {
     if (!known.has(service)) return servingStatus.SERVICE_UNKNOWN;
+    if (service === livenessService) return servingStatus.SERVING;
     return readiness.isReady() ? servingStatus.SERVING : servingStatus.NOT_SERVING;
   };
   const check: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {

@@ -1,7 +1,8 @@
 // The gRPC health service on the OTLP/gRPC port (issue 35), asked by a real
 // gRPC client without a key: NOT_SERVING until the process is ready, SERVING
 // while it is, NOT_SERVING once it drains (and a Watch then ends, so the
-// server's shutdown is not held by it); unknown services are NOT_FOUND.
+// server's shutdown is not held by it); the service "liveness" is SERVING
+// throughout (for liveness probes); unknown services are NOT_FOUND.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +55,7 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
     expect(await healthCheck(address)).to.equal('NOT_SERVING');
     expect(await healthCheck(address, traceService)).to.equal('NOT_SERVING');
     expect(await healthCheck(address, 'no.such.Service')).to.equal(grpc.status.NOT_FOUND);
+    expect(await healthCheck(address, 'liveness')).to.equal('SERVING');
 
     const watch = healthWatch(address);
     expect(await watch.next()).to.equal('NOT_SERVING');
@@ -76,6 +78,7 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
     expect(await watch.ended).to.equal(grpc.status.OK);
     expect(await unknown.ended).to.equal(grpc.status.OK);
     expect(await healthCheck(address)).to.equal('NOT_SERVING');
+    expect(await healthCheck(address, 'liveness')).to.equal('SERVING');
     // Nothing the health service holds keeps the port from closing.
     await gateway?.stop();
     gateway = undefined;
