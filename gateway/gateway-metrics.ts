@@ -1,8 +1,13 @@
 // The gateway's Prometheus metrics, registered on the process registry.
+// /metrics may be read by whoever reaches the port (TENANTRY_METRICS_KEY
+// unset), so tenant ids appear in it only when the deployment opts in
+// (TENANTRY_METRICS_TENANT_LABELS), and then only ids that earned a label by
+// accepted volume: a key sending items for tenants it may not write (or
+// rejected items of any kind) cannot plant names there.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { TenantShare } from './limits/tenant-shares.ts';
-import { TenantLabels } from './tenant-labels.ts';
+import { allTenants, noTenant, TenantLabels } from './tenant-labels.ts';
 import type { InsertStats } from './writer/block-inserter.ts';
 import type { WriterObserver } from './writer/logged-writer.ts';
 
@@ -32,7 +37,8 @@ export interface GatewayMetrics {
   logBytesFrom(read: () => number): void;
 }
 
-export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayMetrics {
+/** `tenantLabels`: per-tenant series under the tenants' ids (TENANTRY_METRICS_TENANT_LABELS); false: all under tenant="__all__". */
+export function gatewayMetrics(registry: Registry, health: HealthSink, tenantLabels = false): GatewayMetrics {
   const registers = [registry];
   const acceptedItems = new Counter({ name: 'tenantry_gateway_accepted_items_total', help: 'Items stored, per signal', labelNames: ['signal'], registers });
   const rejectedItems = new Counter({ name: 'tenantry_gateway_rejected_items_total', help: 'Items rejected through partial success, per signal and reason', labelNames: ['signal', 'reason'], registers });
@@ -48,7 +54,7 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
   const batchRows = new Histogram({ name: 'tenantry_gateway_batch_rows', help: 'Rows per INSERT', labelNames: ['table'], registers, buckets: [1, 10, 100, 1000, 10_000, 50_000, 100_000, 250_000, 1_000_000] });
   const batchBytes = new Histogram({ name: 'tenantry_gateway_batch_bytes', help: 'Bytes per INSERT', labelNames: ['table'], registers, buckets: [1e3, 1e4, 1e5, 1e6, 4e6, 16e6, 64e6] });
   const insertSeconds = new Histogram({ name: 'tenantry_gateway_insert_duration_seconds', help: 'INSERT latency', labelNames: ['table', 'ok'], registers, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] });
-  const tenants = tenantMetrics(registers);
+  const tenants = tenantMetrics(registers, tenantLabels);
   let readLogBytes = (): number => 0;
   new Gauge({
     name: 'tenantry_gateway_wal_bytes', help: 'Bytes acknowledged and held in the write-ahead log, not yet in ClickHouse', registers,
@@ -82,13 +88,13 @@ export function gatewayMetrics(registry: Registry, health: HealthSink): GatewayM
   };
 }
 
-function tenantMetrics(registers: Registry[]): TenantMetrics {
-  const acceptedItems = new Counter({ name: 'tenantry_gateway_tenant_accepted_items_total', help: 'Items stored, per tenant (the top tenants by volume; the rest are tenant="__other__") and signal', labelNames: ['tenant', 'signal'], registers });
+function tenantMetrics(registers: Registry[], tenantLabels: boolean): TenantMetrics {
+  const acceptedItems = new Counter({ name: 'tenantry_gateway_tenant_accepted_items_total', help: 'Items stored, per tenant (with TENANTRY_METRICS_TENANT_LABELS the top tenants by accepted volume, the rest are tenant="__other__"; else tenant="__all__") and signal', labelNames: ['tenant', 'signal'], registers });
   const acceptedBytes = new Counter({
     name: 'tenantry_gateway_tenant_accepted_bytes_total', help: 'Decoded OTLP bytes of the items stored (the request\'s bytes split by its tenants\' shares of items), per tenant and signal', labelNames: ['tenant', 'signal'], registers,
   });
   const rejectedItems = new Counter({
-    name: 'tenantry_gateway_tenant_rejected_items_total', help: 'Items rejected, per tenant (tenant="__none__": no valid tenant id), signal and reason (rate_limited: over the tenant\'s ingest limit)',
+    name: 'tenantry_gateway_tenant_rejected_items_total', help: 'Items rejected, per tenant (a tenant\'s own label only once its accepted items earned it; tenant="__none__": no valid tenant id or one the key may not write), signal and reason (rate_limited: over the tenant\'s ingest limit)',
     labelNames: ['tenant', 'signal', 'reason'], registers,
   });
   const rejectedBytes = new Counter({ name: 'tenantry_gateway_tenant_rejected_bytes_total', help: 'Decoded OTLP bytes of the items rejected, per tenant, signal and reason', labelNames: ['tenant', 'signal', 'reason'], registers });
@@ -105,24 +111,27 @@ function tenantMetrics(registers: Registry[]): TenantMetrics {
       });
     }
   });
+  // Only accepted items give a tenant a label (and rank it); everything else is counted under the label the tenant already has.
+  const accepted = (tenant: string, bytes: number): string => (tenantLabels ? labels.label(tenant, bytes) : allTenants);
+  const known = (tenant: string): string => (tenantLabels ? labels.known(tenant) : allTenants);
   return {
     record(signal, shares) {
       for (const share of shares) {
-        let bytes = share.accepted.bytes;
-        for (const r of share.rejected.values()) bytes += r.bytes;
-        const tenant = labels.label(share.tenant, bytes);
+        const tenant = share.accepted.items > 0 ? accepted(share.tenant, share.accepted.bytes) : known(share.tenant);
         if (share.accepted.items > 0) {
           acceptedItems.inc({ tenant, signal }, share.accepted.items);
           acceptedBytes.inc({ tenant, signal }, share.accepted.bytes);
         }
         for (const [reason, r] of share.rejected) {
-          rejectedItems.inc({ tenant, signal, reason }, r.items);
-          rejectedBytes.inc({ tenant, signal, reason }, r.bytes);
+          // Items for a tenant the key may not write are not that tenant's.
+          const label = reason === 'tenant_not_allowed' && tenantLabels ? noTenant : tenant;
+          rejectedItems.inc({ tenant: label, signal, reason }, r.items);
+          rejectedBytes.inc({ tenant: label, signal, reason }, r.bytes);
         }
       }
     },
     throttled(tenant, protocol, signal, stage) {
-      throttled.inc({ tenant: labels.label(tenant, 0), protocol, signal, stage });
+      throttled.inc({ tenant: known(tenant), protocol, signal, stage });
     },
   };
 }

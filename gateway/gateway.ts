@@ -88,7 +88,7 @@ async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: Gatew
       ctx.readiness.unready(condition);
       log.warn('writes fail; acknowledged rows stay in the write-ahead log', { condition, message });
     }
-  });
+  }, config.metricsTenantLabels ?? false);
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   metrics.logBytesFrom(() => writer.logBytes);
   const ingestLimits = await startLimits(ctx, log);

@@ -17,8 +17,10 @@ export const labelWindowMs = 60_000;
 /** The label of the tenants without one of their own. */
 export const otherTenants = '__other__';
 
-/** The label of items with no valid tenant id. */
+/** The label of items with no valid tenant id, or one their key may not write. */
 export const noTenant = '__none__';
+/** The one label of every tenant while per-tenant labels are off (TENANTRY_METRICS_TENANT_LABELS). */
+export const allTenants = '__all__';
 
 /** Tenants whose volume is tracked in one window (beyond it, new tenants wait for the next window). */
 const maxTracked = 10_000;
@@ -52,6 +54,12 @@ export class TenantLabels {
       return tenant;
     }
     return otherTenants;
+  }
+
+  /** The label `tenant` holds now, without counting volume for it or giving it one: for counts that must not earn a label (rejections). */
+  known(tenant: string): string {
+    if (tenant === '') return noTenant;
+    return this.#labelled.has(tenant) ? tenant : otherTenants;
   }
 
   /** The top k tenants of the window ending now keep or take the labels. */

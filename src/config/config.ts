@@ -61,6 +61,8 @@ export interface GatewayConfig {
   readonly listener?: ListenerLimits;
   /** OTLP request bytes in flight per process; defaultMaxInflightBytes when absent. */
   readonly maxInflightBytes?: number;
+  /** Per-tenant metrics under the tenant's id (TENANTRY_METRICS_TENANT_LABELS); absent or false: under tenant="__all__". */
+  readonly metricsTenantLabels?: boolean;
 }
 
 export interface ApiConfig {
@@ -178,7 +180,7 @@ function walDir(configured: string | undefined, dataDir: string | undefined): st
 }
 
 function gateway(d: Decoder, dataDir: string, retention: RetentionConfig): GatewayConfig {
-  const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR' | 'TENANTRY_WAL_SYNC'>): number => num(d.value(gatewayVariables, name));
+  const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR' | 'TENANTRY_WAL_SYNC' | 'TENANTRY_METRICS_TENANT_LABELS'>): number => num(d.value(gatewayVariables, name));
   return {
     otlpHttpPort: v('TENANTRY_OTLP_HTTP_PORT'),
     otlpGrpcPort: v('TENANTRY_OTLP_GRPC_PORT'),
@@ -197,12 +199,17 @@ function gateway(d: Decoder, dataDir: string, retention: RetentionConfig): Gatew
     },
     listener: listener(d),
     maxInflightBytes: v('TENANTRY_MAX_INFLIGHT_BYTES'),
+    metricsTenantLabels: d.value(gatewayVariables, 'TENANTRY_METRICS_TENANT_LABELS') as boolean,
   };
 }
 
 function listener(d: Decoder): ListenerLimits {
   const v = (name: keyof typeof listenerVariables): unknown => d.value(listenerVariables, name);
-  return { maxConnections: v('TENANTRY_MAX_CONNECTIONS') as number | undefined, headersTimeoutMs: num(v('TENANTRY_HEADERS_TIMEOUT_MS')), bodyTimeoutMs: num(v('TENANTRY_BODY_TIMEOUT_MS')) };
+  const metricsKey = optStr(v('TENANTRY_METRICS_KEY'));
+  return {
+    maxConnections: v('TENANTRY_MAX_CONNECTIONS') as number | undefined, headersTimeoutMs: num(v('TENANTRY_HEADERS_TIMEOUT_MS')), bodyTimeoutMs: num(v('TENANTRY_BODY_TIMEOUT_MS')),
+    ...(metricsKey === undefined ? {} : { metricsKey }),
+  };
 }
 
 function api(d: Decoder): ApiConfig {

@@ -2,7 +2,8 @@
 // keeps open, how long a client may take to send its headers and then its
 // body. The connection cap defaults to a share of the process's open-file
 // limit, so that a flood on one port leaves descriptors for the others (and
-// for ClickHouse, the write-ahead log and outgoing connections).
+// for ClickHouse, the write-ahead log and outgoing connections). And who may
+// read its /metrics, which name tenants and volumes.
 import { readFileSync } from 'node:fs';
 
 export interface ListenerLimits {
@@ -12,6 +13,8 @@ export interface ListenerLimits {
   readonly headersTimeoutMs: number;
   /** Time from the end of the headers until the end of the body. */
   readonly bodyTimeoutMs: number;
+  /** The bearer key /metrics asks for (TENANTRY_METRICS_KEY); absent: /metrics is open (the port is reachable only inside the cluster). */
+  readonly metricsKey?: string;
 }
 
 export const defaultListenerLimits: ListenerLimits = { maxConnections: undefined, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 };

@@ -60,9 +60,9 @@ export function requestPath(target: string): string {
 }
 
 function answerOps(req: IncomingMessage, res: ServerResponse, path: string, options: ListenOptions): void {
-  opsResponse(path, options.readiness, options.registry).then((ops) => {
+  opsResponse(path, options.readiness, options.registry, options.limits?.metricsKey, req.headers.authorization).then((ops) => {
     const reply = ops ?? { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found\n' };
-    res.writeHead(reply.status, { 'content-type': reply.contentType }).end(reply.body);
+    res.writeHead(reply.status, { 'content-type': reply.contentType, ...(reply.status === 401 ? { 'www-authenticate': 'Bearer' } : {}) }).end(reply.body);
   }).catch((error: unknown) => {
     // Only a failing metrics collector gets here.
     options.log.error('ops endpoint failed', { path, method: req.method, error: (error as Error).message });

@@ -57,6 +57,8 @@ describe('chart alert and dashboard queries on a real Prometheus scraping Tenant
     if (!prometheusFound.ok) return;
     dir = await mkdtemp(join(tmpdir(), 'tenantry-monitoring-'));
     tenantry = startTenantry(['all'], testEnvironment(join(dir, 'data'), {
+      // The tenants dashboard's queries read per-tenant series.
+      TENANTRY_METRICS_TENANT_LABELS: 'on',
       TENANTRY_API_KEYS: JSON.stringify([{ name: 'test', key, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] }]),
     }));
     const ports = await tenantry.started();

@@ -82,6 +82,8 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'tenantry-noisy-'));
     tenantry = startTenantry(['all'], testEnvironment(dataDir, {
+      // The per-tenant series checked below name the tenants.
+      TENANTRY_METRICS_TENANT_LABELS: 'on',
       TENANTRY_API_KEYS: JSON.stringify([
         { key: keys.admin, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] },
         { key: keys.a, scopes: ['ingest'], tenants: ['A'] },

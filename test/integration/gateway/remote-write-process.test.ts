@@ -26,7 +26,9 @@ const keyText = JSON.stringify([
   { key: keys.reader, scopes: ['read'], tenants: ['rw-a'] },
 ]);
 
-const start = (dataDir: string, env: Record<string, string> = {}): TenantryProcess => startTenantry(['all'], testEnvironment(dataDir, { TENANTRY_API_KEYS: keyText, ...env }));
+// Per-tenant labels on: the throttling test reads a tenant's series.
+const start = (dataDir: string, env: Record<string, string> = {}): TenantryProcess =>
+  startTenantry(['all'], testEnvironment(dataDir, { TENANTRY_API_KEYS: keyText, TENANTRY_METRICS_TENANT_LABELS: 'on', ...env }));
 const urls = (ports: Record<string, number>): { gateway: string; api: string } => ({ gateway: `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`, api: `http://127.0.0.1:${ports['api'] ?? 0}` });
 const body = (series: readonly SeriesSpec[]): Buffer => snappyBlock(encodeWriteRequest(series));
 

@@ -28,7 +28,7 @@ describe('config decoding', () => {
     expect(config.gateway).to.deep.equal({
       otlpHttpPort: 4318, otlpGrpcPort: 4317, maxRequestBytes: 16 * 1024 * 1024,
       writer: config.gateway.writer,
-      listener: { maxConnections: undefined, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }, maxInflightBytes: 256 * 1024 * 1024,
+      listener: { maxConnections: undefined, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }, maxInflightBytes: 256 * 1024 * 1024, metricsTenantLabels: false,
       items: {
         maxAttributes: 128, maxAttributeKeyBytes: 1024, maxAttributeValueBytes: 16 * 1024, maxLogBodyBytes: 256 * 1024, maxSpanNameBytes: 1024, maxSpanEvents: 128,
         maxSpanLinks: 128, maxValueDepth: 16, maxFutureSkewMs: 600_000, maxRequestExpansion: 16, retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 },
@@ -56,6 +56,7 @@ describe('config decoding', () => {
       TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WAL_MAX_BYTES: '64MiB', TENANTRY_WAL_DIR: '/var/lib/tenantry-wal', TENANTRY_WAL_SYNC: 'fsync', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
       TENANTRY_API_PAGE_MAX_BYTES: '2MiB',
       TENANTRY_MAX_CONNECTIONS: '500', TENANTRY_HEADERS_TIMEOUT_MS: '2000', TENANTRY_BODY_TIMEOUT_MS: '5000', TENANTRY_MAX_INFLIGHT_BYTES: '64MiB',
+      TENANTRY_METRICS_KEY: 'scrape-key', TENANTRY_METRICS_TENANT_LABELS: 'on',
       TENANTRY_MAX_ATTRIBUTES: '64', TENANTRY_MAX_ATTRIBUTE_KEY_BYTES: '256', TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES: '2KiB', TENANTRY_MAX_LOG_BODY_BYTES: '1MiB',
       TENANTRY_MAX_SPAN_NAME_BYTES: '512', TENANTRY_MAX_SPAN_EVENTS: '10', TENANTRY_MAX_SPAN_LINKS: '0', TENANTRY_MAX_VALUE_DEPTH: '4',
       TENANTRY_MAX_FUTURE_SKEW_SECONDS: '60', TENANTRY_MAX_REQUEST_EXPANSION: '8',
@@ -69,13 +70,13 @@ describe('config decoding', () => {
     expect(config.gateway).to.deep.equal({
       otlpHttpPort: 0, otlpGrpcPort: 14317, maxRequestBytes: 512 * 1024,
       writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxLogBytes: 64 * 1024 * 1024, logDir: '/var/lib/tenantry-wal', logSync: 'fsync' },
-      listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000 }, maxInflightBytes: 64 * 1024 * 1024,
+      listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000, metricsKey: 'scrape-key' }, maxInflightBytes: 64 * 1024 * 1024, metricsTenantLabels: true,
       items: {
         maxAttributes: 64, maxAttributeKeyBytes: 256, maxAttributeValueBytes: 2048, maxLogBodyBytes: 1024 * 1024, maxSpanNameBytes: 512, maxSpanEvents: 10,
         maxSpanLinks: 0, maxValueDepth: 4, maxFutureSkewMs: 60_000, maxRequestExpansion: 8, retention: { logsDays: 7, tracesDays: 14, metricsDays: 400 },
       },
     });
-    expect(config.api).to.deep.equal({ port: 9090, queryTimeoutMs: 5000, pageMaxBytes: 2 * 1_048_576, listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000 } });
+    expect(config.api).to.deep.equal({ port: 9090, queryTimeoutMs: 5000, pageMaxBytes: 2 * 1_048_576, listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000, metricsKey: 'scrape-key' } });
   });
 
   it('puts the write-ahead log in the data directory unless TENANTRY_WAL_DIR names another, as an absolute path', () => {
@@ -127,6 +128,8 @@ describe('config decoding', () => {
     ['TENANTRY_MAX_CONNECTIONS', '0'],
     ['TENANTRY_HEADERS_TIMEOUT_MS', '10s'],
     ['TENANTRY_BODY_TIMEOUT_MS', '99'],
+    ['TENANTRY_METRICS_KEY', '  '],
+    ['TENANTRY_METRICS_TENANT_LABELS', 'some'],
     ['TENANTRY_MAX_INFLIGHT_BYTES', 'all of it'],
     ['TENANTRY_MAX_ATTRIBUTES', '0'],
     ['TENANTRY_MAX_ATTRIBUTE_KEY_BYTES', '1 kilo'],

@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { parseKeys } from '../../../../src/auth/api-keys.ts';
 import type { Store } from '../../../../src/clickhouse/store.ts';
 import type { GatewayConfig, WriterConfig } from '../../../../src/config/config.ts';
+import type { ListenerLimits } from '../../../../src/ops/listener-limits.ts';
 import { silentLogger } from '../../../../src/log/logger.ts';
 import { Readiness } from '../../../../src/ops/readiness.ts';
 import { startGatewayWith } from '../../../../gateway/gateway.ts';
@@ -54,6 +55,10 @@ export interface HarnessOptions {
   readonly store?: Store;
   /** Every tenant's effective settings (ingest limits, retention); the process defaults when absent. */
   readonly settings?: TenantSettingsView;
+  /** Connection cap, timeouts and the /metrics key of the OTLP listeners; the defaults when absent. */
+  readonly listener?: ListenerLimits;
+  /** TENANTRY_METRICS_TENANT_LABELS; off when absent. */
+  readonly metricsTenantLabels?: boolean;
 }
 
 /** The flush of the gateway writing into each store, so select() sees what was acknowledged. */
@@ -71,6 +76,8 @@ export async function startTestGateway(prefix: string, options: HarnessOptions =
     otlpGrpcPort: 0,
     maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024,
     writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, ...options.writer, logDir },
+    ...(options.listener === undefined ? {} : { listener: options.listener }),
+    ...(options.metricsTenantLabels === undefined ? {} : { metricsTenantLabels: options.metricsTenantLabels }),
   };
   const real = clickHouseRowSink(store);
   const gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness, registry, ...(options.settings === undefined ? {} : { settings: options.settings }) }, config, options.sink?.(real) ?? real);
