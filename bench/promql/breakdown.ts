@@ -2,11 +2,13 @@
 // Tenantry's data (the embedded store is one process's, so this runs once
 // Tenantry has stopped) by calling the API's pieces one after another,
 // without HTTP:
-//   series lookup  the sample source's select up to its sample statement: the
-//                  tenant's series index (cached; refreshed as the API does,
-//                  at most every second) and the matchers;
-//   sample read    the sample statement in ClickHouse, its answer handed to
-//                  the process (RowBinary), then decoded and merged per series;
+//   series lookup  the sample source's selectAll (every selector of the query)
+//                  up to its sample statement: the tenant's series index
+//                  (cached, kept fresh in the background as the API does) and
+//                  the matchers;
+//   sample read    the sample statement (one per time range the selectors
+//                  read) in ClickHouse, its answer handed to the process
+//                  (RowBinary), then decoded and merged per series;
 //   evaluation     the engine's rangeQuery over those series held in memory;
 //   encoding       queryData and JSON.stringify of the envelope, as Koa does.
 // Beside them, the whole path as the API runs it (rangeQuery over the
@@ -77,9 +79,9 @@ export interface Breakdown {
 const lookbackMs = 300_000;
 const database = 'tenantry';
 
-interface Ledger { binaryStart: number | undefined; binaryEnd: number; indexMs: number }
+interface Ledger { firstStart: number | undefined; lastEnd: number; indexMs: number }
 
-/** The runner, its calls timed into `ledger`: the sample statement (binary) and the index's (manyRows). */
+/** The runner, its calls timed into `ledger`: the sample statements (binary) and the index's (manyRows). */
 function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
   const binary = runner.binary?.bind(runner);
   return {
@@ -93,9 +95,9 @@ function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
     command: (sql, params) => runner.command(sql, params),
     ...(binary === undefined ? {} : {
       binary: async (sql: string, params: SqlParams, settings?: StatementSettings) => {
-        ledger.binaryStart = performance.now();
+        ledger.firstStart ??= performance.now();
         const r = await binary(sql, params, settings);
-        ledger.binaryEnd = performance.now();
+        ledger.lastEnd = performance.now();
         return r;
       },
     }),
@@ -105,40 +107,32 @@ function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
 const emptyTimes = (): PhaseTimes => ({ lookup: [], indexStatement: [], statement: [], decode: [], evaluation: [], encoding: [], whole: [], served: [], series: 0, samples: 0 });
 
 /** Read through a call: TypeScript would otherwise keep the value it narrowed to before the await. */
-const binaryStarted = (ledger: Ledger): number | undefined => ledger.binaryStart;
+const firstStarted = (ledger: Ledger): number | undefined => ledger.firstStart;
 
 const requestKey = (r: SelectRequest): string => JSON.stringify([r.matchers, r.minT, r.maxT]);
 
 const encode = (value: Parameters<typeof queryData>[0]): string => JSON.stringify({ status: 'success', data: queryData(value) });
 
 async function runOnce(plan: BreakdownPlan, store: Store, runners: { plain: QueryRunner; served: QueryRunner }, index: SeriesIndexCache, parsed: ParsedQuery, tenantId: string, into: PhaseTimes): Promise<void> {
-  const ledger: Ledger = { binaryStart: undefined, binaryEnd: 0, indexMs: 0 };
+  const ledger: Ledger = { firstStart: undefined, lastEnd: 0, indexMs: 0 };
   const runner = runners.plain;
   const options = { runner: watched(runner, ledger), schema: store, tenantId, visibleFromMs: plan.visibleFromMs, maxSamples: maxQuerySamples, index };
   const source = createPromSampleSource(options);
   const signal = new AbortController().signal;
   const fetched = new Map<string, readonly StoredSeries[]>();
-  let lookup = 0;
-  let statement = 0;
-  let decode = 0;
-  let indexMs = 0;
-  for (const r of selectRanges(parsed, plan.startMs, plan.endMs, lookbackMs)) {
-    ledger.binaryStart = undefined;
-    ledger.indexMs = 0;
-    const t0 = performance.now();
-    const answer = await source.select(r.request, signal);
-    const t1 = performance.now();
-    if (!answer.ok) throw new Error(`select for ${parsed.text} on ${tenantId}: ${answer.error.message}`);
-    const started = binaryStarted(ledger);
-    if (started === undefined) lookup += t1 - t0;
-    else {
-      lookup += started - t0;
-      statement += ledger.binaryEnd - started;
-      decode += t1 - ledger.binaryEnd;
-    }
-    indexMs += ledger.indexMs;
-    fetched.set(requestKey(r.request), answer.value);
-  }
+  // Every selector at once, as the engine asks the source (one statement per time range).
+  const requests = [...new Map(selectRanges(parsed, plan.startMs, plan.endMs, lookbackMs).map((r) => [requestKey(r.request), r.request])).values()];
+  const t0 = performance.now();
+  const selected = await source.selectAll?.(requests, signal);
+  const t1 = performance.now();
+  if (selected === undefined) throw new Error('the sample source reads no selectors together');
+  if (!selected.ok) throw new Error(`select for ${parsed.text} on ${tenantId}: ${selected.error.message}`);
+  requests.forEach((r, i) => { fetched.set(requestKey(r), selected.value[i] ?? []); });
+  const started = firstStarted(ledger);
+  const lookup = (started ?? t1) - t0;
+  const statement = started === undefined ? 0 : ledger.lastEnd - started;
+  const decode = started === undefined ? 0 : t1 - ledger.lastEnd;
+  const indexMs = ledger.indexMs;
   const replay: SampleSource = {
     select: (request) => {
       const held = fetched.get(requestKey(request));
@@ -192,7 +186,8 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
       for (const tenant of tenants.slice(0, 5)) {
         if (Date.now() >= deadline) break;
         const t = performance.now();
-        const loaded = await new SeriesIndexCache().get(runner, store, tenant, dayOf(plan.visibleFromMs));
+        // No background refresh: this cache is dropped at once.
+        const loaded = await new SeriesIndexCache({ activeMs: 0 }).get(runner, store, tenant, dayOf(plan.visibleFromMs));
         if (!loaded.ok) throw new Error(loaded.error.message);
         (wide ? coldIndex.wide : coldIndex.narrow).push(performance.now() - t);
       }

@@ -3,7 +3,8 @@
 // the tenant's cached series index (series-index.ts: only series with rows
 // on the days the range touches), applies the matchers
 // (series-matchers.ts), then reads the samples of exactly those series in
-// one statement (sample-reader.ts) over [max(minT, visibleFromMs), maxT],
+// one statement (sample-reader.ts) over [max(minT, visibleFromMs), maxT]
+// (the selectors of a query over one range: one statement for them all),
 // and turns each stored row into the samples of the Prometheus series it
 // appears as: its value, sum or count, one bucket or quantile, or the row as
 // a native histogram (stored-histogram.ts).
@@ -29,7 +30,6 @@ import type { IndexedSeries, TenantSeries } from './series-index.ts';
 import type { SeriesIndexCache } from './series-index.ts';
 import { dayOf } from './series-index.ts';
 import { applyMatchers } from './series-matchers.ts';
-import { compareUtf8 } from './engine/label-order.ts';
 
 /** Series one select may read unless the caller says otherwise. */
 export const defaultMaxSeries = 50_000;
@@ -62,24 +62,53 @@ const aborted = (signal: AbortSignal): boolean => signal.aborted;
 export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource {
   const index = o.index;
   const maxSeries = o.maxSeries ?? defaultMaxSeries;
-  return {
+  const source: SampleSource = {
     async select(request: SelectRequest, signal: AbortSignal): Promise<Result<readonly StoredSeries[], PromError>> {
-      const fromMs = Math.max(request.minT, o.visibleFromMs);
-      const toMs = request.maxT;
-      if (fromMs > toMs || !Number.isFinite(fromMs) || !Number.isFinite(toMs)) return ok([]);
+      const all = await source.selectAll?.([request], signal);
+      if (all === undefined) return fail(cancelled());
+      return all.ok ? ok(all.value[0] ?? []) : all;
+    },
+
+    async selectAll(requests: readonly SelectRequest[], signal: AbortSignal): Promise<Result<(readonly StoredSeries[])[], PromError>> {
+      const out: (readonly StoredSeries[])[] = requests.map(() => []);
+      const ranges = requests.map((r) => ({ fromMs: Math.max(r.minT, o.visibleFromMs), toMs: r.maxT }));
+      if (ranges.every((r) => r.fromMs > r.toMs || !Number.isFinite(r.fromMs) || !Number.isFinite(r.toMs))) return ok(out);
       const tenant = await index.get(o.runner, o.schema, o.tenantId, dayOf(o.visibleFromMs));
       if (!tenant.ok) return fail(fromApiError(tenant.error));
       if (aborted(signal)) return fail(cancelled());
-      const chosen = await choose(tenant.value, request, fromMs, toMs);
-      if (!chosen.ok) return chosen;
-      if (aborted(signal)) return fail(cancelled());
-      if (chosen.value.length > maxSeries) {
-        return fail(execution(`the selector matches ${chosen.value.length} series, more than the ${maxSeries} one selector may read: add label matchers or narrow the range`));
+      // Selectors over the same time range (the usual case: every selector of a dashboard query) share one statement.
+      const byRange = new Map<string, { fromMs: number; toMs: number; members: { at: number; chosen: Chosen[] }[] }>();
+      for (const [at, request] of requests.entries()) {
+        const { fromMs, toMs } = ranges[at] ?? { fromMs: 0, toMs: -1 };
+        if (fromMs > toMs || !Number.isFinite(fromMs) || !Number.isFinite(toMs)) continue;
+        const chosen = await choose(tenant.value, request, fromMs, toMs);
+        if (!chosen.ok) return chosen;
+        if (aborted(signal)) return fail(cancelled());
+        if (chosen.value.length > maxSeries) {
+          return fail(execution(`the selector matches ${chosen.value.length} series, more than the ${maxSeries} one selector may read: add label matchers or narrow the range`));
+        }
+        if (chosen.value.length === 0) continue;
+        const key = `${fromMs}:${toMs}`;
+        const group = byRange.get(key) ?? { fromMs, toMs, members: [] };
+        byRange.set(key, group);
+        group.members.push({ at, chosen: chosen.value });
       }
-      if (chosen.value.length === 0) return ok([]);
-      return read(chosen.value, fromMs, toMs, signal);
+      const ranks = tenant.value.ranks();
+      for (const g of byRange.values()) {
+        const answer = await read(g.members.flatMap((m) => m.chosen), g.fromMs, g.toMs, signal);
+        if (!answer.ok) return answer;
+        for (const m of g.members) {
+          const built = build(m.chosen, answer.value, ranks);
+          if (!built.ok) return built;
+          out[m.at] = built.value;
+        }
+      }
+      // The statements are done: the index's look for new series runs now, while the engine evaluates.
+      index.refreshInBackground();
+      return ok(out);
     },
   };
+  return source;
 
   /** The exposed series the matchers select among those with rows on the range's days. */
   async function choose(tenant: TenantSeries, request: SelectRequest, fromMs: number, toMs: number): Promise<Result<Chosen[], PromError>> {
@@ -91,7 +120,8 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
     return applyMatchers(o.runner, live, (c) => c.e.labels, request.matchers, tenant.regexMemo);
   }
 
-  async function read(chosen: readonly Chosen[], fromMs: number, toMs: number, signal: AbortSignal): Promise<Result<readonly StoredSeries[], PromError>> {
+  /** The rows of the chosen series over [fromMs, toMs], in one statement; `position` finds a stored series' rows. */
+  async function read(chosen: readonly Chosen[], fromMs: number, toMs: number, signal: AbortSignal): Promise<Result<ReadAnswer, PromError>> {
     const position = new Map<string, number>();
     const ids: string[] = [];
     const names = new Set<string>();
@@ -108,11 +138,16 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
     if (aborted(signal)) return fail(cancelled());
     if (!answer.ok) return fail(fromApiError(answer.error));
     if (answer.value.overBudget) return fail(execution(tooManySamples));
+    return ok({ rows: answer.value.series, position });
+  }
+
+  /** One selector's series out of the rows read. */
+  function build(chosen: readonly Chosen[], answer: ReadAnswer, ranks: ReadonlyMap<ExposedSeries, number>): Result<StoredSeries[], PromError> {
     // Stored series that map to one label set (e.g. resources differing only in attributes that are not labels) are one Prometheus series.
     const byLabels = new Map<string, { e: ExposedSeries; parts: Sampled[] }>();
     let total = 0;
     for (const { s, e } of chosen) {
-      const rows = answer.value.series[position.get(s.id) ?? -1];
+      const rows = answer.rows[answer.position.get(s.id) ?? -1];
       if (rows === undefined) continue;
       const sampled = samplesOf(rows, e);
       if (sampled.times.length === 0) continue;
@@ -122,10 +157,16 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
       else group.parts.push(sampled);
     }
     if (total > o.maxSamples) return fail(execution(tooManySamples));
-    const out: StoredSeries[] = [];
-    for (const { e, parts } of byLabels.values()) out.push({ labels: e.labels, ...merged(parts) });
-    return ok(out.sort((a, b) => compareLabelSets(a.labels, b.labels)));
+    // In Prometheus' order of label sets: the index's ranks (exposed series of equal labels are one group here).
+    const groups = [...byLabels.values()].sort((a, b) => (ranks.get(a.e) ?? 0) - (ranks.get(b.e) ?? 0));
+    return ok(groups.map(({ e, parts }): StoredSeries => ({ labels: e.labels, ...merged(parts) })));
   }
+}
+
+/** The rows of one statement: per stored series position, and each stored series' position. */
+interface ReadAnswer {
+  readonly rows: readonly (SeriesRows | undefined)[];
+  readonly position: ReadonlyMap<string, number>;
 }
 
 /** The samples of one exposed series: times, float values (or bits of a marker) and native histograms where it has them. */
@@ -236,15 +277,4 @@ function merged(parts: readonly Sampled[]): Sampled {
 function strictlyAscending(times: Float64Array): boolean {
   for (let i = 1; i < times.length; i++) if ((times[i] ?? 0) <= (times[i - 1] ?? 0)) return false;
   return true;
-}
-
-function compareLabelSets(a: StoredSeries['labels'], b: StoredSeries['labels']): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const [ak, av] = a[i] ?? ['', ''];
-    const [bk, bv] = b[i] ?? ['', ''];
-    const c = compareUtf8(ak, bk) || compareUtf8(av, bv);
-    if (c !== 0) return c;
-  }
-  return a.length - b.length;
 }

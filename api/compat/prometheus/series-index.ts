@@ -8,6 +8,14 @@
 // every `fullReloadMs`, which forgets series past retention. One tenant's
 // entry is only ever reached by its own key, and every statement binds the
 // tenant: no tenant can see another's series.
+// A query should not pay that look (a statement, 10-15 ms embedded): once a
+// query has read its samples, it starts (without waiting for it) one look
+// for the new series of every tenant in use (queried within `activeMs`)
+// whose index is half `refreshMs` old, in one statement, so the next query
+// finds its index fresh. That look runs in the query's own turn (its
+// tenant's and key's): no timer, so it never takes the store from another
+// tenant's long query. A query waits only when its index is older than
+// `refreshMs` (its tenant idle, or the store slow), as before.
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import { metricSeriesTable } from '../../../src/clickhouse/schema/metric-series.ts';
@@ -18,6 +26,7 @@ import type { QueryRunner } from '../../query/query-runner.ts';
 import { SqlParams } from '../../query/sql-params.ts';
 import type { ExposedSeries, IndexedIdentity } from './series-labels.ts';
 import { exposedSeries } from './series-labels.ts';
+import { compareLabelSets } from './engine/label-order.ts';
 import type { StoredMetric } from './series-names.ts';
 
 const dayMs = 86_400_000;
@@ -39,6 +48,7 @@ export interface IndexedSeries {
 export class TenantSeries {
   readonly series = new Map<string, IndexedSeries>();
   #byName: Map<string, { readonly s: IndexedSeries; readonly e: ExposedSeries }[]> | undefined;
+  #ranks: Map<ExposedSeries, number> | undefined;
   /** Regex results per pattern and label value (pure functions of both, so never stale). */
   readonly regexMemo = new Map<string, Map<string, boolean>>();
   bytes = 0;
@@ -64,6 +74,29 @@ export class TenantSeries {
     return this.#byName;
   }
 
+  /** Widens a known series' days; false when the series is not known. */
+  widen(id: string, minDay: number, maxDay: number): boolean {
+    const known = this.series.get(id);
+    if (known === undefined) return false;
+    known.minDay = Math.min(known.minDay, minDay);
+    known.maxDay = Math.max(known.maxDay, maxDay);
+    return true;
+  }
+
+  /**
+   * Every exposed series' place in Prometheus' order of label sets (labels.Compare), worked out once per
+   * set of series: a select sorts its answer by these numbers instead of comparing labels.
+   */
+  ranks(): ReadonlyMap<ExposedSeries, number> {
+    if (this.#ranks === undefined) {
+      const all: ExposedSeries[] = [];
+      for (const s of this.series.values()) all.push(...s.exposed);
+      all.sort((a, b) => compareLabelSets(a.labels, b.labels));
+      this.#ranks = new Map(all.map((e, i) => [e, i]));
+    }
+    return this.#ranks;
+  }
+
   /** Adds or widens a series; the by-name view is rebuilt on next use when the set changed. */
   upsert(id: string, minDay: number, maxDay: number, make: () => { metricName: string; exposed: ExposedSeries[] }): void {
     const known = this.series.get(id);
@@ -76,6 +109,7 @@ export class TenantSeries {
     this.series.set(id, { id, minDay, maxDay, metricName, exposed });
     this.bytes += seriesBytes(exposed);
     this.#byName = undefined;
+    this.#ranks = undefined;
   }
 }
 
@@ -98,30 +132,89 @@ export interface SeriesIndexOptions {
   readonly fullReloadMs: number;
   /** Rows whose first insert is this much older than the newest seen are fetched again (parts committed late). */
   readonly slackMs: number;
+  /** A tenant queried within this long is kept fresh in the background (0: never; refreshMs 0 also turns it off). */
+  readonly activeMs: number;
   readonly now?: () => number;
 }
 
-export const defaultSeriesIndexOptions: SeriesIndexOptions = { maxBytes: 256 * 1_048_576, refreshMs: 1_000, fullReloadMs: 10 * 60_000, slackMs: 30_000 };
+export const defaultSeriesIndexOptions: SeriesIndexOptions = { maxBytes: 256 * 1_048_576, refreshMs: 1_000, fullReloadMs: 10 * 60_000, slackMs: 30_000, activeMs: 60_000 };
 
-interface IndexRow {
-  id: string; name: string; type: StoredMetric['type']; unit: string; temporality: StoredMetric['temporality']; monotonic: number; rw: number;
-  job_name: string; job_namespace: string; instance: string; attributes: Record<string, string>; bounds: number[]; quantiles: number[];
-  min_day: number; max_day: number; inserted: string;
+/** A series' days and newest first insert: what a refresh reads of series it may know already. */
+interface BriefRow {
+  tenant: string; id: string; min_day: number; max_day: number; inserted: string;
 }
 
-/** The index rows of a tenant from `fromDay` on, those first inserted at or after `sinceMs` when given. */
-async function readRows(runner: QueryRunner, schema: SchemaTarget, tenantId: string, fromDay: number, sinceMs: number | undefined): Promise<Result<IndexRow[], ApiError>> {
+interface IndexRow extends BriefRow {
+  name: string; type: StoredMetric['type']; unit: string; temporality: StoredMetric['temporality']; monotonic: number; rw: number;
+  job_name: string; job_namespace: string; instance: string; attributes: Record<string, string>; bounds: number[]; quantiles: number[];
+}
+
+/** A tenant to read, and the oldest first insert of its rows to read (absent: all). */
+interface TenantBound { readonly id: string; readonly sinceMs?: number }
+
+/**
+ * The index rows of tenants from `fromDay` on: of each tenant only those first inserted at or after its
+ * `sinceMs` when given; `brief`, only ids, days and first inserts; `ids`, only those series.
+ */
+function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: readonly TenantBound[], fromDay: number, what: 'brief'): Promise<Result<BriefRow[], ApiError>>;
+function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: readonly TenantBound[], fromDay: number, what: 'all' | { readonly ids: readonly string[] }): Promise<Result<IndexRow[], ApiError>>;
+async function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: readonly TenantBound[], fromDay: number, what: 'brief' | 'all' | { readonly ids: readonly string[] }): Promise<Result<BriefRow[], ApiError>> {
   const p = new SqlParams();
-  const since = sinceMs === undefined ? '' : ` AND first_inserted >= fromUnixTimestamp64Milli(${p.bind(sinceMs, 'Int64')})`;
-  const sql = `SELECT toString(series_id) AS id, any(metric_name) AS name, toString(any(metric_type)) AS type, any(unit) AS unit,
+  const only = tenants.length === 1 ? tenants[0] : undefined;
+  const tenant = only !== undefined ? `tenant_id = ${p.bind(only.id, 'String')}` : `tenant_id IN ${p.bind(tenants.map((t) => t.id), 'Array(String)')}`;
+  let since = '';
+  if (only?.sinceMs !== undefined) since = ` AND first_inserted >= fromUnixTimestamp64Milli(${p.bind(only.sinceMs, 'Int64')})`;
+  else if (only === undefined && tenants.some((t) => t.sinceMs !== undefined)) {
+    // Each tenant's own bound, looked up by tenant (the text stays the same whatever the tenants).
+    const ids = p.bind(tenants.map((t) => t.id), 'Array(String)');
+    const bounds = p.bind(tenants.map((t) => String(t.sinceMs ?? 0)), 'Array(String)');
+    since = ` AND toUnixTimestamp64Milli(first_inserted) >= transform(toString(tenant_id), ${ids}, arrayMap(x -> toInt64(x), ${bounds}), toInt64(0))`;
+  }
+  if (typeof what === 'object') since += ` AND series_id IN CAST(${p.bind(what.ids, 'Array(String)')} AS Array(UInt64))`;
+  const identityColumns = what === 'brief' ? '' : `any(metric_name) AS name, toString(any(metric_type)) AS type, any(unit) AS unit,
       toString(any(temporality)) AS temporality, toUInt8(any(is_monotonic)) AS monotonic, toUInt8(any(remote_write)) AS rw,
       any(job_name) AS job_name, any(job_namespace) AS job_namespace, any(instance) AS instance, any(attributes) AS attributes,
-      any(explicit_bounds) AS bounds, any(quantiles) AS quantiles, toUInt32(min(day)) AS min_day, toUInt32(max(day)) AS max_day,
+      any(explicit_bounds) AS bounds, any(quantiles) AS quantiles, `;
+  const sql = `SELECT toString(tenant_id) AS tenant, toString(series_id) AS id, ${identityColumns}toUInt32(min(day)) AS min_day, toUInt32(max(day)) AS max_day,
       toString(toUnixTimestamp64Milli(max(first_inserted))) AS inserted
     FROM ${queryTable(schema, metricSeriesTable)}
-    WHERE tenant_id = ${p.bind(tenantId, 'String')} AND day >= ${p.bind(new Date(fromDay * dayMs).toISOString().slice(0, 10), 'Date')}${since}
-    GROUP BY series_id`;
-  return runner.manyRows<IndexRow>(sql, p);
+    WHERE ${tenant} AND day >= ${p.bind(new Date(fromDay * dayMs).toISOString().slice(0, 10), 'Date')}${since}
+    GROUP BY tenant_id, series_id`;
+  return runner.manyRows<BriefRow>(sql, p);
+}
+
+/**
+ * Adds what tenants indexed since their watermarks (less the slack): ids and days first, which is all a
+ * refresh usually finds (series it knows, on the same days); the identity of series it does not know yet
+ * in a second statement. Rows go to the entry of the tenant each carries, never another's.
+ */
+async function refreshEntries(runner: QueryRunner, schema: SchemaTarget, items: readonly { readonly tenantId: string; readonly entry: TenantSeries }[], fromDay: number, slackMs: number): Promise<Result<undefined, ApiError>> {
+  const brief = await readRows(runner, schema, items.map((i) => ({ id: i.tenantId, sinceMs: Math.max(0, i.entry.watermark - slackMs) })), fromDay, 'brief');
+  if (!brief.ok) return brief;
+  const byTenant = new Map(items.map((i) => [i.tenantId, i.entry]));
+  const unknown: string[] = [];
+  const unknownTenants = new Set<string>();
+  const newest = new Map<TenantSeries, number>();
+  for (const r of brief.value) {
+    const entry = byTenant.get(r.tenant);
+    if (entry === undefined) continue;
+    newest.set(entry, Math.max(newest.get(entry) ?? 0, Number(r.inserted)));
+    if (!entry.widen(r.id, r.min_day, r.max_day)) {
+      unknown.push(r.id);
+      unknownTenants.add(r.tenant);
+    }
+  }
+  if (unknown.length > 0) {
+    const rows = await readRows(runner, schema, [...unknownTenants].map((id) => ({ id })), fromDay, { ids: unknown });
+    if (!rows.ok) return rows;
+    for (const r of rows.value) {
+      const entry = byTenant.get(r.tenant);
+      if (entry !== undefined) add(entry, r);
+    }
+  }
+  // Watermarks move only once every new series is in (a failed second read looks again from the old one).
+  for (const [entry, ms] of newest) entry.watermark = Math.max(entry.watermark, ms);
+  return ok(undefined);
 }
 
 const identity = (r: IndexRow): IndexedIdentity => ({
@@ -129,11 +222,23 @@ const identity = (r: IndexRow): IndexedIdentity => ({
   jobName: r.job_name, jobNamespace: r.job_namespace, instance: r.instance, attributes: r.attributes, bounds: r.bounds, quantiles: r.quantiles,
 });
 
+/** A tenant the background keeps fresh: how to reach its store, and when a query last used it. */
+interface Active {
+  readonly runner: QueryRunner;
+  readonly schema: SchemaTarget;
+  readonly tenantId: string;
+  usedAt: number;
+}
+
 /** The process's cache of tenant indexes (one per API process; keyed by database and tenant). */
 export class SeriesIndexCache {
   readonly #options: SeriesIndexOptions;
   readonly #entries = new Map<string, TenantSeries>();
   readonly #loading = new Map<string, Promise<Result<TenantSeries, ApiError>>>();
+  readonly #active = new Map<string, Active>();
+  /** The background look under way, and when the last one started. */
+  #round: Promise<void> | undefined;
+  #roundAt = -Infinity;
 
   constructor(options: Partial<SeriesIndexOptions> = {}) {
     this.#options = { ...defaultSeriesIndexOptions, ...options };
@@ -142,17 +247,16 @@ export class SeriesIndexCache {
   /** The tenant's index with every series that has rows from `fromDay` on, fresh within refreshMs. */
   async get(runner: QueryRunner, schema: SchemaTarget, tenantId: string, fromDay: number): Promise<Result<TenantSeries, ApiError>> {
     const key = `${schema.database}\x00${tenantId}`;
+    const now = this.#now();
+    this.#use(key, runner, schema, tenantId, now);
     const pending = this.#loading.get(key);
     if (pending !== undefined) return pending;
     const entry = this.#entries.get(key);
-    const now = (this.#options.now ?? Date.now)();
     if (entry !== undefined && now - entry.refreshedAt < this.#options.refreshMs && entry.loadedFromDay <= fromDay) {
       this.#touch(key, entry);
       return ok(entry);
     }
-    const load = this.#load(runner, schema, tenantId, fromDay, entry, now).finally(() => this.#loading.delete(key));
-    this.#loading.set(key, load);
-    const result = await load;
+    const result = await this.#track(key, this.#load(runner, schema, tenantId, fromDay, entry, now));
     if (result.ok) this.#touch(key, result.value);
     return result;
   }
@@ -164,21 +268,91 @@ export class SeriesIndexCache {
     return n;
   }
 
+  #now(): number { return (this.#options.now ?? Date.now)(); }
+
+  /** Registers a load as the key's own until it ends (later gets of the key wait for it). */
+  #track(key: string, load: Promise<Result<TenantSeries, ApiError>>): Promise<Result<TenantSeries, ApiError>> {
+    const tracked = load.finally(() => { if (this.#loading.get(key) === tracked) this.#loading.delete(key); });
+    this.#loading.set(key, tracked);
+    return tracked;
+  }
+
   async #load(runner: QueryRunner, schema: SchemaTarget, tenantId: string, fromDay: number, known: TenantSeries | undefined, now: number): Promise<Result<TenantSeries, ApiError>> {
-    const full = known === undefined || now - known.fullAt >= this.#options.fullReloadMs || known.loadedFromDay > fromDay;
-    const entry = full ? new TenantSeries() : known;
-    const rows = await readRows(runner, schema, tenantId, fromDay, full ? undefined : Math.max(0, entry.watermark - this.#options.slackMs));
+    if (known !== undefined && now - known.fullAt < this.#options.fullReloadMs && known.loadedFromDay <= fromDay) {
+      const refreshed = await refreshEntries(runner, schema, [{ tenantId, entry: known }], fromDay, this.#options.slackMs);
+      if (!refreshed.ok) return refreshed;
+      known.refreshedAt = now;
+      return ok(known);
+    }
+    const entry = new TenantSeries();
+    const rows = await readRows(runner, schema, [{ id: tenantId }], fromDay, 'all');
     if (!rows.ok) return rows;
-    for (const r of rows.value) {
-      entry.upsert(r.id, r.min_day, r.max_day, () => ({ metricName: r.name, exposed: exposedSeries(identity(r)) }));
-      entry.watermark = Math.max(entry.watermark, Number(r.inserted));
-    }
+    for (const r of rows.value) add(entry, r);
     entry.refreshedAt = now;
-    if (full) {
-      entry.fullAt = now;
-      entry.loadedFromDay = fromDay;
-    }
+    entry.fullAt = now;
+    entry.loadedFromDay = fromDay;
     return ok(entry);
+  }
+
+  /** Notes a tenant in use, for the background looks. */
+  #use(key: string, runner: QueryRunner, schema: SchemaTarget, tenantId: string, now: number): void {
+    if (this.#options.activeMs <= 0 || this.#options.refreshMs <= 0) return;
+    const known = this.#active.get(key);
+    if (known !== undefined && known.runner === runner) known.usedAt = now;
+    else this.#active.set(key, { runner, schema, tenantId, usedAt: now });
+  }
+
+  /**
+   * Starts, without waiting for it, a look for the new series of every tenant in use whose index is half
+   * refreshMs old (at most one look under way, and one every quarter refreshMs). Called once a query has
+   * read its samples: the look's statements run in that query's turn, while the query evaluates.
+   */
+  refreshInBackground(): void {
+    const now = this.#now();
+    if (this.#round !== undefined || now - this.#roundAt < this.#options.refreshMs / 4 || this.#active.size === 0) return;
+    this.#roundAt = now;
+    this.#round = this.#refreshActive(now).finally(() => { this.#round = undefined; });
+  }
+
+  /**
+   * One background look: tenants idle for activeMs are let go; the others whose index is half refreshMs old
+   * are refreshed, in one statement per store (a tenant due for its full reload gets its own).
+   */
+  async #refreshActive(now: number): Promise<void> {
+    const batches = new Map<QueryRunner, { schema: SchemaTarget; fromDay: number; items: { key: string; tenantId: string; entry: TenantSeries }[] }[]>();
+    const singles: Promise<unknown>[] = [];
+    for (const [key, a] of this.#active) {
+      const entry = this.#entries.get(key);
+      if (entry === undefined || now - a.usedAt > this.#options.activeMs) { this.#active.delete(key); continue; }
+      if (this.#loading.has(key) || now - entry.refreshedAt < this.#options.refreshMs / 2) continue;
+      if (now - entry.fullAt >= this.#options.fullReloadMs) {
+        singles.push(this.#track(key, this.#load(a.runner, a.schema, a.tenantId, entry.loadedFromDay, entry, now)).then((r) => { if (r.ok) this.#keep(key, r.value); }));
+        continue;
+      }
+      const perRunner = batches.get(a.runner) ?? [];
+      batches.set(a.runner, perRunner);
+      let batch = perRunner.find((b) => b.schema.database === a.schema.database);
+      if (batch === undefined) { batch = { schema: a.schema, fromDay: entry.loadedFromDay, items: [] }; perRunner.push(batch); }
+      batch.fromDay = Math.min(batch.fromDay, entry.loadedFromDay);
+      batch.items.push({ key, tenantId: a.tenantId, entry });
+    }
+    const runs = [...batches].flatMap(([runner, list]) => list.map((b) => this.#refreshBatch(runner, b.schema, b.fromDay, b.items, now)));
+    await Promise.all([...singles, ...runs]);
+  }
+
+  /** Looks for the new series of several tenants of one store in one statement. */
+  async #refreshBatch(runner: QueryRunner, schema: SchemaTarget, fromDay: number, items: readonly { key: string; tenantId: string; entry: TenantSeries }[], now: number): Promise<void> {
+    const read = refreshEntries(runner, schema, items, fromDay, this.#options.slackMs).then((r) => {
+      if (r.ok) for (const i of items) i.entry.refreshedAt = now;
+      return r;
+    });
+    // A query of one of these tenants meanwhile waits for this look rather than starting its own.
+    await Promise.all(items.map((i) => this.#track(i.key, read.then((r) => (r.ok ? ok(i.entry) : r)))));
+  }
+
+  /** Keeps a reloaded entry if its key is still cached (a background reload never brings back an evicted tenant). */
+  #keep(key: string, entry: TenantSeries): void {
+    if (this.#entries.has(key)) this.#entries.set(key, entry);
   }
 
   /** Marks the entry most recently used and evicts the least recently used others while over the byte budget. */
@@ -195,4 +369,10 @@ export class SeriesIndexCache {
     }
     if (total > this.#options.maxBytes) this.#entries.delete(key);
   }
+}
+
+/** Adds an index row to a tenant's entry. */
+function add(entry: TenantSeries, r: IndexRow): void {
+  entry.upsert(r.id, r.min_day, r.max_day, () => ({ metricName: r.name, exposed: exposedSeries(identity(r)) }));
+  entry.watermark = Math.max(entry.watermark, Number(r.inserted));
 }

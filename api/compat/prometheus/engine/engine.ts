@@ -65,22 +65,27 @@ export function selectRanges(query: ParsedQuery, start: number, end: number, loo
 }
 
 async function fetchAll(source: SampleSource, ranges: readonly SelectorRange[], signal: AbortSignal): Promise<Result<Map<VectorSelector, readonly StoredSeries[]>, PromError>> {
-  // One selector after another: a query takes one of its tenant's query slots at a time (limits.maxConcurrentQueries
-  // counts statements), and the embedded store runs one statement at a time anyway. Selectors written the same way
-  // over the same range are read once.
-  const fetched = new Map<VectorSelector, readonly StoredSeries[]>();
+  // Selectors written the same way over the same range are read once. A source that reads several selectors
+  // together gets them all (one statement for the query); otherwise one selector after another: a query takes one
+  // of its tenant's query slots at a time (limits.maxConcurrentQueries counts statements), and the embedded store
+  // runs one statement at a time anyway.
+  const keys = ranges.map((r) => JSON.stringify(r.request));
+  const unique = new Map<string, SelectorRange['request']>();
+  for (const [i, r] of ranges.entries()) unique.set(keys[i] ?? '', r.request);
   const seen = new Map<string, readonly StoredSeries[]>();
-  for (const r of ranges) {
-    const key = JSON.stringify(r.request);
-    let series = seen.get(key);
-    if (series === undefined) {
-      const answer = await source.select(r.request, signal);
+  if (source.selectAll !== undefined && unique.size > 1) {
+    const answers = await source.selectAll([...unique.values()], signal);
+    if (!answers.ok) return answers;
+    [...unique.keys()].forEach((key, i) => { seen.set(key, answers.value[i] ?? []); });
+  } else {
+    for (const [key, request] of unique) {
+      const answer = await source.select(request, signal);
       if (!answer.ok) return answer;
-      series = answer.value;
-      seen.set(key, series);
+      seen.set(key, answer.value);
     }
-    fetched.set(r.selector, series);
   }
+  const fetched = new Map<VectorSelector, readonly StoredSeries[]>();
+  ranges.forEach((r, i) => { fetched.set(r.selector, seen.get(keys[i] ?? '') ?? []); });
   if (signal.aborted) return fail(abortError(signal));
   return ok(fetched);
 }

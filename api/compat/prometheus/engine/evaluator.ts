@@ -20,8 +20,8 @@ import type { Labels, StoredSeries } from './sample-source.ts';
 import { atTime } from './select-ranges.ts';
 import { InstantLookup, pointsOf } from './stored-points.ts';
 import type { SeriesPoints } from './stored-points.ts';
-import { worthPinning } from './step-invariant.ts';
-import type { Vector, VectorElement } from './values.ts';
+import { unwrap, worthPinning } from './step-invariant.ts';
+import type { FPoint, Vector, VectorElement } from './values.ts';
 
 /** What one query's evaluation is given. */
 export interface EvaluationInput {
@@ -186,10 +186,12 @@ export class Evaluator {
       await this.tick();
       const lookup = new InstantLookup(stored, this.input.lookbackMs);
       const s: EvalSeries = { labels: stored.labels, dropName: false, floats: [], histograms: [] };
+      const { values, histograms } = stored;
       for (const t of steps) {
-        const found = lookup.at((at ?? t) - e.offsetMs);
-        if (found === undefined) continue;
-        if (found.h === undefined) { s.floats.push({ t, f: found.f }); this.hold(1); } else { s.histograms.push({ t, h: found.h }); this.hold(histogramSize(found.h)); }
+        const i = lookup.indexAt((at ?? t) - e.offsetMs);
+        if (i < 0) continue;
+        const h = histograms?.[i];
+        if (h === undefined) { s.floats.push({ t, f: values[i] ?? 0 }); this.hold(1); } else { s.histograms.push({ t, h }); this.hold(histogramSize(h)); }
       }
       if (s.floats.length + s.histograms.length > 0) out.push(s);
     }
@@ -299,13 +301,94 @@ export class Evaluator {
       if (checkK(params) === 'none') return this.settleCount(before, []);
     }
     if (e.op === 'quantile' && e.param !== undefined) this.note(quantileParamWarnings(params, this.where(e.param.pos)));
-    const input = await this.eval(e.expr);
     const grouping = new Grouping(spec.grouping, spec.without);
+    if ((e.op === 'count' || e.op === 'group') && this.range.start !== this.range.end) {
+      const inner = unwrap(e.expr);
+      // Over a selector (not pinned by @): counted straight from the stored samples, no series of points made.
+      if (inner.kind === 'vector' && inner.at === undefined) {
+        const stored = this.storedSteps(inner);
+        return this.countGroups(before, stored.inputs, grouping, e.op, stored.held);
+      }
+      return this.countGroups(before, evalSteps(await this.eval(e.expr), this.range), grouping, e.op);
+    }
+    const input = await this.eval(e.expr);
     return this.stepwise(before, [input], ([v], t) => {
       const res = e.op === 'topk' || e.op === 'bottomk' ? aggregateK(spec, v ?? [], paramAt(t), grouping) : aggregate(spec, v ?? [], paramAt(t), t, grouping);
       this.note(res.annotations);
       return res.vector;
     });
+  }
+
+  /** A selector's series as countGroups reads them: per series, the steps it has a sample at (as selector() would give them), and the samples selector() would hold. */
+  private storedSteps(e: VectorSelector): { inputs: CountInput[]; held: () => number } {
+    const { start, interval } = this.range;
+    const steps = stepCount(this.range);
+    let held = 0;
+    const inputs = (this.input.fetched.get(e) ?? []).map((stored): CountInput => ({
+      labels: stored.labels,
+      dropName: false,
+      visit: (at) => {
+        const lookup = new InstantLookup(stored, this.input.lookbackMs);
+        for (let k = 0; k < steps; k++) {
+          const i = lookup.indexAt(start + k * interval - e.offsetMs);
+          if (i < 0) continue;
+          const h = stored.histograms?.[i];
+          held += h === undefined ? 1 : histogramSize(h);
+          at(k);
+        }
+      },
+    }));
+    return { inputs, held: () => held };
+  }
+
+  /**
+   * count and group over a range of steps, series by series instead of step by step: each input series'
+   * group is found once and its points counted into per-step slots. The same answer as stepwise (an
+   * element per point, whatever its value or kind), its series in the order stepwise makes them (by
+   * the step, then the input series, of each group's first element).
+   */
+  private async countGroups(before: number, input: readonly CountInput[], grouping: Grouping, op: 'count' | 'group', inputHeld = (): number => 0): Promise<EvalSeries[]> {
+    const { start, interval } = this.range;
+    const steps = stepCount(this.range);
+    interface Slots { readonly labels: Labels; readonly counts: Uint32Array; readonly drop: Uint8Array; firstStep: number; firstSeries: number }
+    const slots: (Slots | undefined)[] = [];
+    const used: Slots[] = [];
+    for (let si = 0; si < input.length; si++) {
+      if (si % 256 === 0) await this.tick();
+      const s = input[si];
+      if (s === undefined) continue;
+      let slot: Slots | undefined;
+      s.visit((k) => {
+        if (slot === undefined) {
+          const g = grouping.of(s.labels);
+          slot = slots[g.id];
+          if (slot === undefined) {
+            slot = { labels: g.labels, counts: new Uint32Array(steps), drop: new Uint8Array(steps), firstStep: steps, firstSeries: si };
+            slots[g.id] = slot;
+            used.push(slot);
+          }
+        }
+        slot.counts[k] = (slot.counts[k] ?? 0) + 1;
+        if (s.dropName) slot.drop[k] = 1;
+        if (k < slot.firstStep) { slot.firstStep = k; slot.firstSeries = si; }
+      });
+    }
+    // The input's samples count while the answer is made, as a selector's do before stepwise.
+    this.hold(inputHeld());
+    const order = used.sort((a, b) => a.firstStep - b.firstStep || a.firstSeries - b.firstSeries);
+    const out: EvalSeries[] = [];
+    let held = 0;
+    for (const slot of order) {
+      const floats: FPoint[] = [];
+      for (let k = slot.firstStep; k < steps; k++) {
+        const n = slot.counts[k] ?? 0;
+        if (n > 0) floats.push({ t: start + k * interval, f: op === 'count' ? n : 1 });
+      }
+      held += floats.length;
+      out.push({ labels: slot.labels, dropName: slot.drop[slot.firstStep] === 1, floats, histograms: [] });
+    }
+    this.hold(held);
+    return this.settleCount(before, out);
   }
 
   /** A subquery's series: its expression evaluated at its own steps, aligned to its step as Prometheus does. */
@@ -324,6 +407,30 @@ export class Evaluator {
     }
     return series;
   }
+}
+
+/** One input series of countGroups: its labels, and the step numbers it has an element at (ascending). */
+interface CountInput {
+  readonly labels: Labels;
+  readonly dropName: boolean;
+  readonly visit: (at: (step: number) => void) => void;
+}
+
+/** Evaluated series as countGroups reads them: only points at the range's steps are elements (a cursor asks for nothing else). */
+function evalSteps(series: readonly EvalSeries[], range: StepRange): CountInput[] {
+  const steps = stepCount(range);
+  return series.map((s) => ({
+    labels: s.labels,
+    dropName: s.dropName,
+    visit: (at) => {
+      for (const points of [s.floats, s.histograms]) {
+        for (const p of points) {
+          const k = (p.t - range.start) / range.interval;
+          if (Number.isInteger(k) && k >= 0 && k < steps) at(k);
+        }
+      }
+    },
+  }));
 }
 
 /** Fails when two elements of one step share a label set. */

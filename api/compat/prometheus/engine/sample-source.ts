@@ -73,4 +73,6 @@ export interface SelectRequest {
  */
 export interface SampleSource {
   select(request: SelectRequest, signal: AbortSignal): Promise<Result<readonly StoredSeries[], PromError>>;
+  /** Every selector of a query at once (each answer at its request's place), for a source that reads them together. */
+  selectAll?(requests: readonly SelectRequest[], signal: AbortSignal): Promise<Result<(readonly StoredSeries[])[], PromError>>;
 }

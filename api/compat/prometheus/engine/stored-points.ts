@@ -55,15 +55,22 @@ export class InstantLookup {
 
   /** The sample that stands for `refTime` (ascending across calls; a smaller time restarts the search). */
   at(refTime: number): Found | undefined {
+    const i = this.indexAt(refTime);
+    if (i < 0) return undefined;
+    const t = this.series.times[i] ?? 0;
+    const h = this.series.histograms?.[i];
+    return h === undefined ? { t, f: this.series.values[i] ?? 0 } : { t, f: 0, h };
+  }
+
+  /** The index of the sample `at` would give, or -1: no object made, for loops over many series and steps. */
+  indexAt(refTime: number): number {
     const times = this.series.times;
     if (this.next > 0 && (times[this.next - 1] ?? -Infinity) > refTime) this.next = 0;
     while (this.next < times.length && (times[this.next] ?? Infinity) <= refTime) this.next++;
     const i = this.next - 1;
-    if (i < 0) return undefined;
-    const t = times[i] ?? 0;
-    if (t <= refTime - this.lookbackMs || isStale(this.series, i)) return undefined;
-    const h = this.series.histograms?.[i];
-    return h === undefined ? { t, f: this.series.values[i] ?? 0 } : { t, f: 0, h };
+    if (i < 0) return -1;
+    if ((times[i] ?? 0) <= refTime - this.lookbackMs || isStale(this.series, i)) return -1;
+    return i;
   }
 }
 

@@ -1,0 +1,104 @@
+// The series index cache keeps the tenants in use fresh in the background
+// (api/compat/prometheus/series-index.ts: a look each query starts once it
+// has read its samples): a query finds a series first written since its
+// tenant's last look without reading the index itself, tenants refreshed
+// together never see each other's series, an idle tenant is let go, and a
+// query whose index is older than the bound still waits for a fresh look.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { expect } from 'chai';
+import { SeriesIndexCache } from '../../../api/compat/prometheus/series-index.ts';
+import type { TenantSeries } from '../../../api/compat/prometheus/series-index.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
+import type { QueryRunner } from '../../../api/query/query-runner.ts';
+import type { SqlParams } from '../../../api/query/sql-params.ts';
+import type { Store } from '../../../src/clickhouse/store.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { remoteWriteScope } from '../../../src/prometheus/remote-write-scope.ts';
+import { migratedStore } from '../../support/embedded-store.ts';
+import { insertRows, metricRow } from '../api/support/telemetry-rows.ts';
+
+const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
+const gauge = (tenant: string, pod: string): Record<string, unknown> => ({
+  ...metricRow({ tenant, name: 'up', ns: nowNs(), value: 1, resource: { 'service.name': 'node' }, attrs: { pod } }), scope_name: remoteWriteScope.name,
+});
+const pods = (t: TenantSeries): string[] => (t.byName().get('up') ?? []).map((c) => c.e.labels.find(([k]) => k === 'pod')?.[1] ?? '').sort();
+
+/** Marks the statements a query itself runs (before its samples are read: the index it waits for). */
+const inQuery = new AsyncLocalStorage<true>();
+
+describe('prometheus-store: the series index refreshed in the background', function () {
+  this.timeout(60_000);
+  let store: Store;
+  let runner: QueryRunner;
+  let statements = { query: 0, background: 0 };
+
+  before(async () => {
+    store = await migratedStore('series_index_refresh');
+    await insertRows(store, 'metrics', [gauge('acme', 'a-1'), gauge('globex', 'g-1')]);
+  });
+  after(async () => { await store.close(); });
+  // Each test counts the statements of its own runner (an earlier test's cache may still refresh through its own).
+  beforeEach(() => {
+    const plain = createQueryRunner(store, 10_000, silentLogger);
+    const counts = { query: 0, background: 0 };
+    const count = (): void => { if (inQuery.getStore() === true) counts.query += 1; else counts.background += 1; };
+    statements = counts;
+    runner = {
+      rows: <T>(sql: string, p: SqlParams) => { count(); return plain.rows<T>(sql, p); },
+      manyRows: <T>(sql: string, p: SqlParams) => { count(); return plain.manyRows<T>(sql, p); },
+      command: (sql, p) => plain.command(sql, p),
+    };
+  });
+
+  /** A query's use of the index: its lookup, then (its samples read) the background look it starts. */
+  const get = async (cache: SeriesIndexCache, tenant: string): Promise<TenantSeries> => {
+    const r = await inQuery.run(true, () => cache.get(runner, store, tenant, 0));
+    if (!r.ok) throw new Error(r.error.message);
+    cache.refreshInBackground();
+    return r.value;
+  };
+
+  /** Polls `get` until `done` holds (deadline 10 s). */
+  async function until(cache: SeriesIndexCache, tenant: string, done: (t: TenantSeries) => boolean): Promise<TenantSeries> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const t = await get(cache, tenant);
+      if (done(t)) return t;
+      if (Date.now() > deadline) throw new Error(`${tenant}: not seen in time, pods ${pods(t).join(',')}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  it('finds a new series within the bound while queries read no index themselves, and keeps tenants apart', async () => {
+    // A bound of 4 s: the background looks every second, so even a loaded machine's statements stay within it.
+    const cache = new SeriesIndexCache({ refreshMs: 4_000, activeMs: 30_000 });
+    expect(pods(await get(cache, 'acme'))).to.deep.equal(['a-1']);
+    expect(pods(await get(cache, 'globex'))).to.deep.equal(['g-1']);
+    statements.query = 0;
+    statements.background = 0;
+    await insertRows(store, 'metrics', [gauge('acme', 'a-2'), gauge('globex', 'g-2')]);
+    const written = Date.now();
+    const acme = await until(cache, 'acme', (t) => pods(t).includes('a-2'));
+    const globex = await until(cache, 'globex', (t) => pods(t).includes('g-2'));
+    // Half the bound plus a round and a statement.
+    expect(Date.now() - written).to.be.below(4_000);
+    expect(pods(acme)).to.deep.equal(['a-1', 'a-2']);
+    expect(pods(globex)).to.deep.equal(['g-1', 'g-2']);
+    expect(statements.background).to.be.above(0);
+    expect(statements.query).to.equal(0);
+  });
+
+  it('lets an idle tenant go, and a query then waits for a look of its own', async () => {
+    const cache = new SeriesIndexCache({ refreshMs: 200, activeMs: 300 });
+    await get(cache, 'acme');
+    await new Promise((r) => setTimeout(r, 400));
+    // Past activeMs: a look started now reads nothing for the idle tenant.
+    statements.background = 0;
+    cache.refreshInBackground();
+    await insertRows(store, 'metrics', [gauge('acme', 'a-3')]);
+    expect(statements.background).to.equal(0);
+    statements.query = 0;
+    expect(pods(await get(cache, 'acme'))).to.include('a-3');
+    expect(statements.query).to.be.above(0);
+  });
+});
