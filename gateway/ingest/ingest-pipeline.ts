@@ -190,13 +190,13 @@ export class IngestPipeline {
     const written = await this.#writer.submit(batch.table, batch.rows, batch.rowCount, request.tenants.firstTenant);
     if (!written.ok) {
       this.#charge(shares, -1);
-      switch (written.kind) {
-        case 'overloaded': return { kind: 'overloaded', message: written.message, retryAfterSeconds: 1 };
+      switch (written.error.kind) {
+        case 'overloaded': return { kind: 'overloaded', message: written.error.message, retryAfterSeconds: 1 };
         case 'stopped':
         case 'unavailable':
-        case 'timeout': return { kind: 'unavailable', message: `storage unavailable: ${written.message}` };
+        case 'timeout': return { kind: 'unavailable', message: `storage unavailable: ${written.error.message}` };
         case 'invalid_query':
-        case 'internal': return { kind: 'unavailable', message: `storage failed: ${written.message}` };
+        case 'internal': return { kind: 'unavailable', message: `storage failed: ${written.error.message}` };
       }
     }
     this.#metrics.acceptedItems.inc({ signal }, batch.rowCount);

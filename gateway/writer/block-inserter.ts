@@ -149,8 +149,8 @@ async function* insertBlock(insert: Insert, block: Block, token: string): AsyncG
       yield { kind: 'storage', healthy: true, message: '' };
       return;
     }
-    if (!causedByRows.has(result.kind)) {
-      yield { kind: 'storage', healthy: false, message: result.message };
+    if (!causedByRows.has(result.error.kind)) {
+      yield { kind: 'storage', healthy: false, message: result.error.message };
       if (!await backoff(context, attempt)) throw new Abandoned();
       continue;
     }
@@ -160,7 +160,7 @@ async function* insertBlock(insert: Insert, block: Block, token: string): AsyncG
     }
     const records = await block.records();
     if (records.length > 1) await WriteAheadLog.recordSplit(insert.segment, token);
-    yield* split(insert, records, token, result.message);
+    yield* split(insert, records, token, result.error.message);
     return;
   }
 }

@@ -8,9 +8,11 @@ import { logsTable, metricsTable, spansTable } from '../../src/clickhouse/schema
 import type { Store } from '../../src/clickhouse/store.ts';
 import { openGate } from '../../src/clickhouse/store-gate.ts';
 import type { StoreGate } from '../../src/clickhouse/store-gate.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import { rowColumns } from '../rowbinary/row-batch.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
-import type { RowSink, RowSource, SinkResult } from './row-sink.ts';
+import type { RowSink, RowSource, WriteFailure } from './row-sink.ts';
 
 // Column types do not depend on retention; any retention gives the same columns.
 const retention = { logsDays: 1, tracesDays: 1, metricsDays: 1 };
@@ -31,8 +33,8 @@ export const rowTargets: Readonly<Record<TableName, RowBinaryTarget>> = {
 export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): RowSink {
   const connections = store.mode === 'embedded' ? new Lease(store.insertClients) : undefined;
   return {
-    async insert(table: TableName, rows: RowSource, dedupToken: string): Promise<SinkResult> {
-      if ('chunks' in rows && rows.chunks.length === 0) return { ok: true };
+    async insert(table: TableName, rows: RowSource, dedupToken: string): Promise<Result<void, WriteFailure>> {
+      if ('chunks' in rows && rows.chunks.length === 0) return ok(undefined);
       const run = (client?: ClickHouseClient): Promise<void> => ('file' in rows
         ? insertRowBinaryFile(store, rowTargets[table], rows.file, dedupToken, client)
         : insertRowBinary(store, rowTargets[table], rows.chunks, dedupToken, client));
@@ -49,10 +51,10 @@ export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): Row
             connections.give(client);
           }
         });
-        return { ok: true };
+        return ok(undefined);
       } catch (error) {
         const failure = classifyStoreError(error);
-        return { ok: false, kind: failure.kind, message: failure.message };
+        return fail({ kind: failure.kind, message: failure.message });
       }
     },
   };

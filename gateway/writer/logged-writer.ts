@@ -55,16 +55,19 @@ import type { StoreFailureKind } from '../../src/clickhouse/clickhouse-error.ts'
 import { systemClock } from '../../src/clock.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { WriterConfig } from '../../src/config/config.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
 import { AdmissionPacer } from './admission-pacer.ts';
 import type { PacerOptions } from './admission-pacer.ts';
 import { backoff, defaultInserterOptions, insertSegment } from './block-inserter.ts';
 import type { InsertContext, InsertEvent, InsertStats } from './block-inserter.ts';
-import type { RowSink } from './row-sink.ts';
+import type { RowSink, WriteFailure } from './row-sink.ts';
 import { WriteAheadLog } from './write-ahead-log.ts';
 import type { Recovery, Segment } from './write-ahead-log.ts';
 
-export type SubmitResult = { readonly ok: true } | { readonly ok: false; readonly kind: 'overloaded' | 'stopped' | StoreFailureKind; readonly message: string };
+/** Why a submit was refused or failed. */
+export type SubmitFailure = WriteFailure<'overloaded' | 'stopped' | StoreFailureKind>;
 
 export interface WriterObserver {
   inserted(stats: InsertStats): void;
@@ -78,7 +81,7 @@ export interface WriterObserver {
 /** What the ingest pipeline needs of a writer: rows in, a durable answer out. */
 export interface DurableWriter {
   /** `flow` is whom the rows are for (their tenant): while ClickHouse is behind, waiting flows take turns. */
-  submit(table: TableName, rows: Buffer, rowCount: number, flow?: string): Promise<SubmitResult>;
+  submit(table: TableName, rows: Buffer, rowCount: number, flow?: string): Promise<Result<void, SubmitFailure>>;
 }
 
 /** Readiness conditions the writer reports. */
@@ -146,11 +149,11 @@ export class LoggedWriter implements DurableWriter {
   }
 
   /** Logs rows (RowBinary, whole rows) and resolves once they are durable, or at once when refused. */
-  async submit(table: TableName, rows: Buffer, rowCount: number, flow = ''): Promise<SubmitResult> {
-    if (rowCount === 0) return { ok: true };
+  async submit(table: TableName, rows: Buffer, rowCount: number, flow = ''): Promise<Result<void, SubmitFailure>> {
+    if (rowCount === 0) return ok(undefined);
     const arrived = this.#clock.now();
     if (this.#unhealthy.has(writerConditions.storage)) this.#pacer.bypass(table, rowCount);
-    else if (!await this.#pacer.admit(table, rowCount, flow)) return { ok: false, kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` };
+    else if (!await this.#pacer.admit(table, rowCount, flow)) return fail({ kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` });
     const admitted = this.#clock.now();
     const result = await this.#wal.append(table, rows, rowCount);
     if (!result.ok) this.#pacer.withdraw(table, rowCount);

@@ -20,7 +20,10 @@ import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../src/clock.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
+import type { WriteFailure } from './row-sink.ts';
 import { indexEntries, readIndexed } from './wal-records.ts';
 import type { WalRecord } from './wal-records.ts';
 
@@ -73,9 +76,8 @@ export interface RowsFile {
   readonly bytes: number;
 }
 
-export type AppendResult =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly kind: 'overloaded' | 'stopped' | 'unavailable'; readonly message: string };
+/** Why the log refused an append. */
+export type AppendFailure = WriteFailure<'overloaded' | 'stopped' | 'unavailable'>;
 
 export interface WalEvents {
   /** A segment was sealed and waits for its INSERT. */
@@ -93,7 +95,7 @@ export interface Recovery {
 interface Pending {
   readonly rows: Buffer;
   readonly rowCount: number;
-  readonly resolve: (result: AppendResult) => void;
+  readonly resolve: (result: Result<void, AppendFailure>) => void;
 }
 
 interface Active {
@@ -221,15 +223,15 @@ export class WriteAheadLog {
   }
 
   /** Appends rows to the table's segment; resolves once they are written (and fsynced, per the sync option), or at once when refused. */
-  append(table: TableName, rows: Buffer, rowCount: number): Promise<AppendResult> {
-    if (this.#stopped) return Promise.resolve({ ok: false, kind: 'stopped', message: 'the gateway is shutting down' });
+  append(table: TableName, rows: Buffer, rowCount: number): Promise<Result<void, AppendFailure>> {
+    if (this.#stopped) return Promise.resolve(fail({ kind: 'stopped', message: 'the gateway is shutting down' }));
     const log = this.#log(table);
     const queued = this.#bytes + this.#queuedBytes();
     if (queued + rows.length > this.#options.maxBytes) {
-      return Promise.resolve({ ok: false, kind: 'overloaded', message: `the write-ahead log is full (${queued} of ${this.#options.maxBytes} bytes waiting for ClickHouse)` });
+      return Promise.resolve(fail({ kind: 'overloaded', message: `the write-ahead log is full (${queued} of ${this.#options.maxBytes} bytes waiting for ClickHouse)` }));
     }
     log.pendingBytes += rows.length;
-    const done = new Promise<AppendResult>((resolve) => { log.pending.push({ rows, rowCount, resolve }); });
+    const done = new Promise<Result<void, AppendFailure>>((resolve) => { log.pending.push({ rows, rowCount, resolve }); });
     this.#run(table, log);
     return done;
   }
@@ -356,7 +358,7 @@ export class WriteAheadLog {
         }
       } catch (error) {
         // #commit answers its own failures; this is a seal that could not close its file.
-        for (const p of log.pending.splice(0)) p.resolve({ ok: false, kind: 'unavailable', message: diskMessage(error) });
+        for (const p of log.pending.splice(0)) p.resolve(fail({ kind: 'unavailable', message: diskMessage(error) }));
         log.pendingBytes = 0;
       }
     };
@@ -395,7 +397,7 @@ export class WriteAheadLog {
       this.#bytes += batchBytes + index.length;
       log.pendingBytes -= batchBytes;
       this.#healthy();
-      for (const p of batch) p.resolve({ ok: true });
+      for (const p of batch) p.resolve(ok(undefined));
     } catch (error) {
       log.pendingBytes -= batchBytes;
       const message = diskMessage(error);
@@ -404,7 +406,7 @@ export class WriteAheadLog {
       this.#diskFailing = true;
       this.#events.diskHealth(false, message);
       this.#scheduleProbe();
-      for (const p of batch) p.resolve({ ok: false, kind: 'unavailable', message });
+      for (const p of batch) p.resolve(fail({ kind: 'unavailable', message }));
     }
   }
 

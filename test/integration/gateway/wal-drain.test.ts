@@ -14,6 +14,7 @@ import type { RowSink } from '../../../gateway/writer/row-sink.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import type { WriterConfig } from '../../../src/config/config.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
+import { fail } from '../../../src/result.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { keys, startTestGateway } from './support/gateway-harness.ts';
 import { post, protobufHeaders, tracesJson, tracesProtobuf } from './support/payloads.ts';
@@ -38,7 +39,7 @@ describe('gateway: draining a departed replica\'s write-ahead log', function () 
   });
 
   it('inserts the segments of a gateway that could not insert exactly once, even after a failed attempt that reached ClickHouse', async () => {
-    const down: RowSink = { insert: () => Promise.resolve({ ok: false, kind: 'unavailable', message: 'connection refused' }) };
+    const down: RowSink = { insert: () => Promise.resolve(fail({ kind: 'unavailable', message: 'connection refused' })) };
     const writer: Partial<WriterConfig> = { logDir: dir, maxBatchRows: 100 };
     const gateway = await startTestGateway('wal_drain', { store, writer, sink: () => down });
     for (const name of ['a', 'b', 'c']) {
@@ -56,7 +57,7 @@ describe('gateway: draining a departed replica\'s write-ahead log', function () 
     const config: WriterConfig = { maxBatchRows: 100, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, logDir: dir };
     // A first drain whose INSERTs reach ClickHouse but whose answers are lost: it fails, and the segments stay.
     const real = clickHouseRowSink(store);
-    const lostAnswers: RowSink = { insert: async (table, chunks, token) => { await real.insert(table, chunks, token); return { ok: false, kind: 'unavailable', message: 'connection reset' }; } };
+    const lostAnswers: RowSink = { insert: async (table, chunks, token) => { await real.insert(table, chunks, token); return fail({ kind: 'unavailable', message: 'connection reset' }); } };
     const failed = await drainLogDirectory(lostAnswers, config, silentLogger, 1_000);
     expect(failed.ok).to.equal(false);
     expect(failed.ok ? 0 : failed.error.segmentsLeft).to.equal(left);

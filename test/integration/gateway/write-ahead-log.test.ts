@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RowSink } from '../../../gateway/writer/row-sink.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
+import { fail } from '../../../src/result.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { keys, select, startTestGateway } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
@@ -20,7 +21,7 @@ import { post, protobufHeaders, statusOf, tracesJson, tracesProtobuf } from './s
 function downUntilReleased(real: RowSink): { sink: RowSink; release: () => void } {
   let down = true;
   return {
-    sink: { insert: (table, chunks, token) => (down ? Promise.resolve({ ok: false, kind: 'unavailable', message: 'connection refused' }) : real.insert(table, chunks, token)) },
+    sink: { insert: (table, chunks, token) => (down ? Promise.resolve(fail({ kind: 'unavailable', message: 'connection refused' })) : real.insert(table, chunks, token)) },
     release: () => { down = false; },
   };
 }
@@ -84,7 +85,7 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
         store, writer: { logDir: dir, maxBatchDelayMs: 60_000 },
         sink: (real) => ({
           insert: async (table, chunks, token) => {
-            if (!/-[ab]$/.test(token)) return { ok: false, kind: 'invalid_query', message: 'Cannot parse input' };
+            if (!/-[ab]$/.test(token)) return fail({ kind: 'invalid_query', message: 'Cannot parse input' });
             await real.insert(table, chunks, token);
             firstHalfStored();
             return new Promise(() => undefined);

@@ -6,7 +6,8 @@
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import type { Principal } from '../../../../src/auth/api-keys.ts';
-import { ok } from '../../../../src/result.ts';
+import { fail, ok } from '../../../../src/result.ts';
+import type { Result } from '../../../../src/result.ts';
 import { builtInDefaults, resolveEffective } from '../../../../src/tenant/settings/tenant-settings.ts';
 import type { TenantSettingsView } from '../../../../src/tenant/settings/tenant-settings.ts';
 import { gatewayMetrics } from '../../../../gateway/gateway-metrics.ts';
@@ -14,7 +15,7 @@ import { IngestPipeline } from '../../../../gateway/ingest/ingest-pipeline.ts';
 import { IngestLimiter, keyBucket } from '../../../../gateway/limits/ingest-limiter.ts';
 import { RejectedUsage } from '../../../../gateway/limits/rejected-usage.ts';
 import type { RejectedRow } from '../../../../gateway/limits/rejected-usage.ts';
-import type { DurableWriter, SubmitResult } from '../../../../gateway/writer/logged-writer.ts';
+import type { DurableWriter, SubmitFailure } from '../../../../gateway/writer/logged-writer.ts';
 import { ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
 import { ManualClock } from '../../../support/manual-clock.ts';
 
@@ -35,7 +36,7 @@ function spans(tenant: string | undefined, count: number): Buffer {
   return Buffer.from(ExportTraceServiceRequest.encode(request).finish());
 }
 
-function setup(written: SubmitResult = { ok: true }): { pipeline: IngestPipeline; limiter: IngestLimiter; rows: RejectedRow[]; usage: RejectedUsage } {
+function setup(written: Result<void, SubmitFailure> = ok(undefined)): { pipeline: IngestPipeline; limiter: IngestLimiter; rows: RejectedRow[]; usage: RejectedUsage } {
   const clock = new ManualClock();
   const limiter = new IngestLimiter(settings, { count: 1 }, clock);
   const rows: RejectedRow[] = [];
@@ -97,7 +98,7 @@ describe('ingest pipeline: charges', () => {
   });
 
   it('refunds the stored items of a failed write', async () => {
-    const { pipeline, limiter } = setup({ ok: false, kind: 'unavailable', message: 'down' });
+    const { pipeline, limiter } = setup(fail({ kind: 'unavailable', message: 'down' }));
     expect(await send(pipeline, everyTenant, spans('a', 1000))).to.equal('unavailable');
     expect(limiter.admits('a')).to.equal(true);
   });

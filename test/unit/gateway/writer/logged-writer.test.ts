@@ -10,11 +10,13 @@ import { expect } from 'chai';
 import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
 import { LoggedWriter, stopTimeoutMs } from '../../../../gateway/writer/logged-writer.ts';
 import type { WriterObserver } from '../../../../gateway/writer/logged-writer.ts';
-import type { RowSink, RowSource, SinkResult } from '../../../../gateway/writer/row-sink.ts';
+import type { RowSink, RowSource, WriteFailure } from '../../../../gateway/writer/row-sink.ts';
 import { WriteAheadLog } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { Segment } from '../../../../gateway/writer/write-ahead-log.ts';
 import { systemClock } from '../../../../src/clock.ts';
 import type { WriterConfig } from '../../../../src/config/config.ts';
+import { fail, ok } from '../../../../src/result.ts';
+import type { Result } from '../../../../src/result.ts';
 import { ManualClock } from '../../../support/manual-clock.ts';
 
 /** ClickHouse at the port: rows per table, a block skipped when its token was stored before. */
@@ -23,7 +25,7 @@ class FakeClickHouse implements RowSink {
   readonly tokens = new Set<string>();
   readonly inserts: { table: TableName; rows: number; token: string }[] = [];
   /** Answers instead of storing, when set; a function decides per insert. */
-  fail: ((rows: readonly string[]) => SinkResult | undefined) | undefined;
+  fail: ((rows: readonly string[]) => Result<void, WriteFailure> | undefined) | undefined;
   /** Inserts wait for this before answering (after storing). */
   hold: Promise<void> | undefined;
   insertStarted: () => void = () => undefined;
@@ -31,7 +33,7 @@ class FakeClickHouse implements RowSink {
   /** Of each insert, whether the rows came as a file (a segment's rows file, read in place) or as chunks. */
   readonly sources: ('file' | 'chunks')[] = [];
 
-  async insert(table: TableName, source: RowSource, token: string): Promise<SinkResult> {
+  async insert(table: TableName, source: RowSource, token: string): Promise<Result<void, WriteFailure>> {
     // ClickHouse reads a file when the INSERT runs, as this does.
     const chunks = 'file' in source ? [readFileSync(source.file)] : source.chunks;
     this.sources.push('file' in source ? 'file' : 'chunks');
@@ -45,7 +47,7 @@ class FakeClickHouse implements RowSink {
       this.rows.set(table, [...(this.rows.get(table) ?? []), ...rows]);
     }
     if (this.hold !== undefined) await this.hold;
-    return { ok: true };
+    return ok(undefined);
   }
 }
 
@@ -86,7 +88,7 @@ describe('logged writer', () => {
     const answers = await Promise.all([
       writer.submit('spans', rows('a', 'b'), 2), writer.submit('spans', rows('c'), 1), writer.submit('logs', rows('l'), 1),
     ]);
-    expect(answers).to.deep.equal([{ ok: true }, { ok: true }, { ok: true }]);
+    expect(answers).to.deep.equal([ok(undefined), ok(undefined), ok(undefined)]);
     expect(ch.inserts).to.deep.equal([]); // acknowledged before any INSERT: the block is not due yet
     await writer.flush();
     expect(ch.inserts.map((i) => [i.table, i.rows])).to.have.deep.members([['spans', 3], ['logs', 1]]);
@@ -125,7 +127,7 @@ describe('logged writer', () => {
     const clients = Promise.all(Array.from({ length: 64 }, async (_, client) => {
       for (let i = 0; clock.now() < 700; i++) {
         const answer = await writer.submit(client % 2 === 0 ? 'spans' : 'logs', rows(`c${client}-${i}`), 1);
-        expect(answer).to.deep.equal({ ok: true });
+        expect(answer).to.deep.equal(ok(undefined));
         submitted++;
       }
     }));
@@ -155,7 +157,7 @@ describe('logged writer', () => {
 
     // One INSERT of 10 rows taking 100 ms: ClickHouse takes 100 rows a second; half a second's worth may enter at once, one second's be waiting.
     let held = holdNextInsert();
-    expect(await writer.submit('spans', rows(...names('a', 10)), 10)).to.deep.equal({ ok: true });
+    expect(await writer.submit('spans', rows(...names('a', 10)), 10)).to.deep.equal(ok(undefined));
     let release = await held;
     await clock.advance(100);
     ch.hold = undefined;
@@ -163,14 +165,14 @@ describe('logged writer', () => {
     await writer.flush();
 
     held = holdNextInsert();
-    expect(await writer.submit('spans', rows(...names('b', 70)), 70)).to.deep.equal({ ok: true });
+    expect(await writer.submit('spans', rows(...names('b', 70)), 70)).to.deep.equal(ok(undefined));
     release = await held; // 70 rows being inserted, none done yet
     let answered = false;
     const paced = writer.submit('spans', rows(...names('c', 10)), 10).then((r) => { answered = true; return r; });
-    expect(await writer.submit('logs', rows('another table'), 1)).to.deep.equal({ ok: true });
+    expect(await writer.submit('logs', rows('another table'), 1)).to.deep.equal(ok(undefined));
     expect(answered).to.equal(false);
     await clock.advance(1500); // 30 rows over the half second's worth, drained at the measured pace (slowed by the backlog) while the INSERT still runs
-    expect(await paced).to.deep.equal({ ok: true });
+    expect(await paced).to.deep.equal(ok(undefined));
     ch.hold = undefined;
     release();
     await writer.flush();
@@ -186,7 +188,7 @@ describe('logged writer', () => {
     let release: () => void = () => undefined;
     ch.hold = new Promise((resolve) => { release = resolve; });
     const started = new Promise<void>((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(); }; });
-    expect(await writer.submit('spans', rows('a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'a10'), 10)).to.deep.equal({ ok: true });
+    expect(await writer.submit('spans', rows('a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'a10'), 10)).to.deep.equal(ok(undefined));
     void writer.seal();
     await started;
     await clock.advance(100); // 10 rows in 100 ms: 100 rows a second, 150 may wait
@@ -194,7 +196,7 @@ describe('logged writer', () => {
     release();
     await writer.flush();
 
-    expect(await writer.submit('spans', rows('b'), 150)).to.deep.equal({ ok: true }); // 150 rows by count: over a second's worth
+    expect(await writer.submit('spans', rows('b'), 150)).to.deep.equal(ok(undefined)); // 150 rows by count: over a second's worth
     const cutEarly = new Promise<void>((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(); }; });
     // Waits; no INSERT runs, so the segment is cut once it is half a second old (the early cut's bound), not in 600 s.
     const waiting = writer.submit('spans', rows('c'), 1);
@@ -203,7 +205,7 @@ describe('logged writer', () => {
     await clock.advance(1);
     await cutEarly;
     await clock.advance(1000);
-    expect(await waiting).to.deep.equal({ ok: true });
+    expect(await waiting).to.deep.equal(ok(undefined));
     await writer.flush();
     expect(ch.inserts.map((i) => i.rows)).to.deep.equal([10, 1, 1]);
     await writer.stop();
@@ -219,7 +221,7 @@ describe('logged writer', () => {
     const bothRunning = new Promise<void>((resolve) => { twoStarted = resolve; });
     ch.insertStarted = () => { if (++starts === 2) twoStarted(); };
     for (const name of ['s1', 's2', 's3']) {
-      expect(await writer.submit('spans', rows(name), 1)).to.deep.equal({ ok: true });
+      expect(await writer.submit('spans', rows(name), 1)).to.deep.equal(ok(undefined));
       await writer.seal(); // a segment each; seal() resolves once it is queued for its INSERT
     }
     await bothRunning;
@@ -240,13 +242,13 @@ describe('logged writer', () => {
     let release: () => void = () => undefined;
     ch.hold = new Promise((resolve) => { release = resolve; });
     const writer = await LoggedWriter.open(ch, { ...config, maxLogBytes: 100 }, new RecordingObserver());
-    expect(await writer.submit('spans', Buffer.alloc(60, 'a'), 1)).to.deep.equal({ ok: true });
+    expect(await writer.submit('spans', Buffer.alloc(60, 'a'), 1)).to.deep.equal(ok(undefined));
     const refused = await writer.submit('spans', Buffer.alloc(60, 'b'), 1);
-    expect(refused).to.include({ ok: false, kind: 'overloaded' });
+    expect(refused).to.nested.include({ ok: false, 'error.kind': 'overloaded' });
     const flushing = writer.flush();
     release();
     await flushing;
-    expect(await writer.submit('spans', Buffer.alloc(60, 'c'), 1)).to.deep.equal({ ok: true });
+    expect(await writer.submit('spans', Buffer.alloc(60, 'c'), 1)).to.deep.equal(ok(undefined));
     await writer.stop();
   });
 
@@ -303,10 +305,10 @@ describe('logged writer', () => {
 
   it('gives up on stop after stopTimeoutMs while ClickHouse fails, leaving the segment for the next start', async () => {
     const ch = new FakeClickHouse();
-    ch.fail = () => ({ ok: false, kind: 'unavailable', message: 'connection refused' });
+    ch.fail = () => (fail({ kind: 'unavailable', message: 'connection refused' }));
     const clock = new ManualClock();
     const writer = await LoggedWriter.open(ch, config, new RecordingObserver(), clock);
-    expect(await writer.submit('logs', rows('kept'), 1)).to.deep.equal({ ok: true });
+    expect(await writer.submit('logs', rows('kept'), 1)).to.deep.equal(ok(undefined));
     let stopped = false;
     const stopping = writer.stop().then(() => { stopped = true; });
     await clock.advance(stopTimeoutMs - 1);
@@ -323,7 +325,7 @@ describe('logged writer', () => {
   it('retries a block while ClickHouse fails, reporting the failure and the recovery once each', async () => {
     const ch = new FakeClickHouse();
     let failures = 3;
-    ch.fail = () => (failures-- > 0 ? { ok: false, kind: 'unavailable', message: 'connection refused' } : undefined);
+    ch.fail = () => (failures-- > 0 ? fail({ kind: 'unavailable', message: 'connection refused' }) : undefined);
     const observer = new RecordingObserver();
     const clock = new ManualClock();
     const writer = await LoggedWriter.open(ch, config, observer, clock);
@@ -337,7 +339,7 @@ describe('logged writer', () => {
 
   it('splits a block ClickHouse refuses for its rows until the refusing request is alone, keeps that one aside, and stores the rest', async () => {
     const ch = new FakeClickHouse();
-    ch.fail = (r) => (r.includes('poison') ? { ok: false, kind: 'invalid_query', message: 'Cannot parse input' } : undefined);
+    ch.fail = (r) => (r.includes('poison') ? fail({ kind: 'invalid_query', message: 'Cannot parse input' }) : undefined);
     const observer = new RecordingObserver();
     const clock = new ManualClock();
     const writer = await LoggedWriter.open(ch, config, observer, clock);
@@ -354,7 +356,7 @@ describe('logged writer', () => {
   it('splits a replayed block at once when it was split before the crash, so a half stored then is not stored again', async () => {
     const ch = new FakeClickHouse();
     // The crash point: ClickHouse refused the whole block for its rows, took the first half, and the process died before its answer.
-    ch.fail = (r) => (r.length === 4 ? { ok: false, kind: 'invalid_query', message: 'Cannot parse input' } : undefined);
+    ch.fail = (r) => (r.length === 4 ? fail({ kind: 'invalid_query', message: 'Cannot parse input' }) : undefined);
     const firstHalf = new Promise<void>((resolve) => { ch.insertStarted = () => { if (ch.inserts.length === 0 && ch.sources.length > 3) resolve(); }; });
     const clock = new ManualClock();
     const crashed = await LoggedWriter.open(ch, config, new RecordingObserver(), clock);
@@ -381,7 +383,7 @@ describe('logged writer', () => {
     await writer.submit('logs', rows('last'), 1);
     await writer.stop();
     expect(ch.rows.get('logs')).to.deep.equal(['last']);
-    expect(await writer.submit('logs', rows('late'), 1)).to.include({ ok: false, kind: 'stopped' });
+    expect(await writer.submit('logs', rows('late'), 1)).to.nested.include({ ok: false, 'error.kind': 'stopped' });
   });
 });
 
