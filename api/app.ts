@@ -65,6 +65,11 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
   const app = new Koa<ApiState>();
   app.proxy = false;
   const router = buildRouter(deps);
+  // Koa reports failures of a request's streams here (e.g. a connection the listener cut at its timeouts); without a listener it prints their stacks to stderr.
+  app.on('error', (error: unknown, ctx?: { readonly state?: Partial<ApiState>; readonly method?: string; readonly path?: string }) => {
+    const e = error as { message?: unknown; code?: unknown };
+    deps.log.warn('request stream failed', { requestId: ctx?.state?.requestId, method: ctx?.method, path: ctx?.path, error: String(e.message), code: e.code });
+  });
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();

@@ -1,7 +1,9 @@
 // A request body that stalls on the API port is cut at the configured body
 // timeout (TENANTRY_BODY_TIMEOUT_MS, counted from the end of the headers):
 // 408 in the error envelope, the connection closed, and one JSON log line
-// naming the request, with nothing else written to stdout or stderr.
+// naming the request, with nothing else written to stdout or stderr. The
+// listener's own backstop (headers plus body timeout), should it cut a body
+// first, is one JSON line too, not Koa's stack on stderr.
 import { connect } from 'node:net';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
@@ -9,7 +11,10 @@ import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
+import { listen } from '../../../src/ops/ops-listener.ts';
 import { startApiWith } from '../../../api/api.ts';
+import { createApp } from '../../../api/app.ts';
+import { httpMetrics } from '../../../api/http/http-metrics.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { failingRunner } from './support/store-faults.ts';
 
@@ -39,6 +44,22 @@ function halfBody(port: number, path: string): Promise<Cut> {
   });
 }
 
+/** Runs `run` with everything written to stdout and stderr caught, and answers what was. */
+async function printedDuring(run: () => Promise<void>): Promise<string> {
+  const printed: string[] = [];
+  const originals = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+  const capture = (chunk: unknown): boolean => { printed.push(String(chunk)); return true; };
+  process.stdout.write = capture;
+  process.stderr.write = capture;
+  try {
+    await run();
+  } finally {
+    process.stdout.write = originals.out;
+    process.stderr.write = originals.err;
+  }
+  return printed.join('');
+}
+
 describe('api body timeout', () => {
   let store: Store;
   before(async () => { store = await migratedStore('bodytimeout'); });
@@ -52,26 +73,22 @@ describe('api body timeout', () => {
     const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log, readiness: new Readiness([]), registry: new Registry() },
       { port: 0, queryTimeoutMs: 1000, pageMaxBytes: 1_048_576, listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs } },
       failingRunner(new Error('not reached'), 1000, log));
-    // Anything else the process prints (Koa's default error printer writes stacks to stderr) is caught here.
-    const printed: string[] = [];
-    const originals = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-    const capture = (chunk: unknown): boolean => { printed.push(String(chunk)); return true; };
-    process.stdout.write = capture;
-    process.stderr.write = capture;
     // Two on one route, one on a compatibility API (which reads its own form bodies).
     const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query'];
-    let cuts: Cut[];
-    try {
-      cuts = await Promise.all(paths.map((path) => halfBody(api.ports['api'] ?? 0, path)));
-      // The log line is written as the answer goes out; give a late printer its chance.
-      const deadline = performance.now() + 500;
-      while (performance.now() < deadline && lines.length < paths.length) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 200));
-    } finally {
-      process.stdout.write = originals.out;
-      process.stderr.write = originals.err;
-      await api.stop();
-    }
+    let cuts: Cut[] = [];
+    // Anything else the process prints (Koa's default error printer writes stacks to stderr) is caught.
+    const printed = await printedDuring(async () => {
+      try {
+        cuts = await Promise.all(paths.map((path) => halfBody(api.ports['api'] ?? 0, path)));
+        // The log line is written as the answer goes out; give a late printer its chance.
+        const deadline = performance.now() + 500;
+        while (performance.now() < deadline && lines.length < paths.length) await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        await api.stop();
+      }
+    });
+    expect(cuts).to.have.length(paths.length);
     for (const [i, cut] of cuts.entries()) {
       expect(cut.elapsedMs).to.be.within(bodyTimeoutMs - 50, bodyTimeoutMs + slack);
       expect(cut.answer).to.match(/^HTTP\/1\.1 408 /);
@@ -88,6 +105,37 @@ describe('api body timeout', () => {
       expect(about[0]).to.include({ level: 'warn', path: paths[i], bodyTimeoutMs });
     }
     expect(lines, lines.join('\n')).to.have.length(paths.length);
-    expect(printed.join(''), 'printed outside the logger').to.equal('');
+    expect(printed, 'printed outside the logger').to.equal('');
+  });
+
+  it('logs one JSON line, and prints no stack, when the listener\'s backstop cuts a body the app still waits for', async () => {
+    const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
+    if (!keys.ok) throw new Error(keys.message);
+    const lines: string[] = [];
+    const log = createLogger('debug', {}, (line) => { lines.push(line); });
+    // The app's own deadline far away, the listener's short: only the backstop can cut.
+    const app = createApp({
+      schema: { database: 'tenantry', cluster: undefined }, runner: failingRunner(new Error('not reached'), 1000, log), now: () => 0n, pageMaxBytes: 1_048_576,
+      keys: keys.keys, log, metrics: httpMetrics(new Registry()), bodyTimeoutMs: 3_600_000,
+    });
+    const koa = app.callback();
+    const http = await listen({
+      handler: (req, res) => { void koa(req, res); }, readiness: new Readiness([]), registry: new Registry(), log, host: '127.0.0.1', port: 0, name: 'api',
+      limits: { maxConnections: undefined, headersTimeoutMs: 200, bodyTimeoutMs: 200 },
+    });
+    let cut: Cut | undefined;
+    const printed = await printedDuring(async () => {
+      try {
+        cut = await halfBody(http.port, '/v1/tenants/acme/logs');
+        const deadline = performance.now() + 1000;
+        while (performance.now() < deadline && lines.length === 0) await new Promise((r) => setTimeout(r, 20));
+      } finally {
+        await http.close();
+      }
+    });
+    expect(cut?.answer).to.match(/^HTTP\/1\.1 408 /);
+    expect(lines, lines.join('\n')).to.have.length(1);
+    expect(JSON.parse(lines[0] ?? '{}')).to.include({ level: 'warn', path: '/v1/tenants/acme/logs', code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+    expect(printed, 'printed outside the logger').to.equal('');
   });
 });
