@@ -11,13 +11,21 @@
 //      accepted request of the same size (tenant C, under its limit; CPU
 //      counted until the process is idle again, ClickHouse's INSERTs
 //      included), as a ratio (target < 5 %).
-// Bounded: about 1.5 minutes. Not a test: it prints figures (README "Per-tenant limits").
+//   4. a compressible flood at its limit (issue 35): tenant D, under the
+//      default limits (8 MiB/s, burst 32 MiB), sends 16.6 MB bodies of
+//      identical spans (~60 KB gzipped) from 3 clients paced at its rate,
+//      while tenant B sends its trickle and runs a light query in a closed
+//      loop, in turns alone / beside D: B's ingest and query p50/p99 in
+//      both, and their ratios (targets: ingest p99 <= 1.5x, query p99 <= 2x).
+// Bounded: about 2.5 minutes. Not a test: it prints figures (README "Per-tenant limits").
 //   BENCH_SECONDS=5 BENCH_LIMIT_BYTES=1048576 npm run bench:noisy   (seconds per phase turn, 3 turns of each; A's limit and burst)
+//   BENCH_ONLY=compressible npm run bench:noisy                      (phase 4 alone)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { gzipSync } from 'node:zlib';
 import { startTenantry, testEnvironment } from '../test/support/tenantry-process.ts';
 import type { FloodJob, FloodReport } from '../test/integration/gateway/support/flood-worker.ts';
 import { cpuSeconds, waitIdle } from './peers/process-cpu.ts';
@@ -28,17 +36,22 @@ const turns = 3;
 /** A's limits.ingestBytesPerSecond and ingestBurstBytes (BENCH_LIMIT_BYTES). */
 const limit = Number(process.env['BENCH_LIMIT_BYTES'] ?? 1024 * 1024);
 const burst = limit;
-const keys = { admin: 'bench-noisy-admin-0123456789', a: 'bench-noisy-a-0123456789', b: 'bench-noisy-b-0123456789', c: 'bench-noisy-c-0123456789' };
+const keys = {
+  admin: 'bench-noisy-admin-0123456789', a: 'bench-noisy-a-0123456789', b: 'bench-noisy-b-0123456789', c: 'bench-noisy-c-0123456789',
+  d: 'bench-noisy-d-0123456789', bRead: 'bench-noisy-b-read-0123456789',
+};
+/** The default per-tenant rate D is paced at (src/config/variables.ts). */
+const defaultRate = 8 * 1024 * 1024;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const round1 = (x: number): number => Math.round(x * 10) / 10;
 
-function send(url: string, key: string, body: Buffer): Promise<{ status: number; ms: number }> {
+function send(url: string, key: string, body: Buffer, headers: Record<string, string> = { 'content-type': 'application/x-protobuf' }): Promise<{ status: number; ms: number }> {
   const started = performance.now();
   return new Promise((resolve) => {
     const done = (status: number): void => { resolve({ status, ms: performance.now() - started }); };
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}`, 'content-length': String(body.length) } }, (res) => {
+    const req = request(url, { method: 'POST', agent, headers: { ...headers, authorization: `Bearer ${key}`, 'content-length': String(body.length) } }, (res) => {
       res.resume();
       res.on('end', () => { done(res.statusCode ?? 0); });
       res.on('error', () => { done(0); });
@@ -101,6 +114,80 @@ async function cpuPerRequest(pid: number, url: string, key: string, body: Buffer
   return { cpuMs: (1000 * Math.max(0, cpuSeconds(pid) - before - idleRate * seconds)) / count, statuses };
 }
 
+/** About `bytes` of identical spans of `tenant`: one request repeated (protobuf concatenation appends its resourceSpans). */
+function identicalSpans(tenant: string, bytes: number): Buffer {
+  const one = tracesRequest(1, tenant, 1);
+  return Buffer.concat(Array.from({ length: Math.floor(bytes / one.length) }, () => one));
+}
+
+/** D's compressible flood: 3 clients each sending `gz` every 3 × size / rate seconds, until stopped. */
+function compressibleFlood(url: string, gz: Buffer, decodedBytes: number): { stop: () => Promise<Record<number, number>> } {
+  const clients = 3;
+  const intervalMs = (decodedBytes * clients * 1000) / defaultRate;
+  const statuses: Record<number, number> = {};
+  const state = { stopped: false };
+  /** Read through a call: the flag changes while a loop awaits. */
+  const stopped = (): boolean => state.stopped;
+  const loops = Array.from({ length: clients }, async (_, c) => {
+    const start = performance.now() + (c * intervalMs) / clients;
+    for (let i = 0; !stopped(); i++) {
+      // Paced in steps of at most 200 ms, so that stop() does not wait a whole interval.
+      while (!stopped() && performance.now() < start + i * intervalMs) await sleep(Math.min(200, start + i * intervalMs - performance.now()));
+      if (stopped()) break;
+      const r = await send(url, keys.d, gz, { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    }
+  });
+  return { stop: async () => { state.stopped = true; await Promise.all(loops); return statuses; } };
+}
+
+/** B's light query (its last minute of spans, one page of 20) in a closed loop for `seconds`. */
+async function queryLoop(api: string, seconds: number): Promise<{ status: number; ms: number }[]> {
+  const out: { status: number; ms: number }[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    const now = Math.floor(Date.now() / 1000);
+    const body = Buffer.from(JSON.stringify({ startTime: now - 60, endTime: now + 60, pagination: { limit: 20 } }));
+    out.push(await send(`${api}/v1/tenants/B/traces`, keys.bRead, body, { 'content-type': 'application/json' }));
+  }
+  return out;
+}
+
+/** Phase 4: B's ingest and queries alone and beside D's compressible flood at its limit, in turns. */
+async function compressiblePhase(url: string, api: string, bBody: Buffer, metricsUrl: string): Promise<void> {
+  const decoded = identicalSpans('D', 16_600_000);
+  const gz = gzipSync(decoded);
+  console.log(`compressible flood: tenant D at the default limits, ${decoded.length} B bodies of identical spans (${gz.length} B gzipped) from 3 clients at ${defaultRate} B/s decoded; tenant B: its trickle and a closed loop of light queries`);
+  const phase = { alone: { ingest: [] as { status: number; ms: number }[], query: [] as { status: number; ms: number }[] }, during: { ingest: [] as { status: number; ms: number }[], query: [] as { status: number; ms: number }[] } };
+  const statuses: Record<number, number> = {};
+  const waits = { alone: 0, during: 0 };
+  for (let turn = 0; turn < turns; turn++) {
+    const w0 = await admissionWaits(metricsUrl);
+    const [ai, aq] = await Promise.all([trickle(url, bBody, turnSeconds), queryLoop(api, turnSeconds)]);
+    const w1 = await admissionWaits(metricsUrl);
+    waits.alone += w1.over10ms - w0.over10ms;
+    phase.alone.ingest.push(...ai);
+    phase.alone.query.push(...aq);
+    const f = compressibleFlood(url, gz, decoded.length);
+    const [di, dq] = await Promise.all([trickle(url, bBody, turnSeconds), queryLoop(api, turnSeconds)]);
+    phase.during.ingest.push(...di);
+    phase.during.query.push(...dq);
+    for (const [st, n] of Object.entries(await f.stop())) statuses[Number(st)] = (statuses[Number(st)] ?? 0) + n;
+    waits.during += (await admissionWaits(metricsUrl)).over10ms - w1.over10ms;
+    await sleep(4000); // D's bucket refills (32 MiB at 8 MiB/s) between turns
+  }
+  const p = (xs: { ms: number }[], q: number): number => round1(quantile(xs.map((r) => r.ms), q));
+  const fails = (xs: { status: number }[]): number => xs.filter((r) => r.status !== 200).length;
+  for (const [name, xs] of [['B ingest alone', phase.alone.ingest], ['B ingest beside D', phase.during.ingest], ['B query alone', phase.alone.query], ['B query beside D', phase.during.query]] as const) {
+    console.log(`${name}: p50 ${p(xs, 0.5)} ms  p99 ${p(xs, 0.99)} ms  failures ${fails(xs)} of ${xs.length}`);
+  }
+  const ratio = (during: { ms: number }[], alone: { ms: number }[], q: number): string => (quantile(during.map((r) => r.ms), q) / quantile(alone.map((r) => r.ms), q)).toFixed(2);
+  console.log(`B ingest p99 beside D / alone: ${ratio(phase.during.ingest, phase.alone.ingest, 0.99)} (target <= 1.5); p50 ${ratio(phase.during.ingest, phase.alone.ingest, 0.5)}`);
+  console.log(`B query p99 beside D / alone: ${ratio(phase.during.query, phase.alone.query, 0.99)} (target <= 2); p50 ${ratio(phase.during.query, phase.alone.query, 0.5)}`);
+  console.log(`requests waiting > 10 ms to enter the write-ahead log (all tenants): alone ${waits.alone}, beside D ${waits.during}`);
+  console.log(`D's answers: ${JSON.stringify(statuses)}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-noisy-'));
   const tenantry = startTenantry(['all'], testEnvironment(dataDir, {
@@ -109,6 +196,8 @@ async function main(): Promise<void> {
       { key: keys.a, scopes: ['ingest'], tenants: ['A'] },
       { key: keys.b, scopes: ['ingest'], tenants: ['B'] },
       { key: keys.c, scopes: ['ingest'], tenants: ['C'] },
+      { key: keys.d, scopes: ['ingest'], tenants: ['D'] },
+      { key: keys.bRead, scopes: ['read'], tenants: ['B'] },
     ]),
   }));
   try {
@@ -126,6 +215,10 @@ async function main(): Promise<void> {
     const aBody = tracesRequest(200, 'A', 2);
     console.log(`tenant A: limit ${limit} B/s, burst ${burst} B, flood at 10x from 8 clients of ${aBody.length} B requests; tenant B: 100-span requests (${bBody.length} B) every 100 ms`);
     await trickle(url, bBody, 2); // warm-up
+    if (process.env['BENCH_ONLY'] === 'compressible') {
+      await compressiblePhase(url, api, bBody, `http://127.0.0.1:${ports['otlpHttp'] ?? 0}/metrics`);
+      return;
+    }
     const alone: { status: number; ms: number }[] = [];
     const during: { status: number; ms: number }[] = [];
     let acceptedBytes = 0;
@@ -170,6 +263,7 @@ async function main(): Promise<void> {
     await send(url, keys.a, aBody); // admitted once, then about 100 s of debt at 1 KiB/s
     const refused = await cpuPerRequest(pid, url, keys.a, aBody, 3000, idleRate);
     const accepted = await cpuPerRequest(pid, url, keys.c, tracesRequest(200, 'C', 2), 300, idleRate);
+    await compressiblePhase(url, api, bBody, metricsUrl);
     console.log(`CPU per refused request ${refused.cpuMs.toFixed(3)} ms ${JSON.stringify(refused.statuses)}, per accepted request ${accepted.cpuMs.toFixed(3)} ms ${JSON.stringify(accepted.statuses)}: ratio ${((100 * refused.cpuMs) / accepted.cpuMs).toFixed(1)} % (target < 5 %; idle ${(idleRate * 1000).toFixed(0)} ms/s subtracted)`);
   } finally {
     await tenantry.stop();
