@@ -1,7 +1,7 @@
 // `npm start` stops Tenantry on SIGTERM and SIGINT sent to npm alone (a
-// process manager signals the process it started; Ctrl-C signals the whole
-// group, which this is the harder case of): its ports are freed and its data
-// directory unlocked, so a second `npm start` on the same directory starts.
+// process manager signals the process it started) and on Ctrl-C (SIGINT to
+// the whole group): it drains once, its ports are freed and its data
+// directory unlocked, so the next `npm start` on the same directory starts.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -77,16 +77,21 @@ describe('npm start and stop signals', function () {
     for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it('stops Tenantry when npm alone gets SIGTERM, then SIGINT: each time its ports are freed and the next npm start on the same data directory starts', async () => {
+  it('stops Tenantry on SIGTERM and SIGINT to npm alone and on Ctrl-C (SIGINT to the group): each time it drains once, frees its ports, and the next npm start on the same data directory starts', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'tenantry-npm-start-'));
     dataDirs.push(dataDir);
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    for (const [signal, group] of [['SIGTERM', false], ['SIGINT', false], ['SIGINT', true]] as const) {
+      const what = `${signal} to ${group ? 'the group (Ctrl-C)' : 'npm'}`;
       const run = npmStart(dataDir);
       started.push(run);
       const ports = await run.ports;
-      run.npm.kill(signal);
-      expect(await portsFreed(ports, 20_000), `ports ${JSON.stringify(ports)} still open after ${signal} to npm:\n${run.output()}`).to.equal(true);
+      if (group) process.kill(-(run.npm.pid ?? 0), signal);
+      else run.npm.kill(signal);
+      expect(await portsFreed(ports, 20_000), `ports ${JSON.stringify(ports)} still open after ${what}:\n${run.output()}`).to.equal(true);
       await run.exited;
+      // One graceful stop, not a second signal's exit without draining.
+      expect(run.output().match(/"msg":"shutting down"/g), what).to.have.length(1);
+      expect(run.output(), what).to.contain('"msg":"stopped"');
     }
   });
 });
