@@ -35,7 +35,7 @@ function measure(signal: SignalName, body: Buffer): { mibPerCpuSecond: number; m
   while (performance.now() < until || requests < 3) {
     const decoded = gunzipSync(gz);
     const converted = converters[signal].protobuf.convert(decoded, new TenantResolver(principal));
-    if (!converted.ok) throw new Error(converted.message);
+    if (!converted.ok) throw new Error(converted.error);
     bytes += decoded.length;
     requests++;
   }

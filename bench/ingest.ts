@@ -164,8 +164,8 @@ const converters = rowConverters();
 /** The rows of one request, converted as the gateway converts it. */
 function rowsOf(converter: RowConverter, body: Buffer): Buffer {
   const result = converter.convert(body, new TenantResolver(principal));
-  if (!result.ok) throw new Error(result.message);
-  return result.batch.rows;
+  if (!result.ok) throw new Error(result.error);
+  return result.value.rows;
 }
 
 const hexIds = new Set(['traceId', 'spanId', 'parentSpanId']);

@@ -198,8 +198,8 @@ function stageCorpus(dir: string, table: Table): string[] {
     const chunks: Buffer[] = [];
     for (let rows = 0; rows < blockRows; rows += itemsPerRequest) {
       const result = converter.convert(factory.next(table === 'logs' ? 'logs' : 'traces').body, new TenantResolver(principal));
-      if (!result.ok) throw new Error(result.message);
-      chunks.push(result.batch.rows);
+      if (!result.ok) throw new Error(result.error);
+      chunks.push(result.value.rows);
     }
     const path = join(dir, `${table}-${b}.bin`);
     writeFileSync(path, Buffer.concat(chunks));

@@ -119,7 +119,7 @@ async function decode(
   const converted = convert(body.value, tenantId, tenants);
   if (!converted.ok) {
     deps.pipeline.chargeUnstored('metrics', body.value.length, 'invalid_body', sender);
-    return { ok: false, outcome: { kind: 'invalid', message: converted.message } };
+    return { ok: false, outcome: { kind: 'invalid', message: converted.error } };
   }
   return { ok: true, tenants, converted: converted.value, bytes: body.value.length };
 }

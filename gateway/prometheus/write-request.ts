@@ -9,9 +9,9 @@
 // or with a label name Prometheus would refuse (labelNameProblem) makes the
 // request malformed: 400, nothing stored, as Prometheus and Mimir answer.
 import { isUtf8 } from 'node:buffer';
+import type { Result } from '../../src/result.ts';
 import type { RowBatch } from '../rowbinary/row-batch.ts';
 import { RangeList, WireError, WireReader, WireType, readWire } from '../protobuf/wire-reader.ts';
-import type { WireResult } from '../protobuf/wire-reader.ts';
 import { RowWriter, ScratchWriter } from '../rowbinary/row-writer.ts';
 import { RequestLimits } from '../convert/common/item-limits.ts';
 import type { ItemLimits } from '../convert/common/item-limits.ts';
@@ -351,6 +351,6 @@ function admitted(resolver: TenantResolver, tenant: string, limits: RequestLimit
 }
 
 /** The remote write converter under the gateway's item limits, at `now()` (ms); with `settings`, each tenant's retention. */
-export function remoteWriteConverter(limits: ItemLimits, now: () => number = Date.now, settings?: TenantSettingsView): (body: Buffer, tenant: string, resolver: TenantResolver) => WireResult<RemoteWriteBatch> {
+export function remoteWriteConverter(limits: ItemLimits, now: () => number = Date.now, settings?: TenantSettingsView): (body: Buffer, tenant: string, resolver: TenantResolver) => Result<RemoteWriteBatch, string> {
   return (body, tenant, resolver) => readWire(() => writeRequestRows(body, tenant, resolver, new RequestLimits(limits, 'metrics', now(), body.length, settings)));
 }

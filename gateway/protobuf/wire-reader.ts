@@ -3,17 +3,17 @@
 // never build message objects. Malformed input throws WireError inside a
 // read, and readWire turns it into a returned reason: the one place that
 // reports malformed protobuf.
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 
 export class WireError extends Error {}
 
-export type WireResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
-
 /** Runs `read` over protobuf input: its value, or why the bytes are malformed (a WireError it threw). */
-export function readWire<T>(read: () => T): WireResult<T> {
+export function readWire<T>(read: () => T): Result<T, string> {
   try {
-    return { ok: true, value: read() };
+    return ok(read());
   } catch (error) {
-    if (error instanceof WireError) return { ok: false, message: `invalid protobuf: ${error.message}` };
+    if (error instanceof WireError) return fail(`invalid protobuf: ${error.message}`);
     throw error;
   }
 }

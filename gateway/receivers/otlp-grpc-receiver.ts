@@ -201,8 +201,8 @@ function handler(signal: SignalName, attached: () => GrpcReceiverDeps | undefine
       const tenants = deps.pipeline.resolver(auth.principal);
       const converted = converter.convert(call.request, tenants);
       turn.value.release(call.request.length);
-      if (!converted.ok) return { kind: 'invalid', message: converted.message };
-      return deps.pipeline.ingest(signal, converted.batch, { tenants, bytes: call.request.length, protocol: 'grpc' });
+      if (!converted.ok) return { kind: 'invalid', message: converted.error };
+      return deps.pipeline.ingest(signal, converted.value, { tenants, bytes: call.request.length, protocol: 'grpc' });
     };
     run().then((outcome) => {
       if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });

@@ -126,8 +126,8 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
   } finally {
     turn.value.release(cost);
   }
-  if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.message } };
-  return { format, outcome: await deps.pipeline.ingest(signal, converted.batch, { tenants, bytes: cost, protocol: 'http' }) };
+  if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.error } };
+  return { format, outcome: await deps.pipeline.ingest(signal, converted.value, { tenants, bytes: cost, protocol: 'http' }) };
 }
 
 const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);

@@ -11,6 +11,8 @@
 // walk, and readOtlpJson, the one place that reports invalid JSON, turns it
 // into a value.
 import $protobuf from 'protobufjs/minimal.js';
+import { fail, ok } from '../../../src/result.ts';
+import type { Result } from '../../../src/result.ts';
 import type { Int64, Int64Like } from '../../wire/otlp-messages.ts';
 
 /** A request body that is not OTLP/JSON; thrown by the readers, caught only by readOtlpJson. */
@@ -36,8 +38,6 @@ const zero: Int64 = { low: 0, high: 0, unsigned: true };
 const digits = /^\d{1,20}$/;
 const shortInteger = /^-?\d{1,15}$/;
 const hex = /^[0-9a-fA-F]*$/;
-
-export type JsonResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
 
 /**
  * A parsed object or array costs far more memory than its text: `{},` is 3
@@ -71,24 +71,24 @@ function containersOf(body: Buffer): number {
 }
 
 /** Parses an OTLP/JSON body and converts its root object with `convert`, or says why it is not OTLP/JSON. */
-export function readOtlpJson<T>(body: Buffer, convert: (root: Json) => T): JsonResult<T> {
+export function readOtlpJson<T>(body: Buffer, convert: (root: Json) => T): Result<T, string> {
   if (body.length > denseBodyBytes) {
     const containers = containersOf(body);
     if (containers * minBytesPerContainer > body.length) {
-      return { ok: false, message: `invalid OTLP/JSON: ${containers} objects and arrays in ${body.length} bytes, more than one per ${minBytesPerContainer} bytes` };
+      return fail(`invalid OTLP/JSON: ${containers} objects and arrays in ${body.length} bytes, more than one per ${minBytesPerContainer} bytes`);
     }
   }
   let root: unknown;
   try {
     root = JSON.parse(body.toString('utf8'));
   } catch (error) {
-    return { ok: false, message: `invalid OTLP/JSON: ${(error as Error).message}` };
+    return fail(`invalid OTLP/JSON: ${(error as Error).message}`);
   }
-  if (!isMessage(root) || Array.isArray(root)) return { ok: false, message: 'invalid JSON: the request must be a JSON object' };
+  if (!isMessage(root) || Array.isArray(root)) return fail('invalid JSON: the request must be a JSON object');
   try {
-    return { ok: true, value: convert(root) };
+    return ok(convert(root));
   } catch (error) {
-    if (error instanceof InvalidJson) return { ok: false, message: `invalid OTLP/JSON: ${error.message}` };
+    if (error instanceof InvalidJson) return fail(`invalid OTLP/JSON: ${error.message}`);
     throw error;
   }
 }

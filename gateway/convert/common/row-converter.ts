@@ -5,12 +5,11 @@
 // exception. There is one converter per signal and wire format
 // (convert/<signal>/<format>.ts); convert/row-converters.ts puts them in one
 // table.
+import type { Result } from '../../../src/result.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import type { TenantResolver } from './tenant-resolver.ts';
 
-export type ConvertResult = { readonly ok: true; readonly batch: RowBatch } | { readonly ok: false; readonly message: string };
-
 export interface RowConverter {
   /** Converts one request body; the items whose tenant `tenants` refuses are tallied in the batch, not written. */
-  convert(body: Buffer, tenants: TenantResolver): ConvertResult;
+  convert(body: Buffer, tenants: TenantResolver): Result<RowBatch, string>;
 }

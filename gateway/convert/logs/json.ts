@@ -101,7 +101,7 @@ export function logsFromJson(ids: LogIdGenerator, now: () => number, limits: Ite
     convert(body, tenants) {
       const nowMs = now();
       const request = readOtlpJson(body, (root) => logRows(root, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length, settings)));
-      return request.ok ? { ok: true, batch: request.value } : request;
+      return request;
     },
   };
 }

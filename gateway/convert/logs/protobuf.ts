@@ -123,7 +123,7 @@ export function logsFromProtobuf(ids: LogIdGenerator, now: () => number, limits:
     convert(body, tenants) {
       const nowMs = now();
       const batch = readWire(() => logRows(body, tenants, ids, nowMs, new RequestLimits(limits, 'logs', nowMs, body.length, settings)));
-      return batch.ok ? { ok: true, batch: batch.value } : batch;
+      return batch;
     },
   };
 }

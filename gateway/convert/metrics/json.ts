@@ -211,7 +211,7 @@ export function metricsFromJson(limits: ItemLimits, now: () => number, settings?
     convert(body, tenants) {
       const nowMs = now();
       const request = readOtlpJson(body, (root) => metricRows(root, tenants, new RequestLimits(limits, 'metrics', nowMs, body.length, settings), nowMs));
-      return request.ok ? { ok: true, batch: request.value } : request;
+      return request;
     },
   };
 }

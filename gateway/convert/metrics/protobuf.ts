@@ -372,7 +372,7 @@ export function metricsFromProtobuf(limits: ItemLimits, now: () => number, setti
   return {
     convert(body, tenants) {
       const batch = readWire(() => metricRows(body, tenants, new RequestLimits(limits, 'metrics', now(), body.length, settings)));
-      return batch.ok ? { ok: true, batch: batch.value } : batch;
+      return batch;
     },
   };
 }

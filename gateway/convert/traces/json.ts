@@ -125,7 +125,7 @@ export function tracesFromJson(limits: ItemLimits, now: () => number, settings?:
   return {
     convert(body, tenants) {
       const request = readOtlpJson(body, (root) => spanRows(root, tenants, new RequestLimits(limits, 'traces', now(), body.length, settings)));
-      return request.ok ? { ok: true, batch: request.value } : request;
+      return request;
     },
   };
 }

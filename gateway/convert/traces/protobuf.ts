@@ -212,7 +212,7 @@ export function tracesFromProtobuf(limits: ItemLimits, now: () => number, settin
   return {
     convert(body, tenants) {
       const batch = readWire(() => spanRows(body, tenants, new RequestLimits(limits, 'traces', now(), body.length, settings)));
-      return batch.ok ? { ok: true, batch: batch.value } : batch;
+      return batch;
     },
   };
 }

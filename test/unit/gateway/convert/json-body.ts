@@ -32,6 +32,6 @@ export function jsonBody(request: object): Buffer {
 /** The rows `converter` writes for `request` in OTLP/JSON, for a key of `principal`. */
 export function jsonRows(converter: RowConverter, request: object, principal: Principal): RowBatch {
   const result = converter.convert(jsonBody(request), new TenantResolver(principal));
-  if (!result.ok) expect.fail(result.message);
-  return result.batch;
+  if (!result.ok) expect.fail(result.error);
+  return result.value;
 }

@@ -18,8 +18,8 @@ import { readRows } from '../support/row-binary-reader.ts';
 /** The rows of a random request, converted from OTLP/JSON. */
 function jsonRows(converter: RowConverter, request: object): RowBatch {
   const result = converter.convert(Buffer.from(otlpJson(request)), new TenantResolver(principal));
-  if (!result.ok) expect.fail(result.message);
-  return result.batch;
+  if (!result.ok) expect.fail(result.error);
+  return result.value;
 }
 
 describe('OTLP/JSON converters on random requests', () => {

@@ -28,8 +28,8 @@ const converters = (): ReturnType<typeof rowConverters> => rowConverters(new Log
 
 function converted(converter: RowConverter, body: Buffer): RowBatch {
   const result = converter.convert(body, new TenantResolver(principal));
-  if (!result.ok) expect.fail(result.message);
-  return result.batch;
+  if (!result.ok) expect.fail(result.error);
+  return result.value;
 }
 
 describe('row converters', () => {
@@ -56,8 +56,8 @@ describe('row converters', () => {
       const cutAt = cut % (body.length + 1);
       const changed = Buffer.concat([body.subarray(0, cutAt), body.subarray(Math.min(body.length, cutAt + (drop % 4)))]);
       const result = converters()[signal].protobuf.convert(changed, new TenantResolver(principal));
-      if (result.ok) expect(readRows(result.batch.table, result.batch.rows)).to.have.length(result.batch.rowCount);
-      else expect(result.message).to.match(/^invalid protobuf: /);
+      if (result.ok) expect(readRows(result.value.table, result.value.rows)).to.have.length(result.value.rowCount);
+      else expect(result.error).to.match(/^invalid protobuf: /);
     }), { numRuns: 500 });
   });
 
@@ -65,9 +65,9 @@ describe('row converters', () => {
     for (const signal of ['traces', 'logs', 'metrics'] as const) {
       const protobuf = converters()[signal].protobuf.convert(Buffer.from([0x0a, 0x05, 0x01]), new TenantResolver(principal));
       expect(protobuf).to.deep.include({ ok: false });
-      expect(protobuf.ok ? '' : protobuf.message).to.match(/^invalid protobuf: /);
+      expect(protobuf.ok ? '' : protobuf.error).to.match(/^invalid protobuf: /);
       const json = converters()[signal].json.convert(Buffer.from('{"resourceSpans": ['), new TenantResolver(principal));
-      expect(json.ok ? '' : json.message).to.match(/^invalid OTLP\/JSON: /);
+      expect(json.ok ? '' : json.error).to.match(/^invalid OTLP\/JSON: /);
     }
   });
 });

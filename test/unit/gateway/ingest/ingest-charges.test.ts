@@ -51,7 +51,7 @@ async function send(pipeline: IngestPipeline, principal: Principal, body: Buffer
   const tenants = pipeline.resolver(principal);
   const converted = pipeline.converters.traces.protobuf.convert(body, tenants);
   if (!converted.ok) return 'invalid';
-  return (await pipeline.ingest('traces', converted.batch, { tenants, bytes: body.length, protocol: 'http' })).kind;
+  return (await pipeline.ingest('traces', converted.value, { tenants, bytes: body.length, protocol: 'http' })).kind;
 }
 
 describe('ingest pipeline: charges', () => {

@@ -14,7 +14,7 @@ const convert = remoteWriteConverter(defaultItemLimits, () => nowMs);
 const request = (labels: Record<string, string>): Buffer => encodeWriteRequest([{ labels: { __name__: 'up', ...labels }, samples: [{ value: 1, timestampMs: nowMs - 1000 }] }]);
 const outcome = (body: Buffer): string => {
   const result = convert(body, 't1', new TenantResolver(principal));
-  return result.ok ? `stored ${result.value.batch.rowCount}` : result.message;
+  return result.ok ? `stored ${result.value.batch.rowCount}` : result.error;
 };
 
 describe('remote write: label names', () => {

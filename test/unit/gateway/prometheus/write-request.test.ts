@@ -19,14 +19,14 @@ const convert = remoteWriteConverter(defaultItemLimits, () => nowMs);
 
 function converted(body: Buffer, admits = true): RemoteWriteBatch {
   const result = convert(body, 't1', new TenantResolver(principal, { admits: () => admits }));
-  if (!result.ok) throw new Error(result.message);
+  if (!result.ok) throw new Error(result.error);
   return result.value;
 }
 const rowsOf = (series: readonly SeriesSpec[]): Row[] => readRows('metrics', converted(encodeWriteRequest(series)).batch.rows);
 const failure = (body: Buffer): string => {
   const result = convert(body, 't1', new TenantResolver(principal));
   if (result.ok) throw new Error('converted');
-  return result.message;
+  return result.error;
 };
 
 /** A sample row with every column not set by the sample at its value. */

@@ -15,20 +15,20 @@ const converters = rowConverters();
 
 describe('protobuf wire reader: field number 0 and wire types 6, 7', () => {
   it('refuses a tag of field 0, naming it and where it is', () => {
-    expect(readWire(() => new WireReader(Buffer.from([0x00, 0x00])).tag())).to.deep.equal({ ok: false, message: 'invalid protobuf: field number 0 at byte 0 (protobuf field numbers start at 1)' });
+    expect(readWire(() => new WireReader(Buffer.from([0x00, 0x00])).tag())).to.deep.equal({ ok: false, error: 'invalid protobuf: field number 0 at byte 0 (protobuf field numbers start at 1)' });
     const read = readWire(() => {
       const r = new WireReader(Buffer.from([0x08, 0x01, 0x00, 0x00]));
       r.tag();
       r.uint32();
       return r.tag();
     });
-    expect(read).to.deep.equal({ ok: false, message: 'invalid protobuf: field number 0 at byte 2 (protobuf field numbers start at 1)' });
+    expect(read).to.deep.equal({ ok: false, error: 'invalid protobuf: field number 0 at byte 2 (protobuf field numbers start at 1)' });
   });
 
   it('refuses wire types 6 and 7', () => {
     for (const byte of [0x0e, 0x0f]) {
       const read = readWire(() => new WireReader(Buffer.from([byte, 0x00])).tag());
-      expect(read).to.deep.equal({ ok: false, message: `invalid protobuf: wire type ${byte & 7} does not exist (field 1)` });
+      expect(read).to.deep.equal({ ok: false, error: `invalid protobuf: wire type ${byte & 7} does not exist (field 1)` });
     }
   });
 
@@ -37,7 +37,7 @@ describe('protobuf wire reader: field number 0 and wire types 6, 7', () => {
       for (const length of [1, 2, 1000]) {
         const result = converters[signal].protobuf.convert(Buffer.alloc(length), new TenantResolver(principal));
         expect(result.ok, `${length} zero bytes`).to.equal(false);
-        if (!result.ok) expect(result.message).to.match(/^invalid protobuf: field number 0/);
+        if (!result.ok) expect(result.error).to.match(/^invalid protobuf: field number 0/);
       }
     });
   }
@@ -55,11 +55,11 @@ describe('protobuf wire reader: field number 0 and wire types 6, 7', () => {
   it('remote write: a body of zero bytes is invalid protobuf', () => {
     const result = remoteWriteConverter(defaultItemLimits)(Buffer.alloc(64), 't1', new TenantResolver(principal));
     expect(result.ok).to.equal(false);
-    if (!result.ok) expect(result.message).to.match(/field number 0/);
+    if (!result.ok) expect(result.error).to.match(/field number 0/);
   });
 
   it('an empty body is still an empty request', () => {
     const result = converters.traces.protobuf.convert(Buffer.alloc(0), new TenantResolver(principal));
-    expect(result.ok && result.batch.rowCount).to.equal(0);
+    expect(result.ok && result.value.rowCount).to.equal(0);
   });
 });

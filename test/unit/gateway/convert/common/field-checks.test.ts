@@ -31,8 +31,8 @@ const encoders: Readonly<Record<SignalName, (request: object) => Uint8Array>> = 
 function both(signal: SignalName, request: object): RowBatch[] {
   const convert = (converter: RowConverter, body: Buffer): RowBatch => {
     const result = converter.convert(body, new TenantResolver(principal));
-    if (!result.ok) expect.fail(result.message);
-    return result.batch;
+    if (!result.ok) expect.fail(result.error);
+    return result.value;
   };
   return [convert(converters[signal].json, jsonBody(request)), convert(converters[signal].protobuf, Buffer.from(encoders[signal](request)))];
 }
@@ -103,8 +103,8 @@ describe('stricter OTLP decoding: enums out of range, bounds not finite, negativ
       const result = converters.traces.json.convert(body, new TenantResolver(principal));
       expect(result.ok).to.equal(false);
       if (!result.ok) {
-        expect(result.message).to.equal(`invalid OTLP/JSON: ${JSON.stringify(startTimeUnixNano)} is negative where OTLP has an unsigned 64-bit integer: a time before 1970 or a negative count`);
-        expect(result.message).not.to.match(/2262/);
+        expect(result.error).to.equal(`invalid OTLP/JSON: ${JSON.stringify(startTimeUnixNano)} is negative where OTLP has an unsigned 64-bit integer: a time before 1970 or a negative count`);
+        expect(result.error).not.to.match(/2262/);
       }
     }
   });

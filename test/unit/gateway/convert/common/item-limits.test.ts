@@ -40,9 +40,9 @@ function convertBoth(signal: SignalName, request: object, under: ItemLimits = li
   const converters = (): ReturnType<typeof rowConverters> => rowConverters(new LogIdGenerator('0000000000'), () => nowMs, under);
   const fromProtobuf = converters()[signal].protobuf.convert(Buffer.from(encoders[signal](request)), new TenantResolver(principal));
   const fromJson = converters()[signal].json.convert(jsonBody(request), new TenantResolver(principal));
-  if (!fromProtobuf.ok) expect.fail(fromProtobuf.message);
-  if (!fromJson.ok) expect.fail(fromJson.message);
-  const [p, j] = [fromProtobuf.batch, fromJson.batch];
+  if (!fromProtobuf.ok) expect.fail(fromProtobuf.error);
+  if (!fromJson.ok) expect.fail(fromJson.error);
+  const [p, j] = [fromProtobuf.value, fromJson.value];
   expect(p.rows.equals(j.rows), rowDifference(p.table, j.rows, p.rows)).to.equal(true);
   expect(p.rejected.message(nouns[signal])).to.equal(j.rejected.message(nouns[signal]));
   return p;

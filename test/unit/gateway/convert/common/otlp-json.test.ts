@@ -70,15 +70,15 @@ describe('otlp-json readers', () => {
 
   it('report invalid JSON, a root that is not an object and invalid fields as a reason', () => {
     expect(readOtlpJson(Buffer.from('{'), () => 1)).to.deep.include({ ok: false });
-    expect(readOtlpJson(Buffer.from('[]'), () => 1)).to.deep.equal({ ok: false, message: 'invalid JSON: the request must be a JSON object' });
-    expect(readOtlpJson(Buffer.from('{}'), (root) => hexId(root['x'] ?? 'q', 'traceId'))).to.deep.equal({ ok: false, message: 'invalid OTLP/JSON: traceId is not a hex string: "q"' });
+    expect(readOtlpJson(Buffer.from('[]'), () => 1)).to.deep.equal({ ok: false, error: 'invalid JSON: the request must be a JSON object' });
+    expect(readOtlpJson(Buffer.from('{}'), (root) => hexId(root['x'] ?? 'q', 'traceId'))).to.deep.equal({ ok: false, error: 'invalid OTLP/JSON: traceId is not a hex string: "q"' });
     expect(readOtlpJson(Buffer.from('{"a":1}'), (root) => root['a'])).to.deep.equal({ ok: true, value: 1 });
     expect(() => readOtlpJson(Buffer.from('{}'), () => { throw new TypeError('a bug'); })).to.throw('a bug');
   });
 
   it('refuses a body over 1 MiB with more than one object or array per 8 bytes before parsing it, counting none inside strings', () => {
     const dense = Buffer.from(`{"resourceSpans":[${Array(400_000).fill('{}').join(',')}]}`);
-    expect(readOtlpJson(dense, () => 'parsed')).to.deep.equal({ ok: false, message: `invalid OTLP/JSON: 400002 objects and arrays in ${dense.length} bytes, more than one per 8 bytes` });
+    expect(readOtlpJson(dense, () => 'parsed')).to.deep.equal({ ok: false, error: `invalid OTLP/JSON: 400002 objects and arrays in ${dense.length} bytes, more than one per 8 bytes` });
     const braces = Buffer.from(JSON.stringify({ resourceSpans: [], note: '{['.repeat(600_000) + '\\"{' }));
     expect(readOtlpJson(braces, () => 'parsed')).to.deep.equal({ ok: true, value: 'parsed' });
     const sparse = Buffer.from(`{"resourceSpans":[${Array(200_000).fill('{"a":1}').join(',')}]}`);

@@ -62,11 +62,11 @@ function convertBoth(signal: SignalName, body: object, settings: TenantSettingsV
   const converters = (): ReturnType<typeof rowConverters> => rowConverters(new LogIdGenerator('0000000000'), () => nowMs, defaultItemLimits, settings);
   const fromProtobuf = converters()[signal].protobuf.convert(Buffer.from(encoders[signal](body)), new TenantResolver(principal));
   const fromJson = converters()[signal].json.convert(jsonBody(body), new TenantResolver(principal));
-  if (!fromProtobuf.ok) expect.fail(fromProtobuf.message);
-  if (!fromJson.ok) expect.fail(fromJson.message);
-  expect(fromProtobuf.batch.rows.equals(fromJson.batch.rows)).to.equal(true);
-  expect(fromProtobuf.batch.rejected.message(nouns[signal])).to.equal(fromJson.batch.rejected.message(nouns[signal]));
-  return fromProtobuf.batch;
+  if (!fromProtobuf.ok) expect.fail(fromProtobuf.error);
+  if (!fromJson.ok) expect.fail(fromJson.error);
+  expect(fromProtobuf.value.rows.equals(fromJson.value.rows)).to.equal(true);
+  expect(fromProtobuf.value.rejected.message(nouns[signal])).to.equal(fromJson.value.rejected.message(nouns[signal]));
+  return fromProtobuf.value;
 }
 
 const stored = (signal: SignalName, batch: RowBatch): unknown[] =>

@@ -78,10 +78,10 @@ describe('span-rows', () => {
       }],
     });
     const result = tracesFromJson.convert(Buffer.from(body), new TenantResolver(principal));
-    if (!result.ok) expect.fail(result.message);
-    expect(readRows('spans', result.batch.rows)[0]).to.include({ trace_id: '0102030405060708090a0b0c0d0e0fff', span_id: '', span_kind: 'SERVER', timestamp: 10n, duration_ns: 15n });
+    if (!result.ok) expect.fail(result.error);
+    expect(readRows('spans', result.value.rows)[0]).to.include({ trace_id: '0102030405060708090a0b0c0d0e0fff', span_id: '', span_kind: 'SERVER', timestamp: 10n, duration_ns: 15n });
     const invalid = tracesFromJson.convert(Buffer.from(body.replace('0FFF', '0FF')), new TenantResolver(principal));
-    expect(invalid).to.deep.equal({ ok: false, message: 'invalid OTLP/JSON: traceId is not a hex string: "0102030405060708090A0B0C0D0E0FF"' });
+    expect(invalid).to.deep.equal({ ok: false, error: 'invalid OTLP/JSON: traceId is not a hex string: "0102030405060708090A0B0C0D0E0FF"' });
   });
 
   it('writes nothing for a request without spans', () => {
