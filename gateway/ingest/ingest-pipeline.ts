@@ -28,6 +28,8 @@
 import { availableParallelism } from 'node:os';
 import { hasScope } from '../../src/auth/api-keys.ts';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import { DecodeGate } from '../limits/decode-gate.ts';
 import { keyBucket } from '../limits/ingest-limiter.ts';
@@ -51,15 +53,13 @@ import type { RowConverter } from '../convert/common/row-converter.ts';
 
 const itemNoun: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 
-export type AuthResult = { readonly ok: true; readonly principal: Principal } | { readonly ok: false; readonly failure: Failure };
-
 /** 401 for a missing or unknown key, 403 for a key without the ingest scope. */
-export function authorizeIngest(keys: KeyRing, presented: string | undefined): AuthResult {
-  if (presented === undefined) return { ok: false, failure: { kind: 'unauthenticated', message: 'missing API key: send "Authorization: Bearer <key>" or "x-api-key: <key>"' } };
+export function authorizeIngest(keys: KeyRing, presented: string | undefined): Result<Principal, Failure> {
+  if (presented === undefined) return fail({ kind: 'unauthenticated', message: 'missing API key: send "Authorization: Bearer <key>" or "x-api-key: <key>"' });
   const principal = keys.authenticate(presented);
-  if (principal === undefined) return { ok: false, failure: { kind: 'unauthenticated', message: 'unknown API key' } };
-  if (!hasScope(principal, 'ingest')) return { ok: false, failure: { kind: 'forbidden', message: 'this API key lacks the "ingest" scope' } };
-  return { ok: true, principal };
+  if (principal === undefined) return fail({ kind: 'unauthenticated', message: 'unknown API key' });
+  if (!hasScope(principal, 'ingest')) return fail({ kind: 'forbidden', message: 'this API key lacks the "ingest" scope' });
+  return ok(principal);
 }
 
 /** The per-tenant ingest limits and where their refusals are counted for usage; absent, nothing is limited (tests). */

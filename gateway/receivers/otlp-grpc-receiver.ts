@@ -140,10 +140,10 @@ function admission(attached: () => GrpcReceiverDeps | undefined, bodyTimeoutMs: 
             }
             const auth = authorizeIngest(deps.keys, presentedKey(firstString(metadata, 'authorization'), firstString(metadata, 'x-api-key')));
             if (!auth.ok) {
-              refuse(auth.failure);
+              refuse(auth.error);
               return;
             }
-            const limited = deps.pipeline.refuseUnread(auth.principal, 'grpc', signal);
+            const limited = deps.pipeline.refuseUnread(auth.value, 'grpc', signal);
             if (limited !== undefined) {
               refuse(limited);
               return;
@@ -194,11 +194,11 @@ function handler(signal: SignalName, attached: () => GrpcReceiverDeps | undefine
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'grpc', signal });
     const run = async (): Promise<Outcome> => {
       const auth = authorizeIngest(deps.keys, presentedKey(firstString(call.metadata, 'authorization'), firstString(call.metadata, 'x-api-key')));
-      if (!auth.ok) return auth.failure;
+      if (!auth.ok) return auth.error;
       // grpc-js has read and inflated the message; converting it takes its turn by tenant (gateway/limits/decode-gate.ts).
-      const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.principal));
+      const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.value));
       if (!turn.ok) return { kind: 'overloaded', ...turn.error };
-      const tenants = deps.pipeline.resolver(auth.principal);
+      const tenants = deps.pipeline.resolver(auth.value);
       const converted = converter.convert(call.request, tenants);
       turn.value.release(call.request.length);
       if (!converted.ok) return { kind: 'invalid', message: converted.error };

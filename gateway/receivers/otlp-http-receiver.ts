@@ -99,15 +99,15 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
     return { format: 'json', outcome: { kind: 'unsupported_media_type', message: `unsupported Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}: use application/x-protobuf or application/json` } };
   }
   const auth = authorizeIngest(deps.keys, presentedKey(req.headers.authorization, single(req.headers['x-api-key'])));
-  if (!auth.ok) return { format, outcome: auth.failure };
-  const limited = deps.pipeline.refuseUnread(auth.principal, 'http', signal);
+  if (!auth.ok) return { format, outcome: auth.error };
+  const limited = deps.pipeline.refuseUnread(auth.value, 'http', signal);
   if (limited !== undefined) return { format, outcome: limited };
   // Held from the first byte until the answer is written (decoding and the write-ahead log included).
   const reservation = deps.inflight.reserve(0);
   if (reservation === undefined) return { format, outcome: bodyFailure('overloaded', 'too many request bytes in flight on this gateway: retry later') };
   res.once('close', () => { reservation.release(); });
   // Reading, inflating and converting take turns by tenant (the decode gate); the write-ahead log's turns are the writer's.
-  const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.principal));
+  const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.value));
   if (!turn.ok) return { format, outcome: { kind: 'overloaded', ...turn.error } };
   let cost = 0;
   let converted;
@@ -117,11 +117,11 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
     if (!body.ok) {
       cost = body.bytes;
       if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
-      deps.pipeline.chargeRefusedBody(signal, body, { principal: auth.principal });
+      deps.pipeline.chargeRefusedBody(signal, body, { principal: auth.value });
       return { format, outcome: bodyFailure(body.kind, body.message) };
     }
     cost = body.body.length;
-    tenants = deps.pipeline.resolver(auth.principal);
+    tenants = deps.pipeline.resolver(auth.value);
     converted = converters[signal][format].convert(body.body, tenants);
   } finally {
     turn.value.release(cost);
