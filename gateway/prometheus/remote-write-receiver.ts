@@ -96,20 +96,20 @@ async function decode(
   delete req.headers['content-encoding'];
   const read = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
   const sender = { principal, tenant: tenantId };
-  cost.bytes = read.ok ? read.body.length : read.bytes;
+  cost.bytes = read.ok ? read.value.length : read.error.bytes;
   if (!read.ok) {
-    if (read.kind === 'request_timeout') deps.onBodyTimeout?.();
-    deps.pipeline.chargeRefusedBody('metrics', read, sender);
-    return { ok: false, outcome: read.kind === 'overloaded' ? { kind: 'overloaded', message: read.message, retryAfterSeconds: 1 } : { kind: read.kind, message: read.message } };
+    if (read.error.kind === 'request_timeout') deps.onBodyTimeout?.();
+    deps.pipeline.chargeRefusedBody('metrics', read.error, sender);
+    return { ok: false, outcome: read.error.kind === 'overloaded' ? { kind: 'overloaded', message: read.error.message, retryAfterSeconds: 1 } : { kind: read.error.kind, message: read.error.message } };
   }
-  const declared = snappyLength(read.body) ?? 0;
-  if (declared <= deps.maxRequestBytes && !reservation.ensure(read.body.length + declared)) {
+  const declared = snappyLength(read.value) ?? 0;
+  if (declared <= deps.maxRequestBytes && !reservation.ensure(read.value.length + declared)) {
     return { ok: false, outcome: { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 } };
   }
-  const body = decompressSnappy(read.body, deps.maxRequestBytes);
+  const body = decompressSnappy(read.value, deps.maxRequestBytes);
   if (!body.ok) {
     // Snappy output is allocated at its declared length before it is checked: a length within the limit was spent.
-    const spent = read.body.length + (declared <= deps.maxRequestBytes ? declared : 0);
+    const spent = read.value.length + (declared <= deps.maxRequestBytes ? declared : 0);
     cost.bytes = spent;
     deps.pipeline.chargeUnstored('metrics', spent, body.error.kind === 'too_large' ? 'body_too_large' : 'invalid_body', sender);
     return { ok: false, outcome: { kind: body.error.kind, message: body.error.message } };

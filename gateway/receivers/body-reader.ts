@@ -9,14 +9,14 @@
 // (read, or inflated), which its sender is charged for as for a stored one.
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import type { Reservation } from './inflight-bytes.ts';
 
 export type BodyFailureKind = 'too_large' | 'invalid' | 'unsupported_media_type' | 'overloaded' | 'request_timeout';
 
-export type BodyResult =
-  | { readonly ok: true; readonly body: Buffer }
-  /** `bytes`: what was read (after inflating) before the body was refused. */
-  | { readonly ok: false; readonly kind: BodyFailureKind; readonly message: string; readonly bytes: number };
+/** Why a body was refused; `bytes`: what was read (after inflating) before it was. */
+export interface BodyFailure { readonly kind: BodyFailureKind; readonly message: string; readonly bytes: number }
 
 export interface BodyLimits {
   /** Bytes of the body after decompression. */
@@ -81,14 +81,14 @@ export function discard(req: IncomingMessage, budget: number, deadline: number):
 }
 
 /** Reads the whole body within `limits`. */
-export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<BodyResult> {
+export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Result<Buffer, BodyFailure>> {
   const { limit, reservation } = limits;
   const deadline = Date.now() + limits.deadlineMs;
   const encoding = bodyEncoding(req.headers['content-encoding']);
-  const tooLarge = (what: string, bytes = 0): BodyResult => ({ ok: false, kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes`, bytes });
+  const tooLarge = (what: string, bytes = 0): Result<Buffer, BodyFailure> => fail({ kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes`, bytes });
   if (encoding === undefined) {
     const message = `unsupported Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}: use gzip or identity`;
-    return discard(req, discardFactor * limit, deadline).then(() => ({ ok: false, kind: 'unsupported_media_type', message, bytes: 0 }));
+    return discard(req, discardFactor * limit, deadline).then(() => fail({ kind: 'unsupported_media_type', message, bytes: 0 }));
   }
   const declared = declaredLength(req) ?? 0;
   if (declared > discardFactor * limit) {
@@ -96,7 +96,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
     return Promise.resolve(tooLarge(`the body (${declared} bytes)`));
   }
   if (declared > limit && encoding === 'identity') return discard(req, discardFactor * limit, deadline).then(() => tooLarge(`the body (${declared} bytes)`));
-  const overloaded = (bytes: number): BodyResult => ({ ok: false, kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', bytes });
+  const overloaded = (bytes: number): Result<Buffer, BodyFailure> => fail({ kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', bytes });
   // The declared length is reserved before a byte is read; the caller answers without reading.
   if (!reservation.ensure(declared)) return Promise.resolve(overloaded(0));
 
@@ -114,7 +114,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
         gunzip.destroy();
       }
     };
-    const settle = (result: BodyResult): void => {
+    const settle = (result: Result<Buffer, BodyFailure>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -125,7 +125,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
       if (settled) return;
       stopReading();
       req.pause();
-      settle({ ok: false, kind: 'request_timeout', message: `the request body did not arrive within ${limits.deadlineMs} ms`, bytes: size });
+      settle(fail({ kind: 'request_timeout', message: `the request body did not arrive within ${limits.deadlineMs} ms`, bytes: size }));
     }, limits.deadlineMs);
     const refuse = (what: string): void => {
       stopReading();
@@ -137,7 +137,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
         compressed += chunk.length;
         if (compressed > limit && !settled) refuse('the compressed body');
       });
-      req.on('error', (error) => { settle({ ok: false, kind: 'invalid', message: `cannot read the body: ${error.message}`, bytes: size }); });
+      req.on('error', (error) => { settle(fail({ kind: 'invalid', message: `cannot read the body: ${error.message}`, bytes: size })); });
       req.pipe(gunzip);
     }
     output.on('data', (chunk: Buffer) => {
@@ -155,10 +155,10 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
       }
       chunks.push(chunk);
     });
-    req.on('close', () => { if (!req.complete) settle({ ok: false, kind: 'invalid', message: 'the request was aborted', bytes: size }); });
-    output.on('end', () => { settle({ ok: true, body: chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size) }); });
+    req.on('close', () => { if (!req.complete) settle(fail({ kind: 'invalid', message: 'the request was aborted', bytes: size })); });
+    output.on('end', () => { settle(ok(chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size))); });
     output.on('error', (error: Error) => {
-      if (size <= limit) settle({ ok: false, kind: 'invalid', message: `${gunzip === undefined ? 'cannot read the body' : 'invalid gzip body'}: ${error.message}`, bytes: size });
+      if (size <= limit) settle(fail({ kind: 'invalid', message: `${gunzip === undefined ? 'cannot read the body' : 'invalid gzip body'}: ${error.message}`, bytes: size }));
     });
   });
 }

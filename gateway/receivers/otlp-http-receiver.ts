@@ -115,14 +115,14 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
   try {
     const body = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
     if (!body.ok) {
-      cost = body.bytes;
-      if (body.kind === 'request_timeout') deps.onBodyTimeout?.();
-      deps.pipeline.chargeRefusedBody(signal, body, { principal: auth.value });
-      return { format, outcome: bodyFailure(body.kind, body.message) };
+      cost = body.error.bytes;
+      if (body.error.kind === 'request_timeout') deps.onBodyTimeout?.();
+      deps.pipeline.chargeRefusedBody(signal, body.error, { principal: auth.value });
+      return { format, outcome: bodyFailure(body.error.kind, body.error.message) };
     }
-    cost = body.body.length;
+    cost = body.value.length;
     tenants = deps.pipeline.resolver(auth.value);
-    converted = converters[signal][format].convert(body.body, tenants);
+    converted = converters[signal][format].convert(body.value, tenants);
   } finally {
     turn.value.release(cost);
   }
