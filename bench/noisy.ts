@@ -19,7 +19,7 @@
 //      both, and their ratios (targets: ingest p99 <= 1.5x, query p99 <= 2x).
 // Bounded: about 2.5 minutes. Not a test: it prints figures (README "Per-tenant limits").
 //   BENCH_SECONDS=5 BENCH_LIMIT_BYTES=1048576 npm run bench:noisy   (seconds per phase turn, 3 turns of each; A's limit and burst)
-//   BENCH_ONLY=compressible npm run bench:noisy                      (phase 4 alone)
+//   BENCH_ONLY=compressible BENCH_FLOOD_BYTES=16600000 npm run bench:noisy   (phase 4 alone; D's body size)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -40,6 +40,8 @@ const keys = {
   admin: 'bench-noisy-admin-0123456789', a: 'bench-noisy-a-0123456789', b: 'bench-noisy-b-0123456789', c: 'bench-noisy-c-0123456789',
   d: 'bench-noisy-d-0123456789', bRead: 'bench-noisy-b-read-0123456789',
 };
+/** D's body size in phase 4 (BENCH_FLOOD_BYTES): issue 35's 16.6 MB by default. */
+const floodBytes = Number(process.env['BENCH_FLOOD_BYTES'] ?? 16_600_000);
 /** The default per-tenant rate D is paced at (src/config/variables.ts). */
 const defaultRate = 8 * 1024 * 1024;
 
@@ -132,7 +134,7 @@ function compressibleFlood(url: string, gz: Buffer, decodedBytes: number): { sto
     const start = performance.now() + (c * intervalMs) / clients;
     for (let i = 0; !stopped(); i++) {
       // Paced in steps of at most 200 ms, so that stop() does not wait a whole interval.
-      while (!stopped() && performance.now() < start + i * intervalMs) await sleep(Math.min(200, start + i * intervalMs - performance.now()));
+      while (!stopped() && performance.now() < start + i * intervalMs) await sleep(Math.max(1, Math.min(200, start + i * intervalMs - performance.now())));
       if (stopped()) break;
       const r = await send(url, keys.d, gz, { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -155,7 +157,7 @@ async function queryLoop(api: string, seconds: number): Promise<{ status: number
 
 /** Phase 4: B's ingest and queries alone and beside D's compressible flood at its limit, in turns. */
 async function compressiblePhase(url: string, api: string, bBody: Buffer, metricsUrl: string): Promise<void> {
-  const decoded = identicalSpans('D', 16_600_000);
+  const decoded = identicalSpans('D', floodBytes);
   const gz = gzipSync(decoded);
   console.log(`compressible flood: tenant D at the default limits, ${decoded.length} B bodies of identical spans (${gz.length} B gzipped) from 3 clients at ${defaultRate} B/s decoded; tenant B: its trickle and a closed loop of light queries`);
   const phase = { alone: { ingest: [] as { status: number; ms: number }[], query: [] as { status: number; ms: number }[] }, during: { ingest: [] as { status: number; ms: number }[], query: [] as { status: number; ms: number }[] } };
