@@ -89,21 +89,21 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const args = parseArgs(argv);
   if (!args.ok) {
-    process.stderr.write(`tenantry: ${args.message}\n`);
+    process.stderr.write(`tenantry: ${args.error}\n`);
     return 2;
   }
-  if (args.positional.length > 1) {
-    process.stderr.write(`tenantry: one target expected, got ${args.positional.join(' ')}\n${usage}`);
+  if (args.value.positional.length > 1) {
+    process.stderr.write(`tenantry: one target expected, got ${args.value.positional.join(' ')}\n${usage}`);
     return 2;
   }
-  const decoded = decodeConfig(args.positional[0] ?? 'all', collectSettings(processEnvironment(), args.settings));
+  const decoded = decodeConfig(args.value.positional[0] ?? 'all', collectSettings(processEnvironment(), args.value.settings));
   if (!decoded.ok) {
-    process.stderr.write(`tenantry: invalid configuration:\n${decoded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    process.stderr.write(`tenantry: invalid configuration:\n${decoded.error.map((e) => `  - ${e}`).join('\n')}\n`);
     return 2;
   }
-  const log = createLogger(decoded.config.logLevel, { target: decoded.config.target });
+  const log = createLogger(decoded.value.logLevel, { target: decoded.value.target });
   try {
-    return await run(decoded.config, log);
+    return await run(decoded.value, log);
   } catch (error) {
     // Only bugs reach here: expected failures are returned as values above.
     log.error('unexpected failure', { error, stack: (error as Error).stack });

@@ -16,10 +16,10 @@ const attemptTimeoutMs = 10 * 60_000;
 async function main(): Promise<number> {
   const decoded = decodeConfig('gateway', collectSettings(processEnvironment(), {}));
   if (!decoded.ok) {
-    process.stderr.write(`tenantry drain: invalid configuration:\n${decoded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    process.stderr.write(`tenantry drain: invalid configuration:\n${decoded.error.map((e) => `  - ${e}`).join('\n')}\n`);
     return 2;
   }
-  const config = decoded.config;
+  const config = decoded.value;
   if (config.target !== 'gateway') return 2;
   const log = createLogger(config.logLevel, { target: 'wal-drain' });
   const opened = await openStore(config.storage.clickhouse);

@@ -4,6 +4,8 @@
 import { join, resolve } from 'node:path';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type { ListenerLimits } from '../ops/listener-limits.ts';
+import { fail, ok } from '../result.ts';
+import type { Result } from '../result.ts';
 import { boundViolation, limitBounds } from '../tenant/settings/tenant-settings.ts';
 import type { LimitField, SettingsDefaults } from '../tenant/settings/tenant-settings.ts';
 import type { LogLevel, WalSync } from './codecs.ts';
@@ -105,7 +107,6 @@ export type Config =
   | (Common & { readonly target: 'migrate'; readonly storage: StorageConfig })
   | (Common & { readonly target: 'operator'; readonly operator: OperatorConfig });
 
-export type ConfigResult = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly errors: readonly string[] };
 
 /** Decodes a group of variables; every failure becomes one sentence. */
 class Decoder {
@@ -288,14 +289,14 @@ function decodeTarget(target: TargetName, d: Decoder): Config {
 }
 
 /** Decodes the settings for a target; unknown TENANTRY_* names are errors (they are typos). */
-export function decodeConfig(target: string, settings: Settings): ConfigResult {
+export function decodeConfig(target: string, settings: Settings): Result<Config, readonly string[]> {
   if (!(targets as readonly string[]).includes(target)) {
-    return { ok: false, errors: [`unknown target ${JSON.stringify(target)}: expected one of ${targets.join(', ')}`] };
+    return fail([`unknown target ${JSON.stringify(target)}: expected one of ${targets.join(', ')}`]);
   }
   const d = new Decoder(settings);
   // TENANTRY_TEST_* belong to the test command (README "Development"): a shell that exports one still starts Tenantry.
   const unknown = Object.keys(settings).filter((name) => !(name in allVariables) && !name.startsWith('TENANTRY_TEST_')).sort();
   for (const name of unknown) d.errors.push(`${name} is not a Tenantry setting (known: see README "Configuration")`);
   const config = decodeTarget(target as TargetName, d);
-  return d.errors.length > 0 ? { ok: false, errors: d.errors } : { ok: true, config };
+  return d.errors.length > 0 ? fail(d.errors) : ok(config);
 }

@@ -1,6 +1,8 @@
 // The only place that reads process.env and argv: it merges both into one
 // record of TENANTRY_* strings, so a CLI flag --api-port=9090 and the
 // variable TENANTRY_API_PORT=9090 are the same setting (the flag wins).
+import { fail, ok } from '../result.ts';
+import type { Result } from '../result.ts';
 
 export type Settings = Readonly<Record<string, string | undefined>>;
 
@@ -11,12 +13,11 @@ export function flagToVariable(flag: string): string {
   return prefix + flag.replace(/^--/, '').replace(/-/g, '_').toUpperCase();
 }
 
-export type ParsedArgs =
-  | { readonly ok: true; readonly positional: readonly string[]; readonly settings: Settings }
-  | { readonly ok: false; readonly message: string };
+/** The command line: positional arguments (the target) and the settings its flags give. */
+export interface ParsedArgs { readonly positional: readonly string[]; readonly settings: Settings }
 
 /** Splits argv into positional words and `--name=value` / `--name value` settings. */
-export function parseArgs(argv: readonly string[]): ParsedArgs {
+export function parseArgs(argv: readonly string[]): Result<ParsedArgs, string> {
   const positional: string[] = [];
   const settings: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
@@ -31,11 +32,11 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       continue;
     }
     const value = argv[i + 1];
-    if (value === undefined || value.startsWith('--')) return { ok: false, message: `flag ${arg} needs a value (${arg}=VALUE)` };
+    if (value === undefined || value.startsWith('--')) return fail(`flag ${arg} needs a value (${arg}=VALUE)`);
     settings[flagToVariable(arg)] = value;
     i++;
   }
-  return { ok: true, positional, settings };
+  return ok({ positional, settings });
 }
 
 /** The TENANTRY_* variables of an environment, overlaid with CLI settings. */

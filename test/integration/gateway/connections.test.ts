@@ -55,12 +55,12 @@ async function startAll(store: Store, dataDir: string): Promise<{ gateway: Runni
     TENANTRY_MAX_REQUEST_BYTES: String(inflightLimit),
     TENANTRY_BATCH_MAX_DELAY_MS: '5',
   });
-  if (!decoded.ok || decoded.config.target !== 'all') throw new Error(decoded.ok ? 'wrong target' : decoded.errors.join('; '));
+  if (!decoded.ok || decoded.value.target !== 'all') throw new Error(decoded.ok ? 'wrong target' : decoded.error.join('; '));
   const parsed = parseKeys(keyText, 'test keys');
   if (!parsed.ok) throw new Error(parsed.message);
   const registry = new Registry();
   const ctx = { host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry };
-  const { config } = decoded;
+  const config = decoded.value;
   const gateway = await startGatewayWith(ctx, { ...config.gateway, otlpHttpPort: 0, otlpGrpcPort: 0 }, clickHouseRowSink(store));
   const api = await startApi(ctx, { ...config.api, port: 0 });
   return { gateway, api, registry };

@@ -43,8 +43,8 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
 
   async function start(mode: Store['mode'], target: QueryTarget): Promise<{ query: (key: string, tenant: string) => Promise<Response>; stop: () => Promise<void> }> {
     const decoded = decodeConfig('all', { TENANTRY_MAX_CONCURRENT_QUERIES: '1', TENANTRY_QUERY_TIMEOUT_SECONDS: '20' });
-    if (!decoded.ok || decoded.config.target !== 'all') throw new Error('config');
-    const { api, queries, gateway } = decoded.config;
+    if (!decoded.ok || decoded.value.target !== 'all') throw new Error('config');
+    const { api, queries, gateway } = decoded.value;
     const keys = parseKeys(JSON.stringify([
       { key: keyA, name: 'a', scopes: ['read'], tenants: ['held'] },
       { key: keyB, name: 'b', scopes: ['read'], tenants: ['free'] },

@@ -7,14 +7,14 @@ import { allVariables } from '../../../src/config/variables.ts';
 
 function ok(target: string, settings: Record<string, string> = {}): Config {
   const result = decodeConfig(target, settings);
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  return result.config;
+  if (!result.ok) throw new Error(result.error.join('\n'));
+  return result.value;
 }
 
 function errors(target: string, settings: Record<string, string>): readonly string[] {
   const result = decodeConfig(target, settings);
   if (result.ok) throw new Error(`expected ${JSON.stringify(settings)} to be rejected`);
-  return result.errors;
+  return result.error;
 }
 
 const server = { TENANTRY_CLICKHOUSE_URL: 'http://clickhouse:8123' };
@@ -165,8 +165,8 @@ describe('config decoding', () => {
 
   it('decodes the per-tenant defaults, with retention from the retention variables, and checks byte bounds', () => {
     const decoded = decodeConfig('all', { TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: '1MiB', TENANTRY_TENANT_MAX_QUERY_DAYS: '31', TENANTRY_LOGS_RETENTION_DAYS: '7', TENANTRY_SETTINGS_REFRESH_SECONDS: '2' });
-    if (!decoded.ok || decoded.config.target !== 'all') throw new Error('expected a config');
-    expect(decoded.config.settings).to.deep.equal({
+    if (!decoded.ok || decoded.value.target !== 'all') throw new Error('expected a config');
+    expect(decoded.value.settings).to.deep.equal({
       defaults: {
         limits: { ingestBytesPerSecond: 1_048_576, ingestBurstBytes: 32 * 1_048_576, maxConcurrentQueries: 8, maxQueryDays: 31, queryTimeoutSeconds: 30 },
         retention: { logsDays: 7, tracesDays: 30, metricsDays: 90 },

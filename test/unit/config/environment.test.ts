@@ -8,14 +8,14 @@ describe('settings from environment and flags', () => {
 
   it('parses positional words and both flag forms', () => {
     expect(parseArgs(['gateway', '--api-port=9090', '--log-level', 'debug'])).to.deep.equal({
-      ok: true, positional: ['gateway'], settings: { TENANTRY_API_PORT: '9090', TENANTRY_LOG_LEVEL: 'debug' },
+      ok: true, value: { positional: ['gateway'], settings: { TENANTRY_API_PORT: '9090', TENANTRY_LOG_LEVEL: 'debug' } },
     });
   });
 
   it('rejects a flag without a value', () => {
     const parsed = parseArgs(['--api-port']);
     expect(parsed.ok).to.equal(false);
-    expect(parsed).to.have.property('message').that.contains('--api-port needs a value');
+    expect(parsed).to.have.property('error').that.contains('--api-port needs a value');
   });
 
   it('keeps only TENANTRY_* variables and lets flags win', () => {

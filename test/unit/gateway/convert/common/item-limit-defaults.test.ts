@@ -6,7 +6,7 @@ import { decodeConfig } from '../../../../../src/config/config.ts';
 describe('item limit defaults', () => {
   it('are the defaults of the TENANTRY_* settings', () => {
     const decoded = decodeConfig('all', {});
-    if (!decoded.ok || decoded.config.target !== 'all') expect.fail('the defaults do not decode');
-    expect(decoded.config.gateway.items).to.deep.equal(defaultItemLimits);
+    if (!decoded.ok || decoded.value.target !== 'all') expect.fail('the defaults do not decode');
+    expect(decoded.value.gateway.items).to.deep.equal(defaultItemLimits);
   });
 });
