@@ -12,6 +12,8 @@
 // ever. The same copy of current definitions is what Altinity's operator does
 // for an added host; replaying migration history instead would repeat data
 // copies (migration 5).
+import { fail, ok } from '../../result.ts';
+import type { Result } from '../../result.ts';
 import { classifyStoreError } from '../clickhouse-error.ts';
 import { stringLiteral } from '../row-binary-insert.ts';
 import type { Store } from '../store.ts';
@@ -94,7 +96,7 @@ async function rows<T>(store: Pick<Store, 'client'>, query: string, params: Reco
  * There is no event to wait for, so this polls, bounded by `timeoutMs`;
  * the last error is in the message when it gives up.
  */
-export async function waitForCluster(store: Pick<Store, 'client'>, cluster: string, wait: ClusterWait = defaultWait): Promise<{ ok: true; hosts: number } | { ok: false; message: string }> {
+export async function waitForCluster(store: Pick<Store, 'client'>, cluster: string, wait: ClusterWait = defaultWait): Promise<Result<number, string>> {
   const now = wait.now ?? Date.now;
   const sleep = wait.sleep ?? ((ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms); }));
   const deadline = now() + wait.timeoutMs;
@@ -105,15 +107,15 @@ export async function waitForCluster(store: Pick<Store, 'client'>, cluster: stri
       const expected = await rows<{ n: number }>(store, 'SELECT toUInt32(count()) AS n FROM system.clusters WHERE cluster = {c:String}', { c: cluster });
       const answered = await rows<{ n: number }>(store, 'SELECT toUInt32(count()) AS n FROM clusterAllReplicas({c:String}, system.one) SETTINGS skip_unavailable_shards = 0', { c: cluster });
       const n = expected[0]?.n ?? 0;
-      if (n > 0 && answered[0]?.n === n) return { ok: true, hosts: n };
+      if (n > 0 && answered[0]?.n === n) return ok(n);
       last = `${answered[0]?.n ?? 0} of ${n} servers answered`;
     } catch (error) {
       const failure = classifyStoreError(error);
       // Missing grants do not heal by waiting: say which ones at once.
-      if (failure.code === accessDenied) return { ok: false, message: `the migrating user may not read the cluster's servers (grant REMOTE and CREATE TEMPORARY TABLE ON *.*, and SELECT ON system.zookeeper, system.clusters and system.replicas): ${failure.message}` };
+      if (failure.code === accessDenied) return fail(`the migrating user may not read the cluster's servers (grant REMOTE and CREATE TEMPORARY TABLE ON *.*, and SELECT ON system.zookeeper, system.clusters and system.replicas): ${failure.message}`);
       last = failure.message;
     }
-    if (now() >= deadline) return { ok: false, message: `cluster ${cluster} not ready after ${Math.round(wait.timeoutMs / 1000)} s: ${last}` };
+    if (now() >= deadline) return fail(`cluster ${cluster} not ready after ${Math.round(wait.timeoutMs / 1000)} s: ${last}`);
     await sleep(wait.pollMs);
   }
 }

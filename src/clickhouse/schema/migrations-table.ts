@@ -9,6 +9,8 @@
 // the old ones dropped. Each step is safe to repeat, and which steps run is
 // decided from every server's system.tables, so a conversion interrupted at
 // any point finishes on the next run.
+import { fail, ok } from '../../result.ts';
+import type { Result } from '../../result.ts';
 import type { Store } from '../store.ts';
 import { clusterHosts, clusterObjects, convergeStatements } from './cluster-schema.ts';
 import type { HostObject } from './cluster-schema.ts';
@@ -118,12 +120,12 @@ export function migrationsTablePlan(t: SchemaTarget & { readonly cluster: string
 }
 
 /** Converts an old-layout schema_migrations on a cluster (see the file's header); returns what it ran, or why it would not. */
-export async function upgradeMigrationsTable(store: Pick<Store, 'client'>, t: SchemaTarget & { readonly cluster: string }): Promise<{ ok: true; statements: readonly string[] } | { ok: false; message: string }> {
+export async function upgradeMigrationsTable(store: Pick<Store, 'client'>, t: SchemaTarget & { readonly cluster: string }): Promise<Result<readonly string[], string>> {
   const hosts = await clusterHosts(store, t.cluster);
   const objects = await clusterObjects(store, t, [table, staging, oldLocal]);
   const plan = migrationsTablePlan(t, hosts, objects);
-  if (plan.kind === 'refuse') return { ok: false, message: plan.message };
-  if (plan.kind === 'current') return { ok: true, statements: [] };
+  if (plan.kind === 'refuse') return fail(plan.message);
+  if (plan.kind === 'current') return ok([]);
   for (const query of plan.statements) await store.client.command({ query });
-  return { ok: true, statements: plan.statements };
+  return ok(plan.statements);
 }

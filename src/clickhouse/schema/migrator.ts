@@ -102,14 +102,14 @@ export async function migrate(store: Store, retention: RetentionConfig, log: Log
   try {
     if (ctx.cluster !== undefined) {
       const ready = await waitForCluster(store, ctx.cluster, wait);
-      if (!ready.ok) return { ok: false, message: ready.message };
+      if (!ready.ok) return { ok: false, message: ready.error };
     }
     await store.client.command({ query: createDatabase(ctx) });
     if (ctx.cluster !== undefined) {
       // Before CREATE … IF NOT EXISTS, which would leave an old sharded schema_migrations as it is.
       const upgraded = await upgradeMigrationsTable(store, { ...ctx, cluster: ctx.cluster });
-      if (!upgraded.ok) return { ok: false, message: upgraded.message };
-      if (upgraded.statements.length > 0) log.info('schema_migrations converted to one replicated table', { statements: upgraded.statements.length });
+      if (!upgraded.ok) return { ok: false, message: upgraded.error };
+      if (upgraded.value.length > 0) log.info('schema_migrations converted to one replicated table', { statements: upgraded.value.length });
     }
     for (const statement of migrationsTable(ctx)) await store.client.command({ query: statement });
     if (ctx.cluster !== undefined) {

@@ -68,13 +68,13 @@ describe('the schema follows the cluster (cluster-schema.ts)', () => {
       json: () => Promise.resolve(query.includes('system.clusters') ? [{ n: 4 }] : query.includes('clusterAllReplicas') ? [{ n: answered }] : [{}]),
     }) } } as unknown as Pick<Store, 'client'>;
     const sleep = (ms: number): Promise<void> => { clock += ms; answered = Math.min(4, answered + 1); return Promise.resolve(); };
-    expect(await waitForCluster(store, 'tenantry', { timeoutMs: 60_000, pollMs: 5_000, now: () => clock, sleep })).to.deep.equal({ ok: true, hosts: 4 });
+    expect(await waitForCluster(store, 'tenantry', { timeoutMs: 60_000, pollMs: 5_000, now: () => clock, sleep })).to.deep.equal({ ok: true, value: 4 });
     expect(clock).to.equal(10_000);
     answered = 0;
     clock = 0;
     const never = (ms: number): Promise<void> => { clock += ms; return Promise.resolve(); };
     const gaveUp = await waitForCluster(store, 'tenantry', { timeoutMs: 20_000, pollMs: 5_000, now: () => clock, sleep: never });
-    expect(gaveUp).to.deep.equal({ ok: false, message: 'cluster tenantry not ready after 20 s: 0 of 4 servers answered' });
+    expect(gaveUp).to.deep.equal({ ok: false, error: 'cluster tenantry not ready after 20 s: 0 of 4 servers answered' });
 
     // Missing grants fail at once instead of after the wait.
     const { ClickHouseError } = await import('@clickhouse/client');
@@ -82,7 +82,7 @@ describe('the schema follows the cluster (cluster-schema.ts)', () => {
     clock = 0;
     const refused = await waitForCluster(denied, 'tenantry', { timeoutMs: 20_000, pollMs: 5_000, now: () => clock, sleep: never });
     expect(refused.ok).to.equal(false);
-    expect(refused).to.have.property('message').that.contains('grant REMOTE and CREATE TEMPORARY TABLE');
+    expect(refused).to.have.property('error').that.contains('grant REMOTE and CREATE TEMPORARY TABLE');
     expect(clock).to.equal(0);
   });
 });

@@ -105,7 +105,7 @@ describe('schema_migrations upgrade from the sharded layout (migrations-table.ts
         command: ({ query }: { query: string }) => { commands.push(query); return Promise.resolve({}); },
       },
     } as unknown as Pick<Store, 'client'>;
-    expect(await upgradeMigrationsTable(store, t)).to.deep.equal({ ok: true, statements: conversion });
+    expect(await upgradeMigrationsTable(store, t)).to.deep.equal({ ok: true, value: conversion });
     expect(commands).to.deep.equal(conversion);
     expect(queries[1]?.query).to.contain('clusterAllReplicas({c:String}, system.tables)').and.to.contain('name IN {names:Array(String)}');
     expect(queries[1]?.params).to.deep.equal({ c: 'tenantry', db: 'obs', names: ['schema_migrations', 'schema_migrations_replicated', 'schema_migrations_local'] });
