@@ -14,6 +14,8 @@ import type { Store } from '../clickhouse/store.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 import { Readiness } from '../ops/readiness.ts';
+import { fail, ok } from '../result.ts';
+import type { Result } from '../result.ts';
 import { SettingsCache } from '../tenant/settings/settings-cache.ts';
 import { createSettingsStore } from '../tenant/settings/settings-store.ts';
 import type { ComponentContext, OpenComponent, PortContext, RunningComponent } from './component.ts';
@@ -28,35 +30,33 @@ export type ServingConfig = Extract<Config, { target: 'all' | 'gateway' | 'api' 
 /** Opens one component's ports (it starts on them later); the CLI supplies these from the deployables. */
 export type ComponentStarter = (ctx: PortContext) => Promise<OpenComponent>;
 
-type Step<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
-
-async function resolveKeys(config: ServingConfig, log: Logger): Promise<Step<KeyRing>> {
+async function resolveKeys(config: ServingConfig, log: Logger): Promise<Result<KeyRing, string>> {
   const loaded = await loadKeys(config.keys);
-  if (!loaded.ok) return { ok: false, message: loaded.message };
-  if (loaded.keys.size > 0) return { ok: true, value: loaded.keys };
+  if (!loaded.ok) return fail(loaded.message);
+  if (loaded.keys.size > 0) return ok(loaded.keys);
   if (config.target !== 'all') {
-    return { ok: false, message: `target "${config.target}" needs API keys: set TENANTRY_API_KEYS or TENANTRY_API_KEYS_FILE` };
+    return fail(`target "${config.target}" needs API keys: set TENANTRY_API_KEYS or TENANTRY_API_KEYS_FILE`);
   }
   let admin: Awaited<ReturnType<typeof ensureAdminKey>>;
   try {
     admin = await ensureAdminKey(config.storage.dataDir);
   } catch (error) {
-    return { ok: false, message: `cannot set up the generated admin key: ${(error as Error).message}` };
+    return fail(`cannot set up the generated admin key: ${(error as Error).message}`);
   }
   if (admin.created) {
     log.warn('no API keys configured: generated an admin key (all scopes, all tenants); it is shown only this once, only its SHA-256 is stored', { apiKey: admin.key, storedIn: admin.path });
   } else {
     log.info('no API keys configured: using the generated admin key', { storedIn: admin.path });
   }
-  return { ok: true, value: loaded.keys.withKey(admin.digest, generatedAdminPrincipal) };
+  return ok(loaded.keys.withKey(admin.digest, generatedAdminPrincipal));
 }
 
-async function prepareSchema(config: ServingConfig, store: Store, readiness: Readiness, log: Logger): Promise<Step<() => void>> {
+async function prepareSchema(config: ServingConfig, store: Store, readiness: Readiness, log: Logger): Promise<Result<() => void, string>> {
   if (config.target === 'all') {
     const result = await migrate(store, config.storage.retention, log);
-    if (!result.ok) return { ok: false, message: result.message };
+    if (!result.ok) return fail(result.message);
     readiness.done('schema');
-    return { ok: true, value: () => undefined };
+    return ok(() => undefined);
   }
   // Poll until the migrate Job has run; stop polling at shutdown.
   let timer: NodeJS.Timeout | undefined;
@@ -71,7 +71,7 @@ async function prepareSchema(config: ServingConfig, store: Store, readiness: Rea
     timer = setTimeout(() => { void poll(); }, 2000);
   };
   await poll();
-  return { ok: true, value: () => { clearTimeout(timer); } };
+  return ok(() => { clearTimeout(timer); });
 }
 
 /** Runs until a signal stops it; resolves with the process exit code. */
@@ -107,16 +107,16 @@ interface ProcessParts {
 /** Sets the process up on an open store, starts the components on their open ports, and runs until a stop signal. */
 async function serve(config: ServingConfig, opened: readonly OpenComponent[], store: Store, parts: ProcessParts, log: Logger): Promise<number> {
   const { readiness, registry } = parts;
-  const fail = async (message: string): Promise<number> => {
+  const stopWith = async (message: string): Promise<number> => {
     log.error(message);
     await parts.closePorts();
     await store.close();
     return 1;
   };
   const keys = await resolveKeys(config, log);
-  if (!keys.ok) return fail(keys.message);
+  if (!keys.ok) return stopWith(keys.error);
   const schema = await prepareSchema(config, store, readiness, log);
-  if (!schema.ok) return fail(schema.message);
+  if (!schema.ok) return stopWith(schema.error);
 
   // One gate for the gateway's block INSERTs and the API's queries (embedded ClickHouse runs one statement at a time per connection).
   const storeGate = createStoreGate(storeGatePolicy(
@@ -143,7 +143,7 @@ async function serve(config: ServingConfig, opened: readonly OpenComponent[], st
     await Promise.allSettled(running.map((c) => c.stop()));
     settings.stop();
     await statementControl?.close();
-    return fail(`cannot start: ${(error as Error).message}`);
+    return stopWith(`cannot start: ${(error as Error).message}`);
   }
   readiness.done('listeners');
   // Listen for the stop signal before saying "started": whoever waits for that line may signal at once.
