@@ -43,11 +43,12 @@ const goMod = (l: number, r: number): number => l % r;
 
 const typeName = (h: FloatHistogram | undefined): string => (h === undefined ? 'float' : 'histogram');
 
-interface ElemResult { readonly f: number; readonly h?: FloatHistogram; readonly keep: boolean; readonly info?: string }
+/** One element of a binary operation: its float or histogram, whether it is kept (comparisons filter), and an annotation. Not an ok/fail union. */
+interface ElemOutcome { readonly f: number; readonly h?: FloatHistogram; readonly keep: boolean; readonly info?: string }
 
 /** Prometheus' vectorElemBinop: one pair of values. */
-function elemBinop(op: BinaryOp, lf: number, rf: number, lh: FloatHistogram | undefined, rh: FloatHistogram | undefined, where: string): ElemResult {
-  const incompatible = (): ElemResult => ({ f: 0, keep: false, info: `PromQL info: incompatible sample types encountered for binary operator "${op}": ${typeName(lh)} ${op} ${typeName(rh)}${where}` });
+function elemBinop(op: BinaryOp, lf: number, rf: number, lh: FloatHistogram | undefined, rh: FloatHistogram | undefined, where: string): ElemOutcome {
+  const incompatible = (): ElemOutcome => ({ f: 0, keep: false, info: `PromQL info: incompatible sample types encountered for binary operator "${op}": ${typeName(lh)} ${op} ${typeName(rh)}${where}` });
   if (lh === undefined && rh === undefined) {
     if (isComparison(op)) return { f: lf, keep: scalarBinop(op, lf, rf) === 1 };
     return { f: scalarBinop(op, lf, rf), keep: true };
