@@ -99,7 +99,7 @@ function onlyTenant(principal: Principal): string | undefined {
 function senderOf(sender: Sender): string {
   const named = sender.tenant ?? onlyTenant(sender.principal);
   if (named !== undefined) return named;
-  for (const [tenant, found] of sender.tenants?.tenants ?? []) if (found.refused === undefined || found.refused.reason === 'rate_limited') return tenant;
+  for (const [tenant, found] of sender.tenants?.tenants ?? []) if (found.refused === undefined || found.refused.error.reason === 'rate_limited') return tenant;
   return keyBucket(sender.principal.name);
 }
 

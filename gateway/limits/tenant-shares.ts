@@ -38,7 +38,7 @@ export function tenantShares(tenants: ReadonlyMap<string, Readonly<TenantItems>>
   const admitted: [string, number][] = [];
   for (const [tenant, seen] of tenants) {
     if (seen.refused === undefined) admitted.push([tenant, seen.items]);
-    else shares.push({ tenant, accepted: counted(0), rejected: new Map([[seen.refused.reason, counted(seen.items)]]), charged: 0 });
+    else shares.push({ tenant, accepted: counted(0), rejected: new Map([[seen.refused.error.reason, counted(seen.items)]]), charged: 0 });
   }
   const later = [...rejected.byReason].filter(([reason]) => !resolverReasons.has(reason));
   const admittedItems = admitted.reduce((sum, [, items]) => sum + items, 0);

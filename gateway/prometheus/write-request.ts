@@ -10,6 +10,7 @@
 // request malformed: 400, nothing stored, as Prometheus and Mimir answer.
 import { isUtf8 } from 'node:buffer';
 import type { Result } from '../../src/result.ts';
+import { ok } from '../../src/result.ts';
 import type { RowBatch } from '../rowbinary/row-batch.ts';
 import { RangeList, WireError, WireReader, WireType, readWire } from '../protobuf/wire-reader.ts';
 import { RowWriter, ScratchWriter } from '../rowbinary/row-writer.ts';
@@ -344,9 +345,9 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
 
 /** Counts an item for the tenant and says whether its tenant takes it (a tenant over its ingest limit does not: tallied as rejected). */
 function admitted(resolver: TenantResolver, tenant: string, limits: RequestLimits): boolean {
-  const resolution = resolver.authorize({ ok: true, tenant });
+  const resolution = resolver.authorize(ok(tenant));
   if (resolution.ok) return true;
-  limits.reject(resolution);
+  limits.reject(resolution.error);
   return false;
 }
 

@@ -6,6 +6,7 @@
 // several variants set is the last one fromObject set (bytes, kvlist, array,
 // double, int, bool, string), as protobufjs's oneof getter reported it; the
 // others are still checked, as fromObject converted them all.
+import { fail, ok } from '../../../src/result.ts';
 import { isValidTenantId } from '../../../src/tenant/tenant-id.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { int64Text } from './otlp-values.ts';
@@ -197,13 +198,13 @@ export function tenantOf(attributes: unknown, depth: number): Resolution | undef
   for (const kv of attributes as unknown[]) {
     if (!isMessage(kv) || text(kv['key']) !== tenantAttribute) continue;
     const v = kv['value'];
-    if (!isMessage(v)) return { ok: false, reason: 'invalid_tenant_type' };
+    if (!isMessage(v)) return fail({ reason: 'invalid_tenant_type' });
     const variant = variantOf(v, depth + 1);
     let id: string;
     if (variant === Variant.string) id = text(v['stringValue']);
     else if (variant === Variant.int) id = int64Text(int64(v['intValue']));
-    else return { ok: false, reason: 'invalid_tenant_type' };
-    return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
+    else return fail({ reason: 'invalid_tenant_type' });
+    return isValidTenantId(id) ? ok(id) : fail({ reason: 'invalid_tenant_id' });
   }
   return undefined;
 }

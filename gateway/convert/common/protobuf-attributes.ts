@@ -1,6 +1,7 @@
 // AnyValue and KeyValue lists, read from protobuf ranges and written as the
 // same RowBinary the JSON converters write through json-attributes.ts, plus the
 // lookups the converters need: tenant.id, service.name, log.record.uid.
+import { fail, ok } from '../../../src/result.ts';
 import { isValidTenantId } from '../../../src/tenant/tenant-id.ts';
 import { WireError, WireReader, WireType, nextDelimited } from '../../protobuf/wire-reader.ts';
 import type { RangeList } from '../../protobuf/wire-reader.ts';
@@ -96,8 +97,8 @@ export class AnyValueView {
     let id: string;
     if (this.kind === kinds.string) id = buf.toString('utf8', this.start, this.end);
     else if (this.kind === kinds.int) id = int64Parts(this.lo, this.hi);
-    else return { ok: false, reason: 'invalid_tenant_type' };
-    return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
+    else return fail({ reason: 'invalid_tenant_type' });
+    return isValidTenantId(id) ? ok(id) : fail({ reason: 'invalid_tenant_id' });
   }
 }
 
@@ -164,7 +165,7 @@ export class Found {
   /** The tenant.id resolution, undefined when the key was absent (a key without value is of no valid type). */
   tenant(r: WireReader, value: AnyValueView): Resolution | undefined {
     if (!this.tenantSeen) return undefined;
-    if (this.tenantStart < 0) return { ok: false, reason: 'invalid_tenant_type' };
+    if (this.tenantStart < 0) return fail({ reason: 'invalid_tenant_type' });
     return value.read(r, this.tenantStart, this.tenantEnd).tenant(r.buf);
   }
 }

@@ -6,6 +6,8 @@
 // (gateway/limits/): both are decided once per tenant and request.
 import { canAccessTenant } from '../../../src/auth/api-keys.ts';
 import type { Principal } from '../../../src/auth/api-keys.ts';
+import { fail, ok } from '../../../src/result.ts';
+import type { Fail, Result } from '../../../src/result.ts';
 import { isValidTenantId, tenantIdRule } from '../../../src/tenant/tenant-id.ts';
 import type { KeyValue } from '../../wire/otlp-messages.ts';
 import { int64Text } from './otlp-values.ts';
@@ -14,7 +16,11 @@ export const tenantAttribute = 'tenant.id';
 
 export type RejectReason = 'missing_tenant' | 'invalid_tenant_type' | 'invalid_tenant_id' | 'tenant_not_allowed' | 'rate_limited';
 
-export type Resolution = { readonly ok: true; readonly tenant: string } | { readonly ok: false; readonly reason: RejectReason; readonly tenant?: string };
+/** Why an item's tenant is refused; `tenant` when one was found but may not be written now. */
+export interface TenantRefusal { readonly reason: RejectReason; readonly tenant?: string }
+
+/** An item's tenant, or why it has none that may be written. */
+export type Resolution = Result<string, TenantRefusal>;
 
 /** Describes each reason in partial-success error messages. */
 export const reasonText: Readonly<Record<RejectReason, string>> = {
@@ -33,7 +39,7 @@ export interface TenantAdmission {
 /** What a request carried for one tenant: its items, and why they were all rejected (undefined when accepted). */
 export interface TenantItems {
   items: number;
-  readonly refused: (Resolution & { readonly ok: false }) | undefined;
+  readonly refused: Fail<TenantRefusal> | undefined;
 }
 
 /** The tenant.id attribute of a list: undefined when absent, otherwise a resolution. */
@@ -45,8 +51,8 @@ export function tenantOf(attributes: readonly KeyValue[] | null | undefined): Re
     let id: string;
     if (v?.value === 'stringValue') id = v.stringValue ?? '';
     else if (v?.value === 'intValue') id = int64Text(v.intValue);
-    else return { ok: false, reason: 'invalid_tenant_type' };
-    return isValidTenantId(id) ? { ok: true, tenant: id } : { ok: false, reason: 'invalid_tenant_id' };
+    else return fail({ reason: 'invalid_tenant_type' });
+    return isValidTenantId(id) ? ok(id) : fail({ reason: 'invalid_tenant_id' });
   }
   return undefined;
 }
@@ -84,25 +90,25 @@ export class TenantResolver {
 
   /** The resolution for an item, given its resource's resolution (undefined when the resource has no tenant.id). */
   resolve(resource: Resolution | undefined, itemAttributes: readonly KeyValue[] | null | undefined): Resolution {
-    return this.authorize(resource ?? tenantOf(itemAttributes) ?? { ok: false, reason: 'missing_tenant' });
+    return this.authorize(resource ?? tenantOf(itemAttributes) ?? fail({ reason: 'missing_tenant' }));
   }
 
   /** Checks that the key may write a found tenant and that the tenant is within its ingest limit. */
   authorize(found: Resolution): Resolution {
     if (!found.ok) return found;
-    let seen = this.#tenants.get(found.tenant);
+    let seen = this.#tenants.get(found.value);
     if (seen === undefined) {
-      seen = { items: 0, refused: this.#refusal(found.tenant) };
-      this.#tenants.set(found.tenant, seen);
+      seen = { items: 0, refused: this.#refusal(found.value) };
+      this.#tenants.set(found.value, seen);
     }
     seen.items++;
     return seen.refused ?? found;
   }
 
   /** Why a tenant's items are all rejected in this request, or undefined when they are not. */
-  #refusal(tenant: string): (Resolution & { readonly ok: false }) | undefined {
-    if (!canAccessTenant(this.#principal, tenant)) return { ok: false, reason: 'tenant_not_allowed', tenant };
-    if (this.#admission !== undefined && !this.#admission.admits(tenant)) return { ok: false, reason: 'rate_limited', tenant };
+  #refusal(tenant: string): Fail<TenantRefusal> | undefined {
+    if (!canAccessTenant(this.#principal, tenant)) return fail({ reason: 'tenant_not_allowed', tenant });
+    if (this.#admission !== undefined && !this.#admission.admits(tenant)) return fail({ reason: 'rate_limited', tenant });
     return undefined;
   }
 }

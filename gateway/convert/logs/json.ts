@@ -6,6 +6,7 @@
 // unset (OTLP says 0 means unknown), and an unset observed timestamp is the
 // time the request was received (Tenantry observed it then); log_id is
 // log.record.uid when present.
+import { fail } from '../../../src/result.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { enumRejection } from '../common/field-checks.ts';
@@ -81,12 +82,12 @@ function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowM
     for (const sl of messageList(rl['scopeLogs'], names.scopeLogs)) {
       const scope = scopePart(sl['scope'], names.scope, true, sl['schemaUrl'], limits);
       for (const record of messageList(sl['logRecords'], names.logRecords)) {
-        const tenant = resolver.authorize(resource.tenant ?? tenantOf(record['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
+        const tenant = resolver.authorize(resource.tenant ?? tenantOf(record['attributes'], 4) ?? fail({ reason: 'missing_tenant' }));
         const times = recordTimes(record, received);
         const severity = enumRejection('severity number', enumValue(record['severityNumber'], SeverityNumber));
-        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, severity) : tenant;
+        const rejection = tenant.ok ? limits.rejectionBefore(tenant.value, times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, severity) : tenant.error;
         const rowStart = limits.beginRow(w);
-        w.text(tenant.ok ? tenant.tenant : '');
+        w.text(tenant.ok ? tenant.value : '');
         writeRecord(w, record, times, resource.bytes, scope.bytes, rejection === undefined ? nextId : noId, limits);
         if (limits.endRow(w, rowStart, rejection)) rowCount++;
       }

@@ -2,6 +2,7 @@
 // straight from the wire bytes (docs/adr/0002-byte-level-converters.md);
 // writes exactly what logs/json.ts writes for the same request in OTLP/JSON
 // (held together by a property test).
+import { fail } from '../../../src/result.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
 import { ScratchWriter } from '../../rowbinary/row-writer.ts';
@@ -69,9 +70,9 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       const item = new Found();
       lookupAttributesOf(r, record.attributes, Lookup.tenant | Lookup.logUid, item, value, limits);
       const found: Resolution | undefined = resource.tenant ?? item.tenant(r, value);
-      const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
+      const tenant = resolver.authorize(found ?? fail({ reason: 'missing_tenant' }));
       if (!tenant.ok) {
-        limits.reject(tenant);
+        limits.reject(tenant.error);
         continue;
       }
       // Unset (0) times fall back to the observed time, and that to the time the request was received.
@@ -81,14 +82,14 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
       const timeLo = timeSet ? record.timeLo : observedLo;
       const timeHi = timeSet ? record.timeHi : observedHi;
-      const rejection = limits.rejectionBefore(tenant.tenant, timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep, enumRejection('severity number', record.severity));
+      const rejection = limits.rejectionBefore(tenant.value, timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep, enumRejection('severity number', record.severity));
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;
       }
       // In rowColumns.logs order.
       const rowStart = limits.beginRow(w);
-      w.text(tenant.tenant);
+      w.text(tenant.value);
       writeNanosParts(w, timeLo, timeHi);
       writeNanosParts(w, observedLo, observedHi);
       if (item.logUidSeen) {

@@ -5,6 +5,7 @@
 // others (0, '', empty arrays, NULL min and max). Exemplars are dropped:
 // schema v1 has no column for them and no API query reads them
 // (docs/gateway.md); they are still checked, as before.
+import { fail } from '../../../src/result.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { boundRejection, enumRejection } from '../common/field-checks.ts';
@@ -160,12 +161,12 @@ function writePoints(to: Target, metric: Json, kind: PointType, data: Json, reso
   const { w, limits } = to;
   const attributesName = `${v1}${kind.point}.attributes`;
   for (const point of messageList(data['dataPoints'], `${v1}${kind.message}.dataPoints`)) {
-    const tenant = to.resolver.authorize(resource.tenant ?? tenantOf(point['attributes'], 6) ?? { ok: false, reason: 'missing_tenant' });
+    const tenant = to.resolver.authorize(resource.tenant ?? tenantOf(point['attributes'], 6) ?? fail({ reason: 'missing_tenant' }));
     const time = fixed64(point['timeUnixNano']);
     const invalid = temporality ?? (kind.type === metricType.histogram ? boundsRejection(point) : undefined);
-    const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, invalid) : tenant;
+    const rejection = tenant.ok ? limits.rejectionBefore(tenant.value, time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, invalid) : tenant.error;
     const rowStart = limits.beginRow(w);
-    w.text(tenant.ok ? tenant.tenant : '');
+    w.text(tenant.ok ? tenant.value : '');
     w.bytes(metricPart);
     w.bytes(resource.bytes);
     w.bytes(scope.bytes);

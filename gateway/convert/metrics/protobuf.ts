@@ -3,6 +3,7 @@
 // writes exactly what metrics/json.ts writes for the same request in
 // OTLP/JSON (held together by a property test). Fixed64 counts and double
 // bounds are little-endian on both sides, so repeated ones are copied as is.
+import { fail } from '../../../src/result.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireError, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
 import { RowWriter, ScratchWriter } from '../../rowbinary/row-writer.ts';
@@ -338,20 +339,20 @@ function metricRows(body: Buffer, resolver: TenantResolver, limits: RequestLimit
           lookupAttributesOf(r, point.attributes, Lookup.tenant, item, value, limits);
           found = item.tenant(r, value);
         }
-        const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
+        const tenant = resolver.authorize(found ?? fail({ reason: 'missing_tenant' }));
         if (!tenant.ok) {
-          limits.reject(tenant);
+          limits.reject(tenant.error);
           continue;
         }
         const invalid = data.invalid ?? (data.type === metricType.histogram ? point.explicitBounds.notFinite(body) : undefined);
-        const rejection = limits.rejectionBefore(tenant.tenant, point.timeLo, point.timeHi, w.pos, resource.tooDeep || scope.tooDeep, invalid);
+        const rejection = limits.rejectionBefore(tenant.value, point.timeLo, point.timeHi, w.pos, resource.tooDeep || scope.tooDeep, invalid);
         if (rejection !== undefined) {
           limits.reject(rejection);
           continue;
         }
         // In rowColumns.metrics order.
         const rowStart = limits.beginRow(w);
-        w.text(tenant.tenant);
+        w.text(tenant.value);
         w.bytes(metricPart);
         w.bytes(resource.bytes);
         w.bytes(scope.bytes);

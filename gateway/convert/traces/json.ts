@@ -5,6 +5,7 @@
 // column: ids in lower-case hex, timestamps in Unix ns, events and links as
 // parallel arrays. It writes exactly what traces/protobuf.ts writes for the
 // same request (a property test holds the two together).
+import { fail } from '../../../src/result.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RowWriter } from '../../rowbinary/row-writer.ts';
 import { enumRejection } from '../common/field-checks.ts';
@@ -106,12 +107,12 @@ function spanRows(root: Json, resolver: TenantResolver, limits: RequestLimits): 
     for (const ss of messageList(rs['scopeSpans'], names.scopeSpans)) {
       const scope = scopePart(ss['scope'], names.scope, false, undefined, limits);
       for (const span of messageList(ss['spans'], names.spans)) {
-        const tenant = resolver.authorize(resource.tenant ?? tenantOf(span['attributes'], 4) ?? { ok: false, reason: 'missing_tenant' });
+        const tenant = resolver.authorize(resource.tenant ?? tenantOf(span['attributes'], 4) ?? fail({ reason: 'missing_tenant' }));
         const start = fixed64(span['startTimeUnixNano']);
         const kind = enumRejection('span kind', enumValue(span['kind'], SpanKind));
-        const rejection = tenant.ok ? limits.rejectionBefore(tenant.tenant, start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, kind) : tenant;
+        const rejection = tenant.ok ? limits.rejectionBefore(tenant.value, start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, kind) : tenant.error;
         const rowStart = limits.beginRow(w);
-        w.text(tenant.ok ? tenant.tenant : '');
+        w.text(tenant.ok ? tenant.value : '');
         writeSpan(w, span, start, resource.bytes, scope.bytes, limits);
         if (limits.endRow(w, rowStart, rejection)) rowCount++;
       }

@@ -3,6 +3,7 @@
 // between (docs/adr/0002-byte-level-converters.md). It writes exactly what
 // traces/json.ts writes for the same request in OTLP/JSON (a property test
 // holds the two together).
+import { fail } from '../../../src/result.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
 import { RangeList, WireReader, WireType, nextDelimited, readWire } from '../../protobuf/wire-reader.ts';
 import { ScratchWriter } from '../../rowbinary/row-writer.ts';
@@ -189,18 +190,18 @@ function spanRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits)
         lookupAttributesOf(r, s.attributes, Lookup.tenant, item, out.value, limits);
         found = item.tenant(r, out.value);
       }
-      const tenant = resolver.authorize(found ?? { ok: false, reason: 'missing_tenant' });
+      const tenant = resolver.authorize(found ?? fail({ reason: 'missing_tenant' }));
       if (!tenant.ok) {
-        limits.reject(tenant);
+        limits.reject(tenant.error);
         continue;
       }
-      const rejection = limits.rejectionBefore(tenant.tenant, s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep, enumRejection('span kind', s.kind));
+      const rejection = limits.rejectionBefore(tenant.value, s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep, enumRejection('span kind', s.kind));
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;
       }
       const rowStart = limits.beginRow(out.w);
-      out.row(r, tenant.tenant, resource.bytes, scope.bytes);
+      out.row(r, tenant.value, resource.bytes, scope.bytes);
       if (limits.endRow(out.w, rowStart, undefined)) rowCount++;
     }
   });

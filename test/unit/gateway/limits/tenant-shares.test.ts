@@ -2,9 +2,10 @@
 import { expect } from 'chai';
 import { tenantShares } from '../../../../gateway/limits/tenant-shares.ts';
 import type { TenantItems } from '../../../../gateway/convert/common/tenant-resolver.ts';
+import { fail } from '../../../../src/result.ts';
 
 const admitted = (items: number): TenantItems => ({ items, refused: undefined });
-const limited = (tenant: string, items: number): TenantItems => ({ items, refused: { ok: false, reason: 'rate_limited', tenant } });
+const limited = (tenant: string, items: number): TenantItems => ({ items, refused: fail({ reason: 'rate_limited', tenant }) });
 
 const plain = (shares: ReturnType<typeof tenantShares>): unknown => shares.map((s) => ({ tenant: s.tenant, accepted: s.accepted, rejected: Object.fromEntries(s.rejected), charged: s.charged }));
 
