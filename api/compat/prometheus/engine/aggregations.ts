@@ -94,7 +94,7 @@ function addHistogramTo(g: Group, h: FloatHistogram, notes: string[], where: str
     g.incompatible = true;
     return;
   }
-  g.h = sum.h;
+  g.h = sum.value.h;
 }
 
 function accumulate(op: AggregateOp, g: Group, e: VectorElement, notes: string[], where: string): void {

@@ -63,8 +63,8 @@ function elemBinop(op: BinaryOp, lf: number, rf: number, lh: FloatHistogram | un
   if (op === '+' || op === '-') {
     const sum = addHistograms(lh, rh, op === '-');
     if (!sum.ok) return { f: 0, keep: false, info: `PromQL warning: vector contains a mix of histograms with exponential and custom buckets schemas for metric name ""${where}` };
-    const h = compactHistogram(op === '-' ? { ...sum.h, counterResetHint: 'gauge' } : sum.h);
-    return { f: 0, h, keep: true, ...(sum.boundsReconciled ? { info: `PromQL info: mismatched custom buckets were reconciled during ${op === '+' ? 'addition' : 'subtraction'}${where}` } : {}) };
+    const h = compactHistogram(op === '-' ? { ...sum.value.h, counterResetHint: 'gauge' } : sum.value.h);
+    return { f: 0, h, keep: true, ...(sum.value.boundsReconciled ? { info: `PromQL info: mismatched custom buckets were reconciled during ${op === '+' ? 'addition' : 'subtraction'}${where}` } : {}) };
   }
   if (op === '==') return { f: 0, h: lh, keep: histogramsEqual(lh, rh) };
   if (op === '!=') return { f: 0, h: lh, keep: !histogramsEqual(lh, rh) };

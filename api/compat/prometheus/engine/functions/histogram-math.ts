@@ -4,6 +4,8 @@
 // counter-reset detection, and the buckets with their bounds in order.
 // Histograms are built here with empty buckets dropped (Prometheus' Compact(0));
 // the API prints only populated buckets, so layouts need not match bit for bit.
+import { fail, ok } from '../../../../../src/result.ts';
+import type { Result } from '../../../../../src/result.ts';
 import type { BucketSpan, FloatHistogram } from '../sample-source.ts';
 import { kahanInc } from './kahan-sum.ts';
 
@@ -201,14 +203,15 @@ function combinedHint(a: Hint, b: Hint): Hint {
   return 'unknown';
 }
 
-/** What combining two histograms answers: the result, or why there is none. */
-export type HistogramSum =
-  | { readonly ok: true; readonly h: FloatHistogram; readonly boundsReconciled: boolean }
-  | { readonly ok: false; readonly error: typeof incompatibleSchema };
+/** What combining two histograms gives: the histogram, and whether custom bucket bounds had to be reconciled. */
+export interface SummedHistogram { readonly h: FloatHistogram; readonly boundsReconciled: boolean }
+
+/** What combining two histograms answers: the sum, or why there is none. */
+export type HistogramSum = Result<SummedHistogram, typeof incompatibleSchema>;
 
 /** `a + b` (or `a - b` when `subtract`), as FloatHistogram.Add/Sub. */
 export function addHistograms(a: FloatHistogram, b: FloatHistogram, subtract = false): HistogramSum {
-  if (usesCustomBuckets(a) !== usesCustomBuckets(b)) return { ok: false, error: incompatibleSchema };
+  if (usesCustomBuckets(a) !== usesCustomBuckets(b)) return fail(incompatibleSchema);
   const d = draftOf(a);
   const o = draftOf(b);
   const sign = subtract ? -1 : 1;
@@ -232,7 +235,7 @@ export function addHistograms(a: FloatHistogram, b: FloatHistogram, subtract = f
   for (const [side, from] of [[d.pos, other.pos], [d.neg, other.neg]] as const) {
     for (const [idx, c] of from) side.set(idx, (side.get(idx) ?? 0) + sign * c);
   }
-  return { ok: true, h: finish(d), boundsReconciled };
+  return ok({ h: finish(d), boundsReconciled });
 }
 
 /** `h` with every count and the sum multiplied by `factor` (a negative factor makes it a gauge). */
@@ -384,11 +387,11 @@ export const hasPositiveBuckets = (h: FloatHistogram): boolean => h.positiveBuck
 export function sumHistograms(hs: readonly FloatHistogram[]): HistogramSum {
   const [first, ...rest] = hs;
   if (first === undefined) throw new Error('no histogram to sum');
-  let acc: HistogramSum = { ok: true, h: first, boundsReconciled: false };
+  let acc: HistogramSum = ok({ h: first, boundsReconciled: false });
   for (const h of rest) {
     if (!acc.ok) return acc;
-    const next = addHistograms(acc.h, h);
-    acc = next.ok ? { ...next, boundsReconciled: acc.boundsReconciled || next.boundsReconciled } : next;
+    const next = addHistograms(acc.value.h, h);
+    acc = next.ok ? ok({ ...next.value, boundsReconciled: acc.value.boundsReconciled || next.value.boundsReconciled }) : next;
   }
   return acc;
 }

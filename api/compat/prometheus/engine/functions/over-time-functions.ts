@@ -141,7 +141,7 @@ function sumOrAvg(average: boolean): Compute {
     if (series.floats.length > 0) return { value: { f: average ? mean(series.floats) : kahanSum(series.floats) } };
     const total = sumHistograms(series.histograms.map((p) => p.h));
     if (!total.ok) return { value: undefined, annotations: [mixedExponentialCustomWarning(name)] };
-    return { value: { h: average ? divideHistogram(total.h, series.histograms.length) : total.h } };
+    return { value: { h: average ? divideHistogram(total.value.h, series.histograms.length) : total.value.h } };
   };
 }
 

@@ -44,7 +44,7 @@ function histogramIncrease(series: WindowSeries, isCounter: boolean): Computed {
   }
   const diff = addHistograms(reduceSchema(last, minSchema), prev, true);
   if (!diff.ok) return nothing([mixedExponentialCustomWarning(name)]);
-  let h = diff.h;
+  let h = diff.value.h;
   if (isCounter) {
     for (let i = 1; i < points.length; i++) {
       const curr = points[i]?.h;
@@ -52,7 +52,7 @@ function histogramIncrease(series: WindowSeries, isCounter: boolean): Computed {
       if (detectReset(curr, prev)) {
         const sum = addHistograms(h, prev);
         if (!sum.ok) return nothing([mixedExponentialCustomWarning(name)]);
-        h = sum.h;
+        h = sum.value.h;
       }
       prev = curr;
     }
@@ -173,7 +173,7 @@ function instantValue(series: WindowSeries, isRate: boolean): Computed {
   if (!isRate || !detectReset(newer.h, older.h)) {
     const diff = addHistograms(newer.h, older.h, true);
     if (!diff.ok) return nothing([...annotations, mixedExponentialCustomWarning(name)]);
-    h = diff.h;
+    h = diff.value.h;
   }
   h = withHint(h, 'gauge');
   return { value: { h: isRate ? divideHistogram(h, interval / 1000) : h }, annotations };
