@@ -11,6 +11,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../../src/auth/api-keys.ts';
 import { selectTenant } from '../../src/auth/tenant-selection.ts';
+import { fail, ok } from '../../src/result.ts';
+import type { Result } from '../../src/result.ts';
 import type { TenantResolver } from '../convert/common/tenant-resolver.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { ItemLimits } from '../convert/common/item-limits.ts';
@@ -82,15 +84,13 @@ function answer(req: IncomingMessage, res: ServerResponse, outcome: RemoteWriteO
 type Convert = ReturnType<typeof remoteWriteConverter>;
 type Converted = Extract<ReturnType<Convert>, { ok: true }>['value'];
 
-/** A body read, decompressed and converted, or the outcome that ended it. */
-type Decoded =
-  | { readonly ok: true; readonly tenants: TenantResolver; readonly converted: Converted; readonly bytes: number }
-  | { readonly ok: false; readonly outcome: RemoteWriteOutcome };
+/** A body read, decompressed and converted. */
+interface Decoded { readonly tenants: TenantResolver; readonly converted: Converted; readonly bytes: number }
 
 /** Reads, decompresses and converts the body within the gate's turn; `cost.bytes` is what it read or decompressed, for the gate. */
 async function decode(
   req: IncomingMessage, deps: RemoteWriteDeps, convert: Convert, who: { principal: Principal; tenantId: string; reservation: Reservation }, cost: { bytes: number },
-): Promise<Decoded> {
+): Promise<Result<Decoded, RemoteWriteOutcome>> {
   const { principal, tenantId, reservation } = who;
   // The body reader knows gzip and identity: the snappy block is read as it is and decompressed below.
   delete req.headers['content-encoding'];
@@ -100,11 +100,11 @@ async function decode(
   if (!read.ok) {
     if (read.error.kind === 'request_timeout') deps.onBodyTimeout?.();
     deps.pipeline.chargeRefusedBody('metrics', read.error, sender);
-    return { ok: false, outcome: read.error.kind === 'overloaded' ? { kind: 'overloaded', message: read.error.message, retryAfterSeconds: 1 } : { kind: read.error.kind, message: read.error.message } };
+    return fail(read.error.kind === 'overloaded' ? { kind: 'overloaded', message: read.error.message, retryAfterSeconds: 1 } : { kind: read.error.kind, message: read.error.message });
   }
   const declared = snappyLength(read.value) ?? 0;
   if (declared <= deps.maxRequestBytes && !reservation.ensure(read.value.length + declared)) {
-    return { ok: false, outcome: { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 } };
+    return fail({ kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 });
   }
   const body = decompressSnappy(read.value, deps.maxRequestBytes);
   if (!body.ok) {
@@ -112,16 +112,16 @@ async function decode(
     const spent = read.value.length + (declared <= deps.maxRequestBytes ? declared : 0);
     cost.bytes = spent;
     deps.pipeline.chargeUnstored('metrics', spent, body.error.kind === 'too_large' ? 'body_too_large' : 'invalid_body', sender);
-    return { ok: false, outcome: { kind: body.error.kind, message: body.error.message } };
+    return fail({ kind: body.error.kind, message: body.error.message });
   }
   cost.bytes = body.value.length;
   const tenants = deps.pipeline.resolver(principal);
   const converted = convert(body.value, tenantId, tenants);
   if (!converted.ok) {
     deps.pipeline.chargeUnstored('metrics', body.value.length, 'invalid_body', sender);
-    return { ok: false, outcome: { kind: 'invalid', message: converted.error } };
+    return fail({ kind: 'invalid', message: converted.error });
   }
-  return { ok: true, tenants, converted: converted.value, bytes: body.value.length };
+  return ok({ tenants, converted: converted.value, bytes: body.value.length });
 }
 
 async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWriteDeps, convert: Convert): Promise<RemoteWriteOutcome> {
@@ -142,14 +142,14 @@ async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWrite
   const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(principal, tenantId));
   if (!turn.ok) return { kind: 'overloaded', ...turn.error };
   const cost = { bytes: 0 };
-  let decoded: Decoded;
+  let decoded: Result<Decoded, RemoteWriteOutcome>;
   try {
     decoded = await decode(req, deps, convert, { principal, tenantId, reservation }, cost);
   } finally {
     turn.value.release(cost.bytes);
   }
-  if (!decoded.ok) return decoded.outcome;
-  const { tenants, converted, bytes } = decoded;
+  if (!decoded.ok) return decoded.error;
+  const { tenants, converted, bytes } = decoded.value;
   const { batch, metadata, skippedHistograms } = converted;
   if (skippedHistograms > 0) deps.metrics.rejectedItems.inc({ signal: 'metrics', reason: 'custom_bucket_histogram' }, skippedHistograms);
   // Metadata first: if it cannot be written, nothing is acknowledged and Prometheus sends both again.
