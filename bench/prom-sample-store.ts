@@ -10,6 +10,8 @@
 // `node bench/prom-sample-store.ts` (BENCH_SERIES: comma-separated series
 // counts, default 100,1000,10000; BENCH_SAMPLES: samples per series, 720;
 // BENCH_SHAPES: gauge,histogram,native).
+import { TenantScan } from '../api/query/tenant-scan.ts';
+import type { Principal } from '../src/auth/api-keys.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,17 +37,19 @@ if (!opened.ok) throw new Error(opened.message);
 const store = opened.store;
 const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
 if (!migrated.ok) throw new Error(migrated.message);
+/** An all-tenants key: the bench reads as the API would for any tenant. */
+const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
 const inner = createQueryRunner(store, 120_000, silentLogger);
 /** The time and process CPU spent in binary statements (the sample reads) since last reset. */
 let statementMs = 0;
 let statementCpuMs = 0;
 const runner: QueryRunner = {
   ...inner,
-  binary: async (sql, params, settings) => {
+  binary: async (statement, settings) => {
     const t = performance.now();
     const used = process.cpuUsage();
     if (inner.binary === undefined) throw new Error('no binary statements');
-    const r = await inner.binary(sql, params, settings);
+    const r = await inner.binary(statement, settings);
     statementMs += performance.now() - t;
     const spent = process.cpuUsage(used);
     statementCpuMs += (spent.user + spent.system) / 1000;
@@ -94,7 +98,7 @@ for (const shape of shapes) {
   for (const series of counts) {
     const name = await write(shape, series);
     const index = new SeriesIndexCache({ refreshMs: 60_000 });
-    const source = createPromSampleSource({ runner, schema: store, tenantId: 'bench', visibleFromMs: 0, maxSamples: 100_000_000, maxSeries: 1_000_000, index });
+    const source = createPromSampleSource({ runner, schema: store, scan: TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n }, { principal: everyTenant, tenantId: 'bench' }, 'metrics'), visibleFromMs: 0, maxSamples: 100_000_000, maxSeries: 1_000_000, index });
     const request = { matchers: [{ name: '__name__', op: '=' as const, value: name }], minT: start, maxT: end };
     const later = { ...request, minT: end + 3 * 86_400_000, maxT: end + 3 * 86_400_000 };
     const signal = new AbortController().signal;

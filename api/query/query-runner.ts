@@ -21,7 +21,6 @@ import { internal, invalidRequest, unavailable } from '../http/api-error.ts';
 import { RunningStatements, statementTag } from './running-statements.ts';
 import type { StopReason } from './running-statements.ts';
 import type { QueryBudget, Statement } from './tenant-scan.ts';
-import { SqlParams } from './sql-params.ts';
 
 /** ClickHouse settings one statement adds to the runner's own: names and values from the code, never from a request. */
 export type StatementSettings = Readonly<Record<string, number>>;
@@ -35,20 +34,15 @@ export type StatementSettings = Readonly<Record<string, number>>;
  */
 export interface QueryRunner {
   /** Rows of a SELECT whose result is bounded (a page, an aggregate), as objects. */
-  rows<T>(statement: Statement | string, legacyParams?: SqlParams): Promise<Result<T[], ApiError>>;
+  rows<T>(statement: Statement): Promise<Result<T[], ApiError>>;
   /** Rows of a SELECT that may return very many rows (raw points), parsed row by row. */
-  manyRows<T>(statement: Statement | string, legacyParams?: SqlParams, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
+  manyRows<T>(statement: Statement, settings?: StatementSettings): Promise<Result<T[], ApiError>>;
   /** A statement without result rows (INSERT … SELECT). */
-  command(statement: Statement | string, legacyParams?: SqlParams): Promise<Result<undefined, ApiError>>;
+  command(statement: Statement): Promise<Result<undefined, ApiError>>;
   /** The raw RowBinary body of a SELECT (no FORMAT clause in its text), for callers that decode it themselves; optional so test doubles need not have it. */
-  binary?(statement: Statement | string, legacyParams?: SqlParams, settings?: StatementSettings): Promise<Result<Buffer, ApiError>>;
+  binary?(statement: Statement, settings?: StatementSettings): Promise<Result<Buffer, ApiError>>;
 }
 
-// TRANSITIONAL (removed before this change is finished): /prometheus still passes (sql, params) while it is converted.
-const unattributed: QueryBudget = { caller: { key: 'unattributed' } };
-function legacy(statement: Statement | string, params: SqlParams | undefined): Statement {
-  return typeof statement === 'string' ? { sql: statement, params: params ?? new SqlParams(), budget: unattributed } as unknown as Statement : statement;
-}
 
 /**
  * The query's SETTINGS clause. A clause, not the client's clickhouse_settings:
@@ -237,23 +231,23 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
     stopAll: () => running.stopAll(),
     // Read whole and parsed at once: about half the client-side cost of the
     // client's per-row object stream for the few hundred rows of a page.
-    rows: <T>(given: Statement | string, legacyParams?: SqlParams) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
+    rows: <T>(statement: Statement) => timed(statement, async (settings, signal) => {
       const { sql, params } = statement;
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
-    }); },
-    manyRows: <T>(given: Statement | string, legacyParams?: SqlParams, own?: StatementSettings) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
+    }),
+    manyRows: <T>(statement: Statement, own?: StatementSettings) => timed(statement, async (settings, signal) => {
       const { sql, params } = statement;
       const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
       return rs.json<T>();
-    }, own); },
-    command: (given: Statement | string, legacyParams?: SqlParams) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
+    }, own),
+    command: (statement: Statement) => timed(statement, async (settings, signal) => {
       await store.client.command({ query: statement.sql + settings, query_params: statement.params.values, abort_signal: signal });
       return undefined;
-    }, undefined, false); },
+    }, undefined, false),
     // exec, not query: the client's query() knows no binary formats, exec hands back the body as it is.
-    binary: (given: Statement | string, legacyParams?: SqlParams, own?: StatementSettings) => { const statement = legacy(given, legacyParams); return timed(statement, async (settings, signal) => {
+    binary: (statement: Statement, own?: StatementSettings) => timed(statement, async (settings, signal) => {
       if (store.client.exec === undefined) throw new Error('bug: this store client has no exec');
       const rs = await store.client.exec({ query: `${statement.sql}${settings}\nFORMAT RowBinary`, query_params: statement.params.values, abort_signal: signal });
       const chunks: Buffer[] = [];
@@ -262,6 +256,6 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
       const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
       if (typeof tag === 'string' && body.subarray(-15).toString('latin1') === '__exception__\r\n') throw extractErrorAtTheEndOfChunk(body, tag);
       return body;
-    }, own); },
+    }, own),
   };
 }

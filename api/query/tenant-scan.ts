@@ -152,7 +152,7 @@ export class TenantScan {
     const oldest = this.visibleFromNs;
     const startNs = range.startNs > oldest ? range.startNs : oldest < range.endNs ? oldest : range.endNs;
     if (this.#maxQueryDays !== undefined && range.endNs - startNs > BigInt(this.#maxQueryDays) * nsPerDay + (options.graceNs ?? 0n)) {
-      return fail(tooLong(Number((range.endNs - startNs) * 10n / nsPerDay) / 10, this.#maxQueryDays, this.signal, options.what ?? ''));
+      return fail(tooLong(Math.round((Number(range.endNs - startNs) / Number(nsPerDay)) * 10) / 10, this.#maxQueryDays, this.signal, options.what ?? ''));
     }
     return ok({ startNs, endNs: range.endNs });
   }
@@ -160,6 +160,17 @@ export class TenantScan {
   /** A new statement of this scan. */
   statement(): ScanStatement {
     return new ScanStatement(this.budget, this.tenantId);
+  }
+
+  /**
+   * A statement this query runs for the API's shared caches over the rows of
+   * `tenants` (the series index it refreshes for every tenant in use, in its
+   * own turn and budget): bound to exactly those tenants. What it reads goes
+   * to each tenant's own cache entry, never into this query's answer.
+   */
+  cacheStatement(tenants: readonly string[]): ScanStatement {
+    const [only] = tenants;
+    return new ScanStatement(this.budget, tenants.length === 1 && only !== undefined ? only : tenants);
   }
 }
 

@@ -10,7 +10,6 @@ import type { EffectiveSettings, SettingValues, TenantSettingsView } from '../..
 import type { ApiError } from '../http/api-error.ts';
 import { internal, unavailable } from '../http/api-error.ts';
 import type { RouteDeps } from './deps.ts';
-import { asTenantCaller } from './query-caller.ts';
 
 const builtIn = defaultSettingsView();
 
@@ -43,14 +42,4 @@ export async function writeSettings(deps: RouteDeps, write: (admin: NonNullable<
   if (deps.settings === undefined) return fail(unavailable('tenant settings cannot be changed on this server'));
   const written = await write(deps.settings);
   return written.ok ? ok(undefined) : fail(settingsWriteError(written.error, deps.log));
-}
-
-/**
- * Runs a query route for one tenant under its limits: its queries count
- * against limits.maxConcurrentQueries (beside the key's limit) and run within
- * limits.queryTimeoutSeconds (within the process's limit).
- */
-export function asTenantQuery<T>(deps: RouteDeps, tenantId: string, work: () => Promise<T>): Promise<T> {
-  const { limits } = effectiveSettings(deps, tenantId);
-  return asTenantCaller({ id: tenantId, maxConcurrentQueries: limits.maxConcurrentQueries, timeoutMs: limits.queryTimeoutSeconds * 1000 }, work);
 }

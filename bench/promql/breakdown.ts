@@ -16,6 +16,9 @@
 // with the server's store gate (one thread per embedded statement).
 // The split between lookup, statement and decode comes from timing the
 // runner's calls.
+import { TenantScan } from '../../api/query/tenant-scan.ts';
+import type { Statement } from '../../api/query/tenant-scan.ts';
+import type { Principal } from '../../src/auth/api-keys.ts';
 import { createPromSampleSource } from '../../api/compat/prometheus/prom-sample-store.ts';
 import { parseQuery, rangeQuery, selectRanges } from '../../api/compat/prometheus/engine/engine.ts';
 import type { ParsedQuery } from '../../api/compat/prometheus/engine/engine.ts';
@@ -25,7 +28,6 @@ import { maxQuerySamples } from '../../api/compat/prometheus/promql-query.ts';
 import { SeriesIndexCache, dayOf } from '../../api/compat/prometheus/series-index.ts';
 import { createQueryRunner } from '../../api/query/query-runner.ts';
 import type { QueryRunner, StatementSettings } from '../../api/query/query-runner.ts';
-import type { SqlParams } from '../../api/query/sql-params.ts';
 import { createStoreGate } from '../../src/clickhouse/store-gate.ts';
 import { openStore } from '../../src/clickhouse/store.ts';
 import type { Store } from '../../src/clickhouse/store.ts';
@@ -79,24 +81,28 @@ export interface Breakdown {
 const lookbackMs = 300_000;
 const database = 'tenantry';
 
+/** An all-tenants key: the bench reads as the API would for any tenant. */
+const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
+const scanFor = (tenantId: string): TenantScan => TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n }, { principal: everyTenant, tenantId }, 'metrics');
+
 interface Ledger { firstStart: number | undefined; lastEnd: number; indexMs: number }
 
 /** The runner, its calls timed into `ledger`: the sample statements (binary) and the index's (manyRows). */
 function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
   const binary = runner.binary?.bind(runner);
   return {
-    rows: <T>(sql: string, params: SqlParams) => runner.rows<T>(sql, params),
-    manyRows: async <T>(sql: string, params: SqlParams, settings?: StatementSettings) => {
+    rows: <T>(statement: Statement) => runner.rows<T>(statement),
+    manyRows: async <T>(statement: Statement, settings?: StatementSettings) => {
       const t = performance.now();
-      const r = await runner.manyRows<T>(sql, params, settings);
+      const r = await runner.manyRows<T>(statement, settings);
       ledger.indexMs += performance.now() - t;
       return r;
     },
-    command: (sql, params) => runner.command(sql, params),
+    command: (statement) => runner.command(statement),
     ...(binary === undefined ? {} : {
-      binary: async (sql: string, params: SqlParams, settings?: StatementSettings) => {
+      binary: async (statement: Statement, settings?: StatementSettings) => {
         ledger.firstStart ??= performance.now();
-        const r = await binary(sql, params, settings);
+        const r = await binary(statement, settings);
         ledger.lastEnd = performance.now();
         return r;
       },
@@ -116,7 +122,7 @@ const encode = (value: Parameters<typeof queryData>[0]): string => JSON.stringif
 async function runOnce(plan: BreakdownPlan, store: Store, runners: { plain: QueryRunner; served: QueryRunner }, index: SeriesIndexCache, parsed: ParsedQuery, tenantId: string, into: PhaseTimes): Promise<void> {
   const ledger: Ledger = { firstStart: undefined, lastEnd: 0, indexMs: 0 };
   const runner = runners.plain;
-  const options = { runner: watched(runner, ledger), schema: store, tenantId, visibleFromMs: plan.visibleFromMs, maxSamples: maxQuerySamples, index };
+  const options = { runner: watched(runner, ledger), schema: store, scan: scanFor(tenantId), visibleFromMs: plan.visibleFromMs, maxSamples: maxQuerySamples, index };
   const source = createPromSampleSource(options);
   const signal = new AbortController().signal;
   const fetched = new Map<string, readonly StoredSeries[]>();
@@ -187,7 +193,7 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
         if (Date.now() >= deadline) break;
         const t = performance.now();
         // No background refresh: this cache is dropped at once.
-        const loaded = await new SeriesIndexCache({ activeMs: 0 }).get(runner, store, tenant, dayOf(plan.visibleFromMs));
+        const loaded = await new SeriesIndexCache({ activeMs: 0 }).get(runner, store, scanFor(tenant), dayOf(plan.visibleFromMs));
         if (!loaded.ok) throw new Error(loaded.error.message);
         (wide ? coldIndex.wide : coldIndex.narrow).push(performance.now() - t);
       }

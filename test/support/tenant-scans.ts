@@ -4,8 +4,8 @@
 import type { Principal } from '../../src/auth/api-keys.ts';
 import { defaultSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { EffectiveSettings, TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
-import { TenantScan } from '../../api/query/tenant-scan.ts';
-import type { TelemetrySignal } from '../../api/query/tenant-scan.ts';
+import { DirectoryScan, TenantScan } from '../../api/query/tenant-scan.ts';
+import type { Statement, TelemetrySignal } from '../../api/query/tenant-scan.ts';
 
 /** A key that reaches every tenant with every scope. */
 export const everyTenantKey: Principal = { name: 'test', scopes: new Set(['read', 'ingest', 'admin'] as const), tenants: '*' };
@@ -19,4 +19,9 @@ export function settingsWith(change: (s: EffectiveSettings) => EffectiveSettings
 /** The scan of `tenantId`'s `signal` at `nowNs` under `settings` (default: the built-in defaults). */
 export function scanOf(tenantId: string, signal: TelemetrySignal, nowNs: bigint, settings?: TenantSettingsView): TenantScan {
   return TenantScan.open({ now: () => nowNs, settings }, { principal: everyTenantKey, tenantId }, signal);
+}
+
+/** A statement read by no tenant's route (a probe of the runner itself): through the directory of an all-tenants key. */
+export function probeStatement(sql: string): Statement {
+  return new DirectoryScan({ principal: everyTenantKey }).statement().finish(sql);
 }

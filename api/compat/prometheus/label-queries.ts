@@ -8,7 +8,7 @@ import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { RouteDeps } from '../../query/deps.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import type { TenantScan } from '../../query/tenant-scan.ts';
 import type { LabelMatcher, Labels } from './engine/sample-source.ts';
 import { compareLabelSets, compareUtf8 } from './engine/label-order.ts';
 import type { PromError } from './prom-envelope.ts';
@@ -24,7 +24,8 @@ import { exposedNames, otlpMetricName, prometheusType } from './series-names.ts'
 export const maxListed = 10_000;
 
 export interface Window {
-  readonly tenantId: string;
+  /** The request's scan of its tenant's metrics. */
+  readonly scan: TenantScan;
   readonly fromMs: number;
   readonly toMs: number;
   readonly visibleFromMs: number;
@@ -46,12 +47,12 @@ function truncated<T>(items: T[], limit: number): Listed<T> {
 async function selected(deps: RouteDeps, index: SeriesIndexCache, w: Window, selectors: readonly (readonly LabelMatcher[])[]): Promise<Result<Labels[], PromError>> {
   const fromDay = dayOf(Math.max(w.fromMs, w.visibleFromMs));
   const toDay = dayOf(w.toMs);
-  const tenant = await index.get(deps.runner, deps.schema, w.tenantId, dayOf(w.visibleFromMs));
+  const tenant = await index.get(deps.runner, deps.schema, w.scan, dayOf(w.visibleFromMs));
   if (!tenant.ok) return fail(fromApiError(tenant.error));
   const live = [...tenant.value.byName().values()].flat().filter((c) => c.s.maxDay >= fromDay && c.s.minDay <= toDay);
   const out = new Map<string, Labels>();
   for (const matchers of selectors.length === 0 ? [[]] : selectors) {
-    const kept = await applyMatchers(deps.runner, live, (c) => c.e.labels, matchers, tenant.value.regexMemo);
+    const kept = await applyMatchers(deps.runner, w.scan, live, (c) => c.e.labels, matchers, tenant.value.regexMemo);
     if (!kept.ok) return kept;
     for (const c of kept.value) out.set(c.e.key, c.e.labels);
   }
@@ -87,18 +88,18 @@ interface OtlpMetadataRow { name: string; type: StoredMetric['type']; unit: stri
 interface RemoteMetadataRow { metric_family: string; type: string; help: string; unit: string }
 
 /** GET /api/v1/metadata: remote write's metadata, then OTLP metrics' (type, description, unit) under their Prometheus names. */
-export async function metadata(deps: RouteDeps, tenantId: string, fromMs: number, toMs: number, metric: string | undefined, limit: number): Promise<Result<Record<string, MetadataEntry[]>, PromError>> {
-  const p = new SqlParams();
-  const remote = await deps.runner.rows<RemoteMetadataRow>(`SELECT metric_family, type, help, unit FROM ${queryTable(deps.schema, 'prometheus_metadata')} FINAL
-    WHERE tenant_id = ${p.bind(tenantId, 'String')} ORDER BY metric_family LIMIT ${maxListed}`, p);
+export async function metadata(deps: RouteDeps, scan: TenantScan, fromMs: number, toMs: number, metric: string | undefined, limit: number): Promise<Result<Record<string, MetadataEntry[]>, PromError>> {
+  const p = scan.statement();
+  const remote = await deps.runner.rows<RemoteMetadataRow>(p.finish(`SELECT metric_family, type, help, unit FROM ${queryTable(deps.schema, 'prometheus_metadata')} FINAL
+    WHERE ${p.tenantIs()} ORDER BY metric_family LIMIT ${maxListed}`));
   if (!remote.ok) return fail(fromApiError(remote.error));
-  const q = new SqlParams();
-  const otlp = await deps.runner.rows<OtlpMetadataRow>(`SELECT DISTINCT metric_name AS name, toString(metric_type) AS type, unit, toUInt8(is_monotonic) AS monotonic,
+  const q = scan.statement();
+  const otlp = await deps.runner.rows<OtlpMetadataRow>(q.finish(`SELECT DISTINCT metric_name AS name, toString(metric_type) AS type, unit, toUInt8(is_monotonic) AS monotonic,
       toString(temporality) AS temporality, description
     FROM ${queryTable(deps.schema, 'metrics')}
-    WHERE tenant_id = ${q.bind(tenantId, 'String')} AND scope_name != ${q.bind(remoteWriteScope, 'String')}
+    WHERE ${q.tenantIs()} AND scope_name != ${q.bind(remoteWriteScope, 'String')}
       AND timestamp >= fromUnixTimestamp64Milli(${q.bind(fromMs, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${q.bind(toMs, 'Int64')})
-    LIMIT ${maxListed}`, q);
+    LIMIT ${maxListed}`));
   if (!otlp.ok) return fail(fromApiError(otlp.error));
   const out: Record<string, MetadataEntry[]> = {};
   const add = (name: string, entry: MetadataEntry): void => {

@@ -15,6 +15,7 @@ import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { QueryRunner } from '../../query/query-runner.ts';
+import type { TenantScan } from '../../query/tenant-scan.ts';
 import type { SampleSource, SelectRequest, StoredSeries } from './engine/sample-source.ts';
 import type { PromError } from './prom-envelope.ts';
 import { execution, fromApiError } from './prom-envelope.ts';
@@ -40,7 +41,8 @@ export const tooManySamples = 'query processing would load too many samples into
 export interface PromSampleSourceOptions {
   readonly runner: QueryRunner;
   readonly schema: SchemaTarget;
-  readonly tenantId: string;
+  /** The query's scan of its tenant's metrics: every statement's tenant and budget. */
+  readonly scan: TenantScan;
   /** No sample before this (Unix ms) is read: the start of the tenant's metrics retention. */
   readonly visibleFromMs: number;
   /** The query's sample budget: one select reading more is an execution error. */
@@ -73,7 +75,7 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
       const out: (readonly StoredSeries[])[] = requests.map(() => []);
       const ranges = requests.map((r) => ({ fromMs: Math.max(r.minT, o.visibleFromMs), toMs: r.maxT }));
       if (ranges.every((r) => r.fromMs > r.toMs || !Number.isFinite(r.fromMs) || !Number.isFinite(r.toMs))) return ok(out);
-      const tenant = await index.get(o.runner, o.schema, o.tenantId, dayOf(o.visibleFromMs));
+      const tenant = await index.get(o.runner, o.schema, o.scan, dayOf(o.visibleFromMs));
       if (!tenant.ok) return fail(fromApiError(tenant.error));
       if (aborted(signal)) return fail(cancelled());
       // Selectors over the same time range (the usual case: every selector of a dashboard query) share one statement.
@@ -104,7 +106,7 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
         }
       }
       // The statements are done: the index's look for new series runs now, while the engine evaluates.
-      index.refreshInBackground();
+      index.refreshInBackground(o.scan);
       return ok(out);
     },
   };
@@ -117,7 +119,7 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
     const named = request.matchers.find((m) => m.name === '__name__' && m.op === '=');
     const pool = named !== undefined ? (tenant.byName().get(named.value) ?? []) : [...tenant.byName().values()].flat();
     const live = pool.filter((c) => c.s.maxDay >= fromDay && c.s.minDay <= toDay);
-    return applyMatchers(o.runner, live, (c) => c.e.labels, request.matchers, tenant.regexMemo);
+    return applyMatchers(o.runner, o.scan, live, (c) => c.e.labels, request.matchers, tenant.regexMemo);
   }
 
   /** The rows of the chosen series over [fromMs, toMs], in one statement; `position` finds a stored series' rows. */
@@ -134,7 +136,7 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
       mask |= partMask(e.part);
       names.add(s.metricName);
     }
-    const answer = await readSamples(o.runner, { schema: o.schema, tenantId: o.tenantId, ids, mask, metricNames: [...names], fromMs, toMs, maxRows: o.maxSamples });
+    const answer = await readSamples(o.runner, { schema: o.schema, scan: o.scan, ids, mask, metricNames: [...names], fromMs, toMs, maxRows: o.maxSamples });
     if (aborted(signal)) return fail(cancelled());
     if (!answer.ok) return fail(fromApiError(answer.error));
     if (answer.value.overBudget) return fail(execution(tooManySamples));

@@ -9,9 +9,8 @@ import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { RouteDeps } from '../../query/deps.ts';
-import { tenantWindow } from '../../query/tenant-window.ts';
 import { effectiveSettings } from '../../query/tenant-settings-view.ts';
-import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
+import { TenantScan } from '../../query/tenant-scan.ts';
 import type { PromError } from './prom-envelope.ts';
 import { badData, writeError, writeStatus, writeSuccess } from './prom-envelope.ts';
 import type { RequestParams as PromParams } from '../request-params.ts';
@@ -53,17 +52,11 @@ function lookback(params: PromParams): Result<number, PromError> {
 }
 
 /** The tenant's retention start (Unix ms), and a 400 when [startMs, endMs] spans more than limits.maxQueryDays. */
-function tenantLimits(deps: RouteDeps, tenantId: string, startMs: number, endMs: number): Result<number, PromError> {
-  const settings = effectiveSettings(deps, tenantId);
-  const now = deps.now();
-  const visibleFromMs = Number(oldestVisibleNs(settings, 'metrics', now) / 1_000_000n);
+function tenantLimits(scan: TenantScan, startMs: number, endMs: number): Result<number, PromError> {
   const range = { startNs: BigInt(Math.round(startMs)) * 1_000_000n, endNs: BigInt(Math.round(Math.max(startMs, endMs))) * 1_000_000n };
-  const checked = tenantWindow(range, settings, 'metrics', now);
-  if (!checked.ok) {
-    const days = Number((range.endNs - (range.startNs > oldestVisibleNs(settings, 'metrics', now) ? range.startNs : oldestVisibleNs(settings, 'metrics', now))) * 10n / nsPerDay) / 10;
-    return fail(badData(`the query time range spans ${days} days, more than this tenant's limits.maxQueryDays (${settings.limits.maxQueryDays}): narrow start/end`));
-  }
-  return ok(visibleFromMs);
+  const checked = scan.window(range, { what: 'of start/end ' });
+  if (!checked.ok) return fail(badData(checked.error.message.replace('narrow the time range', 'narrow start/end')));
+  return ok(Number(scan.visibleFromNs / 1_000_000n));
 }
 
 /** The optional `timeout` parameter (the tenant's own limit applies too). */
@@ -164,15 +157,15 @@ function selectorsOf(params: PromParams): Result<LabelMatcher[][], PromError> {
 }
 
 /** The window of a series browser request: start/end (default: the tenant's maxQueryDays up to now). */
-function browseWindow(deps: RouteDeps, tenantId: string, params: PromParams): Result<Window, PromError> {
-  const settings = effectiveSettings(deps, tenantId);
+function browseWindow(deps: RouteDeps, scan: TenantScan, params: PromParams): Result<Window, PromError> {
+  const settings = effectiveSettings(deps, scan.tenantId);
   const end = timeParam(params, 'end', nowMs(deps));
   if (!end.ok) return end;
   const start = timeParam(params, 'start', end.value - settings.limits.maxQueryDays * 86_400_000);
   if (!start.ok) return start;
-  const visible = tenantLimits(deps, tenantId, start.value, end.value);
+  const visible = tenantLimits(scan, start.value, end.value);
   if (!visible.ok) return visible;
-  return ok({ tenantId, fromMs: start.value, toMs: end.value, visibleFromMs: visible.value });
+  return ok({ scan, fromMs: start.value, toMs: end.value, visibleFromMs: visible.value });
 }
 
 function limitParam(params: PromParams): Result<number, PromError> {
@@ -185,11 +178,11 @@ function limitParam(params: PromParams): Result<number, PromError> {
 
 const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/** What every handler is given: the routes' dependencies, the tenant's series index cache, the tenant. */
+/** What every handler is given: the routes' dependencies, the API's series index cache, the request's scan of its tenant's metrics. */
 interface Ctx {
   readonly deps: RouteDeps;
   readonly index: SeriesIndexCache;
-  readonly tenantId: string;
+  readonly scan: TenantScan;
 }
 
 type Handler = (c: Ctx, params: PromParams, ctx: CompatContext) => Promise<Result<Answered, PromError>>;
@@ -205,8 +198,8 @@ const handlers: Readonly<Record<string, Handler>> = {
   '/api/v1/query_range': async (c, params) => rangeQuery(c, params),
   '/api/v1/format_query': (_c, params) => parsedOnly(params, (q) => prettifyExpr(q.expr)),
   '/api/v1/parse_query': (_c, params) => parsedOnly(params, (q) => parsedTree(q.expr)),
-  '/api/v1/labels': async ({ deps, index, tenantId }, params) => {
-    const w = browseWindow(deps, tenantId, params);
+  '/api/v1/labels': async ({ deps, index, scan }, params) => {
+    const w = browseWindow(deps, scan, params);
     const sel = selectorsOf(params);
     const limit = limitParam(params);
     if (!w.ok) return w;
@@ -214,10 +207,10 @@ const handlers: Readonly<Record<string, Handler>> = {
     if (!limit.ok) return limit;
     return listed(await labelNames(deps, index, w.value, sel.value, limit.value || Infinity));
   },
-  '/api/v1/label/:name/values': async ({ deps, index, tenantId }, params, ctx) => {
+  '/api/v1/label/:name/values': async ({ deps, index, scan }, params, ctx) => {
     const name = ctx.params['name'] ?? '';
     if (!labelNamePattern.test(name)) return fail(badData(`invalid label name: "${name}"`));
-    const w = browseWindow(deps, tenantId, params);
+    const w = browseWindow(deps, scan, params);
     const sel = selectorsOf(params);
     const limit = limitParam(params);
     if (!w.ok) return w;
@@ -225,23 +218,23 @@ const handlers: Readonly<Record<string, Handler>> = {
     if (!limit.ok) return limit;
     return listed(await labelValues(deps, index, w.value, name, sel.value, limit.value || Infinity));
   },
-  '/api/v1/series': async ({ deps, index, tenantId }, params) => {
+  '/api/v1/series': async ({ deps, index, scan }, params) => {
     const sel = selectorsOf(params);
     if (!sel.ok) return sel;
     if (sel.value.length === 0) return fail(badData('no match[] parameter provided'));
-    const w = browseWindow(deps, tenantId, params);
+    const w = browseWindow(deps, scan, params);
     const limit = limitParam(params);
     if (!w.ok) return w;
     if (!limit.ok) return limit;
     return listed(await seriesSets(deps, index, w.value, sel.value, limit.value || Infinity));
   },
-  '/api/v1/metadata': async ({ deps, tenantId }, params) => {
+  '/api/v1/metadata': async ({ deps, scan }, params) => {
     const limit = limitParam(params);
     if (!limit.ok) return limit;
     const to = nowMs(deps);
-    const visible = tenantLimits(deps, tenantId, to - 86_400_000, to);
+    const visible = tenantLimits(scan, to - 86_400_000, to);
     if (!visible.ok) return visible;
-    const data = await metadata(deps, tenantId, Math.max(visible.value, to - 86_400_000), to, params.get('metric'), limit.value);
+    const data = await metadata(deps, scan, Math.max(visible.value, to - 86_400_000), to, params.get('metric'), limit.value);
     return data.ok ? ok({ data: data.value }) : data;
   },
   '/api/v1/status/buildinfo': () => Promise.resolve(ok({
@@ -265,7 +258,7 @@ function register(router: CompatRouter, deps: RouteDeps): void {
       // match[] repeats; any other parameter given twice is refused (docs/api.md).
       const params = await readRequestParams(ctx, new Set(['match[]']));
       if (!params.ok) { writeStatus(ctx, errorStatus[params.error.code], params.error.message); return; }
-      const r = await handler({ deps, index, tenantId: ctx.state.tenantId }, params.value, ctx);
+      const r = await handler({ deps, index, scan: TenantScan.open(deps, ctx.state.caller, 'metrics') }, params.value, ctx);
       if (r.ok) writeSuccess(ctx, r.value.data, r.value.warnings, r.value.infos);
       else writeError(ctx, r.error);
     };

@@ -7,10 +7,8 @@
 // goes away.
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
-import { nsPerDay, oldestVisibleNs } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { RouteDeps } from '../../query/deps.ts';
-import { currentSignal, currentTimeoutMs } from '../../query/query-caller.ts';
-import { effectiveSettings } from '../../query/tenant-settings-view.ts';
+import type { TenantScan } from '../../query/tenant-scan.ts';
 import { instantQuery, parseQuery, rangeQuery, selectRanges } from './engine/engine.ts';
 import type { ParsedQuery, QueryAnswer } from './engine/engine.ts';
 import type { PromError } from './prom-envelope.ts';
@@ -37,7 +35,8 @@ export type QueryRequest =
 export interface PromqlContext {
   readonly deps: RouteDeps;
   readonly index: SeriesIndexCache;
-  readonly tenantId: string;
+  /** The request's scan of its tenant's metrics: every range read goes through its window, every statement carries its budget. */
+  readonly scan: TenantScan;
 }
 
 /** Parses a query, a 400 bad_data naming what is wrong or unsupported. */
@@ -50,26 +49,22 @@ export const parsePromqlQuery = (text: string): Result<ParsedQuery, PromError> =
  * offsets included, but not the lookback of instant selectors) to the latest.
  */
 function readWindow(c: PromqlContext, r: QueryRequest): Result<number, PromError> {
-  const settings = effectiveSettings(c.deps, c.tenantId);
-  const visibleFromMs = Number(oldestVisibleNs(settings, 'metrics', c.deps.now()) / 1_000_000n);
+  const visibleFromMs = Number(c.scan.visibleFromNs / 1_000_000n);
   const [start, end] = r.kind === 'instant' ? [r.t, r.t] : [r.start, r.end];
   const ranges = selectRanges(r.query, start, end, r.lookbackMs);
   if (ranges.length === 0) return ok(visibleFromMs);
-  const from = Math.max(visibleFromMs, Math.min(...ranges.map((s) => s.request.minT)));
+  const ns = (ms: number): bigint => BigInt(Math.round(ms)) * 1_000_000n;
+  const from = Math.min(...ranges.map((s) => s.request.minT));
   const to = Math.max(...ranges.map((s) => s.request.maxT));
-  const msPerDay = Number(nsPerDay / 1_000_000n);
-  const limitMs = settings.limits.maxQueryDays * msPerDay;
-  if (to - from > limitMs + r.lookbackMs) {
-    const days = Math.round(((to - from) / msPerDay) * 10) / 10;
-    return fail(badData(`the query reads ${days} days of samples (its range selectors, subqueries and offsets included), more than this tenant's limits.maxQueryDays (${settings.limits.maxQueryDays}): narrow the range or the time window`));
-  }
+  const read = c.scan.window({ startNs: ns(Math.min(from, to)), endNs: ns(to) }, { graceNs: ns(r.lookbackMs), what: 'the query reads (its range selectors, subqueries and offsets included) ' });
+  if (!read.ok) return fail(badData(read.error.message.replace('narrow the time range', 'narrow the range or the time window')));
   return ok(visibleFromMs);
 }
 
 /** The signal a query stops on: its client gone, or its time limit (the tenant's, or the request's `timeout` if shorter) reached. */
-function querySignal(r: QueryRequest): AbortSignal {
-  const limits = [currentTimeoutMs(), r.timeoutMs].filter((ms): ms is number => ms !== undefined && ms > 0);
-  const signals = [currentSignal(), limits.length === 0 ? undefined : AbortSignal.timeout(Math.min(...limits))].filter((s): s is AbortSignal => s !== undefined);
+function querySignal(scan: TenantScan, r: QueryRequest): AbortSignal {
+  const limits = [scan.budget.timeoutMs, r.timeoutMs].filter((ms): ms is number => ms !== undefined && ms > 0);
+  const signals = [scan.budget.abort, limits.length === 0 ? undefined : AbortSignal.timeout(Math.min(...limits))].filter((s): s is AbortSignal => s !== undefined);
   return signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
 }
 
@@ -78,9 +73,9 @@ export async function runPromql(c: PromqlContext, r: QueryRequest): Promise<Resu
   const visible = readWindow(c, r);
   if (!visible.ok) return visible;
   const source = createPromSampleSource({
-    runner: c.deps.runner, schema: c.deps.schema, tenantId: c.tenantId, visibleFromMs: visible.value, maxSamples: maxQuerySamples, index: c.index,
+    runner: c.deps.runner, schema: c.deps.schema, scan: c.scan, visibleFromMs: visible.value, maxSamples: maxQuerySamples, index: c.index,
   });
-  const options = { lookbackMs: r.lookbackMs, maxSamples: maxQuerySamples, signal: querySignal(r) };
+  const options = { lookbackMs: r.lookbackMs, maxSamples: maxQuerySamples, signal: querySignal(c.scan, r) };
   return r.kind === 'instant'
     ? instantQuery(source, r.query, r.t, options)
     : rangeQuery(source, r.query, r.start, r.end, r.step, options);

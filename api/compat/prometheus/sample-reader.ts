@@ -19,13 +19,15 @@ import { fail, ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import { internal } from '../../http/api-error.ts';
 import type { QueryRunner } from '../../query/query-runner.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import type { SqlParams } from '../../query/sql-params.ts';
+import type { ScanStatement, TenantScan } from '../../query/tenant-scan.ts';
 import { maskBits } from './series-labels.ts';
 import type { ExponentialRow } from './stored-histogram.ts';
 
 export interface SampleRead {
   readonly schema: SchemaTarget;
-  readonly tenantId: string;
+  /** The query's scan of its tenant's metrics: the statement's tenant and budget. */
+  readonly scan: TenantScan;
   /** Decimal UInt64 series ids. */
   readonly ids: readonly string[];
   /** The columns to read: maskBits of every part any series needs. */
@@ -78,7 +80,8 @@ export interface SampleAnswer {
 const offsetRangeMs = 2 ** 32 - 1;
 
 /** The statement: text from a fixed set (the mask and the time width), everything else bound. */
-function statement(r: SampleRead, p: SqlParams): string {
+function statement(r: SampleRead, st: ScanStatement): string {
+  const p: SqlParams = st.params;
   const ids = `CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))`;
   const from = p.bind(r.fromMs, 'Int64');
   const time = r.toMs - r.fromMs <= offsetRangeMs
@@ -96,7 +99,7 @@ function statement(r: SampleRead, p: SqlParams): string {
   }
   const rows = `SELECT ${cols.join(', ')}
     FROM ${queryTable(r.schema, 'metrics')}
-    WHERE tenant_id = ${p.bind(r.tenantId, 'String')} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
+    WHERE ${st.tenantIs()} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
       AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
       AND i != 0
     ORDER BY metric_name, timestamp
@@ -116,8 +119,8 @@ export function columnsOf(mask: number): number {
 /** Reads the rows; a store failure is the runner's ApiError. */
 export async function readSamples(runner: QueryRunner, r: SampleRead): Promise<Result<SampleAnswer, ApiError>> {
   if (runner.binary === undefined) return fail(internal());
-  const p = new SqlParams();
-  const body = await runner.binary(statement(r, p), p);
+  const st = r.scan.statement();
+  const body = await runner.binary(st.finish(statement(r, st)));
   if (!body.ok) return body;
   try {
     const offsetFrom = r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined;

@@ -23,7 +23,7 @@ import type { Result } from '../../../src/result.ts';
 import { ok } from '../../../src/result.ts';
 import type { ApiError } from '../../http/api-error.ts';
 import type { QueryRunner } from '../../query/query-runner.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import type { ScanStatement, TenantScan } from '../../query/tenant-scan.ts';
 import type { ExposedSeries, IndexedIdentity } from './series-labels.ts';
 import { exposedSeries } from './series-labels.ts';
 import { compareLabelSets } from './engine/label-order.ts';
@@ -152,16 +152,23 @@ interface IndexRow extends BriefRow {
 /** A tenant to read, and the oldest first insert of its rows to read (absent: all). */
 interface TenantBound { readonly id: string; readonly sinceMs?: number }
 
+/** Where a read's statements come from: the TenantScan of the query that reads or refreshes (its budget, the tenants read bound). */
+type Statements = (tenants: readonly string[]) => ScanStatement;
+
 /**
  * The index rows of tenants from `fromDay` on: of each tenant only those first inserted at or after its
  * `sinceMs` when given; `brief`, only ids, days and first inserts; `ids`, only those series.
  */
-function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: readonly TenantBound[], fromDay: number, what: 'brief'): Promise<Result<BriefRow[], ApiError>>;
-function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: readonly TenantBound[], fromDay: number, what: 'all' | { readonly ids: readonly string[] }): Promise<Result<IndexRow[], ApiError>>;
-async function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: readonly TenantBound[], fromDay: number, what: 'brief' | 'all' | { readonly ids: readonly string[] }): Promise<Result<BriefRow[], ApiError>> {
-  const p = new SqlParams();
+type Reader = (runner: QueryRunner, schema: SchemaTarget, statements: Statements, tenants: readonly TenantBound[], fromDay: number) => unknown;
+function readRows(...[runner, schema, statements, tenants, fromDay, what]: [...Parameters<Reader>, 'brief']): Promise<Result<BriefRow[], ApiError>>;
+function readRows(...[runner, schema, statements, tenants, fromDay, what]: [...Parameters<Reader>, 'all' | { readonly ids: readonly string[] }]): Promise<Result<IndexRow[], ApiError>>;
+async function readRows(
+  runner: QueryRunner, schema: SchemaTarget, statements: Statements, tenants: readonly TenantBound[], fromDay: number, what: 'brief' | 'all' | { readonly ids: readonly string[] },
+): Promise<Result<BriefRow[], ApiError>> {
+  const statement = statements(tenants.map((t) => t.id));
+  const p = statement.params;
   const only = tenants.length === 1 ? tenants[0] : undefined;
-  const tenant = only !== undefined ? `tenant_id = ${p.bind(only.id, 'String')}` : `tenant_id IN ${p.bind(tenants.map((t) => t.id), 'Array(String)')}`;
+  const tenant = statement.tenantIs();
   let since = '';
   if (only?.sinceMs !== undefined) since = ` AND first_inserted >= fromUnixTimestamp64Milli(${p.bind(only.sinceMs, 'Int64')})`;
   else if (only === undefined && tenants.some((t) => t.sinceMs !== undefined)) {
@@ -180,7 +187,7 @@ async function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: read
     FROM ${queryTable(schema, metricSeriesTable)}
     WHERE ${tenant} AND day >= ${p.bind(new Date(fromDay * dayMs).toISOString().slice(0, 10), 'Date')}${since}
     GROUP BY tenant_id, series_id`;
-  return runner.manyRows<BriefRow>(sql, p);
+  return runner.manyRows<BriefRow>(statement.finish(sql));
 }
 
 /**
@@ -188,8 +195,10 @@ async function readRows(runner: QueryRunner, schema: SchemaTarget, tenants: read
  * refresh usually finds (series it knows, on the same days); the identity of series it does not know yet
  * in a second statement. Rows go to the entry of the tenant each carries, never another's.
  */
-async function refreshEntries(runner: QueryRunner, schema: SchemaTarget, items: readonly { readonly tenantId: string; readonly entry: TenantSeries }[], fromDay: number, slackMs: number): Promise<Result<undefined, ApiError>> {
-  const brief = await readRows(runner, schema, items.map((i) => ({ id: i.tenantId, sinceMs: Math.max(0, i.entry.watermark - slackMs) })), fromDay, 'brief');
+async function refreshEntries(
+  runner: QueryRunner, schema: SchemaTarget, statements: Statements, items: readonly { readonly tenantId: string; readonly entry: TenantSeries }[], fromDay: number, slackMs: number,
+): Promise<Result<undefined, ApiError>> {
+  const brief = await readRows(runner, schema, statements, items.map((i) => ({ id: i.tenantId, sinceMs: Math.max(0, i.entry.watermark - slackMs) })), fromDay, 'brief');
   if (!brief.ok) return brief;
   const byTenant = new Map(items.map((i) => [i.tenantId, i.entry]));
   const unknown: string[] = [];
@@ -205,7 +214,7 @@ async function refreshEntries(runner: QueryRunner, schema: SchemaTarget, items: 
     }
   }
   if (unknown.length > 0) {
-    const rows = await readRows(runner, schema, [...unknownTenants].map((id) => ({ id })), fromDay, { ids: unknown });
+    const rows = await readRows(runner, schema, statements, [...unknownTenants].map((id) => ({ id })), fromDay, { ids: unknown });
     if (!rows.ok) return rows;
     for (const r of rows.value) {
       const entry = byTenant.get(r.tenant);
@@ -244,8 +253,9 @@ export class SeriesIndexCache {
     this.#options = { ...defaultSeriesIndexOptions, ...options };
   }
 
-  /** The tenant's index with every series that has rows from `fromDay` on, fresh within refreshMs. */
-  async get(runner: QueryRunner, schema: SchemaTarget, tenantId: string, fromDay: number): Promise<Result<TenantSeries, ApiError>> {
+  /** The index of the scan's tenant with every series that has rows from `fromDay` on, fresh within refreshMs (a load runs in the scan's budget). */
+  async get(runner: QueryRunner, schema: SchemaTarget, scan: TenantScan, fromDay: number): Promise<Result<TenantSeries, ApiError>> {
+    const tenantId = scan.tenantId;
     const key = `${schema.database}\x00${tenantId}`;
     const now = this.#now();
     this.#use(key, runner, schema, tenantId, now);
@@ -256,7 +266,7 @@ export class SeriesIndexCache {
       this.#touch(key, entry);
       return ok(entry);
     }
-    const result = await this.#track(key, this.#load(runner, schema, tenantId, fromDay, entry, now));
+    const result = await this.#track(key, this.#load(runner, schema, () => scan.statement(), tenantId, fromDay, entry, now));
     if (result.ok) this.#touch(key, result.value);
     return result;
   }
@@ -277,15 +287,17 @@ export class SeriesIndexCache {
     return tracked;
   }
 
-  async #load(runner: QueryRunner, schema: SchemaTarget, tenantId: string, fromDay: number, known: TenantSeries | undefined, now: number): Promise<Result<TenantSeries, ApiError>> {
+  async #load(
+    runner: QueryRunner, schema: SchemaTarget, statements: Statements, tenantId: string, fromDay: number, known: TenantSeries | undefined, now: number,
+  ): Promise<Result<TenantSeries, ApiError>> {
     if (known !== undefined && now - known.fullAt < this.#options.fullReloadMs && known.loadedFromDay <= fromDay) {
-      const refreshed = await refreshEntries(runner, schema, [{ tenantId, entry: known }], fromDay, this.#options.slackMs);
+      const refreshed = await refreshEntries(runner, schema, statements, [{ tenantId, entry: known }], fromDay, this.#options.slackMs);
       if (!refreshed.ok) return refreshed;
       known.refreshedAt = now;
       return ok(known);
     }
     const entry = new TenantSeries();
-    const rows = await readRows(runner, schema, [{ id: tenantId }], fromDay, 'all');
+    const rows = await readRows(runner, schema, statements, [{ id: tenantId }], fromDay, 'all');
     if (!rows.ok) return rows;
     for (const r of rows.value) add(entry, r);
     entry.refreshedAt = now;
@@ -305,20 +317,21 @@ export class SeriesIndexCache {
   /**
    * Starts, without waiting for it, a look for the new series of every tenant in use whose index is half
    * refreshMs old (at most one look under way, and one every quarter refreshMs). Called once a query has
-   * read its samples: the look's statements run in that query's turn, while the query evaluates.
+   * read its samples: the look's statements run in that query's turn and budget (`scan`), while the query
+   * evaluates, bound to the tenants they read.
    */
-  refreshInBackground(): void {
+  refreshInBackground(scan: TenantScan): void {
     const now = this.#now();
     if (this.#round !== undefined || now - this.#roundAt < this.#options.refreshMs / 4 || this.#active.size === 0) return;
     this.#roundAt = now;
-    this.#round = this.#refreshActive(now).finally(() => { this.#round = undefined; });
+    this.#round = this.#refreshActive(now, (tenants) => scan.cacheStatement(tenants)).finally(() => { this.#round = undefined; });
   }
 
   /**
    * One background look: tenants idle for activeMs are let go; the others whose index is half refreshMs old
    * are refreshed, in one statement per store (a tenant due for its full reload gets its own).
    */
-  async #refreshActive(now: number): Promise<void> {
+  async #refreshActive(now: number, statements: Statements): Promise<void> {
     const batches = new Map<QueryRunner, { schema: SchemaTarget; fromDay: number; items: { key: string; tenantId: string; entry: TenantSeries }[] }[]>();
     const singles: Promise<unknown>[] = [];
     for (const [key, a] of this.#active) {
@@ -326,7 +339,7 @@ export class SeriesIndexCache {
       if (entry === undefined || now - a.usedAt > this.#options.activeMs) { this.#active.delete(key); continue; }
       if (this.#loading.has(key) || now - entry.refreshedAt < this.#options.refreshMs / 2) continue;
       if (now - entry.fullAt >= this.#options.fullReloadMs) {
-        singles.push(this.#track(key, this.#load(a.runner, a.schema, a.tenantId, entry.loadedFromDay, entry, now)).then((r) => { if (r.ok) this.#keep(key, r.value); }));
+        singles.push(this.#track(key, this.#load(a.runner, a.schema, statements, a.tenantId, entry.loadedFromDay, entry, now)).then((r) => { if (r.ok) this.#keep(key, r.value); }));
         continue;
       }
       const perRunner = batches.get(a.runner) ?? [];
@@ -336,13 +349,13 @@ export class SeriesIndexCache {
       batch.fromDay = Math.min(batch.fromDay, entry.loadedFromDay);
       batch.items.push({ key, tenantId: a.tenantId, entry });
     }
-    const runs = [...batches].flatMap(([runner, list]) => list.map((b) => this.#refreshBatch(runner, b.schema, b.fromDay, b.items, now)));
+    const runs = [...batches].flatMap(([runner, list]) => list.map((b) => this.#refreshBatch(runner, statements, b.schema, b.fromDay, b.items, now)));
     await Promise.all([...singles, ...runs]);
   }
 
   /** Looks for the new series of several tenants of one store in one statement. */
-  async #refreshBatch(runner: QueryRunner, schema: SchemaTarget, fromDay: number, items: readonly { key: string; tenantId: string; entry: TenantSeries }[], now: number): Promise<void> {
-    const read = refreshEntries(runner, schema, items, fromDay, this.#options.slackMs).then((r) => {
+  async #refreshBatch(runner: QueryRunner, statements: Statements, schema: SchemaTarget, fromDay: number, items: readonly { key: string; tenantId: string; entry: TenantSeries }[], now: number): Promise<void> {
+    const read = refreshEntries(runner, schema, statements, items, fromDay, this.#options.slackMs).then((r) => {
       if (r.ok) for (const i of items) i.entry.refreshedAt = now;
       return r;
     });

@@ -17,7 +17,8 @@
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { QueryRunner } from '../../query/query-runner.ts';
-import { SqlParams } from '../../query/sql-params.ts';
+import { anchoredPattern } from '../../query/label-match-sql.ts';
+import type { TenantScan } from '../../query/tenant-scan.ts';
 import type { LabelMatcher, Labels } from './engine/sample-source.ts';
 import type { PromError } from './prom-envelope.ts';
 import { badData, fromApiError } from './prom-envelope.ts';
@@ -78,10 +79,10 @@ function batches(values: readonly string[]): string[][] {
 }
 
 /** RE2 over `values` with `pattern` anchored as Prometheus anchors it: one statement, fixed text. */
-async function matchInStore(runner: QueryRunner, pattern: string, values: readonly string[]): Promise<Result<boolean[], PromError>> {
-  const p = new SqlParams();
-  const sql = `SELECT arrayMap(v -> match(v, ${p.bind(`^(?s:${pattern})$`, 'String')}), ${p.bind(values, 'Array(String)')}) AS m`;
-  const rows = await runner.rows<{ m: number[] }>(sql, p);
+async function matchInStore(runner: QueryRunner, scan: TenantScan, pattern: string, values: readonly string[]): Promise<Result<boolean[], PromError>> {
+  // No table is read: the scan's statement carries the query's budget (its turn, its time limit).
+  const st = scan.statement();
+  const rows = await runner.rows<{ m: number[] }>(st.finish(`SELECT arrayMap(v -> match(v, ${st.bind(anchoredPattern('prometheus', pattern), 'String')}), ${st.bind(values, 'Array(String)')}) AS m`));
   if (!rows.ok) {
     return fail(rows.error.code === 'invalid_request' ? badData(`invalid regular expression ${JSON.stringify(pattern)} in a label matcher`) : fromApiError(rows.error));
   }
@@ -94,6 +95,7 @@ async function matchInStore(runner: QueryRunner, pattern: string, values: readon
  */
 export async function applyMatchers<T>(
   runner: QueryRunner,
+  scan: TenantScan,
   items: readonly T[],
   labelsOf: (item: T) => Labels,
   matchers: readonly LabelMatcher[],
@@ -106,7 +108,7 @@ export async function applyMatchers<T>(
   }
   for (const m of matchers) {
     if (m.op !== '=~' && m.op !== '!~') continue;
-    const test = await regexTest(runner, m.value, kept.map((i) => labelValue(labelsOf(i), m.name)), memo);
+    const test = await regexTest(runner, scan, m.value, kept.map((i) => labelValue(labelsOf(i), m.name)), memo);
     if (!test.ok) return test;
     const want = m.op === '=~';
     kept = kept.filter((i) => test.value(labelValue(labelsOf(i), m.name)) === want);
@@ -115,7 +117,7 @@ export async function applyMatchers<T>(
 }
 
 /** A test for `pattern` over `values` (every value it will be asked about). */
-async function regexTest(runner: QueryRunner, pattern: string, values: readonly string[], memo: Map<string, Map<string, boolean>>): Promise<Result<(v: string) => boolean, PromError>> {
+async function regexTest(runner: QueryRunner, scan: TenantScan, pattern: string, values: readonly string[], memo: Map<string, Map<string, boolean>>): Promise<Result<(v: string) => boolean, PromError>> {
   const simple = simplePattern(pattern);
   if (simple !== undefined) return ok(simple);
   const known = memo.get(pattern);
@@ -129,7 +131,7 @@ async function regexTest(runner: QueryRunner, pattern: string, values: readonly 
   // Answers too many to keep serve this query alone.
   if (table.size + unknown.length <= memoValues) memo.set(pattern, table);
   for (const batch of batches(unknown)) {
-    const answers = await matchInStore(runner, pattern, batch);
+    const answers = await matchInStore(runner, scan, pattern, batch);
     if (!answers.ok) {
       memo.delete(pattern);
       return answers;

@@ -6,7 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildRouter } from '../../../api/app.ts';
 import { documentedRoutes } from '../../../api/v1/openapi/openapi-document.ts';
 import { createQueryRunner } from '../../../api/query/query-runner.ts';
-import { SqlParams } from '../../../api/query/sql-params.ts';
+import { probeStatement } from '../../support/tenant-scans.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { field, keys, startHarness } from './support/api-harness.ts';
 import { checkSchema } from './support/schema-check.ts';
@@ -184,7 +184,7 @@ describe('api/http surface', () => {
   it('cancels a query that runs past the limit and answers 503 with a clear message', async () => {
     const runner = createQueryRunner(h.store, 1000, silentLogger);
     const started = Date.now();
-    const result = await runner.rows('SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1', new SqlParams());
+    const result = await runner.rows(probeStatement('SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 1'));
     expect(Date.now() - started).to.be.below(5000);
     expect(result.ok).to.equal(false);
     if (result.ok) return;
@@ -196,8 +196,8 @@ describe('api/http surface', () => {
     const runner = createQueryRunner(h.store, 1500, silentLogger);
     const probe = "SELECT toFloat64(getSetting('max_execution_time')) AS limit, toString(getSetting('timeout_overflow_mode')) AS mode, timezone() AS tz";
     const expected = { ok: true, value: [{ limit: 1.5, mode: 'throw', tz: 'UTC' }] };
-    expect(await runner.rows(probe, new SqlParams())).to.deep.equal(expected);
-    expect(await runner.manyRows(probe, new SqlParams())).to.deep.equal(expected);
+    expect(await runner.rows(probeStatement(probe))).to.deep.equal(expected);
+    expect(await runner.manyRows(probeStatement(probe))).to.deep.equal(expected);
     // Outside the runner, the same session has no time limit of its own.
     const outside = await (await h.store.client.query({ query: "SELECT toFloat64(getSetting('max_execution_time')) AS limit", format: 'JSONEachRow' })).json<{ limit: number }>();
     expect(outside).to.deep.equal([{ limit: 0 }]);

@@ -119,7 +119,7 @@ describe('api/prometheus series', () => {
       expect(field(over.body, 'error'), query).to.include('limits.maxQueryDays (1)');
     }
     const days = field((await get('/api/v1/query', { query: 'sum(rate(up[7d]))', time: T0 }, key)).body, 'error');
-    expect(days, 'the message counts the days read').to.include('reads 7 days of samples');
+    expect(days, 'the message counts the days read').to.include('the time range the query reads (its range selectors, subqueries and offsets included) spans 7 days');
     // A day's range with its 5-minute lookback, and a range selector within a day, stay within the limit.
     expect((await get('/api/v1/query', { query: 'sum(rate(up[1h]))', time: T0 }, key)).status).to.equal(200);
     expect((await get('/api/v1/query', { query: 'up offset 2d', time: T0 }, key)).status).to.equal(200);

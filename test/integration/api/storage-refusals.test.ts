@@ -37,7 +37,7 @@ describe('api/storage that refuses writes', () => {
     const real = createQueryRunner(store, 5000, silentLogger);
     const refusing = createQueryRunner({ client: { query: (...a) => store.client.query(...a), command: () => Promise.reject(error) } }, 5000, silentLogger);
     const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() },
-      { port: 0, queryTimeoutMs: 5000, pageMaxBytes: 1_048_576 }, { rows: (sql, params) => real.rows(sql, params), manyRows: (sql, params) => real.manyRows(sql, params), command: (sql, params) => refusing.command(sql, params) });
+      { port: 0, queryTimeoutMs: 5000, pageMaxBytes: 1_048_576 }, { rows: (st) => real.rows(st), manyRows: (st) => real.manyRows(st), command: (st) => refusing.command(st) });
     return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: () => api.stop() };
   }
 

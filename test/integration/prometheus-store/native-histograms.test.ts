@@ -4,6 +4,7 @@
 // samples, a stale sum ending it); OTLP exponential histograms as native
 // histograms under their translated name (scale above 8 merged down, zero
 // threshold 1e-128, delta not exposed); the conversion's bucket layout.
+import { scanOf } from '../../support/tenant-scans.ts';
 import { expect } from 'chai';
 import { createPromSampleSource } from '../../../api/compat/prometheus/prom-sample-store.ts';
 import type { LabelMatcher, StoredSeries } from '../../../api/compat/prometheus/engine/sample-source.ts';
@@ -34,7 +35,7 @@ describe('prometheus-store: native histograms', function () {
   let h: Harness;
   let gateway: TestGateway;
   const select = async (matchers: LabelMatcher[]): Promise<StoredSeries[]> => {
-    const source = createPromSampleSource({ runner: createQueryRunner(h.store, 10_000, silentLogger), schema: h.store, tenantId: 'acme', visibleFromMs: 0, maxSamples: 1_000_000, index: new SeriesIndexCache({ refreshMs: 0 }) });
+    const source = createPromSampleSource({ runner: createQueryRunner(h.store, 10_000, silentLogger), schema: h.store, scan: scanOf('acme', 'metrics', BigInt(Date.now()) * 1_000_000n), visibleFromMs: 0, maxSamples: 1_000_000, index: new SeriesIndexCache({ refreshMs: 0 }) });
     const r = await source.select({ matchers, minT: ms(-1), maxT: ms(600) }, never);
     if (!r.ok) throw new Error(`${r.error.type}: ${r.error.message}`);
     return [...r.value];

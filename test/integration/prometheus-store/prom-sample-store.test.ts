@@ -1,6 +1,8 @@
 // The PromQL engine's SampleSource over embedded ClickHouse: series resolved
 // through the series index (migration 13) and its per-tenant cache, matchers
 // with Prometheus' semantics, samples read by series id in RowBinary.
+import { scanOf } from '../../support/tenant-scans.ts';
+import type { TenantScan } from '../../../api/query/tenant-scan.ts';
 import { expect } from 'chai';
 import { createPromSampleSource, tooManySamples } from '../../../api/compat/prometheus/prom-sample-store.ts';
 import type { PromSampleSourceOptions } from '../../../api/compat/prometheus/prom-sample-store.ts';
@@ -31,8 +33,9 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
   let store: Store;
   let runner: QueryRunner;
   let index: SeriesIndexCache;
+  const scan = (tenant: string): TenantScan => scanOf(tenant, 'metrics', BigInt(Date.now()) * 1_000_000n);
   const source = (over: Partial<PromSampleSourceOptions> = {}): SampleSource =>
-    createPromSampleSource({ runner, schema: store, tenantId: 'acme', visibleFromMs: 0, maxSamples: 1_000_000, index, ...over });
+    createPromSampleSource({ runner, schema: store, scan: scan('acme'), visibleFromMs: 0, maxSamples: 1_000_000, index, ...over });
   const select = async (matchers: LabelMatcher[], over: Partial<PromSampleSourceOptions> = {}, minT = T0 - 1, maxT = at(600)): Promise<StoredSeries[]> => {
     const r = await source(over).select({ matchers, minT, maxT }, never);
     if (!r.ok) throw new Error(`${r.error.type}: ${r.error.message}`);
@@ -147,12 +150,12 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
 
   it("never returns another tenant's series, also once they are cached", async () => {
     const cpu = [m('__name__', '=', 'node_cpu_seconds_total')];
-    expect(labelObjects(await select(cpu, { tenantId: 'globex' })).map((l) => l['cpu'])).to.deep.equal(['9']);
+    expect(labelObjects(await select(cpu, { scan: scan('globex') })).map((l) => l['cpu'])).to.deep.equal(['9']);
     const acme = labelObjects(await select(cpu));
     expect(acme.map((l) => l['cpu'])).to.not.include('9');
     expect(acme).to.have.length(3);
     expect(await select([m('cpu', '=~', '9')])).to.deep.equal([]);
-    expect(await select(cpu, { tenantId: 'initech' })).to.deep.equal([]);
+    expect(await select(cpu, { scan: scan('initech') })).to.deep.equal([]);
   });
 
   it('sees series written after its cache was filled', async () => {
@@ -199,9 +202,9 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
     const sizes: number[] = [];
     const counting: QueryRunner = {
       ...runner,
-      rows: async (sql, params) => {
-        sizes.push(JSON.stringify(params.values).length);
-        return runner.rows(sql, params);
+      rows: async (statement) => {
+        sizes.push(JSON.stringify(statement.params.values).length);
+        return runner.rows(statement);
       },
     };
     const r = await source({ runner: counting }).select({ matchers: [m('__name__', '=', 'many_ids'), m('id', '=~', 'container-[0-9]*7')], minT: T0 - 1, maxT: at(600) }, never);

@@ -4,13 +4,13 @@
 // tenant's last look without reading the index itself, tenants refreshed
 // together never see each other's series, an idle tenant is let go, and a
 // query whose index is older than the bound still waits for a fresh look.
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { scanOf } from '../../support/tenant-scans.ts';
 import { expect } from 'chai';
 import { SeriesIndexCache } from '../../../api/compat/prometheus/series-index.ts';
 import type { TenantSeries } from '../../../api/compat/prometheus/series-index.ts';
 import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import type { QueryRunner } from '../../../api/query/query-runner.ts';
-import type { SqlParams } from '../../../api/query/sql-params.ts';
+import type { QueryBudget, Statement, TenantScan } from '../../../api/query/tenant-scan.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import { remoteWriteScope } from '../../../src/prometheus/remote-write-scope.ts';
@@ -23,8 +23,13 @@ const gauge = (tenant: string, pod: string): Record<string, unknown> => ({
 });
 const pods = (t: TenantSeries): string[] => (t.byName().get('up') ?? []).map((c) => c.e.labels.find(([k]) => k === 'pod')?.[1] ?? '').sort();
 
-/** Marks the statements a query itself runs (before its samples are read: the index it waits for). */
-const inQuery = new AsyncLocalStorage<true>();
+/** The budgets of the scans that start background looks: their statements are the background's. */
+const refreshBudgets = new WeakSet<QueryBudget>();
+const refresher = (tenant: string): TenantScan => {
+  const scan = scanOf(tenant, 'metrics', BigInt(Date.now()) * 1_000_000n);
+  refreshBudgets.add(scan.budget);
+  return scan;
+};
 
 describe('prometheus-store: the series index refreshed in the background', function () {
   this.timeout(60_000);
@@ -41,20 +46,21 @@ describe('prometheus-store: the series index refreshed in the background', funct
   beforeEach(() => {
     const plain = createQueryRunner(store, 10_000, silentLogger);
     const counts = { query: 0, background: 0 };
-    const count = (): void => { if (inQuery.getStore() === true) counts.query += 1; else counts.background += 1; };
+    // The background look's statements carry the budget of the scan that started it (see `get`).
+    const count = (st: Statement): void => { if (refreshBudgets.has(st.budget)) counts.background += 1; else counts.query += 1; };
     statements = counts;
     runner = {
-      rows: <T>(sql: string, p: SqlParams) => { count(); return plain.rows<T>(sql, p); },
-      manyRows: <T>(sql: string, p: SqlParams) => { count(); return plain.manyRows<T>(sql, p); },
-      command: (sql, p) => plain.command(sql, p),
+      rows: <T>(st: Statement) => { count(st); return plain.rows<T>(st); },
+      manyRows: <T>(st: Statement) => { count(st); return plain.manyRows<T>(st); },
+      command: (st) => plain.command(st),
     };
   });
 
   /** A query's use of the index: its lookup, then (its samples read) the background look it starts. */
   const get = async (cache: SeriesIndexCache, tenant: string): Promise<TenantSeries> => {
-    const r = await inQuery.run(true, () => cache.get(runner, store, tenant, 0));
+    const r = await cache.get(runner, store, scanOf(tenant, 'metrics', BigInt(Date.now()) * 1_000_000n), 0);
     if (!r.ok) throw new Error(r.error.message);
-    cache.refreshInBackground();
+    cache.refreshInBackground(refresher(tenant));
     return r.value;
   };
 
@@ -94,7 +100,7 @@ describe('prometheus-store: the series index refreshed in the background', funct
     await new Promise((r) => setTimeout(r, 400));
     // Past activeMs: a look started now reads nothing for the idle tenant.
     statements.background = 0;
-    cache.refreshInBackground();
+    cache.refreshInBackground(refresher('acme'));
     await insertRows(store, 'metrics', [gauge('acme', 'a-3')]);
     expect(statements.background).to.equal(0);
     statements.query = 0;

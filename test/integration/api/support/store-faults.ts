@@ -5,7 +5,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { ApiError } from '../../../../api/http/api-error.ts';
 import { createQueryRunner } from '../../../../api/query/query-runner.ts';
 import type { QueryRunner, QueryTarget } from '../../../../api/query/query-runner.ts';
-import { SqlParams } from '../../../../api/query/sql-params.ts';
+import type { Statement } from '../../../../api/query/tenant-scan.ts';
 import { silentLogger } from '../../../../src/log/logger.ts';
 import type { Logger } from '../../../../src/log/logger.ts';
 import type { Result } from '../../../../src/result.ts';
@@ -18,11 +18,11 @@ const endless = 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(numbe
 export function slowRunner(store: QueryTarget, timeoutMs: number): { readonly runner: QueryRunner; readonly started: Promise<undefined> } {
   const real = createQueryRunner(store, timeoutMs, silentLogger);
   const started = Promise.withResolvers<undefined>();
-  const slow = <T>(): Promise<Result<T[], ApiError>> => {
+  const slow = <T>(asked: Statement): Promise<Result<T[], ApiError>> => {
     started.resolve(undefined);
-    return real.rows<T>(endless, new SqlParams());
+    return real.rows<T>({ ...asked, sql: endless });
   };
-  return { runner: { rows: slow, manyRows: slow, command: (sql, params) => real.command(sql, params) }, started: started.promise };
+  return { runner: { rows: slow, manyRows: slow, command: (st) => real.command(st) }, started: started.promise };
 }
 
 /** The real runner over a client whose every call fails with `error`, logging to `log`. */
