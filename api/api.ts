@@ -11,34 +11,16 @@ import { httpMetrics } from './http/http-metrics.ts';
 import { createQueryRunner } from './query/query-runner.ts';
 import type { QueryRunner, StoppableQueryRunner } from './query/query-runner.ts';
 import { nowNs } from './query/time-range.ts';
-import { SettingsCache } from '../src/tenant/settings/settings-cache.ts';
-import type { TenantSettingsAdmin } from '../src/tenant/settings/settings-cache.ts';
-import { createSettingsStore } from '../src/tenant/settings/settings-store.ts';
-import { builtInDefaults } from '../src/tenant/settings/tenant-settings.ts';
-import type { Logger } from '../src/log/logger.ts';
-
-/** Seconds between re-reads of the API's own settings cache (contexts without the process's, i.e. built by hand). */
-const ownRefreshMs = 5000;
-
-/** The process's settings, or (in a context built by hand) a cache of the API's own over the same store, stopped with the API. */
-async function settingsOf(ctx: ComponentContext, log: Logger): Promise<{ settings: TenantSettingsAdmin; stop: () => void }> {
-  if (ctx.settingsAdmin !== undefined) return { settings: ctx.settingsAdmin, stop: () => undefined };
-  const store = createSettingsStore(ctx.store, { database: ctx.store.database, cluster: ctx.store.cluster });
-  const own = new SettingsCache(store, { defaults: builtInDefaults, refreshMs: ownRefreshMs, log: log.child({ component: 'settings' }) });
-  await own.start();
-  return { settings: own, stop: () => { own.stop(); } };
-}
 
 function openPort(ctx: PortContext, config: ApiConfig): Promise<EarlyListener> {
   return listenEarly({ readiness: ctx.readiness, registry: ctx.registry, log: ctx.log.child({ component: 'api' }), host: ctx.host, port: config.port, name: 'api', limits: config.listener });
 }
 
 /** Starts the app on its open port. */
-async function startOn(http: EarlyListener, ctx: ComponentContext, config: ApiConfig, runner: QueryRunner | StoppableQueryRunner): Promise<RunningComponent> {
+function startOn(http: EarlyListener, ctx: ComponentContext, config: ApiConfig, runner: QueryRunner | StoppableQueryRunner): RunningComponent {
   const log = ctx.log.child({ component: 'api' });
-  const settings = await settingsOf(ctx, log);
   const app = createApp({
-    settings: settings.settings,
+    settings: ctx.settings,
     schema: { database: ctx.store.database, cluster: ctx.store.cluster },
     runner,
     now: nowNs,
@@ -58,7 +40,6 @@ async function startOn(http: EarlyListener, ctx: ComponentContext, config: ApiCo
       const closing = http.close();
       if ('stopAll' in runner) await runner.stopAll();
       await closing;
-      settings.stop();
     },
   };
 }
@@ -67,7 +48,7 @@ async function startOn(http: EarlyListener, ctx: ComponentContext, config: ApiCo
 export async function startApiWith(ctx: ComponentContext, config: ApiConfig, runner: QueryRunner | StoppableQueryRunner): Promise<RunningComponent> {
   const http = await openPort(ctx, config);
   try {
-    return await startOn(http, ctx, config, runner);
+    return startOn(http, ctx, config, runner);
   } catch (error) {
     await http.close();
     throw error;
@@ -79,7 +60,8 @@ export const openApi: OpenApi = async (portCtx: PortContext, config: ApiConfig):
   const http = await openPort(portCtx, config);
   return {
     ports: { api: http.port },
-    start: (ctx) => startOn(http, ctx, config, apiQueryRunner(ctx, config)),
+    // A throw while starting rejects, as the other components' start() does.
+    start: (ctx) => Promise.resolve().then(() => startOn(http, ctx, config, apiQueryRunner(ctx, config))),
     close: () => http.close(),
   };
 };

@@ -21,6 +21,9 @@ import { openStore } from '../src/clickhouse/store.ts';
 import type { Store } from '../src/clickhouse/store.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { Readiness } from '../src/ops/readiness.ts';
+import { openProcessContext } from '../src/target/process-context.ts';
+import type { ProcessContext } from '../src/target/process-context.ts';
+import { builtInDefaults } from '../src/tenant/settings/tenant-settings.ts';
 import { startGatewayWith } from '../gateway/gateway.ts';
 import type { RowConverter } from '../gateway/convert/common/row-converter.ts';
 import { rowConverters } from '../gateway/convert/row-converters.ts';
@@ -266,8 +269,11 @@ async function main(): Promise<void> {
     const gwStore = await database(opened.store, 'bench_gateway');
     const logDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-wal-'));
     const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 100_000, maxBatchBytes: 64 * 2 ** 20, maxBatchDelayMs: 1000, maxLogBytes: 2 ** 30, logDir } };
-    const ctx = { host: '127.0.0.1', store: gwStore, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() };
-    const gateway = await startGatewayWith(ctx, gatewayConfig, clickHouseRowSink(gwStore));
+    const processOf = (store: Store): Promise<ProcessContext> => openProcessContext(store, {
+      host: '127.0.0.1', keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry(), settings: { defaults: builtInDefaults, refreshMs: 5000 },
+    });
+    const gwProcess = await processOf(gwStore);
+    const gateway = await startGatewayWith(gwProcess.ctx, gatewayConfig, clickHouseRowSink(gwStore));
     const gwUrl = `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`;
     const refStore = await database(opened.store, 'bench_reference');
     const reference = await startReference(refStore);
@@ -285,13 +291,16 @@ async function main(): Promise<void> {
     }
     for (const [name, result] of Object.entries(best)) print(`best ${name}`, result);
     await gateway.stop();
+    gwProcess.stop();
     await reference.close();
 
     // 4x overload: 16 clients against a gateway whose write-ahead log is bounded at 64 MiB.
     const overStore = await database(opened.store, 'bench_overload');
-    const overloaded = await startGatewayWith({ ...ctx, store: overStore, registry: new Registry() }, { ...gatewayConfig, writer: { ...gatewayConfig.writer, maxLogBytes: 64 * 2 ** 20, logDir: join(logDir, 'overload') } }, clickHouseRowSink(overStore));
+    const overProcess = await processOf(overStore);
+    const overloaded = await startGatewayWith(overProcess.ctx, { ...gatewayConfig, writer: { ...gatewayConfig.writer, maxLogBytes: 64 * 2 ** 20, logDir: join(logDir, 'overload') } }, clickHouseRowSink(overStore));
     print('overload 4x spans/s (log 64 MiB)', await load(`http://127.0.0.1:${overloaded.ports['otlpHttp'] ?? 0}/v1/traces`, traces, clients * 4, phaseSeconds));
     await overloaded.stop();
+    overProcess.stop();
     rmSync(logDir, { recursive: true, force: true });
 
     conversionFigures(traces, logs, metrics, print);

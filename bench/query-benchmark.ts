@@ -18,6 +18,8 @@ import type { Store } from '../src/clickhouse/store.ts';
 import { migrate } from '../src/clickhouse/schema/migrator.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { Readiness } from '../src/ops/readiness.ts';
+import { openProcessContext } from '../src/target/process-context.ts';
+import { builtInDefaults } from '../src/tenant/settings/tenant-settings.ts';
 import { startApi } from '../api/api.ts';
 import type { RouteDeps } from '../api/query/deps.ts';
 import { planPage } from '../api/v1/query/record-page.ts';
@@ -161,7 +163,10 @@ async function main(): Promise<void> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'bench');
     if (!keys.ok) throw new Error(keys.message);
     const queryTimeoutMs = 30_000;
-    const api = await startApi({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 });
+    const proc = await openProcessContext(store, {
+      host: '127.0.0.1', keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry(), settings: { defaults: builtInDefaults, refreshMs: 5000 },
+    });
+    const api = await startApi(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 });
     // The API runs every query with this clause (its time limit); so does the API SQL column.
     const apiSettings = settingsClause(queryTimeoutMs);
     const url = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
@@ -250,6 +255,7 @@ async function main(): Promise<void> {
     }
     agent.destroy();
     await api.stop();
+    proc.stop();
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

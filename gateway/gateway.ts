@@ -11,7 +11,6 @@ import { listenEarly } from '../src/ops/ops-listener.ts';
 import type { EarlyListener } from '../src/ops/ops-listener.ts';
 import type { ComponentContext, OpenComponent, OpenGateway, PortContext, RunningComponent, StartGateway } from '../src/target/component.ts';
 import type { GatewayConfig } from '../src/config/config.ts';
-import { defaultSettingsView } from '../src/tenant/settings/tenant-settings.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { clickHouseRejectedUsage } from './limits/clickhouse-rejected-usage.ts';
 import { clickHouseReplicaRegistry } from './limits/clickhouse-replica-registry.ts';
@@ -44,7 +43,7 @@ async function startLimits(ctx: ComponentContext, log: Logger): Promise<{ limite
     },
     onBeat: () => { limiter.sweep(); },
   });
-  const limiter = new IngestLimiter(ctx.settings ?? defaultSettingsView(), replicas);
+  const limiter = new IngestLimiter(ctx.settings, replicas);
   const rejected = new RejectedUsage(clickHouseRejectedUsage(ctx.store), {
     flushMs: rejectedUsageFlushMs,
     onFailure: (message) => { log.warn('cannot write rejected usage; kept for the next write', { message }); },

@@ -10,19 +10,15 @@ import type { Logger } from '../log/logger.ts';
 import type { StatementLimits } from './statement-limits.ts';
 import type { Readiness } from '../ops/readiness.ts';
 import type { TenantSettingsAdmin } from '../tenant/settings/settings-cache.ts';
-import type { TenantSettingsView } from '../tenant/settings/tenant-settings.ts';
 
+/** What a deployable starts from: the process's store, gate, settings and keys (built by openProcessContext, src/target/process-context.ts). */
 export interface ComponentContext {
   readonly host: string;
   readonly store: Store;
-  /**
-   * The one gate the gateway's INSERTs and the API's queries pass on their
-   * way to the store. Absent in contexts built by hand (tests, benchmarks):
-   * work then goes straight to the store.
-   */
-  readonly storeGate?: StoreGate;
-  /** The bounds of every API statement inside ClickHouse (from TENANTRY_MEMORY_LIMIT_BYTES); absent in contexts built by hand: none beyond the time limit. */
-  readonly statementLimits?: StatementLimits;
+  /** The one gate the gateway's INSERTs and the API's queries pass on their way to the store. */
+  readonly storeGate: StoreGate;
+  /** The bounds of every API statement inside ClickHouse (from TENANTRY_MEMORY_LIMIT_BYTES); absent in a gateway-only process, which runs no queries. */
+  readonly statementLimits: StatementLimits | undefined;
   /**
    * Embedded mode: a chDB connection of its own that sends KILL QUERY (a
    * connection runs one statement at a time, so the queries' own cannot).
@@ -31,12 +27,10 @@ export interface ComponentContext {
   readonly statementControl?: Pick<ClickHouseClient, 'command'>;
   /**
    * Per-tenant limits and retention, kept in memory and refreshed from
-   * ClickHouse: one per process, shared by the gateway and the API. Absent
-   * in contexts built by hand: components then use defaultSettingsView().
+   * ClickHouse: one per process, shared by the gateway (which reads them) and
+   * the API (which also writes them, each write followed by a refresh).
    */
-  readonly settings?: TenantSettingsView;
-  /** The same settings with the writes the API makes (each followed by a refresh); set with `settings`. */
-  readonly settingsAdmin?: TenantSettingsAdmin;
+  readonly settings: TenantSettingsAdmin;
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly readiness: Readiness;

@@ -9,20 +9,16 @@ import { loadKeys } from '../auth/api-keys.ts';
 import type { KeyRing } from '../auth/api-keys.ts';
 import { migrate } from '../clickhouse/schema/migrator.ts';
 import { openStore } from '../clickhouse/store.ts';
-import { createStoreGate } from '../clickhouse/store-gate.ts';
 import type { Store } from '../clickhouse/store.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 import { Readiness } from '../ops/readiness.ts';
 import { fail, ok } from '../result.ts';
 import type { Result } from '../result.ts';
-import { SettingsCache } from '../tenant/settings/settings-cache.ts';
-import { createSettingsStore } from '../tenant/settings/settings-store.ts';
-import type { ComponentContext, OpenComponent, PortContext, RunningComponent } from './component.ts';
+import type { OpenComponent, PortContext, RunningComponent } from './component.ts';
+import { openProcessContext } from './process-context.ts';
 import { schemaIsCurrent } from './schema-gate.ts';
 import { openControlConnection } from './control-connection.ts';
-import { statementLimits } from './statement-limits.ts';
-import { storeGatePolicy } from './store-gate-policy.ts';
 import { processRegistry, waitForStopSignal } from './stop-signal.ts';
 
 export type ServingConfig = Extract<Config, { target: 'all' | 'gateway' | 'api' }>;
@@ -118,30 +114,20 @@ async function serve(config: ServingConfig, opened: readonly OpenComponent[], st
   const schema = await prepareSchema(config, store, readiness, log);
   if (!schema.ok) return stopWith(schema.error);
 
-  // One gate for the gateway's block INSERTs and the API's queries (embedded ClickHouse runs one statement at a time per connection).
-  const storeGate = createStoreGate(storeGatePolicy(
-    store.mode,
-    'queries' in config ? config.queries : undefined,
-    'gateway' in config ? config.gateway.writer.maxBatchDelayMs : undefined,
-  ));
-  // Tenant settings: read once before the components start, then every refresh period.
-  const settings = new SettingsCache(
-    createSettingsStore(store, { database: store.database, cluster: store.cluster }),
-    { defaults: config.settings.defaults, refreshMs: config.settings.refreshMs, log: log.child({ component: 'settings' }) },
-  );
-  await settings.start();
   const statementControl = await openControlConnection(config.storage.clickhouse);
-  const ctx: ComponentContext = {
-    host: config.host, store, storeGate, settings, settingsAdmin: settings, keys: keys.value, log, readiness, registry, statementControl,
-    statementLimits: 'queries' in config ? statementLimits(store.mode, config.queries) : undefined,
-  };
+  // Tenant settings are read once here, before the components start, then every refresh period.
+  const { ctx, stop: stopSettings } = await openProcessContext(store, {
+    host: config.host, keys: keys.value, log, readiness, registry, statementControl, settings: config.settings,
+    queries: 'queries' in config ? config.queries : undefined,
+    batchDelayMs: 'gateway' in config ? config.gateway.writer.maxBatchDelayMs : undefined,
+  });
   const running: RunningComponent[] = [];
   try {
     for (const component of opened) running.push(await component.start(ctx));
   } catch (error) {
     // Started components close their own ports when stopped; closing them again does nothing.
     await Promise.allSettled(running.map((c) => c.stop()));
-    settings.stop();
+    stopSettings();
     await statementControl?.close();
     return stopWith(`cannot start: ${(error as Error).message}`);
   }
@@ -158,7 +144,7 @@ async function serve(config: ServingConfig, opened: readonly OpenComponent[], st
   await stopSignal;
   readiness.beginShutdown();
   schema.value();
-  settings.stop();
+  stopSettings();
   const stopped = await Promise.allSettled(running.map((c) => c.stop()));
   for (const [i, result] of stopped.entries()) {
     if (result.status === 'rejected') log.error('component did not stop cleanly', { component: running[i]?.name, error: result.reason });

@@ -16,6 +16,7 @@ import { startApiWith } from '../../../api/api.ts';
 import { createApp } from '../../../api/app.ts';
 import { httpMetrics } from '../../../api/http/http-metrics.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { failingRunner } from './support/store-faults.ts';
 
 const key = 'body-timeout-key-0123456789';
@@ -70,7 +71,8 @@ describe('api body timeout', () => {
     if (!keys.ok) throw new Error(keys.message);
     const lines: string[] = [];
     const log = createLogger('debug', {}, (line) => { lines.push(line); });
-    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log, readiness: new Readiness([]), registry: new Registry() },
+    const proc = await testProcessContext(store, { keys: keys.keys, log });
+    const api = await startApiWith(proc.ctx,
       { port: 0, queryTimeoutMs: 1000, pageMaxBytes: 1_048_576, listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs } },
       failingRunner(new Error('not reached'), 1000, log));
     // Two on one route, one on a compatibility API (which reads its own form bodies).
@@ -86,6 +88,7 @@ describe('api body timeout', () => {
         await new Promise((r) => setTimeout(r, 200));
       } finally {
         await api.stop();
+        proc.stop();
       }
     });
     expect(cuts).to.have.length(paths.length);

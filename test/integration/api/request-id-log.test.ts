@@ -4,13 +4,12 @@
 // the process wrote are searched for the id the answer carries: the cause's
 // line names it, and every 5xx has one line of its own under it.
 import { expect } from 'chai';
-import { Registry } from 'prom-client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { createLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import { startApiWith } from '../../../api/api.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { failingRunner } from './support/store-faults.ts';
 
 const key = 'request-id-log-key-0123456789';
@@ -29,12 +28,14 @@ describe('api request ids in the log', () => {
     if (!keys.ok) throw new Error(keys.message);
     const lines: Record<string, unknown>[] = [];
     const log = createLogger('debug', {}, (line) => { lines.push(JSON.parse(line) as Record<string, unknown>); });
-    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log, readiness: new Readiness([]), registry: new Registry() },
+    const proc = await testProcessContext(store, { keys: keys.keys, log });
+    const api = await startApiWith(proc.ctx,
       { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, failingRunner(error, queryTimeoutMs, log));
     try {
       await run(`http://127.0.0.1:${api.ports['api'] ?? 0}`, { lines });
     } finally {
       await api.stop();
+      proc.stop();
     }
   }
 

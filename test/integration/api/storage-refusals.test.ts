@@ -4,14 +4,13 @@
 // failure is a 500 that reveals nothing either. Tenant globex's reads keep
 // succeeding meanwhile.
 import { expect } from 'chai';
-import { Registry } from 'prom-client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import { startApiWith } from '../../../api/api.ts';
 import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { insertRows, logRow, secondsNs } from './support/telemetry-rows.ts';
 
 const T = 1_795_000_000;
@@ -36,9 +35,10 @@ describe('api/storage that refuses writes', () => {
     if (!keys.ok) throw new Error(keys.message);
     const real = createQueryRunner(store, 5000, silentLogger);
     const refusing = createQueryRunner({ client: { query: (...a) => store.client.query(...a), command: () => Promise.reject(error) } }, 5000, silentLogger);
-    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() },
+    const proc = await testProcessContext(store, { keys: keys.keys });
+    const api = await startApiWith(proc.ctx,
       { port: 0, queryTimeoutMs: 5000, pageMaxBytes: 1_048_576 }, { rows: (st) => real.rows(st), manyRows: (st) => real.manyRows(st), command: (st) => refusing.command(st) });
-    return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: () => api.stop() };
+    return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: async () => { await api.stop(); proc.stop(); } };
   }
 
   const rename = (url: string): Promise<Response> => fetch(`${url}/v1/tenants/acme`, {

@@ -3,14 +3,12 @@
 // unexpected failure is a 500 that reveals nothing; stop() lets an in-flight
 // request finish.
 import { expect } from 'chai';
-import { Registry } from 'prom-client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import { startApiWith } from '../../../api/api.ts';
 import type { QueryRunner } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { failingRunner, slowRunner } from './support/store-faults.ts';
 
 const key = 'timeout-test-key-0123456789';
@@ -24,8 +22,9 @@ describe('api/query timeout and graceful stop', () => {
   async function start(runner: QueryRunner): Promise<{ url: string; stop: () => Promise<void> }> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.message);
-    const api = await startApiWith({ host: '127.0.0.1', store, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, runner);
-    return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: () => api.stop() };
+    const proc = await testProcessContext(store, { keys: keys.keys });
+    const api = await startApiWith(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, runner);
+    return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: async () => { await api.stop(); proc.stop(); } };
   }
 
   const logs = (url: string): Promise<Response> => fetch(`${url}/v1/tenants/acme/logs`, {

@@ -2,20 +2,17 @@
 // source and the precedence, codecs and bounds, who may read and write,
 // retention hiding on every query route, and the query limits.
 import { expect } from 'chai';
-import { Registry } from 'prom-client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import { storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
-import { SettingsCache } from '../../../src/tenant/settings/settings-cache.ts';
-import { createSettingsStore } from '../../../src/tenant/settings/settings-store.ts';
 import { builtInDefaults } from '../../../src/tenant/settings/tenant-settings.ts';
 import { startApiWith } from '../../../api/api.ts';
 import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import type { QueryTarget } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { field, keys, startHarness } from './support/api-harness.ts';
 import type { Harness } from './support/api-harness.ts';
 import { trappingTarget } from './support/store-faults.ts';
@@ -181,15 +178,15 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
     ]), 'test');
     if (!parsed.ok) throw new Error(parsed.message);
     const gate = createStoreGate(storeGatePolicy('server', { maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000, memoryLimitBytes: 2 * 1024 ** 3 }, undefined));
-    const settings = new SettingsCache(createSettingsStore(store, { database: store.database, cluster: undefined }), { defaults: builtInDefaults, refreshMs: 5000, log: silentLogger });
-    await settings.start();
+    const proc = await testProcessContext(store, { keys: parsed.keys });
     const runner = createQueryRunner(target, 20_000, silentLogger, gate);
-    const running = await startApiWith({ host: '127.0.0.1', store, storeGate: gate, settings, settingsAdmin: settings, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() },
+    // The runner's gate is one of the server's, whatever the store's mode.
+    const running = await startApiWith({ ...proc.ctx, storeGate: gate },
       { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
       call: (key, method, path, body) => fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      stop: async () => { await running.stop(); settings.stop(); },
+      stop: async () => { await running.stop(); proc.stop(); },
     };
   }
 

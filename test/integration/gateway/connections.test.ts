@@ -22,11 +22,10 @@ import { clickHouseRowSink } from '../../../gateway/writer/clickhouse-row-sink.t
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { decodeConfig } from '../../../src/config/config.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import type { RunningComponent } from '../../../src/target/component.ts';
 import { slowloris } from '../../../bench/support/slowloris.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { grpcExport, tracePath } from './support/grpc-client.ts';
 import { protobufHeaders, statusOf, tracesJson, tracesProtobuf } from './support/payloads.ts';
 
@@ -45,7 +44,7 @@ const inflightLimit = 1024 * 1024;
 const slack = 1500;
 
 /** The listeners of target `all` on one store, configured the way the process decodes them. */
-async function startAll(store: Store, dataDir: string): Promise<{ gateway: RunningComponent; api: RunningComponent; registry: Registry }> {
+async function startAll(store: Store, dataDir: string): Promise<{ gateway: RunningComponent; api: RunningComponent; registry: Registry; stopSettings: () => void }> {
   const decoded = decodeConfig('all', {
     TENANTRY_DATA_DIR: dataDir,
     TENANTRY_MAX_CONNECTIONS: String(maxConnections),
@@ -59,11 +58,11 @@ async function startAll(store: Store, dataDir: string): Promise<{ gateway: Runni
   const parsed = parseKeys(keyText, 'test keys');
   if (!parsed.ok) throw new Error(parsed.message);
   const registry = new Registry();
-  const ctx = { host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry };
   const config = decoded.value;
+  const { ctx, stop: stopSettings } = await testProcessContext(store, { keys: parsed.keys, registry, queries: config.queries, batchDelayMs: config.gateway.writer.maxBatchDelayMs });
   const gateway = await startGatewayWith(ctx, { ...config.gateway, otlpHttpPort: 0, otlpGrpcPort: 0 }, clickHouseRowSink(store));
   const api = await startApi(ctx, { ...config.api, port: 0 });
-  return { gateway, api, registry };
+  return { gateway, api, registry, stopSettings };
 }
 
 /** POSTs on a connection of its own, closed after the answer: the connection counts of these tests stay exact. */
@@ -163,6 +162,7 @@ describe('gateway: connection hygiene', function () {
   after(async () => {
     await all.api.stop();
     await all.gateway.stop();
+    all.stopSettings();
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   });

@@ -8,15 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { Registry } from 'prom-client';
 import { startGatewayWith } from '../../../gateway/gateway.ts';
 import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { clickHouseRowSink } from '../../../gateway/writer/clickhouse-row-sink.ts';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
+import type { ProcessContext } from '../../../src/target/process-context.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { healthCheck, healthWatch } from './support/grpc-health-client.ts';
 
 const traceService = 'opentelemetry.proto.collector.trace.v1.TraceService';
@@ -27,6 +27,7 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
   let gateway: RunningGateway | undefined;
   let logDir: string;
   let readiness: Readiness;
+  let proc: ProcessContext | undefined;
   let address: string;
 
   before(async () => {
@@ -36,7 +37,8 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
     logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
     // A condition the test holds: the process is not ready until it says so.
     readiness = new Readiness(['held by the test']);
-    gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness, registry: new Registry() }, {
+    proc = await testProcessContext(store, { keys: parsed.keys, readiness });
+    gateway = await startGatewayWith(proc.ctx, {
       otlpHttpPort: 0,
       otlpGrpcPort: 0,
       maxRequestBytes: 1024 * 1024,
@@ -47,6 +49,7 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
 
   after(async () => {
     await gateway?.stop();
+    proc?.stop();
     await store.close();
     rmSync(logDir, { recursive: true, force: true });
   });
@@ -81,6 +84,7 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
     expect(await healthCheck(address, 'liveness')).to.equal('SERVING');
     // Nothing the health service holds keeps the port from closing.
     await gateway?.stop();
+    proc?.stop();
     gateway = undefined;
   });
 });

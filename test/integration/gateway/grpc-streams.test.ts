@@ -10,14 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { Registry } from 'prom-client';
 import { startGatewayWith } from '../../../gateway/gateway.ts';
 import { clickHouseRowSink } from '../../../gateway/writer/clickhouse-row-sink.ts';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { tracePath } from './support/grpc-client.ts';
 import { tracesJson, tracesProtobuf } from './support/payloads.ts';
 
@@ -68,7 +66,8 @@ async function startGateway(store: Store, bodyTimeoutMs: number): Promise<{ addr
   const parsed = parseKeys(JSON.stringify([{ key, scopes: ['ingest'], tenants: ['streams'] }]), 'test keys');
   if (!parsed.ok) throw new Error(parsed.message);
   const logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
-  const gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, {
+  const proc = await testProcessContext(store, { keys: parsed.keys });
+  const gateway = await startGatewayWith(proc.ctx, {
     otlpHttpPort: 0,
     otlpGrpcPort: 0,
     maxRequestBytes: 2 * 1024 * 1024,
@@ -80,6 +79,7 @@ async function startGateway(store: Store, bodyTimeoutMs: number): Promise<{ addr
     address: `127.0.0.1:${gateway.ports['otlpGrpc'] ?? 0}`,
     stop: async () => {
       await gateway.stop();
+      proc.stop();
       rmSync(logDir, { recursive: true, force: true });
     },
   };

@@ -6,12 +6,10 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import { startGatewayWith } from '../../../gateway/gateway.ts';
 import { clickHouseRowSink } from '../../../gateway/writer/clickhouse-row-sink.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 import { startTestGateway, keys, select } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
 import { basicAuth, encodeWriteRequest, metadataType, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from './support/remote-write-request.ts';
@@ -190,7 +188,8 @@ describe('gateway: Prometheus remote write', function () {
       const parsed = parseKeys(JSON.stringify([{ key: keys.tenantA, scopes: ['ingest'], tenants: ['tenant-a'] }]), 'test keys');
       if (!parsed.ok) throw new Error(parsed.message);
       const logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
-      const small = await startGatewayWith({ host: '127.0.0.1', store: gw.store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, {
+      const proc = await testProcessContext(gw.store, { keys: parsed.keys });
+      const small = await startGatewayWith(proc.ctx, {
         otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: limit, maxInflightBytes: 16 * 1024,
         writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, logDir },
       }, clickHouseRowSink(gw.store));
@@ -203,6 +202,7 @@ describe('gateway: Prometheus remote write', function () {
         await small.flush();
       } finally {
         await small.stop();
+        proc.stop();
         rmSync(logDir, { recursive: true, force: true });
       }
       expect(await stored('inflight')).to.deep.equal([]);

@@ -2,19 +2,18 @@
 // gate on embedded ClickHouse. The store port holds one tenant's queries
 // until the test lets them go, so that a key's queries stay in flight.
 import { expect } from 'chai';
-import { Registry } from 'prom-client';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { parseKeys } from '../../../src/auth/api-keys.ts';
 import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { decodeConfig } from '../../../src/config/config.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
-import { Readiness } from '../../../src/ops/readiness.ts';
 import { storeGatePolicy } from '../../../src/target/store-gate-policy.ts';
 import { startApiWith } from '../../../api/api.ts';
 import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import type { QueryTarget } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
+import { testProcessContext } from '../../support/process-context.ts';
 
 const keyA = 'query-limits-key-a-0123456789';
 const keyB = 'query-limits-key-b-0123456789';
@@ -52,13 +51,14 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
     if (!keys.ok) throw new Error(keys.message);
     const gate = createStoreGate(storeGatePolicy(mode, queries, gateway.writer.maxBatchDelayMs));
     const runner = createQueryRunner(target, api.queryTimeoutMs, silentLogger, gate);
-    const running = await startApiWith({ host: '127.0.0.1', store, storeGate: gate, keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry() }, { ...api, port: 0 }, runner);
+    const proc = await testProcessContext(store, { keys: keys.keys });
+    const running = await startApiWith({ ...proc.ctx, storeGate: gate }, { ...api, port: 0 }, runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
       query: (key, tenant) => fetch(`${url}/v1/tenants/${tenant}/logs`, {
         method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ startTime: 1 }),
       }),
-      stop: () => running.stop(),
+      stop: async () => { await running.stop(); proc.stop(); },
     };
   }
 

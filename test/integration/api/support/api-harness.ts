@@ -3,11 +3,10 @@
 import { Registry } from 'prom-client';
 import { parseKeys } from '../../../../src/auth/api-keys.ts';
 import type { Store } from '../../../../src/clickhouse/store.ts';
-import { silentLogger } from '../../../../src/log/logger.ts';
-import { Readiness } from '../../../../src/ops/readiness.ts';
 import type { RunningComponent } from '../../../../src/target/component.ts';
 import { startApi } from '../../../../api/api.ts';
 import { migratedStore } from '../../../support/embedded-store.ts';
+import { testProcessContext } from '../../../support/process-context.ts';
 import { auditedStore } from './tenant-predicate-audit.ts';
 
 export const keys = {
@@ -57,7 +56,8 @@ export async function startHarness(prefix: string, extraKeys: readonly KeySpec[]
   const registry = new Registry();
   // The API's statements are audited: each that reads tenants' rows must bind its tenant (checked at close).
   const audit = auditedStore(store);
-  const api = await startApi({ host: '127.0.0.1', store: audit.store, keys: parsed.keys, log: silentLogger, readiness: new Readiness([]), registry }, { port: 0, queryTimeoutMs, pageMaxBytes });
+  const proc = await testProcessContext(audit.store, { keys: parsed.keys, registry });
+  const api = await startApi(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes });
   const base = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
   const call: Harness['call'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -79,6 +79,7 @@ export async function startHarness(prefix: string, extraKeys: readonly KeySpec[]
     post: (path, body, key) => call('POST', path, { body, key: key ?? keys.admin }),
     close: async () => {
       await api.stop();
+      proc.stop();
       await store.close();
       const offenders = audit.offenders();
       if (offenders.length > 0) throw new Error(`${offenders.length} statement(s) read tenants' rows without a bound tenant predicate:\n${offenders.slice(0, 5).join('\n')}`);

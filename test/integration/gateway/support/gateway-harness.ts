@@ -11,13 +11,13 @@ import { parseKeys } from '../../../../src/auth/api-keys.ts';
 import type { Store } from '../../../../src/clickhouse/store.ts';
 import type { GatewayConfig, WriterConfig } from '../../../../src/config/config.ts';
 import type { ListenerLimits } from '../../../../src/ops/listener-limits.ts';
-import { silentLogger } from '../../../../src/log/logger.ts';
 import { Readiness } from '../../../../src/ops/readiness.ts';
 import { startGatewayWith } from '../../../../gateway/gateway.ts';
 import type { TenantSettingsView } from '../../../../src/tenant/settings/tenant-settings.ts';
 import { clickHouseRowSink } from '../../../../gateway/writer/clickhouse-row-sink.ts';
 import type { RowSink } from '../../../../gateway/writer/row-sink.ts';
 import { migratedStore } from '../../../support/embedded-store.ts';
+import { testProcessContext } from '../../../support/process-context.ts';
 
 export const keys = {
   admin: 'admin-key-0123456789abcdef',
@@ -80,10 +80,11 @@ export async function startTestGateway(prefix: string, options: HarnessOptions =
     ...(options.metricsTenantLabels === undefined ? {} : { metricsTenantLabels: options.metricsTenantLabels }),
   };
   const real = clickHouseRowSink(store);
-  const gateway = await startGatewayWith({ host: '127.0.0.1', store, keys: parsed.keys, log: silentLogger, readiness, registry, ...(options.settings === undefined ? {} : { settings: options.settings }) }, config, options.sink?.(real) ?? real);
+  const proc = await testProcessContext(store, { keys: parsed.keys, readiness, registry, ...(options.settings === undefined ? {} : { settings: options.settings }) });
+  const gateway = await startGatewayWith(proc.ctx, config, options.sink?.(real) ?? real);
   flushers.set(store, () => gateway.flush());
   let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> => (stopped ??= gateway.stop());
+  const stop = (): Promise<void> => (stopped ??= gateway.stop().then(() => { proc.stop(); }));
   return {
     store,
     registry,
