@@ -37,7 +37,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config/**', 'test/**', 'bench/**'],
+    files: ['src/config/**', 'test/**', 'bench/**', 'support/**'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

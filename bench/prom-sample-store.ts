@@ -24,6 +24,7 @@ import { migrate } from '../src/clickhouse/schema/migrator.ts';
 import { openStore } from '../src/clickhouse/store.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { remoteWriteScope } from '../src/prometheus/remote-write-scope.ts';
+import { fixedSettings } from '../support/fixed-settings.ts';
 
 const counts = (process.env['BENCH_SERIES'] ?? '100,1000,10000').split(',').map(Number);
 const samples = Number(process.env['BENCH_SAMPLES'] ?? '720');
@@ -98,7 +99,7 @@ for (const shape of shapes) {
   for (const series of counts) {
     const name = await write(shape, series);
     const index = new SeriesIndexCache({ refreshMs: 60_000 });
-    const source = createPromSampleSource({ runner, schema: store, scan: TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n }, { principal: everyTenant, tenantId: 'bench' }, 'metrics'), visibleFromMs: 0, maxSamples: 100_000_000, maxSeries: 1_000_000, index });
+    const source = createPromSampleSource({ runner, schema: store, scan: TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n, settings: fixedSettings() }, { principal: everyTenant, tenantId: 'bench' }, 'metrics'), visibleFromMs: 0, maxSamples: 100_000_000, maxSeries: 1_000_000, index });
     const request = { matchers: [{ name: '__name__', op: '=' as const, value: name }], minT: start, maxT: end };
     const later = { ...request, minT: end + 3 * 86_400_000, maxT: end + 3 * 86_400_000 };
     const signal = new AbortController().signal;

@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     const start = base;
     const end = base + 7 * day;
     const lastHour = end - 3600;
-    const deps: RouteDeps = { schema: { database: db, cluster: undefined }, runner: undefined as never, now: () => BigInt(end) * 1_000_000_000n, pageMaxBytes: 8 * 1_048_576 };
+    const deps: RouteDeps = { schema: { database: db, cluster: undefined }, runner: undefined as never, now: () => BigInt(end) * 1_000_000_000n, pageMaxBytes: 8 * 1_048_576, settings: proc.ctx.settings };
     // The API's statements as its routes build them: through a TenantScan of an all-tenants key.
     const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
     const scan = (t: string, signal: TelemetrySignal): TenantScan => TenantScan.open(deps, { principal: everyTenant, tenantId: t }, signal);

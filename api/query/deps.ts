@@ -13,12 +13,8 @@ export interface RouteDeps {
   readonly now: () => bigint;
   /** Most bytes the records of one logs or traces page may take (TENANTRY_API_PAGE_MAX_BYTES). */
   readonly pageMaxBytes: number;
-  /**
-   * Per-tenant limits and retention, with the writes of the settings routes.
-   * Absent in routers built by hand (tests, benchmarks): every tenant then
-   * has the built-in defaults, and settings cannot be changed.
-   */
-  readonly settings?: TenantSettingsAdmin;
+  /** Per-tenant limits and retention, with the writes of the settings routes. */
+  readonly settings: TenantSettingsAdmin;
   /** Where failures that are the server's fault are logged (absent: not logged). */
   readonly log?: Logger;
 }

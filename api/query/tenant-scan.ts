@@ -27,10 +27,10 @@ import { SqlParams } from './sql-params.ts';
 import { effectiveSettings } from './tenant-settings-view.ts';
 import type { TimeRange } from './time-range.ts';
 
-/** What opening a scan reads: the clock and the tenants' settings (absent: every tenant has the built-in defaults). */
+/** What opening a scan reads: the clock and the tenants' settings. */
 export interface ScanDeps {
   readonly now: () => bigint;
-  readonly settings?: TenantSettingsView | undefined;
+  readonly settings: TenantSettingsView;
 }
 
 /** The telemetry a scan reads: retention is set per signal; usage (daily sums of all three) has neither retention nor a range limit. */

@@ -5,22 +5,14 @@ import type { StoreFailure } from '../../src/clickhouse/clickhouse-error.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Result } from '../../src/result.ts';
 import { fail, ok } from '../../src/result.ts';
-import { defaultSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { EffectiveSettings, SettingValues, TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { ApiError } from '../http/api-error.ts';
 import { internal, unavailable } from '../http/api-error.ts';
 import type { RouteDeps } from './deps.ts';
 
-const builtIn = defaultSettingsView();
-
-/** The settings view of the routes: the process's, or the built-in defaults for a router built by hand. */
-export function settingsView(deps: { readonly settings?: TenantSettingsView | undefined }): TenantSettingsView {
-  return deps.settings ?? builtIn;
-}
-
 /** Effective settings of a tenant, as the API shows them. */
-export function effectiveSettings(deps: { readonly settings?: TenantSettingsView | undefined }, tenantId: string): EffectiveSettings {
-  return settingsView(deps).effective(tenantId);
+export function effectiveSettings(deps: { readonly settings: TenantSettingsView }, tenantId: string): EffectiveSettings {
+  return deps.settings.effective(tenantId);
 }
 
 /** A settings write's failure as the API answers it. */
@@ -37,9 +29,8 @@ export function setValues(changes: { readonly limits?: Readonly<Record<string, n
   return { limits: keep(changes.limits), retention: keep(changes.retention) };
 }
 
-/** Runs a settings write, or refuses it when this router has no settings store. */
-export async function writeSettings(deps: RouteDeps, write: (admin: NonNullable<RouteDeps['settings']>) => Promise<Result<undefined, StoreFailure>>): Promise<Result<undefined, ApiError>> {
-  if (deps.settings === undefined) return fail(unavailable('tenant settings cannot be changed on this server'));
+/** Runs a settings write; a store failure becomes the API's error. */
+export async function writeSettings(deps: RouteDeps, write: (admin: RouteDeps['settings']) => Promise<Result<undefined, StoreFailure>>): Promise<Result<undefined, ApiError>> {
   const written = await write(deps.settings);
   return written.ok ? ok(undefined) : fail(settingsWriteError(written.error, deps.log));
 }

@@ -21,6 +21,7 @@ import type { RouteDeps } from '../../api/query/deps.ts';
 import { openStore } from '../../src/clickhouse/store.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { Pick, QueryCase, QueryTiming, Window } from './queries.ts';
+import { fixedSettings } from '../../support/fixed-settings.ts';
 
 export interface Breakdown { readonly name: string; readonly httpP50: number; readonly apiP50: number; readonly statementP50: number; readonly planningP50: number; readonly selectOneP50: number }
 
@@ -42,7 +43,7 @@ export async function breakdowns(dataDir: string, cases: readonly QueryCase[], t
   const store = opened.store;
   try {
     const runner = createQueryRunner(store, 30_000, silentLogger);
-    const deps: RouteDeps = { schema: { database: 'tenantry', cluster: undefined }, runner, now: () => BigInt(Date.now()) * 1_000_000n, pageMaxBytes: 8 * 1_048_576 };
+    const deps: RouteDeps = { schema: { database: 'tenantry', cluster: undefined }, runner, now: () => BigInt(Date.now()) * 1_000_000n, pageMaxBytes: 8 * 1_048_576, settings: fixedSettings() };
     const out: Breakdown[] = [];
     const one: number[] = [];
     for (let i = 0; i < calls; i++) {

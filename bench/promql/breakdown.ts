@@ -36,6 +36,7 @@ import { ok } from '../../src/result.ts';
 import { storeGatePolicy } from '../../src/target/store-gate-policy.ts';
 import type { BenchQuery } from './queries.ts';
 import { forTenantry } from './queries.ts';
+import { fixedSettings } from '../../support/fixed-settings.ts';
 
 /** Per query: ms of each phase, one entry per run. */
 export interface PhaseTimes {
@@ -83,7 +84,7 @@ const database = 'tenantry';
 
 /** An all-tenants key: the bench reads as the API would for any tenant. */
 const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
-const scanFor = (tenantId: string): TenantScan => TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n }, { principal: everyTenant, tenantId }, 'metrics');
+const scanFor = (tenantId: string): TenantScan => TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n, settings: fixedSettings() }, { principal: everyTenant, tenantId }, 'metrics');
 
 interface Ledger { firstStart: number | undefined; lastEnd: number; indexMs: number }
 

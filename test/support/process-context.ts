@@ -9,10 +9,9 @@ import type { QueryLimitsConfig } from '../../src/config/config.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { Readiness } from '../../src/ops/readiness.ts';
-import { fail } from '../../src/result.ts';
 import type { ProcessContext } from '../../src/target/process-context.ts';
 import { openProcessContext } from '../../src/target/process-context.ts';
-import type { TenantSettingsAdmin } from '../../src/tenant/settings/settings-cache.ts';
+import { fixedSettings } from '../../support/fixed-settings.ts';
 import { builtInDefaults } from '../../src/tenant/settings/tenant-settings.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 
@@ -42,17 +41,4 @@ export async function testProcessContext(store: Store, options: TestContextOptio
   });
   if (options.settings === undefined) return opened;
   return { ctx: { ...opened.ctx, settings: fixedSettings(options.settings) }, stop: opened.stop };
-}
-
-/** A settings port that answers `view`'s values and refuses writes. */
-function fixedSettings(view: TenantSettingsView): TenantSettingsAdmin {
-  const refused = (): ReturnType<TenantSettingsAdmin['write']> =>
-    Promise.resolve(fail({ kind: 'unavailable', message: 'fixed test settings cannot be written', code: undefined }));
-  return {
-    effective: (tenantId) => view.effective(tenantId),
-    get generation() { return view.generation; },
-    stackValues: () => ({}),
-    write: refused,
-    replace: refused,
-  };
 }

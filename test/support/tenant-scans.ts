@@ -17,7 +17,7 @@ export function settingsWith(change: (s: EffectiveSettings) => EffectiveSettings
 }
 
 /** The scan of `tenantId`'s `signal` at `nowNs` under `settings` (default: the built-in defaults). */
-export function scanOf(tenantId: string, signal: TelemetrySignal, nowNs: bigint, settings?: TenantSettingsView): TenantScan {
+export function scanOf(tenantId: string, signal: TelemetrySignal, nowNs: bigint, settings: TenantSettingsView = defaultSettingsView()): TenantScan {
   return TenantScan.open({ now: () => nowNs, settings }, { principal: everyTenantKey, tenantId }, signal);
 }
 

@@ -18,6 +18,7 @@ import { httpMetrics } from '../../../api/http/http-metrics.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { failingRunner } from './support/store-faults.ts';
+import { fixedSettings } from '../../../support/fixed-settings.ts';
 
 const key = 'body-timeout-key-0123456789';
 const bodyTimeoutMs = 600;
@@ -118,7 +119,7 @@ describe('api body timeout', () => {
     const log = createLogger('debug', {}, (line) => { lines.push(line); });
     // The app's own deadline far away, the listener's short: only the backstop can cut.
     const app = createApp({
-      schema: { database: 'tenantry', cluster: undefined }, runner: failingRunner(new Error('not reached'), 1000, log), now: () => 0n, pageMaxBytes: 1_048_576,
+      schema: { database: 'tenantry', cluster: undefined }, runner: failingRunner(new Error('not reached'), 1000, log), now: () => 0n, pageMaxBytes: 1_048_576, settings: fixedSettings(),
       keys: keys.keys, log, metrics: httpMetrics(new Registry()), bodyTimeoutMs: 3_600_000,
     });
     const koa = app.callback();

@@ -12,6 +12,7 @@ import { field, keys, startHarness } from './support/api-harness.ts';
 import { checkSchema } from './support/schema-check.ts';
 import { insertRows, logRow, metricRow, secondsNs, spanRow } from './support/telemetry-rows.ts';
 import type { Harness, Reply } from './support/api-harness.ts';
+import { fixedSettings } from '../../../support/fixed-settings.ts';
 
 const routes: readonly [string, string, unknown][] = [
   ['GET', '/v1/tenants', undefined],
@@ -131,7 +132,7 @@ describe('api/http surface', () => {
     const result = await validator.validate(reply.body as Record<string, unknown>);
     expect(result.valid, JSON.stringify(result.errors)).to.equal(true);
     expect(validator.version).to.equal('3.1');
-    const router = buildRouter({ schema: { database: 'x', cluster: undefined }, runner: createQueryRunner(h.store, 1000, silentLogger), now: () => 0n, pageMaxBytes: 1_048_576 });
+    const router = buildRouter({ schema: { database: 'x', cluster: undefined }, runner: createQueryRunner(h.store, 1000, silentLogger), now: () => 0n, pageMaxBytes: 1_048_576, settings: fixedSettings() });
     const registered = router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path)}`)).sort();
     expect(registered).to.deep.equal(documentedRoutes.map(([m, p]) => `${m} ${p}`).sort());
     const paths = field(reply.body, 'paths') as Record<string, Record<string, unknown>>;

@@ -14,6 +14,7 @@ import { parseKeys } from '../../../src/auth/api-keys.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
+import { fixedSettings } from '../../../support/fixed-settings.ts';
 
 const keys = { readAcme: 'read-acme-key-0123456789', adminAcme: 'admin-acme-key-0123456789', admin: 'admin-all-key-0123456789' };
 
@@ -40,7 +41,7 @@ describe('api/route middleware and reply', () => {
       { key: keys.admin, scopes: ['read', 'admin'], tenants: ['*'] },
     ]), 'test');
     if (!parsed.ok) throw new Error(parsed.message);
-    const app = createApp({ schema: { database: 'db', cluster: undefined }, runner, now: () => 1_795_000_000_000_000_000n, pageMaxBytes: 1_048_576, keys: parsed.keys, log: silentLogger, metrics: httpMetrics(new Registry()) });
+    const app = createApp({ schema: { database: 'db', cluster: undefined }, runner, now: () => 1_795_000_000_000_000_000n, pageMaxBytes: 1_048_576, settings: fixedSettings(), keys: parsed.keys, log: silentLogger, metrics: httpMetrics(new Registry()) });
     const koa = app.callback();
     server.on('request', (req, res) => { void koa(req, res); });
     await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });
