@@ -11,7 +11,7 @@ import { EXCEPTION_TAG_HEADER_NAME, extractErrorAtTheEndOfChunk } from '@clickho
 import type { ClickHouseClient } from '@clickhouse/client';
 import { classifyStoreError } from '../../src/clickhouse/clickhouse-error.ts';
 import { openGate } from '../../src/clickhouse/store-gate.ts';
-import type { QueryTurn, StoreGate } from '../../src/clickhouse/store-gate.ts';
+import type { StoreGate, TurnRefusal } from '../../src/clickhouse/store-gate.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { StatementLimits } from '../../src/target/statement-limits.ts';
 import type { Result } from '../../src/result.ts';
@@ -84,7 +84,7 @@ export interface QueryTarget {
 }
 
 /** A refused turn as the API answers it. */
-function refusal(turn: Exclude<QueryTurn<unknown>, { ok: true }>, timeoutMs: number): ApiError {
+function refusal(turn: TurnRefusal, timeoutMs: number): ApiError {
   if (turn.refused === 'tenant_limit') {
     return {
       code: 'rate_limited',
@@ -218,8 +218,8 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
         }, budget.turn?.signal);
       });
       if (!turn.ok) {
-        if (turn.refused === 'deadline') log.warn('query waited out its time limit for the store', { ...(request.requestId === undefined ? {} : { requestId: request.requestId }), timeoutMs, waitedMs: turn.waitedMs });
-        return fail(refusal(turn, timeoutMs));
+        if (turn.error.refused === 'deadline') log.warn('query waited out its time limit for the store', { ...(request.requestId === undefined ? {} : { requestId: request.requestId }), timeoutMs, waitedMs: turn.error.waitedMs });
+        return fail(refusal(turn.error, timeoutMs));
       }
       return ok(turn.value);
     } catch (error) {

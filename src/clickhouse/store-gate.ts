@@ -49,6 +49,8 @@
 //   are ordered by the time they used, as the decode gate orders flows by the
 //   bytes they were served; and only this gate pauses a party while ingest
 //   is active and preempts a long statement with the turn signal.
+import { fail, ok } from '../result.ts';
+import type { Result } from '../result.ts';
 import { KeyConcurrency } from './key-concurrency.ts';
 import { systemClock } from '../clock.ts';
 import type { Clock } from '../clock.ts';
@@ -61,14 +63,17 @@ export interface QueryCaller {
   readonly tenant?: { readonly id: string; readonly maxConcurrentQueries: number };
 }
 
-export type QueryTurn<T> =
-  | { readonly ok: true; readonly value: T }
+/** Why a query did not get its turn. */
+export type TurnRefusal =
   /** The key already has `limit` queries in flight and none finished within the wait. */
-  | { readonly ok: false; readonly refused: 'key_limit'; readonly limit: number; readonly retryAfterSeconds: number }
+  | { readonly refused: 'key_limit'; readonly limit: number; readonly retryAfterSeconds: number }
   /** The tenant already has `limit` queries in flight and none finished within the wait. */
-  | { readonly ok: false; readonly refused: 'tenant_limit'; readonly limit: number; readonly retryAfterSeconds: number }
+  | { readonly refused: 'tenant_limit'; readonly limit: number; readonly retryAfterSeconds: number }
   /** The query's time ran out while it waited for its turn. */
-  | { readonly ok: false; readonly refused: 'deadline'; readonly waitedMs: number };
+  | { readonly refused: 'deadline'; readonly waitedMs: number };
+
+/** A query's answer once it had its turn, or why it had none. */
+export type QueryTurn<T> = Result<T, TurnRefusal>;
 
 /** What a query's statement may use once it has its turn. */
 export interface StatementBudget {
@@ -114,7 +119,7 @@ export interface GatePolicy {
 /** The gate of a process without limits or scheduling (tools, tests that build a context by hand). */
 export const openGate: StoreGate = {
   insert: (work) => work(),
-  query: async (_caller, timeoutMs, work) => ({ ok: true, value: await work({ ms: timeoutMs, threads: undefined }) }),
+  query: async (_caller, timeoutMs, work) => (ok(await work({ ms: timeoutMs, threads: undefined }))),
 };
 
 interface QueryWaiter {
@@ -338,21 +343,21 @@ export function createStoreGate(policy: GatePolicy, clock: Clock = systemClock):
       const tenant = caller.tenant;
       // The tenant's place first: a query waiting for its tenant holds none of its key's places.
       if (tenant !== undefined && !(await tenants.acquire(tenant.id, tenant.maxConcurrentQueries, Math.min(policy.keyWaitMs, timeoutMs)))) {
-        return { ok: false, refused: 'tenant_limit', limit: tenant.maxConcurrentQueries, retryAfterSeconds: 1 };
+        return fail({ refused: 'tenant_limit', limit: tenant.maxConcurrentQueries, retryAfterSeconds: 1 });
       }
       const limit = policy.maxConcurrentQueries(caller);
       if (!(await keys.acquire(caller.key, limit, Math.max(0, Math.min(policy.keyWaitMs, deadline - clock.now()))))) {
         if (tenant !== undefined) tenants.release(tenant.id);
-        return { ok: false, refused: 'key_limit', limit, retryAfterSeconds: 1 };
+        return fail({ refused: 'key_limit', limit, retryAfterSeconds: 1 });
       }
       try {
         const held = turn === undefined ? { turn: undefined, end: () => undefined } : await turn.queryTurn(caller, deadline);
-        if (held === undefined) return { ok: false, refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) };
+        if (held === undefined) return fail({ refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) });
         try {
           const remainingMs = deadline - clock.now();
-          if (remainingMs < 1) return { ok: false, refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) };
+          if (remainingMs < 1) return fail({ refused: 'deadline', waitedMs: Math.round(clock.now() - arrived) });
           const budget: StatementBudget = { ms: Math.min(remainingMs, policy.maxRunMs), threads: policy.queryThreads };
-          return { ok: true, value: await work(held.turn === undefined ? budget : { ...budget, turn: { signal: held.turn, turnMs: policy.turnMs } }) };
+          return ok(await work(held.turn === undefined ? budget : { ...budget, turn: { signal: held.turn, turnMs: policy.turnMs } }));
         } finally {
           held.end();
         }

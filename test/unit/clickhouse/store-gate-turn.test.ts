@@ -116,7 +116,7 @@ describe('the store gate\'s turn signal (embedded ClickHouse)', () => {
     const heavyTurn = gate.query(a, 30_000, heavy.run);
     const impatient = gate.query(b, 500, new Statement(clock).run);
     await clock.advance(500);
-    expect(await impatient).to.deep.equal({ ok: false, refused: 'deadline', waitedMs: 500 });
+    expect(await impatient).to.deep.equal({ ok: false, error: { refused: 'deadline', waitedMs: 500 } });
     await clock.advance(5000);
     expect(heavy.firedAt).to.equal(undefined);
     await heavy.end();

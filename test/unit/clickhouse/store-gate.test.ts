@@ -140,7 +140,7 @@ describe('the store gate', () => {
       const next = gate.query(keyA, 30_000, work.piece('next'));
       await clock.advance(1000);
       const refused = await shortLimit;
-      expect(refused).to.deep.equal({ ok: false, refused: 'deadline', waitedMs: 1000 });
+      expect(refused).to.deep.equal({ ok: false, error: { refused: 'deadline', waitedMs: 1000 } });
       await work.finish('long');
       expect(work.running()).to.deep.equal(['next']);
       await work.finish('next');
@@ -247,7 +247,7 @@ describe('the store gate', () => {
       const a4 = gate.query(keyA, 30_000, work.piece('a4'));
       await clock.advance(2000);
       const refused: QueryTurn<string> = await a4;
-      expect(refused).to.deep.equal({ ok: false, refused: 'key_limit', limit: 2, retryAfterSeconds: 1 });
+      expect(refused).to.deep.equal({ ok: false, error: { refused: 'key_limit', limit: 2, retryAfterSeconds: 1 } });
       for (const name of ['a2', 'a3', 'b1']) await work.finish(name);
       expect((await Promise.all([a1, a2, a3, b1])).every((t) => t.ok)).to.equal(true);
       expect(work.log).to.not.include('a4');
@@ -261,7 +261,7 @@ describe('the store gate', () => {
       const a2 = gate.query(keyA, 30_000, work.piece('a waiting'));
       const a3 = gate.query(keyA, 30_000, work.piece('a over'));
       await clock.advance(2000);
-      expect(await a3).to.deep.include({ ok: false, refused: 'key_limit' });
+      expect(await a3).to.nested.include({ ok: false, 'error.refused': 'key_limit' });
       await work.finish('b running');
       await work.finish('a waiting');
       await Promise.all([a1, a2]);
@@ -280,7 +280,7 @@ describe('the store gate', () => {
       await settled();
       expect(work.running()).to.deep.equal(['a1', 'globex']);
       await clock.advance(2000);
-      expect(await b1).to.deep.equal({ ok: false, refused: 'tenant_limit', limit: 1, retryAfterSeconds: 1 });
+      expect(await b1).to.deep.equal({ ok: false, error: { refused: 'tenant_limit', limit: 1, retryAfterSeconds: 1 } });
       await work.finish('a1');
       await work.finish('globex');
       expect((await Promise.all([a1, other])).every((t) => t.ok)).to.equal(true);
@@ -299,7 +299,7 @@ describe('the store gate', () => {
       const a1 = gate.query({ key: 'A', tenant: { id: 'globex', maxConcurrentQueries: 5 } }, 30_000, work.piece('a1'));
       const a2 = gate.query({ key: 'A', tenant: acme }, 30_000, work.piece('a2'));
       await clock.advance(2000);
-      expect(await a2).to.deep.include({ ok: false, refused: 'key_limit' });
+      expect(await a2).to.nested.include({ ok: false, 'error.refused': 'key_limit' });
       const b1 = gate.query({ key: 'B', tenant: acme }, 30_000, work.piece('b1'));
       const b2 = gate.query({ key: 'C', tenant: acme }, 30_000, work.piece('b2'));
       await settled();
