@@ -1,6 +1,7 @@
 // ESLint flat config: type-aware typescript-eslint, zero warnings, and the
 // import boundaries of DESIGN.md section 1 (gateway/, api/ and operator/ may
-// import src/ but never each other; src/ imports none of them).
+// import src/ but never each other; src/ imports none of them); support/
+// (helpers shared by test/ and bench/) is imported by no production code.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -43,12 +44,12 @@ export default tseslint.config(
   {
     files: ['src/**'],
     ignores: ['src/cli.ts'],
-    rules: { 'no-restricted-imports': ['error', forbid(deployables, 'src/ is shared code and must not import a deployable.')] },
+    rules: { 'no-restricted-imports': ['error', forbid([...deployables, 'support'], 'src/ is shared code and must not import a deployable or the test and benchmark support/.')] },
   },
   ...deployables.map((own) => ({
     files: [`${own}/**`],
     rules: {
-      'no-restricted-imports': ['error', forbid(deployables.filter((d) => d !== own), `${own}/ may import src/ only, never another deployable.`)],
+      'no-restricted-imports': ['error', forbid([...deployables.filter((d) => d !== own), 'support'], `${own}/ may import src/ only, never another deployable or support/.`)],
     },
   })),
   {

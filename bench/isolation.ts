@@ -7,7 +7,7 @@
 //   2. the process's RSS growth for one request with a 1 MB resource
 //      attribute and 1,000 spans (target < 256 MiB);
 //   3. the time until the process closes a slowloris connection (headers,
-//      or a chunked body, that never end; bench/support/slowloris.ts);
+//      or a chunked body, that never end; support/slowloris.ts);
 //   4. heavy neighbour (issue 33): tenant B's query p99 and ingest p99 alone,
 //      then while tenant A runs heavy timeseries queries (group-bys over
 //      20,000 series, a month at fine intervals) in a loop, as ratios
@@ -27,7 +27,7 @@ import { openStore } from '../src/clickhouse/store.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { tracesRequest } from './ingest-payloads.ts';
-import { slowlorisCloseMs } from './support/slowloris.ts';
+import { slowlorisCloseMs } from '../support/slowloris.ts';
 import { phaseMetrics, readMetrics, watchLog } from './isolation-metrics.ts';
 import type { LogSummary } from './isolation-metrics.ts';
 import { nodeFlags } from '../src/target/node-flags.ts';

@@ -26,8 +26,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
-import { startTenantry, testEnvironment } from '../test/support/tenantry-process.ts';
-import type { FloodJob, FloodReport } from '../test/integration/gateway/support/flood-worker.ts';
+import { startTenantry, testEnvironment } from '../support/tenantry-process.ts';
+import type { FloodJob, FloodReport } from '../support/flood-worker.ts';
 import { cpuSeconds, waitIdle } from './peers/process-cpu.ts';
 import { tracesRequest } from './ingest-payloads.ts';
 
@@ -92,7 +92,7 @@ async function trickle(url: string, body: Buffer, seconds: number): Promise<{ st
 function flood(url: string, body: Buffer): { stop: () => Promise<FloodReport> } {
   const clients = 8;
   const job: FloodJob = { url, key: keys.a, body, clients, intervalMs: (body.length * clients * 1000) / (10 * limit) };
-  const worker = new Worker(new URL('../test/integration/gateway/support/flood-worker.ts', import.meta.url), { workerData: job });
+  const worker = new Worker(new URL('../support/flood-worker.ts', import.meta.url), { workerData: job });
   const report = new Promise<FloodReport>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
   return { stop: async () => { worker.postMessage('stop'); const r = await report; await worker.terminate(); return r; } };
 }

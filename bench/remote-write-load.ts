@@ -25,9 +25,9 @@ import { metricsFromProtobuf } from '../gateway/convert/metrics/protobuf.ts';
 import { decompressSnappy } from '../gateway/prometheus/snappy-body.ts';
 import { remoteWriteConverter } from '../gateway/prometheus/write-request.ts';
 import { ExportMetricsServiceRequest } from '../gateway/wire/otlp-messages.ts';
-import { startTenantry, testEnvironment } from '../test/support/tenantry-process.ts';
-import { basicAuth, encodeWriteRequest, remoteWriteHeaders, snappyBlock } from '../test/integration/gateway/support/remote-write-request.ts';
-import type { SeriesSpec } from '../test/integration/gateway/support/remote-write-request.ts';
+import { startTenantry, testEnvironment } from '../support/tenantry-process.ts';
+import { basicAuth, encodeWriteRequest, remoteWriteHeaders, snappyBlock } from '../support/remote-write-request.ts';
+import type { SeriesSpec } from '../support/remote-write-request.ts';
 import { cpuSeconds, waitIdle } from './peers/process-cpu.ts';
 import protobuf from 'protobufjs';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { compressSync } from 'snappy';
 
-const root = protobuf.loadSync(join(import.meta.dirname, '..', '..', '..', '..', 'proto', 'prometheus', 'remote.proto'));
+const root = protobuf.loadSync(join(import.meta.dirname, '..', 'proto', 'prometheus', 'remote.proto'));
 const writeRequest = root.lookupType('prometheus.WriteRequest');
 
 export interface SampleSpec { readonly value: number; readonly timestampMs: number }

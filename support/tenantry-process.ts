@@ -3,9 +3,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { nodeFlags } from '../../src/target/node-flags.ts';
+import { nodeFlags } from '../src/target/node-flags.ts';
 
-const cli = join(import.meta.dirname, '..', '..', 'src', 'cli.ts');
+const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
 
 export interface TenantryProcess {
   readonly child: ChildProcess;

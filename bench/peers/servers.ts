@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFlags } from '../../src/target/node-flags.ts';
-import { freePorts, spawnReady, stopper, tailOf } from '../../test/support/server-process.ts';
-import type { RunningServer as BaseServer } from '../../test/support/server-process.ts';
+import { freePorts, spawnReady, stopper, tailOf } from '../../support/server-process.ts';
+import type { RunningServer as BaseServer } from '../../support/server-process.ts';
 
-export { freePort, freePorts, spawnReady } from '../../test/support/server-process.ts';
+export { freePort, freePorts, spawnReady } from '../../support/server-process.ts';
 
 export type SystemName = 'tenantry' | 'victoria-logs' | 'jaeger' | 'prometheus' | 'victoria-metrics';
 

@@ -4,8 +4,8 @@
 // it holds a lock, so a build already under way is waited for.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { findPrometheus } from '../../test/prometheus/prometheus-binaries.ts';
-import type { PrometheusBinaries } from '../../test/prometheus/prometheus-binaries.ts';
+import { findPrometheus } from '../../support/prometheus-binaries.ts';
+import type { PrometheusBinaries } from '../../support/prometheus-binaries.ts';
 
 const script = 'build-prometheus.sh';
 const repoRoot = join(import.meta.dirname, '..', '..');

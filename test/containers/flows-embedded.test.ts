@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TenantryProcess } from '../support/tenantry-process.ts';
-import { startTenantry, testEnvironment } from '../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
 import type { FlowTarget } from './acceptance-flows.ts';
 import { acceptanceFlows } from './acceptance-flows.ts';
 import { randomText } from './docker-stack.ts';

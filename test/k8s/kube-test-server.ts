@@ -10,7 +10,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePorts } from '../support/server-process.ts';
+import { freePorts } from '../../support/server-process.ts';
 import type { K8sBinaries } from './k8s-binaries.ts';
 
 const execFileAsync = promisify(execFile);

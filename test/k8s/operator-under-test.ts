@@ -1,8 +1,8 @@
 // An operator process (the real CLI, target operator) against a test API
 // server, plus small kubectl helpers for the integration suites.
 import { expect } from 'chai';
-import { startTenantry, testEnvironment } from '../support/tenantry-process.ts';
-import type { TenantryProcess } from '../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../support/tenantry-process.ts';
 import type { KubeTestServer } from './kube-test-server.ts';
 
 export interface KubeItem {

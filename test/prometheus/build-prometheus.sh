@@ -12,7 +12,7 @@
 #       # build the compliance tester (Apache-2.0) from a checkout when the Go
 #       # module proxy does not serve the pinned version (it does not here)
 #
-# Pinned version (change it together with test/prometheus/prometheus-binaries.ts):
+# Pinned version (change it together with support/prometheus-binaries.ts):
 PROMETHEUS_MODULE_VERSION=v0.316.0
 PROMETHEUS_VERSION=3.16.0
 # github.com/prometheus/compliance/promql has no tags; this pseudo-version is
@@ -34,7 +34,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/tenantry-prometheus-build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 # The compliance tester, when its source can be had; otherwise a note the
-# compliance test skips with (test/prometheus/prometheus-binaries.ts).
+# compliance test skips with (support/prometheus-binaries.ts).
 build_tester() {
   [ -x "$TESTER_OUT/promql-compliance-tester" ] && return 0
   [ -f "$TESTER_OUT.unavailable" ] && [ -z "${PROMQL_COMPLIANCE_SRC:-}" ] && return 0

@@ -7,7 +7,7 @@ import { field, keys, startHarness } from './support/api-harness.ts';
 import type { Harness } from './support/api-harness.ts';
 import { keys as gatewayKeys, startTestGateway } from '../gateway/support/gateway-harness.ts';
 import type { TestGateway } from '../gateway/support/gateway-harness.ts';
-import { encodeWriteRequest, metadataType, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from '../gateway/support/remote-write-request.ts';
+import { encodeWriteRequest, metadataType, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from '../../../support/remote-write-request.ts';
 
 const T0 = Math.floor(Date.now() / 3_600_000) * 3600 - 3600;
 const ms = (s: number): number => (T0 + s) * 1000;

@@ -9,8 +9,8 @@ import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { skipUnlessFound } from '../../support/skip-unless-found.ts';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 
 const execFileAsync = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');

@@ -13,10 +13,10 @@ import { parseAllDocuments } from 'yaml';
 import { dashboardExprs } from '../../chart/exported-metrics.ts';
 import type { DashboardExpr } from '../../chart/exported-metrics.ts';
 import { findHelm } from '../../chart/helm-binary.ts';
-import { findPrometheus } from '../../prometheus/prometheus-binaries.ts';
+import { findPrometheus } from '../../../support/prometheus-binaries.ts';
 import { skipUnlessFound } from '../../support/skip-unless-found.ts';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 import { startPrometheus } from '../prometheus/support/prometheus-server.ts';
 import type { PrometheusServer } from '../prometheus/support/prometheus-server.ts';
 

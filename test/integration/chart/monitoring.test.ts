@@ -20,7 +20,7 @@ import { findHelm } from '../../chart/helm-binary.ts';
 import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
 import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
-import { findPrometheus } from '../../prometheus/prometheus-binaries.ts';
+import { findPrometheus } from '../../../support/prometheus-binaries.ts';
 import { skipUnlessFound } from '../../support/skip-unless-found.ts';
 
 const execFileAsync = promisify(execFile);

@@ -23,7 +23,7 @@ import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { decodeConfig } from '../../../src/config/config.ts';
 import type { RunningComponent } from '../../../src/target/component.ts';
-import { slowloris } from '../../../bench/support/slowloris.ts';
+import { slowloris } from '../../../support/slowloris.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { grpcExport, tracePath } from './support/grpc-client.ts';

@@ -16,9 +16,9 @@ import { Worker } from 'node:worker_threads';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { RetryInfo, RpcStatus } from '../../../gateway/wire/otlp-messages.ts';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
-import type { FloodJob, FloodReport } from './support/flood-worker.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
+import type { FloodJob, FloodReport } from '../../../support/flood-worker.ts';
 import { grpcExport, tracePath } from './support/grpc-client.ts';
 import { post, protobufHeaders, tracePartialSuccess, tracesJson, tracesProtobuf } from './support/payloads.ts';
 
@@ -65,7 +65,7 @@ function flood(url: string): { stop: () => Promise<FloodReport> } {
   const body = spansFor('A', 145, 'a'); // ~16 KB decoded
   const clients = 4;
   const job: FloodJob = { url, key: keys.a, body, clients, intervalMs: (body.length * clients * 1000) / (10 * limit) };
-  const worker = new Worker(new URL('./support/flood-worker.ts', import.meta.url), { workerData: job });
+  const worker = new Worker(new URL('../../../support/flood-worker.ts', import.meta.url), { workerData: job });
   const report = new Promise<FloodReport>((resolve, reject) => {
     worker.once('message', (r: FloodReport) => { resolve(r); });
     worker.once('error', reject);

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 import { queryDataDir } from './support/tenantry-process.ts';
-import { basicAuth, encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock } from './support/remote-write-request.ts';
-import type { SeriesSpec } from './support/remote-write-request.ts';
+import { basicAuth, encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock } from '../../../support/remote-write-request.ts';
+import type { SeriesSpec } from '../../../support/remote-write-request.ts';
 
 const keys = {
   admin: 'rw-admin-key-0123456789',

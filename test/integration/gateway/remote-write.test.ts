@@ -12,8 +12,8 @@ import { clickHouseRowSink } from '../../../gateway/writer/clickhouse-row-sink.t
 import { testProcessContext } from '../../support/process-context.ts';
 import { startTestGateway, keys, select } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
-import { basicAuth, encodeWriteRequest, metadataType, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from './support/remote-write-request.ts';
-import type { SeriesSpec } from './support/remote-write-request.ts';
+import { basicAuth, encodeWriteRequest, metadataType, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from '../../../support/remote-write-request.ts';
+import type { SeriesSpec } from '../../../support/remote-write-request.ts';
 
 const stale = '9218868437227405314'; // 0x7ff0000000000002
 const sentinel = 1234.0625;

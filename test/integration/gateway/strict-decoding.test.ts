@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { keys, select, startTestGateway } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
 import { jsonHeaders, post } from './support/payloads.ts';
-import { encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock } from './support/remote-write-request.ts';
+import { encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock } from '../../../support/remote-write-request.ts';
 
 const spans = (tenant: string, spec: readonly { name: string; kind: unknown; start?: unknown }[]): string => JSON.stringify({
   resourceSpans: [{

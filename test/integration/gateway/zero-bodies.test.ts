@@ -16,7 +16,7 @@ import { keys, startTestGateway } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
 import { gzipZeros } from './support/gzip-zeros.ts';
 import { post, protobufHeaders, statusOf, tracesJson, tracesProtobuf } from './support/payloads.ts';
-import { encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock } from './support/remote-write-request.ts';
+import { encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock } from '../../../support/remote-write-request.ts';
 
 const MiB = 1024 * 1024;
 const gzipHeaders = (key: string): Record<string, string> => ({ ...protobufHeaders(key), 'content-encoding': 'gzip' });

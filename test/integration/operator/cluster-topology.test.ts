@@ -11,7 +11,7 @@ import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { createNamespace, eventually, getJson, startOperatorProcess } from '../../k8s/operator-under-test.ts';
 import type { KubeItem } from '../../k8s/operator-under-test.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 
 const ns = 'day2';
 const kinds = 'statefulsets,jobs,deployments,poddisruptionbudgets,configmaps';

@@ -12,7 +12,7 @@ import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { createNamespace, eventually, getJson, startOperatorProcess, tryGet } from '../../k8s/operator-under-test.ts';
 import type { KubeItem } from '../../k8s/operator-under-test.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 
 const ns = 'wal';
 

@@ -4,9 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { freePort } from '../../support/server-process.ts';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { freePort } from '../../../support/server-process.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 
 describe('operator process start-up', function () {
   this.timeout(30_000);

@@ -11,8 +11,8 @@ import { startKubeTestServer } from '../../k8s/kube-test-server.ts';
 import type { KubeTestServer } from '../../k8s/kube-test-server.ts';
 import { createNamespace, eventually, getJson, startOperatorProcess } from '../../k8s/operator-under-test.ts';
 import type { KubeItem } from '../../k8s/operator-under-test.ts';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 
 const ns = 'mirror';
 const adminKey = 'mirror-test-admin-key-0123456789';

@@ -18,7 +18,7 @@ import type { Harness } from '../api/support/api-harness.ts';
 import { insertRows, metricRow } from '../api/support/telemetry-rows.ts';
 import { keys as gatewayKeys, startTestGateway } from '../gateway/support/gateway-harness.ts';
 import type { TestGateway } from '../gateway/support/gateway-harness.ts';
-import { encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from '../gateway/support/remote-write-request.ts';
+import { encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock, withStaleMarkers } from '../../../support/remote-write-request.ts';
 
 const T0 = Math.floor(Date.now() / 3_600_000) * 3600 - 3600;
 const ms = (s: number): number => (T0 + s) * 1000;

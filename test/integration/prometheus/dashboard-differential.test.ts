@@ -8,7 +8,7 @@
 // Grafana asks it: instant (tables, stats) at four times and range (graphs)
 // at steps of 15 s, 60 s and 37 s. Every answer must be equal.
 import { expect } from 'chai';
-import { findPrometheus } from '../../prometheus/prometheus-binaries.ts';
+import { findPrometheus } from '../../../support/prometheus-binaries.ts';
 import { skipUnlessFound } from '../../support/skip-unless-found.ts';
 import { dashboardQueries } from './support/dashboard-queries.ts';
 import { pushToBoth, startDifferentialStack, waitForSameAnswer } from './support/differential-stack.ts';

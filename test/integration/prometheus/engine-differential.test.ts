@@ -10,7 +10,7 @@
 // OpenTelemetry → Prometheus names: its answers must equal Prometheus' over
 // the remote-written series.
 import { expect } from 'chai';
-import { findPrometheus } from '../../prometheus/prometheus-binaries.ts';
+import { findPrometheus } from '../../../support/prometheus-binaries.ts';
 import { skipUnlessFound } from '../../support/skip-unless-found.ts';
 import { pushToBoth, startDifferentialStack, waitForSameAnswer } from './support/differential-stack.ts';
 import type { DifferentialStack } from './support/differential-stack.ts';

@@ -10,8 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 import { tracesJson, tracesProtobuf } from '../gateway/support/payloads.ts';
 import { preloadGauge } from './support/preload-metrics.ts';
 

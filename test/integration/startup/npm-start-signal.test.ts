@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { testEnvironment } from '../../support/tenantry-process.ts';
+import { testEnvironment } from '../../../support/tenantry-process.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 

@@ -11,8 +11,8 @@ import fc from 'fast-check';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTenantry, testEnvironment } from '../../support/tenantry-process.ts';
-import type { TenantryProcess } from '../../support/tenantry-process.ts';
+import { startTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import type { TenantryProcess } from '../../../support/tenantry-process.ts';
 import { canonicalSearch } from './support/tempo-client.ts';
 import { exportSpans, traceCorpus, traceIds } from './support/trace-corpus.ts';
 

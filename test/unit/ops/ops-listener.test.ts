@@ -7,7 +7,7 @@ import { createLogger } from '../../../src/log/logger.ts';
 import { listen } from '../../../src/ops/ops-listener.ts';
 import type { Listener } from '../../../src/ops/ops-listener.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
-import { slowloris } from '../../../bench/support/slowloris.ts';
+import { slowloris } from '../../../support/slowloris.ts';
 
 interface Reply { status: number; body: string }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { findActionlint } from '../../actionlint/actionlint-binary.ts';
 import { findHelm } from '../../chart/helm-binary.ts';
 import { findK8sBinaries } from '../../k8s/k8s-binaries.ts';
-import { findPrometheus } from '../../prometheus/prometheus-binaries.ts';
+import { findPrometheus } from '../../../support/prometheus-binaries.ts';
 import { parsePrerequisites, parseSkipList, verdict } from '../../support/skip-unless-found.ts';
 
 const list = parsePrerequisites(readFileSync('test/prepare-binaries.sh', 'utf8'));

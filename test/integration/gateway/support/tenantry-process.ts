@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startTenantry as spawnTenantry, testEnvironment } from '../../../support/tenantry-process.ts';
+import { startTenantry as spawnTenantry, testEnvironment } from '../../../../support/tenantry-process.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..', '..');
 export const processKey = 'process-test-key-0123456789';

@@ -6,7 +6,7 @@
 // churn a rollout makes). Written for the dashboard differential; shapes
 // learnt from reading kube-prometheus-stack's dashboards and rules, no query
 // or rule copied.
-import type { SampleSpec, SeriesSpec } from '../../gateway/support/remote-write-request.ts';
+import type { SampleSpec, SeriesSpec } from '../../../../support/remote-write-request.ts';
 import { seeded } from './synthetic-series.ts';
 
 /** The grid step and the span of the data. */

@@ -9,7 +9,7 @@
 // synth.http.request.duration (s) → synth_http_request_duration_seconds_
 // {bucket,sum,count}; job and instance from service.name and
 // service.instance.id.
-import type { SeriesSpec } from '../../gateway/support/remote-write-request.ts';
+import type { SeriesSpec } from '../../../../support/remote-write-request.ts';
 import { classicBounds, syntheticJob } from './synthetic-series.ts';
 
 /** The counters' instances sent over OTLP (app-3's has a staleness marker, which OTLP has no twin for). */

@@ -5,7 +5,7 @@
 // own /metrics to tell when remote write has sent everything.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, spawnReady } from '../../../support/server-process.ts';
+import { freePort, spawnReady } from '../../../../support/server-process.ts';
 
 export interface RemoteWriteTarget {
   readonly url: string;

@@ -7,7 +7,7 @@
 // and label names, recording-rule names with colons, NaN and ±Inf values,
 // and enough series for every aggregation to have groups. Every value comes
 // from a seeded generator, so both receivers get the same bytes.
-import type { HistogramSpec, SampleSpec, SeriesSpec } from '../../gateway/support/remote-write-request.ts';
+import type { HistogramSpec, SampleSpec, SeriesSpec } from '../../../../support/remote-write-request.ts';
 
 /** The grid every regular series is sampled on. */
 export const stepMs = 15_000;

@@ -6,7 +6,7 @@ import type { Principal } from '../../../../src/auth/api-keys.ts';
 import { defaultItemLimits } from '../../../../gateway/convert/common/item-limits.ts';
 import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
 import { labelNameProblem, remoteWriteConverter } from '../../../../gateway/prometheus/write-request.ts';
-import { encodeWriteRequest } from '../../../integration/gateway/support/remote-write-request.ts';
+import { encodeWriteRequest } from '../../../../support/remote-write-request.ts';
 
 const nowMs = Date.UTC(2026, 10, 24, 3, 0, 0);
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1']) };

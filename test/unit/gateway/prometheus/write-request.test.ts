@@ -7,8 +7,8 @@ import { maxDenseBuckets } from '../../../../gateway/prometheus/native-histogram
 import { remoteWriteScope } from '../../../../src/prometheus/remote-write-scope.ts';
 import { msToNanos, remoteWriteConverter } from '../../../../gateway/prometheus/write-request.ts';
 import type { RemoteWriteBatch } from '../../../../gateway/prometheus/write-request.ts';
-import { encodeWriteRequest, metadataType, staleNaNBits, withStaleMarkers } from '../../../integration/gateway/support/remote-write-request.ts';
-import type { HistogramSpec, SeriesSpec } from '../../../integration/gateway/support/remote-write-request.ts';
+import { encodeWriteRequest, metadataType, staleNaNBits, withStaleMarkers } from '../../../../support/remote-write-request.ts';
+import type { HistogramSpec, SeriesSpec } from '../../../../support/remote-write-request.ts';
 import { readRows } from '../support/row-binary-reader.ts';
 import type { Row } from '../support/row-binary-reader.ts';
 
