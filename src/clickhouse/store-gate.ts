@@ -14,8 +14,7 @@
 //   of wide queries left an INSERT behind eight queries. The gate therefore
 //   holds the queries' turn itself: one query at a time. INSERTs have a
 //   connection of their own (Store.insertClients) and run beside the
-//   queries; when they share the queries' connection (`insertsTakeTurn`), a
-//   waiting INSERT gets the turn first.
+//   queries, never waiting for the turn.
 // - The turn is fair across tenants (a query's party is its tenant, or its
 //   key when it reads no one tenant): the next query is that of the waiting
 //   party that has used the least store time (ties: the one served longest
@@ -98,8 +97,6 @@ export interface StoreGate {
 export interface GatePolicy {
   /** True for embedded ClickHouse: one query at a time, scheduled here. */
   readonly exclusive: boolean;
-  /** Exclusive mode: INSERTs share the queries' connection, so they take the turn too (first). */
-  readonly insertsTakeTurn: boolean;
   /** Queries in flight per key; a tenant's own limit plugs in here. */
   readonly maxConcurrentQueries: (caller: QueryCaller) => number;
   /** How long a query over its key's limit waits for one of the key's queries to finish. */
@@ -144,13 +141,12 @@ interface Party {
   running: boolean;
 }
 
-/** Embedded mode's single turn: INSERTs first, queries fair over tenants, each tenant paced by its own use while ingest is active. */
+/** Embedded mode's single turn of queries, fair over tenants, each tenant paced by its own use while ingest (INSERTs beside the turn) is active. */
 class ExclusiveTurn {
   readonly #clock: Clock;
   readonly #policy: GatePolicy;
   #busy = false;
-  readonly #inserts: Array<() => void> = [];
-  /** INSERTs running alongside the queries (not taking the turn). */
+  /** INSERTs running beside the queries. */
   #running = 0;
   readonly #parties = new Map<unknown, Party>();
   /** The `used` of the statement last started: a party coming back from idle starts here (it saves up no credit while away). */
@@ -166,23 +162,8 @@ class ExclusiveTurn {
     this.#policy = policy;
   }
 
-  async insert<T>(work: () => Promise<T>): Promise<T> {
-    if (!this.#policy.insertsTakeTurn) return this.#alongside(work);
-    await new Promise<void>((resolve) => {
-      this.#inserts.push(resolve);
-      this.#dispatch();
-    });
-    try {
-      return await work();
-    } finally {
-      this.#lastInsertEnd = this.#clock.now();
-      this.#busy = false;
-      this.#dispatch();
-    }
-  }
-
   /** An INSERT on its own connection: it runs at once; queries are paced while it and its successors run. */
-  async #alongside<T>(work: () => Promise<T>): Promise<T> {
+  async insert<T>(work: () => Promise<T>): Promise<T> {
     this.#running++;
     try {
       return await work();
@@ -230,7 +211,7 @@ class ExclusiveTurn {
   }
 
   #ingestActive(now: number): boolean {
-    return this.#inserts.length > 0 || this.#running > 0 || now - this.#lastInsertEnd <= this.#policy.ingestActiveMs;
+    return this.#running > 0 || now - this.#lastInsertEnd <= this.#policy.ingestActiveMs;
   }
 
   #queryEnded(party: Party, started: number): void {
@@ -252,12 +233,6 @@ class ExclusiveTurn {
     const now = this.#clock.now();
     this.#armTurn(now);
     if (this.#busy) return;
-    const insert = this.#inserts.shift();
-    if (insert !== undefined) {
-      this.#busy = true;
-      insert();
-      return;
-    }
     const ingest = this.#ingestActive(now);
     let next: Party | undefined;
     let soonest = Number.POSITIVE_INFINITY;

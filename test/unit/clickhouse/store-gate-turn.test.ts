@@ -48,7 +48,7 @@ const b = tenant('B', 'b');
 
 function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): StoreGate {
   return createStoreGate({
-    exclusive: true, insertsTakeTurn: false, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 10_000, turnMs: 1000, queryThreads: 1, ...overrides,
+    exclusive: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 10_000, turnMs: 1000, queryThreads: 1, ...overrides,
   }, clock);
 }
 
