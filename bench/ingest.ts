@@ -254,7 +254,7 @@ async function main(): Promise<void> {
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-'));
   const opened = await openStore({ kind: 'embedded', dataDir, database: 'bench' });
-  if (!opened.ok) throw new Error(opened.message);
+  if (!opened.ok) throw new Error(opened.error);
   const keys = parseKeys(JSON.stringify([{ key, scopes: ['ingest'], tenants: ['*'] }]), 'bench');
   if (!keys.ok) throw new Error(keys.message);
   const traces = Array.from({ length: 8 }, (_, i) => tracesRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
@@ -266,7 +266,7 @@ async function main(): Promise<void> {
   try {
     // The gateway, as in production (group commit, direct converters, RowBinary inserts), and the
     // reference, alternated twice so that a burst of load from other processes does not decide the result.
-    const gwStore = await database(opened.store, 'bench_gateway');
+    const gwStore = await database(opened.value, 'bench_gateway');
     const logDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-wal-'));
     const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 100_000, maxBatchBytes: 64 * 2 ** 20, maxBatchDelayMs: 1000, maxLogBytes: 2 ** 30, logDir } };
     const processOf = (store: Store): Promise<ProcessContext> => openProcessContext(store, {
@@ -275,7 +275,7 @@ async function main(): Promise<void> {
     const gwProcess = await processOf(gwStore);
     const gateway = await startGatewayWith(gwProcess.ctx, gatewayConfig, clickHouseRowSink(gwStore));
     const gwUrl = `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`;
-    const refStore = await database(opened.store, 'bench_reference');
+    const refStore = await database(opened.value, 'bench_reference');
     const reference = await startReference(refStore);
     const best: Record<string, LoadResult> = {};
     for (const round of [1, 2]) {
@@ -283,7 +283,7 @@ async function main(): Promise<void> {
         ['gateway spans/s', `${gwUrl}/v1/traces`, traces], ['reference spans/s', `${reference.url}/v1/traces`, traces],
         ['gateway log records/s', `${gwUrl}/v1/logs`, logs], ['reference log records/s', `${reference.url}/v1/logs`, logs],
       ] as const) {
-        await settleMerges(opened.store);
+        await settleMerges(opened.value);
         const result = await load(url, bodies, clients, phaseSeconds / 2);
         print(`${name} (round ${round})`, result);
         if ((best[name]?.itemsPerSecond ?? -1) < result.itemsPerSecond) best[name] = result;
@@ -295,7 +295,7 @@ async function main(): Promise<void> {
     await reference.close();
 
     // 4x overload: 16 clients against a gateway whose write-ahead log is bounded at 64 MiB.
-    const overStore = await database(opened.store, 'bench_overload');
+    const overStore = await database(opened.value, 'bench_overload');
     const overProcess = await processOf(overStore);
     const overloaded = await startGatewayWith(overProcess.ctx, { ...gatewayConfig, writer: { ...gatewayConfig.writer, maxLogBytes: 64 * 2 ** 20, logDir: join(logDir, 'overload') } }, clickHouseRowSink(overStore));
     print('overload 4x spans/s (log 64 MiB)', await load(`http://127.0.0.1:${overloaded.ports['otlpHttp'] ?? 0}/v1/traces`, traces, clients * 4, phaseSeconds));
@@ -309,15 +309,15 @@ async function main(): Promise<void> {
     // pipelines, as both write the same tables) against the gateway's own conversion.
     const spanRowChunks = traces.map((b) => rowsOf(converters.traces.protobuf, b));
     for (const rowsPerInsert of [2000, 4000, 8000]) {
-      const insertOnly = await clickHouseMicrosPerRow(await database(opened.store, `bench_cpu_${rowsPerInsert}_nomerge`), spanRowChunks, rowsPerInsert, false);
-      const withMerges = await clickHouseMicrosPerRow(await database(opened.store, `bench_cpu_${rowsPerInsert}`), spanRowChunks, rowsPerInsert, true);
+      const insertOnly = await clickHouseMicrosPerRow(await database(opened.value, `bench_cpu_${rowsPerInsert}_nomerge`), spanRowChunks, rowsPerInsert, false);
+      const withMerges = await clickHouseMicrosPerRow(await database(opened.value, `bench_cpu_${rowsPerInsert}`), spanRowChunks, rowsPerInsert, true);
       print(`clickhouse cpu µs/span row, ${rowsPerInsert}/insert`, { insert: insertOnly, merges: Math.round((withMerges - insertOnly) * 10) / 10, total: withMerges });
     }
 
     // Insert formats, same 10,000 span rows: RowBinary as the gateway writes it, and the
     // JSONEachRow ClickHouse renders from those rows (the format of the previous gateway).
     const sample = Buffer.concat(Array.from({ length: 10 }, (_, i) => rowsOf(converters.traces.protobuf, traces[i % traces.length] ?? Buffer.alloc(0))));
-    const formatStore = await database(opened.store, 'bench_formats');
+    const formatStore = await database(opened.value, 'bench_formats');
     const spans = rowTargets.spans;
     await formatStore.client.command({ query: `CREATE TABLE ${formatStore.database}.staging AS ${formatStore.database}.spans` });
     await insertRowBinary(formatStore, { ...spans, table: 'staging' }, [sample]);
@@ -336,7 +336,7 @@ async function main(): Promise<void> {
     print('cpu µs/span allowed at 2.5x (spans)', Math.round(((gatewaySpans?.cpuCores ?? 0) * 1e6) / (2.5 * (best['reference spans/s']?.itemsPerSecond ?? 1))));
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
-    await opened.store.close();
+    await opened.value.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

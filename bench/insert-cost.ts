@@ -375,11 +375,11 @@ async function measureTable(base: Store, dir: string, t: Table): Promise<void> {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tenantry-insert-cost-'));
   const opened = await openStore({ kind: 'embedded', dataDir: dir, database: 'unused' });
-  if (!opened.ok) throw new Error(opened.message);
+  if (!opened.ok) throw new Error(opened.error);
   try {
-    for (const t of tables) await measureTable(opened.store, opened.store.spoolDir ?? dir, t);
+    for (const t of tables) await measureTable(opened.value, opened.value.spoolDir ?? dir, t);
   } finally {
-    await opened.store.close();
+    await opened.value.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -162,8 +162,8 @@ async function rssGrowth(pid: number, work: () => Promise<number>): Promise<{ gr
 /** Spans of the reader tenant over the last 6 days, written before the process starts (it owns the data dir once running). */
 async function preload(dataDir: string): Promise<number> {
   const opened = await openStore({ kind: 'embedded', dataDir, database });
-  if (!opened.ok) throw new Error(opened.message);
-  const store = opened.store;
+  if (!opened.ok) throw new Error(opened.error);
+  const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
     if (!migrated.ok) throw new Error(migrated.message);

@@ -34,8 +34,8 @@ const stepMs = 15_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'prom-sample-store-bench-'));
 const opened = await openStore({ kind: 'embedded', dataDir: dir, database: 'bench' });
-if (!opened.ok) throw new Error(opened.message);
-const store = opened.store;
+if (!opened.ok) throw new Error(opened.error);
+const store = opened.value;
 const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
 if (!migrated.ok) throw new Error(migrated.message);
 /** An all-tenants key: the bench reads as the API would for any tenant. */

@@ -153,8 +153,8 @@ async function measure(variants: readonly ((tenant: string) => Promise<void>)[])
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tenantry-query-bench-'));
   const opened = await openStore({ kind: 'embedded', dataDir: dir, database: 'bench' });
-  if (!opened.ok) throw new Error(opened.message);
-  const store = opened.store;
+  if (!opened.ok) throw new Error(opened.error);
+  const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
     if (!migrated.ok) throw new Error(migrated.message);

@@ -37,16 +37,16 @@ async function apiStarter(config: Extract<Config, { api: unknown }>): Promise<Co
 async function runMigrate(config: Extract<Config, { target: 'migrate' }>, log: Logger): Promise<number> {
   const opened = await openStore(config.storage.clickhouse);
   if (!opened.ok) {
-    log.error(opened.message);
+    log.error(opened.error);
     return 1;
   }
-  const result = await migrate(opened.store, config.storage.retention, log);
-  await opened.store.close();
+  const result = await migrate(opened.value, config.storage.retention, log);
+  await opened.value.close();
   if (!result.ok) {
     log.error(result.message);
     return 1;
   }
-  log.info('schema is current', { database: opened.store.database, applied: result.applied, retentionChanged: result.retentionChanged });
+  log.info('schema is current', { database: opened.value.database, applied: result.applied, retentionChanged: result.retentionChanged });
   return 0;
 }
 

@@ -39,8 +39,8 @@ export async function breakdowns(dataDir: string, cases: readonly QueryCase[], t
   });
   if (lost.length === 0) return [];
   const opened = await openStore({ kind: 'embedded', dataDir, database: 'tenantry' });
-  if (!opened.ok) throw new Error(opened.message);
-  const store = opened.store;
+  if (!opened.ok) throw new Error(opened.error);
+  const store = opened.value;
   try {
     const runner = createQueryRunner(store, 30_000, silentLogger);
     const deps: RouteDeps = { schema: { database: 'tenantry', cluster: undefined }, runner, now: () => BigInt(Date.now()) * 1_000_000n, pageMaxBytes: 8 * 1_048_576, settings: fixedSettings() };

@@ -179,8 +179,8 @@ async function runOnce(plan: BreakdownPlan, store: Store, runners: { plain: Quer
 /** Opens Tenantry's data in this process and times every query's phases. */
 export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
   const opened = await openStore({ kind: 'embedded', dataDir: plan.dataDir, database });
-  if (!opened.ok) throw new Error(opened.message);
-  const store = opened.store;
+  if (!opened.ok) throw new Error(opened.error);
+  const store = opened.value;
   try {
     const runner = createQueryRunner(store, 60_000, silentLogger);
     // As the server composes it (src/target/server-process.ts), with no ingest going on.

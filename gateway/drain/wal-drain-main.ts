@@ -24,11 +24,11 @@ async function main(): Promise<number> {
   const log = createLogger(config.logLevel, { target: 'wal-drain' });
   const opened = await openStore(config.storage.clickhouse);
   if (!opened.ok) {
-    log.error(opened.message);
+    log.error(opened.error);
     return 1;
   }
   try {
-    const drained = await drainLogDirectory(clickHouseRowSink(opened.store), config.gateway.writer, log, attemptTimeoutMs);
+    const drained = await drainLogDirectory(clickHouseRowSink(opened.value), config.gateway.writer, log, attemptTimeoutMs);
     if (!drained.ok) {
       log.error('write-ahead log not drained; the next attempt goes on', { message: drained.error.message, segmentsLeft: drained.error.segmentsLeft });
       return 1;
@@ -36,7 +36,7 @@ async function main(): Promise<number> {
     log.info('write-ahead log drained', { ...drained.value });
     return 0;
   } finally {
-    await opened.store.close();
+    await opened.value.close();
   }
 }
 

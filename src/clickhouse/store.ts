@@ -6,6 +6,8 @@ import { join, resolve } from 'node:path';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseConfig } from '../config/config.ts';
+import { fail, ok } from '../result.ts';
+import type { Result } from '../result.ts';
 
 export interface Store {
   readonly client: ClickHouseClient;
@@ -32,7 +34,6 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type OpenResult = { readonly ok: true; readonly store: Store } | { readonly ok: false; readonly message: string };
 
 /** The folder inside TENANTRY_DATA_DIR that chDB owns. */
 export function embeddedPath(dataDir: string): string {
@@ -70,7 +71,7 @@ export async function loadChdb(): Promise<ChdbConnectionModule | undefined> {
 }
 
 /** Opens the store described by the config; a missing chdb package is a value, not a crash. */
-export async function openStore(config: ClickHouseConfig, load: () => Promise<ChdbConnectionModule | undefined> = loadChdb): Promise<OpenResult> {
+export async function openStore(config: ClickHouseConfig, load: () => Promise<ChdbConnectionModule | undefined> = loadChdb): Promise<Result<Store, string>> {
   if (config.kind === 'server') {
     const client = createClient({
       url: config.url,
@@ -83,14 +84,13 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
       // Progress headers keep long queries' connections alive through load balancers.
       clickhouse_settings: { output_format_json_quote_64bit_integers: 1, send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' },
     });
-    return { ok: true, store: { client, insertClients: [client], mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() } };
+    return ok({ client, insertClients: [client], mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() });
   }
   const chdb = await load();
   if (chdb === undefined) {
-    return {
-      ok: false,
-      message: 'embedded ClickHouse needs the optional npm package "chdb", which is not installed: run `npm install` (on Linux x64/arm64 glibc or macOS), or set TENANTRY_CLICKHOUSE_URL to use a ClickHouse server',
-    };
+    return fail(
+      'embedded ClickHouse needs the optional npm package "chdb", which is not installed: run `npm install` (on Linux x64/arm64 glibc or macOS), or set TENANTRY_CLICKHOUSE_URL to use a ClickHouse server',
+    );
   }
   const path = embeddedPath(config.dataDir);
   try {
@@ -100,8 +100,8 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
     const connect = (): ClickHouseClient => createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
     const insertClients = [connect(), connect()] as const;
     const close = async (): Promise<void> => { await Promise.all([...insertClients, client].map((c) => c.close())); };
-    return { ok: true, store: { client, insertClients, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close } };
+    return ok({ client, insertClients, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close });
   } catch (error) {
-    return { ok: false, message: `cannot open embedded ClickHouse at ${path}: ${(error as Error).message}` };
+    return fail(`cannot open embedded ClickHouse at ${path}: ${(error as Error).message}`);
   }
 }

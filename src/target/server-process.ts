@@ -87,11 +87,11 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
 
   const store = await openStore(config.storage.clickhouse);
   if (!store.ok) {
-    log.error(store.message);
+    log.error(store.error);
     await closePorts();
     return 1;
   }
-  return serve(config, opened, store.store, { readiness, registry, closePorts }, log);
+  return serve(config, opened, store.value, { readiness, registry, closePorts }, log);
 }
 
 interface ProcessParts {

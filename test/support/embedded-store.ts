@@ -17,8 +17,8 @@ let shared: Promise<Store> | undefined;
 /** The process-wide embedded store, opened on first use. */
 export function sharedStore(): Promise<Store> {
   shared ??= openStore({ kind: 'embedded', dataDir: storeDir, database: 'unused' }).then((r) => {
-    if (!r.ok) throw new Error(r.message);
-    return r.store;
+    if (!r.ok) throw new Error(r.error);
+    return r.value;
   });
   return shared;
 }

@@ -118,9 +118,9 @@ describe('schema on embedded ClickHouse', function () {
     it('reports an unreachable ClickHouse as a value, not a crash', async () => {
       const { openStore } = await import('../../../src/clickhouse/store.ts');
       const opened = await openStore({ kind: 'server', url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'x', cluster: undefined });
-      if (!opened.ok) throw new Error(opened.message);
-      const result = await migrate(opened.store, defaultRetention, silentLogger);
-      await opened.store.close();
+      if (!opened.ok) throw new Error(opened.error);
+      const result = await migrate(opened.value, defaultRetention, silentLogger);
+      await opened.value.close();
       expect(result.ok).to.equal(false);
       expect(result).to.have.nested.property('failure.kind', 'unavailable');
     });

@@ -43,24 +43,24 @@ describe('RowBinary inserts', () => {
     });
     await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });
     const opened = await openStore({ kind: 'server', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, user: 'default', password: '', database: 'tenantry', cluster: undefined });
-    if (!opened.ok) throw new Error(opened.message);
+    if (!opened.ok) throw new Error(opened.error);
     try {
       const rows = [Buffer.from([0x00, 0xff, 0x0a]), Buffer.from([0x01, 0x02])];
       const target = { table: 'spans', columns: ['a', 'b'], structure: 'a String, b String', retentionFrom: undefined };
-      await insertRowBinary(opened.store, target, rows, 'spans-0123456789abcdef-000000000042');
+      await insertRowBinary(opened.value, target, rows, 'spans-0123456789abcdef-000000000042');
       expect(seen).to.have.length(1);
       expect(seen[0]?.query).to.equal("INSERT INTO tenantry.spans (a, b) SETTINGS max_partitions_per_insert_block = 0, materialize_skip_indexes_on_insert = 0, insert_deduplication_token = 'spans-0123456789abcdef-000000000042', deduplicate_blocks_in_dependent_materialized_views = 1 FORMAT RowBinary");
       expect(seen[0]?.body.equals(Buffer.concat(rows))).to.equal(true);
       let refused: unknown;
-      await insertRowBinary(opened.store, target, rows, "x', readonly = '0").catch((error: unknown) => { refused = error; });
+      await insertRowBinary(opened.value, target, rows, "x', readonly = '0").catch((error: unknown) => { refused = error; });
       expect(String(refused)).to.contain('is not a plain name');
       expect(seen).to.have.length(1);
       // A signal table's rows are read through input() so the INSERT can add their retention.
-      await insertRowBinary(opened.store, { ...target, columns: ['tenant_id', 'b'], retentionFrom: 'traces_days' }, rows, 'spans-1');
+      await insertRowBinary(opened.value, { ...target, columns: ['tenant_id', 'b'], retentionFrom: 'traces_days' }, rows, 'spans-1');
       expect(seen[1]?.query).to.match(/^INSERT INTO tenantry\.spans \(tenant_id, b, retention_days\) WITH \(SELECT .* FROM tenantry\.tenant_retention\) AS retention_lookup SELECT \*, transform\(tenant_id, .*\) FROM input\(\{structure:String\}\) SETTINGS .* FORMAT RowBinary$/);
       expect(seen[1]?.body.equals(Buffer.concat(rows))).to.equal(true);
     } finally {
-      await opened.store.close();
+      await opened.value.close();
       server.close();
     }
   });

@@ -21,8 +21,8 @@ export function preloadGauge(dataDir: string, tenant: string, metric: string, se
 
 async function writeGauge(dataDir: string, tenant: string, metric: string, series: number, points: number): Promise<void> {
   const opened = await openStore({ kind: 'embedded', dataDir, database: 'tenantry' });
-  if (!opened.ok) throw new Error(opened.message);
-  const store = opened.store;
+  if (!opened.ok) throw new Error(opened.error);
+  const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
     if (!migrated.ok) throw new Error(migrated.message);

@@ -21,8 +21,8 @@ export function preloadSpans(dataDir: string, tenant: string, rows: number): Pro
 
 async function writeSpans(dataDir: string, tenant: string, rows: number): Promise<void> {
   const opened = await openStore({ kind: 'embedded', dataDir, database: 'tenantry' });
-  if (!opened.ok) throw new Error(opened.message);
-  const store = opened.store;
+  if (!opened.ok) throw new Error(opened.error);
+  const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
     if (!migrated.ok) throw new Error(migrated.message);
