@@ -2,7 +2,7 @@
 // TenantScan is the only way to start a statement, so they open one as a
 // route would, for an all-tenants key.
 import type { Principal } from '../../src/auth/api-keys.ts';
-import { defaultSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
+import { defaultSettingsView } from '../../support/fixed-settings.ts';
 import type { EffectiveSettings, TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import { DirectoryScan, TenantScan } from '../../api/query/tenant-scan.ts';
 import type { Statement, TelemetrySignal } from '../../api/query/tenant-scan.ts';

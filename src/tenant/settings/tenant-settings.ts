@@ -132,9 +132,3 @@ export const nsPerDay = 86_400n * 1_000_000_000n;
 export function oldestVisibleNs(settings: EffectiveSettings, signal: 'logs' | 'traces' | 'metrics', nowNs: bigint): bigint {
   return nowNs - BigInt(retentionDaysOf(settings, signal)) * nsPerDay;
 }
-
-/** A view where every tenant has the process defaults: for contexts built by hand (tests, benchmarks). */
-export function defaultSettingsView(defaults: SettingsDefaults = builtInDefaults): TenantSettingsView {
-  const effective = resolveEffective({}, defaults);
-  return { effective: () => effective, generation: 0 };
-}

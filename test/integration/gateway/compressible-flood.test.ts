@@ -9,7 +9,8 @@
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import { builtInDefaults, defaultSettingsView, resolveEffective } from '../../../src/tenant/settings/tenant-settings.ts';
+import { builtInDefaults, resolveEffective } from '../../../src/tenant/settings/tenant-settings.ts';
+import { defaultSettingsView } from '../../../support/fixed-settings.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { keys, startTestGateway } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';

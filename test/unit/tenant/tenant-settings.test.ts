@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import {
-  boundViolation, builtInDefaults, defaultSettingsView, limitBounds, limitFields, oldestVisibleNs, resolveEffective, retentionBounds, retentionDaysOf, retentionFields,
+  boundViolation, builtInDefaults, limitBounds, limitFields, oldestVisibleNs, resolveEffective, retentionBounds, retentionDaysOf, retentionFields,
 } from '../../../src/tenant/settings/tenant-settings.ts';
+import { defaultSettingsView } from '../../../support/fixed-settings.ts';
 
 const defaults = builtInDefaults;
 const nsPerDay = 86_400n * 1_000_000_000n;

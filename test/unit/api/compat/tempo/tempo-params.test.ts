@@ -10,7 +10,8 @@ import { parseTraceId } from '../../../../../api/compat/tempo/trace-by-id.ts';
 import { searchTraceId } from '../../../../../api/compat/tempo/trace-search.ts';
 import type { TenantScan } from '../../../../../api/query/tenant-scan.ts';
 import { scanOf, settingsWith } from '../../../../support/tenant-scans.ts';
-import { defaultSettingsView, nsPerDay } from '../../../../../src/tenant/settings/tenant-settings.ts';
+import { nsPerDay } from '../../../../../src/tenant/settings/tenant-settings.ts';
+import { defaultSettingsView } from '../../../../../support/fixed-settings.ts';
 
 const settings = defaultSettingsView().effective('t');
 const scan = (at: bigint, maxQueryDays?: number): TenantScan =>
