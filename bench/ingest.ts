@@ -242,7 +242,7 @@ async function insertRowsPerSecond(rows: number, seconds: number, insert: () => 
 async function database(base: Store, name: string): Promise<Store> {
   const store: Store = { ...base, database: name, close: () => Promise.resolve() };
   const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 30 }, silentLogger);
-  if (!migrated.ok) throw new Error(migrated.message);
+  if (!migrated.ok) throw new Error(migrated.error.message);
   return store;
 }
 

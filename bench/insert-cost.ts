@@ -254,7 +254,7 @@ async function createVariant(base: Store, t: Table, i: number, v: Variant): Prom
     for (const statement of createTable(store, { ...spec, columns })) await base.client.command({ query: statement });
   }
   const migrated = await migrate(store, retention, silentLogger, migrations.filter((m) => m.version <= (v.upTo ?? Infinity)));
-  if (!migrated.ok) throw new Error(migrated.message);
+  if (!migrated.ok) throw new Error(migrated.error.message);
   for (const statement of v.alter) await base.client.command({ query: statement.replaceAll('{db}', store.database) });
   await base.client.command({ query: `SYSTEM STOP MERGES ${store.database}.${t}` });
   return store;

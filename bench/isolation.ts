@@ -166,7 +166,7 @@ async function preload(dataDir: string): Promise<number> {
   const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
-    if (!migrated.ok) throw new Error(migrated.message);
+    if (!migrated.ok) throw new Error(migrated.error.message);
     const started = performance.now();
     const from = Math.floor(Date.now() / 1000) - 6 * day;
     const service = "['cart', 'web', 'auth', 'pay'][number % 4 + 1]";

@@ -37,7 +37,7 @@ const opened = await openStore({ kind: 'embedded', dataDir: dir, database: 'benc
 if (!opened.ok) throw new Error(opened.error);
 const store = opened.value;
 const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
-if (!migrated.ok) throw new Error(migrated.message);
+if (!migrated.ok) throw new Error(migrated.error.message);
 /** An all-tenants key: the bench reads as the API would for any tenant. */
 const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
 const inner = createQueryRunner(store, 120_000, silentLogger);

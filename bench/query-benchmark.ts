@@ -157,7 +157,7 @@ async function main(): Promise<void> {
   const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
-    if (!migrated.ok) throw new Error(migrated.message);
+    if (!migrated.ok) throw new Error(migrated.error.message);
     await load(store);
     await counts(store);
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'bench');

@@ -43,10 +43,10 @@ async function runMigrate(config: Extract<Config, { target: 'migrate' }>, log: L
   const result = await migrate(opened.value, config.storage.retention, log);
   await opened.value.close();
   if (!result.ok) {
-    log.error(result.message);
+    log.error(result.error.message);
     return 1;
   }
-  log.info('schema is current', { database: opened.value.database, applied: result.applied, retentionChanged: result.retentionChanged });
+  log.info('schema is current', { database: opened.value.database, applied: result.value.applied, retentionChanged: result.value.retentionChanged });
   return 0;
 }
 

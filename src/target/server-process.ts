@@ -50,7 +50,7 @@ async function resolveKeys(config: ServingConfig, log: Logger): Promise<Result<K
 async function prepareSchema(config: ServingConfig, store: Store, readiness: Readiness, log: Logger): Promise<Result<() => void, string>> {
   if (config.target === 'all') {
     const result = await migrate(store, config.storage.retention, log);
-    if (!result.ok) return fail(result.message);
+    if (!result.ok) return fail(result.error.message);
     readiness.done('schema');
     return ok(() => undefined);
   }

@@ -49,7 +49,7 @@ export async function databaseStore(prefix: string): Promise<Store> {
 export async function migratedStore(prefix: string, retention: RetentionConfig = defaultRetention): Promise<Store> {
   const store = await databaseStore(prefix);
   const result = await migrate(store, retention, silentLogger);
-  if (!result.ok) throw new Error(result.message);
+  if (!result.ok) throw new Error(result.error.message);
   return store;
 }
 

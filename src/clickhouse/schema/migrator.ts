@@ -10,6 +10,8 @@
 import { createHash } from 'node:crypto';
 import type { RetentionConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
+import { fail, ok } from '../../result.ts';
+import type { Result } from '../../result.ts';
 import { classifyStoreError } from '../clickhouse-error.ts';
 import type { StoreFailure } from '../clickhouse-error.ts';
 import type { Store } from '../store.ts';
@@ -23,9 +25,11 @@ import type { ClusterWait } from './cluster-schema.ts';
 import type { Migration, SchemaContext } from './migrations.ts';
 import { retentionColumn, retentionColumnType, retentionTables, retentionView, retentionViewSelect, ttlExpression } from './tables.ts';
 
-export type MigrateResult =
-  | { readonly ok: true; readonly applied: readonly number[]; readonly retentionChanged: readonly string[] }
-  | { readonly ok: false; readonly message: string; readonly failure?: StoreFailure };
+/** What a migration run did: the versions applied, and the tables whose retention changed. */
+export interface Migrated { readonly applied: readonly number[]; readonly retentionChanged: readonly string[] }
+
+/** Why a migration run stopped, with the store's classified failure when the store refused. */
+export interface MigrateFailure { readonly message: string; readonly failure?: StoreFailure }
 
 const canonical: SchemaContext = { database: 'tenantry', cluster: undefined, retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 } };
 
@@ -97,18 +101,18 @@ async function reconcileRetention(store: Store, ctx: SchemaContext): Promise<str
 }
 
 /** Applies every pending migration to the store's database, then the retention settings. */
-export async function migrate(store: Store, retention: RetentionConfig, log: Logger, migrations: readonly Migration[] = releasedMigrations, wait?: ClusterWait): Promise<MigrateResult> {
+export async function migrate(store: Store, retention: RetentionConfig, log: Logger, migrations: readonly Migration[] = releasedMigrations, wait?: ClusterWait): Promise<Result<Migrated, MigrateFailure>> {
   const ctx: SchemaContext = { database: store.database, cluster: store.cluster, retention };
   try {
     if (ctx.cluster !== undefined) {
       const ready = await waitForCluster(store, ctx.cluster, wait);
-      if (!ready.ok) return { ok: false, message: ready.error };
+      if (!ready.ok) return fail({ message: ready.error });
     }
     await store.client.command({ query: createDatabase(ctx) });
     if (ctx.cluster !== undefined) {
       // Before CREATE … IF NOT EXISTS, which would leave an old sharded schema_migrations as it is.
       const upgraded = await upgradeMigrationsTable(store, { ...ctx, cluster: ctx.cluster });
-      if (!upgraded.ok) return { ok: false, message: upgraded.error };
+      if (!upgraded.ok) return fail({ message: upgraded.error });
       if (upgraded.value.length > 0) log.info('schema_migrations converted to one replicated table', { statements: upgraded.value.length });
     }
     for (const statement of migrationsTable(ctx)) await store.client.command({ query: statement });
@@ -122,7 +126,7 @@ export async function migrate(store: Store, retention: RetentionConfig, log: Log
       const checksum = migrationChecksum(migration);
       const recorded = applied.get(migration.version);
       if (recorded !== undefined) {
-        if (recorded !== checksum) return { ok: false, message: `migration ${migration.version} (${migration.name}) was changed after it was applied to ${store.database}; add a new migration instead` };
+        if (recorded !== checksum) return fail({ message: `migration ${migration.version} (${migration.name}) was changed after it was applied to ${store.database}; add a new migration instead` });
         continue;
       }
       for (const statement of migration.statements(ctx)) await store.client.command({ query: statement });
@@ -138,9 +142,9 @@ export async function migrate(store: Store, retention: RetentionConfig, log: Log
     if (retentionChanged.length > 0) log.info('retention changed', { tables: retentionChanged, retention });
     const ttlChanged = await applyRetentionTtl(store, ctx);
     if (ttlChanged.length > 0) log.info('retention TTL recomputed', { tables: ttlChanged });
-    return { ok: true, applied: ran, retentionChanged };
+    return ok({ applied: ran, retentionChanged });
   } catch (error) {
     const failure = classifyStoreError(error);
-    return { ok: false, message: `schema migration failed: ${failure.message}`, failure };
+    return fail({ message: `schema migration failed: ${failure.message}`, failure });
   }
 }

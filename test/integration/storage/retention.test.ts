@@ -248,7 +248,7 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       const count = async (): Promise<number> => Number((await rows<{ n: string }>(store, 'SELECT count() AS n FROM system.mutations WHERE database = {db:String}', { db: store.database }))[0]?.n);
       const before = await count();
       expect(await applyRetentionTtl(store, store)).to.deep.equal([]);
-      expect(await migrate(store, defaultRetention, silentLogger)).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+      expect(await migrate(store, defaultRetention, silentLogger)).to.deep.equal({ ok: true, value: { applied: [], retentionChanged: [] } });
       await createSettingsStore(store, store).write('api', 'stay', { limits: { maxQueryDays: 3 } });
       expect(await count()).to.equal(before);
       const spans = await rows<{ engine_full: string }>(store, "SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = 'spans'", { db: store.database });
@@ -278,8 +278,8 @@ describe('retention per tenant and signal (migration 5) on embedded ClickHouse',
       await store.client.insert({ table: `${store.database}.metrics`, values: [{ tenant_id: 'globex', metric_name: 'm', metric_type: 'gauge', timestamp: `${day} 10:00:00`, value: 1 }], format: 'JSONEachRow' });
 
       const applied = await migrate(store, defaultRetention, silentLogger);
-      if (!applied.ok) throw new Error(applied.message);
-      expect(applied).to.deep.equal({ ok: true, applied: migrations.filter((m) => m.version >= 5).map((m) => m.version), retentionChanged: [] });
+      if (!applied.ok) throw new Error(applied.error.message);
+      expect(applied).to.deep.equal({ ok: true, value: { applied: migrations.filter((m) => m.version >= 5).map((m) => m.version), retentionChanged: [] } });
       const counts = await rows<{ t: string; n: string; days: number[] }>(store,
         `SELECT * FROM (SELECT 'logs' AS t, count() AS n, groupUniqArray(retention_days) AS days FROM ${store.database}.logs
          UNION ALL SELECT 'spans', count(), groupUniqArray(retention_days) FROM ${store.database}.spans

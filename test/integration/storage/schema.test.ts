@@ -17,11 +17,11 @@ describe('schema on embedded ClickHouse', function () {
 
     it('apply on an empty database, then re-apply as a no-op', async () => {
       const first = await migrate(store, defaultRetention, silentLogger);
-      expect(first).to.deep.equal({ ok: true, applied: migrations.map((m) => m.version), retentionChanged: [] });
+      expect(first).to.deep.equal({ ok: true, value: { applied: migrations.map((m) => m.version), retentionChanged: [] } });
       const tables = await rows<{ name: string }>(store, 'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name', { db: store.database });
       expect(tables.map((t) => t.name)).to.include.members(['logs', 'spans', 'metrics', 'tenants', 'usage_daily', 'schema_migrations', 'logs_usage_mv', 'spans_tenants_mv']);
       const second = await migrate(store, defaultRetention, silentLogger);
-      expect(second).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+      expect(second).to.deep.equal({ ok: true, value: { applied: [], retentionChanged: [] } });
       const recorded = await rows<{ n: number }>(store, `SELECT count() AS n FROM ${store.database}.schema_migrations`);
       expect(Number(recorded[0]?.n)).to.equal(migrations.length);
     });
@@ -65,19 +65,19 @@ describe('schema on embedded ClickHouse', function () {
       const edited = { ...first, statements: () => ['SELECT 1'] };
       const result = await migrate(store, defaultRetention, silentLogger, [edited]);
       expect(result.ok).to.equal(false);
-      expect(result).to.have.property('message').that.contains('was changed after it was applied');
+      expect(result).to.have.nested.property('error.message').that.contains('was changed after it was applied');
     });
 
     it('moves the default retention (tenant_retention view, retention_days DEFAULTs) to the retention settings, once', async () => {
       const changed = await migrate(store, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger);
-      expect(changed).to.deep.equal({ ok: true, applied: [], retentionChanged: ['logs', 'metrics'] });
+      expect(changed).to.deep.equal({ ok: true, value: { applied: [], retentionChanged: ['logs', 'metrics'] } });
       const defaults = await rows<{ table: string; default_expression: string }>(store,
         "SELECT table, default_expression FROM system.columns WHERE database = {db:String} AND name = 'retention_days' ORDER BY table", { db: store.database });
       expect(defaults).to.deep.equal([{ table: 'logs', default_expression: '7' }, { table: 'metrics', default_expression: '365' }, { table: 'spans', default_expression: '30' }]);
       const everyone = await rows<Record<string, number>>(store, `SELECT logs_days, traces_days, metrics_days FROM ${store.database}.tenant_retention WHERE tenant_id = ''`);
       expect(everyone).to.deep.equal([{ logs_days: 7, traces_days: 30, metrics_days: 365 }]);
       const again = await migrate(store, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger);
-      expect(again).to.deep.equal({ ok: true, applied: [], retentionChanged: [] });
+      expect(again).to.deep.equal({ ok: true, value: { applied: [], retentionChanged: [] } });
     });
 
     it('before migration 5, moves table TTLs to the retention settings, once', async () => {
@@ -86,7 +86,7 @@ describe('schema on embedded ClickHouse', function () {
         const upTo4 = migrations.filter((m) => m.version <= 4);
         expect(await migrate(old, defaultRetention, silentLogger, upTo4)).to.have.property('ok', true);
         const changed = await migrate(old, { logsDays: 7, tracesDays: 30, metricsDays: 365 }, silentLogger, upTo4);
-        expect(changed).to.deep.equal({ ok: true, applied: [], retentionChanged: ['logs', 'metrics'] });
+        expect(changed).to.deep.equal({ ok: true, value: { applied: [], retentionChanged: ['logs', 'metrics'] } });
         const engines = await rows<{ name: string; engine_full: string }>(old, "SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('logs', 'metrics')", { db: old.database });
         expect(engines.find((e) => e.name === 'logs')?.engine_full).to.contain('toIntervalDay(7)');
         expect(engines.find((e) => e.name === 'metrics')?.engine_full).to.contain('toIntervalDay(365)');
@@ -122,7 +122,7 @@ describe('schema on embedded ClickHouse', function () {
       const result = await migrate(opened.value, defaultRetention, silentLogger);
       await opened.value.close();
       expect(result.ok).to.equal(false);
-      expect(result).to.have.nested.property('failure.kind', 'unavailable');
+      expect(result).to.have.nested.property('error.failure.kind', 'unavailable');
     });
   });
 
@@ -202,7 +202,7 @@ describe('schema on embedded ClickHouse', function () {
       await store.client.insert({ table: `${store.database}.spans`, values: [span], format: 'JSONEachRow' });
       const typesBefore = (await columns()).map(({ table, name, type }) => ({ table, name, type }));
 
-      expect(await migrate(store, defaultRetention, silentLogger, migrations.filter((m) => m.version <= 3))).to.deep.equal({ ok: true, applied: [3], retentionChanged: [] });
+      expect(await migrate(store, defaultRetention, silentLogger, migrations.filter((m) => m.version <= 3))).to.deep.equal({ ok: true, value: { applied: [3], retentionChanged: [] } });
       const after = await columns();
       expect(after.map(({ table, name, type }) => ({ table, name, type }))).to.deep.equal(typesBefore);
       const codec = (table: string, name: string): string | undefined => after.find((c) => c.table === table && c.name === name)?.compression_codec;

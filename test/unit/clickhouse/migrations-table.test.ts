@@ -163,7 +163,7 @@ describe('migrate on a cluster with the old schema_migrations (fake store at the
     const { store, commands } = clusterStore((h) => (h === 's0-0' ? old(h) : swapped(h)));
     const result = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger, [], wait);
     expect(result).to.have.property('ok', false);
-    expect(result).to.have.property('message').that.contains('still Distributed on s0-0');
+    expect(result).to.have.nested.property('error.message').that.contains('still Distributed on s0-0');
     expect(commands).to.deep.equal(['CREATE DATABASE IF NOT EXISTS obs ON CLUSTER tenantry']);
   });
 });

@@ -25,7 +25,7 @@ async function writeGauge(dataDir: string, tenant: string, metric: string, serie
   const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
-    if (!migrated.ok) throw new Error(migrated.message);
+    if (!migrated.ok) throw new Error(migrated.error.message);
     const from = Math.floor(Date.now() / 1000) - 30 * day + 3600;
     await store.client.command({
       query: `INSERT INTO tenantry.metrics (tenant_id, metric_name, metric_type, service_name, resource_attributes, attributes, timestamp, value)

@@ -27,7 +27,7 @@ async function writeSpans(dataDir: string, tenant: string, spans: number): Promi
   const store = opened.value;
   try {
     const migrated = await migrate(store, { logsDays: 30, tracesDays: 30, metricsDays: 90 }, silentLogger);
-    if (!migrated.ok) throw new Error(migrated.message);
+    if (!migrated.ok) throw new Error(migrated.error.message);
     const from = Math.floor(Date.now() / 1000) - 23 * 3600;
     await store.client.command({
       query: `INSERT INTO tenantry.spans (tenant_id, timestamp, trace_id, span_id, parent_span_id, span_name, span_kind, service_name, duration_ns, status_code, resource_attributes, span_attributes)
