@@ -256,7 +256,7 @@ async function main(): Promise<void> {
   const opened = await openStore({ kind: 'embedded', dataDir, database: 'bench' });
   if (!opened.ok) throw new Error(opened.error);
   const keys = parseKeys(JSON.stringify([{ key, scopes: ['ingest'], tenants: ['*'] }]), 'bench');
-  if (!keys.ok) throw new Error(keys.message);
+  if (!keys.ok) throw new Error(keys.error);
   const traces = Array.from({ length: 8 }, (_, i) => tracesRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
   const logs = Array.from({ length: 8 }, (_, i) => logsRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
   const metrics = Array.from({ length: 8 }, (_, i) => metricsRequest(itemsPerRequest, `tenant-${i % 3}`, i * 1000));
@@ -270,7 +270,7 @@ async function main(): Promise<void> {
     const logDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-wal-'));
     const gatewayConfig = { otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: 16 * 2 ** 20, writer: { maxBatchRows: 100_000, maxBatchBytes: 64 * 2 ** 20, maxBatchDelayMs: 1000, maxLogBytes: 2 ** 30, logDir } };
     const processOf = (store: Store): Promise<ProcessContext> => openProcessContext(store, {
-      host: '127.0.0.1', keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry(), settings: { defaults: builtInDefaults, refreshMs: 5000 },
+      host: '127.0.0.1', keys: keys.value, log: silentLogger, readiness: new Readiness([]), registry: new Registry(), settings: { defaults: builtInDefaults, refreshMs: 5000 },
     });
     const gwProcess = await processOf(gwStore);
     const gateway = await startGatewayWith(gwProcess.ctx, gatewayConfig, clickHouseRowSink(gwStore));

@@ -161,10 +161,10 @@ async function main(): Promise<void> {
     await load(store);
     await counts(store);
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'bench');
-    if (!keys.ok) throw new Error(keys.message);
+    if (!keys.ok) throw new Error(keys.error);
     const queryTimeoutMs = 30_000;
     const proc = await openProcessContext(store, {
-      host: '127.0.0.1', keys: keys.keys, log: silentLogger, readiness: new Readiness([]), registry: new Registry(), settings: { defaults: builtInDefaults, refreshMs: 5000 },
+      host: '127.0.0.1', keys: keys.value, log: silentLogger, readiness: new Readiness([]), registry: new Registry(), settings: { defaults: builtInDefaults, refreshMs: 5000 },
     });
     const api = await startApi(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 });
     // The API runs every query with this clause (its time limit); so does the API SQL column.

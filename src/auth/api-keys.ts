@@ -6,6 +6,8 @@ import * as t from 'io-ts';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import { parse as parseYaml } from 'yaml';
 import { formatDecodeErrors } from '../codec/decode-errors.ts';
+import { fail, ok } from '../result.ts';
+import type { Result } from '../result.ts';
 
 export const scopes = ['ingest', 'read', 'admin'] as const;
 export type Scope = (typeof scopes)[number];
@@ -47,8 +49,6 @@ interface StoredKey {
   readonly digest: Buffer;
   readonly principal: Principal;
 }
-
-export type KeysResult = { readonly ok: true; readonly keys: KeyRing } | { readonly ok: false; readonly message: string };
 
 export function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
@@ -101,44 +101,44 @@ export function canAccessTenant(principal: Principal, tenantId: string): boolean
 }
 
 /** Parses key entries from JSON or YAML text; `source` names where they came from in errors. */
-export function parseKeys(text: string, source: string, equal?: DigestComparator): KeysResult {
+export function parseKeys(text: string, source: string, equal?: DigestComparator): Result<KeyRing, string> {
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (error) {
-    return { ok: false, message: `${source}: not valid JSON or YAML: ${(error as Error).message.split('\n')[0] ?? ''}` };
+    return fail(`${source}: not valid JSON or YAML: ${(error as Error).message.split('\n')[0] ?? ''}`);
   }
   const decoded = KeyList.decode(raw);
-  if (isLeft(decoded)) return { ok: false, message: `${source}: ${formatDecodeErrors(decoded.left).join('; ')}` };
+  if (isLeft(decoded)) return fail(`${source}: ${formatDecodeErrors(decoded.left).join('; ')}`);
   const keys: StoredKey[] = [];
   for (const [index, spec] of decoded.right.entries()) {
     const name = spec.name ?? `key #${index + 1}`;
     // io-ts strips unknown fields; a typo in a key file must not be silently ignored.
     const fields = Object.keys((raw as Record<string, unknown>[])[index] ?? {});
     const unknown = fields.filter((f) => !entryFields.has(f));
-    if (unknown.length > 0) return { ok: false, message: `${source}: ${name} has unknown field ${unknown.map((f) => JSON.stringify(f)).join(', ')} (allowed: ${[...entryFields].join(', ')})` };
-    if (fields.includes('key') && fields.includes('sha256')) return { ok: false, message: `${source}: ${name} gives both "key" and "sha256": give one` };
-    if (spec.scopes.length === 0) return { ok: false, message: `${source}: ${name} has no scopes` };
-    if (spec.tenants.length === 0) return { ok: false, message: `${source}: ${name} lists no tenants (use ["*"] for all)` };
-    if (spec.tenants.includes('*') && spec.tenants.length > 1) return { ok: false, message: `${source}: ${name} mixes "*" with tenant ids` };
+    if (unknown.length > 0) return fail(`${source}: ${name} has unknown field ${unknown.map((f) => JSON.stringify(f)).join(', ')} (allowed: ${[...entryFields].join(', ')})`);
+    if (fields.includes('key') && fields.includes('sha256')) return fail(`${source}: ${name} gives both "key" and "sha256": give one`);
+    if (spec.scopes.length === 0) return fail(`${source}: ${name} has no scopes`);
+    if (spec.tenants.length === 0) return fail(`${source}: ${name} lists no tenants (use ["*"] for all)`);
+    if (spec.tenants.includes('*') && spec.tenants.length > 1) return fail(`${source}: ${name} mixes "*" with tenant ids`);
     const digest = 'key' in spec ? sha256(spec.key) : Buffer.from(spec.sha256, 'hex');
-    if (keys.some((k) => k.digest.equals(digest))) return { ok: false, message: `${source}: ${name} repeats a key listed before it` };
+    if (keys.some((k) => k.digest.equals(digest))) return fail(`${source}: ${name} repeats a key listed before it`);
     keys.push({ digest, principal: { name, scopes: new Set(spec.scopes), tenants: spec.tenants.includes('*') ? '*' : new Set(spec.tenants) } });
   }
-  return { ok: true, keys: new KeyRing(keys, equal) };
+  return ok(new KeyRing(keys, equal));
 }
 
 /** Loads keys from TENANTRY_API_KEYS (JSON) or TENANTRY_API_KEYS_FILE; none configured → an empty ring. */
-export async function loadKeys(config: { readonly json: string | undefined; readonly file: string | undefined }): Promise<KeysResult> {
+export async function loadKeys(config: { readonly json: string | undefined; readonly file: string | undefined }): Promise<Result<KeyRing, string>> {
   if (config.json !== undefined) return parseKeys(config.json, 'TENANTRY_API_KEYS');
   if (config.file !== undefined) {
     try {
       return parseKeys(await readFile(config.file, 'utf8'), `TENANTRY_API_KEYS_FILE (${config.file})`);
     } catch (error) {
-      return { ok: false, message: `TENANTRY_API_KEYS_FILE: cannot read ${config.file}: ${(error as Error).message}` };
+      return fail(`TENANTRY_API_KEYS_FILE: cannot read ${config.file}: ${(error as Error).message}`);
     }
   }
-  return { ok: true, keys: new KeyRing([]) };
+  return ok(new KeyRing([]));
 }
 
 /** The key a request presents: `Authorization: Bearer <key>`, else `x-api-key`. */

@@ -28,8 +28,8 @@ export type ComponentStarter = (ctx: PortContext) => Promise<OpenComponent>;
 
 async function resolveKeys(config: ServingConfig, log: Logger): Promise<Result<KeyRing, string>> {
   const loaded = await loadKeys(config.keys);
-  if (!loaded.ok) return fail(loaded.message);
-  if (loaded.keys.size > 0) return ok(loaded.keys);
+  if (!loaded.ok) return fail(loaded.error);
+  if (loaded.value.size > 0) return ok(loaded.value);
   if (config.target !== 'all') {
     return fail(`target "${config.target}" needs API keys: set TENANTRY_API_KEYS or TENANTRY_API_KEYS_FILE`);
   }
@@ -44,7 +44,7 @@ async function resolveKeys(config: ServingConfig, log: Logger): Promise<Result<K
   } else {
     log.info('no API keys configured: using the generated admin key', { storedIn: admin.path });
   }
-  return ok(loaded.keys.withKey(admin.digest, generatedAdminPrincipal));
+  return ok(loaded.value.withKey(admin.digest, generatedAdminPrincipal));
 }
 
 async function prepareSchema(config: ServingConfig, store: Store, readiness: Readiness, log: Logger): Promise<Result<() => void, string>> {

@@ -69,10 +69,10 @@ describe('api body timeout', () => {
 
   it('cuts a stalled body at the body timeout with a 408 and one JSON log line, nothing else printed', async () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
-    if (!keys.ok) throw new Error(keys.message);
+    if (!keys.ok) throw new Error(keys.error);
     const lines: string[] = [];
     const log = createLogger('debug', {}, (line) => { lines.push(line); });
-    const proc = await testProcessContext(store, { keys: keys.keys, log });
+    const proc = await testProcessContext(store, { keys: keys.value, log });
     const api = await startApiWith(proc.ctx,
       { port: 0, queryTimeoutMs: 1000, pageMaxBytes: 1_048_576, listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs } },
       failingRunner(new Error('not reached'), 1000, log));
@@ -114,13 +114,13 @@ describe('api body timeout', () => {
 
   it('logs one JSON line, and prints no stack, when the listener\'s backstop cuts a body the app still waits for', async () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
-    if (!keys.ok) throw new Error(keys.message);
+    if (!keys.ok) throw new Error(keys.error);
     const lines: string[] = [];
     const log = createLogger('debug', {}, (line) => { lines.push(line); });
     // The app's own deadline far away, the listener's short: only the backstop can cut.
     const app = createApp({
       schema: { database: 'tenantry', cluster: undefined }, runner: failingRunner(new Error('not reached'), 1000, log), now: () => 0n, pageMaxBytes: 1_048_576, settings: fixedSettings(),
-      keys: keys.keys, log, metrics: httpMetrics(new Registry()), bodyTimeoutMs: 3_600_000,
+      keys: keys.value, log, metrics: httpMetrics(new Registry()), bodyTimeoutMs: 3_600_000,
     });
     const koa = app.callback();
     const http = await listen({

@@ -76,9 +76,9 @@ describe('api/compat query limits', function () {
       { key, name: 'reader', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
       { key: admin, name: 'admin', scopes: ['read', 'admin'], tenants: ['*'] },
     ]), 'test');
-    if (!parsed.ok) throw new Error(parsed.message);
+    if (!parsed.ok) throw new Error(parsed.error);
     const gate = createStoreGate(storeGatePolicy('server', { maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000, memoryLimitBytes: 2 * 1024 ** 3 }, undefined));
-    const proc = await testProcessContext(store, { keys: parsed.keys });
+    const proc = await testProcessContext(store, { keys: parsed.value });
     const runner = createQueryRunner(target, 20_000, silentLogger, gate);
     // The runner's gate is one of the server's, whatever the store's mode.
     const running = await startApiWith({ ...proc.ctx, storeGate: gate },

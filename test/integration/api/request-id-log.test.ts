@@ -25,10 +25,10 @@ describe('api request ids in the log', () => {
 
   async function withApi(error: Error, run: (url: string, captured: Captured) => Promise<void>): Promise<void> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read', 'admin'], tenants: ['*'] }]), 'test');
-    if (!keys.ok) throw new Error(keys.message);
+    if (!keys.ok) throw new Error(keys.error);
     const lines: Record<string, unknown>[] = [];
     const log = createLogger('debug', {}, (line) => { lines.push(JSON.parse(line) as Record<string, unknown>); });
-    const proc = await testProcessContext(store, { keys: keys.keys, log });
+    const proc = await testProcessContext(store, { keys: keys.value, log });
     const api = await startApiWith(proc.ctx,
       { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, failingRunner(error, queryTimeoutMs, log));
     try {

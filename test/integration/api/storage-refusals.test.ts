@@ -32,10 +32,10 @@ describe('api/storage that refuses writes', () => {
   /** The API over the real store, whose writes (commands) fail with `error`. */
   async function start(error: Error): Promise<{ url: string; stop: () => Promise<void> }> {
     const keys = parseKeys(JSON.stringify([{ key: adminKey, scopes: ['read', 'admin'], tenants: ['*'] }, { key: globexKey, scopes: ['read'], tenants: ['globex'] }]), 'test');
-    if (!keys.ok) throw new Error(keys.message);
+    if (!keys.ok) throw new Error(keys.error);
     const real = createQueryRunner(store, 5000, silentLogger);
     const refusing = createQueryRunner({ client: { query: (...a) => store.client.query(...a), command: () => Promise.reject(error) } }, 5000, silentLogger);
-    const proc = await testProcessContext(store, { keys: keys.keys });
+    const proc = await testProcessContext(store, { keys: keys.value });
     const api = await startApiWith(proc.ctx,
       { port: 0, queryTimeoutMs: 5000, pageMaxBytes: 1_048_576 }, { rows: (st) => real.rows(st), manyRows: (st) => real.manyRows(st), command: (st) => refusing.command(st) });
     return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: async () => { await api.stop(); proc.stop(); } };

@@ -21,8 +21,8 @@ describe('api/query timeout and graceful stop', () => {
 
   async function start(runner: QueryRunner): Promise<{ url: string; stop: () => Promise<void> }> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
-    if (!keys.ok) throw new Error(keys.message);
-    const proc = await testProcessContext(store, { keys: keys.keys });
+    if (!keys.ok) throw new Error(keys.error);
+    const proc = await testProcessContext(store, { keys: keys.value });
     const api = await startApiWith(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, runner);
     return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: async () => { await api.stop(); proc.stop(); } };
   }

@@ -56,10 +56,10 @@ async function startAll(store: Store, dataDir: string): Promise<{ gateway: Runni
   });
   if (!decoded.ok || decoded.value.target !== 'all') throw new Error(decoded.ok ? 'wrong target' : decoded.error.join('; '));
   const parsed = parseKeys(keyText, 'test keys');
-  if (!parsed.ok) throw new Error(parsed.message);
+  if (!parsed.ok) throw new Error(parsed.error);
   const registry = new Registry();
   const config = decoded.value;
-  const { ctx, stop: stopSettings } = await testProcessContext(store, { keys: parsed.keys, registry, queries: config.queries, batchDelayMs: config.gateway.writer.maxBatchDelayMs });
+  const { ctx, stop: stopSettings } = await testProcessContext(store, { keys: parsed.value, registry, queries: config.queries, batchDelayMs: config.gateway.writer.maxBatchDelayMs });
   const gateway = await startGatewayWith(ctx, { ...config.gateway, otlpHttpPort: 0, otlpGrpcPort: 0 }, clickHouseRowSink(store));
   const api = await startApi(ctx, { ...config.api, port: 0 });
   return { gateway, api, registry, stopSettings };

@@ -33,11 +33,11 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
   before(async () => {
     store = await migratedStore('grpc_health');
     const parsed = parseKeys(JSON.stringify([{ key: 'grpc-health-key-0123456789', scopes: ['ingest'], tenants: ['*'] }]), 'test keys');
-    if (!parsed.ok) throw new Error(parsed.message);
+    if (!parsed.ok) throw new Error(parsed.error);
     logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
     // A condition the test holds: the process is not ready until it says so.
     readiness = new Readiness(['held by the test']);
-    proc = await testProcessContext(store, { keys: parsed.keys, readiness });
+    proc = await testProcessContext(store, { keys: parsed.value, readiness });
     gateway = await startGatewayWith(proc.ctx, {
       otlpHttpPort: 0,
       otlpGrpcPort: 0,

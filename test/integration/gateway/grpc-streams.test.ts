@@ -64,9 +64,9 @@ function rawCall(session: ClientHttp2Session): { stream: ReturnType<ClientHttp2S
 /** A gateway with the given body timeout and a 3 MiB in-flight budget; stop() also removes its log. */
 async function startGateway(store: Store, bodyTimeoutMs: number): Promise<{ address: string; stop: () => Promise<void> }> {
   const parsed = parseKeys(JSON.stringify([{ key, scopes: ['ingest'], tenants: ['streams'] }]), 'test keys');
-  if (!parsed.ok) throw new Error(parsed.message);
+  if (!parsed.ok) throw new Error(parsed.error);
   const logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
-  const proc = await testProcessContext(store, { keys: parsed.keys });
+  const proc = await testProcessContext(store, { keys: parsed.value });
   const gateway = await startGatewayWith(proc.ctx, {
     otlpHttpPort: 0,
     otlpGrpcPort: 0,

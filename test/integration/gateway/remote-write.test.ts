@@ -186,9 +186,9 @@ describe('gateway: Prometheus remote write', function () {
 
     it('503 + Retry-After when the bytes in flight would pass TENANTRY_MAX_INFLIGHT_BYTES (Prometheus resends a 5xx); nothing stored', async () => {
       const parsed = parseKeys(JSON.stringify([{ key: keys.tenantA, scopes: ['ingest'], tenants: ['tenant-a'] }]), 'test keys');
-      if (!parsed.ok) throw new Error(parsed.message);
+      if (!parsed.ok) throw new Error(parsed.error);
       const logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
-      const proc = await testProcessContext(gw.store, { keys: parsed.keys });
+      const proc = await testProcessContext(gw.store, { keys: parsed.value });
       const small = await startGatewayWith(proc.ctx, {
         otlpHttpPort: 0, otlpGrpcPort: 0, maxRequestBytes: limit, maxInflightBytes: 16 * 1024,
         writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, logDir },

@@ -48,10 +48,10 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
       { key: keyA, name: 'a', scopes: ['read'], tenants: ['held'] },
       { key: keyB, name: 'b', scopes: ['read'], tenants: ['free'] },
     ]), 'test');
-    if (!keys.ok) throw new Error(keys.message);
+    if (!keys.ok) throw new Error(keys.error);
     const gate = createStoreGate(storeGatePolicy(mode, queries, gateway.writer.maxBatchDelayMs));
     const runner = createQueryRunner(target, api.queryTimeoutMs, silentLogger, gate);
-    const proc = await testProcessContext(store, { keys: keys.keys });
+    const proc = await testProcessContext(store, { keys: keys.value });
     const running = await startApiWith({ ...proc.ctx, storeGate: gate }, { ...api, port: 0 }, runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {

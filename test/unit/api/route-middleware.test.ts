@@ -40,8 +40,8 @@ describe('api/route middleware and reply', () => {
       { key: keys.adminAcme, scopes: ['admin'], tenants: ['acme'] },
       { key: keys.admin, scopes: ['read', 'admin'], tenants: ['*'] },
     ]), 'test');
-    if (!parsed.ok) throw new Error(parsed.message);
-    const app = createApp({ schema: { database: 'db', cluster: undefined }, runner, now: () => 1_795_000_000_000_000_000n, pageMaxBytes: 1_048_576, settings: fixedSettings(), keys: parsed.keys, log: silentLogger, metrics: httpMetrics(new Registry()) });
+    if (!parsed.ok) throw new Error(parsed.error);
+    const app = createApp({ schema: { database: 'db', cluster: undefined }, runner, now: () => 1_795_000_000_000_000_000n, pageMaxBytes: 1_048_576, settings: fixedSettings(), keys: parsed.value, log: silentLogger, metrics: httpMetrics(new Registry()) });
     const koa = app.callback();
     server.on('request', (req, res) => { void koa(req, res); });
     await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });

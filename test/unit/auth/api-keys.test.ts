@@ -13,14 +13,14 @@ const adminKey = 'admin-key-0123456789ab';
 
 function ring(text: string, equal?: (a: Buffer, b: Buffer) => boolean): KeyRing {
   const result = parseKeys(text, 'test', equal);
-  if (!result.ok) throw new Error(result.message);
-  return result.keys;
+  if (!result.ok) throw new Error(result.error);
+  return result.value;
 }
 
 function failure(text: string): string {
   const result = parseKeys(text, 'test');
   if (result.ok) throw new Error(`expected ${text} to be rejected`);
-  return result.message;
+  return result.error;
 }
 
 const keysJson = JSON.stringify([
@@ -103,16 +103,16 @@ describe('API keys', () => {
 
   it('loads from the variable, from a file, or yields an empty ring', async () => {
     const fromJson = await loadKeys({ json: keysJson, file: undefined });
-    expect(fromJson.ok && fromJson.keys.size).to.equal(3);
+    expect(fromJson.ok && fromJson.value.size).to.equal(3);
     const dir = await mkdtemp(join(tmpdir(), 'tenantry-keys-'));
     await writeFile(join(dir, 'keys.yaml'), `- sha256: ${sha256(readKey).toString('hex')}\n  scopes: [read]\n  tenants: [acme]\n`);
     const fromFile = await loadKeys({ json: undefined, file: join(dir, 'keys.yaml') });
-    expect(fromFile.ok && fromFile.keys.authenticate(readKey)?.name).to.equal('key #1');
+    expect(fromFile.ok && fromFile.value.authenticate(readKey)?.name).to.equal('key #1');
     const missing = await loadKeys({ json: undefined, file: join(dir, 'absent.yaml') });
     expect(missing.ok).to.equal(false);
-    expect(missing).to.have.property('message').that.contains('cannot read');
+    expect(missing).to.have.property('error').that.contains('cannot read');
     const none = await loadKeys({ json: undefined, file: undefined });
-    expect(none.ok && none.keys.size).to.equal(0);
+    expect(none.ok && none.value.size).to.equal(0);
   });
 
   it('takes the key from Authorization: Bearer, else x-api-key', () => {

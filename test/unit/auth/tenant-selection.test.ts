@@ -15,8 +15,8 @@ function ring(): KeyRing {
     { key: everyTenantKey, scopes: ['read'], tenants: ['*'] },
     { key: ingestKey, scopes: ['ingest'], tenants: ['acme'] },
   ]), 'test');
-  if (!parsed.ok) throw new Error(parsed.message);
-  return parsed.keys;
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
 }
 
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

@@ -52,11 +52,11 @@ export interface Harness {
 export async function startHarness(prefix: string, extraKeys: readonly KeySpec[] = [], queryTimeoutMs = 10_000, pageMaxBytes = 8 * 1_048_576): Promise<Harness> {
   const store = await migratedStore(prefix);
   const parsed = parseKeys(JSON.stringify([...baseKeys, ...extraKeys]), 'test keys');
-  if (!parsed.ok) throw new Error(parsed.message);
+  if (!parsed.ok) throw new Error(parsed.error);
   const registry = new Registry();
   // The API's statements are audited: each that reads tenants' rows must bind its tenant (checked at close).
   const audit = auditedStore(store);
-  const proc = await testProcessContext(audit.store, { keys: parsed.keys, registry });
+  const proc = await testProcessContext(audit.store, { keys: parsed.value, registry });
   const api = await startApi(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes });
   const base = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
   const call: Harness['call'] = async (method, path, options = {}) => {
