@@ -3,8 +3,8 @@
 // turned once into Prometheus series (series-labels.ts) and kept per
 // (database, tenant) in an LRU bounded by an estimate of its bytes. Each
 // use first fetches only what was indexed since the last look (rows whose
-// first insert is newer than the newest one seen, minus a slack for parts
-// committed late), at most every `refreshMs`; the whole tenant is read again
+// first insert is newer than that look, by ClickHouse's clock, minus a slack
+// for parts committed late), at most every `refreshMs`; the whole tenant is read again
 // every `fullReloadMs`, which forgets series past retention. One tenant's
 // entry is only ever reached by its own key, and every statement binds the
 // tenant: no tenant can see another's series.
@@ -54,6 +54,8 @@ export class TenantSeries {
   bytes = 0;
   /** Unix ms of the newest first_inserted seen (ClickHouse's clock). */
   watermark = 0;
+  /** ClickHouse's clock (Unix ms) when the last look that found every new series ran: rows first inserted a slack before it were all seen. */
+  lookedAt = 0;
   loadedFromDay = 0;
   refreshedAt = 0;
   fullAt = 0;
@@ -182,29 +184,43 @@ async function readRows(
       toString(any(temporality)) AS temporality, toUInt8(any(is_monotonic)) AS monotonic, toUInt8(any(remote_write)) AS rw,
       any(job_name) AS job_name, any(job_namespace) AS job_namespace, any(instance) AS instance, any(attributes) AS attributes,
       any(explicit_bounds) AS bounds, any(quantiles) AS quantiles, `;
+  // A brief read also answers ClickHouse's clock, in a row of no tenant: the next look starts a slack before it.
+  const clock = what === 'brief' ? `
+    UNION ALL SELECT '' AS tenant, '' AS id, toUInt32(0) AS min_day, toUInt32(0) AS max_day, toString(toUnixTimestamp64Milli(now64(3))) AS inserted` : '';
   const sql = `SELECT toString(tenant_id) AS tenant, toString(series_id) AS id, ${identityColumns}toUInt32(min(day)) AS min_day, toUInt32(max(day)) AS max_day,
       toString(toUnixTimestamp64Milli(max(first_inserted))) AS inserted
     FROM ${queryTable(schema, metricSeriesTable)}
     WHERE ${tenant} AND day >= ${p.bind(new Date(fromDay * dayMs).toISOString().slice(0, 10), 'Date')}${since}
-    GROUP BY tenant_id, series_id`;
+    GROUP BY tenant_id, series_id${clock}`;
   return runner.manyRows<BriefRow>(statement.finish(sql));
 }
 
 /**
- * Adds what tenants indexed since their watermarks (less the slack): ids and days first, which is all a
+ * Where a tenant's next look starts: a slack before the later of its newest first insert seen and its last
+ * complete look (both ClickHouse's clock). Rows first inserted earlier were committed (a part commits within
+ * the slack) before one of those, so were seen. From the watermark alone, every look would read again every
+ * series first inserted within the slack before the newest one: after a burst of new series (a tenant's
+ * first minute, every series' first row of a UTC day) that is all of them, on every look, until the next one.
+ */
+const sinceOf = (entry: TenantSeries, slackMs: number): number => Math.max(0, Math.max(entry.watermark, entry.lookedAt) - slackMs);
+
+/**
+ * Adds what tenants indexed since their last looks (less the slack): ids and days first, which is all a
  * refresh usually finds (series it knows, on the same days); the identity of series it does not know yet
  * in a second statement. Rows go to the entry of the tenant each carries, never another's.
  */
 async function refreshEntries(
   runner: QueryRunner, schema: SchemaTarget, statements: Statements, items: readonly { readonly tenantId: string; readonly entry: TenantSeries }[], fromDay: number, slackMs: number,
 ): Promise<Result<undefined, ApiError>> {
-  const brief = await readRows(runner, schema, statements, items.map((i) => ({ id: i.tenantId, sinceMs: Math.max(0, i.entry.watermark - slackMs) })), fromDay, 'brief');
+  const brief = await readRows(runner, schema, statements, items.map((i) => ({ id: i.tenantId, sinceMs: sinceOf(i.entry, slackMs) })), fromDay, 'brief');
   if (!brief.ok) return brief;
   const byTenant = new Map(items.map((i) => [i.tenantId, i.entry]));
   const unknown: string[] = [];
   const unknownTenants = new Set<string>();
   const newest = new Map<TenantSeries, number>();
+  let lookedAt = 0;
   for (const r of brief.value) {
+    if (r.tenant === '' && r.id === '') { lookedAt = Number(r.inserted); continue; }
     const entry = byTenant.get(r.tenant);
     if (entry === undefined) continue;
     newest.set(entry, Math.max(newest.get(entry) ?? 0, Number(r.inserted)));
@@ -221,8 +237,9 @@ async function refreshEntries(
       if (entry !== undefined) add(entry, r);
     }
   }
-  // Watermarks move only once every new series is in (a failed second read looks again from the old one).
+  // Watermarks and looks move only once every new series is in (a failed second read looks again from the old ones).
   for (const [entry, ms] of newest) entry.watermark = Math.max(entry.watermark, ms);
+  if (Number.isFinite(lookedAt)) for (const i of items) i.entry.lookedAt = Math.max(i.entry.lookedAt, lookedAt);
   return ok(undefined);
 }
 
@@ -259,13 +276,14 @@ export class SeriesIndexCache {
     const key = `${schema.database}\x00${tenantId}`;
     const now = this.#now();
     this.#use(key, runner, schema, tenantId, now);
-    const pending = this.#loading.get(key);
-    if (pending !== undefined) return pending;
     const entry = this.#entries.get(key);
+    // A fresh index is used as it is, even while a background look for it is under way (the look only adds newer series).
     if (entry !== undefined && now - entry.refreshedAt < this.#options.refreshMs && entry.loadedFromDay <= fromDay) {
       this.#touch(key, entry);
       return ok(entry);
     }
+    const pending = this.#loading.get(key);
+    if (pending !== undefined) return pending;
     const result = await this.#track(key, this.#load(runner, schema, () => scan.statement(), tenantId, fromDay, entry, now));
     if (result.ok) this.#touch(key, result.value);
     return result;
