@@ -15,6 +15,8 @@
 //   BENCH_PROMQL_SAMPLES=1000000 npm run bench:promql     # quick run
 //   BENCH_PROMQL_RUNS=20                                  # runs per query and system
 //   BENCH_PROMQL_WIDE_SERIES=10000                        # series of the count by query
+//   BENCH_PROMQL_QUERIES=1,4,10                           # only these queries (1-based, as in queries.ts)
+//   BENCH_PROMQL_BREAKDOWN=0                              # skip the in-process breakdown
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
@@ -28,7 +30,7 @@ import { sampleCount, seriesPerTenant, stepSeconds, tenantName, tenantSeries, wi
 import type { Layout } from './promql/dataset.ts';
 import { watchPeak } from './promql/memory.ts';
 import { ensurePrometheus } from './promql/prometheus-binary.ts';
-import { benchQueries, forPrometheus, forTenantry } from './promql/queries.ts';
+import { benchQueries as allQueries, forPrometheus, forTenantry } from './promql/queries.ts';
 import type { BenchQuery } from './promql/queries.ts';
 import { markdownTables, percentile, phaseTable, summaryLines, timingTable } from './promql/report.ts';
 import type { QueryTiming } from './promql/report.ts';
@@ -45,6 +47,13 @@ const intOf = (name: string, fallback: number): number => {
 const totalSamples = intOf('BENCH_PROMQL_SAMPLES', 10_000_000);
 const tenants = intOf('BENCH_PROMQL_TENANTS', 100);
 const runs = intOf('BENCH_PROMQL_RUNS', 20);
+/** A subset for a quick look at a few queries: BENCH_PROMQL_QUERIES=1,4 (positions in queries.ts, from 1). */
+const benchQueries = ((raw) => (raw === undefined || raw === '' ? allQueries : raw.split(',').map((n) => {
+  const q = allQueries[Number(n) - 1];
+  if (q === undefined) throw new Error(`BENCH_PROMQL_QUERIES=${raw}: ${n} is not a query position 1-${allQueries.length}`);
+  return q;
+})))(process.env['BENCH_PROMQL_QUERIES']);
+const withBreakdown = process.env['BENCH_PROMQL_BREAKDOWN'] !== '0';
 /** One wide tenant in 25 (4 of 100). */
 const wideTenantCount = Math.max(1, Math.round(tenants / 25));
 /** At most 30 % of the samples are the wide tenants'. */
@@ -197,6 +206,7 @@ async function main(): Promise<void> {
     await stopPrometheus();
     stopPrometheus = (): Promise<void> => Promise.resolve();
 
+    if (!withBreakdown) return;
     const parts: Breakdown = await breakdown({
       dataDir: join(dir, 'tenantry'), queries: benchQueries, tenantOf: (q, r) => tenantName(tenantFor(q, r)), runs,
       startMs: range.start * 1000, endMs: range.end * 1000, stepMs: range.step * 1000,
