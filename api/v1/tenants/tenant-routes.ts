@@ -81,7 +81,7 @@ async function update(deps: RouteDeps, caller: Caller, id: string, body: TenantU
 
 /** What the stack's defaults set (only the fields it sets). */
 function stackDefaults(deps: RouteDeps): { limits: Partial<TenantLimits>; retention: Partial<TenantRetention> } {
-  const stack = deps.settings?.stackValues() ?? {};
+  const stack = deps.settings.stackValues();
   return { limits: stack.limits ?? {}, retention: stack.retention ?? {} };
 }
 
