@@ -31,10 +31,13 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': ['error', {
-        selector: "MemberExpression[object.name='process'][property.name='env']",
-        message: 'Read configuration through src/config only.',
-      }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Read configuration through src/config only.',
+        },
+      ],
     },
   },
   {
@@ -44,12 +47,20 @@ export default tseslint.config(
   {
     files: ['src/**'],
     ignores: ['src/cli.ts'],
-    rules: { 'no-restricted-imports': ['error', forbid([...deployables, 'support'], 'src/ is shared code and must not import a deployable or the test and benchmark support/.')] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        forbid([...deployables, 'support'], 'src/ is shared code and must not import a deployable or the test and benchmark support/.'),
+      ],
+    },
   },
   ...deployables.map((own) => ({
     files: [`${own}/**`],
     rules: {
-      'no-restricted-imports': ['error', forbid([...deployables.filter((d) => d !== own), 'support'], `${own}/ may import src/ only, never another deployable or support/.`)],
+      'no-restricted-imports': [
+        'error',
+        forbid([...deployables.filter((d) => d !== own), 'support'], `${own}/ may import src/ only, never another deployable or support/.`),
+      ],
     },
   })),
   {

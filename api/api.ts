@@ -13,7 +13,15 @@ import type { QueryRunner, StoppableQueryRunner } from './query/query-runner.ts'
 import { nowNs } from './query/time-range.ts';
 
 function openPort(ctx: PortContext, config: ApiConfig): Promise<EarlyListener> {
-  return listenEarly({ readiness: ctx.readiness, registry: ctx.registry, log: ctx.log.child({ component: 'api' }), host: ctx.host, port: config.port, name: 'api', limits: config.listener });
+  return listenEarly({
+    readiness: ctx.readiness,
+    registry: ctx.registry,
+    log: ctx.log.child({ component: 'api' }),
+    host: ctx.host,
+    port: config.port,
+    name: 'api',
+    limits: config.listener,
+  });
 }
 
 /** Starts the app on its open port. */
@@ -31,7 +39,9 @@ function startOn(http: EarlyListener, ctx: ComponentContext, config: ApiConfig, 
     bodyTimeoutMs: (config.listener ?? defaultListenerLimits).bodyTimeoutMs,
   });
   const koa = app.callback();
-  http.attach((req, res) => { void koa(req, res); });
+  http.attach((req, res) => {
+    void koa(req, res);
+  });
   return {
     name: 'api',
     ports: { api: http.port },
@@ -70,8 +80,15 @@ export const openApi: OpenApi = async (portCtx: PortContext, config: ApiConfig):
 export function apiQueryRunner(ctx: ComponentContext, config: ApiConfig): StoppableQueryRunner {
   const { store } = ctx;
   const control = store.mode === 'embedded' ? (ctx.statementControl ?? store.insertClients.at(-1) ?? store.client) : store.client;
-  return createQueryRunner({ client: store.client, mode: store.mode, cluster: store.cluster, control }, config.queryTimeoutMs, ctx.log.child({ component: 'api' }), ctx.storeGate, ctx.statementLimits);
+  return createQueryRunner(
+    { client: store.client, mode: store.mode, cluster: store.cluster, control },
+    config.queryTimeoutMs,
+    ctx.log.child({ component: 'api' }),
+    ctx.storeGate,
+    ctx.statementLimits,
+  );
 }
 
 /** Starts the API on the store's ClickHouse client through the process's store gate, with the configured query time limit. */
-export const startApi: StartApi = (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> => startApiWith(ctx, config, apiQueryRunner(ctx, config));
+export const startApi: StartApi = (ctx: ComponentContext, config: ApiConfig): Promise<RunningComponent> =>
+  startApiWith(ctx, config, apiQueryRunner(ctx, config));

@@ -79,19 +79,29 @@ export function createApp(deps: AppDeps): Koa<ApiState> {
     ctx.set('x-request-id', ctx.state.requestId);
     // A client that closes its connection before the answer is written stops waiting: its statement is killed (api/query/running-statements.ts).
     const gone = new AbortController();
-    const onClose = (): void => { if (!ctx.res.writableFinished) gone.abort(); };
+    const onClose = (): void => {
+      if (!ctx.res.writableFinished) gone.abort();
+    };
     ctx.res.once('close', onClose);
     try {
       ctx.state.abort = gone.signal;
       await next();
       // The compatibility APIs write their own errors (and so set a body).
-      if (ctx.status === 405 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
+      if (ctx.status === 405 && ctx.body === undefined)
+        sendError(ctx, methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`));
       else if (ctx.status === 501 && ctx.body === undefined) sendError(ctx, methodNotAllowed(`${ctx.method} is not supported`));
       else if (ctx.status === 404 && ctx.body === undefined) sendError(ctx, { code: 'not_found', message: `no route ${ctx.method} ${ctx.path}` });
       // A cut body is the one client failure worth a line: it held a connection for the whole timeout.
-      if (ctx.status === 408) deps.log.warn('request body did not arrive in time; answered 408 and closed the connection', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, bodyTimeoutMs });
+      if (ctx.status === 408)
+        deps.log.warn('request body did not arrive in time; answered 408 and closed the connection', {
+          requestId: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          bodyTimeoutMs,
+        });
       // A server fault's answer names only its request id: one line under that id, whatever logged the cause (a load shared by several requests cannot name them all).
-      else if (ctx.status >= 500) deps.log.warn('answered a server error', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status });
+      else if (ctx.status >= 500)
+        deps.log.warn('answered a server error', { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status });
     } catch (error) {
       // Expected failures arrive as values; what is thrown is a framework client error or a bug.
       const mapped = frameworkError(error);

@@ -31,7 +31,12 @@ const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-ack-'));
 const child = spawn(process.execPath, [...nodeFlags, 'src/cli.ts', 'all'], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: {
-    ...process.env, TENANTRY_DATA_DIR: dataDir, TENANTRY_HOST: '127.0.0.1', TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0',
+    ...process.env,
+    TENANTRY_DATA_DIR: dataDir,
+    TENANTRY_HOST: '127.0.0.1',
+    TENANTRY_OTLP_HTTP_PORT: '0',
+    TENANTRY_OTLP_GRPC_PORT: '0',
+    TENANTRY_API_PORT: '0',
     TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest'], tenants: ['*'] }]),
     ...(args['wal-dir'] === undefined ? {} : { TENANTRY_WAL_DIR: args['wal-dir'] }),
   },
@@ -39,7 +44,9 @@ const child = spawn(process.execPath, [...nodeFlags, 'src/cli.ts', 'all'], {
 
 try {
   const otlpPort = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => { reject(new Error(`tenantry exited (${String(code)}) before it started`)); });
+    child.once('exit', (code) => {
+      reject(new Error(`tenantry exited (${String(code)}) before it started`));
+    });
     createInterface({ input: child.stdout }).on('line', (line) => {
       const record = JSON.parse(line) as { msg?: string; ports?: { otlpHttp?: number } };
       if (record.msg === 'tenantry started' && record.ports?.otlpHttp !== undefined) resolve(record.ports.otlpHttp);
@@ -48,15 +55,24 @@ try {
   const url = `http://127.0.0.1:${String(otlpPort)}/v1/traces`;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const bodies = Array.from({ length: 8 }, (_, i) => tracesRequest(1000, 'bench', i * 1000));
-  const post = (body: Buffer): Promise<number> => new Promise((resolve) => {
-    const started = performance.now();
-    const req = request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-protobuf', 'content-length': String(body.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => { resolve(performance.now() - started); });
+  const post = (body: Buffer): Promise<number> =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const req = request(
+        url,
+        { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-protobuf', 'content-length': String(body.length) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            resolve(performance.now() - started);
+          });
+        },
+      );
+      req.on('error', () => {
+        resolve(Number.NaN);
+      });
+      req.end(body);
     });
-    req.on('error', () => { resolve(Number.NaN); });
-    req.end(body);
-  });
 
   const cpuSeconds = async (): Promise<number> => {
     const text = await (await fetch(`http://127.0.0.1:${String(otlpPort)}/metrics`)).text();
@@ -66,25 +82,37 @@ try {
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
   if (rate === undefined) {
-    await Promise.all(Array.from({ length: clients }, async (_, c) => {
-      for (let i = c; performance.now() < until; i++) latencies.push(await post(bodies[i % bodies.length] ?? Buffer.alloc(0)));
-    }));
+    await Promise.all(
+      Array.from({ length: clients }, async (_, c) => {
+        for (let i = c; performance.now() < until; i++) latencies.push(await post(bodies[i % bodies.length] ?? Buffer.alloc(0)));
+      }),
+    );
   } else {
     const answers: Promise<void>[] = [];
     const started = performance.now();
     for (let i = 0; performance.now() < until; i++) {
       const wait = started + (i * 1000 * 1000) / rate - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      answers.push(post(bodies[i % bodies.length] ?? Buffer.alloc(0)).then((ms) => { latencies.push(ms); }));
+      answers.push(
+        post(bodies[i % bodies.length] ?? Buffer.alloc(0)).then((ms) => {
+          latencies.push(ms);
+        }),
+      );
     }
     await Promise.all(answers);
   }
   const cpu = (await cpuSeconds()) - cpuBefore;
   latencies.sort((a, b) => a - b);
   const at = (q: number): number => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? Number.NaN);
-  process.stdout.write(`${rate === undefined ? `${String(clients)} closed-loop clients` : `open loop at ${String(rate)} spans/s`}, ${String(seconds)} s${args['wal-dir'] === undefined ? '' : `, log in ${args['wal-dir']}`}\n`);
-  process.stdout.write(`requests ${String(latencies.length)} (${String(Math.round((latencies.length * 1000) / seconds))} spans/s acknowledged), ack p50 ${String(at(0.5))} ms, p90 ${String(at(0.9))} ms, p99 ${String(at(0.99))} ms, max ${String(at(1))} ms\n`);
-  process.stdout.write(`process CPU during the load: ${cpu.toFixed(1)} s, ${(cpu * 1e6 / (latencies.length * 1000)).toFixed(1)} µs per acknowledged span (INSERTs included, merges after the load not)\n`);
+  process.stdout.write(
+    `${rate === undefined ? `${String(clients)} closed-loop clients` : `open loop at ${String(rate)} spans/s`}, ${String(seconds)} s${args['wal-dir'] === undefined ? '' : `, log in ${args['wal-dir']}`}\n`,
+  );
+  process.stdout.write(
+    `requests ${String(latencies.length)} (${String(Math.round((latencies.length * 1000) / seconds))} spans/s acknowledged), ack p50 ${String(at(0.5))} ms, p90 ${String(at(0.9))} ms, p99 ${String(at(0.99))} ms, max ${String(at(1))} ms\n`,
+  );
+  process.stdout.write(
+    `process CPU during the load: ${cpu.toFixed(1)} s, ${((cpu * 1e6) / (latencies.length * 1000)).toFixed(1)} µs per acknowledged span (INSERTs included, merges after the load not)\n`,
+  );
   const metrics = await (await fetch(`http://127.0.0.1:${String(otlpPort)}/metrics`)).text();
   for (const name of ['tenantry_gateway_admission_wait_seconds', 'tenantry_gateway_wal_append_duration_seconds']) {
     const buckets = metrics.split('\n').filter((l) => l.startsWith(`${name}_bucket{`) && l.includes('table="spans"'));

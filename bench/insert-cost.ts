@@ -47,16 +47,25 @@ type Table = 'logs' | 'spans';
 const retention = { logsDays: 30, tracesDays: 30, metricsDays: 90 };
 
 const { values: args } = parseArgs({
-  options: { only: { type: 'string', default: 'logs,spans' }, blocks: { type: 'string', default: '3' }, variants: { type: 'string' }, 'block-rows': { type: 'string', default: '100000' } },
+  options: {
+    only: { type: 'string', default: 'logs,spans' },
+    blocks: { type: 'string', default: '3' },
+    variants: { type: 'string' },
+    'block-rows': { type: 'string', default: '100000' },
+  },
 });
 const isTable = (t: string): t is Table => t === 'logs' || t === 'spans';
-const tables = args.only.split(',').map((t) => t.trim()).map((t) => {
-  if (!isTable(t)) throw new Error(`--only=${args.only}: tables are logs, spans`);
-  return t;
-});
+const tables = args.only
+  .split(',')
+  .map((t) => t.trim())
+  .map((t) => {
+    if (!isTable(t)) throw new Error(`--only=${args.only}: tables are logs, spans`);
+    return t;
+  });
 const blocks = Number(args.blocks);
 const blockRows = Number(args['block-rows']);
-if (!Number.isInteger(blocks) || blocks < 1 || !Number.isInteger(blockRows) || blockRows < itemsPerRequest) throw new Error('--blocks and --block-rows need positive integers');
+if (!Number.isInteger(blocks) || blocks < 1 || !Number.isInteger(blockRows) || blockRows < itemsPerRequest)
+  throw new Error('--blocks and --block-rows need positive integers');
 
 // ---------------------------------------------------------------- variants
 
@@ -93,8 +102,16 @@ const itemMap: Record<Table, string> = { logs: 'log_attributes', spans: 'span_at
 const lcMap = 'Map(LowCardinality(String), String)';
 
 const alterTable = (t: Table, clauses: readonly string[]): string => `ALTER TABLE {db}.${t} ${clauses.join(', ')}`;
-const dropIndexes = (t: Table, names: readonly string[]): string => alterTable(t, names.map((n) => `DROP INDEX ${n}`));
-const codec = (t: Table, columns: readonly string[], type: string, spec: string): string => alterTable(t, columns.map((c) => `MODIFY COLUMN ${c} ${type} CODEC(${spec})`));
+const dropIndexes = (t: Table, names: readonly string[]): string =>
+  alterTable(
+    t,
+    names.map((n) => `DROP INDEX ${n}`),
+  );
+const codec = (t: Table, columns: readonly string[], type: string, spec: string): string =>
+  alterTable(
+    t,
+    columns.map((c) => `MODIFY COLUMN ${c} ${type} CODEC(${spec})`),
+  );
 const mapIndexNames = (column: string): string[] => [`idx_${column}_keys`, `idx_${column}_values`];
 
 /** Binary ids: the hex text unhexed into FixedString (16 bytes for a trace id, 8 for a span id). */
@@ -106,7 +123,9 @@ const idTypes: Record<Table, Readonly<Record<string, number>>> = {
 /** Every column of `t` stored with ZSTD(1) today, with its type: the ones a codec change touches. */
 function zstdColumns(t: Table): Array<[string, string]> {
   const spec = (t === 'logs' ? logsTable : spansTable)(retention);
-  return spec.columns.filter((c) => c.endsWith('CODEC(ZSTD(1))')).map((c) => [c.slice(0, c.indexOf(' ')), c.slice(c.indexOf(' ') + 1, -' CODEC(ZSTD(1))'.length)]);
+  return spec.columns
+    .filter((c) => c.endsWith('CODEC(ZSTD(1))'))
+    .map((c) => [c.slice(0, c.indexOf(' ')), c.slice(c.indexOf(' ') + 1, -' CODEC(ZSTD(1))'.length)]);
 }
 
 function variants(t: Table): Variant[] {
@@ -116,12 +135,22 @@ function variants(t: Table): Variant[] {
   const zstd = zstdColumns(t);
   const usageAndDiscovery = [`DROP VIEW {db}.${t}_usage_mv`, `DROP VIEW {db}.${t}_tenants_mv`];
   const dropTraceIndexView = 'DROP VIEW {db}.spans_trace_index_mv';
-  const big = (spec: string): string => alterTable(t, zstd.filter(([c]) => c !== 'tenant_id').map(([c, type]) => `MODIFY COLUMN ${c} ${type} CODEC(${spec})`));
+  const big = (spec: string): string =>
+    alterTable(
+      t,
+      zstd.filter(([c]) => c !== 'tenant_id').map(([c, type]) => `MODIFY COLUMN ${c} ${type} CODEC(${spec})`),
+    );
   const all: Variant[] = [
     { name: 'current', alter: [] },
     { name: 'schema v2 (before migration 3)', alter: [], upTo: 2 },
     { name: 'parse only (Null table)', measureOnly: true, alter: [`CREATE TABLE {db}.${t}_null AS {db}.${t} ENGINE = Null`], into: `${t}_null` },
-    { name: 'parse only + file() without LowCardinality', measureOnly: true, alter: [`CREATE TABLE {db}.${t}_null AS {db}.${t} ENGINE = Null`], into: `${t}_null`, structure: withoutLowCardinality },
+    {
+      name: 'parse only + file() without LowCardinality',
+      measureOnly: true,
+      alter: [`CREATE TABLE {db}.${t}_null AS {db}.${t} ENGINE = Null`],
+      into: `${t}_null`,
+      structure: withoutLowCardinality,
+    },
     { name: 'file() without LowCardinality', measureOnly: true, alter: [], structure: withoutLowCardinality },
     { name: 'ZSTD(1) columns as LZ4', measureOnly: true, alter: [big('LZ4')] },
     { name: 'ZSTD(1) columns as NONE', measureOnly: true, alter: [big('NONE')] },
@@ -133,54 +162,85 @@ function variants(t: Table): Variant[] {
     { name: 'no resource_attributes idx', alter: [dropIndexes(t, mapIndexNames('resource_attributes'))] },
     { name: `no ${item} idx`, alter: [dropIndexes(t, mapIndexNames(item))] },
     { name: `no ${item} values idx`, alter: [dropIndexes(t, [`idx_${item}_values`])] },
-    { name: 'no skip indexes', alter: [dropIndexes(t, ['idx_trace_id', ...(t === 'spans' ? ['idx_duration'] : []), ...mapIndexNames('resource_attributes'), ...mapIndexNames(item)])] },
+    {
+      name: 'no skip indexes',
+      alter: [dropIndexes(t, ['idx_trace_id', ...(t === 'spans' ? ['idx_duration'] : []), ...mapIndexNames('resource_attributes'), ...mapIndexNames(item)])],
+    },
     { name: 'no views', alter: usageAndDiscovery },
     { name: 'no usage view', alter: [`DROP VIEW {db}.${t}_usage_mv`] },
-    ...(t === 'spans' ? [
-      { name: 'no trace index view', alter: [dropTraceIndexView] },
-      { name: 'no views at all', alter: [dropTraceIndexView, ...usageAndDiscovery] },
-    ] : []),
+    ...(t === 'spans'
+      ? [
+          { name: 'no trace index view', alter: [dropTraceIndexView] },
+          { name: 'no views at all', alter: [dropTraceIndexView, ...usageAndDiscovery] },
+        ]
+      : []),
     { name: 'maps without LowCardinality keys', alter: [codec(t, maps, 'Map(String, String)', 'ZSTD(1)')] },
     { name: 'maps LZ4', alter: [codec(t, maps, lcMap, 'LZ4')] },
     { name: 'maps ZSTD(1)', alter: [codec(t, maps, lcMap, 'ZSTD(1)')] },
     { name: `${item} ZSTD(3)`, alter: [codec(t, [item], lcMap, 'ZSTD(3)')] },
     { name: `${item} ZSTD(6)`, alter: [codec(t, [item], lcMap, 'ZSTD(6)')] },
-    { name: `maps but ${item} ZSTD(3)`, alter: [codec(t, maps.filter((m) => m !== item), lcMap, 'ZSTD(3)')] },
+    {
+      name: `maps but ${item} ZSTD(3)`,
+      alter: [
+        codec(
+          t,
+          maps.filter((m) => m !== item),
+          lcMap,
+          'ZSTD(3)',
+        ),
+      ],
+    },
     { name: 'maps ZSTD(2)', alter: [codec(t, maps, lcMap, 'ZSTD(2)')] },
     { name: 'maps ZSTD(3)', alter: [codec(t, maps, lcMap, 'ZSTD(3)')] },
     { name: 'maps ZSTD(4)', alter: [codec(t, maps, lcMap, 'ZSTD(4)')] },
     { name: 'maps ZSTD(5)', alter: [codec(t, maps, lcMap, 'ZSTD(5)')] },
     { name: 'maps ZSTD(6)', alter: [codec(t, maps, lcMap, 'ZSTD(6)')] },
     { name: 'maps ZSTD(9)', alter: [codec(t, maps, lcMap, 'ZSTD(9)')] },
-    { name: 'maps ZSTD(3) + 4 MiB blocks', alter: [codec(t, maps, lcMap, 'ZSTD(3)'), `ALTER TABLE {db}.${t} MODIFY SETTING min_compress_block_size = 4194304, max_compress_block_size = 4194304`] },
+    {
+      name: 'maps ZSTD(3) + 4 MiB blocks',
+      alter: [codec(t, maps, lcMap, 'ZSTD(3)'), `ALTER TABLE {db}.${t} MODIFY SETTING min_compress_block_size = 4194304, max_compress_block_size = 4194304`],
+    },
     { name: 'ids ZSTD(3)', alter: [codec(t, Object.keys(ids), 'String', 'ZSTD(3)')] },
     ...(t === 'logs'
       ? [
-        { name: 'body ZSTD(3)', alter: [codec(t, ['body'], 'String', 'ZSTD(3)')] },
-        { name: 'log_id ZSTD(3)', alter: [codec(t, ['log_id'], 'String', 'ZSTD(3)')] },
-        { name: 'timestamps DoubleDelta', alter: [codec(t, ['timestamp', 'observed_timestamp'], 'DateTime64(9)', 'DoubleDelta, ZSTD(1)')] },
-      ]
+          { name: 'body ZSTD(3)', alter: [codec(t, ['body'], 'String', 'ZSTD(3)')] },
+          { name: 'log_id ZSTD(3)', alter: [codec(t, ['log_id'], 'String', 'ZSTD(3)')] },
+          { name: 'timestamps DoubleDelta', alter: [codec(t, ['timestamp', 'observed_timestamp'], 'DateTime64(9)', 'DoubleDelta, ZSTD(1)')] },
+        ]
       : [
-        { name: 'event_timestamps Delta(8)', alter: [codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'Delta(8), ZSTD(1)')] },
-        { name: 'event_timestamps ZSTD(3)', alter: [codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'ZSTD(3)')] },
-        { name: 'event_attributes ZSTD(3)', alter: [codec(t, ['event_attributes'], `Array(${lcMap})`, 'ZSTD(3)')] },
-        { name: 'duration Delta', alter: [codec(t, ['duration_ns'], 'UInt64', 'Delta, ZSTD(1)')] },
-      ]),
+          { name: 'event_timestamps Delta(8)', alter: [codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'Delta(8), ZSTD(1)')] },
+          { name: 'event_timestamps ZSTD(3)', alter: [codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'ZSTD(3)')] },
+          { name: 'event_attributes ZSTD(3)', alter: [codec(t, ['event_attributes'], `Array(${lcMap})`, 'ZSTD(3)')] },
+          { name: 'duration Delta', alter: [codec(t, ['duration_ns'], 'UInt64', 'Delta, ZSTD(1)')] },
+        ]),
     { name: 'every ZSTD(1) as ZSTD(3)', alter: [big('ZSTD(3)')] },
     { name: 'every ZSTD(1) as ZSTD(3) + maps ZSTD(6)', alter: [big('ZSTD(3)'), codec(t, maps, lcMap, 'ZSTD(6)')] },
     ...(t === 'spans'
       ? [
-        { name: 'every ZSTD(1) as ZSTD(3) + events Delta', alter: [big('ZSTD(3)'), codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'Delta(8), ZSTD(3)')] },
-        { name: 'every ZSTD(1) as ZSTD(3) + events Delta + maps ZSTD(6)', alter: [big('ZSTD(3)'), codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'Delta(8), ZSTD(3)'), codec(t, maps, lcMap, 'ZSTD(6)')] },
-      ]
+          {
+            name: 'every ZSTD(1) as ZSTD(3) + events Delta',
+            alter: [big('ZSTD(3)'), codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'Delta(8), ZSTD(3)')],
+          },
+          {
+            name: 'every ZSTD(1) as ZSTD(3) + events Delta + maps ZSTD(6)',
+            alter: [big('ZSTD(3)'), codec(t, ['event_timestamps'], 'Array(DateTime64(9))', 'Delta(8), ZSTD(3)'), codec(t, maps, lcMap, 'ZSTD(6)')],
+          },
+        ]
       : []),
     {
-      name: 'ids FixedString', measureOnly: true, alter: [],
+      name: 'ids FixedString',
+      measureOnly: true,
+      alter: [],
       columnTypes: Object.fromEntries(Object.entries(ids).map(([c, n]) => [c, `FixedString(${n}) CODEC(ZSTD(1))`])),
       select: (c: string) => (ids[c] === undefined ? c : `unhex(${c})`),
     },
     // The corpus repeats each template's span ids (8,000 distinct in all); real span ids never repeat.
-    { name: 'corpus: unique span ids', measureOnly: true, alter: [], select: (c: string) => (c === 'span_id' ? 'lower(hex(reinterpretAsFixedString(cityHash64(trace_id, span_id))))' : c) },
+    {
+      name: 'corpus: unique span ids',
+      measureOnly: true,
+      alter: [],
+      select: (c: string) => (c === 'span_id' ? 'lower(hex(reinterpretAsFixedString(cityHash64(trace_id, span_id))))' : c),
+    },
   ];
   const wanted = args.variants?.split('|').map((v) => v.trim());
   return wanted === undefined ? all : all.filter((v) => wanted.includes(v.name));
@@ -225,7 +285,12 @@ function difference(after: Map<string, number>, before: Map<string, number>): Ma
 
 const queryCpu = (e: Map<string, number>): number => (e.get('UserTimeMicroseconds') ?? 0) + (e.get('SystemTimeMicroseconds') ?? 0);
 
-interface Measured { readonly cpuMicros: number; readonly processMicros: number; readonly wallMs: number; readonly events: Map<string, number> }
+interface Measured {
+  readonly cpuMicros: number;
+  readonly processMicros: number;
+  readonly wallMs: number;
+  readonly events: Map<string, number>;
+}
 
 async function measured(store: Store, run: () => Promise<unknown>): Promise<Measured> {
   const before = await events(store);
@@ -253,7 +318,12 @@ async function createVariant(base: Store, t: Table, i: number, v: Variant): Prom
     await base.client.command({ query: createDatabase(store) });
     for (const statement of createTable(store, { ...spec, columns })) await base.client.command({ query: statement });
   }
-  const migrated = await migrate(store, retention, silentLogger, migrations.filter((m) => m.version <= (v.upTo ?? Infinity)));
+  const migrated = await migrate(
+    store,
+    retention,
+    silentLogger,
+    migrations.filter((m) => m.version <= (v.upTo ?? Infinity)),
+  );
   if (!migrated.ok) throw new Error(migrated.error.message);
   for (const statement of v.alter) await base.client.command({ query: statement.replaceAll('{db}', store.database) });
   await base.client.command({ query: `SYSTEM STOP MERGES ${store.database}.${t}` });
@@ -271,27 +341,43 @@ function insertBlock(store: Store, t: Table, v: Variant, path: string, token: st
   });
 }
 
-interface AtRest { readonly rows: number; readonly bytes: number; readonly parts: number; readonly content: string }
+interface AtRest {
+  readonly rows: number;
+  readonly bytes: number;
+  readonly parts: number;
+  readonly content: string;
+}
 
 async function atRest(store: Store, t: Table): Promise<AtRest> {
-  const [r] = await rows<{ rows: string; bytes: string; parts: string }>(store,
+  const [r] = await rows<{ rows: string; bytes: string; parts: string }>(
+    store,
     'SELECT toString(sum(rows)) AS rows, toString(sum(bytes_on_disk)) AS bytes, toString(count()) AS parts FROM system.parts WHERE database = {db:String} AND table = {t:String} AND active',
-    { db: store.database, t });
+    { db: store.database, t },
+  );
   // What the rows hold, whatever the codecs: equal to current's unless the variant stores other values.
-  const [c] = await rows<{ content: string }>(store, `SELECT toString(sum(cityHash64(${rowTargets[t].columns.join(', ')}))) AS content FROM ${store.database}.${t}`);
+  const [c] = await rows<{ content: string }>(
+    store,
+    `SELECT toString(sum(cityHash64(${rowTargets[t].columns.join(', ')}))) AS content FROM ${store.database}.${t}`,
+  );
   return { rows: Number(r?.rows), bytes: Number(r?.bytes), parts: Number(r?.parts), content: c?.content ?? '' };
 }
 
 /** Bytes per row of each column (compressed data + marks) and each skip index. */
 async function breakdown(store: Store, t: Table, rowCount: number): Promise<Array<[string, number]>> {
-  const columns = await rows<{ name: string; bytes: string }>(store,
+  const columns = await rows<{ name: string; bytes: string }>(
+    store,
     'SELECT column AS name, toString(sum(column_bytes_on_disk)) AS bytes FROM system.parts_columns WHERE database = {db:String} AND table = {t:String} AND active GROUP BY column',
-    { db: store.database, t });
-  const indexes = await rows<{ name: string; bytes: string }>(store,
+    { db: store.database, t },
+  );
+  const indexes = await rows<{ name: string; bytes: string }>(
+    store,
     'SELECT name, toString(data_compressed_bytes + marks_bytes) AS bytes FROM system.data_skipping_indices WHERE database = {db:String} AND table = {t:String}',
-    { db: store.database, t });
-  return [...columns.map((c) => [c.name, Number(c.bytes) / rowCount] as [string, number]), ...indexes.map((i) => [`INDEX ${i.name}`, Number(i.bytes) / rowCount] as [string, number])]
-    .sort((a, b) => b[1] - a[1]);
+    { db: store.database, t },
+  );
+  return [
+    ...columns.map((c) => [c.name, Number(c.bytes) / rowCount] as [string, number]),
+    ...indexes.map((i) => [`INDEX ${i.name}`, Number(i.bytes) / rowCount] as [string, number]),
+  ].sort((a, b) => b[1] - a[1]);
 }
 
 const median = (xs: readonly number[]): number => {
@@ -300,7 +386,9 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
 };
 
-const say = (line: string): void => { process.stderr.write(`[insert-cost ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
+const say = (line: string): void => {
+  process.stderr.write(`[insert-cost ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+};
 const f1 = (x: number): string => x.toFixed(1);
 const f2 = (x: number): string => x.toFixed(2);
 
@@ -339,20 +427,36 @@ async function measureTable(base: Store, dir: string, t: Table): Promise<void> {
     const rest = await atRest(store, t);
     const s = samples[i];
     const columns = rest.rows === 0 ? new Map<string, number>() : new Map(await breakdown(store, t, rest.rows));
-    results.push({ v, insert: median(s?.cpu ?? []), process: median(s?.process ?? []), wall: median(s?.wall ?? []), merge: merge.cpuMicros / rest.rows, rest, store, columns });
+    results.push({
+      v,
+      insert: median(s?.cpu ?? []),
+      process: median(s?.process ?? []),
+      wall: median(s?.wall ?? []),
+      merge: merge.cpuMicros / rest.rows,
+      rest,
+      store,
+      columns,
+    });
   }
   const current = results.find((r) => r.v.name === 'current');
   const ratio = (x: number, y: number | undefined): string => (y === undefined || y === 0 ? '   -' : f2(x / y).padStart(5));
   process.stdout.write(`\n${t}: ${blocks} blocks of ${blockRows} gateway rows per variant; medians per block; µs and bytes per row; ratios vs current\n`);
-  process.stdout.write(`${'variant'.padEnd(44)} ${'insert cpu'.padStart(10)} ${'×'.padStart(5)} ${'process'.padStart(8)} ${'wall'.padStart(6)} ${'merge cpu'.padStart(9)} ${'B/row'.padStart(6)} ${'×'.padStart(5)} parts rows  columns that changed (B/row)\n`);
+  process.stdout.write(
+    `${'variant'.padEnd(44)} ${'insert cpu'.padStart(10)} ${'×'.padStart(5)} ${'process'.padStart(8)} ${'wall'.padStart(6)} ${'merge cpu'.padStart(9)} ${'B/row'.padStart(6)} ${'×'.padStart(5)} parts rows  columns that changed (B/row)\n`,
+  );
   const num = (x: number, digits: number, width: number): string => (Number.isFinite(x) ? x.toFixed(digits) : '-').padStart(width);
   for (const r of results) {
     const bytes = r.rest.bytes / r.rest.rows;
-    const changed = current === undefined || r === current ? [] : [...new Set([...r.columns.keys(), ...current.columns.keys()])]
-      .map((c) => [c, current.columns.get(c) ?? 0, r.columns.get(c) ?? 0] as const)
-      .filter(([, a, b]) => Math.abs(a - b) >= 0.2 && r.rest.rows > 0)
-      .map(([c, a, b]) => `${c} ${f1(a)}→${f1(b)}`);
-    process.stdout.write(`${(r.v.name + (r.v.measureOnly === true ? ' (measure only)' : '')).padEnd(44)} ${f2(r.insert).padStart(10)} ${ratio(r.insert, current?.insert)} ${f2(r.process).padStart(8)} ${f2(r.wall).padStart(6)} ${num(r.merge, 2, 9)} ${num(bytes, 1, 6)} ${Number.isFinite(bytes) ? ratio(bytes, current === undefined ? undefined : current.rest.bytes / current.rest.rows) : '    -'} ${String(r.rest.parts).padStart(5)} ${r.rest.rows === 0 ? ' ' : r.rest.content === current?.rest.content ? '=' : '≠'}  ${changed.join(', ')}\n`);
+    const changed =
+      current === undefined || r === current
+        ? []
+        : [...new Set([...r.columns.keys(), ...current.columns.keys()])]
+            .map((c) => [c, current.columns.get(c) ?? 0, r.columns.get(c) ?? 0] as const)
+            .filter(([, a, b]) => Math.abs(a - b) >= 0.2 && r.rest.rows > 0)
+            .map(([c, a, b]) => `${c} ${f1(a)}→${f1(b)}`);
+    process.stdout.write(
+      `${(r.v.name + (r.v.measureOnly === true ? ' (measure only)' : '')).padEnd(44)} ${f2(r.insert).padStart(10)} ${ratio(r.insert, current?.insert)} ${f2(r.process).padStart(8)} ${f2(r.wall).padStart(6)} ${num(r.merge, 2, 9)} ${num(bytes, 1, 6)} ${Number.isFinite(bytes) ? ratio(bytes, current === undefined ? undefined : current.rest.bytes / current.rest.rows) : '    -'} ${String(r.rest.parts).padStart(5)} ${r.rest.rows === 0 ? ' ' : r.rest.content === current?.rest.content ? '=' : '≠'}  ${changed.join(', ')}\n`,
+    );
   }
   if (current !== undefined) {
     const rowCount = current.rest.rows;

@@ -7,7 +7,11 @@
 // show what A's queries take from them.
 
 /** One histogram summed over its label sets: cumulative counts per upper bound, sum and count. */
-interface Histogram { readonly buckets: Map<number, number>; sum: number; count: number }
+interface Histogram {
+  readonly buckets: Map<number, number>;
+  sum: number;
+  count: number;
+}
 
 /** The metrics a phase is compared on, as read at one moment. */
 export interface MetricsSnapshot {
@@ -52,7 +56,11 @@ export async function readMetrics(url: string): Promise<MetricsSnapshot> {
 }
 
 /** One histogram over a phase: how many, their mean, and the bucket bound under which 99% fell (ms). */
-export interface PhaseHistogram { readonly count: number; readonly meanMs: number; readonly p99UnderMs: number | string }
+export interface PhaseHistogram {
+  readonly count: number;
+  readonly meanMs: number;
+  readonly p99UnderMs: number | string;
+}
 
 /** What changed between two snapshots: each watched histogram, the process's CPU use (cores) and the event loop's longest stall meanwhile. */
 export function phaseMetrics(before: MetricsSnapshot, after: MetricsSnapshot): Record<string, PhaseHistogram | number> {
@@ -73,7 +81,10 @@ export function phaseMetrics(before: MetricsSnapshot, after: MetricsSnapshot): R
 }
 
 /** What the process logged during a phase: stopped statements (how long the store took to end them) and its warnings. */
-export interface LogSummary { stopped: Record<string, { count: number; meanMs: number; maxMs: number }>; warnings: Record<string, number> }
+export interface LogSummary {
+  stopped: Record<string, { count: number; meanMs: number; maxMs: number }>;
+  warnings: Record<string, number>;
+}
 
 /** Counts the process's JSON log lines on `stream` from now until the returned function is called, which gives the summary. */
 export function watchLog(stream: NodeJS.ReadableStream): () => LogSummary {
@@ -93,9 +104,16 @@ export function watchLog(stream: NodeJS.ReadableStream): () => LogSummary {
   stream.on('data', onData);
   return () => {
     stream.off('data', onData);
-    const stopped = Object.fromEntries(Object.entries(ended).map(([reason, ms]) => [reason, {
-      count: ms.length, meanMs: Math.round(ms.reduce((a, b) => a + b, 0) / ms.length), maxMs: Math.max(...ms),
-    }]));
+    const stopped = Object.fromEntries(
+      Object.entries(ended).map(([reason, ms]) => [
+        reason,
+        {
+          count: ms.length,
+          meanMs: Math.round(ms.reduce((a, b) => a + b, 0) / ms.length),
+          maxMs: Math.max(...ms),
+        },
+      ]),
+    );
     return { stopped, warnings };
   };
 }

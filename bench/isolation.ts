@@ -54,29 +54,51 @@ const round2 = (x: number): number => Math.round(x * 100) / 100;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** An answer; `error`: the start of the body of a 4xx/5xx. */
-interface Answer { readonly status: number; readonly ms: number; readonly error?: string }
+interface Answer {
+  readonly status: number;
+  readonly ms: number;
+  readonly error?: string;
+}
 
 function send(url: string, method: string, headers: Record<string, string>, body: Buffer): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const done = (status: number, error?: string): void => { resolve({ status, ms: performance.now() - started, ...(error === undefined ? {} : { error }) }); };
+    const done = (status: number, error?: string): void => {
+      resolve({ status, ms: performance.now() - started, ...(error === undefined ? {} : { error }) });
+    };
     const req = request(url, { method, agent, timeout: 120_000, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
       const status = res.statusCode ?? 0;
       let text = '';
-      if (status >= 400) res.setEncoding('utf8').on('data', (chunk: string) => { text = (text + chunk).slice(0, 400); });
+      if (status >= 400)
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          text = (text + chunk).slice(0, 400);
+        });
       else res.resume();
-      res.on('end', () => { done(status, status >= 400 ? text.slice(0, 200) : undefined); });
-      res.on('error', () => { done(0); });
+      res.on('end', () => {
+        done(status, status >= 400 ? text.slice(0, 200) : undefined);
+      });
+      res.on('error', () => {
+        done(0);
+      });
     });
-    req.on('timeout', () => { req.destroy(); });
-    req.on('error', () => { done(0); });
+    req.on('timeout', () => {
+      req.destroy();
+    });
+    req.on('error', () => {
+      done(0);
+    });
     req.end(body);
   });
 }
 
 const quantile = (sorted: readonly number[], q: number): number => Math.round(sorted[Math.floor(q * (sorted.length - 1))] ?? 0);
 
-interface IngestResult { spansPerSecond: number; p50ms: number; p99ms: number; statuses: Record<string, number> }
+interface IngestResult {
+  spansPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+  statuses: Record<string, number>;
+}
 
 /** Closed-loop OTLP/HTTP clients for `seconds`; p50/p99 over every answer (a 429 counts with its latency). */
 async function ingest(otlpUrl: string, bodies: readonly Buffer[], seconds: number): Promise<IngestResult> {
@@ -85,46 +107,76 @@ async function ingest(otlpUrl: string, bodies: readonly Buffer[], seconds: numbe
   let acknowledged = 0;
   const started = performance.now();
   const until = started + seconds * 1000;
-  await Promise.all(Array.from({ length: ingestClients }, async (_, c) => {
-    for (let i = c; performance.now() < until; i += ingestClients) {
-      const answer = await send(`${otlpUrl}/v1/traces`, 'POST', { 'content-type': 'application/x-protobuf', authorization: `Bearer ${ingestKey}` }, bodies[i % bodies.length] ?? Buffer.alloc(0));
-      latencies.push(answer.ms);
-      statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-      if (answer.status === 200) acknowledged++;
-      else await sleep(50);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: ingestClients }, async (_, c) => {
+      for (let i = c; performance.now() < until; i += ingestClients) {
+        const answer = await send(
+          `${otlpUrl}/v1/traces`,
+          'POST',
+          { 'content-type': 'application/x-protobuf', authorization: `Bearer ${ingestKey}` },
+          bodies[i % bodies.length] ?? Buffer.alloc(0),
+        );
+        latencies.push(answer.ms);
+        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+        if (answer.status === 200) acknowledged++;
+        else await sleep(50);
+      }
+    }),
+  );
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { spansPerSecond: Math.round((acknowledged * spansPerRequest) / elapsed), p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), statuses };
+  return {
+    spansPerSecond: Math.round((acknowledged * spansPerRequest) / elapsed),
+    p50ms: quantile(latencies, 0.5),
+    p99ms: quantile(latencies, 0.99),
+    statuses,
+  };
 }
 
 /** A wide query: a week of the reader tenant's spans, with attributes, a name pattern and an attribute filter that match few rows. */
 function wideQuery(i: number): Buffer {
   const now = Math.floor(Date.now() / 1000);
-  return Buffer.from(JSON.stringify({
-    startTime: now - 7 * day, endTime: now + 60, includeAttributes: true,
-    spanName: [`%checkout ${i % 10}%`, '%confirm%'], attributes: { 'http.method': ['PUT'] },
-    pagination: { limit: 1000 },
-  }));
+  return Buffer.from(
+    JSON.stringify({
+      startTime: now - 7 * day,
+      endTime: now + 60,
+      includeAttributes: true,
+      spanName: [`%checkout ${i % 10}%`, '%confirm%'],
+      attributes: { 'http.method': ['PUT'] },
+      pagination: { limit: 1000 },
+    }),
+  );
 }
 
-interface QueryLoadResult { queries: number; p50ms: number; statuses: Record<string, number> }
+interface QueryLoadResult {
+  queries: number;
+  p50ms: number;
+  statuses: Record<string, number>;
+}
 
 /** `queryLoops` closed loops, one read key each, until `stop` resolves. */
 async function queryLoad(apiUrl: string, stop: Promise<void>): Promise<QueryLoadResult> {
   let stopped = false;
-  void stop.then(() => { stopped = true; });
+  void stop.then(() => {
+    stopped = true;
+  });
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
-  await Promise.all(readKeys.map(async (key, loop) => {
-    for (let i = loop; !stopped; i += queryLoops) {
-      const answer = await send(`${apiUrl}/v1/tenants/reader/traces`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${key}` }, wideQuery(i));
-      latencies.push(answer.ms);
-      statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-      if (answer.status !== 200) await sleep(100);
-    }
-  }));
+  await Promise.all(
+    readKeys.map(async (key, loop) => {
+      for (let i = loop; !stopped; i += queryLoops) {
+        const answer = await send(
+          `${apiUrl}/v1/tenants/reader/traces`,
+          'POST',
+          { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          wideQuery(i),
+        );
+        latencies.push(answer.ms);
+        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+        if (answer.status !== 200) await sleep(100);
+      }
+    }),
+  );
   latencies.sort((a, b) => a - b);
   return { queries: latencies.length, p50ms: quantile(latencies, 0.5), statuses };
 }
@@ -133,11 +185,22 @@ async function queryLoad(apiUrl: string, stop: Promise<void>): Promise<QueryLoad
 function hugeResourceRequest(): Buffer {
   const now = BigInt(Date.now()) * 1_000_000n;
   const spans = Array.from({ length: 1000 }, (_, i) => ({
-    traceId: Buffer.alloc(16, i % 251 + 1), spanId: Buffer.alloc(8, i % 251 + 1), name: 's', kind: 1,
-    startTimeUnixNano: (now - BigInt(i) * 1000n).toString(), endTimeUnixNano: (now - BigInt(i) * 1000n + 1000n).toString(),
+    traceId: Buffer.alloc(16, (i % 251) + 1),
+    spanId: Buffer.alloc(8, (i % 251) + 1),
+    name: 's',
+    kind: 1,
+    startTimeUnixNano: (now - BigInt(i) * 1000n).toString(),
+    endTimeUnixNano: (now - BigInt(i) * 1000n + 1000n).toString(),
   }));
-  const resource = { attributes: [{ key: 'tenant.id', value: { stringValue: 'writer' } }, { key: 'blob', value: { stringValue: 'x'.repeat(1_000_000) } }] };
-  return Buffer.from(ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject({ resourceSpans: [{ resource, scopeSpans: [{ spans }] }] })).finish());
+  const resource = {
+    attributes: [
+      { key: 'tenant.id', value: { stringValue: 'writer' } },
+      { key: 'blob', value: { stringValue: 'x'.repeat(1_000_000) } },
+    ],
+  };
+  return Buffer.from(
+    ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject({ resourceSpans: [{ resource, scopeSpans: [{ spans }] }] })).finish(),
+  );
 }
 
 function rssBytes(pid: number): number {
@@ -149,7 +212,9 @@ function rssBytes(pid: number): number {
 async function rssGrowth(pid: number, work: () => Promise<number>): Promise<{ growthMiB: number; status: number; ms: number }> {
   const before = rssBytes(pid);
   let peak = before;
-  const timer = setInterval(() => { peak = Math.max(peak, rssBytes(pid)); }, 10);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssBytes(pid));
+  }, 10);
   const started = performance.now();
   const status = await work();
   const ms = Math.round(performance.now() - started);
@@ -194,13 +259,23 @@ async function preload(dataDir: string): Promise<number> {
   }
 }
 
-interface Running { readonly child: ChildProcess; readonly otlpUrl: string; readonly apiUrl: string; readonly otlpPort: number; stop(): Promise<void> }
+interface Running {
+  readonly child: ChildProcess;
+  readonly otlpUrl: string;
+  readonly apiUrl: string;
+  readonly otlpPort: number;
+  stop(): Promise<void>;
+}
 
 async function startAll(dataDir: string): Promise<Running> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TENANTRY_')) env[k] = v;
   Object.assign(env, {
-    TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: dataDir, TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0',
+    TENANTRY_HOST: '127.0.0.1',
+    TENANTRY_DATA_DIR: dataDir,
+    TENANTRY_OTLP_HTTP_PORT: '0',
+    TENANTRY_OTLP_GRPC_PORT: '0',
+    TENANTRY_API_PORT: '0',
     TENANTRY_MEMORY_LIMIT_BYTES: memoryLimit,
     TENANTRY_API_KEYS: JSON.stringify([
       { key: ingestKey, name: 'ingest', scopes: ['ingest'], tenants: ['*'] },
@@ -209,13 +284,23 @@ async function startAll(dataDir: string): Promise<Running> {
     ]),
   });
   const child = spawn(process.execPath, [...nodeFlags, join(import.meta.dirname, '..', 'src', 'cli.ts'), 'all'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const kill = (): void => { child.kill('SIGKILL'); };
+  const kill = (): void => {
+    child.kill('SIGKILL');
+  };
   process.once('exit', kill);
   let output = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output = (output + chunk).slice(-4000); });
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    output = (output + chunk).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
   const ports = await new Promise<Record<string, number>>((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error(`tenantry did not start within 120 s: ${output}`)); }, 120_000);
+    const timer = setTimeout(() => {
+      reject(new Error(`tenantry did not start within 120 s: ${output}`));
+    }, 120_000);
     let buffered = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
@@ -223,14 +308,26 @@ async function startAll(dataDir: string): Promise<Running> {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
         output = (output + line + '\n').slice(-4000);
-        if (line.includes('"tenantry started"')) { clearTimeout(timer); resolve((JSON.parse(line) as { ports: Record<string, number> }).ports); }
+        if (line.includes('"tenantry started"')) {
+          clearTimeout(timer);
+          resolve((JSON.parse(line) as { ports: Record<string, number> }).ports);
+        }
       }
     });
-    void exited.then(() => { clearTimeout(timer); reject(new Error(`tenantry exited before it started: ${output}`)); });
-  }).catch((error: unknown) => { kill(); throw error; });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`tenantry exited before it started: ${output}`));
+    });
+  }).catch((error: unknown) => {
+    kill();
+    throw error;
+  });
   const otlpPort = ports['otlpHttp'] ?? 0;
   return {
-    child, otlpPort, otlpUrl: `http://127.0.0.1:${otlpPort}`, apiUrl: `http://127.0.0.1:${ports['api'] ?? 0}`,
+    child,
+    otlpPort,
+    otlpUrl: `http://127.0.0.1:${otlpPort}`,
+    apiUrl: `http://127.0.0.1:${ports['api'] ?? 0}`,
     stop: async () => {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
@@ -259,16 +356,28 @@ function lightQuery(): Buffer {
   return Buffer.from(JSON.stringify({ startTime: now - 60, endTime: now + 60, pagination: { limit: 20 } }));
 }
 
-interface LightResult { queries: number; p50ms: number; p99ms: number; statuses: Record<string, number> }
+interface LightResult {
+  queries: number;
+  p50ms: number;
+  p99ms: number;
+  statuses: Record<string, number>;
+}
 
 /** One closed loop of tenant B's light query until `stop` resolves. */
 async function lightLoad(apiUrl: string, stop: Promise<void>): Promise<LightResult> {
   const state = { stopped: false };
-  void stop.then(() => { state.stopped = true; });
+  void stop.then(() => {
+    state.stopped = true;
+  });
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
   while (!state.stopped) {
-    const answer = await send(`${apiUrl}/v1/tenants/writer/traces`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readerBKey}` }, lightQuery());
+    const answer = await send(
+      `${apiUrl}/v1/tenants/writer/traces`,
+      'POST',
+      { 'content-type': 'application/json', authorization: `Bearer ${readerBKey}` },
+      lightQuery(),
+    );
     latencies.push(answer.ms);
     statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
     await sleep(100);
@@ -282,12 +391,19 @@ type HeavyResult = QueryLoadResult & { maxMs: number; errors: Record<string, num
 /** Tenant A's heavy queries in one closed loop until `stop` resolves: statuses, latencies and each refusal's message. */
 async function heavyLoad(apiUrl: string, stop: Promise<void>): Promise<HeavyResult> {
   const state = { stopped: false };
-  void stop.then(() => { state.stopped = true; });
+  void stop.then(() => {
+    state.stopped = true;
+  });
   const statuses: Record<string, number> = {};
   const errors: Record<string, number> = {};
   const latencies: number[] = [];
   for (let i = 0; !state.stopped; i++) {
-    const answer = await send(`${apiUrl}/v1/tenants/reader/timeseries`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` }, heavyQuery(i));
+    const answer = await send(
+      `${apiUrl}/v1/tenants/reader/timeseries`,
+      'POST',
+      { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` },
+      heavyQuery(i),
+    );
     latencies.push(answer.ms);
     statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
     if (answer.error !== undefined) {
@@ -306,16 +422,31 @@ type PhaseMetrics = ReturnType<typeof phaseMetrics>;
  * heavy loop; the process's peak RSS meanwhile (sampled every 20 ms), and
  * where B's ingest time went (the gateway's histograms, isolation-metrics.ts).
  */
-async function neighbourPhase(running: Running, bodies: readonly Buffer[], seconds: number, heavy: boolean): Promise<{
-  ingest: IngestResult; queries: LightResult; heavy?: HeavyResult; peakRssMiB: number; ingestTime: PhaseMetrics; loadAverage: number; logged: LogSummary;
+async function neighbourPhase(
+  running: Running,
+  bodies: readonly Buffer[],
+  seconds: number,
+  heavy: boolean,
+): Promise<{
+  ingest: IngestResult;
+  queries: LightResult;
+  heavy?: HeavyResult;
+  peakRssMiB: number;
+  ingestTime: PhaseMetrics;
+  loadAverage: number;
+  logged: LogSummary;
 }> {
   const pid = running.child.pid ?? 0;
   const before = await readMetrics(`${running.otlpUrl}/metrics`);
   const logged = running.child.stdout === null ? () => ({ stopped: {}, warnings: {} }) : watchLog(running.child.stdout);
   let peak = rssBytes(pid);
-  const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(pid)); }, 20);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssBytes(pid));
+  }, 20);
   let end = (): void => undefined;
-  const ended = new Promise<void>((resolve) => { end = resolve; });
+  const ended = new Promise<void>((resolve) => {
+    end = resolve;
+  });
   const neighbour = heavy ? heavyLoad(running.apiUrl, ended) : undefined;
   if (heavy) await sleep(1000);
   const queries = lightLoad(running.apiUrl, ended);
@@ -342,7 +473,12 @@ async function isolationPhases(running: Running, bodies: readonly Buffer[], prin
   // Slowloris connections trickle their headers, or a body, alongside the rest of the run.
   const slowHeaders = slowlorisCloseMs('127.0.0.1', running.otlpPort, 150_000, 'headers');
   const slowBody = slowlorisCloseMs('127.0.0.1', running.otlpPort, 150_000, 'body', { authorization: `Bearer ${ingestKey}` });
-  const single = await send(`${running.apiUrl}/v1/tenants/reader/traces`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` }, wideQuery(0));
+  const single = await send(
+    `${running.apiUrl}/v1/tenants/reader/traces`,
+    'POST',
+    { 'content-type': 'application/json', authorization: `Bearer ${readKeys[0] ?? ''}` },
+    wideQuery(0),
+  );
   print('one wide query, no other load (ms, status)', { ms: Math.round(single.ms), status: single.status });
   await ingest(running.otlpUrl, bodies, 3);
 
@@ -353,7 +489,12 @@ async function isolationPhases(running: Running, bodies: readonly Buffer[], prin
     alone.push(await ingest(running.otlpUrl, bodies, phaseSeconds / 2));
     print(`ingest alone (round ${round})`, alone.at(-1));
     let endQueries = (): void => undefined;
-    const queries = queryLoad(running.apiUrl, new Promise<void>((resolve) => { endQueries = resolve; }));
+    const queries = queryLoad(
+      running.apiUrl,
+      new Promise<void>((resolve) => {
+        endQueries = resolve;
+      }),
+    );
     await sleep(1000);
     loaded.push(await ingest(running.otlpUrl, bodies, phaseSeconds / 2));
     endQueries();
@@ -361,14 +502,33 @@ async function isolationPhases(running: Running, bodies: readonly Buffer[], prin
     print(`queries during that phase (round ${round})`, await queries);
   }
   const mean = (results: readonly IngestResult[], pick: (r: IngestResult) => number): number => results.reduce((sum, r) => sum + pick(r), 0) / results.length;
-  const ratio = round2(mean(loaded, (r) => r.spansPerSecond) / Math.max(1, mean(alone, (r) => r.spansPerSecond)));
+  const ratio = round2(
+    mean(loaded, (r) => r.spansPerSecond) /
+      Math.max(
+        1,
+        mean(alone, (r) => r.spansPerSecond),
+      ),
+  );
   const p99Loaded = Math.round(mean(loaded, (r) => r.p99ms));
   print('under query load / alone (spans/s)', ratio);
-  print('under query load / alone (p99)', round2(p99Loaded / Math.max(1, mean(alone, (r) => r.p99ms))));
+  print(
+    'under query load / alone (p99)',
+    round2(
+      p99Loaded /
+        Math.max(
+          1,
+          mean(alone, (r) => r.p99ms),
+        ),
+    ),
+  );
 
   await sleep(2000);
   const huge = hugeResourceRequest();
-  const growth = await rssGrowth(pid, async () => (await send(`${running.otlpUrl}/v1/traces`, 'POST', { 'content-type': 'application/x-protobuf', authorization: `Bearer ${ingestKey}` }, huge)).status);
+  const growth = await rssGrowth(
+    pid,
+    async () =>
+      (await send(`${running.otlpUrl}/v1/traces`, 'POST', { 'content-type': 'application/x-protobuf', authorization: `Bearer ${ingestKey}` }, huge)).status,
+  );
   print('1 MB attribute x 1,000 spans request', { bytes: huge.length, ...growth });
 
   print('slowloris closed after (ms): headers, body', [await slowHeaders, await slowBody]);
@@ -378,7 +538,10 @@ async function isolationPhases(running: Running, bodies: readonly Buffer[], prin
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-isolation-'));
   const out: Record<string, unknown> = { phaseSeconds, preloadSpans, ingestClients, queryLoops, phases };
-  const print: Print = (label, value) => { out[label] = value; process.stdout.write(`${label.padEnd(40)} ${JSON.stringify(value)}\n`); };
+  const print: Print = (label, value) => {
+    out[label] = value;
+    process.stdout.write(`${label.padEnd(40)} ${JSON.stringify(value)}\n`);
+  };
   try {
     print('preload ms', await preload(dataDir));
     const running = await startAll(dataDir);

@@ -45,9 +45,15 @@ type Part = (typeof parts)[number];
 
 const { values: args } = parseArgs({
   options: {
-    only: { type: 'string' }, seconds: { type: 'string', default: '15' }, rounds: { type: 'string', default: '2' },
-    corpus: { type: 'string', default: '600' }, clients: { type: 'string', default: '8' }, rate: { type: 'string', default: '20000' },
-    calls: { type: 'string', default: '40' }, 'tenantry-root': { type: 'string' }, keep: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    seconds: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '2' },
+    corpus: { type: 'string', default: '600' },
+    clients: { type: 'string', default: '8' },
+    rate: { type: 'string', default: '20000' },
+    calls: { type: 'string', default: '40' },
+    'tenantry-root': { type: 'string' },
+    keep: { type: 'boolean', default: false },
   },
 });
 const positive = (name: string, raw: string): number => {
@@ -66,7 +72,9 @@ const sameRate = positive('rate', args.rate);
 const queryCalls = positive('calls', args.calls);
 const tenantryRoot = resolve(args['tenantry-root'] ?? defaultTenantryRoot);
 
-const say = (line: string): void => { process.stderr.write(`[bench:peers ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
+const say = (line: string): void => {
+  process.stderr.write(`[bench:peers ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+};
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Systems {
@@ -82,7 +90,8 @@ const signals = ['logs', 'traces', 'metrics'] as const;
 function ingestOf(systems: Systems, system: SystemName, signal: Signal): Ingest {
   const { tenantry } = systems;
   if (system === 'tenantry') return { system, signal, url: `${tenantry.otlpUrl}/v1/${signal}`, headers: () => ({ authorization: `Bearer ${tenantry.key}` }) };
-  if (system === 'victoria-logs') return { system, signal, url: `${systems['victoria-logs'].url}/insert/opentelemetry/v1/logs`, headers: (r) => victoriaLogsTenant(r.tenant) };
+  if (system === 'victoria-logs')
+    return { system, signal, url: `${systems['victoria-logs'].url}/insert/opentelemetry/v1/logs`, headers: (r) => victoriaLogsTenant(r.tenant) };
   if (system === 'jaeger') return { system, signal, url: `${systems.jaeger.otlpUrl}/v1/traces`, headers: () => ({}) };
   if (system === 'prometheus') return { system, signal, url: `${systems.prometheus.url}/api/v1/otlp/v1/metrics`, headers: () => ({}) };
   return { system, signal, url: `${systems['victoria-metrics'].url}/opentelemetry/v1/metrics`, headers: () => ({}) };
@@ -96,7 +105,13 @@ function settle(systems: Systems, why: string, maxMs = defaultIdle.maxMs): Promi
 }
 
 /** One load phase on one system with CPU accounting: the system's own and the machine's other processes'. */
-async function measuredLoad(systems: Systems, factory: RequestFactory, system: SystemName, signal: Signal, options: { seconds?: number; requests?: number; probes?: VisibilityProbes; onAck?: (request: Request) => void }): Promise<{ load: LoadResult; cpu: number; otherCores: number }> {
+async function measuredLoad(
+  systems: Systems,
+  factory: RequestFactory,
+  system: SystemName,
+  signal: Signal,
+  options: { seconds?: number; requests?: number; probes?: VisibilityProbes; onAck?: (request: Request) => void },
+): Promise<{ load: LoadResult; cpu: number; otherCores: number }> {
   const server = systems[system];
   const serversBefore = pidsOf(systems).map((p) => cpuSeconds(p));
   const before = cpuSeconds(server.pid);
@@ -104,8 +119,13 @@ async function measuredLoad(systems: Systems, factory: RequestFactory, system: S
   const benchBefore = process.cpuUsage();
   const { probes, onAck } = options;
   const load = await closedLoop(ingestOf(systems, system, signal), factory, {
-    clients, ...(options.seconds === undefined ? {} : { seconds: options.seconds }), ...(options.requests === undefined ? {} : { requests: options.requests }),
-    onAck: (request, ack) => { probes?.offer(request, ack.at); onAck?.(request); },
+    clients,
+    ...(options.seconds === undefined ? {} : { seconds: options.seconds }),
+    ...(options.requests === undefined ? {} : { requests: options.requests }),
+    onAck: (request, ack) => {
+      probes?.offer(request, ack.at);
+      onAck?.(request);
+    },
   });
   const cpu = cpuSeconds(server.pid) - before;
   const servers = pidsOf(systems).reduce((sum, p, i) => sum + cpuSeconds(p) - (serversBefore[i] ?? 0), 0);
@@ -116,7 +136,8 @@ async function measuredLoad(systems: Systems, factory: RequestFactory, system: S
 }
 
 /** Folder of Tenantry's tables in its embedded ClickHouse (database `tenantry`). */
-const tenantryTable = (systems: Systems, signal: Signal): string => join(systems.tenantry.dataDir, 'clickhouse', 'data', 'tenantry', signal === 'logs' ? 'logs' : signal === 'traces' ? 'spans' : 'metrics');
+const tenantryTable = (systems: Systems, signal: Signal): string =>
+  join(systems.tenantry.dataDir, 'clickhouse', 'data', 'tenantry', signal === 'logs' ? 'logs' : signal === 'traces' ? 'spans' : 'metrics');
 
 /** The peer's own flush: what it holds in memory goes to its files (Jaeger's Badger and Prometheus' head have none to call: their WAL/value log is on disk already). */
 async function peerFlush(systems: Systems, system: SystemName): Promise<void> {
@@ -134,7 +155,11 @@ async function settledDiskBytes(path: string, limitMs: number): Promise<number> 
   while (performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const now = diskBytes(path);
-    if (now !== last) { last = now; stableSince = performance.now(); continue; }
+    if (now !== last) {
+      last = now;
+      stableSince = performance.now();
+      continue;
+    }
     if (performance.now() - stableSince >= 3000) break;
   }
   return last;
@@ -161,9 +186,12 @@ async function corpus(systems: Systems, factory: RequestFactory, picks: Pick[]):
       const started = performance.now();
       say(`corpus: ${corpusBodies} ${signal} bodies to ${system}`);
       // The picks for the queries: every 10th request of Tenantry's logs and traces corpus (each signal's trace ids are its own).
-      const onAck = system === 'tenantry' && signal !== 'metrics'
-        ? (r: Request): void => { if (r.seq % 10 === 0) picks.push({ signal, tenant: r.tenant, service: r.service, traceId: r.traceIds[r.traceIds.length - 1] ?? '' }); }
-        : undefined;
+      const onAck =
+        system === 'tenantry' && signal !== 'metrics'
+          ? (r: Request): void => {
+              if (r.seq % 10 === 0) picks.push({ signal, tenant: r.tenant, service: r.service, traceId: r.traceIds[r.traceIds.length - 1] ?? '' });
+            }
+          : undefined;
       const rowsBefore = system === 'tenantry' ? activeParts(tenantryTable(systems, signal), true).rows : 0;
       const { load, otherCores } = await measuredLoad(systems, factory, system, signal, { requests: corpusBodies, ...(onAck === undefined ? {} : { onAck }) });
       if (system === 'tenantry') await tenantryDrained(systems, signal, rowsBefore + load.items, 120_000);
@@ -171,8 +199,17 @@ async function corpus(systems: Systems, factory: RequestFactory, picks: Pick[]):
       const settled = await settle(systems, `after the ${system} ${signal} corpus`, 180_000);
       const cpu = cpuSeconds(server.pid) - before;
       const result: CorpusResult = {
-        system, signal, items: load.items, requests: load.requests, cpuSeconds: Math.round(cpu * 100) / 100, microsPerItem: Math.round((cpu * 1e6) / Math.max(1, load.items) * 10) / 10,
-        loadSeconds: load.seconds, settleSeconds: Math.round((performance.now() - started) / 100) / 10 - load.seconds, settled: settled.settled, otherCores, statuses: load.statuses,
+        system,
+        signal,
+        items: load.items,
+        requests: load.requests,
+        cpuSeconds: Math.round(cpu * 100) / 100,
+        microsPerItem: Math.round(((cpu * 1e6) / Math.max(1, load.items)) * 10) / 10,
+        loadSeconds: load.seconds,
+        settleSeconds: Math.round((performance.now() - started) / 100) / 10 - load.seconds,
+        settled: settled.settled,
+        otherCores,
+        statuses: load.statuses,
       };
       say(`corpus ${system} ${signal}: ${JSON.stringify(result)}`);
       results.push(result);
@@ -183,7 +220,13 @@ async function corpus(systems: Systems, factory: RequestFactory, picks: Pick[]):
         // A peer's store holds this signal only: its whole data folder, as allocated on disk, once it stops
         // growing (VictoriaLogs and VictoriaMetrics keep flushed parts in memory a few seconds before writing them).
         const bytes = await settledDiskBytes(systems[system].dataDir, 30_000);
-        atRest.push({ system, signal, items: load.items, bytes, detail: `data folder on disk after ${system === 'victoria-logs' || system === 'victoria-metrics' ? '/internal/force_flush' : 'settling (no flush call)'}, unchanged for 3 s` });
+        atRest.push({
+          system,
+          signal,
+          items: load.items,
+          bytes,
+          detail: `data folder on disk after ${system === 'victoria-logs' || system === 'victoria-metrics' ? '/internal/force_flush' : 'settling (no flush call)'}, unchanged for 3 s`,
+        });
       }
     }
   }
@@ -207,10 +250,19 @@ async function throughput(systems: Systems, factory: RequestFactory): Promise<Ph
         if (system === 'tenantry') await tenantryDrained(systems, signal, rowsBefore + load.items, 180_000);
         const drainSeconds = Math.round((performance.now() - drainStarted) / 100) / 10;
         const result: PhaseResult = {
-          round, system, signal, ...load, cpuMicrosPerItem: Math.round((cpu * 1e6) / Math.max(1, load.items) * 10) / 10, cores: Math.round((cpu / load.seconds) * 100) / 100, otherCores,
-          drainSeconds, sustainedItemsPerSecond: Math.round(load.items / (load.seconds + drainSeconds)),
+          round,
+          system,
+          signal,
+          ...load,
+          cpuMicrosPerItem: Math.round(((cpu * 1e6) / Math.max(1, load.items)) * 10) / 10,
+          cores: Math.round((cpu / load.seconds) * 100) / 100,
+          otherCores,
+          drainSeconds,
+          sustainedItemsPerSecond: Math.round(load.items / (load.seconds + drainSeconds)),
         };
-        say(`${system} ${signal} round ${round}: ${load.itemsPerSecond} items/s acknowledged, ${result.sustainedItemsPerSecond} items/s stored (drain ${drainSeconds} s), p50 ${load.p50ms} ms, p99 ${load.p99ms} ms, ${result.cpuMicrosPerItem} µs CPU/item (${result.cores} cores), others ${otherCores} cores, ${JSON.stringify(load.statuses)}`);
+        say(
+          `${system} ${signal} round ${round}: ${load.itemsPerSecond} items/s acknowledged, ${result.sustainedItemsPerSecond} items/s stored (drain ${drainSeconds} s), p50 ${load.p50ms} ms, p99 ${load.p99ms} ms, ${result.cpuMicrosPerItem} µs CPU/item (${result.cores} cores), others ${otherCores} cores, ${JSON.stringify(load.statuses)}`,
+        );
         results.push(result);
       }
     }
@@ -226,7 +278,9 @@ async function sameRateLatency(systems: Systems, factory: RequestFactory): Promi
       for (const system of [...peersOf[signal], 'tenantry'] as const) {
         await settle(systems, `before ${system} ${signal} at ${sameRate} items/s`, 60_000);
         const load = await openLoop(ingestOf(systems, system, signal), factory, { itemsPerSecond: sameRate, seconds, maxInFlight: 64 });
-        say(`${system} ${signal} at ${sameRate} items/s offered, round ${round}: ${load.itemsPerSecond} acknowledged/s, p50 ${load.p50ms} ms, p99 ${load.p99ms} ms, ${load.skipped} sends skipped (64 in flight), ${JSON.stringify(load.statuses)}`);
+        say(
+          `${system} ${signal} at ${sameRate} items/s offered, round ${round}: ${load.itemsPerSecond} acknowledged/s, p50 ${load.p50ms} ms, p99 ${load.p99ms} ms, ${load.skipped} sends skipped (64 in flight), ${JSON.stringify(load.statuses)}`,
+        );
         results.push({ round, system, signal, ...load });
       }
     }
@@ -248,7 +302,9 @@ async function visibility(systems: Systems, factory: RequestFactory): Promise<Re
     const probes = new VisibilityProbes(plan.queries, { everyMs: 1000, pollMs: 100, limitMs: 60_000, maxProbes: 20 * plan.queries.length });
     const { load } = await measuredLoad(systems, factory, plan.system, plan.signal, { seconds, probes });
     for (const result of await probes.results()) {
-      say(`visibility ${result.label}: p50 ${result.p50ms} ms, max ${result.maxMs} ms over ${result.probes} probes (${result.missed} missed), under ${load.itemsPerSecond} items/s`);
+      say(
+        `visibility ${result.label}: p50 ${result.p50ms} ms, max ${result.maxMs} ms over ${result.probes} probes (${result.missed} missed), under ${load.itemsPerSecond} items/s`,
+      );
       out.push({ system: plan.system, signal: plan.signal, ...result, itemsPerSecond: load.itemsPerSecond });
     }
   }
@@ -261,11 +317,19 @@ async function queries(systems: Systems, picks: readonly Pick[], window: Window,
   const cases = queryCases(systems['victoria-logs'], systems.jaeger);
   for (const signal of ['logs', 'traces'] as const) {
     const mine = picks.filter((p) => p.signal === signal);
-    const timed = await timeQueries(systems.tenantry, cases.filter((c) => c.signal === signal), mine, window, queryCalls);
+    const timed = await timeQueries(
+      systems.tenantry,
+      cases.filter((c) => c.signal === signal),
+      mine,
+      window,
+      queryCalls,
+    );
     for (const t of timed) say(`query ${t.name} on ${t.system}: p50 ${t.p50} ms, p95 ${t.p95} ms, ${t.n} answers, ${t.failures} failed`);
     report.queries.push(...timed);
   }
-  const lost = report.queries.filter((t) => t.system === 'tenantry' && !(t.p95 <= (report.queries.find((p) => p.name === t.name && p.system !== 'tenantry')?.p95 ?? Number.POSITIVE_INFINITY)));
+  const lost = report.queries.filter(
+    (t) => t.system === 'tenantry' && !(t.p95 <= (report.queries.find((p) => p.name === t.name && p.system !== 'tenantry')?.p95 ?? Number.POSITIVE_INFINITY)),
+  );
   if (lost.length === 0) return;
   say(`Tenantry slower at p95 in ${lost.length} cases: stopping it to replay them in-process`);
   const { tenantry } = systems;
@@ -273,7 +337,16 @@ async function queries(systems: Systems, picks: readonly Pick[], window: Window,
   started.splice(started.indexOf(tenantry), 1);
   for (const signal of ['logs', 'traces'] as const) {
     const mine = picks.filter((p) => p.signal === signal);
-    report.breakdowns.push(...await breakdowns(tenantry.dataDir, cases.filter((c) => c.signal === signal), report.queries, mine, window, queryCalls));
+    report.breakdowns.push(
+      ...(await breakdowns(
+        tenantry.dataDir,
+        cases.filter((c) => c.signal === signal),
+        report.queries,
+        mine,
+        window,
+        queryCalls,
+      )),
+    );
   }
   systems.tenantry = await startTenantryAll(tenantryRoot, tenantry.dataDir);
   started.push(systems.tenantry);
@@ -284,18 +357,31 @@ async function main(): Promise<void> {
   const binaries = ensurePeerBinaries(say);
   const root = mkdtempSync(join(tmpdir(), 'tenantry-peers-'));
   const started: RunningServer[] = [];
-  const stopAll = async (): Promise<void> => { await Promise.all(started.splice(0).map((s) => s.stop().catch(() => undefined))); };
-  const interrupted = (): void => { void stopAll().finally(() => { if (!args.keep) rmSync(root, { recursive: true, force: true }); process.exit(130); }); };
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(started.splice(0).map((s) => s.stop().catch(() => undefined)));
+  };
+  const interrupted = (): void => {
+    void stopAll().finally(() => {
+      if (!args.keep) rmSync(root, { recursive: true, force: true });
+      process.exit(130);
+    });
+  };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   const loadBefore = loadavg();
   try {
-    say(`temp dir ${root}; Tenantry from ${tenantryRoot}; VictoriaLogs ${peerVersions.victoriaLogs}, Jaeger ${peerVersions.jaeger}, Prometheus ${peerVersions.prometheus}, VictoriaMetrics ${peerVersions.victoriaMetrics}`);
+    say(
+      `temp dir ${root}; Tenantry from ${tenantryRoot}; VictoriaLogs ${peerVersions.victoriaLogs}, Jaeger ${peerVersions.jaeger}, Prometheus ${peerVersions.prometheus}, VictoriaMetrics ${peerVersions.victoriaMetrics}`,
+    );
     const factory = new RequestFactory();
-    say(`request bodies: logs ${factory.size('logs')} B, traces ${factory.size('traces')} B, metrics ${factory.size('metrics')} B (${itemsPerRequest} items each)`);
+    say(
+      `request bodies: logs ${factory.size('logs')} B, traces ${factory.size('traces')} B, metrics ${factory.size('metrics')} B (${itemsPerRequest} items each)`,
+    );
     const starting = [
-      startVictoriaLogs(binaries.victoriaLogs, join(root, 'victoria-logs')), startJaeger(binaries.jaeger, join(root, 'jaeger')),
-      startPrometheus(binaries.prometheus, join(root, 'prometheus')), startVictoriaMetrics(binaries.victoriaMetrics, join(root, 'victoria-metrics')),
+      startVictoriaLogs(binaries.victoriaLogs, join(root, 'victoria-logs')),
+      startJaeger(binaries.jaeger, join(root, 'jaeger')),
+      startPrometheus(binaries.prometheus, join(root, 'prometheus')),
+      startVictoriaMetrics(binaries.victoriaMetrics, join(root, 'victoria-metrics')),
       startTenantryAll(tenantryRoot, join(root, 'tenantry')),
     ] as const;
     const settledStarts = await Promise.allSettled(starting);
@@ -308,7 +394,13 @@ async function main(): Promise<void> {
     const report: Report = {
       options: { only, seconds, rounds, corpusBodies, clients, queryCalls, tenantryRoot, peerVersions },
       machine: { cores: availableParallelism(), loadBefore: loadBefore.map((l) => Math.round(l * 100) / 100), loadAfter: [] },
-      corpus: [], atRest: [], queries: [], breakdowns: [], throughput: [], sameRate: [], visibility: [],
+      corpus: [],
+      atRest: [],
+      queries: [],
+      breakdowns: [],
+      throughput: [],
+      sameRate: [],
+      visibility: [],
     };
     try {
       const picks: Pick[] = [];

@@ -99,7 +99,19 @@ for (const shape of shapes) {
   for (const series of counts) {
     const name = await write(shape, series);
     const index = new SeriesIndexCache({ refreshMs: 60_000 });
-    const source = createPromSampleSource({ runner, schema: store, scan: TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n, settings: fixedSettings() }, { principal: everyTenant, tenantId: 'bench' }, 'metrics'), visibleFromMs: 0, maxSamples: 100_000_000, maxSeries: 1_000_000, index });
+    const source = createPromSampleSource({
+      runner,
+      schema: store,
+      scan: TenantScan.open(
+        { now: () => BigInt(Date.now()) * 1_000_000n, settings: fixedSettings() },
+        { principal: everyTenant, tenantId: 'bench' },
+        'metrics',
+      ),
+      visibleFromMs: 0,
+      maxSamples: 100_000_000,
+      maxSeries: 1_000_000,
+      index,
+    });
     const request = { matchers: [{ name: '__name__', op: '=' as const, value: name }], minT: start, maxT: end };
     const later = { ...request, minT: end + 3 * 86_400_000, maxT: end + 3 * 86_400_000 };
     const signal = new AbortController().signal;
@@ -136,9 +148,11 @@ for (const shape of shapes) {
       read = r.value.reduce((n, s) => n + s.times.length, 0);
     }
     const f = (xs: number[]): string => quantile(xs, 0.5).toFixed(1);
-    console.log(`${shape} ${series} series × ${samples} samples (${got} series, ${read} samples read): index load ${coldIndex.toFixed(1)} ms; ` +
-      `lookup p50 ${quantile(lookup, 0.5).toFixed(2)} ms; select min ${Math.min(...total).toFixed(1)} ms, p50 ${f(total)} ms, p95 ${quantile(total, 0.95).toFixed(1)} ms ` +
-      `(statement p50 ${f(statement)} ms, decode and merge p50 ${f(rest)} ms; process CPU min ${Math.min(...cpu).toFixed(1)} ms, p50 ${f(cpu)} ms, of which the statement p50 ${f(statementCpu)} ms; ${((quantile(total, 0.5) * 1e6) / Math.max(1, read)).toFixed(0)} ns/sample)`);
+    console.log(
+      `${shape} ${series} series × ${samples} samples (${got} series, ${read} samples read): index load ${coldIndex.toFixed(1)} ms; ` +
+        `lookup p50 ${quantile(lookup, 0.5).toFixed(2)} ms; select min ${Math.min(...total).toFixed(1)} ms, p50 ${f(total)} ms, p95 ${quantile(total, 0.95).toFixed(1)} ms ` +
+        `(statement p50 ${f(statement)} ms, decode and merge p50 ${f(rest)} ms; process CPU min ${Math.min(...cpu).toFixed(1)} ms, p50 ${f(cpu)} ms, of which the statement p50 ${f(statementCpu)} ms; ${((quantile(total, 0.5) * 1e6) / Math.max(1, read)).toFixed(0)} ns/sample)`,
+    );
   }
 }
 await store.close();

@@ -26,7 +26,17 @@ import { difference, rangeQuery, shapeOf } from './promql/answers.ts';
 import type { Answer, Endpoint } from './promql/answers.ts';
 import { breakdown } from './promql/breakdown.ts';
 import type { Breakdown } from './promql/breakdown.ts';
-import { sampleCount, seriesPerTenant, stepSeconds, tenantName, tenantSeries, widePoints, wideSeries, wideStepSeconds, writeOpenMetrics } from './promql/dataset.ts';
+import {
+  sampleCount,
+  seriesPerTenant,
+  stepSeconds,
+  tenantName,
+  tenantSeries,
+  widePoints,
+  wideSeries,
+  wideStepSeconds,
+  writeOpenMetrics,
+} from './promql/dataset.ts';
 import type { Layout } from './promql/dataset.ts';
 import { watchPeak } from './promql/memory.ts';
 import { ensurePrometheus } from './promql/prometheus-binary.ts';
@@ -48,11 +58,14 @@ const totalSamples = intOf('BENCH_PROMQL_SAMPLES', 10_000_000);
 const tenants = intOf('BENCH_PROMQL_TENANTS', 100);
 const runs = intOf('BENCH_PROMQL_RUNS', 20);
 /** A subset for a quick look at a few queries: BENCH_PROMQL_QUERIES=1,4 (positions in queries.ts, from 1). */
-const benchQueries = ((raw) => (raw === undefined || raw === '' ? allQueries : raw.split(',').map((n) => {
-  const q = allQueries[Number(n) - 1];
-  if (q === undefined) throw new Error(`BENCH_PROMQL_QUERIES=${raw}: ${n} is not a query position 1-${allQueries.length}`);
-  return q;
-})))(process.env['BENCH_PROMQL_QUERIES']);
+const benchQueries = ((raw) =>
+  raw === undefined || raw === ''
+    ? allQueries
+    : raw.split(',').map((n) => {
+        const q = allQueries[Number(n) - 1];
+        if (q === undefined) throw new Error(`BENCH_PROMQL_QUERIES=${raw}: ${n} is not a query position 1-${allQueries.length}`);
+        return q;
+      }))(process.env['BENCH_PROMQL_QUERIES']);
 const withBreakdown = process.env['BENCH_PROMQL_BREAKDOWN'] !== '0';
 /** One wide tenant in 25 (4 of 100). */
 const wideTenantCount = Math.max(1, Math.round(tenants / 25));
@@ -61,15 +74,22 @@ const wideSeriesCount = Math.max(1, Math.min(intOf('BENCH_PROMQL_WIDE_SERIES', 1
 /** A query's runs stop (and say so) after this long on both systems together. */
 const perQueryBudgetMs = 180_000;
 
-const say = (text: string): void => { console.log(`[bench:promql] ${text}`); };
+const say = (text: string): void => {
+  console.log(`[bench:promql] ${text}`);
+};
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 function run(binary: string, args: readonly string[], timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr = (stderr + c).slice(-4000); });
-    child.once('exit', (code, signal) => { if (code === 0) resolve(); else reject(new Error(`${binary} ${args.join(' ')} exited ${code ?? signal ?? '?'}:\n${stderr}`)); });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr = (stderr + c).slice(-4000);
+    });
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${binary} ${args.join(' ')} exited ${code ?? signal ?? '?'}:\n${stderr}`));
+    });
   });
 }
 
@@ -78,13 +98,20 @@ function layoutOf(lastSecond: number): Layout {
   const wideTenants = Array.from({ length: wideTenantCount }, (_, k) => k * spacing + Math.floor(spacing / 2));
   const points = Math.max(2, Math.floor((totalSamples - wideTenantCount * wideSeriesCount * widePoints) / (tenants * seriesPerTenant)));
   return {
-    tenants, points, firstSecond: lastSecond - (points - 1) * stepSeconds,
-    wideTenants, wideSeries: wideSeriesCount, wideFirstSecond: lastSecond - (widePoints - 1) * wideStepSeconds,
+    tenants,
+    points,
+    firstSecond: lastSecond - (points - 1) * stepSeconds,
+    wideTenants,
+    wideSeries: wideSeriesCount,
+    wideFirstSecond: lastSecond - (widePoints - 1) * wideStepSeconds,
   };
 }
 
 /** The tenant of run `r` of a query: narrow queries spread over all tenants, wide ones over the wide tenants. */
-const tenantOf = (layout: Layout) => (q: BenchQuery, r: number): number => (q.wide === true ? (layout.wideTenants[r % layout.wideTenants.length] ?? 0) : (r * 37 + 11) % tenants);
+const tenantOf =
+  (layout: Layout) =>
+  (q: BenchQuery, r: number): number =>
+    q.wide === true ? (layout.wideTenants[r % layout.wideTenants.length] ?? 0) : (r * 37 + 11) % tenants;
 
 /**
  * Bounded poll: until both systems count the same samples for the last tenant and each wide tenant
@@ -118,8 +145,10 @@ async function main(): Promise<void> {
   const lastSecond = Math.floor(Date.now() / 1000 / 60) * 60 - 60;
   const layout = layoutOf(lastSecond);
   const samples = sampleCount(layout);
-  say(`${samples.toLocaleString('en')} samples: ${tenants} tenants x ${seriesPerTenant} series x ${layout.points} points every ${stepSeconds} s (${((layout.points * stepSeconds) / 3600).toFixed(1)} h), `
-    + `and tenants ${layout.wideTenants.map(tenantName).join(', ')} x ${layout.wideSeries.toLocaleString('en')} series x ${widePoints} points every ${wideStepSeconds} s`);
+  say(
+    `${samples.toLocaleString('en')} samples: ${tenants} tenants x ${seriesPerTenant} series x ${layout.points} points every ${stepSeconds} s (${((layout.points * stepSeconds) / 3600).toFixed(1)} h), ` +
+      `and tenants ${layout.wideTenants.map(tenantName).join(', ')} x ${layout.wideSeries.toLocaleString('en')} series x ${widePoints} points every ${wideStepSeconds} s`,
+  );
   const dir = join(tmpdir(), `tenantry-bench-promql-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   let stopTenantry = (): Promise<void> => Promise.resolve();
@@ -142,12 +171,21 @@ async function main(): Promise<void> {
     const tenantry = await startTenantryAll(defaultTenantryRoot, join(dir, 'tenantry'));
     stopTenantry = () => tenantry.stop();
     const rw = await postRemoteWrite(`${tenantry.otlpUrl}/api/v1/push`, tenantry.key, requestPlan(layout));
-    say(`remote write: ${rw.samples.toLocaleString('en')} samples acknowledged in ${seconds(rw.ms)} = ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s (${rw.failed} requests refused after retries)`);
+    say(
+      `remote write: ${rw.samples.toLocaleString('en')} samples acknowledged in ${seconds(rw.ms)} = ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s (${rw.failed} requests refused after retries)`,
+    );
 
     const promEndpoint: Endpoint = { url: prometheus.url, headers: {} };
-    const tenantryEndpoint = (t: number): Endpoint => ({ url: `${tenantry.apiUrl}/prometheus`, headers: { authorization: `Bearer ${tenantry.key}`, 'x-scope-orgid': tenantName(t) } });
+    const tenantryEndpoint = (t: number): Endpoint => ({
+      url: `${tenantry.apiUrl}/prometheus`,
+      headers: { authorization: `Bearer ${tenantry.key}`, 'x-scope-orgid': tenantName(t) },
+    });
     const visible = await waitVisible(promEndpoint, tenantryEndpoint, layout, lastSecond);
-    say(visible ? 'Tenantry counts the samples Prometheus counts (last tenant, wide tenants)' : 'Tenantry did not count the same samples within 180 s; timing anyway');
+    say(
+      visible
+        ? 'Tenantry counts the samples Prometheus counts (last tenant, wide tenants)'
+        : 'Tenantry did not count the same samples within 180 s; timing anyway',
+    );
     // Time queries once both are idle: Tenantry inserts its last blocks and merges them after the samples are visible.
     const settled = await settleOrSay([tenantry.pid, prometheus.pid], 'before timing queries', say);
     if (settled.settled) say(`both idle after ${seconds(settled.waitedMs)}`);
@@ -163,7 +201,18 @@ async function main(): Promise<void> {
     }
     const timings: QueryTiming[] = [];
     for (const q of benchQueries) {
-      const timing: QueryTiming = { query: q, prometheus: [], tenantry: [], equal: 0, compared: 0, series: 0, points: 0, tenantryPeakMiB: NaN, prometheusPeakMiB: NaN, firstDifference: undefined };
+      const timing: QueryTiming = {
+        query: q,
+        prometheus: [],
+        tenantry: [],
+        equal: 0,
+        compared: 0,
+        series: 0,
+        points: 0,
+        tenantryPeakMiB: NaN,
+        prometheusPeakMiB: NaN,
+        firstDifference: undefined,
+      };
       const tenantryPeak = watchPeak(tenantry.pid);
       const prometheusPeak = watchPeak(prometheus.pid);
       const deadline = Date.now() + perQueryBudgetMs;
@@ -197,8 +246,9 @@ async function main(): Promise<void> {
       await rangeQuery(tenantryEndpoint(tenantFor(benchQueries[0] ?? { name: '', promql: '' }, r)), 'vector(1)', range);
       floor.tenantry.push(performance.now() - started);
     }
-    const floorLine = `vector(1), which reads nothing, over HTTP: Prometheus p50/p95 ${percentile(floor.prometheus, 0.5).toFixed(1)}/${percentile(floor.prometheus, 0.95).toFixed(1)} ms, `
-      + `Tenantry ${percentile(floor.tenantry, 0.5).toFixed(1)}/${percentile(floor.tenantry, 0.95).toFixed(1)} ms`;
+    const floorLine =
+      `vector(1), which reads nothing, over HTTP: Prometheus p50/p95 ${percentile(floor.prometheus, 0.5).toFixed(1)}/${percentile(floor.prometheus, 0.95).toFixed(1)} ms, ` +
+      `Tenantry ${percentile(floor.tenantry, 0.5).toFixed(1)}/${percentile(floor.tenantry, 0.95).toFixed(1)} ms`;
     console.log(`\nRange queries (last 1 h, step 60 s) over HTTP, ${runs} runs each, ms; peak RSS over the query's runs, MiB:\n${timingTable(timings)}`);
     console.log(`\n${[...summaryLines(timings), floorLine].join('\n')}`);
     await stopTenantry();
@@ -208,16 +258,29 @@ async function main(): Promise<void> {
 
     if (!withBreakdown) return;
     const parts: Breakdown = await breakdown({
-      dataDir: join(dir, 'tenantry'), queries: benchQueries, tenantOf: (q, r) => tenantName(tenantFor(q, r)), runs,
-      startMs: range.start * 1000, endMs: range.end * 1000, stepMs: range.step * 1000,
-      visibleFromMs: (lastSecond - 90 * 86_400) * 1000, budgetMs: 15 * 60_000,
+      dataDir: join(dir, 'tenantry'),
+      queries: benchQueries,
+      tenantOf: (q, r) => tenantName(tenantFor(q, r)),
+      runs,
+      startMs: range.start * 1000,
+      endMs: range.end * 1000,
+      stepMs: range.step * 1000,
+      visibleFromMs: (lastSecond - 90 * 86_400) * 1000,
+      budgetMs: 15 * 60_000,
     });
     console.log(`\nWhere Tenantry's time goes, in one process on its data without HTTP (p50 of ${runs} runs, ms):\n${phaseTable(timings, parts)}`);
-    console.log(`\n---- markdown (docs/benchmarks.md) ----\n${markdownTables({
-      timings, parts, runs, samples, layout, floor: floorLine,
-      machine: `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB`,
-      ingest: `remote write ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s`,
-    })}`);
+    console.log(
+      `\n---- markdown (docs/benchmarks.md) ----\n${markdownTables({
+        timings,
+        parts,
+        runs,
+        samples,
+        layout,
+        floor: floorLine,
+        machine: `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB`,
+        ingest: `remote write ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s`,
+      })}`,
+    );
   } finally {
     await stopTenantry();
     await stopPrometheus();

@@ -56,37 +56,45 @@ async function load(store: Store): Promise<void> {
   const ts = `fromUnixTimestamp64Nano(toInt64(${base}) * 1000000000 + toInt64(intDiv(number, ${tenants})) * ${spacing})`;
   const tenant = `concat('tenant-', toString(number % ${tenants}))`;
   const service = "['cart', 'web', 'auth', 'pay'][number % 4 + 1]";
-  await timed(`logs (${rows})`, () => store.client.command({
-    query: `INSERT INTO ${db}.logs (tenant_id, timestamp, observed_timestamp, log_id, trace_id, span_id, severity_number, severity_text, service_name, body, resource_attributes, log_attributes)
+  await timed(`logs (${rows})`, () =>
+    store.client.command({
+      query: `INSERT INTO ${db}.logs (tenant_id, timestamp, observed_timestamp, log_id, trace_id, span_id, severity_number, severity_text, service_name, body, resource_attributes, log_attributes)
       SELECT ${tenant}, ${ts}, ${ts}, leftPad(hex(number), 16, '0'), hex(cityHash64(intDiv(number, 5))), hex(cityHash64(number)),
         [9, 13, 17, 5][number % 4 + 1], '', ${service},
         concat(['GET /api/cart ok', 'payment failed: card declined', 'user login', 'cache miss for key ', 'timeout contacting db', 'order placed', 'retrying request'][number % 7 + 1], ' #', toString(number % 9973)),
         map('service.name', ${service}, 'region', ['eu', 'us'][number % 2 + 1]), map('user', concat('u', toString(number % 1000)))
       FROM numbers(${rows})`,
-  }));
-  await timed(`spans (${rows})`, () => store.client.command({
-    query: `INSERT INTO ${db}.spans (tenant_id, timestamp, trace_id, span_id, parent_span_id, span_name, span_kind, service_name, duration_ns, status_code, status_message, resource_attributes, span_attributes)
+    }),
+  );
+  await timed(`spans (${rows})`, () =>
+    store.client.command({
+      query: `INSERT INTO ${db}.spans (tenant_id, timestamp, trace_id, span_id, parent_span_id, span_name, span_kind, service_name, duration_ns, status_code, status_message, resource_attributes, span_attributes)
       SELECT ${tenant}, ${ts}, hex(cityHash64(intDiv(number, 5))), hex(cityHash64(number)), if(number % 5 = 0, '', hex(cityHash64(number - 1))),
         ['GET /checkout', 'SELECT cart', 'POST /payment', 'render', 'publish order', 'GET /checkout/confirm'][number % 6 + 1],
         ['SERVER', 'CLIENT', 'INTERNAL', 'PRODUCER', 'CONSUMER'][number % 5 + 1], ${service},
         cityHash64(number) % 1000000000, ['OK', 'ERROR', 'UNSET'][number % 3 + 1], '',
         map('service.name', ${service}), map('http.method', ['GET', 'POST'][number % 2 + 1])
       FROM numbers(${rows})`,
-  }));
+    }),
+  );
   // Metrics: the last two hours of the window, one gauge point per series every 10 s, 4 services × 5 routes per tenant.
   const points = tenants * 20 * 720;
-  await timed(`metrics (${points})`, () => store.client.command({
-    query: `INSERT INTO ${db}.metrics (tenant_id, metric_name, metric_type, unit, service_name, resource_attributes, attributes, timestamp, value)
+  await timed(`metrics (${points})`, () =>
+    store.client.command({
+      query: `INSERT INTO ${db}.metrics (tenant_id, metric_name, metric_type, unit, service_name, resource_attributes, attributes, timestamp, value)
       SELECT ${tenant}, 'http.server.duration', 'gauge', 'ms', ['cart', 'web', 'auth', 'pay'][intDiv(number, ${tenants}) % 4 + 1],
         map('service.name', ['cart', 'web', 'auth', 'pay'][intDiv(number, ${tenants}) % 4 + 1]), map('route', concat('/r', toString(intDiv(number, ${tenants * 4}) % 5))),
         fromUnixTimestamp64Nano((toInt64(${base + 7 * day - 7200}) + intDiv(number, ${tenants * 20}) * 10) * 1000000000), (cityHash64(number) % 10000) / 10.0
       FROM numbers(${points})`,
-  }));
+    }),
+  );
   // 30 days of usage per tenant (the materialized views only ever write today's row).
-  await timed('usage_daily (3000)', () => store.client.command({
-    query: `INSERT INTO ${db}.usage_daily SELECT concat('tenant-', toString(number % ${tenants})), toDate(${base}) - intDiv(number, ${tenants}),
+  await timed('usage_daily (3000)', () =>
+    store.client.command({
+      query: `INSERT INTO ${db}.usage_daily SELECT concat('tenant-', toString(number % ${tenants})), toDate(${base}) - intDiv(number, ${tenants}),
       number % 1000, number % 100000, number % 777, number % 555 FROM numbers(${tenants * 60})`,
-  }));
+    }),
+  );
   await store.client.command({ query: `OPTIMIZE TABLE ${db}.logs FINAL` }).catch(() => undefined);
   await store.client.command({ query: `OPTIMIZE TABLE ${db}.spans FINAL` }).catch(() => undefined);
 }
@@ -112,17 +120,26 @@ interface Case {
   readonly page: boolean;
 }
 
-interface Figures { p50: number; p95: number }
+interface Figures {
+  p50: number;
+  p95: number;
+}
 
 /** One POST over a keep-alive connection (node:http: lighter than fetch, so the figures weigh the server, not the client). */
 function post(agent: Agent, url: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }); });
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -164,7 +181,12 @@ async function main(): Promise<void> {
     if (!keys.ok) throw new Error(keys.error);
     const queryTimeoutMs = 30_000;
     const proc = await openProcessContext(store, {
-      host: '127.0.0.1', keys: keys.value, log: silentLogger, readiness: new Readiness([]), registry: new Registry(), settings: { defaults: builtInDefaults, refreshMs: 5000 },
+      host: '127.0.0.1',
+      keys: keys.value,
+      log: silentLogger,
+      readiness: new Readiness([]),
+      registry: new Registry(),
+      settings: { defaults: builtInDefaults, refreshMs: 5000 },
     });
     const api = await startApi(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 });
     // The API runs every query with this clause (its time limit); so does the API SQL column.
@@ -175,11 +197,20 @@ async function main(): Promise<void> {
     const start = base;
     const end = base + 7 * day;
     const lastHour = end - 3600;
-    const deps: RouteDeps = { schema: { database: db, cluster: undefined }, runner: undefined as never, now: () => BigInt(end) * 1_000_000_000n, pageMaxBytes: 8 * 1_048_576, settings: proc.ctx.settings };
+    const deps: RouteDeps = {
+      schema: { database: db, cluster: undefined },
+      runner: undefined as never,
+      now: () => BigInt(end) * 1_000_000_000n,
+      pageMaxBytes: 8 * 1_048_576,
+      settings: proc.ctx.settings,
+    };
     // The API's statements as its routes build them: through a TenantScan of an all-tenants key.
     const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
     const scan = (t: string, signal: TelemetrySignal): TenantScan => TenantScan.open(deps, { principal: everyTenant, tenantId: t }, signal);
-    const known = <T>(r: Result<T, { message: string }>): T => { if (!r.ok) throw new Error(r.error.message); return r.value; };
+    const known = <T>(r: Result<T, { message: string }>): T => {
+      if (!r.ok) throw new Error(r.error.message);
+      return r.value;
+    };
     const plan = (route: string, t: string, q: { startTime: number; endTime?: number }, keys: number): Parameters<typeof logsSql>[3] => {
       const p = planPage(route, scan(t, route === 'logs' ? 'logs' : 'traces'), q, keys, deps.now(), deps.pageMaxBytes);
       if (!p.ok) throw new Error(p.error.message);
@@ -190,38 +221,61 @@ async function main(): Promise<void> {
     const periods = periodsTouching(BigInt(end - 30 * day) * 1_000_000_000n, BigInt(end) * 1_000_000_000n, 'day', 100) ?? [];
     const logQ = { startTime: start, endTime: end, body: ['%timeout%'] };
     const traceQ = { startTime: start, endTime: end, spanName: ['%checkout%'], durationMin: 100_000_000, durationMax: 300_000_000 };
-    const window = (t: string): string => `tenant_id = '${t}' AND timestamp >= fromUnixTimestamp64Nano(${start}000000000) AND timestamp < fromUnixTimestamp64Nano(${end}000000000)`;
+    const window = (t: string): string =>
+      `tenant_id = '${t}' AND timestamp >= fromUnixTimestamp64Nano(${start}000000000) AND timestamp < fromUnixTimestamp64Nano(${end}000000000)`;
     const cases: Case[] = [
       {
-        name: 'logs page, body pattern', page: true,
+        name: 'logs page, body pattern',
+        page: true,
         api: (t) => ({ path: `/v1/tenants/${t}/logs`, body: { startTime: start, endTime: end, body: '%timeout%' } }),
         apiSql: (t) => logsSql(deps, scan(t, 'logs'), logQ, plan('logs', t, logQ, 1)),
         sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, log_id, trace_id, span_id, severity_number, service_name, body FROM ${db}.logs
           WHERE ${window(t)} AND body ILIKE '%timeout%' ORDER BY timestamp DESC, log_id DESC LIMIT 101`,
       },
       {
-        name: 'traces page, name pattern + duration', page: true,
-        api: (t) => ({ path: `/v1/tenants/${t}/traces`, body: { startTime: start, endTime: end, spanName: '%checkout%', durationMin: 100_000_000, durationMax: 300_000_000 } }),
+        name: 'traces page, name pattern + duration',
+        page: true,
+        api: (t) => ({
+          path: `/v1/tenants/${t}/traces`,
+          body: { startTime: start, endTime: end, spanName: '%checkout%', durationMin: 100_000_000, durationMax: 300_000_000 },
+        }),
         apiSql: (t) => tracesSql(deps, scan(t, 'traces'), traceQ, plan('traces', t, traceQ, 2)),
-        sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, trace_id, span_id, parent_span_id, span_name, toString(span_kind) AS span_kind, service_name,
+        sql: (
+          t,
+        ) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, trace_id, span_id, parent_span_id, span_name, toString(span_kind) AS span_kind, service_name,
           toString(duration_ns) AS duration, toString(status_code) AS status_code, status_message FROM ${db}.spans
           WHERE ${window(t)} AND span_name LIKE '%checkout%' AND duration_ns BETWEEN 100000000 AND 300000000
           ORDER BY timestamp DESC, trace_id DESC, span_id DESC LIMIT 101`,
       },
       {
-        name: 'timeseries 1 h per minute, groupBy', page: false,
-        api: (t) => ({ path: `/v1/tenants/${t}/timeseries`, body: { startTime: lastHour, endTime: end, interval: 60, queries: { metrics: ['http.server.duration'], groupBy: ['service.name'], operator: 'avg' } } }),
-        apiSql: (t) => known(aggregateSql(deps, { scan: scan(t, 'metrics'), startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.value },
-          'http.server.duration', { metrics: ['http.server.duration'], groupBy: ['service.name'] }, 'avg')),
+        name: 'timeseries 1 h per minute, groupBy',
+        page: false,
+        api: (t) => ({
+          path: `/v1/tenants/${t}/timeseries`,
+          body: { startTime: lastHour, endTime: end, interval: 60, queries: { metrics: ['http.server.duration'], groupBy: ['service.name'], operator: 'avg' } },
+        }),
+        apiSql: (t) =>
+          known(
+            aggregateSql(
+              deps,
+              { scan: scan(t, 'metrics'), startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.value },
+              'http.server.duration',
+              { metrics: ['http.server.duration'], groupBy: ['service.name'] },
+              'avg',
+            ),
+          ),
         // Same meaning as the API: service.name from the point, scope or resource attributes, else the column.
-        sql: (t) => `SELECT multiIf(mapContains(attributes, 'service.name'), attributes['service.name'], mapContains(scope_attributes, 'service.name'), scope_attributes['service.name'],
+        sql: (
+          t,
+        ) => `SELECT multiIf(mapContains(attributes, 'service.name'), attributes['service.name'], mapContains(scope_attributes, 'service.name'), scope_attributes['service.name'],
             mapContains(resource_attributes, 'service.name'), resource_attributes['service.name'], service_name) AS service, intDiv(toUnixTimestamp64Milli(timestamp) - ${lastHour}000, 60000) AS b, avg(value) AS v
           FROM ${db}.metrics WHERE tenant_id = '${t}' AND metric_name = 'http.server.duration'
             AND timestamp >= fromUnixTimestamp64Nano(${lastHour}000000000) AND timestamp < fromUnixTimestamp64Nano(${end}000000000)
           GROUP BY service, b`,
       },
       {
-        name: 'usage 30 days', page: false,
+        name: 'usage 30 days',
+        page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/usage`, body: { startTime: end - 30 * day, endTime: end } }),
         apiSql: (t) => usageSql(deps, scan(t, 'usage'), periods),
         // Accepted and refused units, as the API reports both.
@@ -246,12 +300,16 @@ async function main(): Promise<void> {
           const { sql, params } = c.apiSql(t);
           await (await store.client.query({ query: sql + apiSettings, query_params: params.values, format: 'JSONEachRow' })).json();
         },
-        async (t) => { await (await store.client.query({ query: c.sql(t), format: 'JSONEachRow' })).json(); },
+        async (t) => {
+          await (await store.client.query({ query: c.sql(t), format: 'JSONEachRow' })).json();
+        },
       ]);
       if (viaApi === undefined || apiSql === undefined || hand === undefined) throw new Error('missing figures');
       const pair = (f: Figures): string => `${f.p50.toFixed(1).padStart(7)} ${f.p95.toFixed(1).padStart(7)}`;
-      console.log(`${c.name.padEnd(40)}${pair(viaApi)}   ${pair(apiSql)}   ${pair(hand)}   ${(viaApi.p50 / hand.p50).toFixed(2).padStart(6)} ${(viaApi.p95 / hand.p95).toFixed(2).padStart(6)}` +
-        (c.page && viaApi.p95 >= 200 ? '   p95 over 200 ms' : ''));
+      console.log(
+        `${c.name.padEnd(40)}${pair(viaApi)}   ${pair(apiSql)}   ${pair(hand)}   ${(viaApi.p50 / hand.p50).toFixed(2).padStart(6)} ${(viaApi.p95 / hand.p95).toFixed(2).padStart(6)}` +
+          (c.page && viaApi.p95 >= 200 ? '   p95 over 200 ms' : ''),
+      );
     }
     agent.destroy();
     await api.stop();

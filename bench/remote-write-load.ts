@@ -38,14 +38,22 @@ const names = 20;
 /** The labels of series i: 20 metric families × 100 series, job and instance, 4 labels. */
 function labelsOf(i: number): Record<string, string> {
   return {
-    __name__: `app_metric_${i % names}`, job: 'checkout', instance: `10.0.${i % 7}.${i % 50}:9090`,
-    method: i % 3 === 0 ? 'POST' : 'GET', route: `/api/v1/cart/${i % 20}`, status_code: i % 50 === 0 ? '500' : '200', pod: `checkout-7d9f8c-${Math.floor(i / names) % 50}`,
+    __name__: `app_metric_${i % names}`,
+    job: 'checkout',
+    instance: `10.0.${i % 7}.${i % 50}:9090`,
+    method: i % 3 === 0 ? 'POST' : 'GET',
+    route: `/api/v1/cart/${i % 20}`,
+    status_code: i % 50 === 0 ? '500' : '200',
+    pod: `checkout-7d9f8c-${Math.floor(i / names) % 50}`,
   };
 }
 
 /** A remote write request of `seriesPerRequest` series of one sample each, snappy-compressed. */
 export function remoteWriteBody(nowMs = Date.now()): { encoded: Buffer; block: Buffer } {
-  const series: SeriesSpec[] = Array.from({ length: seriesPerRequest }, (_, i) => ({ labels: labelsOf(i), samples: [{ value: 1000 + i, timestampMs: nowMs - i }] }));
+  const series: SeriesSpec[] = Array.from({ length: seriesPerRequest }, (_, i) => ({
+    labels: labelsOf(i),
+    samples: [{ value: 1000 + i, timestampMs: nowMs - i }],
+  }));
   const encoded = encodeWriteRequest(series);
   return { encoded, block: snappyBlock(encoded) };
 }
@@ -99,29 +107,38 @@ function send(url: string, body: Buffer, headers: Record<string, string>): Promi
   return new Promise((resolve) => {
     const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
       res.resume();
-      res.on('end', () => { resolve(res.statusCode ?? 0); });
-      res.on('error', () => { resolve(0); });
+      res.on('end', () => {
+        resolve(res.statusCode ?? 0);
+      });
+      res.on('error', () => {
+        resolve(0);
+      });
     });
-    req.on('error', () => { resolve(0); });
+    req.on('error', () => {
+      resolve(0);
+    });
     req.end(body);
   });
 }
 
 async function phase(protocol: LoadFigures['protocol'], options: LoadOptions, body: Buffer): Promise<LoadFigures> {
-  const [url, headers, ok] = protocol === 'remote_write'
-    ? [`${options.gatewayUrl}/api/v1/push`, remoteWriteHeaders({ authorization: basicAuth(options.key), 'X-Scope-OrgID': options.tenant }), 204]
-    : [`${options.gatewayUrl}/v1/metrics`, { 'content-type': 'application/x-protobuf', authorization: `Bearer ${options.key}` }, 200];
+  const [url, headers, ok] =
+    protocol === 'remote_write'
+      ? [`${options.gatewayUrl}/api/v1/push`, remoteWriteHeaders({ authorization: basicAuth(options.key), 'X-Scope-OrgID': options.tenant }), 204]
+      : [`${options.gatewayUrl}/v1/metrics`, { 'content-type': 'application/x-protobuf', authorization: `Bearer ${options.key}` }, 200];
   const cpuBefore = options.pid === undefined ? 0 : cpuSeconds(options.pid);
   const started = performance.now();
   const end = started + options.seconds * 1000;
   let accepted = 0;
   let failures = 0;
-  await Promise.all(Array.from({ length: options.clients ?? 4 }, async () => {
-    while (performance.now() < end) {
-      if (await send(url, body, headers) === ok) accepted++;
-      else failures++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: options.clients ?? 4 }, async () => {
+      while (performance.now() < end) {
+        if ((await send(url, body, headers)) === ok) accepted++;
+        else failures++;
+      }
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   let cpuMicrosPerItem: number | undefined;
   if (options.pid !== undefined) {
@@ -149,7 +166,10 @@ function perCpuSecond(items: number, run: () => void, ms = 2500): number {
   const cpu = process.cpuUsage();
   const end = performance.now() + ms;
   let n = 0;
-  while (performance.now() < end) { run(); n++; }
+  while (performance.now() < end) {
+    run();
+    n++;
+  }
   const used = process.cpuUsage(cpu);
   return (n * items) / ((used.user + used.system) / 1e6);
 }
@@ -162,14 +182,20 @@ export function conversionRates(): { remoteWrite: number; otlp: number; protobuf
   const otlp = metricsFromProtobuf(defaultItemLimits, Date.now);
   const otlpRequest = otlpBody('bench');
   const writeRequest = protobuf.loadSync(join(import.meta.dirname, '..', 'proto', 'prometheus', 'remote.proto')).lookupType('prometheus.WriteRequest');
-  const check = (ok: boolean): void => { if (!ok) throw new Error('conversion failed'); };
+  const check = (ok: boolean): void => {
+    if (!ok) throw new Error('conversion failed');
+  };
   return {
     remoteWrite: perCpuSecond(seriesPerRequest, () => {
       const body = decompressSnappy(block, 64 << 20);
       check(body.ok && convert(body.value, 'bench', new TenantResolver(principal)).ok);
     }),
-    otlp: perCpuSecond(seriesPerRequest, () => { check(otlp.convert(otlpRequest, new TenantResolver(principal)).ok); }),
-    protobufjsDecodeOnly: perCpuSecond(seriesPerRequest, () => { writeRequest.decode(encoded); }),
+    otlp: perCpuSecond(seriesPerRequest, () => {
+      check(otlp.convert(otlpRequest, new TenantResolver(principal)).ok);
+    }),
+    protobufjsDecodeOnly: perCpuSecond(seriesPerRequest, () => {
+      writeRequest.decode(encoded);
+    }),
   };
 }
 
@@ -190,8 +216,14 @@ async function main(): Promise<void> {
     const pid = tenantry.child.pid;
     const figures = await remoteWriteVsOtlp({ gatewayUrl: `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`, key, tenant: 'bench', seconds, pid });
     console.log(`end to end, 4 clients, ${seconds} s phases, alternating:`);
-    for (const f of figures) console.log(`  ${f.protocol.padEnd(12)} ${k(f.itemsPerSecond).padStart(8)} items/s  ${f.cpuMicrosPerItem?.toFixed(2) ?? '-'} µs CPU/item  ${f.failures} failures`);
-    const mean = (p: LoadFigures['protocol']): number => { const xs = figures.filter((f) => f.protocol === p); return xs.reduce((s, f) => s + f.itemsPerSecond, 0) / xs.length; };
+    for (const f of figures)
+      console.log(
+        `  ${f.protocol.padEnd(12)} ${k(f.itemsPerSecond).padStart(8)} items/s  ${f.cpuMicrosPerItem?.toFixed(2) ?? '-'} µs CPU/item  ${f.failures} failures`,
+      );
+    const mean = (p: LoadFigures['protocol']): number => {
+      const xs = figures.filter((f) => f.protocol === p);
+      return xs.reduce((s, f) => s + f.itemsPerSecond, 0) / xs.length;
+    };
     console.log(`  remote write samples/s ÷ OTLP points/s: ${(mean('remote_write') / mean('otlp')).toFixed(2)}`);
   } finally {
     await tenantry.stop();

@@ -38,19 +38,29 @@ async function startLimits(ctx: ComponentContext, log: Logger): Promise<{ limite
   const replicas = new ReplicaCount(clickHouseReplicaRegistry(ctx.store), {
     periodMs: replicaHeartbeatMs,
     onFailure: (message) => {
-      if (!failing) log.warn('cannot record this replica\'s heartbeat; ingest limits keep the last replica count', { message });
+      if (!failing) log.warn("cannot record this replica's heartbeat; ingest limits keep the last replica count", { message });
       failing = true;
     },
-    onBeat: () => { limiter.sweep(); },
+    onBeat: () => {
+      limiter.sweep();
+    },
   });
   const limiter = new IngestLimiter(ctx.settings, replicas);
   const rejected = new RejectedUsage(clickHouseRejectedUsage(ctx.store), {
     flushMs: rejectedUsageFlushMs,
-    onFailure: (message) => { log.warn('cannot write rejected usage; kept for the next write', { message }); },
+    onFailure: (message) => {
+      log.warn('cannot write rejected usage; kept for the next write', { message });
+    },
   });
   await replicas.start();
   rejected.start();
-  return { limiter, rejected, stop: async () => { await Promise.all([replicas.stop(), rejected.stop()]); } };
+  return {
+    limiter,
+    rejected,
+    stop: async () => {
+      await Promise.all([replicas.stop(), rejected.stop()]);
+    },
+  };
 }
 
 export interface RunningGateway extends RunningComponent {
@@ -66,9 +76,24 @@ interface GatewayPorts {
 
 async function openPorts(ctx: PortContext, config: GatewayConfig): Promise<GatewayPorts> {
   const limits = config.listener ?? defaultListenerLimits;
-  const http = await listenEarly({ readiness: ctx.readiness, registry: ctx.registry, log: ctx.log, host: ctx.host, port: config.otlpHttpPort, name: 'otlp-http', limits });
+  const http = await listenEarly({
+    readiness: ctx.readiness,
+    registry: ctx.registry,
+    log: ctx.log,
+    host: ctx.host,
+    port: config.otlpHttpPort,
+    name: 'otlp-http',
+    limits,
+  });
   try {
-    const grpc = await openGrpc({ host: ctx.host, port: config.otlpGrpcPort, limits, maxRequestBytes: config.maxRequestBytes, readiness: ctx.readiness, registry: ctx.registry });
+    const grpc = await openGrpc({
+      host: ctx.host,
+      port: config.otlpGrpcPort,
+      limits,
+      maxRequestBytes: config.maxRequestBytes,
+      readiness: ctx.readiness,
+      registry: ctx.registry,
+    });
     return { http, grpc };
   } catch (error) {
     await http.close();
@@ -79,15 +104,19 @@ async function openPorts(ctx: PortContext, config: GatewayConfig): Promise<Gatew
 /** Sets the gateway up on its open ports: replays the write-ahead log, then hands the ports their handlers. */
 async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: GatewayConfig, sink: RowSink): Promise<RunningGateway> {
   const log = ctx.log.child({ component: 'gateway' });
-  const metrics = gatewayMetrics(ctx.registry, (condition, healthy, message) => {
-    if (healthy) {
-      ctx.readiness.done(condition);
-      log.info('writes succeed again', { condition });
-    } else {
-      ctx.readiness.unready(condition);
-      log.warn('writes fail; acknowledged rows stay in the write-ahead log', { condition, message });
-    }
-  }, config.metricsTenantLabels ?? false);
+  const metrics = gatewayMetrics(
+    ctx.registry,
+    (condition, healthy, message) => {
+      if (healthy) {
+        ctx.readiness.done(condition);
+        log.info('writes succeed again', { condition });
+      } else {
+        ctx.readiness.unready(condition);
+        log.warn('writes fail; acknowledged rows stay in the write-ahead log', { condition, message });
+      }
+    },
+    config.metricsTenantLabels ?? false,
+  );
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   metrics.logBytesFrom(() => writer.logBytes);
   const ingestLimits = await startLimits(ctx, log);
@@ -97,8 +126,19 @@ async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: Gatew
   inflight.register(ctx.registry);
   const deps = { keys: ctx.keys, pipeline, metrics, log: ctx.log, maxRequestBytes: config.maxRequestBytes, inflight };
   const bodyTimeouts = listenerMetrics(ctx.registry).bodyTimeouts;
-  const bodyDeps = { bodyTimeoutMs: limits.bodyTimeoutMs, onBodyTimeout: () => { bodyTimeouts.inc({ listener: 'otlp-http' }); } };
-  const remoteWrite = remoteWriteHandler({ ...deps, ...bodyDeps, items: config.items ?? defaultItemLimits, settings: ctx.settings, metadata: new ChangedMetadata(clickHouseMetadataSink(ctx.store)) });
+  const bodyDeps = {
+    bodyTimeoutMs: limits.bodyTimeoutMs,
+    onBodyTimeout: () => {
+      bodyTimeouts.inc({ listener: 'otlp-http' });
+    },
+  };
+  const remoteWrite = remoteWriteHandler({
+    ...deps,
+    ...bodyDeps,
+    items: config.items ?? defaultItemLimits,
+    settings: ctx.settings,
+    metadata: new ChangedMetadata(clickHouseMetadataSink(ctx.store)),
+  });
   const httpDeps = { ...deps, ...bodyDeps, remoteWrite: { path: remoteWritePath, handler: remoteWrite } };
   ports.http.attach(otlpHttpHandler(httpDeps));
   ports.grpc.attach(deps);
@@ -120,7 +160,9 @@ export const openGateway: OpenGateway = async (portCtx: PortContext, config: Gat
   return {
     ports: { otlpHttp: ports.http.port, otlpGrpc: ports.grpc.port },
     start: (ctx) => startOn(ports, ctx, config, clickHouseRowSink(ctx.store, ctx.storeGate)),
-    close: async () => { await Promise.all([ports.http.close(), ports.grpc.close()]); },
+    close: async () => {
+      await Promise.all([ports.http.close(), ports.grpc.close()]);
+    },
   };
 };
 

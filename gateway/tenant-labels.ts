@@ -64,7 +64,12 @@ export class TenantLabels {
 
   /** The top k tenants of the window ending now keep or take the labels. */
   #rebalance(): void {
-    const top = new Set([...this.#volume].sort((a, b) => b[1] - a[1]).slice(0, this.#k).map(([tenant]) => tenant));
+    const top = new Set(
+      [...this.#volume]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, this.#k)
+        .map(([tenant]) => tenant),
+    );
     for (const tenant of this.#labelled) {
       if (top.has(tenant)) continue;
       this.#labelled.delete(tenant);

@@ -59,38 +59,103 @@ const keyOf = (o: KubeObject): ObjectKey => ({ namespace: o.metadata?.namespace 
 /** Starts watches and workers; they run until stop(). */
 export function startController(o: ControllerOptions): RunningController {
   const backoff = o.backoff ?? defaultBackoff;
-  const reconciles = metric(o.registry, 'tenantry_operator_reconciles_total', () => new Counter({ name: 'tenantry_operator_reconciles_total', help: 'Reconciles by task and result', labelNames: ['task', 'result'], registers: [o.registry] }));
-  const duration = metric(o.registry, 'tenantry_operator_reconcile_duration_seconds', () => new Histogram({ name: 'tenantry_operator_reconcile_duration_seconds', help: 'Reconcile duration by task', labelNames: ['task'], registers: [o.registry] }));
-  const restarts = metric(o.registry, 'tenantry_operator_watch_restarts_total', () => new Counter({ name: 'tenantry_operator_watch_restarts_total', help: 'Watch restarts by kind and reason (closed, gone = 410 relist, error = backoff)', labelNames: ['kind', 'reason'], registers: [o.registry] }));
-  const depth = metric(o.registry, 'tenantry_operator_queue_depth', () => new Gauge({ name: 'tenantry_operator_queue_depth', help: 'Keys waiting or running', registers: [o.registry] }));
+  const reconciles = metric(
+    o.registry,
+    'tenantry_operator_reconciles_total',
+    () =>
+      new Counter({
+        name: 'tenantry_operator_reconciles_total',
+        help: 'Reconciles by task and result',
+        labelNames: ['task', 'result'],
+        registers: [o.registry],
+      }),
+  );
+  const duration = metric(
+    o.registry,
+    'tenantry_operator_reconcile_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'tenantry_operator_reconcile_duration_seconds',
+        help: 'Reconcile duration by task',
+        labelNames: ['task'],
+        registers: [o.registry],
+      }),
+  );
+  const restarts = metric(
+    o.registry,
+    'tenantry_operator_watch_restarts_total',
+    () =>
+      new Counter({
+        name: 'tenantry_operator_watch_restarts_total',
+        help: 'Watch restarts by kind and reason (closed, gone = 410 relist, error = backoff)',
+        labelNames: ['kind', 'reason'],
+        registers: [o.registry],
+      }),
+  );
+  const depth = metric(
+    o.registry,
+    'tenantry_operator_queue_depth',
+    () => new Gauge({ name: 'tenantry_operator_queue_depth', help: 'Keys waiting or running', registers: [o.registry] }),
+  );
 
   const cache = new ClusterCache();
   const unregisterConditions = registerStackConditions(o.registry, () => cache.stacks.list());
   const abort = new AbortController();
   const now = (): Date => new Date();
   let markSynced: () => void = () => undefined;
-  const synced = new Promise<void>((resolve) => { markSynced = resolve; });
-
-  const queueOf = (task: 'stack' | 'tenants', handler: (key: ObjectKey) => Promise<Result<Handled, string>>): KeyQueue<ObjectKey> => new KeyQueue<ObjectKey>({
-    // Stopped before the caches filled: nothing to do (a half-filled cache would mean fresh credentials).
-    handler: async (key) => { await synced; return abort.signal.aborted ? ok({}) : handler(key); },
-    idOf: objectKeyId, backoff, concurrency: o.concurrency ?? 4, ...(o.clock === undefined ? {} : { clock: o.clock }),
-    onResult: (key, result, ms) => {
-      reconciles.inc({ task, result: result.ok ? 'success' : 'error' });
-      if (!result.ok) o.log.warn('reconcile failed; retrying with backoff', { task, key: objectKeyId(key), error: result.error });
-      duration.observe({ task }, ms / 1000);
-      depth.set(stacks.depth + tenants.depth);
-    },
+  const synced = new Promise<void>((resolve) => {
+    markSynced = resolve;
   });
+
+  const queueOf = (task: 'stack' | 'tenants', handler: (key: ObjectKey) => Promise<Result<Handled, string>>): KeyQueue<ObjectKey> =>
+    new KeyQueue<ObjectKey>({
+      // Stopped before the caches filled: nothing to do (a half-filled cache would mean fresh credentials).
+      handler: async (key) => {
+        await synced;
+        return abort.signal.aborted ? ok({}) : handler(key);
+      },
+      idOf: objectKeyId,
+      backoff,
+      concurrency: o.concurrency ?? 4,
+      ...(o.clock === undefined ? {} : { clock: o.clock }),
+      onResult: (key, result, ms) => {
+        reconciles.inc({ task, result: result.ok ? 'success' : 'error' });
+        if (!result.ok) o.log.warn('reconcile failed; retrying with backoff', { task, key: objectKeyId(key), error: result.error });
+        duration.observe({ task }, ms / 1000);
+        depth.set(stacks.depth + tenants.depth);
+      },
+    });
   const lastApplied = new Map<string, { readonly desired: string; readonly resourceVersion: string }>();
-  const stacks: KeyQueue<ObjectKey> = queueOf('stack', (key) => reconcileStack({
-    rest: o.rest, cache, lastApplied, log: o.log, now,
-    onReconciled: (stack) => { if (stack.spec.tenantSync.enabled) tenants.addUnlessScheduled(key); },
-  }, key));
-  const tenants: KeyQueue<ObjectKey> = queueOf('tenants', (key) => syncTenants({
-    rest: o.rest, cache, log: o.log, now, directoryFor: o.directoryFor,
-    onMirrored: (stack) => { stacks.add(stack); },
-  }, key));
+  const stacks: KeyQueue<ObjectKey> = queueOf('stack', (key) =>
+    reconcileStack(
+      {
+        rest: o.rest,
+        cache,
+        lastApplied,
+        log: o.log,
+        now,
+        onReconciled: (stack) => {
+          if (stack.spec.tenantSync.enabled) tenants.addUnlessScheduled(key);
+        },
+      },
+      key,
+    ),
+  );
+  const tenants: KeyQueue<ObjectKey> = queueOf('tenants', (key) =>
+    syncTenants(
+      {
+        rest: o.rest,
+        cache,
+        log: o.log,
+        now,
+        directoryFor: o.directoryFor,
+        onMirrored: (stack) => {
+          stacks.add(stack);
+        },
+      },
+      key,
+    ),
+  );
 
   const onStack = ({ type, object, previous }: CacheEvent): void => {
     if (!isRelevantChange(type, object, previous)) return;
@@ -113,7 +178,10 @@ export function startController(o: ControllerOptions): RunningController {
   const onOwned = ({ type, object, previous }: CacheEvent): void => {
     if (!isRelevantChange(type, object, previous)) return;
     const owner = object.metadata?.ownerReferences?.find((r) => r.controller === true && r.kind === resourceTypes.stack.kind);
-    if (owner !== undefined) { stacks.add({ namespace: object.metadata?.namespace ?? '', name: owner.name }); return; }
+    if (owner !== undefined) {
+      stacks.add({ namespace: object.metadata?.namespace ?? '', name: owner.name });
+      return;
+    }
     if (object.kind !== resourceTypes.secret.kind) return;
     // A Secret the user names in a stack (API keys, external ClickHouse): its content goes into the pods' checksum and holds the admin key.
     const namespace = object.metadata?.namespace ?? '';
@@ -139,16 +207,35 @@ export function startController(o: ControllerOptions): RunningController {
   for (const namespace of namespaces) {
     for (const w of watches) {
       let markListed: () => void = () => undefined;
-      listed.push(new Promise<void>((resolve) => { markListed = resolve; }));
-      running.push(runInformer({
-        rest: o.rest, type: w.type, namespace, ...(w.selector === undefined ? {} : { labelSelector: w.selector }),
-        store: cache.of(w.type), onEvent: w.on, onSynced: () => { markListed(); },
-        onRestart: (reason) => { restarts.inc({ kind: w.type.kind, reason }); },
-        backoff: { baseMs: backoff.baseMs, maxMs: Math.min(backoff.maxMs, 30_000) }, log: o.log, signal: abort.signal,
-      }));
+      listed.push(
+        new Promise<void>((resolve) => {
+          markListed = resolve;
+        }),
+      );
+      running.push(
+        runInformer({
+          rest: o.rest,
+          type: w.type,
+          namespace,
+          ...(w.selector === undefined ? {} : { labelSelector: w.selector }),
+          store: cache.of(w.type),
+          onEvent: w.on,
+          onSynced: () => {
+            markListed();
+          },
+          onRestart: (reason) => {
+            restarts.inc({ kind: w.type.kind, reason });
+          },
+          backoff: { baseMs: backoff.baseMs, maxMs: Math.min(backoff.maxMs, 30_000) },
+          log: o.log,
+          signal: abort.signal,
+        }),
+      );
     }
   }
-  void Promise.all(listed).then(() => { markSynced(); });
+  void Promise.all(listed).then(() => {
+    markSynced();
+  });
   o.log.info('operator watching', { namespaces: o.namespaces.length === 0 ? 'all' : o.namespaces });
   return {
     synced,

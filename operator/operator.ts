@@ -28,7 +28,8 @@ export class OperatorStartError extends Error {
 function loadKubeConfig(path: string | undefined): KubeConfig {
   const kc = new KubeConfig();
   if (path === undefined) {
-    if (!existsSync(serviceAccountToken)) throw new OperatorStartError(`not running in a Kubernetes pod (no ${serviceAccountToken}): set TENANTRY_KUBECONFIG to a kubeconfig file`);
+    if (!existsSync(serviceAccountToken))
+      throw new OperatorStartError(`not running in a Kubernetes pod (no ${serviceAccountToken}): set TENANTRY_KUBECONFIG to a kubeconfig file`);
     kc.loadFromCluster();
   } else {
     try {
@@ -54,26 +55,40 @@ function awaitApiServer(rest: KubeRest, log: Logger, onReachable: () => void): (
       return;
     }
     log.warn('Kubernetes API server not reachable yet', { error: r.error.message });
-    timer = setTimeout(() => { void attempt(); }, 2000);
+    timer = setTimeout(() => {
+      void attempt();
+    }, 2000);
   };
   void attempt();
-  return () => { stopped = true; clearTimeout(timer); };
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 export const startOperator: StartOperator = async (ctx, config: OperatorConfig): Promise<RunningComponent> => {
   const log = ctx.log.child({ component: 'operator' });
   const rest = new KubeRest(loadKubeConfig(config.kubeconfig));
   const listener = await listen({ readiness: ctx.readiness, registry: ctx.registry, log, host: ctx.host, port: config.port });
-  const stopProbe = awaitApiServer(rest, log, () => { ctx.readiness.done('kubernetes'); });
+  const stopProbe = awaitApiServer(rest, log, () => {
+    ctx.readiness.done('kubernetes');
+  });
 
-  const leading = new Gauge({ name: 'tenantry_operator_leader', help: '1 while this replica holds the leader Lease and runs the controller', registers: [ctx.registry] });
+  const leading = new Gauge({
+    name: 'tenantry_operator_leader',
+    help: '1 while this replica holds the leader Lease and runs the controller',
+    registers: [ctx.registry],
+  });
   let controller: RunningController | undefined;
   let transition: Promise<void> = Promise.resolve();
   const lead = (): void => {
     transition = transition.then(() => {
       leading.set(1);
       controller ??= startController({
-        rest, log, registry: ctx.registry, namespaces: config.namespaces,
+        rest,
+        log,
+        registry: ctx.registry,
+        namespaces: config.namespaces,
         directoryFor: (url, key) => new HttpTenantDirectory(url, key),
       });
     });
@@ -89,10 +104,15 @@ export const startOperator: StartOperator = async (ctx, config: OperatorConfig):
   let election: RunningElection | undefined;
   if (config.leaderElection.enabled) {
     election = startLeaseElection({
-      rest, log, namespace: config.leaderElection.namespace, name: leaseName,
+      rest,
+      log,
+      namespace: config.leaderElection.namespace,
+      name: leaseName,
       identity: `${hostname()}-${randomBytes(4).toString('hex')}`,
-      leaseDurationSeconds: 15, retryPeriodMs: 2000,
-      onStartedLeading: lead, onStoppedLeading: follow,
+      leaseDurationSeconds: 15,
+      retryPeriodMs: 2000,
+      onStartedLeading: lead,
+      onStoppedLeading: follow,
     });
   } else {
     lead();

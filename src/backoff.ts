@@ -4,7 +4,10 @@
 // the jitter keeps replicas and keys that failed together from retrying in
 // lockstep against the API server or ClickHouse that just came back.
 
-export interface BackoffPolicy { readonly baseMs: number; readonly maxMs: number }
+export interface BackoffPolicy {
+  readonly baseMs: number;
+  readonly maxMs: number;
+}
 
 /** Delay before retry number `failures` (1 = first retry), with ±20 % jitter. */
 export function backoffDelay(policy: BackoffPolicy, failures: number, random: () => number = Math.random): number {

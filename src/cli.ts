@@ -21,7 +21,9 @@ const usage = `usage: tenantry <target> [--setting=value …]
 targets: ${targets.join(', ')} (default: all)
 settings: every TENANTRY_* variable, also as a flag (--api-port=9090 for TENANTRY_API_PORT)
 
-${Object.entries(allVariables).map(([name, v]) => `  ${name.padEnd(34)} ${v.doc}${v.default === undefined ? '' : ` (default ${v.default})`}`).join('\n')}
+${Object.entries(allVariables)
+  .map(([name, v]) => `  ${name.padEnd(34)} ${v.doc}${v.default === undefined ? '' : ` (default ${v.default})`}`)
+  .join('\n')}
 `;
 
 async function gatewayStarter(config: Extract<Config, { gateway: unknown }>): Promise<ComponentStarter> {
@@ -74,11 +76,16 @@ async function runOperator(config: Extract<Config, { target: 'operator' }>, log:
 
 async function run(config: Config, log: Logger): Promise<number> {
   switch (config.target) {
-    case 'all': return runServer(config, [await gatewayStarter(config), await apiStarter(config)], log);
-    case 'gateway': return runServer(config, [await gatewayStarter(config)], log);
-    case 'api': return runServer(config, [await apiStarter(config)], log);
-    case 'migrate': return runMigrate(config, log);
-    case 'operator': return runOperator(config, log);
+    case 'all':
+      return runServer(config, [await gatewayStarter(config), await apiStarter(config)], log);
+    case 'gateway':
+      return runServer(config, [await gatewayStarter(config)], log);
+    case 'api':
+      return runServer(config, [await apiStarter(config)], log);
+    case 'migrate':
+      return runMigrate(config, log);
+    case 'operator':
+      return runOperator(config, log);
   }
 }
 

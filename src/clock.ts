@@ -13,7 +13,11 @@ export const systemClock: Clock = {
   now: () => performance.now(),
   setTimeout: (run, ms) => {
     const timer = setTimeout(run, ms);
-    return { cancel: () => { clearTimeout(timer); } };
+    return {
+      cancel: () => {
+        clearTimeout(timer);
+      },
+    };
   },
 };
 
@@ -22,6 +26,10 @@ export const backgroundClock: Clock = {
   now: () => performance.now(),
   setTimeout: (run, ms) => {
     const timer = setTimeout(run, ms).unref();
-    return { cancel: () => { clearTimeout(timer); } };
+    return {
+      cancel: () => {
+        clearTimeout(timer);
+      },
+    };
   },
 };

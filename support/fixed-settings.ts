@@ -18,7 +18,9 @@ export function fixedSettings(view: TenantSettingsView = defaultSettingsView()):
     Promise.resolve(fail({ kind: 'unavailable', message: 'fixed settings cannot be written', code: undefined }));
   return {
     effective: (tenantId) => view.effective(tenantId),
-    get generation() { return view.generation; },
+    get generation() {
+      return view.generation;
+    },
     stackValues: () => ({}),
     write: refused,
     replace: refused,

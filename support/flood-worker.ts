@@ -37,15 +37,16 @@ parentPort?.on('message', (m) => {
 });
 
 /** Waits `ms`, or less if stopped meanwhile. */
-const pause = (ms: number): Promise<void> => new Promise((resolve) => {
-  const wake = (): void => {
-    clearTimeout(timer);
-    sleepers.delete(wake);
-    resolve();
-  };
-  const timer = setTimeout(wake, ms);
-  sleepers.add(wake);
-});
+const pause = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    const wake = (): void => {
+      clearTimeout(timer);
+      sleepers.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    sleepers.add(wake);
+  });
 
 let acceptedBytes = 0;
 let first = Number.POSITIVE_INFINITY;
@@ -54,23 +55,25 @@ const statuses: Record<number, number> = {};
 const retryAfters = new Set<string>();
 const refusedMs: number[] = [];
 const body = Buffer.from(job.body);
-await Promise.all(Array.from({ length: job.clients }, async (_, c) => {
-  const start = performance.now() + (c * job.intervalMs) / job.clients;
-  for (let i = 0; !stopped(); i++) {
-    const wait = start + i * job.intervalMs - performance.now();
-    if (wait > 0) await pause(wait);
-    if (stopped()) break;
-    const sent = performance.now();
-    first = Math.min(first, sent);
-    last = Math.max(last, sent);
-    const reply = await fetch(job.url, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${job.key}` } });
-    await reply.arrayBuffer();
-    statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
-    if (reply.status === 200) acceptedBytes += body.length;
-    else refusedMs.push(performance.now() - sent);
-    const retry = reply.headers.get('retry-after');
-    if (retry !== null) retryAfters.add(retry);
-  }
-}));
+await Promise.all(
+  Array.from({ length: job.clients }, async (_, c) => {
+    const start = performance.now() + (c * job.intervalMs) / job.clients;
+    for (let i = 0; !stopped(); i++) {
+      const wait = start + i * job.intervalMs - performance.now();
+      if (wait > 0) await pause(wait);
+      if (stopped()) break;
+      const sent = performance.now();
+      first = Math.min(first, sent);
+      last = Math.max(last, sent);
+      const reply = await fetch(job.url, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${job.key}` } });
+      await reply.arrayBuffer();
+      statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+      if (reply.status === 200) acceptedBytes += body.length;
+      else refusedMs.push(performance.now() - sent);
+      const retry = reply.headers.get('retry-after');
+      if (retry !== null) retryAfters.add(retry);
+    }
+  }),
+);
 const report: FloodReport = { acceptedBytes, seconds: last > first ? (last - first) / 1000 : 0, statuses, retryAfters: [...retryAfters], refusedMs };
 parentPort?.postMessage(report);

@@ -8,14 +8,30 @@ import { compressSync } from 'snappy';
 const root = protobuf.loadSync(join(import.meta.dirname, '..', 'proto', 'prometheus', 'remote.proto'));
 const writeRequest = root.lookupType('prometheus.WriteRequest');
 
-export interface SampleSpec { readonly value: number; readonly timestampMs: number }
-export interface SpanSpec { readonly offset: number; readonly length: number }
+export interface SampleSpec {
+  readonly value: number;
+  readonly timestampMs: number;
+}
+export interface SpanSpec {
+  readonly offset: number;
+  readonly length: number;
+}
 export interface HistogramSpec {
-  readonly countInt?: number; readonly countFloat?: number; readonly sum: number; readonly schema: number;
-  readonly zeroThreshold?: number; readonly zeroCountInt?: number; readonly zeroCountFloat?: number;
-  readonly positiveSpans?: readonly SpanSpec[]; readonly positiveDeltas?: readonly number[]; readonly positiveCounts?: readonly number[];
-  readonly negativeSpans?: readonly SpanSpec[]; readonly negativeDeltas?: readonly number[]; readonly negativeCounts?: readonly number[];
-  readonly resetHint?: number; readonly timestampMs: number;
+  readonly countInt?: number;
+  readonly countFloat?: number;
+  readonly sum: number;
+  readonly schema: number;
+  readonly zeroThreshold?: number;
+  readonly zeroCountInt?: number;
+  readonly zeroCountFloat?: number;
+  readonly positiveSpans?: readonly SpanSpec[];
+  readonly positiveDeltas?: readonly number[];
+  readonly positiveCounts?: readonly number[];
+  readonly negativeSpans?: readonly SpanSpec[];
+  readonly negativeDeltas?: readonly number[];
+  readonly negativeCounts?: readonly number[];
+  readonly resetHint?: number;
+  readonly timestampMs: number;
 }
 export interface SeriesSpec {
   /** Sent in this order (Prometheus sorts them; the gateway does not need it). */
@@ -24,12 +40,18 @@ export interface SeriesSpec {
   readonly histograms?: readonly HistogramSpec[];
   readonly exemplars?: readonly { readonly labels: Readonly<Record<string, string>>; readonly value: number; readonly timestampMs: number }[];
 }
-export interface MetadataSpec { readonly type: number; readonly family: string; readonly help: string; readonly unit: string }
+export interface MetadataSpec {
+  readonly type: number;
+  readonly family: string;
+  readonly help: string;
+  readonly unit: string;
+}
 
 /** MetricMetadata.MetricType numbers. */
 export const metadataType = { unknown: 0, counter: 1, gauge: 2, histogram: 3, gaugehistogram: 4, summary: 5, info: 6, stateset: 7 } as const;
 
-const labelList = (labels: Readonly<Record<string, string>>): { name: string; value: string }[] => Object.entries(labels).map(([name, value]) => ({ name, value }));
+const labelList = (labels: Readonly<Record<string, string>>): { name: string; value: string }[] =>
+  Object.entries(labels).map(([name, value]) => ({ name, value }));
 
 /** An encoded (uncompressed) WriteRequest. */
 export function encodeWriteRequest(series: readonly SeriesSpec[], metadata: readonly MetadataSpec[] = []): Buffer {
@@ -75,7 +97,11 @@ export function remoteWriteHeaders(extra: Record<string, string> = {}): Record<s
 export const basicAuth = (key: string, user = 'prometheus'): string => `Basic ${Buffer.from(`${user}:${key}`).toString('base64')}`;
 
 /** POSTs a body to `${url}/api/v1/push`. */
-export async function pushRemoteWrite(url: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number; text: string; retryAfter: string | null }> {
+export async function pushRemoteWrite(
+  url: string,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string; retryAfter: string | null }> {
   const res = await fetch(`${url}/api/v1/push`, { method: 'POST', body, headers });
   return { status: res.status, text: await res.text(), retryAfter: res.headers.get('retry-after') };
 }

@@ -29,13 +29,29 @@ export interface RunningServer {
 export async function freePorts<K extends string>(names: readonly K[]): Promise<Record<K, number>> {
   const servers = names.map(() => createServer());
   try {
-    const ports = await Promise.all(servers.map(async (server) => {
-      await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
-      return (server.address() as AddressInfo).port;
-    }));
+    const ports = await Promise.all(
+      servers.map(async (server) => {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', resolve);
+        });
+        return (server.address() as AddressInfo).port;
+      }),
+    );
     return Object.fromEntries(names.map((name, i) => [name, ports[i]])) as Record<K, number>;
   } finally {
-    await Promise.all(servers.map((server) => new Promise<void>((resolve) => { if (server.listening) server.close(() => { resolve(); }); else resolve(); })));
+    await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            if (server.listening)
+              server.close(() => {
+                resolve();
+              });
+            else resolve();
+          }),
+      ),
+    );
   }
 }
 
@@ -52,7 +68,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * closes its output file.
  */
 export function stopper(child: ChildProcess, out: WriteStream, graceMs: number): () => Promise<void> {
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
   return async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -75,7 +95,14 @@ export function tailOf(file: string, lines = 30): string {
 }
 
 /** Spawns a Go binary with its output in `<dir>/output.log`, resolves when GET `readyUrl` answers 200. */
-export async function spawnReady(name: string, binary: string, args: readonly string[], dir: string, readyUrl: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; tail: () => string; stop: () => Promise<void> }> {
+export async function spawnReady(
+  name: string,
+  binary: string,
+  args: readonly string[],
+  dir: string,
+  readyUrl: string,
+  timeoutMs = 120_000,
+): Promise<{ child: ChildProcess; tail: () => string; stop: () => Promise<void> }> {
   const logFile = join(dir, 'output.log');
   const out = createWriteStream(logFile);
   const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -87,7 +114,8 @@ export async function spawnReady(name: string, binary: string, args: readonly st
   // there is no event to wait on from outside the process, so a bounded poll.
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);
     try {
       const response = await fetch(readyUrl, { signal: AbortSignal.timeout(2000) });
       await response.text();
@@ -100,4 +128,3 @@ export async function spawnReady(name: string, binary: string, args: readonly st
   await stop();
   throw new Error(`${name} not ready within ${timeoutMs} ms:\n${tail()}`);
 }
-

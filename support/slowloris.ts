@@ -58,10 +58,14 @@ export function slowloris(options: SlowlorisOptions): Promise<SlowlorisResult> {
       opened = performance.now();
       if (mode === 'silent') return;
       socket.write(requestHead(options, mode));
-      trickle = setInterval(() => { socket.write(mode === 'body' ? '1\r\na\r\n' : 'a'); }, intervalMs);
+      trickle = setInterval(() => {
+        socket.write(mode === 'body' ? '1\r\na\r\n' : 'a');
+      }, intervalMs);
     });
     socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => { response += chunk; });
+    socket.on('data', (chunk: string) => {
+      response += chunk;
+    });
     // A reset after the server's answer is still the server closing.
     socket.on('error', () => undefined);
     socket.on('close', () => {
@@ -73,7 +77,13 @@ export function slowloris(options: SlowlorisOptions): Promise<SlowlorisResult> {
 }
 
 /** Milliseconds until the server closes a slowloris connection to host:port, or `limitMs` if it never does. */
-export async function slowlorisCloseMs(host: string, port: number, limitMs: number, mode: SlowlorisMode = 'headers', headers: Readonly<Record<string, string>> = {}): Promise<number> {
+export async function slowlorisCloseMs(
+  host: string,
+  port: number,
+  limitMs: number,
+  mode: SlowlorisMode = 'headers',
+  headers: Readonly<Record<string, string>> = {},
+): Promise<number> {
   const result = await slowloris({ host, port, mode, headers, limitMs });
   return result.closedByServer ? result.closedAfterMs : limitMs;
 }

@@ -27,8 +27,13 @@ export function testEnvironment(dataDir: string, extra: Record<string, string> =
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TENANTRY_')) env[k] = v;
   return {
-    ...env, TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: dataDir,
-    TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0', ...extra,
+    ...env,
+    TENANTRY_HOST: '127.0.0.1',
+    TENANTRY_DATA_DIR: dataDir,
+    TENANTRY_OTLP_HTTP_PORT: '0',
+    TENANTRY_OTLP_GRPC_PORT: '0',
+    TENANTRY_API_PORT: '0',
+    ...extra,
   };
 }
 
@@ -51,24 +56,48 @@ export function startTenantry(args: readonly string[], env: Record<string, strin
         line = { unparsed: text };
       }
       lines.push(line);
-      for (const w of [...waiters]) if (w.match(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+      for (const w of [...waiters])
+        if (w.match(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
     }
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => { child.once('exit', (code, signal) => { resolve(code ?? signal); }); });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => {
+    child.once('exit', (code, signal) => {
+      resolve(code ?? signal);
+    });
+  });
 
   const waitForLine = (match: (l: Record<string, unknown>) => boolean, timeoutMs = 30_000): Promise<Record<string, unknown>> => {
     const seen = lines.find(match);
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { reject(new Error(`no matching log line within ${timeoutMs} ms; stdout: ${JSON.stringify(lines)} stderr: ${stderr}`)); }, timeoutMs);
-      waiters.push({ match, resolve: (l) => { clearTimeout(timer); resolve(l); } });
-      void exited.then((code) => { clearTimeout(timer); reject(new Error(`process exited (${code}) before the line; stdout: ${JSON.stringify(lines)} stderr: ${stderr}`)); });
+      const timer = setTimeout(() => {
+        reject(new Error(`no matching log line within ${timeoutMs} ms; stdout: ${JSON.stringify(lines)} stderr: ${stderr}`));
+      }, timeoutMs);
+      waiters.push({
+        match,
+        resolve: (l) => {
+          clearTimeout(timer);
+          resolve(l);
+        },
+      });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`process exited (${code}) before the line; stdout: ${JSON.stringify(lines)} stderr: ${stderr}`));
+      });
     });
   };
 
   return {
-    child, lines, exited, waitForLine,
+    child,
+    lines,
+    exited,
+    waitForLine,
     stderr: () => stderr,
     started: async (timeoutMs) => (await waitForLine((l) => l['msg'] === 'tenantry started', timeoutMs))['ports'] as Record<string, number>,
     stop: async (signal = 'SIGTERM') => {

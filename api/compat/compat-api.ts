@@ -44,7 +44,6 @@ interface Mounted {
   readonly methods: Koa.Middleware<CompatState>;
 }
 
-
 function underPrefix(path: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
@@ -76,8 +75,11 @@ export function compatMiddleware(apis: readonly CompatApi[], deps: RouteDeps & {
     ctx.state.principal = principal;
     ctx.state.tenantId = tenantId;
     ctx.state.caller = { principal, tenantId, requestId: ctx.state.requestId, ...(ctx.state.abort === undefined ? {} : { abort: ctx.state.abort }) };
-    await target.routes(ctx, async () => { await target.methods(ctx, () => Promise.resolve()); });
+    await target.routes(ctx, async () => {
+      await target.methods(ctx, () => Promise.resolve());
+    });
     if (ctx.status === 404 && ctx.body === undefined) target.api.fail(ctx, 404, `no route ${ctx.method} ${ctx.path}`);
-    else if (ctx.status === 405 && (ctx.body === undefined || ctx.body === 'Method Not Allowed')) target.api.fail(ctx, 405, `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);
+    else if (ctx.status === 405 && (ctx.body === undefined || ctx.body === 'Method Not Allowed'))
+      target.api.fail(ctx, 405, `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);
   };
 }

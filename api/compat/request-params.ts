@@ -34,7 +34,11 @@ async function bodyPairs(ctx: CompatContext): Promise<Result<[string, string][],
   if (body.value === undefined) return ok([]);
   // The shared reader also takes JSON; these APIs read forms only.
   if (mediaType(ctx.get('content-type')) !== form) return fail(unsupportedMediaType(`request body must be ${form}, not ${mediaType(ctx.get('content-type'))}`));
-  return ok(Object.entries(body.value as Record<string, string | string[]>).flatMap(([name, v]) => (Array.isArray(v) ? v : [v]).map((one): [string, string] => [name, one])));
+  return ok(
+    Object.entries(body.value as Record<string, string | string[]>).flatMap(([name, v]) =>
+      (Array.isArray(v) ? v : [v]).map((one): [string, string] => [name, one]),
+    ),
+  );
 }
 
 const isList = (name: string, lists: ReadonlySet<string>): boolean => name.endsWith('[]') || lists.has(name);

@@ -29,8 +29,14 @@ function answer<C, I, T>(guard: Guard<C>, input: Validator<I>, handler: Handler<
 /** Typed registration on a Koa router: guard, then validator, then the handler's answer. */
 export function apiRoutes(router: Router<ApiState>): ApiRoutes {
   return {
-    get: (path, guard, input, handler) => { router.get(path, guard, input, answer(guard, input, handler)); },
-    put: (path, guard, input, handler) => { router.put(path, guard, input, answer(guard, input, handler)); },
-    post: (path, guard, input, handler) => { router.post(path, guard, input, answer(guard, input, handler)); },
+    get: (path, guard, input, handler) => {
+      router.get(path, guard, input, answer(guard, input, handler));
+    },
+    put: (path, guard, input, handler) => {
+      router.put(path, guard, input, answer(guard, input, handler));
+    },
+    post: (path, guard, input, handler) => {
+      router.post(path, guard, input, answer(guard, input, handler));
+    },
   };
 }

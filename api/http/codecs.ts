@@ -45,13 +45,18 @@ export class ClosedType<R extends Props, O extends Props> extends t.Type<t.TypeO
   constructor(name: string, required: R, optional: O) {
     const known = new Set([...Object.keys(required), ...Object.keys(optional)]);
     // Fields as [name, codec, required]: worked out once here, not on every request.
-    const fields: readonly (readonly [string, t.Mixed, boolean])[] = Object.entries({ ...optional, ...required }).map(([k, c]) => [k, c, k in required] as const);
+    const fields: readonly (readonly [string, t.Mixed, boolean])[] = Object.entries({ ...optional, ...required }).map(
+      ([k, c]) => [k, c, k in required] as const,
+    );
     super(
       name,
-      (u): u is t.TypeOfProps<R> & t.TypeOfPartialProps<O> => typeof u === 'object' && u !== null && fields.every(([k, c, isRequired]) => {
-        const v = (u as Record<string, unknown>)[k];
-        return (v === undefined && !isRequired) || c.is(v);
-      }),
+      (u): u is t.TypeOfProps<R> & t.TypeOfPartialProps<O> =>
+        typeof u === 'object' &&
+        u !== null &&
+        fields.every(([k, c, isRequired]) => {
+          const v = (u as Record<string, unknown>)[k];
+          return (v === undefined && !isRequired) || c.is(v);
+        }),
       (u, c) => {
         if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, `${pathOf(c) || 'body'} must be a JSON object`);
         const input = u as Record<string, unknown>;
@@ -100,60 +105,77 @@ export function refined<A>(base: t.Type<A, unknown>, name: string, ok: (a: A) =>
 }
 
 /** A string, or a non-empty array of strings; decodes to an array. */
-export const StringList = withSchema(new t.Type<readonly string[], unknown, unknown>(
-  'a string or an array of strings',
-  (u): u is readonly string[] => Array.isArray(u) && u.every((x) => typeof x === 'string'),
-  (u, c) => {
-    if (typeof u === 'string') return t.success([u]);
-    if (Array.isArray(u) && u.length > 0 && u.length <= 1000 && u.every((x) => typeof x === 'string')) return t.success(u);
-    return t.failure(u, c, `${pathOf(c) || 'value'} is ${show(u)}: expected a string or a non-empty array of at most 1000 strings`);
-  },
-  t.identity,
-), { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 1000 }] });
+export const StringList = withSchema(
+  new t.Type<readonly string[], unknown, unknown>(
+    'a string or an array of strings',
+    (u): u is readonly string[] => Array.isArray(u) && u.every((x) => typeof x === 'string'),
+    (u, c) => {
+      if (typeof u === 'string') return t.success([u]);
+      if (Array.isArray(u) && u.length > 0 && u.length <= 1000 && u.every((x) => typeof x === 'string')) return t.success(u);
+      return t.failure(u, c, `${pathOf(c) || 'value'} is ${show(u)}: expected a string or a non-empty array of at most 1000 strings`);
+    },
+    t.identity,
+  ),
+  { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 1000 }] },
+);
 
 /** One of the listed strings, or a non-empty array of them; decodes to an array. */
 export function enumList<K extends string>(values: readonly K[]): t.Type<readonly K[], unknown> {
   const allowed = new Set<string>(values);
   const expected = `one of ${values.join(', ')} (or an array of them)`;
-  return withSchema(new t.Type<readonly K[], unknown, unknown>(
-    expected,
-    (u): u is readonly K[] => Array.isArray(u) && u.every((x) => allowed.has(x as string)),
-    (u, c) => {
-      const list = typeof u === 'string' ? [u] : u;
-      if (Array.isArray(list) && list.length > 0 && list.every((x) => typeof x === 'string' && allowed.has(x))) return t.success(list);
-      return t.failure(u, c, `${pathOf(c) || 'value'} is ${show(u)}: expected ${expected}`);
+  return withSchema(
+    new t.Type<readonly K[], unknown, unknown>(
+      expected,
+      (u): u is readonly K[] => Array.isArray(u) && u.every((x) => allowed.has(x as string)),
+      (u, c) => {
+        const list = typeof u === 'string' ? [u] : u;
+        if (Array.isArray(list) && list.length > 0 && list.every((x) => typeof x === 'string' && allowed.has(x))) return t.success(list);
+        return t.failure(u, c, `${pathOf(c) || 'value'} is ${show(u)}: expected ${expected}`);
+      },
+      t.identity,
+    ),
+    {
+      oneOf: [
+        { type: 'string', enum: values },
+        { type: 'array', items: { type: 'string', enum: values }, minItems: 1 },
+      ],
     },
-    t.identity,
-  ), { oneOf: [{ type: 'string', enum: values }, { type: 'array', items: { type: 'string', enum: values }, minItems: 1 }] });
+  );
 }
 
 /** `{ attribute name: value | [values] }`, at most 50 keys. */
-export const AttributeFilter = withSchema(new t.Type<Readonly<Record<string, readonly string[]>>, unknown, unknown>(
-  'an object mapping attribute names to a string or an array of strings',
-  (u): u is Record<string, readonly string[]> => typeof u === 'object' && u !== null,
-  (u, c) => {
-    const fail = (why: string): t.Validation<Record<string, readonly string[]>> => t.failure(u, c, `${pathOf(c) || 'attributes'} ${why}`);
-    if (typeof u !== 'object' || u === null || Array.isArray(u)) return fail('must be an object mapping attribute names to a string or an array of strings');
-    const entries = Object.entries(u as Record<string, unknown>);
-    if (entries.length > 50) return fail('has more than 50 keys');
-    const out: [string, readonly string[]][] = [];
-    for (const [k, v] of entries) {
-      if (k === '') return fail('has an empty attribute name');
-      const list = typeof v === 'string' ? [v] : v;
-      if (!Array.isArray(list) || list.length === 0 || list.length > 1000 || !list.every((x) => typeof x === 'string')) {
-        return fail(`.${k} is ${show(v)}: expected a string or a non-empty array of strings`);
+export const AttributeFilter = withSchema(
+  new t.Type<Readonly<Record<string, readonly string[]>>, unknown, unknown>(
+    'an object mapping attribute names to a string or an array of strings',
+    (u): u is Record<string, readonly string[]> => typeof u === 'object' && u !== null,
+    (u, c) => {
+      const fail = (why: string): t.Validation<Record<string, readonly string[]>> => t.failure(u, c, `${pathOf(c) || 'attributes'} ${why}`);
+      if (typeof u !== 'object' || u === null || Array.isArray(u)) return fail('must be an object mapping attribute names to a string or an array of strings');
+      const entries = Object.entries(u as Record<string, unknown>);
+      if (entries.length > 50) return fail('has more than 50 keys');
+      const out: [string, readonly string[]][] = [];
+      for (const [k, v] of entries) {
+        if (k === '') return fail('has an empty attribute name');
+        const list = typeof v === 'string' ? [v] : v;
+        if (!Array.isArray(list) || list.length === 0 || list.length > 1000 || !list.every((x) => typeof x === 'string')) {
+          return fail(`.${k} is ${show(v)}: expected a string or a non-empty array of strings`);
+        }
+        out.push([k, list]);
       }
-      out.push([k, list]);
-    }
-    // fromEntries defines own properties: a key named "__proto__" or "constructor" stays a plain key.
-    return t.success(Object.fromEntries(out));
-  },
-  t.identity,
-), { type: 'object', additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] }, maxProperties: 50 });
+      // fromEntries defines own properties: a key named "__proto__" or "constructor" stays a plain key.
+      return t.success(Object.fromEntries(out));
+    },
+    t.identity,
+  ),
+  { type: 'object', additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] }, maxProperties: 50 },
+);
 
 /** A Unix time: seconds, or ms / µs / ns by magnitude (≥1e11, ≥1e14, ≥1e17). */
-export const TimeValue = refined(t.number, 'a non-negative Unix timestamp (seconds; ms, µs or ns accepted by magnitude)',
-  (n) => Number.isFinite(n) && n >= 0, { type: 'number', minimum: 0, description: 'Unix time in seconds (fractions allowed); values ≥ 1e11 are read as milliseconds, ≥ 1e14 as microseconds, ≥ 1e17 as nanoseconds.' });
+export const TimeValue = refined(t.number, 'a non-negative Unix timestamp (seconds; ms, µs or ns accepted by magnitude)', (n) => Number.isFinite(n) && n >= 0, {
+  type: 'number',
+  minimum: 0,
+  description: 'Unix time in seconds (fractions allowed); values ≥ 1e11 are read as milliseconds, ≥ 1e14 as microseconds, ≥ 1e17 as nanoseconds.',
+});
 
 export const Bool = withSchema(t.boolean, { type: 'boolean' });
 export const Str = withSchema(t.string, { type: 'string' });

@@ -5,8 +5,12 @@ import { closed, refined, Str } from './codecs.ts';
 export const defaultLimit = 100;
 export const maxLimit = 1000;
 
-export const Limit = refined(t.number, `an integer from 1 to ${maxLimit}`, (n) => Number.isInteger(n) && n >= 1 && n <= maxLimit,
-  { type: 'integer', minimum: 1, maximum: maxLimit, default: defaultLimit });
+export const Limit = refined(t.number, `an integer from 1 to ${maxLimit}`, (n) => Number.isInteger(n) && n >= 1 && n <= maxLimit, {
+  type: 'integer',
+  minimum: 1,
+  maximum: maxLimit,
+  default: defaultLimit,
+});
 
 export const Pagination = closed('pagination', {}, { limit: Limit, page: Str });
 

@@ -95,7 +95,9 @@ function bodyError(error: unknown, encoding: string, limit: number): ApiError | 
   if (e.status === 415) return unsupportedMediaType('request body encoding or charset is not supported');
   // co-body attaches the text it could not parse: refused either as JSON or, when it is JSON, for a `__proto__` key.
   if (typeof e.body === 'string') {
-    return isStrictJson(e.body) ? invalidRequest('request body must not use the key "__proto__"') : invalidRequest('request body is not valid JSON (or not a JSON object)');
+    return isStrictJson(e.body)
+      ? invalidRequest('request body must not use the key "__proto__"')
+      : invalidRequest('request body is not valid JSON (or not a JSON object)');
   }
   if (e.type === 'request.aborted' || e.type === 'request.size.invalid') return invalidRequest('the request body ended early');
   if (typeof e.code === 'string' && e.code.startsWith('Z_')) return invalidRequest(`request body is not valid ${encoding} data`);
@@ -105,10 +107,19 @@ function bodyError(error: unknown, encoding: string, limit: number): ApiError | 
 /** A reader of request bodies under `rules`: the parsed body, undefined when the request carries none. */
 export function bodyReader(rules: BodyRules): (ctx: BodyContext, deadline?: BodyDeadline) => Promise<Result<unknown, ApiError>> {
   const parse = koaBody({
-    json: true, jsonTypes: [json], jsonStrict: true, jsonLimit: rules.limit,
-    text: true, textTypes: [form], textLimit: rules.limit,
-    urlencoded: false, multipart: false, encoding: 'utf-8',
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH], patchKoa: true, patchNode: false,
+    json: true,
+    jsonTypes: [json],
+    jsonStrict: true,
+    jsonLimit: rules.limit,
+    text: true,
+    textTypes: [form],
+    textLimit: rules.limit,
+    urlencoded: false,
+    multipart: false,
+    encoding: 'utf-8',
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
+    patchKoa: true,
+    patchNode: false,
   });
   const noop = (): Promise<void> => Promise.resolve();
 
@@ -118,7 +129,14 @@ export function bodyReader(rules: BodyRules): (ctx: BodyContext, deadline?: Body
     if (deadline === undefined) return parsing;
     parsing.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => { timer = setTimeout(() => { resolve('expired'); }, Math.max(0, deadline.atMs - performance.now())); });
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(
+        () => {
+          resolve('expired');
+        },
+        Math.max(0, deadline.atMs - performance.now()),
+      );
+    });
     try {
       return await Promise.race([parsing, expired]);
     } finally {
@@ -141,7 +159,7 @@ export function bodyReader(rules: BodyRules): (ctx: BodyContext, deadline?: Body
     const encoding = (headers['content-encoding'] ?? 'identity').toLowerCase();
     if (!encodings.has(encoding)) return fail(unsupportedMediaType(`request body content-encoding must be gzip, deflate or identity, not ${encoding}`));
     try {
-      if (await parseBy(ctx, deadline) === 'expired') {
+      if ((await parseBy(ctx, deadline)) === 'expired') {
         // The rest of the body is not read: the connection closes once the answer is written.
         ctx.set('connection', 'close');
         return fail(requestTimeout(`the request body did not arrive within ${deadline?.timeoutMs ?? 0} ms`));

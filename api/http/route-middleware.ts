@@ -26,7 +26,9 @@ export interface Caller {
   /** The request's id: the runner's log lines about its statements carry it. */
   readonly requestId?: string;
 }
-export interface TenantCaller extends Caller { readonly tenantId: string }
+export interface TenantCaller extends Caller {
+  readonly tenantId: string;
+}
 
 /** Authorisation middleware that also reads back the caller it checked. */
 export type Guard<C> = ApiMiddleware & { readonly callerOf: (state: ApiState) => C };
@@ -70,7 +72,11 @@ export function scope(scopes: readonly Scope[], tenantParam?: string): Guard<Cal
     if (state.principal === undefined) throw new Error('scope() read before it ran');
     return state.principal;
   };
-  const callerOf = (state: ApiState): Caller => ({ principal: principalOf(state), requestId: state.requestId, ...(state.abort === undefined ? {} : { abort: state.abort }) });
+  const callerOf = (state: ApiState): Caller => ({
+    principal: principalOf(state),
+    requestId: state.requestId,
+    ...(state.abort === undefined ? {} : { abort: state.abort }),
+  });
   if (tenantParam === undefined) return Object.assign(middleware, { callerOf });
   return Object.assign(middleware, { callerOf: (state: ApiState): TenantCaller => ({ ...callerOf(state), tenantId: state.tenantId ?? '' }) });
 }
@@ -118,7 +124,10 @@ export function validateQuery<R extends Props, O extends Props>(codec: ClosedTyp
 }
 
 /** The request body decoded with `body` and the query parameters with `query` (whose fields are the only parameters taken). */
-export function validateWithQuery<I, R extends Props, O extends Props>(body: t.Type<I, unknown>, query: ClosedType<R, O>): Validator<{ readonly body: I; readonly query: t.TypeOf<ClosedType<R, O>> }> {
+export function validateWithQuery<I, R extends Props, O extends Props>(
+  body: t.Type<I, unknown>,
+  query: ClosedType<R, O>,
+): Validator<{ readonly body: I; readonly query: t.TypeOf<ClosedType<R, O>> }> {
   const allowed = new Set([...Object.keys(query.required), ...Object.keys(query.optional)]);
   return validator((ctx) => {
     const parameters = queryParameters(ctx, allowed);

@@ -12,7 +12,16 @@
 // ns, and a float product would round "1.1999999999s" up to 1.2 s).
 
 /** ns per Go duration unit (µs in either code point, as Go takes it). */
-const goUnitNs: Readonly<Record<string, bigint>> = { ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
+const goUnitNs: Readonly<Record<string, bigint>> = {
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+};
 
 /** A Go duration in ns, exactly; undefined when `text` is not one (no sign: no read API takes a negative duration). */
 export function parseGoDuration(text: string): bigint | undefined {
@@ -21,7 +30,8 @@ export function parseGoDuration(text: string): bigint | undefined {
   for (const m of text.matchAll(/(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/g)) {
     const unit = goUnitNs[m[3] ?? 'ns'] ?? 1n;
     const fraction = m[2] ?? '';
-    total += BigInt(m[1] === undefined || m[1] === '' ? '0' : m[1]) * unit + (fraction === '' ? 0n : BigInt(fraction) * unit / 10n ** BigInt(fraction.length));
+    total +=
+      BigInt(m[1] === undefined || m[1] === '' ? '0' : m[1]) * unit + (fraction === '' ? 0n : (BigInt(fraction) * unit) / 10n ** BigInt(fraction.length));
   }
   return total;
 }

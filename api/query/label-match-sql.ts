@@ -19,9 +19,13 @@ export function anchoredPattern(dialect: RegexDialect, re: string): string {
 /** A matcher over the label value `valueSql` (an SQL expression of the query's own making, never a client's text). */
 export function labelMatchSql(params: SqlParams, dialect: RegexDialect, valueSql: string, op: MatchOp, value: string): string {
   switch (op) {
-    case '=': return `${valueSql} = ${params.bind(value, 'String')}`;
-    case '!=': return `${valueSql} != ${params.bind(value, 'String')}`;
-    case '=~': return `match(${valueSql}, ${params.bind(anchoredPattern(dialect, value), 'String')})`;
-    case '!~': return `NOT match(${valueSql}, ${params.bind(anchoredPattern(dialect, value), 'String')})`;
+    case '=':
+      return `${valueSql} = ${params.bind(value, 'String')}`;
+    case '!=':
+      return `${valueSql} != ${params.bind(value, 'String')}`;
+    case '=~':
+      return `match(${valueSql}, ${params.bind(anchoredPattern(dialect, value), 'String')})`;
+    case '!~':
+      return `NOT match(${valueSql}, ${params.bind(anchoredPattern(dialect, value), 'String')})`;
   }
 }

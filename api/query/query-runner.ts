@@ -43,7 +43,6 @@ export interface QueryRunner {
   binary?(statement: Statement, settings?: StatementSettings): Promise<Result<Buffer, ApiError>>;
 }
 
-
 /**
  * The query's SETTINGS clause. A clause, not the client's clickhouse_settings:
  * the embedded store turns those into `SET` statements run before the query
@@ -51,10 +50,12 @@ export interface QueryRunner {
  */
 export function settingsClause(timeoutMs: number, threads?: number, settings: StatementSettings = {}): string {
   const limit = `max_execution_time = ${Math.max(1, Math.round(timeoutMs)) / 1000}, timeout_overflow_mode = 'throw'`;
-  const own = Object.entries(settings).map(([name, value]) => {
-    if (!/^[a-z_]+$/.test(name) || !Number.isFinite(value)) throw new Error(`bug: statement setting ${name} = ${value}`);
-    return `, ${name} = ${value}`;
-  }).join('');
+  const own = Object.entries(settings)
+    .map(([name, value]) => {
+      if (!/^[a-z_]+$/.test(name) || !Number.isFinite(value)) throw new Error(`bug: statement setting ${name} = ${value}`);
+      return `, ${name} = ${value}`;
+    })
+    .join('');
   return `\nSETTINGS ${limit}, session_timezone = 'UTC'${own}${threads === undefined ? '' : `, max_threads = ${threads}`}`;
 }
 
@@ -69,7 +70,7 @@ export function settingsClause(timeoutMs: number, threads?: number, settings: St
 export function parseEachRow<T>(text: string, exceptionTag: string | undefined): T[] {
   if (exceptionTag !== undefined && text.endsWith('__exception__\r\n')) throw extractErrorAtTheEndOfChunk(Buffer.from(text), exceptionTag);
   const body = text.endsWith('\n') ? text.slice(0, -1) : text;
-  return body === '' ? [] : JSON.parse(`[${body.replaceAll('\n', ',')}]`) as T[];
+  return body === '' ? [] : (JSON.parse(`[${body.replaceAll('\n', ',')}]`) as T[]);
 }
 
 /** What the runner needs of the store: its client's query and command, and how to stop a statement. */
@@ -111,11 +112,17 @@ const mib = (bytes: number): number => Math.round(bytes / 1024 ** 2);
 /** A statement over one of its own bounds, as the 400 that names it. */
 function overLimit(limit: 'memory' | 'result' | 'read', limits: StatementLimits): ApiError {
   if (limit === 'memory') {
-    const bound = limits.memoryBytes === undefined ? 'the store\'s memory limit' : `max_memory_usage, ${mib(limits.memoryBytes)} MiB, from TENANTRY_MEMORY_LIMIT_BYTES`;
-    return invalidRequest(`the query needs more memory than one query may use (${bound}): narrow the time range, the filters or the grouping, or widen the interval`);
+    const bound =
+      limits.memoryBytes === undefined ? "the store's memory limit" : `max_memory_usage, ${mib(limits.memoryBytes)} MiB, from TENANTRY_MEMORY_LIMIT_BYTES`;
+    return invalidRequest(
+      `the query needs more memory than one query may use (${bound}): narrow the time range, the filters or the grouping, or widen the interval`,
+    );
   }
   if (limit === 'result') {
-    const bound = limits.resultBytes === undefined ? 'max_result_rows/max_result_bytes' : `max_result_rows ${limits.resultRows ?? 0} / max_result_bytes ${mib(limits.resultBytes)} MiB, from TENANTRY_MEMORY_LIMIT_BYTES`;
+    const bound =
+      limits.resultBytes === undefined
+        ? 'max_result_rows/max_result_bytes'
+        : `max_result_rows ${limits.resultRows ?? 0} / max_result_bytes ${mib(limits.resultBytes)} MiB, from TENANTRY_MEMORY_LIMIT_BYTES`;
     return invalidRequest(`the query's result is larger than one query may return (${bound}): narrow the time range or the filters, or widen the interval`);
   }
   return invalidRequest('the query reads more rows than one query may (max_rows_to_read / max_bytes_to_read): narrow the time range or the filters');
@@ -124,8 +131,10 @@ function overLimit(limit: 'memory' | 'result' | 'read', limits: StatementLimits)
 /** A statement stopped before it ended, as the API answers it (a client that went away never reads it); `turnMs`: the gate's turn limit. */
 function stoppedAnswer(reason: StopReason, runMs: number, turnMs = 0): ApiError {
   if (reason === 'turn') {
-    return unavailable(`the query ran longer than its turn of ${turnMs / 1000} s on the shared store while another tenant's query waited, and was cancelled; `
-      + 'retry shortly, or narrow the time range or the filters so that it ends within its turn');
+    return unavailable(
+      `the query ran longer than its turn of ${turnMs / 1000} s on the shared store while another tenant's query waited, and was cancelled; ` +
+        'retry shortly, or narrow the time range or the filters so that it ends within its turn',
+    );
   }
   if (reason === 'shutdown') return unavailable('the API is shutting down and cancelled the query; retry shortly');
   if (reason === 'client_gone') return unavailable('the client stopped waiting; the query was cancelled');
@@ -145,18 +154,32 @@ function limitSettings(limits: StatementLimits, bounded: boolean): StatementSett
  * The ClickHouse runner: the gate's turn, the statement's bounds, its name
  * and its stop, the row parsing, store failures classified into ApiErrors.
  */
-export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, log: Logger, gate: StoreGate = openGate, limits: StatementLimits = {}): StoppableQueryRunner {
+export function createQueryRunner(
+  store: QueryTarget,
+  processTimeoutMs: number,
+  log: Logger,
+  gate: StoreGate = openGate,
+  limits: StatementLimits = {},
+): StoppableQueryRunner {
   const embedded = store.mode === 'embedded';
   const running = new RunningStatements(store.control ?? store.client, { cluster: store.cluster, embedded, log });
   // Server mode: the server also cancels a SELECT whose HTTP connection the client closed (the abort below closes it).
   const serverSettings = embedded ? undefined : { cancel_http_readonly_queries_on_client_close: 1 as const };
 
   /** `runMs`: how long the statement was allowed to run; `turnMs`: its turn limit; `stopped`: why it was stopped, if it was. */
-  const failure = (error: unknown, stopped: StopReason | undefined, runMs: number, turnMs: number, sql: string, timeoutMs: number, requestId: string | undefined): Result<never, ApiError> => {
+  const failure = (
+    error: unknown,
+    stopped: StopReason | undefined,
+    runMs: number,
+    turnMs: number,
+    sql: string,
+    timeoutMs: number,
+    requestId: string | undefined,
+  ): Result<never, ApiError> => {
     const f = classifyStoreError(error);
     // Every line names the request, so that the id in an error body finds its cause.
     const about = requestId === undefined ? {} : { requestId };
-    if (stopped === 'turn') log.info('query stopped at the end of its turn for another tenant\'s query', { ...about, turnMs, sql: sql.slice(0, 300) });
+    if (stopped === 'turn') log.info("query stopped at the end of its turn for another tenant's query", { ...about, turnMs, sql: sql.slice(0, 300) });
     if (stopped !== undefined && stopped !== 'timeout') return fail(stoppedAnswer(stopped, runMs, turnMs));
     if (f.limit === 'memory' || f.limit === 'result' || f.limit === 'read') {
       log.info('query over a statement limit', { ...about, limit: f.limit, code: f.code, sql: sql.slice(0, 300) });
@@ -207,18 +230,28 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
       const turn = await gate.query(request.caller, timeoutMs, (budget) => {
         runMs = budget.ms;
         turnMs = budget.turn?.turnMs ?? 0;
-        return running.run(budget.ms + 250, request.abort, async (s) => {
-          stopped = s.stopped;
-          try {
-            return await run(settingsClause(budget.ms, budget.threads, { ...limitSettings(limits, bounded), ...statement }) + statementTag(s.id), s.signal);
-          } catch (error) {
-            if (embedded) await clearFailed();
-            throw error;
-          }
-        }, budget.turn?.signal);
+        return running.run(
+          budget.ms + 250,
+          request.abort,
+          async (s) => {
+            stopped = s.stopped;
+            try {
+              return await run(settingsClause(budget.ms, budget.threads, { ...limitSettings(limits, bounded), ...statement }) + statementTag(s.id), s.signal);
+            } catch (error) {
+              if (embedded) await clearFailed();
+              throw error;
+            }
+          },
+          budget.turn?.signal,
+        );
       });
       if (!turn.ok) {
-        if (turn.error.refused === 'deadline') log.warn('query waited out its time limit for the store', { ...(request.requestId === undefined ? {} : { requestId: request.requestId }), timeoutMs, waitedMs: turn.error.waitedMs });
+        if (turn.error.refused === 'deadline')
+          log.warn('query waited out its time limit for the store', {
+            ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
+            timeoutMs,
+            waitedMs: turn.error.waitedMs,
+          });
         return fail(refusal(turn.error, timeoutMs));
       }
       return ok(turn.value);
@@ -231,31 +264,64 @@ export function createQueryRunner(store: QueryTarget, processTimeoutMs: number, 
     stopAll: () => running.stopAll(),
     // Read whole and parsed at once: about half the client-side cost of the
     // client's per-row object stream for the few hundred rows of a page.
-    rows: <T>(statement: Statement) => timed(statement, async (settings, signal) => {
-      const { sql, params } = statement;
-      const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
-      const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
-      return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
-    }),
-    manyRows: <T>(statement: Statement, own?: StatementSettings) => timed(statement, async (settings, signal) => {
-      const { sql, params } = statement;
-      const rs = await store.client.query({ query: sql + settings, query_params: params.values, format: 'JSONEachRow', abort_signal: signal, clickhouse_settings: serverSettings });
-      return rs.json<T>();
-    }, own),
-    command: (statement: Statement) => timed(statement, async (settings, signal) => {
-      await store.client.command({ query: statement.sql + settings, query_params: statement.params.values, abort_signal: signal });
-      return undefined;
-    }, undefined, false),
+    rows: <T>(statement: Statement) =>
+      timed(statement, async (settings, signal) => {
+        const { sql, params } = statement;
+        const rs = await store.client.query({
+          query: sql + settings,
+          query_params: params.values,
+          format: 'JSONEachRow',
+          abort_signal: signal,
+          clickhouse_settings: serverSettings,
+        });
+        const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
+        return parseEachRow<T>(await rs.text(), typeof tag === 'string' ? tag : undefined);
+      }),
+    manyRows: <T>(statement: Statement, own?: StatementSettings) =>
+      timed(
+        statement,
+        async (settings, signal) => {
+          const { sql, params } = statement;
+          const rs = await store.client.query({
+            query: sql + settings,
+            query_params: params.values,
+            format: 'JSONEachRow',
+            abort_signal: signal,
+            clickhouse_settings: serverSettings,
+          });
+          return rs.json<T>();
+        },
+        own,
+      ),
+    command: (statement: Statement) =>
+      timed(
+        statement,
+        async (settings, signal) => {
+          await store.client.command({ query: statement.sql + settings, query_params: statement.params.values, abort_signal: signal });
+          return undefined;
+        },
+        undefined,
+        false,
+      ),
     // exec, not query: the client's query() knows no binary formats, exec hands back the body as it is.
-    binary: (statement: Statement, own?: StatementSettings) => timed(statement, async (settings, signal) => {
-      if (store.client.exec === undefined) throw new Error('bug: this store client has no exec');
-      const rs = await store.client.exec({ query: `${statement.sql}${settings}\nFORMAT RowBinary`, query_params: statement.params.values, abort_signal: signal });
-      const chunks: Buffer[] = [];
-      for await (const chunk of rs.stream) chunks.push(chunk as Buffer);
-      const body = Buffer.concat(chunks);
-      const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
-      if (typeof tag === 'string' && body.subarray(-15).toString('latin1') === '__exception__\r\n') throw extractErrorAtTheEndOfChunk(body, tag);
-      return body;
-    }, own),
+    binary: (statement: Statement, own?: StatementSettings) =>
+      timed(
+        statement,
+        async (settings, signal) => {
+          if (store.client.exec === undefined) throw new Error('bug: this store client has no exec');
+          const rs = await store.client.exec({
+            query: `${statement.sql}${settings}\nFORMAT RowBinary`,
+            query_params: statement.params.values,
+            abort_signal: signal,
+          });
+          const chunks: Buffer[] = [];
+          for await (const chunk of rs.stream) chunks.push(chunk as Buffer);
+          const body = Buffer.concat(chunks);
+          const tag = rs.response_headers[EXCEPTION_TAG_HEADER_NAME];
+          if (typeof tag === 'string' && body.subarray(-15).toString('latin1') === '__exception__\r\n') throw extractErrorAtTheEndOfChunk(body, tag);
+          return body;
+        },
+        own,
+      ),
   };
 }

@@ -93,9 +93,15 @@ export class RunningStatements {
     const id = randomUUID();
     const entry: Entry = { controller: new AbortController(), reason: undefined, stoppedAt: 0 };
     this.#entries.set(id, entry);
-    const timer = setTimeout(() => { void this.#stop(id, 'timeout'); }, ms);
-    const onGone = (): void => { void this.#stop(id, 'client_gone'); };
-    const onTurnOver = (): void => { void this.#stop(id, 'turn'); };
+    const timer = setTimeout(() => {
+      void this.#stop(id, 'timeout');
+    }, ms);
+    const onGone = (): void => {
+      void this.#stop(id, 'client_gone');
+    };
+    const onTurnOver = (): void => {
+      void this.#stop(id, 'turn');
+    };
     request?.addEventListener('abort', onGone, { once: true });
     turn?.addEventListener('abort', onTurnOver, { once: true });
     if (request?.aborted === true) onGone();
@@ -107,7 +113,8 @@ export class RunningStatements {
       return this.#embedded ? await this.#untilEnded(running, entry) : await running;
     } catch (error) {
       // How long a stop takes to free the store is the wait of whoever is next (bench:isolation reads this line).
-      if (entry.reason !== undefined) this.#log.info('a stopped statement ended', { reason: entry.reason, endedAfterMs: Math.round(performance.now() - entry.stoppedAt) });
+      if (entry.reason !== undefined)
+        this.#log.info('a stopped statement ended', { reason: entry.reason, endedAfterMs: Math.round(performance.now() - entry.stoppedAt) });
       throw error;
     } finally {
       clearTimeout(timer);
@@ -141,9 +148,18 @@ export class RunningStatements {
   async #untilEnded<T>(running: Promise<T>, entry: Entry): Promise<T> {
     const stopped = entry.controller.signal;
     if (stopped.aborted) return this.#withGrace(running);
-    return Promise.race([running, new Promise<T>((resolve, reject) => {
-      stopped.addEventListener('abort', () => { this.#withGrace(running).then(resolve, reject); }, { once: true });
-    })]);
+    return Promise.race([
+      running,
+      new Promise<T>((resolve, reject) => {
+        stopped.addEventListener(
+          'abort',
+          () => {
+            this.#withGrace(running).then(resolve, reject);
+          },
+          { once: true },
+        );
+      }),
+    ]);
   }
 
   #withGrace<T>(running: Promise<T>): Promise<T> {
@@ -154,6 +170,8 @@ export class RunningStatements {
         reject(Object.assign(new Error('statement stopped'), { name: 'AbortError' }));
       }, stopGraceMs);
     });
-    return Promise.race([running, late]).finally(() => { clearTimeout(timer); });
+    return Promise.race([running, late]).finally(() => {
+      clearTimeout(timer);
+    });
   }
 }

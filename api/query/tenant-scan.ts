@@ -103,8 +103,10 @@ export class ScanStatement {
 
 /** The refusal of a range longer than limits.maxQueryDays. */
 function tooLong(days: number, maxDays: number, signal: TelemetrySignal, what: string): ApiError {
-  return invalidRequest(`the time range ${what}spans ${days} days (counted from the later of its start and the start of this tenant's ${signal} retention), `
-    + `more than this tenant's limits.maxQueryDays (${maxDays}): narrow the time range`);
+  return invalidRequest(
+    `the time range ${what}spans ${days} days (counted from the later of its start and the start of this tenant's ${signal} retention), ` +
+      `more than this tenant's limits.maxQueryDays (${maxDays}): narrow the time range`,
+  );
 }
 
 /** One tenant's rows of one signal, read for one request within its budget. */

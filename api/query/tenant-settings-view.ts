@@ -23,14 +23,20 @@ export function settingsWriteError(failure: StoreFailure, log: Logger | undefine
 }
 
 /** The fields of changes that are set (null dropped): a source's complete set under replace semantics. */
-export function setValues(changes: { readonly limits?: Readonly<Record<string, number | null | undefined>>; readonly retention?: Readonly<Record<string, number | null | undefined>> }): SettingValues {
+export function setValues(changes: {
+  readonly limits?: Readonly<Record<string, number | null | undefined>>;
+  readonly retention?: Readonly<Record<string, number | null | undefined>>;
+}): SettingValues {
   const keep = (group: Readonly<Record<string, number | null | undefined>> | undefined): Record<string, number> =>
     Object.fromEntries(Object.entries(group ?? {}).filter((e): e is [string, number] => typeof e[1] === 'number'));
   return { limits: keep(changes.limits), retention: keep(changes.retention) };
 }
 
 /** Runs a settings write; a store failure becomes the API's error. */
-export async function writeSettings(deps: RouteDeps, write: (admin: RouteDeps['settings']) => Promise<Result<undefined, StoreFailure>>): Promise<Result<undefined, ApiError>> {
+export async function writeSettings(
+  deps: RouteDeps,
+  write: (admin: RouteDeps['settings']) => Promise<Result<undefined, StoreFailure>>,
+): Promise<Result<undefined, ApiError>> {
   const written = await write(deps.settings);
   return written.ok ? ok(undefined) : fail(settingsWriteError(written.error, deps.log));
 }

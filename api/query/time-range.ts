@@ -12,7 +12,12 @@ export interface TimeRange {
   readonly endNs: bigint;
 }
 
-const scales: readonly (readonly [number, bigint])[] = [[1e17, 1n], [1e14, 1_000n], [1e11, 1_000_000n], [0, 1_000_000_000n]];
+const scales: readonly (readonly [number, bigint])[] = [
+  [1e17, 1n],
+  [1e14, 1_000n],
+  [1e11, 1_000_000n],
+  [0, 1_000_000_000n],
+];
 
 /** Converts a Unix time of any accepted magnitude to integer nanoseconds without float loss in the integer part. */
 export function toNanoseconds(value: number): bigint {

@@ -19,7 +19,14 @@ export function folderBytes(path: string): number {
   return readdirSync(path).reduce((sum, name) => sum + folderBytes(join(path, name)), 0);
 }
 
-interface PartName { readonly name: string; readonly partition: string; readonly min: number; readonly max: number; readonly level: number; readonly mutation: number }
+interface PartName {
+  readonly name: string;
+  readonly partition: string;
+  readonly min: number;
+  readonly max: number;
+  readonly level: number;
+  readonly mutation: number;
+}
 
 /** `<partition>_<min>_<max>_<level>[_<mutation>]`; partition ids hold no underscore. */
 function parsePart(name: string): PartName | undefined {
@@ -31,7 +38,11 @@ function parsePart(name: string): PartName | undefined {
   return { name, partition, min: min ?? 0, max: max ?? 0, level: level ?? 0, mutation: mutation ?? 0 };
 }
 
-export interface TableAtRest { readonly parts: number; readonly rows: number; readonly bytes: number }
+export interface TableAtRest {
+  readonly parts: number;
+  readonly rows: number;
+  readonly bytes: number;
+}
 
 /** Active parts of a MergeTree table folder (`<data dir>/clickhouse/data/<db>/<table>`): count, rows (count.txt) and bytes (unless `rowsOnly`). */
 export function activeParts(tableDir: string, rowsOnly = false): TableAtRest {
@@ -41,9 +52,17 @@ export function activeParts(tableDir: string, rowsOnly = false): TableAtRest {
   } catch {
     return { parts: 0, rows: 0, bytes: 0 };
   }
-  const parts = readdirSync(dir).map(parsePart).filter((p): p is PartName => p !== undefined);
-  const covers = (q: PartName, p: PartName): boolean => q !== p && q.partition === p.partition && q.min <= p.min && q.max >= p.max
-    && q.level >= p.level && q.mutation >= p.mutation && (q.level > p.level || q.mutation > p.mutation || q.min < p.min || q.max > p.max);
+  const parts = readdirSync(dir)
+    .map(parsePart)
+    .filter((p): p is PartName => p !== undefined);
+  const covers = (q: PartName, p: PartName): boolean =>
+    q !== p &&
+    q.partition === p.partition &&
+    q.min <= p.min &&
+    q.max >= p.max &&
+    q.level >= p.level &&
+    q.mutation >= p.mutation &&
+    (q.level > p.level || q.mutation > p.mutation || q.min < p.min || q.max > p.max);
   const active = parts.filter((p) => !parts.some((q) => covers(q, p)));
   let rows = 0;
   let bytes = 0;

@@ -23,7 +23,14 @@ import { silentLogger } from '../../src/log/logger.ts';
 import type { Pick, QueryCase, QueryTiming, Window } from './queries.ts';
 import { fixedSettings } from '../../support/fixed-settings.ts';
 
-export interface Breakdown { readonly name: string; readonly httpP50: number; readonly apiP50: number; readonly statementP50: number; readonly planningP50: number; readonly selectOneP50: number }
+export interface Breakdown {
+  readonly name: string;
+  readonly httpP50: number;
+  readonly apiP50: number;
+  readonly statementP50: number;
+  readonly planningP50: number;
+  readonly selectOneP50: number;
+}
 
 const p50 = (ms: number[]): number => {
   const sorted = [...ms].sort((a, b) => a - b);
@@ -31,7 +38,14 @@ const p50 = (ms: number[]): number => {
 };
 
 /** Replays each case Tenantry lost (p95 above its peer's) in-process on Tenantry's data in `dataDir` (Tenantry must be stopped). */
-export async function breakdowns(dataDir: string, cases: readonly QueryCase[], timings: readonly QueryTiming[], picks: readonly Pick[], window: Window, calls: number): Promise<Breakdown[]> {
+export async function breakdowns(
+  dataDir: string,
+  cases: readonly QueryCase[],
+  timings: readonly QueryTiming[],
+  picks: readonly Pick[],
+  window: Window,
+  calls: number,
+): Promise<Breakdown[]> {
   const lost = cases.filter((c) => {
     const t = timings.find((x) => x.name === c.name && x.system === 'tenantry');
     const peer = timings.find((x) => x.name === c.name && x.system === c.peer);
@@ -43,7 +57,13 @@ export async function breakdowns(dataDir: string, cases: readonly QueryCase[], t
   const store = opened.value;
   try {
     const runner = createQueryRunner(store, 30_000, silentLogger);
-    const deps: RouteDeps = { schema: { database: 'tenantry', cluster: undefined }, runner, now: () => BigInt(Date.now()) * 1_000_000n, pageMaxBytes: 8 * 1_048_576, settings: fixedSettings() };
+    const deps: RouteDeps = {
+      schema: { database: 'tenantry', cluster: undefined },
+      runner,
+      now: () => BigInt(Date.now()) * 1_000_000n,
+      pageMaxBytes: 8 * 1_048_576,
+      settings: fixedSettings(),
+    };
     const out: Breakdown[] = [];
     const one: number[] = [];
     for (let i = 0; i < calls; i++) {
@@ -80,7 +100,10 @@ export async function breakdowns(dataDir: string, cases: readonly QueryCase[], t
   }
 }
 
-interface Built { readonly statement: Statement; page(): Promise<{ ok: boolean }> }
+interface Built {
+  readonly statement: Statement;
+  page(): Promise<{ ok: boolean }>;
+}
 
 /** An all-tenants key: the bench calls the routes' functions as they would for any tenant. */
 const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
@@ -114,10 +137,13 @@ export function breakdownLines(rows: readonly Breakdown[]): string[] {
   if (rows.length === 0) return [];
   const cell = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : '—').padStart(9);
   const lines = [
-    'Where Tenantry\'s time goes in the cases it loses (p50 ms; in one process on its data, Tenantry stopped; HTTP + encoding = HTTP − API):',
+    "Where Tenantry's time goes in the cases it loses (p50 ms; in one process on its data, Tenantry stopped; HTTP + encoding = HTTP − API):",
     `  ${'case'.padEnd(44)} ${'HTTP'.padStart(9)} ${'API'.padStart(9)} ${'statement'.padStart(9)} ${'planning'.padStart(9)} ${'SELECT 1'.padStart(9)} ${'HTTP+enc'.padStart(9)}`,
   ];
-  for (const r of rows) lines.push(`  ${r.name.padEnd(44)} ${cell(r.httpP50)} ${cell(r.apiP50)} ${cell(r.statementP50)} ${cell(r.planningP50)} ${cell(r.selectOneP50)} ${cell(r.httpP50 - r.apiP50)}`);
-  lines.push('  (statement = planning + reading + ClickHouse\'s JSON; API − statement = page planning and rows to records in TypeScript)');
+  for (const r of rows)
+    lines.push(
+      `  ${r.name.padEnd(44)} ${cell(r.httpP50)} ${cell(r.apiP50)} ${cell(r.statementP50)} ${cell(r.planningP50)} ${cell(r.selectOneP50)} ${cell(r.httpP50 - r.apiP50)}`,
+    );
+  lines.push("  (statement = planning + reading + ClickHouse's JSON; API − statement = page planning and rows to records in TypeScript)");
   return lines;
 }

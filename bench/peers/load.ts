@@ -28,17 +28,34 @@ export interface Ack {
 export function post(ingest: Ingest, request: Request): Promise<Ack> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const done = (status: number): void => { const at = performance.now(); resolve({ status, ms: at - started, at }); };
-    const req = httpRequest(ingest.url, {
-      method: 'POST', agent, timeout: 60_000,
-      headers: { 'content-type': 'application/x-protobuf', 'content-length': String(request.body.length), ...ingest.headers(request) },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => { done(res.statusCode ?? 0); });
-      res.on('error', () => { done(0); });
+    const done = (status: number): void => {
+      const at = performance.now();
+      resolve({ status, ms: at - started, at });
+    };
+    const req = httpRequest(
+      ingest.url,
+      {
+        method: 'POST',
+        agent,
+        timeout: 60_000,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': String(request.body.length), ...ingest.headers(request) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          done(res.statusCode ?? 0);
+        });
+        res.on('error', () => {
+          done(0);
+        });
+      },
+    );
+    req.on('timeout', () => {
+      req.destroy();
     });
-    req.on('timeout', () => { req.destroy(); });
-    req.on('error', () => { done(0); });
+    req.on('error', () => {
+      done(0);
+    });
     req.end(request.body);
   });
 }
@@ -79,31 +96,39 @@ export async function closedLoop(ingest: Ingest, factory: RequestFactory, option
   let sent = 0;
   let inFlight = 0;
   let acknowledged = 0;
-  await Promise.all(Array.from({ length: options.clients }, async () => {
-    // A fixed corpus retries refused requests (at most twice the budget), so that exactly
-    // `requests` are acknowledged.
-    while (performance.now() < until && acknowledged + inFlight < budget && sent < budget * 3) {
-      sent++;
-      inFlight++;
-      const request = factory.next(ingest.signal);
-      const ack = await post(ingest, request);
-      inFlight--;
-      statuses[ack.status] = (statuses[ack.status] ?? 0) + 1;
-      if (ok(ack.status)) {
-        acknowledged++;
-        latencies.push(ack.ms);
-        options.onAck?.(request, ack);
-      } else {
-        await new Promise((r) => setTimeout(r, 50));
+  await Promise.all(
+    Array.from({ length: options.clients }, async () => {
+      // A fixed corpus retries refused requests (at most twice the budget), so that exactly
+      // `requests` are acknowledged.
+      while (performance.now() < until && acknowledged + inFlight < budget && sent < budget * 3) {
+        sent++;
+        inFlight++;
+        const request = factory.next(ingest.signal);
+        const ack = await post(ingest, request);
+        inFlight--;
+        statuses[ack.status] = (statuses[ack.status] ?? 0) + 1;
+        if (ok(ack.status)) {
+          acknowledged++;
+          latencies.push(ack.ms);
+          options.onAck?.(request, ack);
+        } else {
+          await new Promise((r) => setTimeout(r, 50));
+        }
       }
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number): number => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? 0);
   return {
-    requests: sent, acknowledged, items: acknowledged * itemsPerRequest, seconds: Math.round(seconds * 10) / 10,
-    itemsPerSecond: Math.round((acknowledged * itemsPerRequest) / seconds), p50ms: at(0.5), p99ms: at(0.99), statuses,
+    requests: sent,
+    acknowledged,
+    items: acknowledged * itemsPerRequest,
+    seconds: Math.round(seconds * 10) / 10,
+    itemsPerSecond: Math.round((acknowledged * itemsPerRequest) / seconds),
+    p50ms: at(0.5),
+    p99ms: at(0.99),
+    statuses,
   };
 }
 
@@ -146,22 +171,31 @@ export async function openLoop(ingest: Ingest, factory: RequestFactory, options:
       continue;
     }
     inFlight++;
-    answers.push(post(ingest, factory.next(ingest.signal)).then((ack) => {
-      inFlight--;
-      statuses[ack.status] = (statuses[ack.status] ?? 0) + 1;
-      if (ok(ack.status)) {
-        acknowledged++;
-        latencies.push(ack.ms);
-      }
-    }));
+    answers.push(
+      post(ingest, factory.next(ingest.signal)).then((ack) => {
+        inFlight--;
+        statuses[ack.status] = (statuses[ack.status] ?? 0) + 1;
+        if (ok(ack.status)) {
+          acknowledged++;
+          latencies.push(ack.ms);
+        }
+      }),
+    );
   }
   await Promise.all(answers);
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number): number => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? 0);
   return {
-    requests: answers.length, acknowledged, items: acknowledged * itemsPerRequest, seconds: Math.round(seconds * 10) / 10,
-    itemsPerSecond: Math.round((acknowledged * itemsPerRequest) / seconds), p50ms: at(0.5), p99ms: at(0.99), statuses,
-    offeredItemsPerSecond: options.itemsPerSecond, skipped,
+    requests: answers.length,
+    acknowledged,
+    items: acknowledged * itemsPerRequest,
+    seconds: Math.round(seconds * 10) / 10,
+    itemsPerSecond: Math.round((acknowledged * itemsPerRequest) / seconds),
+    p50ms: at(0.5),
+    p99ms: at(0.99),
+    statuses,
+    offeredItemsPerSecond: options.itemsPerSecond,
+    skipped,
   };
 }

@@ -30,8 +30,14 @@ const kv = (key: string, value: string | number): object => ({ key, value: typeo
 function resource(tenant: string, seed: number): object {
   return {
     attributes: [
-      kv('tenant.id', tenant), kv('service.name', serviceName(seed)), kv('service.version', '1.42.0'), kv('deployment.environment', 'production'),
-      kv('host.name', `ip-10-0-${seed % 7}-${seed % 200}.ec2.internal`), kv('k8s.pod.name', `checkout-7d9f8c-${seed % 50}`), kv('k8s.namespace.name', 'shop'), kv('telemetry.sdk.language', 'nodejs'),
+      kv('tenant.id', tenant),
+      kv('service.name', serviceName(seed)),
+      kv('service.version', '1.42.0'),
+      kv('deployment.environment', 'production'),
+      kv('host.name', `ip-10-0-${seed % 7}-${seed % 200}.ec2.internal`),
+      kv('k8s.pod.name', `checkout-7d9f8c-${seed % 50}`),
+      kv('k8s.namespace.name', 'shop'),
+      kv('telemetry.sdk.language', 'nodejs'),
     ],
   };
 }
@@ -40,9 +46,16 @@ const serviceName = (seed: number): string => `checkout-${seed % 5}`;
 
 function attributes(i: number): object[] {
   return [
-    kv('http.request.method', i % 3 === 0 ? 'POST' : 'GET'), kv('url.path', `/api/v1/cart/${i % 1000}`), kv('http.response.status_code', i % 50 === 0 ? 500 : 200),
-    kv('server.address', 'checkout.shop.svc'), kv('server.port', 8080), kv('user_agent.original', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36'),
-    kv('network.protocol.version', '1.1'), kv('client.address', `10.1.${i % 255}.${(i * 7) % 255}`), kv('app.cart.items', i % 12), kv('app.customer.tier', i % 4 === 0 ? 'gold' : 'standard'),
+    kv('http.request.method', i % 3 === 0 ? 'POST' : 'GET'),
+    kv('url.path', `/api/v1/cart/${i % 1000}`),
+    kv('http.response.status_code', i % 50 === 0 ? 500 : 200),
+    kv('server.address', 'checkout.shop.svc'),
+    kv('server.port', 8080),
+    kv('user_agent.original', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36'),
+    kv('network.protocol.version', '1.1'),
+    kv('client.address', `10.1.${i % 255}.${(i * 7) % 255}`),
+    kv('app.cart.items', i % 12),
+    kv('app.customer.tier', i % 4 === 0 ? 'gold' : 'standard'),
   ];
 }
 
@@ -88,7 +101,11 @@ function template(signal: 'logs' | 'traces', index: number): Template {
   const epochMs = Date.now();
   const now = BigInt(epochMs) * 1_000_000n;
   // A trace id never starts with a zero byte: some trace stores drop leading zeros of ids.
-  const traceIds = Array.from({ length: tracesPerRequest }, () => { const id = randomBytes(16); id[0] = (id[0] ?? 0) | 0x10; return id; });
+  const traceIds = Array.from({ length: tracesPerRequest }, () => {
+    const id = randomBytes(16);
+    id[0] = (id[0] ?? 0) | 0x10;
+    return id;
+  });
   const spanIds = traceIds.map(() => Array.from({ length: spansPerTrace }, () => randomBytes(8)));
   const times = new Set<bigint>();
   // Distinct timestamps (ns), each findable in the encoding by its 8 bytes.
@@ -99,37 +116,57 @@ function template(signal: 'logs' | 'traces', index: number): Template {
   };
   let body: Buffer;
   if (signal === 'traces') {
-    const spans = traceIds.flatMap((traceId, t) => Array.from({ length: spansPerTrace }, (_, s) => {
-      const start = time(t, s, 0n);
-      return {
-        traceId, spanId: spanIds[t]?.[s], parentSpanId: s === 0 ? new Uint8Array() : spanIds[t]?.[s === 1 ? 0 : 1],
-        name: s === 0 ? `HTTP ${t % 3 === 0 ? 'POST' : 'GET'} /api/v1/cart` : `SELECT shop.cart_${s}`, kind: s === 0 ? 2 : 3,
-        startTimeUnixNano: start.toString(), endTimeUnixNano: time(t, s, 2_345_678n - BigInt(s) * 1000n).toString(),
-        attributes: attributes(seed + t * spansPerTrace + s),
-        events: [
-          { timeUnixNano: time(t, s, 1000n).toString(), name: 'cache.lookup', attributes: [kv('cache.hit', 'false')] },
-          { timeUnixNano: time(t, s, 2000n).toString(), name: 'db.query', attributes: [kv('db.rows', 12)] },
-        ],
-        status: { code: s === 0 && t % 50 === 0 ? 2 : 1, message: s === 0 && t % 50 === 0 ? 'internal error' : '' },
-      };
-    }));
-    const message = ExportTraceServiceRequest.fromObject({ resourceSpans: [{ resource: resource(tenant, index), scopeSpans: [{ scope: { name: '@opentelemetry/instrumentation-http', version: '0.200.0' }, spans }] }] });
+    const spans = traceIds.flatMap((traceId, t) =>
+      Array.from({ length: spansPerTrace }, (_, s) => {
+        const start = time(t, s, 0n);
+        return {
+          traceId,
+          spanId: spanIds[t]?.[s],
+          parentSpanId: s === 0 ? new Uint8Array() : spanIds[t]?.[s === 1 ? 0 : 1],
+          name: s === 0 ? `HTTP ${t % 3 === 0 ? 'POST' : 'GET'} /api/v1/cart` : `SELECT shop.cart_${s}`,
+          kind: s === 0 ? 2 : 3,
+          startTimeUnixNano: start.toString(),
+          endTimeUnixNano: time(t, s, 2_345_678n - BigInt(s) * 1000n).toString(),
+          attributes: attributes(seed + t * spansPerTrace + s),
+          events: [
+            { timeUnixNano: time(t, s, 1000n).toString(), name: 'cache.lookup', attributes: [kv('cache.hit', 'false')] },
+            { timeUnixNano: time(t, s, 2000n).toString(), name: 'db.query', attributes: [kv('db.rows', 12)] },
+          ],
+          status: { code: s === 0 && t % 50 === 0 ? 2 : 1, message: s === 0 && t % 50 === 0 ? 'internal error' : '' },
+        };
+      }),
+    );
+    const message = ExportTraceServiceRequest.fromObject({
+      resourceSpans: [
+        { resource: resource(tenant, index), scopeSpans: [{ scope: { name: '@opentelemetry/instrumentation-http', version: '0.200.0' }, spans }] },
+      ],
+    });
     body = Buffer.from(ExportTraceServiceRequest.encode(message).finish());
   } else {
     const observed = time(0, 0, 3_000_000n);
-    const logRecords = traceIds.flatMap((traceId, t) => Array.from({ length: spansPerTrace }, (_, s) => {
-      const i = t * spansPerTrace + s;
-      return {
-        timeUnixNano: time(t, s, 500n).toString(), observedTimeUnixNano: observed.toString(), severityNumber: i % 10 === 0 ? 17 : 9, severityText: i % 10 === 0 ? 'ERROR' : 'INFO',
-        body: { stringValue: `request ${i + seed} served in ${i % 250} ms for customer ${(i * 31) % 10_000}` }, traceId, spanId: spanIds[t]?.[s],
-        attributes: attributes(seed + i),
-      };
-    }));
-    const message = ExportLogsServiceRequest.fromObject({ resourceLogs: [{ resource: resource(tenant, index), scopeLogs: [{ scope: { name: 'pino' }, logRecords }] }] });
+    const logRecords = traceIds.flatMap((traceId, t) =>
+      Array.from({ length: spansPerTrace }, (_, s) => {
+        const i = t * spansPerTrace + s;
+        return {
+          timeUnixNano: time(t, s, 500n).toString(),
+          observedTimeUnixNano: observed.toString(),
+          severityNumber: i % 10 === 0 ? 17 : 9,
+          severityText: i % 10 === 0 ? 'ERROR' : 'INFO',
+          body: { stringValue: `request ${i + seed} served in ${i % 250} ms for customer ${(i * 31) % 10_000}` },
+          traceId,
+          spanId: spanIds[t]?.[s],
+          attributes: attributes(seed + i),
+        };
+      }),
+    );
+    const message = ExportLogsServiceRequest.fromObject({
+      resourceLogs: [{ resource: resource(tenant, index), scopeLogs: [{ scope: { name: 'pino' }, logRecords }] }],
+    });
     body = Buffer.from(ExportLogsServiceRequest.encode(message).finish());
   }
   const { traceIdOffsets, timeOffsets } = locate(body, new Set(traceIds.map((id) => id.toString('hex'))), times);
-  if (traceIdOffsets.length !== itemsPerRequest) throw new Error(`template ${signal} ${index}: found ${traceIdOffsets.length} trace ids, expected ${itemsPerRequest}`);
+  if (traceIdOffsets.length !== itemsPerRequest)
+    throw new Error(`template ${signal} ${index}: found ${traceIdOffsets.length} trace ids, expected ${itemsPerRequest}`);
   const expectedTimes = signal === 'traces' ? itemsPerRequest * 4 : itemsPerRequest * 2;
   if (timeOffsets.length !== expectedTimes) throw new Error(`template ${signal} ${index}: found ${timeOffsets.length} timestamps, expected ${expectedTimes}`);
   return { tenant, service: serviceName(index), body, traceIdOffsets, traceIds, timeOffsets, epochMs };
@@ -215,16 +252,25 @@ function metricsBody(tenant: string, seq: number, endMs: number): Buffer {
     const dataPoints = Array.from({ length: seriesPerMetric * pointsPerSeries }, (_, i) => {
       const series = Math.floor(i / pointsPerSeries);
       const point = i % pointsPerSeries;
-      const timeUnixNano = ((BigInt(endMs) - BigInt((pointsPerSeries - 1 - point))) * 1_000_000n).toString();
+      const timeUnixNano = ((BigInt(endMs) - BigInt(pointsPerSeries - 1 - point)) * 1_000_000n).toString();
       return {
-        startTimeUnixNano: startNs.toString(), timeUnixNano, asDouble: m % 2 === 0 ? seq * 10 + point : (series * 7 + point) % 100,
-        attributes: [kv('tenant', tenant), kv('slot', String(seq % slots)), kv('http.route', `/api/v1/cart/${series}`), kv('http.request.method', series % 3 === 0 ? 'POST' : 'GET')],
+        startTimeUnixNano: startNs.toString(),
+        timeUnixNano,
+        asDouble: m % 2 === 0 ? seq * 10 + point : (series * 7 + point) % 100,
+        attributes: [
+          kv('tenant', tenant),
+          kv('slot', String(seq % slots)),
+          kv('http.route', `/api/v1/cart/${series}`),
+          kv('http.request.method', series % 3 === 0 ? 'POST' : 'GET'),
+        ],
       };
     });
-    return m % 2 === 0
-      ? { name, unit: 's', sum: { dataPoints, aggregationTemporality: 2, isMonotonic: true } }
-      : { name, unit: '1', gauge: { dataPoints } };
+    return m % 2 === 0 ? { name, unit: 's', sum: { dataPoints, aggregationTemporality: 2, isMonotonic: true } } : { name, unit: '1', gauge: { dataPoints } };
   });
-  const message = ExportMetricsServiceRequest.fromObject({ resourceMetrics: [{ resource: resource(tenant, seq % templateCount), scopeMetrics: [{ scope: { name: '@opentelemetry/sdk-metrics', version: '2.0.0' }, metrics }] }] });
+  const message = ExportMetricsServiceRequest.fromObject({
+    resourceMetrics: [
+      { resource: resource(tenant, seq % templateCount), scopeMetrics: [{ scope: { name: '@opentelemetry/sdk-metrics', version: '2.0.0' }, metrics }] },
+    ],
+  });
   return Buffer.from(ExportMetricsServiceRequest.encode(message).finish());
 }

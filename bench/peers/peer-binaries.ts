@@ -57,6 +57,7 @@ export function ensurePeerBinaries(say: (line: string) => void): PeerBinaries {
   const missing = (['victoriaLogs', 'jaeger', 'victoriaMetrics'] as const).filter((k) => !executable(paths[k]));
   if (missing.length > 0) build('bench/peers/build-peers.sh', missing.join(', '));
   if (!executable(paths.prometheus)) build('test/prometheus/build-prometheus.sh', 'Prometheus (about 11 min of CPU)');
-  for (const [name, path] of Object.entries(paths) as [string, string][]) if (!executable(path)) throw new Error(`${name}: ${path} is still missing after its build`);
+  for (const [name, path] of Object.entries(paths) as [string, string][])
+    if (!executable(path)) throw new Error(`${name}: ${path} is still missing after its build`);
   return paths;
 }

@@ -88,7 +88,12 @@ export async function waitIdle(pids: readonly number[], options: IdleOptions = d
 }
 
 /** waitIdle over `pids` that says, through `say`, when the processes did not settle (the caller goes on: a bench times anyway). */
-export async function settleOrSay(pids: readonly number[], why: string, say: (line: string) => void, maxMs = defaultIdle.maxMs): Promise<{ waitedMs: number; settled: boolean }> {
+export async function settleOrSay(
+  pids: readonly number[],
+  why: string,
+  say: (line: string) => void,
+  maxMs = defaultIdle.maxMs,
+): Promise<{ waitedMs: number; settled: boolean }> {
   const result = await waitIdle(pids, { ...defaultIdle, maxMs });
   if (!result.settled) say(`not idle after ${Math.round(result.waitedMs / 1000)} s (${why}); busiest process at ${result.busiest.toFixed(2)} cores — going on`);
   return result;

@@ -12,10 +12,19 @@ import type { HttpPeer, Jaeger, SystemName, Tenantry } from './servers.ts';
 import { victoriaLogsTenant } from './tenants.ts';
 
 /** A request of the corpus the queries pick their tenant, service and trace id from. */
-export interface Pick { readonly signal: 'logs' | 'traces'; readonly tenant: string; readonly service: string; readonly traceId: string }
+export interface Pick {
+  readonly signal: 'logs' | 'traces';
+  readonly tenant: string;
+  readonly service: string;
+  readonly traceId: string;
+}
 
 /** Tenantry's side of a case: the /v1 route and JSON body (bench/peers/breakdown.ts replays it in-process). */
-export interface TenantryCall { readonly route: 'logs' | 'traces'; readonly tenant: string; readonly body: Record<string, unknown> }
+export interface TenantryCall {
+  readonly route: 'logs' | 'traces';
+  readonly tenant: string;
+  readonly body: Record<string, unknown>;
+}
 
 export interface QueryCase {
   readonly name: string;
@@ -29,9 +38,19 @@ export interface QueryCase {
 }
 
 /** The corpus' time range, seconds. */
-export interface Window { readonly startSec: number; readonly endSec: number }
+export interface Window {
+  readonly startSec: number;
+  readonly endSec: number;
+}
 
-export interface QueryTiming { readonly name: string; readonly system: SystemName; readonly p50: number; readonly p95: number; readonly n: number; readonly failures: number }
+export interface QueryTiming {
+  readonly name: string;
+  readonly system: SystemName;
+  readonly p50: number;
+  readonly p95: number;
+  readonly n: number;
+  readonly failures: number;
+}
 
 /**
  * A substring one log in 8,000 holds, in tenant-N: log 42 of template N + 3, the
@@ -57,7 +76,11 @@ function logsql(vl: HttpPeer, query: (pick: Pick) => string, min: number, limit:
 }
 
 /** Jaeger's /api/traces: traces with at least `minSpans` spans in all, `minTraces` traces. */
-function jaegerSearch(jaeger: Jaeger, params: (pick: Pick, window: Window) => Record<string, string>, minTraces: number): (pick: Pick, window: Window) => Promise<boolean> {
+function jaegerSearch(
+  jaeger: Jaeger,
+  params: (pick: Pick, window: Window) => Record<string, string>,
+  minTraces: number,
+): (pick: Pick, window: Window) => Promise<boolean> {
   return async (pick, window) => {
     const answer = await text(`${jaeger.queryUrl}/api/traces?${new URLSearchParams(params(pick, window)).toString()}`, {});
     const traces = (JSON.parse(answer.text) as { data?: { spans?: unknown[] }[] | null }).data ?? [];
@@ -70,35 +93,54 @@ const micros = (sec: number): string => `${sec}000000`;
 /** The seven cases, Tenantry beside VictoriaLogs (logs) and Jaeger (traces). */
 export function queryCases(vl: HttpPeer, jaeger: Jaeger): QueryCase[] {
   const logs = (tenant: string, window: Window, extra: Record<string, unknown>): TenantryCall => ({
-    route: 'logs', tenant, body: { startTime: window.startSec, endTime: window.endSec, pagination: { limit: 100 }, ...extra },
+    route: 'logs',
+    tenant,
+    body: { startTime: window.startSec, endTime: window.endSec, pagination: { limit: 100 }, ...extra },
   });
   const traces = (tenant: string, window: Window, extra: Record<string, unknown>, limit = 100): TenantryCall => ({
-    route: 'traces', tenant, body: { startTime: window.startSec, endTime: window.endSec, pagination: { limit }, ...extra },
+    route: 'traces',
+    tenant,
+    body: { startTime: window.startSec, endTime: window.endSec, pagination: { limit }, ...extra },
   });
   return [
     {
-      name: 'logs: newest 100 of a tenant', signal: 'logs', peer: 'victoria-logs', tenantryMin: 100,
+      name: 'logs: newest 100 of a tenant',
+      signal: 'logs',
+      peer: 'victoria-logs',
+      tenantryMin: 100,
       tenantry: (p, w) => logs(p.tenant, w, {}),
       // `limit` returns the newest entries matching the query.
       askPeer: logsql(vl, () => '*', 100, 100),
     },
     {
-      name: 'logs: rare substring ("request N042 served")', signal: 'logs', peer: 'victoria-logs', tenantryMin: 1,
+      name: 'logs: rare substring ("request N042 served")',
+      signal: 'logs',
+      peer: 'victoria-logs',
+      tenantryMin: 1,
       tenantry: (p, w) => logs(p.tenant, w, { body: `%${rareSubstring(p.tenant)}%` }),
       askPeer: logsql(vl, (p) => `"${rareSubstring(p.tenant)}"`, 1, 100),
     },
     {
-      name: 'logs: a trace id', signal: 'logs', peer: 'victoria-logs', tenantryMin: spansPerTrace,
+      name: 'logs: a trace id',
+      signal: 'logs',
+      peer: 'victoria-logs',
+      tenantryMin: spansPerTrace,
       tenantry: (p, w) => logs(p.tenant, w, { traceId: p.traceId }),
       askPeer: logsql(vl, (p) => `trace_id:="${p.traceId}"`, spansPerTrace, 100),
     },
     {
-      name: 'logs: severity ERROR, newest 100', signal: 'logs', peer: 'victoria-logs', tenantryMin: 100,
+      name: 'logs: severity ERROR, newest 100',
+      signal: 'logs',
+      peer: 'victoria-logs',
+      tenantryMin: 100,
       tenantry: (p, w) => logs(p.tenant, w, { severity: 'ERROR' }),
       askPeer: logsql(vl, () => 'severity_text:=ERROR', 100, 100),
     },
     {
-      name: 'traces: trace by id', signal: 'traces', peer: 'jaeger', tenantryMin: spansPerTrace,
+      name: 'traces: trace by id',
+      signal: 'traces',
+      peer: 'jaeger',
+      tenantryMin: spansPerTrace,
       tenantry: (p, w) => traces(p.tenant, w, { traceId: p.traceId }),
       askPeer: async (p) => {
         const answer = await text(`${jaeger.queryUrl}/api/traces/${p.traceId}`, {});
@@ -107,14 +149,35 @@ export function queryCases(vl: HttpPeer, jaeger: Jaeger): QueryCase[] {
       },
     },
     {
-      name: 'traces: service + error, 20', signal: 'traces', peer: 'jaeger', tenantryMin: 20,
+      name: 'traces: service + error, 20',
+      signal: 'traces',
+      peer: 'jaeger',
+      tenantryMin: 20,
       tenantry: (p, w) => traces(p.tenant, w, { statusCode: 'ERROR', attributes: { 'service.name': p.service } }, 20),
-      askPeer: jaegerSearch(jaeger, (p, w) => ({ service: p.service, tags: JSON.stringify({ error: 'true' }), limit: '20', start: micros(w.startSec), end: micros(w.endSec) }), 20),
+      askPeer: jaegerSearch(
+        jaeger,
+        (p, w) => ({ service: p.service, tags: JSON.stringify({ error: 'true' }), limit: '20', start: micros(w.startSec), end: micros(w.endSec) }),
+        20,
+      ),
     },
     {
-      name: `traces: name + min duration, 20`, signal: 'traces', peer: 'jaeger', tenantryMin: 20,
+      name: `traces: name + min duration, 20`,
+      signal: 'traces',
+      peer: 'jaeger',
+      tenantryMin: 20,
       tenantry: (p, w) => traces(p.tenant, w, { spanName, durationMin: minDurationNs, attributes: { 'service.name': p.service } }, 20),
-      askPeer: jaegerSearch(jaeger, (p, w) => ({ service: p.service, operation: spanName, minDuration: `${minDurationNs / 1000}us`, limit: '20', start: micros(w.startSec), end: micros(w.endSec) }), 20),
+      askPeer: jaegerSearch(
+        jaeger,
+        (p, w) => ({
+          service: p.service,
+          operation: spanName,
+          minDuration: `${minDurationNs / 1000}us`,
+          limit: '20',
+          start: micros(w.startSec),
+          end: micros(w.endSec),
+        }),
+        20,
+      ),
     },
   ];
 }
@@ -122,10 +185,12 @@ export function queryCases(vl: HttpPeer, jaeger: Jaeger): QueryCase[] {
 /** POSTs Tenantry's /v1 call; true when its `data` holds at least `min` records. */
 export async function callTenantry(tenantry: Tenantry, call: TenantryCall, min: number): Promise<boolean> {
   const response = await fetch(`${tenantry.apiUrl}/v1/tenants/${call.tenant}/${call.route}`, {
-    method: 'POST', signal: AbortSignal.timeout(30_000),
-    headers: { authorization: `Bearer ${tenantry.key}`, 'content-type': 'application/json' }, body: JSON.stringify(call.body),
+    method: 'POST',
+    signal: AbortSignal.timeout(30_000),
+    headers: { authorization: `Bearer ${tenantry.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(call.body),
   });
-  const body = await response.json() as { data?: unknown[] };
+  const body = (await response.json()) as { data?: unknown[] };
   return response.status === 200 && (body.data?.length ?? 0) >= min;
 }
 
@@ -136,7 +201,13 @@ function percentiles(name: string, system: SystemName, ms: number[], failures: n
 }
 
 /** Times every case `calls` times on each side, the two taking turns call by call. */
-export async function timeQueries(tenantry: Tenantry, cases: readonly QueryCase[], picks: readonly Pick[], window: Window, calls: number): Promise<QueryTiming[]> {
+export async function timeQueries(
+  tenantry: Tenantry,
+  cases: readonly QueryCase[],
+  picks: readonly Pick[],
+  window: Window,
+  calls: number,
+): Promise<QueryTiming[]> {
   const out: QueryTiming[] = [];
   for (const c of cases) {
     const ms: Record<'tenantry' | 'peer', number[]> = { tenantry: [], peer: [] };

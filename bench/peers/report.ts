@@ -48,7 +48,13 @@ export interface CorpusResult {
 }
 
 /** Bytes at rest of one system and signal after its own flush. */
-export interface AtRest { readonly system: SystemName; readonly signal: Signal; readonly items: number; readonly bytes: number; readonly detail: string }
+export interface AtRest {
+  readonly system: SystemName;
+  readonly signal: Signal;
+  readonly items: number;
+  readonly bytes: number;
+  readonly detail: string;
+}
 
 export interface Report {
   readonly options: Record<string, unknown>;
@@ -82,14 +88,22 @@ function range(xs: readonly number[], format: (x: number) => string): string {
 export function reportText(r: Report): string {
   const out: string[] = [];
   const rows: string[][] = [];
-  const signals = (['logs', 'traces', 'metrics'] as const);
+  const signals = ['logs', 'traces', 'metrics'] as const;
   for (const signal of signals) {
     for (const peer of peersOf[signal]) {
       const u = unit[signal];
       const phases = (system: SystemName): PhaseResult[] => r.throughput.filter((p) => p.system === system && p.signal === signal);
       const [mine, theirs] = [phases('tenantry'), phases(peer)];
       const line = (label: string, f: (p: PhaseResult) => number, format: (x: number) => string, suffix: string): void => {
-        if (mine.length > 0 && theirs.length > 0) rows.push([label, signal, peer, `${range(theirs.map(f), format)}${suffix}`, `${range(mine.map(f), format)}${suffix}`, ratio(mean(mine.map(f)), mean(theirs.map(f)))]);
+        if (mine.length > 0 && theirs.length > 0)
+          rows.push([
+            label,
+            signal,
+            peer,
+            `${range(theirs.map(f), format)}${suffix}`,
+            `${range(mine.map(f), format)}${suffix}`,
+            ratio(mean(mine.map(f)), mean(theirs.map(f))),
+          ]);
       };
       line(`throughput acknowledged (${r.options['clients'] as number} clients)`, (p) => p.itemsPerSecond, kilo, ` ${u}s/s`);
       line('throughput stored (phase + drain)', (p) => p.sustainedItemsPerSecond, kilo, ` ${u}s/s`);
@@ -97,48 +111,90 @@ export function reportText(r: Report): string {
       line('ack p99', (p) => p.p99ms, num, ' ms');
       line('CPU during the load phases', (p) => p.cpuMicrosPerItem, num, ` µs/${u}`);
       const same = (system: SystemName): SameRateResult[] => r.sameRate.filter((p) => p.system === system && p.signal === signal);
-      for (const [label, f] of [['p50', (p: SameRateResult) => p.p50ms], ['p99', (p: SameRateResult) => p.p99ms]] as const) {
+      for (const [label, f] of [
+        ['p50', (p: SameRateResult) => p.p50ms],
+        ['p99', (p: SameRateResult) => p.p99ms],
+      ] as const) {
         const [a, b] = [same('tenantry'), same(peer)];
-        if (a.length > 0 && b.length > 0) rows.push([`ack ${label} at the same offered rate (${kilo(a[0]?.offeredItemsPerSecond ?? 0)} items/s)`, signal, peer, `${range(b.map(f), num)} ms`, `${range(a.map(f), num)} ms`, ratio(mean(a.map(f)), mean(b.map(f)))]);
+        if (a.length > 0 && b.length > 0)
+          rows.push([
+            `ack ${label} at the same offered rate (${kilo(a[0]?.offeredItemsPerSecond ?? 0)} items/s)`,
+            signal,
+            peer,
+            `${range(b.map(f), num)} ms`,
+            `${range(a.map(f), num)} ms`,
+            ratio(mean(a.map(f)), mean(b.map(f))),
+          ]);
       }
       const corpus = (system: SystemName): CorpusResult | undefined => r.corpus.find((x) => x.system === system && x.signal === signal);
       const [cm, cp] = [corpus('tenantry'), corpus(peer)];
-      if (cm !== undefined && cp !== undefined) rows.push([`CPU, total, idle to settled (${r.options['corpusBodies'] as number} bodies)`, signal, peer, `${num(cp.microsPerItem)} µs/${u}`, `${num(cm.microsPerItem)} µs/${u}`, ratio(cm.microsPerItem, cp.microsPerItem)]);
+      if (cm !== undefined && cp !== undefined)
+        rows.push([
+          `CPU, total, idle to settled (${r.options['corpusBodies'] as number} bodies)`,
+          signal,
+          peer,
+          `${num(cp.microsPerItem)} µs/${u}`,
+          `${num(cm.microsPerItem)} µs/${u}`,
+          ratio(cm.microsPerItem, cp.microsPerItem),
+        ]);
       const rest = (system: SystemName): AtRest | undefined => r.atRest.find((x) => x.system === system && x.signal === signal);
       const [rm, rp] = [rest('tenantry'), rest(peer)];
       if (rm !== undefined && rp !== undefined) {
         const per = (x: AtRest): number => x.bytes / Math.max(1, x.items);
         rows.push(['bytes at rest after its own flush', signal, peer, `${num(per(rp))} B/${u}`, `${num(per(rm))} B/${u}`, ratio(per(rm), per(rp))]);
       }
-      const vis = (system: SystemName): string => r.visibility.filter((x) => x.system === system && x.signal === signal).map((x) => `${num(x.p50ms)} / ${num(x.maxMs)} ms${x.missed > 0 ? ` (${x.missed} missed)` : ''}`).join('; ');
+      const vis = (system: SystemName): string =>
+        r.visibility
+          .filter((x) => x.system === system && x.signal === signal)
+          .map((x) => `${num(x.p50ms)} / ${num(x.maxMs)} ms${x.missed > 0 ? ` (${x.missed} missed)` : ''}`)
+          .join('; ');
       if (vis('tenantry') !== '' && vis(peer) !== '') rows.push(['visibility, ack → queryable, p50 / max', signal, peer, vis(peer), vis('tenantry'), '']);
     }
   }
-  out.push('', '| per item | signal | peer | peer | Tenantry | Tenantry / peer |', '|---|---|---|---|---|---|', ...rows.map((cells) => `| ${cells.join(' | ')} |`), '');
+  out.push(
+    '',
+    '| per item | signal | peer | peer | Tenantry | Tenantry / peer |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+    '',
+  );
   if (r.queries.length > 0) {
-    out.push(`| query (${r.options['queryCalls'] as number} calls each, systems taking turns) | peer | peer p50 / p95 ms | Tenantry p50 / p95 ms | p95 ratio | failures T / peer |`, '|---|---|---|---|---|---|');
+    out.push(
+      `| query (${r.options['queryCalls'] as number} calls each, systems taking turns) | peer | peer p50 / p95 ms | Tenantry p50 / p95 ms | p95 ratio | failures T / peer |`,
+      '|---|---|---|---|---|---|',
+    );
     for (const t of r.queries.filter((q) => q.system === 'tenantry')) {
       const peer = r.queries.find((q) => q.name === t.name && q.system !== 'tenantry');
       if (peer === undefined) continue;
-      out.push(`| ${t.name} | ${peer.system} | ${num(peer.p50)} / ${num(peer.p95)} | ${num(t.p50)} / ${num(t.p95)} | ${ratio(t.p95, peer.p95)} | ${t.failures} / ${peer.failures} |`);
+      out.push(
+        `| ${t.name} | ${peer.system} | ${num(peer.p50)} / ${num(peer.p95)} | ${num(t.p50)} / ${num(t.p95)} | ${ratio(t.p95, peer.p95)} | ${t.failures} / ${peer.failures} |`,
+      );
     }
     out.push('');
   }
   out.push(...breakdownLines(r.breakdowns));
   out.push('', `Machine: ${r.machine.cores} cores, load average ${r.machine.loadBefore.join(' ')} before, ${r.machine.loadAfter.join(' ')} after.`);
   if (r.throughput.length > 0) {
-    out.push('', 'Load phases (cores = the system\'s process; others = the machine\'s other processes, not the servers or this bench):');
+    out.push('', "Load phases (cores = the system's process; others = the machine's other processes, not the servers or this bench):");
     for (const p of r.throughput) {
-      out.push(`  round ${p.round} ${p.system.padEnd(16)} ${p.signal.padEnd(7)} ${String(p.itemsPerSecond).padStart(7)} items/s  stored ${String(p.sustainedItemsPerSecond).padStart(7)}/s (drain ${p.drainSeconds} s)  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  ${String(p.cpuMicrosPerItem).padStart(5)} µs/item  ${p.cores} cores  others ${p.otherCores} cores  ${JSON.stringify(p.statuses)}`);
+      out.push(
+        `  round ${p.round} ${p.system.padEnd(16)} ${p.signal.padEnd(7)} ${String(p.itemsPerSecond).padStart(7)} items/s  stored ${String(p.sustainedItemsPerSecond).padStart(7)}/s (drain ${p.drainSeconds} s)  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  ${String(p.cpuMicrosPerItem).padStart(5)} µs/item  ${p.cores} cores  others ${p.otherCores} cores  ${JSON.stringify(p.statuses)}`,
+      );
     }
   }
   if (r.sameRate.length > 0) {
     out.push('', 'Same offered rate (open loop; skipped = sends due while 64 requests were outstanding):');
-    for (const p of r.sameRate) out.push(`  round ${p.round} ${p.system.padEnd(16)} ${p.signal.padEnd(7)} offered ${p.offeredItemsPerSecond}/s  acknowledged ${p.itemsPerSecond}/s  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  skipped ${p.skipped}  ${JSON.stringify(p.statuses)}`);
+    for (const p of r.sameRate)
+      out.push(
+        `  round ${p.round} ${p.system.padEnd(16)} ${p.signal.padEnd(7)} offered ${p.offeredItemsPerSecond}/s  acknowledged ${p.itemsPerSecond}/s  p50 ${String(p.p50ms).padStart(5)} ms  p99 ${String(p.p99ms).padStart(5)} ms  skipped ${p.skipped}  ${JSON.stringify(p.statuses)}`,
+      );
   }
   if (r.corpus.length > 0) {
-    out.push('', 'Corpus (CPU from idle before the load to settled after it, the peer\'s own flush included):');
-    for (const c of r.corpus) out.push(`  ${c.system.padEnd(16)} ${c.signal.padEnd(7)} ${c.items} items  ${c.cpuSeconds} CPU s  ${c.microsPerItem} µs/item  load ${c.loadSeconds} s  settle ${Math.round(c.settleSeconds * 10) / 10} s${c.settled ? '' : ' (did not settle)'}  others ${c.otherCores} cores  ${JSON.stringify(c.statuses)}`);
+    out.push('', "Corpus (CPU from idle before the load to settled after it, the peer's own flush included):");
+    for (const c of r.corpus)
+      out.push(
+        `  ${c.system.padEnd(16)} ${c.signal.padEnd(7)} ${c.items} items  ${c.cpuSeconds} CPU s  ${c.microsPerItem} µs/item  load ${c.loadSeconds} s  settle ${Math.round(c.settleSeconds * 10) / 10} s${c.settled ? '' : ' (did not settle)'}  others ${c.otherCores} cores  ${JSON.stringify(c.statuses)}`,
+      );
   }
   if (r.atRest.length > 0) {
     out.push('', 'At rest:');
@@ -146,7 +202,8 @@ export function reportText(r: Report): string {
   }
   if (r.visibility.length > 0) {
     out.push('', 'Visibility (delays in ms, sorted):');
-    for (const v of r.visibility) out.push(`  ${v.label} at ${v.itemsPerSecond} items/s: ${v.delaysMs.join(' ')}${v.missed > 0 ? ` + ${v.missed} missed` : ''}`);
+    for (const v of r.visibility)
+      out.push(`  ${v.label} at ${v.itemsPerSecond} items/s: ${v.delaysMs.join(' ')}${v.missed > 0 ? ` + ${v.missed} missed` : ''}`);
   }
   return `${out.join('\n')}\n\n${JSON.stringify(r)}\n`;
 }
@@ -155,4 +212,3 @@ export function reportText(r: Report): string {
 export function printReport(r: Report): void {
   process.stdout.write(reportText(r));
 }
-

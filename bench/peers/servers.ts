@@ -15,11 +15,24 @@ export { freePort, freePorts, spawnReady } from '../../support/server-process.ts
 
 export type SystemName = 'tenantry' | 'victoria-logs' | 'jaeger' | 'prometheus' | 'victoria-metrics';
 
-export interface RunningServer extends BaseServer { readonly name: SystemName }
-export interface Tenantry extends RunningServer { readonly name: 'tenantry'; readonly otlpUrl: string; readonly apiUrl: string; readonly key: string }
+export interface RunningServer extends BaseServer {
+  readonly name: SystemName;
+}
+export interface Tenantry extends RunningServer {
+  readonly name: 'tenantry';
+  readonly otlpUrl: string;
+  readonly apiUrl: string;
+  readonly key: string;
+}
 /** VictoriaLogs, VictoriaMetrics or Prometheus: one HTTP port for ingest, queries and its admin calls. */
-export interface HttpPeer extends RunningServer { readonly url: string }
-export interface Jaeger extends RunningServer { readonly name: 'jaeger'; readonly otlpUrl: string; readonly queryUrl: string }
+export interface HttpPeer extends RunningServer {
+  readonly url: string;
+}
+export interface Jaeger extends RunningServer {
+  readonly name: 'jaeger';
+  readonly otlpUrl: string;
+  readonly queryUrl: string;
+}
 
 /** The checkout whose Tenantry this bench runs: this one unless told otherwise. */
 export const defaultTenantryRoot = join(import.meta.dirname, '..', '..');
@@ -37,20 +50,30 @@ export async function startTenantryAll(root: string, dir: string, timeoutMs = 18
   // BENCH_TENANTRY_X=v sets TENANTRY_X=v for Tenantry (A/B of a setting in one checkout).
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k.startsWith('BENCH_TENANTRY_')) env[k.slice('BENCH_'.length)] = v;
   Object.assign(env, {
-    TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: dir, TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0', TENANTRY_API_PORT: '0',
+    TENANTRY_HOST: '127.0.0.1',
+    TENANTRY_DATA_DIR: dir,
+    TENANTRY_OTLP_HTTP_PORT: '0',
+    TENANTRY_OTLP_GRPC_PORT: '0',
+    TENANTRY_API_PORT: '0',
     TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', 'read'], tenants: ['*'] }]),
   });
   const logFile = join(dir, 'output.log');
   const out = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(process.execPath, [...nodeFlags, join(root, 'src', 'cli.ts'), 'all'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr.pipe(out, { end: false });
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
   const stop = stopper(child, out, 60_000);
   const tail = (): string => tailOf(logFile);
   // Its JSON log lines go to the log file; the "tenantry started" line carries the ports.
   const ports = await new Promise<Record<string, number>>((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => { reject(new Error(`tenantry not started within ${timeoutMs} ms:\n${tail()}`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      reject(new Error(`tenantry not started within ${timeoutMs} ms:\n${tail()}`));
+    }, timeoutMs);
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       out.write(chunk);
       buffered += chunk;
@@ -59,17 +82,32 @@ export async function startTenantryAll(root: string, dir: string, timeoutMs = 18
         buffered = buffered.slice(nl + 1);
         try {
           const line = JSON.parse(text) as { msg?: unknown; ports?: Record<string, number> };
-          if (line.msg === 'tenantry started' && line.ports !== undefined) { clearTimeout(timer); resolve(line.ports); }
+          if (line.msg === 'tenantry started' && line.ports !== undefined) {
+            clearTimeout(timer);
+            resolve(line.ports);
+          }
         } catch {
           // not a JSON line
         }
       }
     });
-    void exited.then(() => { clearTimeout(timer); reject(new Error(`tenantry exited (${child.exitCode ?? child.signalCode}) before it started:\n${tail()}`)); });
-  }).catch(async (error: unknown) => { await stop(); throw error; });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`tenantry exited (${child.exitCode ?? child.signalCode}) before it started:\n${tail()}`));
+    });
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
   return {
-    name: 'tenantry', pid: child.pid ?? 0, dataDir: dir, key, tail, stop,
-    otlpUrl: `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`, apiUrl: `http://127.0.0.1:${ports['api'] ?? 0}`,
+    name: 'tenantry',
+    pid: child.pid ?? 0,
+    dataDir: dir,
+    key,
+    tail,
+    stop,
+    otlpUrl: `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`,
+    apiUrl: `http://127.0.0.1:${ports['api'] ?? 0}`,
   };
 }
 
@@ -81,7 +119,13 @@ export async function startTenantryAll(root: string, dir: string, timeoutMs = 18
 export async function startVictoriaLogs(binary: string, dir: string): Promise<HttpPeer> {
   mkdirSync(dir, { recursive: true });
   const { http } = await freePorts(['http']);
-  const args = [`-httpListenAddr=127.0.0.1:${http}`, `-storageDataPath=${join(dir, 'data')}`, '-retentionPeriod=30d', '-inmemoryDataFlushInterval=1s', '-loggerLevel=WARN'];
+  const args = [
+    `-httpListenAddr=127.0.0.1:${http}`,
+    `-storageDataPath=${join(dir, 'data')}`,
+    '-retentionPeriod=30d',
+    '-inmemoryDataFlushInterval=1s',
+    '-loggerLevel=WARN',
+  ];
   const url = `http://127.0.0.1:${http}`;
   const { child, tail, stop } = await spawnReady('victoria-logs', binary, args, dir, `${url}/health`);
   return { name: 'victoria-logs', pid: child.pid ?? 0, dataDir: join(dir, 'data'), url, tail, stop };
@@ -95,7 +139,13 @@ export async function startVictoriaLogs(binary: string, dir: string): Promise<Ht
 export async function startVictoriaMetrics(binary: string, dir: string): Promise<HttpPeer> {
   mkdirSync(dir, { recursive: true });
   const { http } = await freePorts(['http']);
-  const args = [`-httpListenAddr=127.0.0.1:${http}`, `-storageDataPath=${join(dir, 'data')}`, '-retentionPeriod=30d', '-inmemoryDataFlushInterval=1s', '-loggerLevel=WARN'];
+  const args = [
+    `-httpListenAddr=127.0.0.1:${http}`,
+    `-storageDataPath=${join(dir, 'data')}`,
+    '-retentionPeriod=30d',
+    '-inmemoryDataFlushInterval=1s',
+    '-loggerLevel=WARN',
+  ];
   const url = `http://127.0.0.1:${http}`;
   const { child, tail, stop } = await spawnReady('victoria-metrics', binary, args, dir, `${url}/health`);
   return { name: 'victoria-metrics', pid: child.pid ?? 0, dataDir: join(dir, 'data'), url, tail, stop };
@@ -110,7 +160,13 @@ export async function startPrometheus(binary: string, dir: string): Promise<Http
   const { http } = await freePorts(['http']);
   const config = join(dir, 'prometheus.yml');
   writeFileSync(config, 'global:\n  scrape_interval: 1h\nscrape_configs: []\n');
-  const args = [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${http}`, '--web.enable-otlp-receiver', '--log.level=warn'];
+  const args = [
+    `--config.file=${config}`,
+    `--storage.tsdb.path=${join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${http}`,
+    '--web.enable-otlp-receiver',
+    '--log.level=warn',
+  ];
   const url = `http://127.0.0.1:${http}`;
   const { child, tail, stop } = await spawnReady('prometheus', binary, args, dir, `${url}/-/ready`);
   return { name: 'prometheus', pid: child.pid ?? 0, dataDir: join(dir, 'data'), url, tail, stop };
@@ -179,7 +235,12 @@ exporters:
   writeFileSync(file, config);
   const { child, tail, stop } = await spawnReady('jaeger', binary, [`--config=${file}`], dir, `http://127.0.0.1:${ports.health}/status`);
   return {
-    name: 'jaeger', pid: child.pid ?? 0, dataDir: store, tail, stop,
-    otlpUrl: `http://127.0.0.1:${ports.otlpHttp}`, queryUrl: `http://127.0.0.1:${ports.queryHttp}`,
+    name: 'jaeger',
+    pid: child.pid ?? 0,
+    dataDir: store,
+    tail,
+    stop,
+    otlpUrl: `http://127.0.0.1:${ports.otlpHttp}`,
+    queryUrl: `http://127.0.0.1:${ports.queryHttp}`,
   };
 }

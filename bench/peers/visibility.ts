@@ -34,11 +34,12 @@ export function tenantryQuery(tenantry: Tenantry, signal: 'logs' | 'traces'): Vi
     label: `tenantry ${signal} by trace id (/v1 API)`,
     visible: async (request) => {
       const response = await fetch(`${tenantry.apiUrl}/v1/tenants/${request.tenant}/${signal}`, {
-        method: 'POST', signal: AbortSignal.timeout(10_000),
+        method: 'POST',
+        signal: AbortSignal.timeout(10_000),
         headers: { authorization: `Bearer ${tenantry.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ startTime: nowSeconds() - 300, endTime: nowSeconds() + 60, traceId: lastTrace(request), pagination: { limit: 100 } }),
       });
-      const body = await response.json() as { data?: unknown[] };
+      const body = (await response.json()) as { data?: unknown[] };
       return response.status === 200 && (body.data?.length ?? 0) >= spansPerTrace;
     },
   };
@@ -49,8 +50,16 @@ export function victoriaLogsQuery(vl: HttpPeer): VisibilityQuery {
   return {
     label: 'victoria-logs logs by trace_id (LogsQL)',
     visible: async (request) => {
-      const params = new URLSearchParams({ query: `trace_id:="${lastTrace(request)}"`, start: String(nowSeconds() - 300), end: String(nowSeconds() + 60), limit: '100' });
-      const response = await fetch(`${vl.url}/select/logsql/query?${params.toString()}`, { headers: victoriaLogsTenant(request.tenant), signal: AbortSignal.timeout(10_000) });
+      const params = new URLSearchParams({
+        query: `trace_id:="${lastTrace(request)}"`,
+        start: String(nowSeconds() - 300),
+        end: String(nowSeconds() + 60),
+        limit: '100',
+      });
+      const response = await fetch(`${vl.url}/select/logsql/query?${params.toString()}`, {
+        headers: victoriaLogsTenant(request.tenant),
+        signal: AbortSignal.timeout(10_000),
+      });
       const lines = (await response.text()).split('\n').filter((l) => l.length > 0);
       return response.status === 200 && lines.length >= spansPerTrace;
     },
@@ -132,8 +141,11 @@ export class VisibilityProbes {
     return this.#queries.map((q) => {
       const delays = [...(this.#delays.get(q.label) ?? [])].sort((a, b) => a - b);
       return {
-        label: q.label, probes: delays.length + (this.#missed.get(q.label) ?? 0), missed: this.#missed.get(q.label) ?? 0,
-        p50ms: Math.round(delays[Math.floor((delays.length - 1) / 2)] ?? Number.NaN), maxMs: Math.round(delays[delays.length - 1] ?? Number.NaN),
+        label: q.label,
+        probes: delays.length + (this.#missed.get(q.label) ?? 0),
+        missed: this.#missed.get(q.label) ?? 0,
+        p50ms: Math.round(delays[Math.floor((delays.length - 1) / 2)] ?? Number.NaN),
+        maxMs: Math.round(delays[delays.length - 1] ?? Number.NaN),
         delaysMs: delays.map(Math.round),
       };
     });

@@ -28,19 +28,26 @@ export interface Answer {
 }
 
 type Point = readonly [number, string];
-interface Series { readonly key: string; readonly points: readonly Point[] }
+interface Series {
+  readonly key: string;
+  readonly points: readonly Point[];
+}
 
 /** A range query (a form-encoded POST, as Grafana sends it), bounded by `timeoutMs`. */
 export async function rangeQuery(endpoint: Endpoint, query: string, w: RangeWindow, timeoutMs = 60_000): Promise<Answer> {
   const body = new URLSearchParams({ query, start: String(w.start), end: String(w.end), step: String(w.step) }).toString();
   const res = await fetch(`${endpoint.url}/api/v1/query_range`, {
-    method: 'POST', headers: { ...endpoint.headers, 'content-type': 'application/x-www-form-urlencoded' }, body, signal: AbortSignal.timeout(timeoutMs),
+    method: 'POST',
+    headers: { ...endpoint.headers, 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await res.text();
   try {
     const b = JSON.parse(text) as { status?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown } };
     return {
-      httpStatus: res.status, status: String(b.status),
+      httpStatus: res.status,
+      status: String(b.status),
       ...(typeof b.error === 'string' ? { error: b.error } : {}),
       ...(typeof b.data?.resultType === 'string' ? { resultType: b.data.resultType } : {}),
       ...(b.data?.result !== undefined ? { result: b.data.result } : {}),
@@ -51,13 +58,17 @@ export async function rangeQuery(endpoint: Endpoint, query: string, w: RangeWind
 }
 
 function keyOf(metric: unknown): string {
-  const labels = Object.entries((metric ?? {}) as Record<string, string>).filter(([k]) => k !== 'tenant').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const labels = Object.entries((metric ?? {}) as Record<string, string>)
+    .filter(([k]) => k !== 'tenant')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `{${labels.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}}`;
 }
 
 function seriesOf(a: Answer): Series[] {
   if (a.resultType !== 'matrix' || !Array.isArray(a.result)) return [];
-  return (a.result as Array<{ metric: unknown; values?: Point[] }>).map((s) => ({ key: keyOf(s.metric), points: s.values ?? [] })).sort((x, y) => (x.key < y.key ? -1 : 1));
+  return (a.result as Array<{ metric: unknown; values?: Point[] }>)
+    .map((s) => ({ key: keyOf(s.metric), points: s.values ?? [] }))
+    .sort((x, y) => (x.key < y.key ? -1 : 1));
 }
 
 const parse = (text: string): number => (text === '+Inf' || text === 'Inf' ? Infinity : text === '-Inf' ? -Infinity : Number(text));

@@ -84,9 +84,14 @@ const database = 'tenantry';
 
 /** An all-tenants key: the bench reads as the API would for any tenant. */
 const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
-const scanFor = (tenantId: string): TenantScan => TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n, settings: fixedSettings() }, { principal: everyTenant, tenantId }, 'metrics');
+const scanFor = (tenantId: string): TenantScan =>
+  TenantScan.open({ now: () => BigInt(Date.now()) * 1_000_000n, settings: fixedSettings() }, { principal: everyTenant, tenantId }, 'metrics');
 
-interface Ledger { firstStart: number | undefined; lastEnd: number; indexMs: number }
+interface Ledger {
+  firstStart: number | undefined;
+  lastEnd: number;
+  indexMs: number;
+}
 
 /** The runner, its calls timed into `ledger`: the sample statements (binary) and the index's (manyRows). */
 function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
@@ -100,18 +105,31 @@ function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
       return r;
     },
     command: (statement) => runner.command(statement),
-    ...(binary === undefined ? {} : {
-      binary: async (statement: Statement, settings?: StatementSettings) => {
-        ledger.firstStart ??= performance.now();
-        const r = await binary(statement, settings);
-        ledger.lastEnd = performance.now();
-        return r;
-      },
-    }),
+    ...(binary === undefined
+      ? {}
+      : {
+          binary: async (statement: Statement, settings?: StatementSettings) => {
+            ledger.firstStart ??= performance.now();
+            const r = await binary(statement, settings);
+            ledger.lastEnd = performance.now();
+            return r;
+          },
+        }),
   };
 }
 
-const emptyTimes = (): PhaseTimes => ({ lookup: [], indexStatement: [], statement: [], decode: [], evaluation: [], encoding: [], whole: [], served: [], series: 0, samples: 0 });
+const emptyTimes = (): PhaseTimes => ({
+  lookup: [],
+  indexStatement: [],
+  statement: [],
+  decode: [],
+  evaluation: [],
+  encoding: [],
+  whole: [],
+  served: [],
+  series: 0,
+  samples: 0,
+});
 
 /** Read through a call: TypeScript would otherwise keep the value it narrowed to before the await. */
 const firstStarted = (ledger: Ledger): number | undefined => ledger.firstStart;
@@ -120,10 +138,25 @@ const requestKey = (r: SelectRequest): string => JSON.stringify([r.matchers, r.m
 
 const encode = (value: Parameters<typeof queryData>[0]): string => JSON.stringify({ status: 'success', data: queryData(value) });
 
-async function runOnce(plan: BreakdownPlan, store: Store, runners: { plain: QueryRunner; served: QueryRunner }, index: SeriesIndexCache, parsed: ParsedQuery, tenantId: string, into: PhaseTimes): Promise<void> {
+async function runOnce(
+  plan: BreakdownPlan,
+  store: Store,
+  runners: { plain: QueryRunner; served: QueryRunner },
+  index: SeriesIndexCache,
+  parsed: ParsedQuery,
+  tenantId: string,
+  into: PhaseTimes,
+): Promise<void> {
   const ledger: Ledger = { firstStart: undefined, lastEnd: 0, indexMs: 0 };
   const runner = runners.plain;
-  const options = { runner: watched(runner, ledger), schema: store, scan: scanFor(tenantId), visibleFromMs: plan.visibleFromMs, maxSamples: maxQuerySamples, index };
+  const options = {
+    runner: watched(runner, ledger),
+    schema: store,
+    scan: scanFor(tenantId),
+    visibleFromMs: plan.visibleFromMs,
+    maxSamples: maxQuerySamples,
+    index,
+  };
   const source = createPromSampleSource(options);
   const signal = new AbortController().signal;
   const fetched = new Map<string, readonly StoredSeries[]>();
@@ -134,7 +167,9 @@ async function runOnce(plan: BreakdownPlan, store: Store, runners: { plain: Quer
   const t1 = performance.now();
   if (selected === undefined) throw new Error('the sample source reads no selectors together');
   if (!selected.ok) throw new Error(`select for ${parsed.text} on ${tenantId}: ${selected.error.message}`);
-  requests.forEach((r, i) => { fetched.set(requestKey(r), selected.value[i] ?? []); });
+  requests.forEach((r, i) => {
+    fetched.set(requestKey(r), selected.value[i] ?? []);
+  });
   const started = firstStarted(ledger);
   const lookup = (started ?? t1) - t0;
   const statement = started === undefined ? 0 : ledger.lastEnd - started;
@@ -184,12 +219,17 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
   try {
     const runner = createQueryRunner(store, 60_000, silentLogger);
     // As the server composes it (src/target/server-process.ts), with no ingest going on.
-    const runners = { plain: runner, served: createQueryRunner(store, 60_000, silentLogger, createStoreGate(storeGatePolicy('embedded', undefined, undefined))) };
+    const runners = {
+      plain: runner,
+      served: createQueryRunner(store, 60_000, silentLogger, createStoreGate(storeGatePolicy('embedded', undefined, undefined))),
+    };
     const deadline = Date.now() + plan.budgetMs;
     // A tenant's first index load, on a fresh cache each (the API pays it once per tenant and full-reload period).
     const coldIndex = { narrow: [] as number[], wide: [] as number[] };
     for (const wide of [false, true]) {
-      const tenants = [...new Set(plan.queries.filter((q) => (q.wide === true) === wide).flatMap((q) => Array.from({ length: plan.runs }, (_, r) => plan.tenantOf(q, r))))];
+      const tenants = [
+        ...new Set(plan.queries.filter((q) => (q.wide === true) === wide).flatMap((q) => Array.from({ length: plan.runs }, (_, r) => plan.tenantOf(q, r)))),
+      ];
       for (const tenant of tenants.slice(0, 5)) {
         if (Date.now() >= deadline) break;
         const t = performance.now();
@@ -210,7 +250,10 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
       const tenants = [...new Set(Array.from({ length: plan.runs }, (_, r) => plan.tenantOf(q, r)))];
       for (const tenant of tenants) if (Date.now() < deadline) await runOnce(plan, store, runners, index, parsed.value, tenant, emptyTimes());
       for (let r = 0; r < plan.runs; r++) {
-        if (Date.now() >= deadline) { skipped += 1; continue; }
+        if (Date.now() >= deadline) {
+          skipped += 1;
+          continue;
+        }
         await runOnce(plan, store, runners, index, parsed.value, plan.tenantOf(q, r), into);
       }
       times.set(q.name, into);

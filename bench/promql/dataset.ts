@@ -69,13 +69,24 @@ function clusterSeries(): Series[] {
           // CPU seconds: a rate distinct per container (no ties) plus a jitter of 0-6 ms per step.
           const perStep = 0.4 + n * 0.21 + d * 0.053 + p * 0.0117 + c * 0.31;
           series.push({
-            name: 'container_cpu_usage_seconds_total', labels: [['namespace', namespace], ['pod', pod], ['container', container]],
+            name: 'container_cpu_usage_seconds_total',
+            labels: [
+              ['namespace', namespace],
+              ['pod', pod],
+              ['container', container],
+            ],
             value: (t, i) => (i + 1) * perStep + hash(t, 200 + podId * 2 + c, i) / 1000,
           });
         }
         series.push({
           name: 'kube_pod_info',
-          labels: [['namespace', namespace], ['pod', pod], ['node', `node-${(n + d * 2 + p) % 3}`], ['created_by_kind', 'ReplicaSet'], ['created_by_name', pod.slice(0, pod.lastIndexOf('-'))]],
+          labels: [
+            ['namespace', namespace],
+            ['pod', pod],
+            ['node', `node-${(n + d * 2 + p) % 3}`],
+            ['created_by_kind', 'ReplicaSet'],
+            ['created_by_name', pod.slice(0, pod.lastIndexOf('-'))],
+          ],
           value: () => 1,
         });
       }
@@ -93,15 +104,37 @@ export function tenantSeries(): Series[] {
         const id = j * 10 + inst * 2 + c;
         // Cumulative: a steady rate distinct per series (so topk has no ties) plus a jitter of 0-6; 500s rarer.
         const perStep = (c === 0 ? 20 : 1) + j * 0.13 + inst * 0.029 + c * 0.0071;
-        series.push({ name: 'http_requests_total', labels: [['job', job], ['instance', `${job}-${inst}:9100`], ['code', code]], value: (t, i) => (i + 1) * perStep + hash(t, id, i) });
+        series.push({
+          name: 'http_requests_total',
+          labels: [
+            ['job', job],
+            ['instance', `${job}-${inst}:9100`],
+            ['code', code],
+          ],
+          value: (t, i) => (i + 1) * perStep + hash(t, id, i),
+        });
       }
-      series.push({ name: 'memory_usage_bytes', labels: [['job', job], ['instance', `${job}-${inst}:9100`]], value: (t, i) => 1e8 * (j + 1) + 1e6 * hash(t, j * 2 + inst, i) + i * 1000 });
+      series.push({
+        name: 'memory_usage_bytes',
+        labels: [
+          ['job', job],
+          ['instance', `${job}-${inst}:9100`],
+        ],
+        value: (t, i) => 1e8 * (j + 1) + 1e6 * hash(t, j * 2 + inst, i) + i * 1000,
+      });
     }
     // Histogram: each step adds (k+1)*m to bucket k (cumulative in le and in time); +Inf = count.
     const m = (t: number, i: number): number => i * 3 + (hash(t, 100 + j, 0) % 3);
     for (const [k, le] of bucketBounds.entries()) {
       const weight = le === '+Inf' ? 10 : k + 1;
-      series.push({ name: 'request_duration_seconds_bucket', labels: [['job', job], ['le', le]], value: (t, i) => weight * m(t, i) });
+      series.push({
+        name: 'request_duration_seconds_bucket',
+        labels: [
+          ['job', job],
+          ['le', le],
+        ],
+        value: (t, i) => weight * m(t, i),
+      });
     }
     series.push({ name: 'request_duration_seconds_count', labels: [['job', job]], value: (t, i) => 10 * m(t, i) });
     series.push({ name: 'request_duration_seconds_sum', labels: [['job', job]], value: (t, i) => 1.75 * m(t, i) });
@@ -113,7 +146,11 @@ export function tenantSeries(): Series[] {
 export function wideSeries(count: number): Series[] {
   return Array.from({ length: count }, (_, k): Series => ({
     name: 'container_memory_working_set_bytes',
-    labels: [['namespace', `ns-${String(k % 50).padStart(2, '0')}`], ['pod', `app-${k}`], ['container', 'app']],
+    labels: [
+      ['namespace', `ns-${String(k % 50).padStart(2, '0')}`],
+      ['pod', `app-${k}`],
+      ['container', 'app'],
+    ],
     value: (t, i) => 5e7 + 1e5 * hash(t, k, i) + k,
   }));
 }
@@ -123,7 +160,11 @@ export const tenantName = (t: number): string => `bench-${String(t).padStart(3, 
 const families: ReadonlyArray<{ readonly family: string; readonly type: string; readonly names: readonly string[] }> = [
   { family: 'http_requests', type: 'counter', names: ['http_requests_total'] },
   { family: 'memory_usage_bytes', type: 'gauge', names: ['memory_usage_bytes'] },
-  { family: 'request_duration_seconds', type: 'histogram', names: ['request_duration_seconds_bucket', 'request_duration_seconds_count', 'request_duration_seconds_sum'] },
+  {
+    family: 'request_duration_seconds',
+    type: 'histogram',
+    names: ['request_duration_seconds_bucket', 'request_duration_seconds_count', 'request_duration_seconds_sum'],
+  },
   { family: 'container_cpu_usage_seconds', type: 'counter', names: ['container_cpu_usage_seconds_total'] },
   { family: 'kube_pod_info', type: 'gauge', names: ['kube_pod_info'] },
 ];
@@ -136,7 +177,12 @@ export function sampleCount(l: Layout): number {
 /** Writes every tenant's samples as one OpenMetrics file (families contiguous, `# EOF` last). */
 export async function writeOpenMetrics(file: string, l: Layout): Promise<void> {
   const out = createWriteStream(file);
-  const write = (text: string): Promise<void> => (out.write(text) ? Promise.resolve() : new Promise((resolve) => { out.once('drain', resolve); }));
+  const write = (text: string): Promise<void> =>
+    out.write(text)
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          out.once('drain', resolve);
+        });
   const lines = async (t: number, s: Series, points: number, first: number, step: number): Promise<void> => {
     const labels = `{tenant="${tenantName(t)}",${s.labels.map(([k, v]) => `${k}="${v}"`).join(',')}}`;
     let chunk = '';
@@ -154,7 +200,12 @@ export async function writeOpenMetrics(file: string, l: Layout): Promise<void> {
   const wide = wideSeries(l.wideSeries);
   for (const t of l.wideTenants) for (const s of wide) await lines(t, s, widePoints, l.wideFirstSecond, wideStepSeconds);
   await write('# EOF\n');
-  await new Promise<void>((resolve, reject) => { out.end(() => { resolve(); }); out.once('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    out.end(() => {
+      resolve();
+    });
+    out.once('error', reject);
+  });
 }
 
 /** One remote write request: the given series of tenant `t` for steps [from, to), snappy-compressed. */
@@ -165,11 +216,23 @@ export function remoteWriteRequest(t: number, series: readonly Series[], from: n
     // Remote write sends labels sorted by name.
     const labels = [['__name__', s.name] as const, ...s.labels].sort(([a], [b]) => (a < b ? -1 : 1));
     for (const [name, value] of labels) {
-      w.uint32((1 << 3) | 2).fork().uint32((1 << 3) | 2).string(name).uint32((2 << 3) | 2).string(value).ldelim(); // TimeSeries.labels = 1
+      w.uint32((1 << 3) | 2)
+        .fork()
+        .uint32((1 << 3) | 2)
+        .string(name)
+        .uint32((2 << 3) | 2)
+        .string(value)
+        .ldelim(); // TimeSeries.labels = 1
     }
     for (let i = from; i < to; i++) {
       // TimeSeries.samples = 2: Sample { double value = 1; int64 timestamp = 2 (ms) }
-      w.uint32((2 << 3) | 2).fork().uint32((1 << 3) | 1).double(s.value(t, i)).uint32((2 << 3) | 0).int64((firstSecond + i * step) * 1000).ldelim();
+      w.uint32((2 << 3) | 2)
+        .fork()
+        .uint32((1 << 3) | 1)
+        .double(s.value(t, i))
+        .uint32((2 << 3) | 0)
+        .int64((firstSecond + i * step) * 1000)
+        .ldelim();
     }
     w.ldelim();
   }

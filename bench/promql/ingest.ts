@@ -42,8 +42,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 async function send(url: string, key: string, r: PlannedRequest): Promise<boolean> {
   const body = r.body();
   const headers = {
-    authorization: `Bearer ${key}`, 'x-scope-orgid': tenantName(r.tenant), 'content-type': 'application/x-protobuf',
-    'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0',
+    authorization: `Bearer ${key}`,
+    'x-scope-orgid': tenantName(r.tenant),
+    'content-type': 'application/x-protobuf',
+    'content-encoding': 'snappy',
+    'x-prometheus-remote-write-version': '0.1.0',
   };
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const res = await fetch(url, { method: 'POST', body, headers, signal: AbortSignal.timeout(60_000) });
@@ -61,12 +64,15 @@ export async function postRemoteWrite(url: string, key: string, plan: readonly P
   let samples = 0;
   let failed = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    for (let i = next++; i < plan.length; i = next++) {
-      const r = plan[i];
-      if (r === undefined) continue;
-      if (await send(url, key, r)) samples += r.samples; else failed += 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = next++; i < plan.length; i = next++) {
+        const r = plan[i];
+        if (r === undefined) continue;
+        if (await send(url, key, r)) samples += r.samples;
+        else failed += 1;
+      }
+    }),
+  );
   return { samples, failed, ms: performance.now() - started };
 }

@@ -29,7 +29,9 @@ export function watchPeak(pid: number): PeakWatch {
   }
   if (reset) return { end: () => statusKb(pid, 'VmHWM') / 1024 };
   let peak = statusKb(pid, 'VmRSS');
-  const timer = setInterval(() => { peak = Math.max(peak, statusKb(pid, 'VmRSS')); }, 10);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, statusKb(pid, 'VmRSS'));
+  }, 10);
   return {
     end: () => {
       clearInterval(timer);

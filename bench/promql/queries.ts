@@ -16,10 +16,16 @@ export const benchQueries: readonly BenchQuery[] = [
   { name: 'topk', promql: 'topk(3, sum by (instance) (rate(http_requests_total{S}[5m])))' },
   { name: 'sum by', promql: 'sum by (code) (http_requests_total{S})' },
   { name: 'avg_over_time', promql: 'avg_over_time(memory_usage_bytes{S}[5m])' },
-  { name: 'group_left info join', promql: 'sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{S}[5m])) * on (namespace, pod) group_left (node) kube_pod_info{S}' },
+  {
+    name: 'group_left info join',
+    promql: 'sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{S}[5m])) * on (namespace, pod) group_left (node) kube_pod_info{S}',
+  },
   { name: '1h subquery', promql: 'max_over_time(rate(http_requests_total{S}[5m])[1h:1m])' },
   { name: 'quantile_over_time', promql: 'quantile_over_time(0.9, memory_usage_bytes{S}[10m])' },
-  { name: 'label_replace + sum by', promql: 'sum by (deployment) (label_replace(rate(container_cpu_usage_seconds_total{S}[5m]), "deployment", "$1", "pod", "(.*)-[a-z0-9]+-[a-z0-9]+"))' },
+  {
+    name: 'label_replace + sum by',
+    promql: 'sum by (deployment) (label_replace(rate(container_cpu_usage_seconds_total{S}[5m]), "deployment", "$1", "pod", "(.*)-[a-z0-9]+-[a-z0-9]+"))',
+  },
   { name: 'count by, 10k series', promql: 'count by (namespace) (container_memory_working_set_bytes{S})', wide: true },
 ];
 

@@ -31,13 +31,23 @@ export function percentile(values: readonly number[], p: number): number {
 const ms = (n: number): string => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
 const ratioOf = (t: QueryTiming): number => percentile(t.tenantry, 0.95) / percentile(t.prometheus, 0.95);
 
-interface Row { readonly cells: readonly string[] }
+interface Row {
+  readonly cells: readonly string[];
+}
 
 function timingRows(timings: readonly QueryTiming[]): Row[] {
   return timings.map((t) => ({
     cells: [
-      t.query.name, ms(percentile(t.prometheus, 0.5)), ms(percentile(t.prometheus, 0.95)), ms(percentile(t.tenantry, 0.5)), ms(percentile(t.tenantry, 0.95)),
-      `${ratioOf(t).toFixed(2)}x`, `${t.equal}/${t.compared}`, `${t.series} / ${t.points}`, t.tenantryPeakMiB.toFixed(0), t.prometheusPeakMiB.toFixed(0),
+      t.query.name,
+      ms(percentile(t.prometheus, 0.5)),
+      ms(percentile(t.prometheus, 0.95)),
+      ms(percentile(t.tenantry, 0.5)),
+      ms(percentile(t.tenantry, 0.95)),
+      `${ratioOf(t).toFixed(2)}x`,
+      `${t.equal}/${t.compared}`,
+      `${t.series} / ${t.points}`,
+      t.tenantryPeakMiB.toFixed(0),
+      t.prometheusPeakMiB.toFixed(0),
     ],
   }));
 }
@@ -50,20 +60,50 @@ function phaseRows(timings: readonly QueryTiming[], parts: Breakdown): Row[] {
     const p: PhaseTimes | undefined = parts.times.get(t.query.name);
     if (p === undefined || p.whole.length === 0) return [];
     const phases: [string, number][] = [
-      ['series lookup', p50(p.lookup)], ['sample statement', p50(p.statement)], ['decode', p50(p.decode)], ['evaluation', p50(p.evaluation)], ['encoding', p50(p.encoding)],
+      ['series lookup', p50(p.lookup)],
+      ['sample statement', p50(p.statement)],
+      ['decode', p50(p.decode)],
+      ['evaluation', p50(p.evaluation)],
+      ['encoding', p50(p.encoding)],
     ];
     const sum = phases.reduce((n, [, v]) => n + v, 0);
     const [top, topMs] = phases.reduce((a, b) => (b[1] > a[1] ? b : a));
-    return [{
-      cells: [
-        t.query.name, `${ms(p50(p.lookup))} (${ms(p50(p.indexStatement))})`, ms(p50(p.statement)), ms(p50(p.decode)), ms(p50(p.evaluation)), ms(p50(p.encoding)),
-        ms(sum), ms(p50(p.whole)), ms(percentile(p.whole, 0.95)), ms(p50(p.served)), ms(p50(t.tenantry)), `${p.series} / ${p.samples.toLocaleString('en')}`,
-        `${top} ${Math.round((100 * topMs) / Math.max(sum, 1e-9))} %`,
-      ],
-    }];
+    return [
+      {
+        cells: [
+          t.query.name,
+          `${ms(p50(p.lookup))} (${ms(p50(p.indexStatement))})`,
+          ms(p50(p.statement)),
+          ms(p50(p.decode)),
+          ms(p50(p.evaluation)),
+          ms(p50(p.encoding)),
+          ms(sum),
+          ms(p50(p.whole)),
+          ms(percentile(p.whole, 0.95)),
+          ms(p50(p.served)),
+          ms(p50(t.tenantry)),
+          `${p.series} / ${p.samples.toLocaleString('en')}`,
+          `${top} ${Math.round((100 * topMs) / Math.max(sum, 1e-9))} %`,
+        ],
+      },
+    ];
   });
 }
-const phaseHead = ['query', 'lookup (index stmt)', 'sample stmt', 'decode', 'evaluation', 'encoding', 'sum', 'whole p50', 'whole p95', 'gated p50', 'HTTP p50', 'series / samples read', 'largest'];
+const phaseHead = [
+  'query',
+  'lookup (index stmt)',
+  'sample stmt',
+  'decode',
+  'evaluation',
+  'encoding',
+  'sum',
+  'whole p50',
+  'whole p95',
+  'gated p50',
+  'HTTP p50',
+  'series / samples read',
+  'largest',
+];
 
 function textTable(head: readonly string[], rows: readonly Row[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r.cells[i] ?? '').length)));
@@ -72,7 +112,9 @@ function textTable(head: readonly string[], rows: readonly Row[]): string {
 }
 
 function markdownTable(head: readonly string[], rows: readonly Row[]): string {
-  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.cells.join(' | ')} |`)].join('\n');
+  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.cells.join(' | ')} |`)].join(
+    '\n',
+  );
 }
 
 /** The HTTP table, as text. */
@@ -114,8 +156,8 @@ export function markdownTables(m: MarkdownInput): string {
   const l = m.layout;
   const cold = (xs: readonly number[]): string => (xs.length === 0 ? '-' : `${ms(p50(xs))} ms`);
   return [
-    `${new Date().toISOString().slice(0, 10)}, ${m.machine}. ${m.samples.toLocaleString('en')} samples: ${l.tenants} tenants x ${seriesPerTenant} series x ${l.points} points every ${stepSeconds} s, `
-      + `and ${l.wideTenants.length} wide tenants x ${l.wideSeries.toLocaleString('en')} series x ${widePoints} points every ${wideStepSeconds} s; ${m.ingest}.`,
+    `${new Date().toISOString().slice(0, 10)}, ${m.machine}. ${m.samples.toLocaleString('en')} samples: ${l.tenants} tenants x ${seriesPerTenant} series x ${l.points} points every ${stepSeconds} s, ` +
+      `and ${l.wideTenants.length} wide tenants x ${l.wideSeries.toLocaleString('en')} series x ${widePoints} points every ${wideStepSeconds} s; ${m.ingest}.`,
     '',
     `Range queries over HTTP (last 1 h, step 60 s), ${m.runs} runs each, ms; peak RSS of each process over the query's runs, MiB:`,
     '',

@@ -21,7 +21,12 @@ export type RowConverters = Readonly<Record<SignalName, Readonly<Record<WireForm
  * `settings`, an item older than its tenant's retention for the signal is
  * rejected; without, older than the process's (`limits.retention`).
  */
-export function rowConverters(ids: LogIdGenerator = new LogIdGenerator(), now: () => number = Date.now, limits: ItemLimits = defaultItemLimits, settings?: TenantSettingsView): RowConverters {
+export function rowConverters(
+  ids: LogIdGenerator = new LogIdGenerator(),
+  now: () => number = Date.now,
+  limits: ItemLimits = defaultItemLimits,
+  settings?: TenantSettingsView,
+): RowConverters {
   return {
     traces: { protobuf: tracesFromProtobuf(limits, now, settings), json: tracesFromJson(limits, now, settings) },
     logs: { protobuf: logsFromProtobuf(ids, now, limits, settings), json: logsFromJson(ids, now, limits, settings) },

@@ -58,7 +58,9 @@ export async function drainLogDirectory(sink: RowSink, config: WriterConfig, log
   let rowsInserted = 0;
   let rowsDeadLettered = 0;
   const observer: WriterObserver = {
-    inserted: (stats) => { if (stats.ok) rowsInserted += stats.rows; },
+    inserted: (stats) => {
+      if (stats.ok) rowsInserted += stats.rows;
+    },
     deadLettered: (table: TableName, rows: number, reason: string) => {
       rowsDeadLettered += rows;
       log.error('ClickHouse refused rows as unparseable; kept in the dead-letter folder', { table, rows, reason });
@@ -72,7 +74,11 @@ export async function drainLogDirectory(sink: RowSink, config: WriterConfig, log
   log.info('draining write-ahead log', { dir: config.logDir, segments: segmentsFound });
   const writer = await LoggedWriter.open(sink, config, observer);
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => { resolve('timeout'); }, timeoutMs); });
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => {
+      resolve('timeout');
+    }, timeoutMs);
+  });
   const outcome = await Promise.race([writer.flush().then(() => 'drained' as const), timedOut]);
   clearTimeout(timer);
   await writer.stop();

@@ -79,7 +79,11 @@ export interface ConvertedRequest {
 export type UnstoredReason = 'invalid_body' | 'body_too_large' | 'body_timeout';
 
 /** The reasons of bodies refused while they were read; the gateway's own overload (bytes in flight) is not the sender's doing, and is not charged. */
-const refusedBodyReasons: Readonly<Partial<Record<BodyFailureKind, UnstoredReason>>> = { too_large: 'body_too_large', request_timeout: 'body_timeout', invalid: 'invalid_body' };
+const refusedBodyReasons: Readonly<Partial<Record<BodyFailureKind, UnstoredReason>>> = {
+  too_large: 'body_too_large',
+  request_timeout: 'body_timeout',
+  invalid: 'invalid_body',
+};
 
 /** Who sent bytes that stored nothing: the key, the tenant the request named before its body (if any), the tenants its body named so far. */
 export interface Sender {
@@ -119,7 +123,11 @@ export class IngestPipeline {
 
   /** With `settings`, an item older than its tenant's retention is rejected; without, older than `limits.retention`. */
   constructor(
-    writer: DurableWriter, metrics: GatewayMetrics, limits: ItemLimits = defaultItemLimits, ingestLimits?: IngestLimits, settings?: TenantSettingsView,
+    writer: DurableWriter,
+    metrics: GatewayMetrics,
+    limits: ItemLimits = defaultItemLimits,
+    ingestLimits?: IngestLimits,
+    settings?: TenantSettingsView,
     gate: DecodeGate = defaultDecodeGate(),
   ) {
     this.gate = gate;
@@ -183,7 +191,12 @@ export class IngestPipeline {
     const limited = batch.rejected.byReason.get('rate_limited') ?? 0;
     if (limited > 0 && limited === batch.rowCount + batch.rejected.count) {
       this.#counted(signal, shares);
-      return this.#throttled(shares.map((s) => s.tenant), request.protocol, signal, 'after_decode');
+      return this.#throttled(
+        shares.map((s) => s.tenant),
+        request.protocol,
+        signal,
+        'after_decode',
+      );
     }
     // Charged before the write is awaited, so that the next request sees it; refunded if the write fails.
     this.#charge(shares, 1);
@@ -191,12 +204,15 @@ export class IngestPipeline {
     if (!written.ok) {
       this.#charge(shares, -1);
       switch (written.error.kind) {
-        case 'overloaded': return { kind: 'overloaded', message: written.error.message, retryAfterSeconds: 1 };
+        case 'overloaded':
+          return { kind: 'overloaded', message: written.error.message, retryAfterSeconds: 1 };
         case 'stopped':
         case 'unavailable':
-        case 'timeout': return { kind: 'unavailable', message: `storage unavailable: ${written.error.message}` };
+        case 'timeout':
+          return { kind: 'unavailable', message: `storage unavailable: ${written.error.message}` };
         case 'invalid_query':
-        case 'internal': return { kind: 'unavailable', message: `storage failed: ${written.error.message}` };
+        case 'internal':
+          return { kind: 'unavailable', message: `storage failed: ${written.error.message}` };
       }
     }
     this.#metrics.acceptedItems.inc({ signal }, batch.rowCount);
@@ -234,7 +250,10 @@ export class IngestPipeline {
         return result;
       },
     });
-    const both = (signal: SignalName): RowConverters[SignalName] => ({ protobuf: charging(signal, converters[signal].protobuf), json: charging(signal, converters[signal].json) });
+    const both = (signal: SignalName): RowConverters[SignalName] => ({
+      protobuf: charging(signal, converters[signal].protobuf),
+      json: charging(signal, converters[signal].json),
+    });
     return { traces: both('traces'), logs: both('logs'), metrics: both('metrics') };
   }
 

@@ -101,9 +101,21 @@ export class DecodeGate {
         if (at < 0) return;
         f.waiting.splice(at, 1);
         this.#forget(flow, f);
-        resolve(fail({ message: `the gateway is decoding other requests: this one waited ${this.#maxWaitMs} ms for its turn (requests of busier tenants wait longer): retry later`, retryAfterSeconds: 1 }));
+        resolve(
+          fail({
+            message: `the gateway is decoding other requests: this one waited ${this.#maxWaitMs} ms for its turn (requests of busier tenants wait longer): retry later`,
+            retryAfterSeconds: 1,
+          }),
+        );
       }, this.#maxWaitMs);
-      const waiter: Waiter = { flow, grant: (pass) => { timer.cancel(); resolve(ok(pass)); }, timer };
+      const waiter: Waiter = {
+        flow,
+        grant: (pass) => {
+          timer.cancel();
+          resolve(ok(pass));
+        },
+        timer,
+      };
       f.waiting.push(waiter);
     });
   }
@@ -117,7 +129,8 @@ export class DecodeGate {
   #othersFirst(f: Flow): boolean {
     const virtual = this.#virtual;
     const tag = Math.max(f.tag, virtual);
-    for (const other of this.#flows.values()) if (other !== f && other.waiting.length > 0 && other.held < this.#perFlow && Math.max(other.tag, virtual) < tag) return true;
+    for (const other of this.#flows.values())
+      if (other !== f && other.waiting.length > 0 && other.held < this.#perFlow && Math.max(other.tag, virtual) < tag) return true;
     return false;
   }
 

@@ -82,7 +82,11 @@ export class RejectedUsage {
 
   #schedule(): void {
     if (this.#stopped) return;
-    this.#timer = this.#clock.setTimeout(() => { void this.flush().then(() => { this.#schedule(); }); }, this.#options.flushMs);
+    this.#timer = this.#clock.setTimeout(() => {
+      void this.flush().then(() => {
+        this.#schedule();
+      });
+    }, this.#options.flushMs);
   }
 
   #add(tenant: string, day: string, signal: string, reason: string, items: number, bytes: number): void {

@@ -64,6 +64,8 @@ export class ReplicaCount {
     else this.#options.onFailure?.(counted.error);
     this.#options.onBeat?.();
     if (this.#stopped) return;
-    this.#timer = this.#clock.setTimeout(() => { this.#beating = this.#beat(); }, this.#options.periodMs);
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#beating = this.#beat();
+    }, this.#options.periodMs);
   }
 }

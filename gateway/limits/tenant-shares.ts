@@ -30,7 +30,12 @@ const resolverReasons: ReadonlySet<string> = new Set(['missing_tenant', 'invalid
 const tenantlessReasons = ['missing_tenant', 'invalid_tenant_type', 'invalid_tenant_id'] as const;
 
 /** The shares of a request of `bodyBytes` decoded bytes converted into `rowCount` rows and `rejected` items. */
-export function tenantShares(tenants: ReadonlyMap<string, Readonly<TenantItems>>, rowCount: number, rejected: Pick<Rejections, 'count' | 'byReason'>, bodyBytes: number): TenantShare[] {
+export function tenantShares(
+  tenants: ReadonlyMap<string, Readonly<TenantItems>>,
+  rowCount: number,
+  rejected: Pick<Rejections, 'count' | 'byReason'>,
+  bodyBytes: number,
+): TenantShare[] {
   const total = rowCount + rejected.count;
   const perItem = total === 0 ? 0 : bodyBytes / total;
   const counted = (items: number): Counted => ({ items, bytes: Math.round(items * perItem) });

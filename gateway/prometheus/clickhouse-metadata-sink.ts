@@ -20,7 +20,8 @@ export function clickHouseMetadataSink(store: Store): MetadataSink {
           query: `INSERT INTO ${table} (tenant_id, metric_family, type, help, unit, updated_at)
             SELECT {tenant:String}, metric_family, type, help, unit, now64(9) FROM format(JSONEachRow, {structure:String}, {rows:String})`,
           query_params: {
-            tenant, structure,
+            tenant,
+            structure,
             rows: rows.map((r) => JSON.stringify({ metric_family: r.metricFamily, type: r.type, help: r.help, unit: r.unit })).join('\n'),
           },
         });

@@ -158,12 +158,18 @@ function valueCount(buf: Buffer, ranges: RangeList, float: boolean): number {
 
 /** The fields of one Histogram message, reset per histogram. */
 export class NativeHistogram {
-  countLo = 0; countHi = 0; countFloat = -1;
+  countLo = 0;
+  countHi = 0;
+  countFloat = -1;
   /** Positions of the raw 8 bytes of sum and zero_threshold (kept bit-exact: a stale histogram's sum is the stale NaN), -1 when absent. */
-  sumAt = -1; zeroThresholdAt = -1;
-  zeroLo = 0; zeroHi = 0; zeroFloat = -1;
+  sumAt = -1;
+  zeroThresholdAt = -1;
+  zeroLo = 0;
+  zeroHi = 0;
+  zeroFloat = -1;
   schema = 0;
-  timeLo = 0; timeHi = 0;
+  timeLo = 0;
+  timeHi = 0;
   /** Float histograms carry absolute counts (count_float, *_counts) instead of integers and deltas. */
   float = false;
   readonly positive = new Side();
@@ -181,23 +187,64 @@ export class NativeHistogram {
       const tag = r.tag();
       const wire = tag & 7;
       const field = tag >>> 3;
-      if (field === 1 && wire === WireType.varint) { r.varint64(); this.countLo = r.lo; this.countHi = r.hi; this.countFloat = -1; continue; }
-      if (field === 2 && wire === WireType.fixed64) { this.countFloat = wholeCount(r.double()); this.float = true; continue; }
+      if (field === 1 && wire === WireType.varint) {
+        r.varint64();
+        this.countLo = r.lo;
+        this.countHi = r.hi;
+        this.countFloat = -1;
+        continue;
+      }
+      if (field === 2 && wire === WireType.fixed64) {
+        this.countFloat = wholeCount(r.double());
+        this.float = true;
+        continue;
+      }
       if ((field === 3 || field === 5) && wire === WireType.fixed64) {
-        if (field === 3) this.sumAt = r.pos; else this.zeroThresholdAt = r.pos;
+        if (field === 3) this.sumAt = r.pos;
+        else this.zeroThresholdAt = r.pos;
         r.fixed64();
         continue;
       }
-      if (field === 4 && wire === WireType.varint) { this.schema = zigzag32(r.uint32()); continue; }
-      if (field === 6 && wire === WireType.varint) { r.varint64(); this.zeroLo = r.lo; this.zeroHi = r.hi; this.zeroFloat = -1; continue; }
-      if (field === 7 && wire === WireType.fixed64) { this.zeroFloat = wholeCount(r.double()); continue; }
-      if (field === 15 && wire === WireType.varint) { r.varint64(); this.timeLo = r.lo; this.timeHi = r.hi; continue; }
+      if (field === 4 && wire === WireType.varint) {
+        this.schema = zigzag32(r.uint32());
+        continue;
+      }
+      if (field === 6 && wire === WireType.varint) {
+        r.varint64();
+        this.zeroLo = r.lo;
+        this.zeroHi = r.hi;
+        this.zeroFloat = -1;
+        continue;
+      }
+      if (field === 7 && wire === WireType.fixed64) {
+        this.zeroFloat = wholeCount(r.double());
+        continue;
+      }
+      if (field === 15 && wire === WireType.varint) {
+        r.varint64();
+        this.timeLo = r.lo;
+        this.timeHi = r.hi;
+        continue;
+      }
       const side = field === 8 || field === 9 || field === 10 ? this.negative : field === 11 || field === 12 || field === 13 ? this.positive : undefined;
       if (side !== undefined) {
         const kind = (field - 8) % 3; // 0 spans, 1 deltas, 2 counts
-        if (kind === 0 && wire === WireType.bytes) { const e = r.delimited(); side.spans.push(r.pos, e); r.pos = e; continue; }
+        if (kind === 0 && wire === WireType.bytes) {
+          const e = r.delimited();
+          side.spans.push(r.pos, e);
+          r.pos = e;
+          continue;
+        }
         if (kind === 1 && (wire === WireType.bytes || wire === WireType.varint)) {
-          if (wire === WireType.bytes) { const e = r.delimited(); side.deltas.push(r.pos, e); r.pos = e; } else { const s = r.pos; r.varint64(); side.deltas.push(s, r.pos); }
+          if (wire === WireType.bytes) {
+            const e = r.delimited();
+            side.deltas.push(r.pos, e);
+            r.pos = e;
+          } else {
+            const s = r.pos;
+            r.varint64();
+            side.deltas.push(s, r.pos);
+          }
           continue;
         }
         if (kind === 2 && (wire === WireType.bytes || wire === WireType.fixed64)) {
@@ -232,13 +279,15 @@ export class NativeHistogram {
   /** value … quantile_values of an exponential_histogram row (min and max unknown: NULL). */
   write(w: RowWriter, buf: Buffer): void {
     w.bytes(noValue);
-    if (this.countFloat >= 0) w.u64(this.countFloat); else w.u64Parts(this.countLo, this.countHi);
+    if (this.countFloat >= 0) w.u64(this.countFloat);
+    else w.u64Parts(this.countLo, this.countHi);
     rawDouble(w, buf, this.sumAt);
     w.u8(1); // min NULL
     w.u8(1); // max NULL
     w.bytes(noBuckets);
     w.i32(this.schema);
-    if (this.zeroFloat >= 0) w.u64(this.zeroFloat); else w.u64Parts(this.zeroLo, this.zeroHi);
+    if (this.zeroFloat >= 0) w.u64(this.zeroFloat);
+    else w.u64Parts(this.zeroLo, this.zeroHi);
     rawDouble(w, buf, this.zeroThresholdAt);
     this.positive.write(w, buf, this.float);
     this.negative.write(w, buf, this.float);

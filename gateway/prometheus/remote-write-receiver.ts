@@ -35,7 +35,8 @@ export interface RemoteWriteDeps extends Omit<HttpReceiverDeps, 'remoteWrite'> {
 }
 
 /** Outcomes of remote write beyond the OTLP ones: a failed tenant selection (its own status), a body too slow. */
-type RemoteWriteOutcome = Outcome
+type RemoteWriteOutcome =
+  | Outcome
   | { readonly kind: 'selection'; readonly status: 400 | 401 | 403 | 404; readonly message: string }
   | { readonly kind: 'request_timeout'; readonly message: string };
 
@@ -46,8 +47,17 @@ type RemoteWriteOutcome = Outcome
  * full log says nothing about the tenant. A tenant over its limit is 429.
  */
 const statusOf: Readonly<Record<Exclude<RemoteWriteOutcome['kind'], 'accepted' | 'selection'>, number>> = {
-  unauthenticated: 401, forbidden: 403, method_not_allowed: 405, unsupported_media_type: 415, too_large: 413, invalid: 400,
-  overloaded: 503, rate_limited: 429, unavailable: 503, internal: 500, request_timeout: 408,
+  unauthenticated: 401,
+  forbidden: 403,
+  method_not_allowed: 405,
+  unsupported_media_type: 415,
+  too_large: 413,
+  invalid: 400,
+  overloaded: 503,
+  rate_limited: 429,
+  unavailable: 503,
+  internal: 500,
+  request_timeout: 408,
 };
 
 /** As the OTLP receiver: a body refused unread is read and dropped this long and this far, then the connection closes. */
@@ -85,11 +95,19 @@ type Convert = ReturnType<typeof remoteWriteConverter>;
 type Converted = Extract<ReturnType<Convert>, { ok: true }>['value'];
 
 /** A body read, decompressed and converted. */
-interface Decoded { readonly tenants: TenantResolver; readonly converted: Converted; readonly bytes: number }
+interface Decoded {
+  readonly tenants: TenantResolver;
+  readonly converted: Converted;
+  readonly bytes: number;
+}
 
 /** Reads, decompresses and converts the body within the gate's turn; `cost.bytes` is what it read or decompressed, for the gate. */
 async function decode(
-  req: IncomingMessage, deps: RemoteWriteDeps, convert: Convert, who: { principal: Principal; tenantId: string; reservation: Reservation }, cost: { bytes: number },
+  req: IncomingMessage,
+  deps: RemoteWriteDeps,
+  convert: Convert,
+  who: { principal: Principal; tenantId: string; reservation: Reservation },
+  cost: { bytes: number },
 ): Promise<Result<Decoded, RemoteWriteOutcome>> {
   const { principal, tenantId, reservation } = who;
   // The body reader knows gzip and identity: the snappy block is read as it is and decompressed below.
@@ -100,7 +118,11 @@ async function decode(
   if (!read.ok) {
     if (read.error.kind === 'request_timeout') deps.onBodyTimeout?.();
     deps.pipeline.chargeRefusedBody('metrics', read.error, sender);
-    return fail(read.error.kind === 'overloaded' ? { kind: 'overloaded', message: read.error.message, retryAfterSeconds: 1 } : { kind: read.error.kind, message: read.error.message });
+    return fail(
+      read.error.kind === 'overloaded'
+        ? { kind: 'overloaded', message: read.error.message, retryAfterSeconds: 1 }
+        : { kind: read.error.kind, message: read.error.message },
+    );
   }
   const declared = snappyLength(read.value) ?? 0;
   if (declared <= deps.maxRequestBytes && !reservation.ensure(read.value.length + declared)) {
@@ -137,7 +159,9 @@ async function push(req: IncomingMessage, res: ServerResponse, deps: RemoteWrite
   if (limited !== undefined) return limited;
   const reservation = deps.inflight.reserve(0);
   if (reservation === undefined) return { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
-  res.once('close', () => { reservation.release(); });
+  res.once('close', () => {
+    reservation.release();
+  });
   // Reading, decompressing and converting take turns by tenant (the decode gate, gateway/limits/decode-gate.ts).
   const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(principal, tenantId));
   if (!turn.ok) return { kind: 'overloaded', ...turn.error };
@@ -166,15 +190,18 @@ export function remoteWriteHandler(deps: RemoteWriteDeps): (req: IncomingMessage
   const convert = remoteWriteConverter(deps.items, Date.now, deps.settings);
   return (req, res) => {
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'remote_write', signal: 'metrics' });
-    push(req, res, deps, convert).then((outcome) => {
-      if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('remote write failed', { kind: outcome.kind, message: outcome.message });
-      const status = answer(req, res, outcome);
-      deps.metrics.requests.inc({ protocol: 'remote_write', signal: 'metrics', status: String(status) });
-      timer();
-    }).catch((error: unknown) => {
-      // Only bugs get here.
-      deps.log.error('bug while handling a remote write', { error, stack: (error as Error).stack });
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error\n');
-    });
+    push(req, res, deps, convert)
+      .then((outcome) => {
+        if (outcome.kind === 'internal' || outcome.kind === 'unavailable')
+          deps.log.warn('remote write failed', { kind: outcome.kind, message: outcome.message });
+        const status = answer(req, res, outcome);
+        deps.metrics.requests.inc({ protocol: 'remote_write', signal: 'metrics', status: String(status) });
+        timer();
+      })
+      .catch((error: unknown) => {
+        // Only bugs get here.
+        deps.log.error('bug while handling a remote write', { error, stack: (error as Error).stack });
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error\n');
+      });
   };
 }

@@ -115,14 +115,30 @@ class SeriesLabels {
     it.end = end;
     while (it.more()) {
       const tag = it.tag();
-      if (tag !== ((1 << 3) | WireType.bytes)) { it.skip(tag & 7); continue; }
+      if (tag !== ((1 << 3) | WireType.bytes)) {
+        it.skip(tag & 7);
+        continue;
+      }
       const e = it.delimited();
       label.pos = it.pos;
       label.end = e;
-      let ns = 0; let ne = 0; let vs = 0; let ve = 0;
+      let ns = 0;
+      let ne = 0;
+      let vs = 0;
+      let ve = 0;
       while (label.more()) {
         const t = label.tag();
-        if (t === ((1 << 3) | WireType.bytes)) { const le = label.delimited(); ns = label.pos; ne = le; label.pos = le; } else if (t === ((2 << 3) | WireType.bytes)) { const le = label.delimited(); vs = label.pos; ve = le; label.pos = le; } else label.skip(t & 7);
+        if (t === ((1 << 3) | WireType.bytes)) {
+          const le = label.delimited();
+          ns = label.pos;
+          ne = le;
+          label.pos = le;
+        } else if (t === ((2 << 3) | WireType.bytes)) {
+          const le = label.delimited();
+          vs = label.pos;
+          ve = le;
+          label.pos = le;
+        } else label.skip(t & 7);
       }
       it.pos = e;
       const problem = labelNameProblem(buf, ns, ne);
@@ -149,11 +165,18 @@ class SeriesLabels {
   /** service_name … start_timestamp: the series' resource, scope and attributes, the same for each of its points. */
   writeSeries(w: RowWriter, buf: Buffer, limits: RequestLimits): void {
     const { job, instance, metricName } = this;
-    if (job >= 0) this.#value(w, buf, job, limits); else w.empty(); // service_name
+    if (job >= 0) this.#value(w, buf, job, limits);
+    else w.empty(); // service_name
     w.empty(); // resource_schema_url
     w.varint((job >= 0 ? 1 : 0) + (instance >= 0 ? 1 : 0));
-    if (job >= 0) { w.bytes(jobKey); this.#value(w, buf, job, limits); }
-    if (instance >= 0) { w.bytes(instanceKey); this.#value(w, buf, instance, limits); }
+    if (job >= 0) {
+      w.bytes(jobKey);
+      this.#value(w, buf, job, limits);
+    }
+    if (instance >= 0) {
+      w.bytes(instanceKey);
+      this.#value(w, buf, instance, limits);
+    }
     w.bytes(scopePart);
     const others = this.names.count - (metricName >= 0 ? 1 : 0) - (job >= 0 ? 1 : 0) - (instance >= 0 ? 1 : 0);
     const kept = limits.keep(others, limits.limits.maxAttributes, 'attribute_count');
@@ -175,8 +198,12 @@ function rendered(write: (w: RowWriter) => void): Buffer {
   write(w);
   return Buffer.from(w.result());
 }
-const jobKey = rendered((w) => { w.text(jobAttribute); });
-const instanceKey = rendered((w) => { w.text(instanceAttribute); });
+const jobKey = rendered((w) => {
+  w.text(jobAttribute);
+});
+const instanceKey = rendered((w) => {
+  w.text(instanceAttribute);
+});
 const scopePart = rendered((w) => {
   w.text(remoteWriteScope.name);
   w.text(remoteWriteScope.version);
@@ -192,9 +219,16 @@ class Nanos {
 
   /** A Prometheus timestamp (int64 ms as unsigned varint halves); before 1970 is 0 (too old), past 2262 the largest value. */
   set(lo: number, hi: number): void {
-    if (hi >= 0x80000000) { this.lo = this.hi = 0; return; }
+    if (hi >= 0x80000000) {
+      this.lo = this.hi = 0;
+      return;
+    }
     const ms = hi * twoTo32 + lo;
-    if (ms >= 9_223_372_036_854) { this.lo = 0xffffffff; this.hi = 0x7fffffff; return; }
+    if (ms >= 9_223_372_036_854) {
+      this.lo = 0xffffffff;
+      this.hi = 0x7fffffff;
+      return;
+    }
     const low = (ms % twoTo32) * 1e6; // < 2^53: exact
     this.lo = low % twoTo32;
     this.hi = Math.floor(ms / twoTo32) * 1e6 + Math.floor(low / twoTo32);
@@ -215,7 +249,9 @@ class Samples {
   readonly timeHi: number[] = [];
   count = 0;
 
-  clear(): void { this.count = 0; }
+  clear(): void {
+    this.count = 0;
+  }
 
   readonly #it: WireReader;
 
@@ -228,10 +264,19 @@ class Samples {
     const it = this.#it;
     it.pos = start;
     it.end = end;
-    let at = -1; let lo = 0; let hi = 0;
+    let at = -1;
+    let lo = 0;
+    let hi = 0;
     while (it.more()) {
       const tag = it.tag();
-      if (tag === ((1 << 3) | WireType.fixed64)) { at = it.pos; it.fixed64(); } else if (tag === ((2 << 3) | WireType.varint)) { it.varint64(); lo = it.lo; hi = it.hi; } else it.skip(tag & 7);
+      if (tag === ((1 << 3) | WireType.fixed64)) {
+        at = it.pos;
+        it.fixed64();
+      } else if (tag === ((2 << 3) | WireType.varint)) {
+        it.varint64();
+        lo = it.lo;
+        hi = it.hi;
+      } else it.skip(tag & 7);
     }
     this.valueAt[this.count] = at;
     this.timeLo[this.count] = lo;
@@ -242,15 +287,23 @@ class Samples {
 
 function readMetadata(r: WireReader, start: number, end: number, maxHelp: number): MetricMetadata {
   const it = new WireReader(r.buf, start, end);
-  let type = 0; let family = ''; let help = ''; let unit = '';
+  let type = 0;
+  let family = '';
+  let help = '';
+  let unit = '';
   const text = (e: number, max = e - it.pos): string => r.buf.toString('utf8', it.pos, Math.min(e, it.pos + max));
   while (it.more()) {
     const tag = it.tag();
     const field = tag >>> 3;
-    if (field === 1 && (tag & 7) === WireType.varint) { type = it.uint32(); continue; }
+    if (field === 1 && (tag & 7) === WireType.varint) {
+      type = it.uint32();
+      continue;
+    }
     if ((tag & 7) === WireType.bytes && (field === 2 || field === 4 || field === 5)) {
       const e = it.delimited();
-      if (field === 2) family = text(e); else if (field === 4) help = text(e, maxHelp); else unit = text(e, maxHelp);
+      if (field === 2) family = text(e);
+      else if (field === 4) help = text(e, maxHelp);
+      else unit = text(e, maxHelp);
       it.pos = e;
       continue;
     }
@@ -285,7 +338,10 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
       r.pos = e;
       continue;
     }
-    if (tag !== ((1 << 3) | WireType.bytes)) { r.skip(tag & 7); continue; }
+    if (tag !== ((1 << 3) | WireType.bytes)) {
+      r.skip(tag & 7);
+      continue;
+    }
     const seriesEnd = r.delimited();
     const seriesStart = r.pos;
     r.pos = seriesEnd;
@@ -295,7 +351,10 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
     it.end = seriesEnd;
     while (it.more()) {
       const t = it.tag();
-      if ((t & 7) !== WireType.bytes) { it.skip(t & 7); continue; }
+      if ((t & 7) !== WireType.bytes) {
+        it.skip(t & 7);
+        continue;
+      }
       const e = it.delimited();
       const field = t >>> 3;
       // Field 1, labels, is read below once the series proves to have points; field 3, exemplars, is dropped.
@@ -310,7 +369,10 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
       ns.set(samples.timeLo[i] ?? 0, samples.timeHi[i] ?? 0);
       if (!admitted(resolver, tenant, limits)) continue;
       const rejection = limits.rejectionBefore(tenant, ns.lo, ns.hi, w.pos, false);
-      if (rejection !== undefined) { limits.reject(rejection); continue; }
+      if (rejection !== undefined) {
+        limits.reject(rejection);
+        continue;
+      }
       const rowStart = limits.beginRow(w);
       w.bytes(head);
       labels.writeName(w, body);
@@ -324,11 +386,17 @@ function writeRequestRows(body: Buffer, tenant: string, resolver: TenantResolver
     }
     for (let i = 0; i < histograms.count; i++) {
       histogram.read(body, histograms.starts[i] ?? 0, histograms.ends[i] ?? 0);
-      if (!histogram.exponential) { skippedHistograms++; continue; }
+      if (!histogram.exponential) {
+        skippedHistograms++;
+        continue;
+      }
       if (!admitted(resolver, tenant, limits)) continue;
       ns.set(histogram.timeLo, histogram.timeHi);
       const rejection = histogram.tooWide ? { reason: 'request_too_expansive' as const } : limits.rejectionBefore(tenant, ns.lo, ns.hi, w.pos, false);
-      if (rejection !== undefined) { limits.reject(rejection); continue; }
+      if (rejection !== undefined) {
+        limits.reject(rejection);
+        continue;
+      }
       const rowStart = limits.beginRow(w);
       w.bytes(head);
       labels.writeName(w, body);
@@ -352,6 +420,11 @@ function admitted(resolver: TenantResolver, tenant: string, limits: RequestLimit
 }
 
 /** The remote write converter under the gateway's item limits, at `now()` (ms); with `settings`, each tenant's retention. */
-export function remoteWriteConverter(limits: ItemLimits, now: () => number = Date.now, settings?: TenantSettingsView): (body: Buffer, tenant: string, resolver: TenantResolver) => Result<RemoteWriteBatch, string> {
-  return (body, tenant, resolver) => readWire(() => writeRequestRows(body, tenant, resolver, new RequestLimits(limits, 'metrics', now(), body.length, settings)));
+export function remoteWriteConverter(
+  limits: ItemLimits,
+  now: () => number = Date.now,
+  settings?: TenantSettingsView,
+): (body: Buffer, tenant: string, resolver: TenantResolver) => Result<RemoteWriteBatch, string> {
+  return (body, tenant, resolver) =>
+    readWire(() => writeRequestRows(body, tenant, resolver, new RequestLimits(limits, 'metrics', now(), body.length, settings)));
 }

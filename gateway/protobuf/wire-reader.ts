@@ -123,11 +123,20 @@ export class WireReader {
   /** Skips a field of the given wire type. */
   skip(wireType: number): void {
     switch (wireType) {
-      case WireType.varint: this.varint64(); return;
-      case WireType.fixed64: this.pos += 8; break;
-      case WireType.bytes: this.pos = this.delimited(); return;
-      case WireType.fixed32: this.pos += 4; break;
-      default: throw new WireError(`unsupported wire type ${wireType}`);
+      case WireType.varint:
+        this.varint64();
+        return;
+      case WireType.fixed64:
+        this.pos += 8;
+        break;
+      case WireType.bytes:
+        this.pos = this.delimited();
+        return;
+      case WireType.fixed32:
+        this.pos += 4;
+        break;
+      default:
+        throw new WireError(`unsupported wire type ${wireType}`);
     }
     if (this.pos > this.end) throw new WireError('truncated field');
   }

@@ -16,7 +16,11 @@ import type { Reservation } from './inflight-bytes.ts';
 export type BodyFailureKind = 'too_large' | 'invalid' | 'unsupported_media_type' | 'overloaded' | 'request_timeout';
 
 /** Why a body was refused; `bytes`: what was read (after inflating) before it was. */
-export interface BodyFailure { readonly kind: BodyFailureKind; readonly message: string; readonly bytes: number }
+export interface BodyFailure {
+  readonly kind: BodyFailureKind;
+  readonly message: string;
+  readonly bytes: number;
+}
 
 export interface BodyLimits {
   /** Bytes of the body after decompression. */
@@ -85,7 +89,8 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Resu
   const { limit, reservation } = limits;
   const deadline = Date.now() + limits.deadlineMs;
   const encoding = bodyEncoding(req.headers['content-encoding']);
-  const tooLarge = (what: string, bytes = 0): Result<Buffer, BodyFailure> => fail({ kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes`, bytes });
+  const tooLarge = (what: string, bytes = 0): Result<Buffer, BodyFailure> =>
+    fail({ kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes`, bytes });
   if (encoding === undefined) {
     const message = `unsupported Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}: use gzip or identity`;
     return discard(req, discardFactor * limit, deadline).then(() => fail({ kind: 'unsupported_media_type', message, bytes: 0 }));
@@ -96,7 +101,8 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Resu
     return Promise.resolve(tooLarge(`the body (${declared} bytes)`));
   }
   if (declared > limit && encoding === 'identity') return discard(req, discardFactor * limit, deadline).then(() => tooLarge(`the body (${declared} bytes)`));
-  const overloaded = (bytes: number): Result<Buffer, BodyFailure> => fail({ kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', bytes });
+  const overloaded = (bytes: number): Result<Buffer, BodyFailure> =>
+    fail({ kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', bytes });
   // The declared length is reserved before a byte is read; the caller answers without reading.
   if (!reservation.ensure(declared)) return Promise.resolve(overloaded(0));
 
@@ -130,14 +136,18 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Resu
     const refuse = (what: string): void => {
       stopReading();
       const bytes = size;
-      void discard(req, discardFactor * limit, deadline).then(() => { settle(tooLarge(what, bytes)); });
+      void discard(req, discardFactor * limit, deadline).then(() => {
+        settle(tooLarge(what, bytes));
+      });
     };
     if (gunzip !== undefined) {
       req.on('data', (chunk: Buffer) => {
         compressed += chunk.length;
         if (compressed > limit && !settled) refuse('the compressed body');
       });
-      req.on('error', (error) => { settle(fail({ kind: 'invalid', message: `cannot read the body: ${error.message}`, bytes: size })); });
+      req.on('error', (error) => {
+        settle(fail({ kind: 'invalid', message: `cannot read the body: ${error.message}`, bytes: size }));
+      });
       req.pipe(gunzip);
     }
     output.on('data', (chunk: Buffer) => {
@@ -155,10 +165,15 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Resu
       }
       chunks.push(chunk);
     });
-    req.on('close', () => { if (!req.complete) settle(fail({ kind: 'invalid', message: 'the request was aborted', bytes: size })); });
-    output.on('end', () => { settle(ok(chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size))); });
+    req.on('close', () => {
+      if (!req.complete) settle(fail({ kind: 'invalid', message: 'the request was aborted', bytes: size }));
+    });
+    output.on('end', () => {
+      settle(ok(chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size)));
+    });
     output.on('error', (error: Error) => {
-      if (size <= limit) settle(fail({ kind: 'invalid', message: `${gunzip === undefined ? 'cannot read the body' : 'invalid gzip body'}: ${error.message}`, bytes: size }));
+      if (size <= limit)
+        settle(fail({ kind: 'invalid', message: `${gunzip === undefined ? 'cannot read the body' : 'invalid gzip body'}: ${error.message}`, bytes: size }));
     });
   });
 }

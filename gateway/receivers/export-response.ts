@@ -8,15 +8,17 @@ const rejectedField: Readonly<Record<SignalName, string>> = { traces: 'rejectedS
 
 /** The Export*ServiceResponse for an accepted request; partial_success only when something was rejected. */
 export function encodeExportResponse(signal: SignalName, format: WireFormat, outcome: Accepted): Uint8Array | string {
-  const partial = outcome.rejected === 0 && outcome.errorMessage === ''
-    ? undefined
-    : { [rejectedField[signal]]: outcome.rejected, errorMessage: outcome.errorMessage };
+  const partial =
+    outcome.rejected === 0 && outcome.errorMessage === '' ? undefined : { [rejectedField[signal]]: outcome.rejected, errorMessage: outcome.errorMessage };
   if (format === 'json') return JSON.stringify(partial === undefined ? {} : { partialSuccess: partial });
   const message = partial === undefined ? {} : { partialSuccess: partial };
   switch (signal) {
-    case 'traces': return ExportTraceServiceResponse.encode(message).finish();
-    case 'logs': return ExportLogsServiceResponse.encode(message).finish();
-    case 'metrics': return ExportMetricsServiceResponse.encode(message).finish();
+    case 'traces':
+      return ExportTraceServiceResponse.encode(message).finish();
+    case 'logs':
+      return ExportLogsServiceResponse.encode(message).finish();
+    case 'metrics':
+      return ExportMetricsServiceResponse.encode(message).finish();
   }
 }
 
@@ -24,9 +26,10 @@ export const retryInfoTypeUrl = 'type.googleapis.com/google.rpc.RetryInfo';
 
 /** google.rpc.Status bytes; with RetryInfo when the client should come back after `retryAfterSeconds`. */
 export function encodeStatusProtobuf(code: number, message: string, retryAfterSeconds?: number): Uint8Array {
-  const details = retryAfterSeconds === undefined
-    ? []
-    : [{ type_url: retryInfoTypeUrl, value: RetryInfo.encode({ retryDelay: { seconds: retryAfterSeconds, nanos: 0 } }).finish() }];
+  const details =
+    retryAfterSeconds === undefined
+      ? []
+      : [{ type_url: retryInfoTypeUrl, value: RetryInfo.encode({ retryDelay: { seconds: retryAfterSeconds, nanos: 0 } }).finish() }];
   return RpcStatus.encode({ code, message, details }).finish();
 }
 

@@ -40,17 +40,28 @@ export interface GrpcConnections {
 }
 
 /** Accepts connections on host:port for `server`, within `limits`. */
-export async function serveConnections(server: grpc.Server, host: string, port: number, limits: ListenerLimits, registry: Registry, name = 'otlp-grpc'): Promise<GrpcConnections> {
+export async function serveConnections(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  limits: ListenerLimits,
+  registry: Registry,
+  name = 'otlp-grpc',
+): Promise<GrpcConnections> {
   const metrics = listenerMetrics(registry);
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const silent = new Set<Socket>();
   const tcp = createServer((socket) => {
     metrics.connections.inc({ listener: name });
-    socket.once('close', () => { metrics.connections.dec({ listener: name }); });
+    socket.once('close', () => {
+      metrics.connections.dec({ listener: name });
+    });
     // Until HTTP/2 owns the socket, errors (a reset) are ours to swallow; close follows.
     socket.on('error', () => undefined);
     silent.add(socket);
-    const timer = setTimeout(() => { socket.destroy(); }, limits.headersTimeoutMs);
+    const timer = setTimeout(() => {
+      socket.destroy();
+    }, limits.headersTimeoutMs);
     socket.once('close', () => {
       clearTimeout(timer);
       silent.delete(socket);
@@ -79,10 +90,18 @@ export async function serveConnections(server: grpc.Server, host: string, port: 
   return {
     port: (tcp.address() as AddressInfo).port,
     close: async () => {
-      const closed = new Promise<void>((resolve) => { tcp.close(() => { resolve(); }); });
+      const closed = new Promise<void>((resolve) => {
+        tcp.close(() => {
+          resolve();
+        });
+      });
       for (const socket of silent) socket.destroy();
       // Answers the calls in flight, then closes every session (the injected ones included).
-      await new Promise<void>((resolve) => { server.tryShutdown(() => { resolve(); }); });
+      await new Promise<void>((resolve) => {
+        server.tryShutdown(() => {
+          resolve();
+        });
+      });
       await closed;
     },
   };

@@ -39,7 +39,9 @@ export class InflightBytes {
     let held = bytes;
     let released = false;
     return {
-      get bytes() { return held; },
+      get bytes() {
+        return held;
+      },
       ensure: (total) => {
         if (released || total <= held) return !released;
         if (!this.#take(total - held)) return false;
@@ -69,7 +71,9 @@ export class InflightBytes {
       name: 'tenantry_gateway_inflight_request_bytes',
       help: 'OTLP request bytes being read, inflated or decoded (bounded by TENANTRY_MAX_INFLIGHT_BYTES)',
       registers: [registry],
-      collect() { this.set(read()); },
+      collect() {
+        this.set(read());
+      },
     });
   }
 }

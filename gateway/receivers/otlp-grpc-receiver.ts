@@ -75,9 +75,16 @@ const passThrough = {
 } as const;
 
 const grpcCode: Readonly<Record<GrpcFailure['kind'], grpc.status>> = {
-  unauthenticated: grpc.status.UNAUTHENTICATED, forbidden: grpc.status.PERMISSION_DENIED,
-  method_not_allowed: grpc.status.UNIMPLEMENTED, unsupported_media_type: grpc.status.INVALID_ARGUMENT, too_large: grpc.status.RESOURCE_EXHAUSTED,
-  invalid: grpc.status.INVALID_ARGUMENT, overloaded: grpc.status.RESOURCE_EXHAUSTED, rate_limited: grpc.status.RESOURCE_EXHAUSTED, unavailable: grpc.status.UNAVAILABLE, internal: grpc.status.INTERNAL,
+  unauthenticated: grpc.status.UNAUTHENTICATED,
+  forbidden: grpc.status.PERMISSION_DENIED,
+  method_not_allowed: grpc.status.UNIMPLEMENTED,
+  unsupported_media_type: grpc.status.INVALID_ARGUMENT,
+  too_large: grpc.status.RESOURCE_EXHAUSTED,
+  invalid: grpc.status.INVALID_ARGUMENT,
+  overloaded: grpc.status.RESOURCE_EXHAUSTED,
+  rate_limited: grpc.status.RESOURCE_EXHAUSTED,
+  unavailable: grpc.status.UNAVAILABLE,
+  internal: grpc.status.INTERNAL,
   request_timeout: grpc.status.DEADLINE_EXCEEDED,
 };
 
@@ -204,15 +211,18 @@ function handler(signal: SignalName, attached: () => GrpcReceiverDeps | undefine
       if (!converted.ok) return { kind: 'invalid', message: converted.error };
       return deps.pipeline.ingest(signal, converted.value, { tenants, bytes: call.request.length, protocol: 'grpc' });
     };
-    run().then((outcome) => {
-      if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
-      const code = reply(signal, outcome, callback);
-      deps.metrics.requests.inc({ protocol: 'grpc', signal, status: grpc.status[code] });
-      timer();
-    }).catch((error: unknown) => {
-      deps.log.error('bug while handling an export', { error, stack: (error as Error).stack });
-      callback({ code: grpc.status.INTERNAL, details: 'internal error' });
-    });
+    run()
+      .then((outcome) => {
+        if (outcome.kind === 'internal' || outcome.kind === 'unavailable')
+          deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
+        const code = reply(signal, outcome, callback);
+        deps.metrics.requests.inc({ protocol: 'grpc', signal, status: grpc.status[code] });
+        timer();
+      })
+      .catch((error: unknown) => {
+        deps.log.error('bug while handling an export', { error, stack: (error as Error).stack });
+        callback({ code: grpc.status.INTERNAL, details: 'internal error' });
+      });
   };
 }
 
@@ -246,14 +256,31 @@ export async function openGrpc(options: GrpcPortOptions): Promise<GrpcPort> {
   let attached: GrpcReceiverDeps | undefined;
   const server = new grpc.Server({
     ...serverOptions(options.maxRequestBytes, options.limits),
-    interceptors: [admission(() => attached, options.limits.bodyTimeoutMs, () => { bodyTimeouts.inc({ listener: name }); })],
+    interceptors: [
+      admission(
+        () => attached,
+        options.limits.bodyTimeoutMs,
+        () => {
+          bodyTimeouts.inc({ listener: name });
+        },
+      ),
+    ],
   });
   for (const [signal, path] of services) {
     const definition = { Export: { path, originalName: 'export', ...passThrough } } satisfies grpc.ServiceDefinition;
     // Admission refuses every export until attach(), so a handler always finds its deps.
     server.addService(definition, { Export: handler(signal, () => attached) });
   }
-  addHealthService(server, options.readiness, services.map(([, path]) => path.split('/')[1] ?? ''));
+  addHealthService(
+    server,
+    options.readiness,
+    services.map(([, path]) => path.split('/')[1] ?? ''),
+  );
   const connections = await serveConnections(server, options.host, options.port, options.limits, options.registry, name);
-  return { ...connections, attach: (deps) => { attached = deps; } };
+  return {
+    ...connections,
+    attach: (deps) => {
+      attached = deps;
+    },
+  };
 }

@@ -51,7 +51,11 @@ type HttpOutcome = Outcome | { readonly kind: 'request_timeout'; readonly messag
  */
 const linger = { ms: 2000, bytes: 1024 * 1024 } as const;
 
-const signalByPath: ReadonlyMap<string, SignalName> = new Map([['/v1/traces', 'traces'], ['/v1/logs', 'logs'], ['/v1/metrics', 'metrics']]);
+const signalByPath: ReadonlyMap<string, SignalName> = new Map([
+  ['/v1/traces', 'traces'],
+  ['/v1/logs', 'logs'],
+  ['/v1/metrics', 'metrics'],
+]);
 
 const contentTypes: Readonly<Record<WireFormat, string>> = { protobuf: 'application/x-protobuf', json: 'application/json' };
 
@@ -65,8 +69,17 @@ export function wireFormat(contentType: string | undefined): WireFormat | undefi
 
 // HTTP status and google.rpc.Code of each failure.
 const httpStatus: Readonly<Record<Exclude<HttpOutcome['kind'], 'accepted'>, readonly [number, number]>> = {
-  unauthenticated: [401, 16], forbidden: [403, 7], method_not_allowed: [405, 12], unsupported_media_type: [415, 3],
-  too_large: [413, 8], invalid: [400, 3], overloaded: [429, 8], rate_limited: [429, 8], unavailable: [503, 14], internal: [500, 13], request_timeout: [408, 4],
+  unauthenticated: [401, 16],
+  forbidden: [403, 7],
+  method_not_allowed: [405, 12],
+  unsupported_media_type: [415, 3],
+  too_large: [413, 8],
+  invalid: [400, 3],
+  overloaded: [429, 8],
+  rate_limited: [429, 8],
+  unavailable: [503, 14],
+  internal: [500, 13],
+  request_timeout: [408, 4],
 };
 
 /** Writes the one HTTP answer of an outcome. */
@@ -92,11 +105,23 @@ function bodyFailure(kind: BodyFailureKind, message: string): HttpOutcome {
   return kind === 'overloaded' ? { kind, message, retryAfterSeconds: 1 } : { kind, message };
 }
 
-async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: SignalName, deps: HttpReceiverDeps, converters: RowConverters): Promise<{ format: WireFormat; outcome: HttpOutcome }> {
+async function exportRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: SignalName,
+  deps: HttpReceiverDeps,
+  converters: RowConverters,
+): Promise<{ format: WireFormat; outcome: HttpOutcome }> {
   if (req.method !== 'POST') return { format: 'json', outcome: { kind: 'method_not_allowed', message: `${req.method ?? ''} is not allowed: use POST` } };
   const format = wireFormat(req.headers['content-type']);
   if (format === undefined) {
-    return { format: 'json', outcome: { kind: 'unsupported_media_type', message: `unsupported Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}: use application/x-protobuf or application/json` } };
+    return {
+      format: 'json',
+      outcome: {
+        kind: 'unsupported_media_type',
+        message: `unsupported Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}: use application/x-protobuf or application/json`,
+      },
+    };
   }
   const auth = authorizeIngest(deps.keys, presentedKey(req.headers.authorization, single(req.headers['x-api-key'])));
   if (!auth.ok) return { format, outcome: auth.error };
@@ -105,7 +130,9 @@ async function exportRequest(req: IncomingMessage, res: ServerResponse, signal: 
   // Held from the first byte until the answer is written (decoding and the write-ahead log included).
   const reservation = deps.inflight.reserve(0);
   if (reservation === undefined) return { format, outcome: bodyFailure('overloaded', 'too many request bytes in flight on this gateway: retry later') };
-  res.once('close', () => { reservation.release(); });
+  res.once('close', () => {
+    reservation.release();
+  });
   // Reading, inflating and converting take turns by tenant (the decode gate); the write-ahead log's turns are the writer's.
   const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.value));
   if (!turn.ok) return { format, outcome: { kind: 'overloaded', ...turn.error } };
@@ -148,15 +175,18 @@ export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, 
       return;
     }
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'http', signal });
-    exportRequest(req, res, signal, deps, converters).then(({ format, outcome }) => {
-      if (outcome.kind === 'internal' || outcome.kind === 'unavailable') deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
-      const status = answer(req, res, signal, format, outcome);
-      deps.metrics.requests.inc({ protocol: 'http', signal, status: String(status) });
-      timer();
-    }).catch((error: unknown) => {
-      // Only bugs get here.
-      deps.log.error('bug while handling an export', { error, stack: (error as Error).stack });
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(encodeStatusJson(13, 'internal error'));
-    });
+    exportRequest(req, res, signal, deps, converters)
+      .then(({ format, outcome }) => {
+        if (outcome.kind === 'internal' || outcome.kind === 'unavailable')
+          deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });
+        const status = answer(req, res, signal, format, outcome);
+        deps.metrics.requests.inc({ protocol: 'http', signal, status: String(status) });
+        timer();
+      })
+      .catch((error: unknown) => {
+        // Only bugs get here.
+        deps.log.error('bug while handling an export', { error, stack: (error as Error).stack });
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(encodeStatusJson(13, 'internal error'));
+      });
   };
 }

@@ -41,5 +41,9 @@ export type SignalName = (typeof signalNames)[number];
 export type WireFormat = 'protobuf' | 'json';
 
 /** A 64-bit integer as protobufjs hands it over: a Long, or a number when it fits. */
-export interface Int64 { readonly low: number; readonly high: number; readonly unsigned: boolean }
+export interface Int64 {
+  readonly low: number;
+  readonly high: number;
+  readonly unsigned: boolean;
+}
 export type Int64Like = number | Int64;

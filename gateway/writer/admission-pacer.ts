@@ -211,7 +211,7 @@ export class AdmissionPacer<Table extends string> {
   #drain(pace: TablePace): void {
     const now = this.#clock.now();
     // Without a measured rate there is nothing to pace by: the bucket starts empty once there is.
-    pace.bucket = pace.rate === undefined ? 0 : Math.max(0, pace.bucket - this.#drainRate(pace) * (now - pace.drainedAt) / 1000);
+    pace.bucket = pace.rate === undefined ? 0 : Math.max(0, pace.bucket - (this.#drainRate(pace) * (now - pace.drainedAt)) / 1000);
     pace.drainedAt = now;
   }
 
@@ -283,6 +283,12 @@ export class AdmissionPacer<Table extends string> {
     const drainRate = this.#drainRate(pace);
     if (blocked === 'backlog' || drainRate === 0) return; // only an INSERT's end makes room
     const excess = pace.bucket + head.rows - pace.rate * this.#options.backlogSeconds;
-    pace.wake = this.#clock.setTimeout(() => { pace.wake = undefined; this.#serve(table, pace); }, Math.max(1, Math.ceil(excess / drainRate * 1000)));
+    pace.wake = this.#clock.setTimeout(
+      () => {
+        pace.wake = undefined;
+        this.#serve(table, pace);
+      },
+      Math.max(1, Math.ceil((excess / drainRate) * 1000)),
+    );
   }
 }

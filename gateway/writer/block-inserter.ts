@@ -111,7 +111,7 @@ interface Insert {
  * ends without deleting the segment.
  */
 export async function* insertSegment(segment: Segment, context: InsertContext): AsyncGenerator<InsertEvent, void> {
-  for (let attempt = 0; ; ) {
+  for (let attempt = 0; ;) {
     try {
       const file = await WriteAheadLog.rowsFile(segment);
       const block = file === undefined ? recordsBlock(await WriteAheadLog.read(segment)) : fileBlock(segment, file);
@@ -124,7 +124,7 @@ export async function* insertSegment(segment: Segment, context: InsertContext): 
       // The segment's files could not be read, or a split or dead letter not written: a local disk fault, retried
       // like a storage one. A retry inserts the same blocks under the same tokens; ClickHouse skips those it has.
       yield { kind: 'storage', healthy: false, message: `write-ahead log segment: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
-      if (!await backoff(context, attempt++)) break;
+      if (!(await backoff(context, attempt++))) break;
     }
   }
   yield { kind: 'abandoned' };
@@ -151,11 +151,11 @@ async function* insertBlock(insert: Insert, block: Block, token: string): AsyncG
     }
     if (!causedByRows.has(result.error.kind)) {
       yield { kind: 'storage', healthy: false, message: result.error.message };
-      if (!await backoff(context, attempt)) throw new Abandoned();
+      if (!(await backoff(context, attempt))) throw new Abandoned();
       continue;
     }
     if (attempt + 1 < context.options.triesBeforeSplit) {
-      if (!await backoff(context, attempt)) throw new Abandoned();
+      if (!(await backoff(context, attempt))) throw new Abandoned();
       continue;
     }
     const records = await block.records();
@@ -176,7 +176,11 @@ async function* split(insert: Insert, records: readonly WalRecord[], token: stri
   const rows = records.reduce((n, r) => n + r.rowCount, 0);
   const dir = insert.context.options.deadLetterDir;
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(join(dir, `${token}.rowbinary`), records.map((r) => r.rows), { mode: 0o600 });
+  await writeFile(
+    join(dir, `${token}.rowbinary`),
+    records.map((r) => r.rows),
+    { mode: 0o600 },
+  );
   await writeFile(join(dir, `${token}.json`), `${JSON.stringify({ table: insert.table, rows, reason, at: new Date().toISOString() })}\n`, { mode: 0o600 });
   yield { kind: 'dead-lettered', rows, reason };
 }

@@ -35,9 +35,10 @@ export function clickHouseRowSink(store: Store, gate: StoreGate = openGate): Row
   return {
     async insert(table: TableName, rows: RowSource, dedupToken: string): Promise<Result<void, WriteFailure>> {
       if ('chunks' in rows && rows.chunks.length === 0) return ok(undefined);
-      const run = (client?: ClickHouseClient): Promise<void> => ('file' in rows
-        ? insertRowBinaryFile(store, rowTargets[table], rows.file, dedupToken, client)
-        : insertRowBinary(store, rowTargets[table], rows.chunks, dedupToken, client));
+      const run = (client?: ClickHouseClient): Promise<void> =>
+        'file' in rows
+          ? insertRowBinaryFile(store, rowTargets[table], rows.file, dedupToken, client)
+          : insertRowBinary(store, rowTargets[table], rows.chunks, dedupToken, client);
       try {
         await gate.insert(async () => {
           if (connections === undefined) {
@@ -71,7 +72,11 @@ class Lease<T> {
 
   take(): Promise<T> {
     const item = this.#free.pop();
-    return item === undefined ? new Promise((resolve) => { this.#waiting.push(resolve); }) : Promise.resolve(item);
+    return item === undefined
+      ? new Promise((resolve) => {
+          this.#waiting.push(resolve);
+        })
+      : Promise.resolve(item);
   }
 
   give(item: T): void {

@@ -126,13 +126,31 @@ export class LoggedWriter implements DurableWriter {
     const options = { ...defaultInserterOptions, deadLetterDir: join(config.logDir, 'dead-letter') };
     this.#insert = { sink, options, clock, abandon: this.#abandon.signal };
     this.#wal = new WriteAheadLog(
-      { dir: config.logDir, maxBytes: config.maxLogBytes, sync: config.logSync ?? 'write', cut: { maxRows: config.maxBatchRows, maxBytes: config.maxBatchBytes, maxDelayMs: config.maxBatchDelayMs } },
-      { sealed: (segment) => { this.#enqueue(segment); }, diskHealth: (healthy, message) => { this.#report(writerConditions.disk, healthy, message); } },
+      {
+        dir: config.logDir,
+        maxBytes: config.maxLogBytes,
+        sync: config.logSync ?? 'write',
+        cut: { maxRows: config.maxBatchRows, maxBytes: config.maxBatchBytes, maxDelayMs: config.maxBatchDelayMs },
+      },
+      {
+        sealed: (segment) => {
+          this.#enqueue(segment);
+        },
+        diskHealth: (healthy, message) => {
+          this.#report(writerConditions.disk, healthy, message);
+        },
+      },
       found,
       clock,
     );
     const pacing = { ...backpressure, unmeasuredBacklogRows: config.maxBatchRows, insertSlots: options.parallelism };
-    this.#pacer = new AdmissionPacer<TableName>(pacing, (table) => { this.#starved(table); }, clock);
+    this.#pacer = new AdmissionPacer<TableName>(
+      pacing,
+      (table) => {
+        this.#starved(table);
+      },
+      clock,
+    );
   }
 
   /** Opens the log in config.logDir and starts inserting what a previous process left. */
@@ -153,7 +171,7 @@ export class LoggedWriter implements DurableWriter {
     if (rowCount === 0) return ok(undefined);
     const arrived = this.#clock.now();
     if (this.#unhealthy.has(writerConditions.storage)) this.#pacer.bypass(table, rowCount);
-    else if (!await this.#pacer.admit(table, rowCount, flow)) return fail({ kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` });
+    else if (!(await this.#pacer.admit(table, rowCount, flow))) return fail({ kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` });
     const admitted = this.#clock.now();
     const result = await this.#wal.append(table, rows, rowCount);
     if (!result.ok) this.#pacer.withdraw(table, rowCount);
@@ -175,7 +193,9 @@ export class LoggedWriter implements DurableWriter {
   /** Refuses new rows, seals the log and inserts it; what ClickHouse does not take within stopTimeoutMs stays for the next start. */
   async stop(): Promise<void> {
     await this.#wal.stop();
-    const timer = this.#clock.setTimeout(() => { this.#abandon.abort(); }, stopTimeoutMs);
+    const timer = this.#clock.setTimeout(() => {
+      this.#abandon.abort();
+    }, stopTimeoutMs);
     try {
       await this.#idle();
     } finally {
@@ -238,7 +258,7 @@ export class LoggedWriter implements DurableWriter {
       } catch (error) {
         // Left in the log, the segment would be replayed and skipped by ClickHouse: retried like a storage fault.
         this.#report(writerConditions.storage, false, `write-ahead log segment: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-        if (!await backoff(this.#insert, attempt)) return;
+        if (!(await backoff(this.#insert, attempt))) return;
       }
     }
   }

@@ -5,7 +5,10 @@ import type { Result } from '../../src/result.ts';
 import type { TableName } from '../rowbinary/row-batch.ts';
 
 /** Why rows were not written: the kind (a store failure's, or the writer's own such as 'overloaded'), and what happened. */
-export interface WriteFailure<K extends string = StoreFailureKind> { readonly kind: K; readonly message: string }
+export interface WriteFailure<K extends string = StoreFailureKind> {
+  readonly kind: K;
+  readonly message: string;
+}
 
 /**
  * A block's RowBinary rows (whole rows, in rowColumns order): chunks in

@@ -138,9 +138,15 @@ const splitsPathOf = (path: string): string => `${path.slice(0, -'.wal'.length)}
 function diskMessage(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
-    case 'ENOSPC': case 'EDQUOT': return 'the write-ahead log\'s disk is full';
-    case 'EROFS': case 'EACCES': case 'EPERM': return 'the write-ahead log\'s disk is read-only';
-    default: return `the write-ahead log cannot be written (${code ?? 'I/O error'})`;
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return "the write-ahead log's disk is full";
+    case 'EROFS':
+    case 'EACCES':
+    case 'EPERM':
+      return "the write-ahead log's disk is read-only";
+    default:
+      return `the write-ahead log cannot be written (${code ?? 'I/O error'})`;
   }
 }
 
@@ -205,7 +211,16 @@ export class WriteAheadLog {
         }
         // Not read here: the inserter reads each segment once, when its turn comes, and skips a torn tail then.
         const [index, rows] = [await stat(path), await stat(rowsPath)];
-        segments.push({ table, path, rowsPath, token: `${table}-${instance}-${seq}`, bytes: index.size + rows.size, rowBytes: rows.size, rows: 0, recovered: true });
+        segments.push({
+          table,
+          path,
+          rowsPath,
+          token: `${table}-${instance}-${seq}`,
+          bytes: index.size + rows.size,
+          rowBytes: rows.size,
+          rows: 0,
+          recovered: true,
+        });
       }
       // A rows or splits file without its index: the segment was inserted and released, and the process died between the deletions.
       for (const suffix of [rowsSuffix, splitsSuffix]) {
@@ -228,10 +243,14 @@ export class WriteAheadLog {
     const log = this.#log(table);
     const queued = this.#bytes + this.#queuedBytes();
     if (queued + rows.length > this.#options.maxBytes) {
-      return Promise.resolve(fail({ kind: 'overloaded', message: `the write-ahead log is full (${queued} of ${this.#options.maxBytes} bytes waiting for ClickHouse)` }));
+      return Promise.resolve(
+        fail({ kind: 'overloaded', message: `the write-ahead log is full (${queued} of ${this.#options.maxBytes} bytes waiting for ClickHouse)` }),
+      );
     }
     log.pendingBytes += rows.length;
-    const done = new Promise<Result<void, AppendFailure>>((resolve) => { log.pending.push({ rows, rowCount, resolve }); });
+    const done = new Promise<Result<void, AppendFailure>>((resolve) => {
+      log.pending.push({ rows, rowCount, resolve });
+    });
     this.#run(table, log);
     return done;
   }
@@ -324,7 +343,9 @@ export class WriteAheadLog {
 
   /** Deletes a segment whose rows are in ClickHouse: its index first, so that a crash in between leaves no segment to replay. */
   async release(segment: Segment): Promise<void> {
-    const gone = (error: unknown): void => { if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; };
+    const gone = (error: unknown): void => {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    };
     await unlink(segment.path).catch(gone);
     await unlink(segment.rowsPath).catch(gone);
     await unlink(splitsPathOf(segment.path)).catch(gone);
@@ -381,12 +402,17 @@ export class WriteAheadLog {
     const batchBytes = batch.reduce((n, p) => n + p.rows.length, 0);
     let active: Active | undefined;
     try {
-      active = log.active ?? await this.#openSegment(table, log);
+      active = log.active ?? (await this.#openSegment(table, log));
       const index = indexEntries(batch);
       // At the acknowledged ends, not the files' offsets: a failed write's bytes are cut off and written over.
       const { rowsFd, fd } = active;
       const [rowsWritten, indexWritten] = await both(
-        rowsFd.writev(batch.map((p) => p.rows), active.rowBytes).then((r) => r.bytesWritten),
+        rowsFd
+          .writev(
+            batch.map((p) => p.rows),
+            active.rowBytes,
+          )
+          .then((r) => r.bytesWritten),
         fd.write(index, 0, index.length, active.indexBytes).then((r) => r.bytesWritten),
       );
       if (rowsWritten !== batchBytes || indexWritten !== index.length) throw Object.assign(new Error('short write'), { code: 'EIO' });
@@ -480,8 +506,22 @@ export class WriteAheadLog {
       await unlink(path).catch(() => undefined);
       throw error;
     }
-    if (this.#options.sync === 'fsync') await this.#syncNames(dir, [{ path, fd }, { path: rowsPath, fd: rowsFd }]);
-    const active: Active = { path, rowsPath, token: `${table}-${this.#instance}-${seq}`, fd, rowsFd, indexBytes: 0, rowBytes: 0, rows: 0, openedAt: this.#clock.now() };
+    if (this.#options.sync === 'fsync')
+      await this.#syncNames(dir, [
+        { path, fd },
+        { path: rowsPath, fd: rowsFd },
+      ]);
+    const active: Active = {
+      path,
+      rowsPath,
+      token: `${table}-${this.#instance}-${seq}`,
+      fd,
+      rowsFd,
+      indexBytes: 0,
+      rowBytes: 0,
+      rows: 0,
+      openedAt: this.#clock.now(),
+    };
     log.active = active;
     this.#cutAfter(table, log, this.#options.cut.maxDelayMs);
     return active;
@@ -528,7 +568,11 @@ export class WriteAheadLog {
     for (const fd of [active.fd, active.rowsFd]) {
       if (this.#options.sync === 'fsync') await fd.close().catch(() => undefined);
       // Off the appends' path: bounds what a power loss can take from a segment that waits long for its INSERT.
-      else void fd.datasync().catch(() => undefined).finally(() => fd.close().catch(() => undefined));
+      else
+        void fd
+          .datasync()
+          .catch(() => undefined)
+          .finally(() => fd.close().catch(() => undefined));
     }
     const bytes = active.indexBytes + active.rowBytes;
     if (active.rows === 0) {
@@ -537,6 +581,15 @@ export class WriteAheadLog {
       this.#bytes -= bytes;
       return;
     }
-    this.#events.sealed({ table, path: active.path, rowsPath: active.rowsPath, token: active.token, bytes, rowBytes: active.rowBytes, rows: active.rows, recovered: false });
+    this.#events.sealed({
+      table,
+      path: active.path,
+      rowsPath: active.rowsPath,
+      token: active.token,
+      bytes,
+      rowBytes: active.rowBytes,
+      rows: active.rows,
+      recovered: false,
+    });
   }
 }

@@ -30,7 +30,8 @@ export function disruptionBudgets(stack: Stack): PodDisruptionBudget[] {
         out.push(budget(stack, n.clickhouseShard(s), 'clickhouse', { ...selectorLabels(stack.ref, 'clickhouse'), 'tenantry.dev/shard': String(s) }));
       }
     }
-    if (isClustered(ch.managed) && ch.managed.keeper.replicas > 1) out.push(budget(stack, n.keeper, 'clickhouse-keeper', selectorLabels(stack.ref, 'clickhouse-keeper')));
+    if (isClustered(ch.managed) && ch.managed.keeper.replicas > 1)
+      out.push(budget(stack, n.keeper, 'clickhouse-keeper', selectorLabels(stack.ref, 'clickhouse-keeper')));
   }
   return out;
 }

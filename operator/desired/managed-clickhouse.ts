@@ -51,11 +51,13 @@ function memoryXml(limit: string | undefined): string[] {
   return [
     '  <max_server_memory_usage_to_ram_ratio>0.8</max_server_memory_usage_to_ram_ratio>',
     '  <cache_size_to_ram_max_ratio>0.25</cache_size_to_ram_max_ratio>',
-    ...(bytes === undefined ? [] : [
-      `  <mark_cache_size>${Math.floor(bytes / 8)}</mark_cache_size>`,
-      `  <index_mark_cache_size>${Math.floor(bytes / 16)}</index_mark_cache_size>`,
-      `  <uncompressed_cache_size>${Math.floor(bytes / 16)}</uncompressed_cache_size>`,
-    ]),
+    ...(bytes === undefined
+      ? []
+      : [
+          `  <mark_cache_size>${Math.floor(bytes / 8)}</mark_cache_size>`,
+          `  <index_mark_cache_size>${Math.floor(bytes / 16)}</index_mark_cache_size>`,
+          `  <uncompressed_cache_size>${Math.floor(bytes / 16)}</uncompressed_cache_size>`,
+        ]),
   ];
 }
 
@@ -76,7 +78,8 @@ function claim(name: string, storage: StorageSpec): PersistentVolumeClaim {
 export function clickhouseHosts(stack: Stack, m: ManagedClickHouse): string[][] {
   const n = childNames(stack.ref.name);
   return Array.from({ length: m.shards }, (_, s) =>
-    Array.from({ length: m.replicas }, (_, r) => `${n.clickhouseShard(s)}-${r}.${n.clickhouseHeadless}.${stack.ref.namespace}.svc`));
+    Array.from({ length: m.replicas }, (_, r) => `${n.clickhouseShard(s)}-${r}.${n.clickhouseHeadless}.${stack.ref.namespace}.svc`),
+  );
 }
 
 export function keeperHosts(stack: Stack, m: ManagedClickHouse): string[] {
@@ -92,7 +95,12 @@ export function keeperHosts(stack: Stack, m: ManagedClickHouse): string[] {
  * a digest identity, and interserver HTTP credentials for replica fetches.
  */
 export function clickhouseConfigXml(stack: Stack, m: ManagedClickHouse): string {
-  const lines = ['<clickhouse>', ...listenHosts, '  <logger><console>1</console><level>information</level></logger>', ...memoryXml(withMemoryLimit(m.resources).limits?.['memory'])];
+  const lines = [
+    '<clickhouse>',
+    ...listenHosts,
+    '  <logger><console>1</console><level>information</level></logger>',
+    ...memoryXml(withMemoryLimit(m.resources).limits?.['memory']),
+  ];
   if (isClustered(m)) {
     lines.push(
       '  <macros>',
@@ -221,12 +229,14 @@ function clickhouseServices(stack: Stack): Service[] {
   const selector = selectorLabels(stack.ref, 'clickhouse');
   return [
     {
-      apiVersion: 'v1', kind: 'Service',
+      apiVersion: 'v1',
+      kind: 'Service',
       metadata: childMeta(stack.ref, n.clickhouse, 'clickhouse'),
       spec: { type: 'ClusterIP', selector, ports: [{ name: 'http', port: clickhouseHttpPort, targetPort: 'http', protocol: 'TCP' }] },
     },
     {
-      apiVersion: 'v1', kind: 'Service',
+      apiVersion: 'v1',
+      kind: 'Service',
       metadata: childMeta(stack.ref, n.clickhouseHeadless, 'clickhouse'),
       spec: {
         clusterIP: 'None',
@@ -243,7 +253,10 @@ function clickhouseServices(stack: Stack): Service[] {
   ];
 }
 
-const secretEnv = (stack: Stack, name: string, key: string): EnvVar => ({ name, valueFrom: { secretKeyRef: { name: childNames(stack.ref.name).credentials, key } } });
+const secretEnv = (stack: Stack, name: string, key: string): EnvVar => ({
+  name,
+  valueFrom: { secretKeyRef: { name: childNames(stack.ref.name).credentials, key } },
+});
 
 /** The pod's own name from the downward API: the `{replica}` macro and Keeper's server id (HOSTNAME is the runtime's, not guaranteed). */
 const podNameEnv: EnvVar = { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } };
@@ -254,10 +267,18 @@ const podNameEnv: EnvVar = { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPat
  * with it), and spread over zones where the nodes have zones (preferred:
  * a single-zone cluster still schedules).
  */
-function placement(selector: Record<string, string>): Pick<NonNullable<StatefulSet['spec']>['template']['spec'] & object, 'affinity' | 'topologySpreadConstraints'> {
+function placement(
+  selector: Record<string, string>,
+): Pick<NonNullable<StatefulSet['spec']>['template']['spec'] & object, 'affinity' | 'topologySpreadConstraints'> {
   return {
-    affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: selector }, topologyKey: 'kubernetes.io/hostname' }] } },
-    topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }],
+    affinity: {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: selector }, topologyKey: 'kubernetes.io/hostname' }],
+      },
+    },
+    topologySpreadConstraints: [
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
+    ],
   };
 }
 
@@ -270,13 +291,15 @@ function clickhouseEnv(stack: Stack, m: ManagedClickHouse, shard: number): EnvVa
     { name: 'CLICKHOUSE_SKIP_USER_SETUP', value: '1' },
     secretEnv(stack, 'CLICKHOUSE_APP_PASSWORD', secretKeys.clickhousePassword),
     secretEnv(stack, 'CLICKHOUSE_DDL_PASSWORD', secretKeys.clickhouseDdlPassword),
-    ...(isClustered(m) ? [
-      secretEnv(stack, 'CLICKHOUSE_INTERSERVER_PASSWORD', secretKeys.interserverPassword),
-      secretEnv(stack, 'CLICKHOUSE_CLUSTER_SECRET', secretKeys.clusterSecret),
-      secretEnv(stack, 'CLICKHOUSE_KEEPER_PASSWORD', secretKeys.keeperPassword),
-      // Kubernetes expands $(VAR) of a variable defined above: the digest identity user:password.
-      { name: 'CLICKHOUSE_KEEPER_IDENTITY', value: `${clickhouseUsers.keeper}:$(CLICKHOUSE_KEEPER_PASSWORD)` },
-    ] : []),
+    ...(isClustered(m)
+      ? [
+          secretEnv(stack, 'CLICKHOUSE_INTERSERVER_PASSWORD', secretKeys.interserverPassword),
+          secretEnv(stack, 'CLICKHOUSE_CLUSTER_SECRET', secretKeys.clusterSecret),
+          secretEnv(stack, 'CLICKHOUSE_KEEPER_PASSWORD', secretKeys.keeperPassword),
+          // Kubernetes expands $(VAR) of a variable defined above: the digest identity user:password.
+          { name: 'CLICKHOUSE_KEEPER_IDENTITY', value: `${clickhouseUsers.keeper}:$(CLICKHOUSE_KEEPER_PASSWORD)` },
+        ]
+      : []),
   ];
 }
 
@@ -301,24 +324,26 @@ function shardStatefulSet(stack: Stack, m: ManagedClickHouse, shard: number, con
         metadata: { labels, annotations: { [checksumAnnotation]: configChecksum } },
         spec: {
           ...placement(selector),
-          containers: [{
-            name: 'clickhouse',
-            image: m.image,
-            env: clickhouseEnv(stack, m, shard),
-            ports: [
-              { name: 'http', containerPort: clickhouseHttpPort, protocol: 'TCP' },
-              { name: 'native', containerPort: nativePort, protocol: 'TCP' },
-              { name: 'interserver', containerPort: interserverPort, protocol: 'TCP' },
-            ],
-            readinessProbe: { httpGet: { path: '/ping', port: 'http' }, periodSeconds: 5 },
-            livenessProbe: { httpGet: { path: '/ping', port: 'http' }, periodSeconds: 10, failureThreshold: 12 },
-            resources: withMemoryLimit(m.resources),
-            volumeMounts: [
-              { name: 'data', mountPath: '/var/lib/clickhouse' },
-              { name: 'config', mountPath: '/etc/clickhouse-server/config.d/tenantry.xml', subPath: 'tenantry.xml', readOnly: true },
-              { name: 'config', mountPath: '/etc/clickhouse-server/users.d/tenantry-users.xml', subPath: 'tenantry-users.xml', readOnly: true },
-            ],
-          }],
+          containers: [
+            {
+              name: 'clickhouse',
+              image: m.image,
+              env: clickhouseEnv(stack, m, shard),
+              ports: [
+                { name: 'http', containerPort: clickhouseHttpPort, protocol: 'TCP' },
+                { name: 'native', containerPort: nativePort, protocol: 'TCP' },
+                { name: 'interserver', containerPort: interserverPort, protocol: 'TCP' },
+              ],
+              readinessProbe: { httpGet: { path: '/ping', port: 'http' }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: '/ping', port: 'http' }, periodSeconds: 10, failureThreshold: 12 },
+              resources: withMemoryLimit(m.resources),
+              volumeMounts: [
+                { name: 'data', mountPath: '/var/lib/clickhouse' },
+                { name: 'config', mountPath: '/etc/clickhouse-server/config.d/tenantry.xml', subPath: 'tenantry.xml', readOnly: true },
+                { name: 'config', mountPath: '/etc/clickhouse-server/users.d/tenantry-users.xml', subPath: 'tenantry-users.xml', readOnly: true },
+              ],
+            },
+          ],
           volumes: [{ name: 'config', configMap: { name: n.clickhouseConfig } }],
           terminationGracePeriodSeconds: 60,
         },
@@ -334,12 +359,14 @@ function keeperObjects(stack: Stack, m: ManagedClickHouse): [ConfigMap, Service,
   const selector = selectorLabels(stack.ref, 'clickhouse-keeper');
   return [
     {
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: childMeta(stack.ref, n.keeperConfig, 'clickhouse-keeper'),
       data: { 'keeper.xml': xml },
     },
     {
-      apiVersion: 'v1', kind: 'Service',
+      apiVersion: 'v1',
+      kind: 'Service',
       metadata: childMeta(stack.ref, n.keeper, 'clickhouse-keeper'),
       spec: {
         clusterIP: 'None',
@@ -352,7 +379,8 @@ function keeperObjects(stack: Stack, m: ManagedClickHouse): [ConfigMap, Service,
       },
     },
     {
-      apiVersion: 'apps/v1', kind: 'StatefulSet',
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
       metadata: childMeta(stack.ref, n.keeper, 'clickhouse-keeper'),
       spec: {
         serviceName: n.keeper,
@@ -363,25 +391,31 @@ function keeperObjects(stack: Stack, m: ManagedClickHouse): [ConfigMap, Service,
           metadata: { labels: childLabels(stack.ref, 'clickhouse-keeper'), annotations: { [checksumAnnotation]: checksum(xml) } },
           spec: {
             ...placement(selector),
-            containers: [{
-              name: 'keeper',
-              image: m.image,
-              command: ['/bin/sh', '-c', 'export KEEPER_SERVER_ID=$(( ${POD_NAME##*-} + 1 )); exec clickhouse keeper --config-file=/etc/clickhouse-keeper/keeper.xml'],
-              env: [podNameEnv],
-              ports: [
-                { name: 'client', containerPort: keeperClientPort, protocol: 'TCP' },
-                { name: 'raft', containerPort: keeperRaftPort, protocol: 'TCP' },
-                { name: 'http-control', containerPort: keeperHttpControlPort, protocol: 'TCP' },
-              ],
-              // Ready once in the quorum, not when the client port opens: a drain then never takes a second Keeper within the budget.
-              readinessProbe: { httpGet: { path: '/ready', port: 'http-control' }, periodSeconds: 5 },
-              livenessProbe: { tcpSocket: { port: 'client' }, periodSeconds: 10, failureThreshold: 12 },
-              resources: withMemoryLimit(m.keeper.resources),
-              volumeMounts: [
-                { name: 'data', mountPath: '/var/lib/clickhouse-keeper' },
-                { name: 'config', mountPath: '/etc/clickhouse-keeper', readOnly: true },
-              ],
-            }],
+            containers: [
+              {
+                name: 'keeper',
+                image: m.image,
+                command: [
+                  '/bin/sh',
+                  '-c',
+                  'export KEEPER_SERVER_ID=$(( ${POD_NAME##*-} + 1 )); exec clickhouse keeper --config-file=/etc/clickhouse-keeper/keeper.xml',
+                ],
+                env: [podNameEnv],
+                ports: [
+                  { name: 'client', containerPort: keeperClientPort, protocol: 'TCP' },
+                  { name: 'raft', containerPort: keeperRaftPort, protocol: 'TCP' },
+                  { name: 'http-control', containerPort: keeperHttpControlPort, protocol: 'TCP' },
+                ],
+                // Ready once in the quorum, not when the client port opens: a drain then never takes a second Keeper within the budget.
+                readinessProbe: { httpGet: { path: '/ready', port: 'http-control' }, periodSeconds: 5 },
+                livenessProbe: { tcpSocket: { port: 'client' }, periodSeconds: 10, failureThreshold: 12 },
+                resources: withMemoryLimit(m.keeper.resources),
+                volumeMounts: [
+                  { name: 'data', mountPath: '/var/lib/clickhouse-keeper' },
+                  { name: 'config', mountPath: '/etc/clickhouse-keeper', readOnly: true },
+                ],
+              },
+            ],
             volumes: [{ name: 'config', configMap: { name: n.keeperConfig } }],
           },
         },

@@ -2,16 +2,28 @@
 // return object literals (what is sent as JSON), not class instances, so the
 // types are the classes' shapes made structural.
 import type {
-  KubernetesObject, V1ConfigMap, V1Container, V1Deployment, V1EnvVar, V1Job, V1ObjectMeta, V1OwnerReference,
-  V1PersistentVolumeClaim, V1PodDisruptionBudget, V1PodSpec, V1Secret, V1Service, V1StatefulSet, V1Volume, V1VolumeMount,
-  V1TopologySpreadConstraint, V2HorizontalPodAutoscaler,
+  KubernetesObject,
+  V1ConfigMap,
+  V1Container,
+  V1Deployment,
+  V1EnvVar,
+  V1Job,
+  V1ObjectMeta,
+  V1OwnerReference,
+  V1PersistentVolumeClaim,
+  V1PodDisruptionBudget,
+  V1PodSpec,
+  V1Secret,
+  V1Service,
+  V1StatefulSet,
+  V1Volume,
+  V1VolumeMount,
+  V1TopologySpreadConstraint,
+  V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
 
 /** A class's shape as a plain object type, recursively. */
-export type Plain<T> = T extends Date ? Date
-  : T extends ReadonlyArray<infer U> ? Array<Plain<U>>
-    : T extends object ? { [K in keyof T]: Plain<T[K]> }
-      : T;
+export type Plain<T> = T extends Date ? Date : T extends ReadonlyArray<infer U> ? Array<Plain<U>> : T extends object ? { [K in keyof T]: Plain<T[K]> } : T;
 
 export type Manifest = Plain<KubernetesObject>;
 export type ObjectMeta = Plain<V1ObjectMeta>;

@@ -33,7 +33,8 @@ export function migrateJobEnv(stack: Stack): EnvVar[] {
   const credentials = childNames(stack.ref.name).credentials;
   return env.map((e) => {
     if (e.name === 'TENANTRY_CLICKHOUSE_USER') return { name: e.name, value: clickhouseUsers.ddl };
-    if (e.name === 'TENANTRY_CLICKHOUSE_PASSWORD') return { name: e.name, valueFrom: { secretKeyRef: { name: credentials, key: secretKeys.clickhouseDdlPassword } } };
+    if (e.name === 'TENANTRY_CLICKHOUSE_PASSWORD')
+      return { name: e.name, valueFrom: { secretKeyRef: { name: credentials, key: secretKeys.clickhouseDdlPassword } } };
     return e;
   });
 }
@@ -56,7 +57,9 @@ const configWaitScript = [
   '  done',
   '  echo "$host runs the configuration of $EXPECTED_HOSTS servers"',
   'done',
-].join('\n').replaceAll('CONFIG_WAIT_SECONDS', String(configWaitSeconds));
+]
+  .join('\n')
+  .replaceAll('CONFIG_WAIT_SECONDS', String(configWaitSeconds));
 
 /** The init container of a managed cluster's migrate Job: every current server on the new topology's configuration (ClickHouse's own client, as the DDL user). */
 export function configWaitContainer(stack: Stack, m: ManagedClickHouse): Container {
@@ -74,7 +77,14 @@ export function configWaitContainer(stack: Stack, m: ManagedClickHouse): Contain
       { name: 'HOME', value: '/tmp' },
     ],
     volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-    securityContext: { runAsNonRoot: true, runAsUser: 101, runAsGroup: 101, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 101,
+      runAsGroup: 101,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    },
   };
 }
 
@@ -84,7 +94,10 @@ export function migrationJob(stack: Stack): Job {
   const ch = stack.spec.clickhouse;
   const wait = ch.mode === 'managed' && isClustered(ch.managed) ? configWaitContainer(stack, ch.managed) : undefined;
   // The init container is in the hash: a Job's pod template cannot change under the same name.
-  const hash = checksum({ image: stack.spec.image, env, ...(topology === undefined ? {} : { topology }), ...(wait === undefined ? {} : { wait }) }).slice(0, 10);
+  const hash = checksum({ image: stack.spec.image, env, ...(topology === undefined ? {} : { topology }), ...(wait === undefined ? {} : { wait }) }).slice(
+    0,
+    10,
+  );
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -96,14 +109,22 @@ export function migrationJob(stack: Stack): Job {
         spec: {
           restartPolicy: 'OnFailure',
           ...(wait === undefined ? {} : { initContainers: [wait], volumes: [{ name: 'tmp', emptyDir: {} }] }),
-          containers: [{
-            name: 'migrate',
-            image: stack.spec.image,
-            imagePullPolicy: stack.spec.imagePullPolicy,
-            args: ['migrate'],
-            env,
-            securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-          }],
+          containers: [
+            {
+              name: 'migrate',
+              image: stack.spec.image,
+              imagePullPolicy: stack.spec.imagePullPolicy,
+              args: ['migrate'],
+              env,
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 1000,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+            },
+          ],
         },
       },
     },

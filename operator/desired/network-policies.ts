@@ -27,7 +27,9 @@ function policy(stack: Stack, name: string, component: Component, ingress: Ingre
 const openPorts = (ports: readonly number[]): Ingress => [{ ports: ports.map((port) => ({ protocol: 'TCP', port })) }];
 
 /** Every pod of this stack, by the labels the operator puts on all of them; any port. */
-const stackPods = (stack: Stack): Ingress => [{ from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': managedByValue, [stackLabel]: stack.ref.name } } }] }];
+const stackPods = (stack: Stack): Ingress => [
+  { from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': managedByValue, [stackLabel]: stack.ref.name } } }] },
+];
 
 /** The stack's NetworkPolicies, or none when disabled. */
 export function networkPolicies(stack: Stack): NetworkPolicy[] {

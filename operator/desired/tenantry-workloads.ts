@@ -3,7 +3,17 @@
 // environment (the Job: migration-job.ts). All run the one image with a target
 // argument and TENANTRY_* variables.
 import type {
-  Container, Deployment, EnvVar, HorizontalPodAutoscaler, PersistentVolumeClaim, PodSpec, Service, StatefulSet, TopologySpreadConstraint, Volume, VolumeMount,
+  Container,
+  Deployment,
+  EnvVar,
+  HorizontalPodAutoscaler,
+  PersistentVolumeClaim,
+  PodSpec,
+  Service,
+  StatefulSet,
+  TopologySpreadConstraint,
+  Volume,
+  VolumeMount,
 } from './manifest-types.ts';
 import type { Autoscaling, SpreadMode, Stack } from '../stack/stack-spec.ts';
 import { isClustered } from '../stack/stack-spec.ts';
@@ -102,17 +112,19 @@ function walVolume(stack: Stack): { volume: Volume | undefined; mount: VolumeMou
 function walClaimTemplates(stack: Stack): PersistentVolumeClaim[] {
   const wal = stack.spec.gateway.wal;
   if (wal.volume === 'EmptyDir') return [];
-  return [{
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    // The claims carry the stack's labels: the operator finds a departed replica's claim by them (reconcile/wal-drain.ts).
-    metadata: { name: walVolumeName, labels: childLabels(stack.ref, 'gateway') },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: wal.size } },
-      ...(wal.storageClassName === undefined ? {} : { storageClassName: wal.storageClassName }),
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      // The claims carry the stack's labels: the operator finds a departed replica's claim by them (reconcile/wal-drain.ts).
+      metadata: { name: walVolumeName, labels: childLabels(stack.ref, 'gateway') },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: wal.size } },
+        ...(wal.storageClassName === undefined ? {} : { storageClassName: wal.storageClassName }),
+      },
     },
-  }];
+  ];
 }
 
 /** The replica count a serving component always has at least: the HPA's minimum when it scales the component. */
@@ -129,15 +141,20 @@ export function topologySpread(stack: Stack, component: 'gateway' | 'api'): Topo
   // The label that tells one rollout's pods from another's: a Deployment's ReplicaSet hash, a StatefulSet's revision.
   const revisionLabel = component === 'gateway' ? 'controller-revision-hash' : 'pod-template-hash';
   const s = stack.spec.topologySpread;
-  const keys: Array<[string, SpreadMode]> = [['topology.kubernetes.io/zone', s.zone], ['kubernetes.io/hostname', s.hostname]];
-  return keys.filter(([, mode]) => mode !== 'Off').map(([topologyKey, mode]) => ({
-    maxSkew: s.maxSkew,
-    topologyKey,
-    whenUnsatisfiable: mode,
-    labelSelector: { matchLabels: selectorLabels(stack.ref, component) },
-    // Only the pods of the same revision count: during a rollout the old pods would skew the new ones.
-    matchLabelKeys: [revisionLabel],
-  }));
+  const keys: Array<[string, SpreadMode]> = [
+    ['topology.kubernetes.io/zone', s.zone],
+    ['kubernetes.io/hostname', s.hostname],
+  ];
+  return keys
+    .filter(([, mode]) => mode !== 'Off')
+    .map(([topologyKey, mode]) => ({
+      maxSkew: s.maxSkew,
+      topologyKey,
+      whenUnsatisfiable: mode,
+      labelSelector: { matchLabels: selectorLabels(stack.ref, component) },
+      // Only the pods of the same revision count: during a rollout the old pods would skew the new ones.
+      matchLabelKeys: [revisionLabel],
+    }));
 }
 
 /** The pod template of one serving target; `secretsChecksum` covers Secret contents the pods read. */
@@ -151,7 +168,11 @@ function servingPodTemplate(stack: Stack, pod: ServingPod, secretsChecksum: stri
     args: [pod.target],
     env,
     ports: pod.ports,
-    readinessProbe: { ...(pod.readinessOverGrpc === undefined ? { httpGet: { path: '/readyz', port: pod.probePort } } : { grpc: { port: pod.readinessOverGrpc } }), periodSeconds: 5, failureThreshold: 2 },
+    readinessProbe: {
+      ...(pod.readinessOverGrpc === undefined ? { httpGet: { path: '/readyz', port: pod.probePort } } : { grpc: { port: pod.readinessOverGrpc } }),
+      periodSeconds: 5,
+      failureThreshold: 2,
+    },
     livenessProbe: { httpGet: { path: '/healthz', port: pod.probePort }, periodSeconds: 10, failureThreshold: 6 },
     volumeMounts: [keys.mount, ...(pod.scratch === undefined ? [] : [pod.scratch.mount])],
     ...(pod.resources === undefined ? {} : { resources: pod.resources }),
@@ -170,7 +191,10 @@ function servingPodTemplate(stack: Stack, pod: ServingPod, secretsChecksum: stri
     ...(spread.length === 0 ? {} : { topologySpreadConstraints: spread }),
   };
   return {
-    metadata: { labels: childLabels(stack.ref, pod.component), annotations: { [checksumAnnotation]: checksum({ env, image: stack.spec.image, secretsChecksum }) } },
+    metadata: {
+      labels: childLabels(stack.ref, pod.component),
+      annotations: { [checksumAnnotation]: checksum({ env, image: stack.spec.image, secretsChecksum }) },
+    },
     spec,
   };
 }
@@ -208,26 +232,30 @@ export function gatewayStatefulSet(stack: Stack, secretsChecksum: string): State
   const g = stack.spec.gateway;
   const wal = walVolume(stack);
   const name = childNames(stack.ref.name).gateway;
-  const template = servingPodTemplate(stack, {
-    component: 'gateway',
-    target: 'gateway',
-    env: [
-      { name: 'TENANTRY_OTLP_HTTP_PORT', value: String(g.ports.otlpHttp) },
-      { name: 'TENANTRY_OTLP_GRPC_PORT', value: String(g.ports.otlpGrpc) },
-      { name: 'TENANTRY_MAX_REQUEST_BYTES', value: String(g.maxRequestBytes) },
-      wal.env,
-    ],
-    scratch: wal,
-    terminationGracePeriodSeconds: gatewayTerminationGraceSeconds,
-    stopDelaySeconds: gatewayStopDelaySeconds,
-    ports: [
-      { name: 'otlp-http', containerPort: g.ports.otlpHttp, protocol: 'TCP' },
-      { name: 'otlp-grpc', containerPort: g.ports.otlpGrpc, protocol: 'TCP' },
-    ],
-    probePort: 'otlp-http',
-    readinessOverGrpc: g.ports.otlpGrpc,
-    resources: g.resources,
-  }, secretsChecksum);
+  const template = servingPodTemplate(
+    stack,
+    {
+      component: 'gateway',
+      target: 'gateway',
+      env: [
+        { name: 'TENANTRY_OTLP_HTTP_PORT', value: String(g.ports.otlpHttp) },
+        { name: 'TENANTRY_OTLP_GRPC_PORT', value: String(g.ports.otlpGrpc) },
+        { name: 'TENANTRY_MAX_REQUEST_BYTES', value: String(g.maxRequestBytes) },
+        wal.env,
+      ],
+      scratch: wal,
+      terminationGracePeriodSeconds: gatewayTerminationGraceSeconds,
+      stopDelaySeconds: gatewayStopDelaySeconds,
+      ports: [
+        { name: 'otlp-http', containerPort: g.ports.otlpHttp, protocol: 'TCP' },
+        { name: 'otlp-grpc', containerPort: g.ports.otlpGrpc, protocol: 'TCP' },
+      ],
+      probePort: 'otlp-http',
+      readinessOverGrpc: g.ports.otlpGrpc,
+      resources: g.resources,
+    },
+    secretsChecksum,
+  );
   const claims = walClaimTemplates(stack);
   return {
     apiVersion: 'apps/v1',
@@ -240,29 +268,35 @@ export function gatewayStatefulSet(stack: Stack, secretsChecksum: string): State
       selector: { matchLabels: selectorLabels(stack.ref, 'gateway') },
       updateStrategy: { type: 'RollingUpdate' },
       template,
-      ...(claims.length === 0 ? {} : {
-        volumeClaimTemplates: claims,
-        persistentVolumeClaimRetentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-      }),
+      ...(claims.length === 0
+        ? {}
+        : {
+            volumeClaimTemplates: claims,
+            persistentVolumeClaimRetentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+          }),
     },
   };
 }
 
 /** The API as a Deployment: stateless, rolled out one extra pod at a time. */
 export function apiDeployment(stack: Stack, secretsChecksum: string): Deployment {
-  const template = servingPodTemplate(stack, {
-    component: 'api',
-    target: 'api',
-    env: [
-      { name: 'TENANTRY_API_PORT', value: String(apiPort) },
-      // The API bounds each query's statement from the memory its pod may use (src/target/statement-limits.ts); without a limit Kubernetes gives the node's allocatable memory.
-      { name: 'TENANTRY_MEMORY_LIMIT_BYTES', valueFrom: { resourceFieldRef: { containerName: 'api', resource: 'limits.memory' } } },
-    ],
-    ports: [{ name: 'http', containerPort: apiPort, protocol: 'TCP' }],
-    probePort: 'http',
-    resources: stack.spec.api.resources,
-    terminationGracePeriodSeconds: 30,
-  }, secretsChecksum);
+  const template = servingPodTemplate(
+    stack,
+    {
+      component: 'api',
+      target: 'api',
+      env: [
+        { name: 'TENANTRY_API_PORT', value: String(apiPort) },
+        // The API bounds each query's statement from the memory its pod may use (src/target/statement-limits.ts); without a limit Kubernetes gives the node's allocatable memory.
+        { name: 'TENANTRY_MEMORY_LIMIT_BYTES', valueFrom: { resourceFieldRef: { containerName: 'api', resource: 'limits.memory' } } },
+      ],
+      ports: [{ name: 'http', containerPort: apiPort, protocol: 'TCP' }],
+      probePort: 'http',
+      resources: stack.spec.api.resources,
+      terminationGracePeriodSeconds: 30,
+    },
+    secretsChecksum,
+  );
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

@@ -42,15 +42,23 @@ export function walDrainJob(stack: Stack, ordinal: number, claim: string, claimU
           restartPolicy: 'OnFailure',
           // The segments belong to user 1000 (the gateway that wrote them).
           securityContext: { fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' },
-          containers: [{
-            name: 'drain',
-            image: stack.spec.image,
-            imagePullPolicy: stack.spec.imagePullPolicy,
-            command: drainCommand,
-            env: [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), { name: 'TENANTRY_WAL_DIR', value: drainMountPath }],
-            volumeMounts: [{ name: walVolumeName, mountPath: drainMountPath }],
-            securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-          }],
+          containers: [
+            {
+              name: 'drain',
+              image: stack.spec.image,
+              imagePullPolicy: stack.spec.imagePullPolicy,
+              command: drainCommand,
+              env: [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), { name: 'TENANTRY_WAL_DIR', value: drainMountPath }],
+              volumeMounts: [{ name: walVolumeName, mountPath: drainMountPath }],
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 1000,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+            },
+          ],
           volumes: [{ name: walVolumeName, persistentVolumeClaim: { claimName: claim } }],
         },
       },

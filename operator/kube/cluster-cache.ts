@@ -19,7 +19,13 @@ export class ClusterCache {
     return store;
   }
 
-  get stacks(): ObjectStore { return this.of(resourceTypes.stack); }
-  get tenants(): ObjectStore { return this.of(resourceTypes.tenant); }
-  get secrets(): ObjectStore { return this.of(resourceTypes.secret); }
+  get stacks(): ObjectStore {
+    return this.of(resourceTypes.stack);
+  }
+  get tenants(): ObjectStore {
+    return this.of(resourceTypes.tenant);
+  }
+  get secrets(): ObjectStore {
+    return this.of(resourceTypes.secret);
+  }
 }

@@ -9,29 +9,55 @@ import { fail, ok } from '../../src/result.ts';
 import type { Result } from '../../src/result.ts';
 
 /** A 2xx answer: its parsed body, and its status (server-side apply answers 201 when it created the object). */
-export interface KubeAnswer<T> { readonly body: T; readonly status: number }
+export interface KubeAnswer<T> {
+  readonly body: T;
+  readonly status: number;
+}
 
 /** A refused or failed call: the HTTP status (0 when no answer came), the API's Status reason and message. */
-export interface KubeFailure { readonly status: number; readonly reason: string; readonly message: string }
+export interface KubeFailure {
+  readonly status: number;
+  readonly reason: string;
+  readonly message: string;
+}
 
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: {
-    name?: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: number;
-    labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string; deletionTimestamp?: string;
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
     ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
   };
   [field: string]: unknown;
 }
 
-export interface KubeList { metadata?: { resourceVersion?: string; continue?: string }; items: KubeObject[] }
+export interface KubeList {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items: KubeObject[];
+}
 
-export interface WatchEvent { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; readonly object: KubeObject }
+export interface WatchEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  readonly object: KubeObject;
+}
 
 export type WatchEnd = { readonly kind: 'closed' } | { readonly kind: 'failed'; readonly status: number; readonly message: string };
 
-interface Call { readonly method: string; readonly path: string; readonly query?: Record<string, string | undefined>; readonly body?: unknown; readonly contentType?: string }
+interface Call {
+  readonly method: string;
+  readonly path: string;
+  readonly query?: Record<string, string | undefined>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+}
 
 export class KubeRest {
   readonly #kc: KubeConfig;
@@ -64,19 +90,32 @@ export class KubeRest {
       const req = this.#send(url, opts);
       req.on('response', (res) => {
         let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => {
-          const status = res.statusCode ?? 0;
-          let parsed: unknown;
-          try { parsed = text === '' ? {} : JSON.parse(text); } catch { parsed = { message: text }; }
-          if (status >= 200 && status < 300) resolve(ok({ body: parsed as T, status }));
-          else {
-            const s = parsed as { reason?: string; message?: string };
-            resolve(fail({ status, reason: s.reason ?? 'Unknown', message: s.message ?? `HTTP ${status}` }));
-          }
-        });
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => {
+            text += c;
+          })
+          .on('end', () => {
+            const status = res.statusCode ?? 0;
+            let parsed: unknown;
+            try {
+              parsed = text === '' ? {} : JSON.parse(text);
+            } catch {
+              parsed = { message: text };
+            }
+            if (status >= 200 && status < 300) resolve(ok({ body: parsed as T, status }));
+            else {
+              const s = parsed as { reason?: string; message?: string };
+              resolve(fail({ status, reason: s.reason ?? 'Unknown', message: s.message ?? `HTTP ${status}` }));
+            }
+          });
       });
-      req.on('timeout', () => { req.destroy(new Error('request timed out')); });
-      req.on('error', (error) => { resolve(fail({ status: 0, reason: 'ConnectionFailed', message: error.message })); });
+      req.on('timeout', () => {
+        req.destroy(new Error('request timed out'));
+      });
+      req.on('error', (error) => {
+        resolve(fail({ status: 0, reason: 'ConnectionFailed', message: error.message }));
+      });
       if (call.body !== undefined) req.write(typeof call.body === 'string' ? call.body : JSON.stringify(call.body));
       req.end();
     });
@@ -90,15 +129,30 @@ export class KubeRest {
     const { url, opts } = await this.#options({ method: 'GET', path, query: { ...query, watch: 'true' } }, undefined);
     return new Promise((resolve) => {
       let settled = false;
-      const finish = (end: WatchEnd): void => { if (!settled) { settled = true; signal.removeEventListener('abort', abort); resolve(end); } };
+      const finish = (end: WatchEnd): void => {
+        if (!settled) {
+          settled = true;
+          signal.removeEventListener('abort', abort);
+          resolve(end);
+        }
+      };
       const req = this.#send(url, { ...opts, signal });
-      const abort = (): void => { finish({ kind: 'closed' }); };
+      const abort = (): void => {
+        finish({ kind: 'closed' });
+      };
       signal.addEventListener('abort', abort);
       req.on('response', (res) => {
         const status = res.statusCode ?? 0;
         if (status !== 200) {
           let text = '';
-          res.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => { finish({ kind: 'failed', status, message: text.slice(0, 500) }); });
+          res
+            .setEncoding('utf8')
+            .on('data', (c: string) => {
+              text += c;
+            })
+            .on('end', () => {
+              finish({ kind: 'failed', status, message: text.slice(0, 500) });
+            });
           return;
         }
         let buffered = '';
@@ -111,7 +165,11 @@ export class KubeRest {
             buffered = buffered.slice(nl + 1);
             if (line === '') continue;
             let event: WatchEvent;
-            try { event = JSON.parse(line) as WatchEvent; } catch { continue; }
+            try {
+              event = JSON.parse(line) as WatchEvent;
+            } catch {
+              continue;
+            }
             if (event.type === 'ERROR') {
               const s = event.object as { code?: number; message?: string };
               finish({ kind: 'failed', status: s.code ?? 500, message: s.message ?? 'watch error' });
@@ -121,10 +179,16 @@ export class KubeRest {
             onEvent(event);
           }
         });
-        res.on('end', () => { finish({ kind: 'closed' }); });
-        res.on('error', (error) => { finish({ kind: 'failed', status: 0, message: error.message }); });
+        res.on('end', () => {
+          finish({ kind: 'closed' });
+        });
+        res.on('error', (error) => {
+          finish({ kind: 'failed', status: 0, message: error.message });
+        });
       });
-      req.on('error', (error) => { finish(signal.aborted ? { kind: 'closed' } : { kind: 'failed', status: 0, message: error.message }); });
+      req.on('error', (error) => {
+        finish(signal.aborted ? { kind: 'closed' } : { kind: 'failed', status: 0, message: error.message });
+      });
       req.end();
     });
   }

@@ -27,7 +27,10 @@ export class ObjectStore implements ObjectCache<KubeObject> {
     const namespace = object.metadata?.namespace ?? '';
     const name = object.metadata?.name ?? '';
     let objects = this.#byNamespace.get(namespace);
-    if (objects === undefined) { objects = new Map(); this.#byNamespace.set(namespace, objects); }
+    if (objects === undefined) {
+      objects = new Map();
+      this.#byNamespace.set(namespace, objects);
+    }
     const previous = objects.get(name);
     objects.set(name, object);
     return previous;

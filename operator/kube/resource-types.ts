@@ -27,9 +27,15 @@ export const resourceTypes = {
 
 /** The kinds a stack owns, which the operator watches and prunes. */
 export const ownedTypes: readonly ResourceType[] = [
-  resourceTypes.secret, resourceTypes.configMap, resourceTypes.service, resourceTypes.statefulSet,
-  resourceTypes.job, resourceTypes.deployment, resourceTypes.podDisruptionBudget,
-  resourceTypes.horizontalPodAutoscaler, resourceTypes.networkPolicy,
+  resourceTypes.secret,
+  resourceTypes.configMap,
+  resourceTypes.service,
+  resourceTypes.statefulSet,
+  resourceTypes.job,
+  resourceTypes.deployment,
+  resourceTypes.podDisruptionBudget,
+  resourceTypes.horizontalPodAutoscaler,
+  resourceTypes.networkPolicy,
 ];
 
 /**

@@ -26,11 +26,16 @@ export interface WatchOptions {
   readonly signal: AbortSignal;
 }
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
-  const t = setTimeout(done, ms);
-  function done(): void { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
-  signal.addEventListener('abort', done);
-});
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
 
 /** Runs until `signal` aborts. */
 export async function runResourceWatch(o: WatchOptions): Promise<void> {
@@ -55,12 +60,17 @@ export async function runResourceWatch(o: WatchOptions): Promise<void> {
       o.onListed?.();
     }
     const watchStarted = Date.now();
-    const end = await o.rest.watch(path, { labelSelector: o.labelSelector, resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: '300' }, (event) => {
-      const rv = event.object.metadata?.resourceVersion;
-      if (rv !== undefined) resourceVersion = rv;
-      failures = 0;
-      if (event.type !== 'BOOKMARK') o.onObject(event.type === 'ERROR' ? 'MODIFIED' : event.type, event.object);
-    }, o.signal);
+    const end = await o.rest.watch(
+      path,
+      { labelSelector: o.labelSelector, resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: '300' },
+      (event) => {
+        const rv = event.object.metadata?.resourceVersion;
+        if (rv !== undefined) resourceVersion = rv;
+        failures = 0;
+        if (event.type !== 'BOOKMARK') o.onObject(event.type === 'ERROR' ? 'MODIFIED' : event.type, event.object);
+      },
+      o.signal,
+    );
     if (aborted()) return;
     // A normal close (server timeout) resumes at once; one right after opening is treated as a failure.
     if (end.kind === 'closed' && Date.now() - watchStarted > 1000) {
@@ -75,7 +85,10 @@ export async function runResourceWatch(o: WatchOptions): Promise<void> {
     }
     failures++;
     const delay = backoffDelay(o.backoff, failures);
-    log.warn('watch failed; reconnecting', end.kind === 'failed' ? { status: end.status, error: end.message, retryInMs: delay } : { error: 'closed at once', retryInMs: delay });
+    log.warn(
+      'watch failed; reconnecting',
+      end.kind === 'failed' ? { status: end.status, error: end.message, retryInMs: delay } : { error: 'closed at once', retryInMs: delay },
+    );
     o.onRestart?.('error');
     // After an outage the server may have compacted past our version: relist to be safe (level-triggered anyway).
     resourceVersion = undefined;

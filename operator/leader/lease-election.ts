@@ -25,7 +25,13 @@ export interface RunningElection {
   stop(): Promise<void>;
 }
 
-interface LeaseSpec { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number }
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
 
 const microTime = (d: Date): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
@@ -40,7 +46,8 @@ export function startLeaseElection(o: LeaseOptions): RunningElection {
     if (value === leader) return;
     leader = value;
     o.log.info(value ? 'became leader' : 'lost leadership', { lease: `${o.namespace}/${o.name}`, identity: o.identity });
-    if (value) o.onStartedLeading(); else o.onStoppedLeading();
+    if (value) o.onStartedLeading();
+    else o.onStoppedLeading();
   };
 
   const write = async (lease: KubeObject, spec: LeaseSpec): Promise<boolean> => {
@@ -57,9 +64,20 @@ export function startLeaseElection(o: LeaseOptions): RunningElection {
       setLeader(false);
       return;
     }
-    const fresh: LeaseSpec = { holderIdentity: o.identity, leaseDurationSeconds: o.leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 };
+    const fresh: LeaseSpec = {
+      holderIdentity: o.identity,
+      leaseDurationSeconds: o.leaseDurationSeconds,
+      acquireTime: microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: 0,
+    };
     if (got.value === undefined) {
-      const created = await createObject(o.rest, resourceTypes.lease, o.namespace, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: o.name, namespace: o.namespace }, spec: fresh });
+      const created = await createObject(o.rest, resourceTypes.lease, o.namespace, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: o.name, namespace: o.namespace },
+        spec: fresh,
+      });
       setLeader(created.ok);
       return;
     }
@@ -69,15 +87,23 @@ export function startLeaseElection(o: LeaseOptions): RunningElection {
       return;
     }
     const renewed = Date.parse(spec.renewTime ?? '') || 0;
-    const expired = spec.holderIdentity === undefined || spec.holderIdentity === '' || renewed + (spec.leaseDurationSeconds ?? o.leaseDurationSeconds) * 1000 < now.getTime();
-    if (!expired) { setLeader(false); return; }
+    const expired =
+      spec.holderIdentity === undefined || spec.holderIdentity === '' || renewed + (spec.leaseDurationSeconds ?? o.leaseDurationSeconds) * 1000 < now.getTime();
+    if (!expired) {
+      setLeader(false);
+      return;
+    }
     setLeader(await write(got.value, { ...fresh, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }));
   };
 
   const loop = (): void => {
     if (stopped) return;
-    current = round().catch((error: unknown) => { o.log.error('leader election round failed', { error }); });
-    void current.then(() => { if (!stopped) timer = setTimeout(loop, o.retryPeriodMs); });
+    current = round().catch((error: unknown) => {
+      o.log.error('leader election round failed', { error });
+    });
+    void current.then(() => {
+      if (!stopped) timer = setTimeout(loop, o.retryPeriodMs);
+    });
   };
   loop();
 

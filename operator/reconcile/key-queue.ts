@@ -16,10 +16,15 @@ import { fail } from '../../src/result.ts';
 import type { Result } from '../../src/result.ts';
 
 /** What a successful handler asks of the queue: a resync after so many ms, or nothing. */
-export interface Handled { readonly resyncAfterMs?: number }
+export interface Handled {
+  readonly resyncAfterMs?: number;
+}
 
 /** The key of a namespaced object, such as a stack. */
-export interface ObjectKey { readonly namespace: string; readonly name: string }
+export interface ObjectKey {
+  readonly namespace: string;
+  readonly name: string;
+}
 
 /** The string identity of an object key (the queue's map key). */
 export const objectKeyId = (k: ObjectKey): string => `${k.namespace}/${k.name}`;
@@ -64,8 +69,14 @@ export class KeyQueue<K> {
     const id = this.#o.idOf(key);
     this.#keys.set(id, key);
     const timer = this.#timers.get(id);
-    if (timer !== undefined) { timer.cancel(); this.#timers.delete(id); }
-    if (this.#running.has(id)) { this.#dirty.add(id); return; }
+    if (timer !== undefined) {
+      timer.cancel();
+      this.#timers.delete(id);
+    }
+    if (this.#running.has(id)) {
+      this.#dirty.add(id);
+      return;
+    }
     if (this.#queued.has(id)) return;
     this.#queued.add(id);
     this.#ready.push(id);
@@ -83,13 +94,21 @@ export class KeyQueue<K> {
     const id = this.#o.idOf(key);
     if (this.#stopped || this.#timers.has(id)) return;
     this.#keys.set(id, key);
-    this.#timers.set(id, this.#clock.setTimeout(() => { this.#timers.delete(id); this.add(key); }, delayMs));
+    this.#timers.set(
+      id,
+      this.#clock.setTimeout(() => {
+        this.#timers.delete(id);
+        this.add(key);
+      }, delayMs),
+    );
   }
 
   /** Resolves once no key is waiting or running (scheduled retries and resyncs do not count). */
   whenIdle(): Promise<void> {
     if (this.depth === 0) return Promise.resolve();
-    return new Promise((resolve) => { this.#idleWaiters.push(resolve); });
+    return new Promise((resolve) => {
+      this.#idleWaiters.push(resolve);
+    });
   }
 
   #pump(): void {
@@ -140,6 +159,9 @@ export class KeyQueue<K> {
     this.#timers.clear();
     this.#ready.length = 0;
     this.#queued.clear();
-    if (this.#running.size > 0) await new Promise<void>((resolve) => { this.#idleWaiters.push(resolve); });
+    if (this.#running.size > 0)
+      await new Promise<void>((resolve) => {
+        this.#idleWaiters.push(resolve);
+      });
   }
 }

@@ -13,11 +13,15 @@ import type { KubeObject } from '../kube/kube-rest.ts';
 /** The field manager that holds spec.replicas between the operator and the HPA. */
 export const handoverManager = 'tenantry-hpa-handover';
 
-interface ManagedFieldsEntry { readonly manager?: string; readonly operation?: string; readonly fieldsV1?: { readonly 'f:spec'?: Readonly<Record<string, unknown>> } }
+interface ManagedFieldsEntry {
+  readonly manager?: string;
+  readonly operation?: string;
+  readonly fieldsV1?: { readonly 'f:spec'?: Readonly<Record<string, unknown>> };
+}
 
 /** True when the operator's own applies own the live object's spec.replicas. */
 function operatorOwnsReplicas(live: KubeObject): boolean {
-  const entries = ((live.metadata as { managedFields?: ManagedFieldsEntry[] } | undefined)?.managedFields) ?? [];
+  const entries = (live.metadata as { managedFields?: ManagedFieldsEntry[] } | undefined)?.managedFields ?? [];
   return entries.some((e) => e.manager === fieldManager && e.operation === 'Apply' && e.fieldsV1?.['f:spec']?.['f:replicas'] !== undefined);
 }
 
@@ -31,5 +35,10 @@ export function replicaHandover(desired: Manifest, live: KubeObject | undefined)
   if ((desired as { spec?: { replicas?: number } }).spec?.replicas !== undefined) return undefined;
   const replicas = (live['spec'] as { replicas?: number } | undefined)?.replicas;
   if (replicas === undefined || !operatorOwnsReplicas(live)) return undefined;
-  return { apiVersion: desired.apiVersion, kind: desired.kind, metadata: { name: live.metadata?.name ?? '', namespace: live.metadata?.namespace ?? '' }, spec: { replicas } } as Manifest;
+  return {
+    apiVersion: desired.apiVersion,
+    kind: desired.kind,
+    metadata: { name: live.metadata?.name ?? '', namespace: live.metadata?.namespace ?? '' },
+    spec: { replicas },
+  } as Manifest;
 }

@@ -64,8 +64,9 @@ function credentialsFor(deps: StackReconcilerDeps, stack: Stack): GeneratedCrede
 
 /** The names of the Secrets a stack's spec names (API keys, external ClickHouse). */
 export function referencedSecretNames(stack: Stack): string[] {
-  return [stack.spec.apiKeys.secretName, stack.spec.clickhouse.mode === 'external' ? stack.spec.clickhouse.external.secretRef.name : undefined]
-    .filter((n): n is string => n !== undefined);
+  return [stack.spec.apiKeys.secretName, stack.spec.clickhouse.mode === 'external' ? stack.spec.clickhouse.external.secretRef.name : undefined].filter(
+    (n): n is string => n !== undefined,
+  );
 }
 
 /** Checksum of the Secrets the user names (API keys, external ClickHouse); a missing one is an error. */
@@ -157,12 +158,18 @@ function labelledChild(o: KubeObject, stack: string): boolean {
 async function prune(deps: StackReconcilerDeps, stack: Stack, keep: ReadonlySet<string>, log: Logger, about: KubeObject): Promise<string[]> {
   const errors: string[] = [];
   for (const type of ownedTypes) {
-    for (const o of deps.cache.of(type).list(stack.ref.namespace).filter((c) => labelledChild(c, stack.ref.name))) {
+    for (const o of deps.cache
+      .of(type)
+      .list(stack.ref.namespace)
+      .filter((c) => labelledChild(c, stack.ref.name))) {
       const key = `${type.kind}/${o.metadata?.name ?? ''}`;
       const ownedHere = o.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === stack.ref.uid) === true;
       if (keep.has(key) || !ownedHere) continue;
       const deleted = await deleteObject(deps.rest, type, stack.ref.namespace, o.metadata?.name ?? '', o.metadata?.uid);
-      if (!deleted.ok) { errors.push(`deleting ${key}: ${deleted.error.message}`); continue; }
+      if (!deleted.ok) {
+        errors.push(`deleting ${key}: ${deleted.error.message}`);
+        continue;
+      }
       deps.cache.of(type).delete(o);
       deps.lastApplied.delete(`${stack.ref.namespace}/${key}`);
       log.info('pruned child no longer desired', { child: key });
@@ -173,7 +180,9 @@ async function prune(deps: StackReconcilerDeps, stack: Stack, keep: ReadonlySet<
 }
 
 function countTenants(deps: StackReconcilerDeps, stack: Stack): number {
-  return deps.cache.tenants.list(stack.ref.namespace).filter((t) => (t['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name === stack.ref.name).length;
+  return deps.cache.tenants
+    .list(stack.ref.namespace)
+    .filter((t) => (t['spec'] as { stackRef?: { name?: string } } | undefined)?.stackRef?.name === stack.ref.name).length;
 }
 
 /** Reconciles the stack `namespace/name`. */
@@ -210,9 +219,12 @@ export async function reconcileStack(deps: StackReconcilerDeps, { namespace, nam
       }
     }
     const drain = errors.length === 0 ? await drainDepartedReplicas(deps, stack, about) : undefined;
-    if (drain !== undefined) { errors.push(...drain.errors); recheckMs = drain.recheckMs; }
+    if (drain !== undefined) {
+      errors.push(...drain.errors);
+      recheckMs = drain.recheckMs;
+    }
     const keep = new Set([...desired.map(objectKey), ...(drain?.keep ?? []), ...legacyGatewayKept(deps.cache, stack)]);
-    if (errors.length === 0) errors.push(...await prune(deps, stack, keep, log, about));
+    if (errors.length === 0) errors.push(...(await prune(deps, stack, keep, log, about)));
   }
 
   const applyError = errors.length === 0 ? undefined : errors.join('; ');

@@ -50,7 +50,9 @@ const ordinalOf = (name: string, prefix: string): number | undefined => {
 };
 
 const jobCondition = (job: KubeObject, type: string): boolean =>
-  ((job['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+  ((job['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some(
+    (c) => c.type === type && c.status === 'True',
+  );
 
 const succeeded = (job: KubeObject): boolean => ((job['status'] as { succeeded?: number } | undefined)?.succeeded ?? 0) > 0 || jobCondition(job, 'Complete');
 
@@ -68,11 +70,17 @@ export function drainDecisions(stack: Stack, cache: ClusterCache): Decision[] {
   const replicas = (statefulSet['spec'] as { replicas?: number } | undefined)?.replicas ?? 1;
   const ofStack = (o: KubeObject): boolean => o.metadata?.labels?.[stackLabel] === stack.ref.name && o.metadata.deletionTimestamp === undefined;
   const claimPrefix = names.walClaim(0).slice(0, -1);
-  const claims = cache.of(resourceTypes.persistentVolumeClaim).list(ns).filter(ofStack)
+  const claims = cache
+    .of(resourceTypes.persistentVolumeClaim)
+    .list(ns)
+    .filter(ofStack)
     .map((claim) => ({ claim, ordinal: ordinalOf(claim.metadata?.name ?? '', claimPrefix) }))
     .filter((c): c is { claim: KubeObject; ordinal: number } => c.ordinal !== undefined);
   const jobPrefix = names.walDrain(0).slice(0, -1);
-  const jobs = cache.of(resourceTypes.job).list(ns).filter(ofStack)
+  const jobs = cache
+    .of(resourceTypes.job)
+    .list(ns)
+    .filter(ofStack)
     .map((job) => ({ job, ordinal: ordinalOf(job.metadata?.name ?? '', jobPrefix) }))
     .filter((j): j is { job: KubeObject; ordinal: number } => j.ordinal !== undefined);
 
@@ -111,33 +119,52 @@ export async function drainDepartedReplicas(deps: WalDrainDeps, stack: Stack, ab
   const log = deps.log.child({ task: 'wal-drain' });
   const gateway = childNames(stack.ref.name).gateway;
   for (const d of drainDecisions(stack, deps.cache)) {
-    if (d.kind === 'keep') { keep.push(objectKey({ ...d.job, kind: 'Job' })); continue; }
+    if (d.kind === 'keep') {
+      keep.push(objectKey({ ...d.job, kind: 'Job' }));
+      continue;
+    }
     if (d.kind === 'cancel') {
       const failure = await remove(deps, resourceTypes.job, d.job);
       if (failure !== undefined) errors.push(failure);
-      else { log.info('deleted drain Job', { job: d.job.metadata?.name, why: d.why }); recheckMs = 1_000; }
+      else {
+        log.info('deleted drain Job', { job: d.job.metadata?.name, why: d.why });
+        recheckMs = 1_000;
+      }
       continue;
     }
     if (d.kind === 'finish') {
       // The claim first: were the Job deleted first and the claim's deletion to fail, the next reconcile would drain it again.
       const claimFailure = await remove(deps, resourceTypes.persistentVolumeClaim, d.claim);
-      if (claimFailure !== undefined) { errors.push(claimFailure); keep.push(objectKey({ ...d.job, kind: 'Job' })); continue; }
+      if (claimFailure !== undefined) {
+        errors.push(claimFailure);
+        keep.push(objectKey({ ...d.job, kind: 'Job' }));
+        continue;
+      }
       const jobFailure = await remove(deps, resourceTypes.job, d.job);
       if (jobFailure !== undefined) errors.push(jobFailure);
-      log.info('drained a departed gateway replica\'s write-ahead log; deleted its claim', { claim: d.claim.metadata?.name });
+      log.info("drained a departed gateway replica's write-ahead log; deleted its claim", { claim: d.claim.metadata?.name });
       void recordEvent(deps.rest, about, 'Normal', 'WalDrained', `drained and deleted claim ${d.claim.metadata?.name ?? ''}`);
       continue;
     }
     // Start: only once the replica's pod is gone, since a stopping pod still drains (and writes) the same log.
     const pod = await getObject(deps.rest, resourceTypes.pod, stack.ref.namespace, `${gateway}-${d.ordinal}`);
-    if (!pod.ok) { errors.push(`reading pod ${gateway}-${d.ordinal}: ${pod.error.message}`); continue; }
-    if (pod.value !== undefined) { recheckMs = Math.min(recheckMs ?? podGoneRecheckMs, podGoneRecheckMs); continue; }
+    if (!pod.ok) {
+      errors.push(`reading pod ${gateway}-${d.ordinal}: ${pod.error.message}`);
+      continue;
+    }
+    if (pod.value !== undefined) {
+      recheckMs = Math.min(recheckMs ?? podGoneRecheckMs, podGoneRecheckMs);
+      continue;
+    }
     const job = walDrainJob(stack, d.ordinal, d.claim.metadata?.name ?? '', d.claim.metadata?.uid ?? '');
     const applied = await applyObject(deps.rest, job);
-    if (!applied.ok) { errors.push(`applying ${objectKey(job)}: ${applied.error.message}`); continue; }
+    if (!applied.ok) {
+      errors.push(`applying ${objectKey(job)}: ${applied.error.message}`);
+      continue;
+    }
     deps.cache.of(resourceTypes.job).set({ ...applied.value.object, apiVersion: job.apiVersion, kind: job.kind });
     keep.push(objectKey(job));
-    log.info('started a drain Job for a departed gateway replica\'s write-ahead log', { claim: d.claim.metadata?.name, job: job.metadata?.name });
+    log.info("started a drain Job for a departed gateway replica's write-ahead log", { claim: d.claim.metadata?.name, job: job.metadata?.name });
     void recordEvent(deps.rest, about, 'Normal', 'WalDrainStarted', `started ${objectKey(job)} for claim ${d.claim.metadata?.name ?? ''}`);
   }
   return { keep, errors, recheckMs };

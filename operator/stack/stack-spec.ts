@@ -17,14 +17,19 @@ export interface Resources {
   readonly limits?: Record<string, Quantity>;
 }
 
-export interface StorageSpec { readonly size: Quantity; readonly storageClassName: string | undefined }
+export interface StorageSpec {
+  readonly size: Quantity;
+  readonly storageClassName: string | undefined;
+}
 
 /**
  * Where each gateway replica keeps its write-ahead log: a PersistentVolumeClaim
  * per replica (the default: acknowledged rows survive the loss of the node), or
  * an emptyDir (acknowledged rows not yet in ClickHouse are lost with the node).
  */
-export interface GatewayWal extends StorageSpec { readonly volume: 'PersistentVolumeClaim' | 'EmptyDir' }
+export interface GatewayWal extends StorageSpec {
+  readonly volume: 'PersistentVolumeClaim' | 'EmptyDir';
+}
 
 export interface ManagedClickHouse {
   readonly shards: number;
@@ -89,7 +94,10 @@ export interface StackRef {
   readonly generation: number;
 }
 
-export interface Stack { readonly ref: StackRef; readonly spec: StackSpec }
+export interface Stack {
+  readonly ref: StackRef;
+  readonly spec: StackSpec;
+}
 
 export const defaultImage = 'ghcr.io/tenantry/tenantry:0.1.0';
 export const defaultClickHouseImage = 'clickhouse/clickhouse-server:25.8';
@@ -116,7 +124,11 @@ function resources(v: unknown, d: Resources): Resources {
   const r = obj(v);
   const map = (m: unknown): Record<string, Quantity> | undefined => {
     if (m === undefined) return undefined;
-    return Object.fromEntries(Object.entries(obj(m)).filter(([, q]) => typeof q === 'string' || typeof q === 'number').map(([k, q]) => [k, String(q)]));
+    return Object.fromEntries(
+      Object.entries(obj(m))
+        .filter(([, q]) => typeof q === 'string' || typeof q === 'number')
+        .map(([k, q]) => [k, String(q)]),
+    );
   };
   const requests = map(r['requests']);
   const limits = map(r['limits']);
@@ -152,7 +164,8 @@ function clickhouse(v: unknown): ClickHouseSpec {
     const e = obj(c['external']);
     const ref = obj(e['secretRef']);
     return {
-      mode: 'external', database,
+      mode: 'external',
+      database,
       external: {
         url: str(e['url'], ''),
         cluster: optStr(e['cluster']),
@@ -163,7 +176,8 @@ function clickhouse(v: unknown): ClickHouseSpec {
   const m = obj(c['managed']);
   const k = obj(m['keeper']);
   return {
-    mode: 'managed', database,
+    mode: 'managed',
+    database,
     managed: {
       shards: num(m['shards'], 1),
       replicas: num(m['replicas'], 1),
@@ -205,7 +219,11 @@ export function normaliseStackSpec(raw: unknown): StackSpec {
     },
     networkPolicy: { enabled: obj(s['networkPolicy'])['enabled'] === true },
     clickhouse: clickhouse(s['clickhouse']),
-    apiKeys: { secretName: optStr(keys['secretName']), keysFileKey: str(keys['keysFileKey'], 'api-keys.json'), adminKeyKey: str(keys['adminKeyKey'], 'admin-key') },
+    apiKeys: {
+      secretName: optStr(keys['secretName']),
+      keysFileKey: str(keys['keysFileKey'], 'api-keys.json'),
+      adminKeyKey: str(keys['adminKeyKey'], 'admin-key'),
+    },
     retention: { logsDays: num(r['logsDays'], 30), tracesDays: num(r['tracesDays'], 30), metricsDays: num(r['metricsDays'], 90) },
     tenantDefaults: settingValuesOf(s['tenantDefaults']),
     tenantSync: { enabled: sync['enabled'] !== false, intervalSeconds: num(sync['intervalSeconds'], 60), apiUrl: optStr(sync['apiUrl']) },

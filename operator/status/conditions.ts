@@ -25,5 +25,7 @@ export function mergeConditions(previous: readonly Condition[], next: readonly C
 export function readConditions(status: unknown): Condition[] {
   const list = (status as { conditions?: unknown } | undefined)?.conditions;
   if (!Array.isArray(list)) return [];
-  return list.filter((c): c is Condition => typeof c === 'object' && c !== null && typeof (c as Condition).type === 'string' && typeof (c as Condition).status === 'string');
+  return list.filter(
+    (c): c is Condition => typeof c === 'object' && c !== null && typeof (c as Condition).type === 'string' && typeof (c as Condition).status === 'string',
+  );
 }

@@ -27,5 +27,7 @@ export function registerStackConditions(registry: Registry, stacks: () => readon
       }
     },
   });
-  return () => { registry.removeSingleMetric(stackConditionMetric); };
+  return () => {
+    registry.removeSingleMetric(stackConditionMetric);
+  };
 }

@@ -65,13 +65,30 @@ export function stackConditions(o: Observed): ConditionInput[] {
 
   let degraded: ConditionInput;
   if (o.applyError !== undefined) degraded = { type: 'Degraded', status: 'True', reason: 'ApplyFailed', message: o.applyError };
-  else if (migrationFailed) degraded = { type: 'Degraded', status: 'True', reason: 'MigrationFailed', message: `Job ${m.name} failed${m.failureMessage === undefined ? '' : `: ${m.failureMessage}`}` };
+  else if (migrationFailed)
+    degraded = {
+      type: 'Degraded',
+      status: 'True',
+      reason: 'MigrationFailed',
+      message: `Job ${m.name} failed${m.failureMessage === undefined ? '' : `: ${m.failureMessage}`}`,
+    };
   else degraded = { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no errors' };
 
   const pendingParts = [...waiting.map(describe), ...(migrationPending ? [`Job ${m.name} ${m.exists ? 'running' : 'missing'}`] : [])];
-  const progressing: ConditionInput = pendingParts.length > 0 && o.applyError === undefined && !migrationFailed
-    ? { type: 'Progressing', status: 'True', reason: migrationPending && waiting.length === 0 ? 'MigrationRunning' : 'RollingOut', message: pendingParts.join('; ') }
-    : { type: 'Progressing', status: 'False', reason: pendingParts.length === 0 ? 'Complete' : 'Stalled', message: pendingParts.length === 0 ? 'every workload is at its desired state' : pendingParts.join('; ') };
+  const progressing: ConditionInput =
+    pendingParts.length > 0 && o.applyError === undefined && !migrationFailed
+      ? {
+          type: 'Progressing',
+          status: 'True',
+          reason: migrationPending && waiting.length === 0 ? 'MigrationRunning' : 'RollingOut',
+          message: pendingParts.join('; '),
+        }
+      : {
+          type: 'Progressing',
+          status: 'False',
+          reason: pendingParts.length === 0 ? 'Complete' : 'Stalled',
+          message: pendingParts.length === 0 ? 'every workload is at its desired state' : pendingParts.join('; '),
+        };
 
   let ready: ConditionInput;
   if (o.applyError !== undefined) ready = { type: 'Ready', status: 'False', reason: 'ApplyFailed', message: o.applyError };

@@ -62,7 +62,11 @@ export function reportedSettingsOf(raw: unknown): ReportedSettings | undefined {
 
 /** The values the API reports as coming from `source` (the tenant's declared set, when source is 'tenant'). */
 export function heldBySource(reported: ReportedSettings | undefined, source: SettingSource): Required<SettingValues> {
-  const pick = <F extends LimitField | RetentionField>(fields: readonly F[], values: Partial<Record<F, number>>, from: Partial<Record<F, SettingSource>>): Partial<Record<F, number>> => {
+  const pick = <F extends LimitField | RetentionField>(
+    fields: readonly F[],
+    values: Partial<Record<F, number>>,
+    from: Partial<Record<F, SettingSource>>,
+  ): Partial<Record<F, number>> => {
     const out: Partial<Record<F, number>> = {};
     for (const f of fields) {
       const v = values[f];
@@ -94,7 +98,11 @@ export function describeValues(v: SettingValues): string {
 }
 
 /** The part of a Tenant's status that shows effective settings: integer values only (the CRD's status schema). */
-export function settingsStatus(reported: ReportedSettings): { limits: Partial<TenantLimits>; retention: Partial<TenantRetention>; sources: ReportedSettings['sources'] } {
+export function settingsStatus(reported: ReportedSettings): {
+  limits: Partial<TenantLimits>;
+  retention: Partial<TenantRetention>;
+  sources: ReportedSettings['sources'];
+} {
   const integers = <F extends string>(fields: readonly F[], values: Partial<Record<F, number>>): Partial<Record<F, number>> => {
     const out: Partial<Record<F, number>> = {};
     for (const f of fields) {

@@ -14,7 +14,10 @@ const timeoutMs = 10_000;
 const maxPages = 10_000;
 const defaultsPath = '/v1/settings/tenant-defaults';
 
-interface Page { readonly data: readonly StoredTenant[]; readonly nextPage: string | null }
+interface Page {
+  readonly data: readonly StoredTenant[];
+  readonly nextPage: string | null;
+}
 
 function isTenant(v: unknown): v is { id: string; name: string } {
   return typeof v === 'object' && v !== null && typeof (v as StoredTenant).id === 'string' && typeof (v as StoredTenant).name === 'string';
@@ -53,7 +56,11 @@ export class HttpTenantDirectory implements TenantDirectory {
     }
     const text = await res.text();
     let json: unknown;
-    try { json = text === '' ? undefined : JSON.parse(text); } catch { json = undefined; }
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
     if (res.status >= 500 || res.status === 401 || res.status === 403 || res.status === 429) {
       const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? text.slice(0, 200);
       return fail(`${method} ${path}: HTTP ${res.status}: ${message}`);

@@ -11,15 +11,16 @@ import type { SettingValues } from '../../src/tenant/settings/tenant-settings.ts
 import { heldBySource, sameValues } from './declared-settings.ts';
 import type { StoredTenant, TenantDirectory } from './tenant-directory.ts';
 
-export type PushOutcome<T> =
-  | { readonly pushed: false }
-  | { readonly pushed: true; readonly was: Required<SettingValues>; readonly now: T };
+export type PushOutcome<T> = { readonly pushed: false } | { readonly pushed: true; readonly was: Required<SettingValues>; readonly now: T };
 
 const isEmpty = (v: SettingValues): boolean => sameValues(v, {});
 
 /** Pushes a Tenant's declared set when the API's 'tenant'-source values differ; `stored` is the tenant as last listed. */
 export async function pushDeclaredSettings(
-  directory: TenantDirectory, tenantId: string, declared: Required<SettingValues>, stored: StoredTenant | undefined,
+  directory: TenantDirectory,
+  tenantId: string,
+  declared: Required<SettingValues>,
+  stored: StoredTenant | undefined,
 ): Promise<Result<PushOutcome<StoredTenant>, string>> {
   const held = heldBySource(stored?.settings, 'tenant');
   if (sameValues(declared, held)) return ok({ pushed: false });
@@ -28,7 +29,10 @@ export async function pushDeclaredSettings(
 }
 
 /** Pushes a stack's tenantDefaults when the API holds other stack defaults. */
-export async function pushTenantDefaults(directory: TenantDirectory, declared: Required<SettingValues>): Promise<Result<PushOutcome<Required<SettingValues>>, string>> {
+export async function pushTenantDefaults(
+  directory: TenantDirectory,
+  declared: Required<SettingValues>,
+): Promise<Result<PushOutcome<Required<SettingValues>>, string>> {
   const held = await directory.getTenantDefaults();
   if (!held.ok) return held;
   if (held.value === undefined) {

@@ -17,7 +17,9 @@ function shortHash(id: string): string {
  * '-', dots kept between DNS labels, each label trimmed to alphanumerics.
  */
 export function sanitiseTenantId(id: string): string {
-  return id.toLowerCase().split('.')
+  return id
+    .toLowerCase()
+    .split('.')
     .map((label) => label.replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, ''))
     .filter((label) => label !== '')
     .join('.');
@@ -38,7 +40,10 @@ export function preferredTenantName(stack: string, id: string): string {
  */
 export function tenantObjectName(stack: string, id: string, holder: (name: string) => string | undefined): string {
   const preferred = preferredTenantName(stack, id);
-  const free = (name: string): boolean => { const h = holder(name); return h === undefined || h === id; };
+  const free = (name: string): boolean => {
+    const h = holder(name);
+    return h === undefined || h === id;
+  };
   if (free(preferred)) return preferred;
   const hashed = preferred.endsWith(shortHash(id)) ? preferred : `${preferred.slice(0, maxNameLength - 9)}-${shortHash(id)}`;
   if (free(hashed)) return hashed;

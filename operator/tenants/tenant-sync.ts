@@ -38,9 +38,15 @@ export interface TenantSyncDeps {
   readonly onMirrored?: (stack: ObjectKey) => void;
 }
 
-interface TenantSpec { stackRef?: { name?: string }; tenantId?: string; displayName?: string; limits?: unknown; retention?: unknown }
+interface TenantSpec {
+  stackRef?: { name?: string };
+  tenantId?: string;
+  displayName?: string;
+  limits?: unknown;
+  retention?: unknown;
+}
 
-const specOf = (o: KubeObject): TenantSpec => (o['spec'] ?? {});
+const specOf = (o: KubeObject): TenantSpec => o['spec'] ?? {};
 const asTenant = (o: KubeObject): KubeObject => ({ ...o, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind });
 
 function adminKey(deps: TenantSyncDeps, stack: Stack): Result<string, string> {
@@ -72,9 +78,10 @@ async function writeTenantStatus(deps: TenantSyncDeps, tenant: KubeObject, store
     spec.displayName === undefined ? 'mirrored from the API' : 'stored name equals spec.displayName',
     ...(declared === 'nothing' ? [] : [`the API holds the declared ${declared}`]),
   ].join('; ');
-  const synced = problem === undefined
-    ? { type: 'Synced', status: 'True' as const, reason: 'Synced', message: held }
-    : { type: 'Synced', status: 'False' as const, reason: 'SyncFailed', message: problem };
+  const synced =
+    problem === undefined
+      ? { type: 'Synced', status: 'True' as const, reason: 'Synced', message: held }
+      : { type: 'Synced', status: 'False' as const, reason: 'SyncFailed', message: problem };
   const status = {
     observedGeneration: generation,
     ...(stored === undefined ? {} : { storedName: stored.name }),
@@ -143,10 +150,23 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
     const wanted = displayName ?? (current === undefined ? '' : undefined);
     if (wanted === undefined || current?.name === wanted) continue;
     const renamed = await directory.rename(tenantId, wanted);
-    if (!renamed.ok) { problems.set(tenantId, renamed.error); continue; }
+    if (!renamed.ok) {
+      problems.set(tenantId, renamed.error);
+      continue;
+    }
     stored.set(tenantId, renamed.value);
-    log.info(current === undefined ? 'created tenant record from a declared Tenant' : 'pushed spec.displayName to the API', { tenant: tenantId, name: wanted, was: current?.name });
-    void recordEvent(deps.rest, { ...tenant, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind }, 'Normal', current === undefined ? 'TenantCreated' : 'NameSynced', `tenant ${tenantId} name set to ${JSON.stringify(wanted)}${current === undefined ? '' : ` (was ${JSON.stringify(current.name)})`}`);
+    log.info(current === undefined ? 'created tenant record from a declared Tenant' : 'pushed spec.displayName to the API', {
+      tenant: tenantId,
+      name: wanted,
+      was: current?.name,
+    });
+    void recordEvent(
+      deps.rest,
+      { ...tenant, apiVersion: resourceTypes.tenant.apiVersion, kind: resourceTypes.tenant.kind },
+      'Normal',
+      current === undefined ? 'TenantCreated' : 'NameSynced',
+      `tenant ${tenantId} name set to ${JSON.stringify(wanted)}${current === undefined ? '' : ` (was ${JSON.stringify(current.name)})`}`,
+    );
   }
 
   // Ids the API knows that no Tenant mirrors yet.
@@ -158,13 +178,18 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
       apiVersion: resourceTypes.tenant.apiVersion,
       kind: resourceTypes.tenant.kind,
       metadata: {
-        name: objectName, namespace,
+        name: objectName,
+        namespace,
         labels: { [stackLabel]: name, 'app.kubernetes.io/managed-by': managedByValue, 'app.kubernetes.io/part-of': 'tenantry' },
         ownerReferences: [ownerReference(stack.ref)],
       },
       spec: { stackRef: { name }, tenantId: tenant.id },
     });
-    if (!r.ok) { log.warn('cannot create Tenant', { tenant: tenant.id, object: objectName, error: r.error.message }); problems.set(tenant.id, r.error.message); continue; }
+    if (!r.ok) {
+      log.warn('cannot create Tenant', { tenant: tenant.id, object: objectName, error: r.error.message });
+      problems.set(tenant.id, r.error.message);
+      continue;
+    }
     holders.set(objectName, tenant.id);
     deps.cache.tenants.set(asTenant(r.value));
     created.push(r.value);
@@ -179,7 +204,10 @@ export async function syncTenants(deps: TenantSyncDeps, { namespace, name }: Obj
     if (id === undefined || problems.has(id)) continue;
     const declared = settingValuesOf(specOf(tenant));
     const pushed = await pushDeclaredSettings(directory, id, declared, stored.get(id));
-    if (!pushed.ok) { problems.set(id, pushed.error); continue; }
+    if (!pushed.ok) {
+      problems.set(id, pushed.error);
+      continue;
+    }
     if (!pushed.value.pushed) continue;
     stored.set(id, pushed.value.now);
     const message = `tenant ${id}: declared ${describeValues(declared)} (the API held ${describeValues(pushed.value.was)})`;

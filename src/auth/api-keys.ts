@@ -30,10 +30,13 @@ const common = {
   scopes: t.array(ScopeCodec, 'a list of scopes'),
   tenants: t.array(t.string, 'a list of tenant ids, or ["*"]'),
 };
-const KeySpec = t.union([
-  t.intersection([t.strict({ key: KeyText, ...common }), t.partial({ name: t.string })]),
-  t.intersection([t.strict({ sha256: Sha256Hex, ...common }), t.partial({ name: t.string })]),
-], 'a key entry { "key" or "sha256", "scopes", "tenants", "name"? }');
+const KeySpec = t.union(
+  [
+    t.intersection([t.strict({ key: KeyText, ...common }), t.partial({ name: t.string })]),
+    t.intersection([t.strict({ sha256: Sha256Hex, ...common }), t.partial({ name: t.string })]),
+  ],
+  'a key entry { "key" or "sha256", "scopes", "tenants", "name"? }',
+);
 const KeyList = t.array(KeySpec, 'a list of key entries');
 const entryFields: ReadonlySet<string> = new Set(['key', 'sha256', 'scopes', 'tenants', 'name']);
 
@@ -116,7 +119,8 @@ export function parseKeys(text: string, source: string, equal?: DigestComparator
     // io-ts strips unknown fields; a typo in a key file must not be silently ignored.
     const fields = Object.keys((raw as Record<string, unknown>[])[index] ?? {});
     const unknown = fields.filter((f) => !entryFields.has(f));
-    if (unknown.length > 0) return fail(`${source}: ${name} has unknown field ${unknown.map((f) => JSON.stringify(f)).join(', ')} (allowed: ${[...entryFields].join(', ')})`);
+    if (unknown.length > 0)
+      return fail(`${source}: ${name} has unknown field ${unknown.map((f) => JSON.stringify(f)).join(', ')} (allowed: ${[...entryFields].join(', ')})`);
     if (fields.includes('key') && fields.includes('sha256')) return fail(`${source}: ${name} gives both "key" and "sha256": give one`);
     if (spec.scopes.length === 0) return fail(`${source}: ${name} has no scopes`);
     if (spec.tenants.length === 0) return fail(`${source}: ${name} lists no tenants (use ["*"] for all)`);

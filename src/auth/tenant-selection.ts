@@ -55,11 +55,13 @@ function header(headers: Headers, name: string): string | undefined {
  */
 export function selectTenant(keys: KeyRing, headers: Headers, scope: Scope): Result<SelectedTenant, SelectionFailure> {
   const principal = keys.authenticate(presentedCompatKey(header(headers, 'authorization'), header(headers, 'x-api-key')));
-  if (principal === undefined) return fail({ status: 401, message: 'missing or unknown API key: send "Authorization: Bearer <key>", or the key as the password of HTTP Basic' });
+  if (principal === undefined)
+    return fail({ status: 401, message: 'missing or unknown API key: send "Authorization: Bearer <key>", or the key as the password of HTTP Basic' });
   const named = header(headers, orgIdHeader)?.trim();
   let tenantId: string;
   if (named !== undefined && named !== '') {
-    if (!isValidTenantId(named)) return fail({ status: 400, message: `X-Scope-OrgID ${JSON.stringify(named)} is not a tenant id (${tenantIdRule}; one tenant per request)` });
+    if (!isValidTenantId(named))
+      return fail({ status: 400, message: `X-Scope-OrgID ${JSON.stringify(named)} is not a tenant id (${tenantIdRule}; one tenant per request)` });
     tenantId = named;
   } else if (principal.tenants !== '*' && principal.tenants.size === 1) {
     tenantId = [...principal.tenants][0] ?? '';

@@ -23,25 +23,27 @@ export type StatementLimit = 'memory' | 'result' | 'read' | 'time';
 // https://github.com/ClickHouse/ClickHouse/blob/master/src/Common/ErrorCodes.cpp
 const timeoutCodes = new Set([159 /* TIMEOUT_EXCEEDED */, 394 /* QUERY_WAS_CANCELLED */, 209 /* SOCKET_TIMEOUT */]);
 const unavailableCodes = new Set([
-  210 /* NETWORK_ERROR */, 241 /* MEMORY_LIMIT_EXCEEDED */, 202 /* TOO_MANY_SIMULTANEOUS_QUERIES */, 242 /* TABLE_IS_READ_ONLY */,
-  252 /* TOO_MANY_PARTS */, 999 /* KEEPER_EXCEPTION */, 425 /* SYSTEM_ERROR */, 243 /* NOT_ENOUGH_SPACE */,
+  210 /* NETWORK_ERROR */, 241 /* MEMORY_LIMIT_EXCEEDED */, 202 /* TOO_MANY_SIMULTANEOUS_QUERIES */, 242 /* TABLE_IS_READ_ONLY */, 252 /* TOO_MANY_PARTS */,
+  999 /* KEEPER_EXCEPTION */, 425 /* SYSTEM_ERROR */, 243 /* NOT_ENOUGH_SPACE */,
   // A data dir that went read-only or lost its files: the store refuses writes, it is not a bug of the query.
-  74 /* CANNOT_READ_FROM_FILE_DESCRIPTOR */, 75 /* CANNOT_WRITE_TO_FILE_DESCRIPTOR */, 76 /* CANNOT_OPEN_FILE */,
-  77 /* CANNOT_CLOSE_FILE */, 1001 /* STD_EXCEPTION: std::filesystem errors such as EROFS */,
+  74 /* CANNOT_READ_FROM_FILE_DESCRIPTOR */, 75 /* CANNOT_WRITE_TO_FILE_DESCRIPTOR */, 76 /* CANNOT_OPEN_FILE */, 77 /* CANNOT_CLOSE_FILE */,
+  1001 /* STD_EXCEPTION: std::filesystem errors such as EROFS */,
 ]);
 const invalidQueryCodes = new Set([
   6 /* CANNOT_PARSE_TEXT */, 26 /* CANNOT_PARSE_QUOTED_STRING */, 27 /* CANNOT_PARSE_INPUT_ASSERTION_FAILED */, 36 /* BAD_ARGUMENTS */,
-  41 /* CANNOT_PARSE_DATETIME */, 43 /* ILLEGAL_TYPE_OF_ARGUMENT */, 53 /* TYPE_MISMATCH */, 62 /* SYNTAX_ERROR */,
-  69 /* ARGUMENT_OUT_OF_BOUND */, 72 /* CANNOT_PARSE_NUMBER */, 117 /* INCORRECT_DATA */, 158 /* TOO_MANY_ROWS */,
-  307 /* TOO_MANY_BYTES */, 396 /* TOO_MANY_ROWS_OR_BYTES */, 427 /* CANNOT_COMPILE_REGEXP */, 457 /* BAD_QUERY_PARAMETER */,
-  456 /* UNKNOWN_QUERY_PARAMETER */,
+  41 /* CANNOT_PARSE_DATETIME */, 43 /* ILLEGAL_TYPE_OF_ARGUMENT */, 53 /* TYPE_MISMATCH */, 62 /* SYNTAX_ERROR */, 69 /* ARGUMENT_OUT_OF_BOUND */,
+  72 /* CANNOT_PARSE_NUMBER */, 117 /* INCORRECT_DATA */, 158 /* TOO_MANY_ROWS */, 307 /* TOO_MANY_BYTES */, 396 /* TOO_MANY_ROWS_OR_BYTES */,
+  427 /* CANNOT_COMPILE_REGEXP */, 457 /* BAD_QUERY_PARAMETER */, 456 /* UNKNOWN_QUERY_PARAMETER */,
 ]);
 // 241 is also ClickHouse's answer when the server as a whole is out of
 // memory; the code does not tell the two apart, and either way the query
 // that asked for the memory is the one to narrow.
 const limitCodes: ReadonlyMap<number, StatementLimit> = new Map([
-  [241 /* MEMORY_LIMIT_EXCEEDED */, 'memory'], [396 /* TOO_MANY_ROWS_OR_BYTES: max_result_rows/bytes */, 'result'],
-  [158 /* TOO_MANY_ROWS: max_rows_to_read */, 'read'], [307 /* TOO_MANY_BYTES: max_bytes_to_read */, 'read'], [159 /* TIMEOUT_EXCEEDED */, 'time'],
+  [241 /* MEMORY_LIMIT_EXCEEDED */, 'memory'],
+  [396 /* TOO_MANY_ROWS_OR_BYTES: max_result_rows/bytes */, 'result'],
+  [158 /* TOO_MANY_ROWS: max_rows_to_read */, 'read'],
+  [307 /* TOO_MANY_BYTES: max_bytes_to_read */, 'read'],
+  [159 /* TIMEOUT_EXCEEDED */, 'time'],
 ]);
 const networkErrors = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
 
@@ -51,7 +53,13 @@ export function classifyStoreError(error: unknown): StoreFailure {
     const code = Number((error as { code: string }).code);
     const message = (error as Error).message;
     const limit = limitCodes.get(code);
-    const kind: StoreFailureKind = timeoutCodes.has(code) ? 'timeout' : unavailableCodes.has(code) ? 'unavailable' : invalidQueryCodes.has(code) ? 'invalid_query' : 'internal';
+    const kind: StoreFailureKind = timeoutCodes.has(code)
+      ? 'timeout'
+      : unavailableCodes.has(code)
+        ? 'unavailable'
+        : invalidQueryCodes.has(code)
+          ? 'invalid_query'
+          : 'internal';
     return limit === undefined ? { kind, message, code } : { kind, message, code, limit };
   }
   if (error instanceof Error) {

@@ -38,10 +38,12 @@ export interface RowBinaryTarget {
 
 /** The insert target for rows holding `columns` of `spec`, in that order; throws on a column the table lacks. */
 export function rowBinaryTarget(spec: TableSpec, columns: readonly string[]): RowBinaryTarget {
-  const types = new Map(spec.columns.map((definition) => {
-    const space = definition.indexOf(' ');
-    return [definition.slice(0, space), definition.slice(space + 1).replace(/ CODEC\(.*\)$/, '')] as const;
-  }));
+  const types = new Map(
+    spec.columns.map((definition) => {
+      const space = definition.indexOf(' ');
+      return [definition.slice(0, space), definition.slice(space + 1).replace(/ CODEC\(.*\)$/, '')] as const;
+    }),
+  );
   const structure = columns.map((c) => {
     const type = types.get(c);
     if (type === undefined) throw new Error(`table ${spec.name} has no column ${c}`);
@@ -138,7 +140,13 @@ export function stringLiteral(value: string): string {
  * client does. `client` is one of the store's INSERT clients; an embedded
  * one must not run another statement meanwhile (the caller leases it).
  */
-export async function insertRowBinary(store: Store, target: RowBinaryTarget, chunks: readonly Buffer[], dedupToken?: string, client: ClickHouseClient = store.insertClients[0]): Promise<void> {
+export async function insertRowBinary(
+  store: Store,
+  target: RowBinaryTarget,
+  chunks: readonly Buffer[],
+  dedupToken?: string,
+  client: ClickHouseClient = store.insertClients[0],
+): Promise<void> {
   if (store.spoolDir === undefined) {
     await sendBody(store, target, Readable.from(chunks), dedupToken, client);
     return;
@@ -157,16 +165,23 @@ export async function insertRowBinary(store: Store, target: RowBinaryTarget, chu
  * one INSERT: ClickHouse reads it in place in embedded mode, a server gets
  * it as the body. The file is left as it is.
  */
-export async function insertRowBinaryFile(store: Store, target: RowBinaryTarget, path: string, dedupToken?: string, client: ClickHouseClient = store.insertClients[0]): Promise<void> {
+export async function insertRowBinaryFile(
+  store: Store,
+  target: RowBinaryTarget,
+  path: string,
+  dedupToken?: string,
+  client: ClickHouseClient = store.insertClients[0],
+): Promise<void> {
   if (store.spoolDir === undefined) await sendBody(store, target, createReadStream(path), dedupToken, client);
   else await insertFromFile(store, target, path, dedupToken, client);
 }
 
 async function sendBody(store: Store, target: RowBinaryTarget, body: Readable, dedupToken: string | undefined, client: ClickHouseClient): Promise<void> {
   const settings = insertSettings(dedupToken, store.cluster);
-  const query = target.retentionFrom === undefined
-    ? `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')}) ${settings} FORMAT RowBinary`
-    : `${insertSelect(store, target, 'input({structure:String})', settings)} FORMAT RowBinary`;
+  const query =
+    target.retentionFrom === undefined
+      ? `INSERT INTO ${queryTable(store, target.table)} (${target.columns.join(', ')}) ${settings} FORMAT RowBinary`
+      : `${insertSelect(store, target, 'input({structure:String})', settings)} FORMAT RowBinary`;
   const result = await client.exec({ query, query_params: { structure: target.structure }, values: body });
   // The response body of an INSERT is empty; drain it so the socket is reused.
   result.stream.resume();

@@ -116,7 +116,7 @@ export interface GatePolicy {
 /** The gate of a process without limits or scheduling (tools, tests that build a context by hand). */
 export const openGate: StoreGate = {
   insert: (work) => work(),
-  query: async (_caller, timeoutMs, work) => (ok(await work({ ms: timeoutMs, threads: undefined }))),
+  query: async (_caller, timeoutMs, work) => ok(await work({ ms: timeoutMs, threads: undefined })),
 };
 
 interface QueryWaiter {
@@ -184,14 +184,22 @@ class ExclusiveTurn {
       const waiter: QueryWaiter = {
         start: (turn) => {
           const started = this.#clock.now();
-          resolve({ turn, end: () => { this.#queryEnded(party, started); } });
+          resolve({
+            turn,
+            end: () => {
+              this.#queryEnded(party, started);
+            },
+          });
         },
-        timer: this.#clock.setTimeout(() => {
-          const at = party.waiters.indexOf(waiter);
-          if (at >= 0) party.waiters.splice(at, 1);
-          resolve(undefined);
-          this.#dispatch();
-        }, Math.max(0, deadline - this.#clock.now())),
+        timer: this.#clock.setTimeout(
+          () => {
+            const at = party.waiters.indexOf(waiter);
+            if (at >= 0) party.waiters.splice(at, 1);
+            resolve(undefined);
+            this.#dispatch();
+          },
+          Math.max(0, deadline - this.#clock.now()),
+        ),
       };
       party.waiters.push(waiter);
       this.#dispatch();
@@ -293,15 +301,28 @@ class ExclusiveTurn {
       // Checked again: the waiting party may have left (its time ran out) or paused since.
       this.#armTurn(this.#clock.now());
     }, at - now);
-    current.timer = { cancel: () => { timer.cancel(); }, at };
+    current.timer = {
+      cancel: () => {
+        timer.cancel();
+      },
+      at,
+    };
   }
 
   /** Dispatches again at `at` (the soonest end of a party's pause), unless a wake-up is already due by then. */
   #wakeAt(at: number, now: number): void {
     if (this.#wake !== undefined && this.#wake.at <= at) return;
     this.#wake?.cancel();
-    const timer = this.#clock.setTimeout(() => { this.#wake = undefined; this.#dispatch(); }, at - now);
-    this.#wake = { cancel: () => { timer.cancel(); }, at };
+    const timer = this.#clock.setTimeout(() => {
+      this.#wake = undefined;
+      this.#dispatch();
+    }, at - now);
+    this.#wake = {
+      cancel: () => {
+        timer.cancel();
+      },
+      at,
+    };
   }
 }
 

@@ -34,7 +34,6 @@ export interface Store {
   close(): Promise<void>;
 }
 
-
 /** The folder inside TENANTRY_DATA_DIR that chDB owns. */
 export function embeddedPath(dataDir: string): string {
   return join(dataDir, 'clickhouse');
@@ -84,7 +83,15 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
       // Progress headers keep long queries' connections alive through load balancers.
       clickhouse_settings: { output_format_json_quote_64bit_integers: 1, send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' },
     });
-    return ok({ client, insertClients: [client], mode: 'server', database: config.database, cluster: config.cluster, spoolDir: undefined, close: () => client.close() });
+    return ok({
+      client,
+      insertClients: [client],
+      mode: 'server',
+      database: config.database,
+      cluster: config.cluster,
+      spoolDir: undefined,
+      close: () => client.close(),
+    });
   }
   const chdb = await load();
   if (chdb === undefined) {
@@ -99,7 +106,9 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
     const client = createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
     const connect = (): ClickHouseClient => createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
     const insertClients = [connect(), connect()] as const;
-    const close = async (): Promise<void> => { await Promise.all([...insertClients, client].map((c) => c.close())); };
+    const close = async (): Promise<void> => {
+      await Promise.all([...insertClients, client].map((c) => c.close()));
+    };
     return ok({ client, insertClients, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close });
   } catch (error) {
     return fail(`cannot open embedded ClickHouse at ${path}: ${(error as Error).message}`);

@@ -31,7 +31,17 @@ export function intInRange(min: number, max: number, description?: string): t.Ty
 export const Port = intInRange(0, 65535, 'a TCP port from 0 to 65535 (0 picks a free port)');
 
 const byteUnits: Readonly<Record<string, number>> = {
-  '': 1, b: 1, kb: 1000, mb: 1000 ** 2, gb: 1000 ** 3, kib: 1024, mib: MiB, gib: 1024 * MiB, k: 1024, m: MiB, g: 1024 * MiB,
+  '': 1,
+  b: 1,
+  kb: 1000,
+  mb: 1000 ** 2,
+  gb: 1000 ** 3,
+  kib: 1024,
+  mib: MiB,
+  gib: 1024 * MiB,
+  k: 1024,
+  m: MiB,
+  g: 1024 * MiB,
 };
 
 /** A byte size: plain bytes ("16777216") or with a unit ("16MiB", "512 KiB", "1GB"). */
@@ -66,7 +76,9 @@ export const HttpUrl = fromString('an http:// or https:// URL', (raw) => {
 });
 
 /** A ClickHouse identifier usable as database or cluster name without quoting. */
-export const Identifier = fromString('a name of letters, digits and underscores, not starting with a digit', (raw) => (/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(raw) ? raw : undefined));
+export const Identifier = fromString('a name of letters, digits and underscores, not starting with a digit', (raw) =>
+  /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(raw) ? raw : undefined,
+);
 
 /** A bind address: an IPv4/IPv6 literal or a host name. */
 export const Host = fromString('an IP address or host name', (raw) => (/^[A-Za-z0-9.:_-]+$/.test(raw) ? raw : undefined));
@@ -74,11 +86,16 @@ export const Host = fromString('an IP address or host name', (raw) => (/^[A-Za-z
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** A Kubernetes namespace name (DNS-1123 label). */
-export const DnsLabel = fromString('a Kubernetes namespace name (lower-case letters, digits and -, at most 63)', (raw) => (dnsLabel.test(raw) ? raw : undefined));
+export const DnsLabel = fromString('a Kubernetes namespace name (lower-case letters, digits and -, at most 63)', (raw) =>
+  dnsLabel.test(raw) ? raw : undefined,
+);
 
 /** A comma-separated list of namespace names (operator watch scope). */
 export const NamespaceList = fromString('a comma-separated list of Kubernetes namespace names', (raw) => {
-  const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = raw
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   return names.length > 0 && names.every((n) => dnsLabel.test(n)) ? names : undefined;
 });
 

@@ -11,7 +11,17 @@ import type { LimitField, SettingsDefaults } from '../tenant/settings/tenant-set
 import type { LogLevel, WalSync } from './codecs.ts';
 import type { Settings } from './environment.ts';
 import { detectedMemoryBytes } from './memory-limit.ts';
-import { allVariables, apiVariables, commonVariables, gatewayVariables, keyVariables, listenerVariables, operatorVariables, storageVariables, tenantSettingsVariables } from './variables.ts';
+import {
+  allVariables,
+  apiVariables,
+  commonVariables,
+  gatewayVariables,
+  keyVariables,
+  listenerVariables,
+  operatorVariables,
+  storageVariables,
+  tenantSettingsVariables,
+} from './variables.ts';
 import type { Variable } from './variables.ts';
 
 export const targets = ['all', 'gateway', 'api', 'migrate', 'operator'] as const;
@@ -19,13 +29,31 @@ export type TargetName = (typeof targets)[number];
 
 export type ClickHouseConfig =
   | { readonly kind: 'embedded'; readonly dataDir: string; readonly database: string }
-  | { readonly kind: 'server'; readonly url: string; readonly user: string; readonly password: string; readonly database: string; readonly cluster: string | undefined };
+  | {
+      readonly kind: 'server';
+      readonly url: string;
+      readonly user: string;
+      readonly password: string;
+      readonly database: string;
+      readonly cluster: string | undefined;
+    };
 
-export interface RetentionConfig { readonly logsDays: number; readonly tracesDays: number; readonly metricsDays: number }
+export interface RetentionConfig {
+  readonly logsDays: number;
+  readonly tracesDays: number;
+  readonly metricsDays: number;
+}
 
-export interface StorageConfig { readonly clickhouse: ClickHouseConfig; readonly retention: RetentionConfig; readonly dataDir: string }
+export interface StorageConfig {
+  readonly clickhouse: ClickHouseConfig;
+  readonly retention: RetentionConfig;
+  readonly dataDir: string;
+}
 
-export interface KeysConfig { readonly json: string | undefined; readonly file: string | undefined }
+export interface KeysConfig {
+  readonly json: string | undefined;
+  readonly file: string | undefined;
+}
 
 export interface WriterConfig {
   /** A write-ahead-log segment is cut into one INSERT at this many rows or bytes, or this long after its first rows. */
@@ -56,7 +84,10 @@ export interface ItemLimitsConfig {
 }
 
 export interface GatewayConfig {
-  readonly otlpHttpPort: number; readonly otlpGrpcPort: number; readonly maxRequestBytes: number; readonly writer: WriterConfig;
+  readonly otlpHttpPort: number;
+  readonly otlpGrpcPort: number;
+  readonly maxRequestBytes: number;
+  readonly writer: WriterConfig;
   /** Per-item limits; defaultItemLimits (gateway/convert/common/item-limits.ts) when absent (tests, benchmarks). */
   readonly items?: ItemLimitsConfig;
   /** Connection cap and timeouts of both OTLP listeners; defaultListenerLimits when absent (tests, benchmarks). */
@@ -68,7 +99,9 @@ export interface GatewayConfig {
 }
 
 export interface ApiConfig {
-  readonly port: number; readonly queryTimeoutMs: number; readonly pageMaxBytes: number;
+  readonly port: number;
+  readonly queryTimeoutMs: number;
+  readonly pageMaxBytes: number;
   /** Connection cap and timeouts of the API listener; defaultListenerLimits when absent. */
   readonly listener?: ListenerLimits;
 }
@@ -98,15 +131,38 @@ export interface OperatorConfig {
   readonly leaderElection: { readonly enabled: boolean; readonly namespace: string };
 }
 
-interface Common { readonly logLevel: LogLevel; readonly host: string }
+interface Common {
+  readonly logLevel: LogLevel;
+  readonly host: string;
+}
 
 export type Config =
-  | (Common & { readonly target: 'all'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig; readonly settings: TenantSettingsConfig })
-  | (Common & { readonly target: 'gateway'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly gateway: GatewayConfig; readonly settings: TenantSettingsConfig })
-  | (Common & { readonly target: 'api'; readonly storage: StorageConfig; readonly keys: KeysConfig; readonly api: ApiConfig; readonly queries: QueryLimitsConfig; readonly settings: TenantSettingsConfig })
+  | (Common & {
+      readonly target: 'all';
+      readonly storage: StorageConfig;
+      readonly keys: KeysConfig;
+      readonly gateway: GatewayConfig;
+      readonly api: ApiConfig;
+      readonly queries: QueryLimitsConfig;
+      readonly settings: TenantSettingsConfig;
+    })
+  | (Common & {
+      readonly target: 'gateway';
+      readonly storage: StorageConfig;
+      readonly keys: KeysConfig;
+      readonly gateway: GatewayConfig;
+      readonly settings: TenantSettingsConfig;
+    })
+  | (Common & {
+      readonly target: 'api';
+      readonly storage: StorageConfig;
+      readonly keys: KeysConfig;
+      readonly api: ApiConfig;
+      readonly queries: QueryLimitsConfig;
+      readonly settings: TenantSettingsConfig;
+    })
   | (Common & { readonly target: 'migrate'; readonly storage: StorageConfig })
   | (Common & { readonly target: 'operator'; readonly operator: OperatorConfig });
-
 
 /** Decodes a group of variables; every failure becomes one sentence. */
 class Decoder {
@@ -150,21 +206,28 @@ function storage(d: Decoder): StorageConfig {
   const url = optStr(v('TENANTRY_CLICKHOUSE_URL'));
   const database = str(v('TENANTRY_CLICKHOUSE_DATABASE'));
   const cluster = optStr(v('TENANTRY_CLICKHOUSE_CLUSTER'));
-  if (url === undefined && cluster !== undefined) d.errors.push('TENANTRY_CLICKHOUSE_CLUSTER is set but TENANTRY_CLICKHOUSE_URL is not: a cluster needs ClickHouse server mode');
-  const clickhouse: ClickHouseConfig = url === undefined
-    ? { kind: 'embedded', dataDir, database }
-    : { kind: 'server', url, user: str(v('TENANTRY_CLICKHOUSE_USER')), password: str(v('TENANTRY_CLICKHOUSE_PASSWORD')), database, cluster };
+  if (url === undefined && cluster !== undefined)
+    d.errors.push('TENANTRY_CLICKHOUSE_CLUSTER is set but TENANTRY_CLICKHOUSE_URL is not: a cluster needs ClickHouse server mode');
+  const clickhouse: ClickHouseConfig =
+    url === undefined
+      ? { kind: 'embedded', dataDir, database }
+      : { kind: 'server', url, user: str(v('TENANTRY_CLICKHOUSE_USER')), password: str(v('TENANTRY_CLICKHOUSE_PASSWORD')), database, cluster };
   return {
     clickhouse,
     dataDir,
-    retention: { logsDays: num(v('TENANTRY_LOGS_RETENTION_DAYS')), tracesDays: num(v('TENANTRY_TRACES_RETENTION_DAYS')), metricsDays: num(v('TENANTRY_METRICS_RETENTION_DAYS')) },
+    retention: {
+      logsDays: num(v('TENANTRY_LOGS_RETENTION_DAYS')),
+      tracesDays: num(v('TENANTRY_TRACES_RETENTION_DAYS')),
+      metricsDays: num(v('TENANTRY_METRICS_RETENTION_DAYS')),
+    },
   };
 }
 
 /** libchdb binds one data directory per process, so split targets need a server. */
 function serverStorage(target: TargetName, d: Decoder): StorageConfig {
   const s = storage(d);
-  if (s.clickhouse.kind === 'embedded') d.errors.push(`target "${target}" needs TENANTRY_CLICKHOUSE_URL: embedded ClickHouse runs only in target "all" (and "migrate")`);
+  if (s.clickhouse.kind === 'embedded')
+    d.errors.push(`target "${target}" needs TENANTRY_CLICKHOUSE_URL: embedded ClickHouse runs only in target "all" (and "migrate")`);
   return s;
 }
 
@@ -181,22 +244,32 @@ function walDir(configured: string | undefined, dataDir: string | undefined): st
 }
 
 function gateway(d: Decoder, dataDir: string, retention: RetentionConfig): GatewayConfig {
-  const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR' | 'TENANTRY_WAL_SYNC' | 'TENANTRY_METRICS_TENANT_LABELS'>): number => num(d.value(gatewayVariables, name));
+  const v = (name: Exclude<keyof typeof gatewayVariables, 'TENANTRY_WAL_DIR' | 'TENANTRY_WAL_SYNC' | 'TENANTRY_METRICS_TENANT_LABELS'>): number =>
+    num(d.value(gatewayVariables, name));
   return {
     otlpHttpPort: v('TENANTRY_OTLP_HTTP_PORT'),
     otlpGrpcPort: v('TENANTRY_OTLP_GRPC_PORT'),
     maxRequestBytes: v('TENANTRY_MAX_REQUEST_BYTES'),
     writer: {
-      maxBatchRows: v('TENANTRY_BATCH_MAX_ROWS'), maxBatchBytes: v('TENANTRY_BATCH_MAX_BYTES'), maxBatchDelayMs: v('TENANTRY_BATCH_MAX_DELAY_MS'),
+      maxBatchRows: v('TENANTRY_BATCH_MAX_ROWS'),
+      maxBatchBytes: v('TENANTRY_BATCH_MAX_BYTES'),
+      maxBatchDelayMs: v('TENANTRY_BATCH_MAX_DELAY_MS'),
       maxLogBytes: v('TENANTRY_WAL_MAX_BYTES'),
       logDir: walDir(optStr(d.value(gatewayVariables, 'TENANTRY_WAL_DIR')), optStr(dataDir)),
       logSync: d.value(gatewayVariables, 'TENANTRY_WAL_SYNC') as WalSync,
     },
     items: {
-      maxAttributes: v('TENANTRY_MAX_ATTRIBUTES'), maxAttributeKeyBytes: v('TENANTRY_MAX_ATTRIBUTE_KEY_BYTES'), maxAttributeValueBytes: v('TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES'),
-      maxLogBodyBytes: v('TENANTRY_MAX_LOG_BODY_BYTES'), maxSpanNameBytes: v('TENANTRY_MAX_SPAN_NAME_BYTES'), maxSpanEvents: v('TENANTRY_MAX_SPAN_EVENTS'),
-      maxSpanLinks: v('TENANTRY_MAX_SPAN_LINKS'), maxValueDepth: v('TENANTRY_MAX_VALUE_DEPTH'), maxFutureSkewMs: v('TENANTRY_MAX_FUTURE_SKEW_SECONDS') * 1000,
-      maxRequestExpansion: v('TENANTRY_MAX_REQUEST_EXPANSION'), retention,
+      maxAttributes: v('TENANTRY_MAX_ATTRIBUTES'),
+      maxAttributeKeyBytes: v('TENANTRY_MAX_ATTRIBUTE_KEY_BYTES'),
+      maxAttributeValueBytes: v('TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES'),
+      maxLogBodyBytes: v('TENANTRY_MAX_LOG_BODY_BYTES'),
+      maxSpanNameBytes: v('TENANTRY_MAX_SPAN_NAME_BYTES'),
+      maxSpanEvents: v('TENANTRY_MAX_SPAN_EVENTS'),
+      maxSpanLinks: v('TENANTRY_MAX_SPAN_LINKS'),
+      maxValueDepth: v('TENANTRY_MAX_VALUE_DEPTH'),
+      maxFutureSkewMs: v('TENANTRY_MAX_FUTURE_SKEW_SECONDS') * 1000,
+      maxRequestExpansion: v('TENANTRY_MAX_REQUEST_EXPANSION'),
+      retention,
     },
     listener: listener(d),
     maxInflightBytes: v('TENANTRY_MAX_INFLIGHT_BYTES'),
@@ -208,7 +281,9 @@ function listener(d: Decoder): ListenerLimits {
   const v = (name: keyof typeof listenerVariables): unknown => d.value(listenerVariables, name);
   const metricsKey = optStr(v('TENANTRY_METRICS_KEY'));
   return {
-    maxConnections: v('TENANTRY_MAX_CONNECTIONS') as number | undefined, headersTimeoutMs: num(v('TENANTRY_HEADERS_TIMEOUT_MS')), bodyTimeoutMs: num(v('TENANTRY_BODY_TIMEOUT_MS')),
+    maxConnections: v('TENANTRY_MAX_CONNECTIONS') as number | undefined,
+    headersTimeoutMs: num(v('TENANTRY_HEADERS_TIMEOUT_MS')),
+    bodyTimeoutMs: num(v('TENANTRY_BODY_TIMEOUT_MS')),
     ...(metricsKey === undefined ? {} : { metricsKey }),
   };
 }
@@ -249,8 +324,11 @@ function tenantSettings(d: Decoder, retention: RetentionConfig): TenantSettingsC
   return {
     defaults: {
       limits: {
-        ingestBytesPerSecond: limit('ingestBytesPerSecond'), ingestBurstBytes: limit('ingestBurstBytes'),
-        maxConcurrentQueries: limit('maxConcurrentQueries'), maxQueryDays: limit('maxQueryDays'), queryTimeoutSeconds: limit('queryTimeoutSeconds'),
+        ingestBytesPerSecond: limit('ingestBytesPerSecond'),
+        ingestBurstBytes: limit('ingestBurstBytes'),
+        maxConcurrentQueries: limit('maxConcurrentQueries'),
+        maxQueryDays: limit('maxQueryDays'),
+        queryTimeoutSeconds: limit('queryTimeoutSeconds'),
       },
       retention,
     },
@@ -273,7 +351,16 @@ function decodeTarget(target: TargetName, d: Decoder): Config {
   switch (target) {
     case 'all': {
       const s = storage(d);
-      return { ...c, target, storage: s, keys: keys(d), gateway: gateway(d, s.dataDir, s.retention), api: api(d), queries: queries(d), settings: tenantSettings(d, s.retention) };
+      return {
+        ...c,
+        target,
+        storage: s,
+        keys: keys(d),
+        gateway: gateway(d, s.dataDir, s.retention),
+        api: api(d),
+        queries: queries(d),
+        settings: tenantSettings(d, s.retention),
+      };
     }
     case 'gateway': {
       const s = serverStorage(target, d);
@@ -283,8 +370,10 @@ function decodeTarget(target: TargetName, d: Decoder): Config {
       const s = serverStorage(target, d);
       return { ...c, target, storage: s, keys: keys(d), api: api(d), queries: queries(d), settings: tenantSettings(d, s.retention) };
     }
-    case 'migrate': return { ...c, target, storage: storage(d) };
-    case 'operator': return { ...c, target, operator: operator(d) };
+    case 'migrate':
+      return { ...c, target, storage: storage(d) };
+    case 'operator':
+      return { ...c, target, operator: operator(d) };
   }
 }
 
@@ -295,7 +384,9 @@ export function decodeConfig(target: string, settings: Settings): Result<Config,
   }
   const d = new Decoder(settings);
   // TENANTRY_TEST_* belong to the test command (README "Development"): a shell that exports one still starts Tenantry.
-  const unknown = Object.keys(settings).filter((name) => !(name in allVariables) && !name.startsWith('TENANTRY_TEST_')).sort();
+  const unknown = Object.keys(settings)
+    .filter((name) => !(name in allVariables) && !name.startsWith('TENANTRY_TEST_'))
+    .sort();
   for (const name of unknown) d.errors.push(`${name} is not a Tenantry setting (known: see README "Configuration")`);
   const config = decodeTarget(target as TargetName, d);
   return d.errors.length > 0 ? fail(d.errors) : ok(config);

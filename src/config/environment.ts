@@ -14,7 +14,10 @@ export function flagToVariable(flag: string): string {
 }
 
 /** The command line: positional arguments (the target) and the settings its flags give. */
-export interface ParsedArgs { readonly positional: readonly string[]; readonly settings: Settings }
+export interface ParsedArgs {
+  readonly positional: readonly string[];
+  readonly settings: Settings;
+}
 
 /** Splits argv into positional words and `--name=value` / `--name value` settings. */
 export function parseArgs(argv: readonly string[]): Result<ParsedArgs, string> {

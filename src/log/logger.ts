@@ -16,7 +16,9 @@ export interface Logger {
 
 export type LineSink = (line: string) => void;
 
-const stdoutSink: LineSink = (line) => { process.stdout.write(line + '\n'); };
+const stdoutSink: LineSink = (line) => {
+  process.stdout.write(line + '\n');
+};
 
 /** Errors become { name, message, code? } so they survive JSON.stringify. */
 function serialise(value: unknown): unknown {
@@ -36,10 +38,18 @@ export function createLogger(level: LogLevel, base: Fields = {}, sink: LineSink 
     sink(JSON.stringify(record));
   };
   return {
-    debug: (msg, fields) => { write('debug', msg, fields); },
-    info: (msg, fields) => { write('info', msg, fields); },
-    warn: (msg, fields) => { write('warn', msg, fields); },
-    error: (msg, fields) => { write('error', msg, fields); },
+    debug: (msg, fields) => {
+      write('debug', msg, fields);
+    },
+    info: (msg, fields) => {
+      write('info', msg, fields);
+    },
+    warn: (msg, fields) => {
+      write('warn', msg, fields);
+    },
+    error: (msg, fields) => {
+      write('error', msg, fields);
+    },
     child: (fields) => createLogger(level, { ...base, ...fields }, sink),
   };
 }

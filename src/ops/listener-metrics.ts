@@ -22,8 +22,18 @@ export function listenerMetrics(registry: Registry): ListenerMetrics {
   const registers = [registry];
   const metrics: ListenerMetrics = {
     connections: new Gauge({ name: 'tenantry_listener_connections', help: 'Open client connections, by listener', labelNames: ['listener'], registers }),
-    refused: new Counter({ name: 'tenantry_listener_connections_refused_total', help: 'Connections closed on arrival because the listener had as many as its cap (TENANTRY_MAX_CONNECTIONS)', labelNames: ['listener'], registers }),
-    bodyTimeouts: new Counter({ name: 'tenantry_listener_body_timeouts_total', help: 'Requests cut off because their body did not arrive within TENANTRY_BODY_TIMEOUT_MS', labelNames: ['listener'], registers }),
+    refused: new Counter({
+      name: 'tenantry_listener_connections_refused_total',
+      help: 'Connections closed on arrival because the listener had as many as its cap (TENANTRY_MAX_CONNECTIONS)',
+      labelNames: ['listener'],
+      registers,
+    }),
+    bodyTimeouts: new Counter({
+      name: 'tenantry_listener_body_timeouts_total',
+      help: 'Requests cut off because their body did not arrive within TENANTRY_BODY_TIMEOUT_MS',
+      labelNames: ['listener'],
+      registers,
+    }),
   };
   cache.set(registry, metrics);
   return metrics;

@@ -25,10 +25,20 @@ export function metricsAllowed(key: string | undefined, authorization: string | 
   return timingSafeEqual(digest(match[1]), digest(key));
 }
 
-const refused: OpsResponse = { status: 401, contentType: 'text/plain; charset=utf-8', body: 'unauthorized: /metrics needs "Authorization: Bearer <TENANTRY_METRICS_KEY>"\n' };
+const refused: OpsResponse = {
+  status: 401,
+  contentType: 'text/plain; charset=utf-8',
+  body: 'unauthorized: /metrics needs "Authorization: Bearer <TENANTRY_METRICS_KEY>"\n',
+};
 
 /** The answer for an ops path, or undefined when the path is not one; `metricsKey` and `authorization`: who may read /metrics. */
-export async function opsResponse(path: string, readiness: Readiness, registry: Registry, metricsKey?: string, authorization?: string): Promise<OpsResponse | undefined> {
+export async function opsResponse(
+  path: string,
+  readiness: Readiness,
+  registry: Registry,
+  metricsKey?: string,
+  authorization?: string,
+): Promise<OpsResponse | undefined> {
   switch (path) {
     case '/healthz':
       return { status: 200, contentType: 'text/plain; charset=utf-8', body: 'ok\n' };

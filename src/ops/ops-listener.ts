@@ -60,15 +60,17 @@ export function requestPath(target: string): string {
 }
 
 function answerOps(req: IncomingMessage, res: ServerResponse, path: string, options: ListenOptions): void {
-  opsResponse(path, options.readiness, options.registry, options.limits?.metricsKey, req.headers.authorization).then((ops) => {
-    const reply = ops ?? { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found\n' };
-    res.writeHead(reply.status, { 'content-type': reply.contentType, ...(reply.status === 401 ? { 'www-authenticate': 'Bearer' } : {}) }).end(reply.body);
-  }).catch((error: unknown) => {
-    // Only a failing metrics collector gets here.
-    options.log.error('ops endpoint failed', { path, method: req.method, error: (error as Error).message });
-    if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
-    res.end('internal error\n');
-  });
+  opsResponse(path, options.readiness, options.registry, options.limits?.metricsKey, req.headers.authorization)
+    .then((ops) => {
+      const reply = ops ?? { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found\n' };
+      res.writeHead(reply.status, { 'content-type': reply.contentType, ...(reply.status === 401 ? { 'www-authenticate': 'Bearer' } : {}) }).end(reply.body);
+    })
+    .catch((error: unknown) => {
+      // Only a failing metrics collector gets here.
+      options.log.error('ops endpoint failed', { path, method: req.method, error: (error as Error).message });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end('internal error\n');
+    });
 }
 
 /** Seconds a client is asked to wait before retrying a request that arrived while the process starts. */
@@ -120,21 +122,24 @@ function capConnections(server: Server, name: string, limits: ListenerLimits, re
 export async function listen(options: ListenOptions): Promise<Listener> {
   const { handler } = options;
   const limits = options.limits ?? defaultListenerLimits;
-  const server = createServer({
-    keepAliveTimeout: keepAliveMs,
-    // Headers slowloris: Node answers 408 and closes the connection, also one that never sent a byte.
-    headersTimeout: limits.headersTimeoutMs,
-    // A backstop for bodies no handler reads under its own deadline (the API's): 408 and close.
-    requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
-    connectionsCheckingInterval: checkingIntervalMs(limits),
-  }, (req, res) => {
-    const path = requestPath(req.url ?? '/');
-    if (handler !== undefined && !opsPaths.has(path)) {
-      handler(req, res);
-      return;
-    }
-    answerOps(req, res, path, options);
-  });
+  const server = createServer(
+    {
+      keepAliveTimeout: keepAliveMs,
+      // Headers slowloris: Node answers 408 and closes the connection, also one that never sent a byte.
+      headersTimeout: limits.headersTimeoutMs,
+      // A backstop for bodies no handler reads under its own deadline (the API's): 408 and close.
+      requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalMs(limits),
+    },
+    (req, res) => {
+      const path = requestPath(req.url ?? '/');
+      if (handler !== undefined && !opsPaths.has(path)) {
+        handler(req, res);
+        return;
+      }
+      answerOps(req, res, path, options);
+    },
+  );
   capConnections(server, options.name ?? 'ops', limits, options.registry);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -147,15 +152,18 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   return {
     server,
     port: bound,
-    close: () => new Promise<void>((resolve) => {
-      // close() drops only the connections idle at that moment; keep-alive ones become idle once answered.
-      const sweep = setInterval(() => { server.closeIdleConnections(); }, idleSweepMs);
-      server.close(() => {
-        clearInterval(sweep);
-        resolve();
-      });
-      server.closeIdleConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        // close() drops only the connections idle at that moment; keep-alive ones become idle once answered.
+        const sweep = setInterval(() => {
+          server.closeIdleConnections();
+        }, idleSweepMs);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
   };
 }
 
@@ -179,5 +187,10 @@ export async function listenEarly(options: Omit<ListenOptions, 'handler'>): Prom
       attached(req, res);
     },
   });
-  return { ...listener, attach: (handler) => { attached = handler; } };
+  return {
+    ...listener,
+    attach: (handler) => {
+      attached = handler;
+    },
+  };
 }

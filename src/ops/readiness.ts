@@ -21,7 +21,9 @@ export class Readiness {
   /** Calls `watcher` after every change that may flip readiness (gRPC health Watch); returns the unsubscribe. */
   onChange(watcher: () => void): () => void {
     this.#watchers.add(watcher);
-    return () => { this.#watchers.delete(watcher); };
+    return () => {
+      this.#watchers.delete(watcher);
+    };
   }
 
   #changed(): void {
@@ -31,7 +33,9 @@ export class Readiness {
   /** Resolves once the process is ready (at once when it is). */
   whenReady(): Promise<void> {
     if (this.isReady()) return Promise.resolve();
-    return new Promise((resolve) => { this.#waiters.push(resolve); });
+    return new Promise((resolve) => {
+      this.#waiters.push(resolve);
+    });
   }
 
   /** Makes the process unready until `condition` is done again (e.g. storage refusing writes). */

@@ -37,15 +37,28 @@ export interface ProcessContext {
 export async function openProcessContext(store: Store, options: ProcessContextOptions): Promise<ProcessContext> {
   // One gate for the gateway's block INSERTs and the API's queries (embedded ClickHouse runs one statement at a time per connection).
   const storeGate = createStoreGate(storeGatePolicy(store.mode, options.queries, options.batchDelayMs));
-  const settings = new SettingsCache(
-    createSettingsStore(store, { database: store.database, cluster: store.cluster }),
-    { defaults: options.settings.defaults, refreshMs: options.settings.refreshMs, log: options.log.child({ component: 'settings' }) },
-  );
+  const settings = new SettingsCache(createSettingsStore(store, { database: store.database, cluster: store.cluster }), {
+    defaults: options.settings.defaults,
+    refreshMs: options.settings.refreshMs,
+    log: options.log.child({ component: 'settings' }),
+  });
   await settings.start();
   const ctx: ComponentContext = {
-    host: options.host, store, storeGate, settings, keys: options.keys, log: options.log, readiness: options.readiness, registry: options.registry,
+    host: options.host,
+    store,
+    storeGate,
+    settings,
+    keys: options.keys,
+    log: options.log,
+    readiness: options.readiness,
+    registry: options.registry,
     statementLimits: options.queries === undefined ? undefined : statementLimits(store.mode, options.queries),
     ...(options.statementControl === undefined ? {} : { statementControl: options.statementControl }),
   };
-  return { ctx, stop: () => { settings.stop(); } };
+  return {
+    ctx,
+    stop: () => {
+      settings.stop();
+    },
+  };
 }

@@ -40,7 +40,10 @@ async function resolveKeys(config: ServingConfig, log: Logger): Promise<Result<K
     return fail(`cannot set up the generated admin key: ${(error as Error).message}`);
   }
   if (admin.created) {
-    log.warn('no API keys configured: generated an admin key (all scopes, all tenants); it is shown only this once, only its SHA-256 is stored', { apiKey: admin.key, storedIn: admin.path });
+    log.warn('no API keys configured: generated an admin key (all scopes, all tenants); it is shown only this once, only its SHA-256 is stored', {
+      apiKey: admin.key,
+      storedIn: admin.path,
+    });
   } else {
     log.info('no API keys configured: using the generated admin key', { storedIn: admin.path });
   }
@@ -64,10 +67,14 @@ async function prepareSchema(config: ServingConfig, store: Store, readiness: Rea
     }
     if (readiness.shuttingDown) return;
     log.warn('schema not applied yet; waiting for target "migrate"', { database: store.database });
-    timer = setTimeout(() => { void poll(); }, 2000);
+    timer = setTimeout(() => {
+      void poll();
+    }, 2000);
   };
   await poll();
-  return ok(() => { clearTimeout(timer); });
+  return ok(() => {
+    clearTimeout(timer);
+  });
 }
 
 /** Runs until a signal stops it; resolves with the process exit code. */
@@ -75,7 +82,9 @@ export async function runServer(config: ServingConfig, starters: readonly Compon
   const readiness = new Readiness(['schema', 'listeners']);
   const registry = processRegistry();
   const opened: OpenComponent[] = [];
-  const closePorts = async (): Promise<void> => { await Promise.allSettled(opened.map((c) => c.close())); };
+  const closePorts = async (): Promise<void> => {
+    await Promise.allSettled(opened.map((c) => c.close()));
+  };
   try {
     for (const open of starters) opened.push(await open({ host: config.host, log, readiness, registry }));
   } catch (error) {
@@ -117,7 +126,13 @@ async function serve(config: ServingConfig, opened: readonly OpenComponent[], st
   const statementControl = await openControlConnection(config.storage.clickhouse);
   // Tenant settings are read once here, before the components start, then every refresh period.
   const { ctx, stop: stopSettings } = await openProcessContext(store, {
-    host: config.host, keys: keys.value, log, readiness, registry, statementControl, settings: config.settings,
+    host: config.host,
+    keys: keys.value,
+    log,
+    readiness,
+    registry,
+    statementControl,
+    settings: config.settings,
     queries: 'queries' in config ? config.queries : undefined,
     batchDelayMs: 'gateway' in config ? config.gateway.writer.maxBatchDelayMs : undefined,
   });

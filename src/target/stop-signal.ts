@@ -9,11 +9,18 @@ import type { Logger } from '../log/logger.ts';
  */
 export async function waitForStopSignal(log: Logger): Promise<NodeJS.Signals> {
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => { resolve('SIGTERM'); });
-    process.once('SIGINT', () => { resolve('SIGINT'); });
+    process.once('SIGTERM', () => {
+      resolve('SIGTERM');
+    });
+    process.once('SIGINT', () => {
+      resolve('SIGINT');
+    });
   });
   log.info('shutting down', { signal });
-  const force = (): void => { log.warn('second signal: exiting without draining'); process.exit(1); };
+  const force = (): void => {
+    log.warn('second signal: exiting without draining');
+    process.exit(1);
+  };
   process.once('SIGTERM', force);
   process.once('SIGINT', force);
   return signal;

@@ -2,7 +2,7 @@
 // and the API (renames that create a record before any telemetry).
 
 /** What a valid tenant id is, for error messages. */
-export const tenantIdRule = "1-150 bytes of [A-Za-z0-9._~!*'()-], not \".\" or \"..\"";
+export const tenantIdRule = '1-150 bytes of [A-Za-z0-9._~!*\'()-], not "." or ".."';
 
 const validId = /^[A-Za-z0-9._~!*'()-]{1,150}$/;
 

@@ -62,7 +62,7 @@ export function seriesNames(metrics: ReadonlyMap<string, MetricType>): Set<strin
 
 /** Every series name Tenantry exports. */
 export async function exportedSeriesNames(root: string): Promise<Set<string>> {
-  return seriesNames(new Map([...registeredMetrics(root), ...await processMetrics()]));
+  return seriesNames(new Map([...registeredMetrics(root), ...(await processMetrics())]));
 }
 
 /** Grafana's interval variables stand where PromQL wants a duration. */
@@ -83,17 +83,27 @@ export function metricNamesIn(expr: string): string[] {
   return names;
 }
 
-export interface DashboardExpr { readonly dashboard: string; readonly panel: string; readonly expr: string }
+export interface DashboardExpr {
+  readonly dashboard: string;
+  readonly panel: string;
+  readonly expr: string;
+}
 
 /** Every PromQL expression of a Grafana dashboard: panel targets and query variables. */
 export function dashboardExprs(file: string): DashboardExpr[] {
   type Panel = { title?: string; targets?: Array<{ expr?: string }>; panels?: Panel[] };
-  const d = JSON.parse(readFileSync(file, 'utf8')) as { title: string; panels: Panel[]; templating?: { list: Array<{ name: string; type: string; query?: { query?: string } | string }> } };
+  const d = JSON.parse(readFileSync(file, 'utf8')) as {
+    title: string;
+    panels: Panel[];
+    templating?: { list: Array<{ name: string; type: string; query?: { query?: string } | string }> };
+  };
   const panels = (list: Panel[]): Panel[] => list.flatMap((p) => [p, ...panels(p.panels ?? [])]);
-  const out: DashboardExpr[] = panels(d.panels).flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr === undefined ? [] : [{ dashboard: d.title, panel: p.title ?? '?', expr: t.expr }])));
+  const out: DashboardExpr[] = panels(d.panels).flatMap((p) =>
+    (p.targets ?? []).flatMap((t) => (t.expr === undefined ? [] : [{ dashboard: d.title, panel: p.title ?? '?', expr: t.expr }])),
+  );
   for (const v of d.templating?.list ?? []) {
     if (v.type !== 'query') continue;
-    const q = typeof v.query === 'string' ? v.query : v.query?.query ?? '';
+    const q = typeof v.query === 'string' ? v.query : (v.query?.query ?? '');
     // label_values(<selector>, label): the selector is the PromQL part.
     const selector = /^label_values\((.*),\s*\w+\)$/.exec(q)?.[1];
     if (selector !== undefined) out.push({ dashboard: d.title, panel: `variable ${v.name}`, expr: selector });

@@ -34,7 +34,11 @@ export async function api(base: string, key: string, method: string, path: strin
   const reply = await fetch(`${base}${path}`, init);
   const text = await reply.text();
   let json: unknown;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
   return { status: reply.status, text, json };
 }
 
@@ -45,7 +49,11 @@ async function spanNames(base: string, key: string, tenant: string, pattern: str
   const names: string[] = [];
   let page: string | null | undefined;
   do {
-    const reply = await api(base, key, 'POST', `/v1/tenants/${tenant}/traces`, { ...window(), spanName: pattern, pagination: { limit: 500, ...(page == null ? {} : { page }) } });
+    const reply = await api(base, key, 'POST', `/v1/tenants/${tenant}/traces`, {
+      ...window(),
+      spanName: pattern,
+      pagination: { limit: 500, ...(page == null ? {} : { page }) },
+    });
     expect(reply.status, reply.text).to.equal(200);
     names.push(...dataOf(reply.json).map((s) => String(s['spanName'])));
     page = (reply.json as { nextPage?: string | null }).nextPage;
@@ -75,13 +83,25 @@ export function acceptanceFlows(target: () => FlowTarget): void {
     for (const protocol of protocols) {
       const spans = await sendSpans(protocol, ingest(t), makeSpans({ 'tenant.id': 'tenant-a', 'service.name': `svc-${protocol}` }));
       expect(spans.code, `${protocol} spans: ${String(spans.error)}`).to.equal(ExportResultCode.SUCCESS);
-      const logs = await sendLogs(protocol, ingest(t), makeLogs({ 'tenant.id': 'tenant-b', 'service.name': `svc-${protocol}` }, [{ body: `secret of b via ${protocol}` }]));
+      const logs = await sendLogs(
+        protocol,
+        ingest(t),
+        makeLogs({ 'tenant.id': 'tenant-b', 'service.name': `svc-${protocol}` }, [{ body: `secret of b via ${protocol}` }]),
+      );
       expect(logs.code, `${protocol} logs`).to.equal(ExportResultCode.SUCCESS);
       const metrics = await sendMetrics(protocol, ingest(t), await makeMetrics({ 'tenant.id': 'tenant-a', 'service.name': `svc-${protocol}` }));
       expect(metrics.code, `${protocol} metrics`).to.equal(ExportResultCode.SUCCESS);
     }
-    await eventually(async () => (await spanNames(t.apiUrl(), t.keys.readA, 'tenant-a', '%')).length >= 2 * protocols.length, 60_000, 'tenant-a\'s spans queryable');
-    await eventually(async () => dataOf((await api(t.apiUrl(), t.keys.readB, 'POST', '/v1/tenants/tenant-b/logs', window())).json).length >= protocols.length, 60_000, 'tenant-b\'s logs queryable');
+    await eventually(
+      async () => (await spanNames(t.apiUrl(), t.keys.readA, 'tenant-a', '%')).length >= 2 * protocols.length,
+      60_000,
+      "tenant-a's spans queryable",
+    );
+    await eventually(
+      async () => dataOf((await api(t.apiUrl(), t.keys.readB, 'POST', '/v1/tenants/tenant-b/logs', window())).json).length >= protocols.length,
+      60_000,
+      "tenant-b's logs queryable",
+    );
   });
 
   it('answers every /v1 route', async () => {
@@ -98,17 +118,23 @@ export function acceptanceFlows(target: () => FlowTarget): void {
     expect(dataOf(traces.json).length).to.be.greaterThan(0);
     const logs = await api(base, t.keys.readB, 'POST', '/v1/tenants/tenant-b/logs', { ...window(), body: '%secret%' });
     expect(dataOf(logs.json).length).to.equal(protocols.length);
-    const series = await api(base, t.keys.readA, 'POST', '/v1/tenants/tenant-a/timeseries', { ...window(), interval: 60, queries: [{ metrics: ['requests'], operator: 'sum' }] });
+    const series = await api(base, t.keys.readA, 'POST', '/v1/tenants/tenant-a/timeseries', {
+      ...window(),
+      interval: 60,
+      queries: [{ metrics: ['requests'], operator: 'sum' }],
+    });
     expect(series.status, series.text).to.equal(200);
     const usage = await api(base, t.keys.readA, 'POST', '/v1/tenants/tenant-a/usage', { ...window(), interval: 'day' });
     expect(usage.status, usage.text).to.equal(200);
   });
 
-  it('keeps tenants apart: A\'s read key asking for B gets 404 and no byte of B', async () => {
+  it("keeps tenants apart: A's read key asking for B gets 404 and no byte of B", async () => {
     const t = target();
     const base = t.apiUrl();
     const bodies: Record<string, unknown> = {
-      logs: window(), traces: window(), usage: { ...window(), interval: 'day' },
+      logs: window(),
+      traces: window(),
+      usage: { ...window(), interval: 'day' },
       timeseries: { ...window(), interval: 60, queries: [{ metrics: ['requests'], operator: 'sum' }] },
     };
     for (const [route, body] of Object.entries(bodies)) {
@@ -123,7 +149,11 @@ export function acceptanceFlows(target: () => FlowTarget): void {
     const t = target();
     const before = (await spanNames(t.apiUrl(), t.keys.readA, 'tenant-a', '%')).length;
     await t.restartAll();
-    await eventually(async () => (await spanNames(t.apiUrl(), t.keys.readA, 'tenant-a', '%').catch(() => [])).length === before, 120_000, `${before} spans after the restart`);
+    await eventually(
+      async () => (await spanNames(t.apiUrl(), t.keys.readA, 'tenant-a', '%').catch(() => [])).length === before,
+      120_000,
+      `${before} spans after the restart`,
+    );
   });
 
   it('loses nothing acknowledged when a ClickHouse server (a replica) is killed mid-ingest', async () => {
@@ -140,10 +170,14 @@ export function acceptanceFlows(target: () => FlowTarget): void {
     // The gateway acknowledges at its write-ahead log, so it keeps accepting while a server is down.
     expect(acknowledged.length, 'requests acknowledged while a server was down').to.be.greaterThan(40);
     await revive?.();
-    await eventually(async () => {
-      const stored = new Set(await spanNames(t.apiUrl(), t.keys.readA, 'tenant-a', 'ack-%'));
-      return acknowledged.every((n) => stored.has(n));
-    }, 180_000, 'every acknowledged span stored');
+    await eventually(
+      async () => {
+        const stored = new Set(await spanNames(t.apiUrl(), t.keys.readA, 'tenant-a', 'ack-%'));
+        return acknowledged.every((n) => stored.has(n));
+      },
+      180_000,
+      'every acknowledged span stored',
+    );
   });
 
   it('re-runs migrate as a no-op', async () => {

@@ -16,12 +16,19 @@ import type { ContainerDefinition } from './pod-containers.ts';
 import { clusterStack, keysSecret, ofComponent, stackContainers, suiteKeys } from './stack-definitions.ts';
 import { makeSpans, sendSpans } from '../integration/gateway/support/otel-clients.ts';
 
-describe('containers: Tenantry\'s image on a 2×2 ClickHouse cluster with 3 Keepers, as the operator configures it', function () {
+describe("containers: Tenantry's image on a 2×2 ClickHouse cluster with 3 Keepers, as the operator configures it", function () {
   this.timeout(1_800_000);
   let stack: RunningStack | undefined;
   let image = '';
   const keys = suiteKeys(randomText);
-  const credentials = { adminKey: randomText(), clickhousePassword: randomText(), clickhouseDdlPassword: randomText(), interserverPassword: randomText(), clusterSecret: randomText(), keeperPassword: randomText() };
+  const credentials = {
+    adminKey: randomText(),
+    clickhousePassword: randomText(),
+    clickhouseDdlPassword: randomText(),
+    interserverPassword: randomText(),
+    clusterSecret: randomText(),
+    keeperPassword: randomText(),
+  };
   const render = (shards: number): ContainerDefinition[] => stackContainers(clusterStack(shards, 2), credentials, [keysSecret(keys)], image);
   let target: FlowTarget | undefined;
 
@@ -63,20 +70,24 @@ describe('containers: Tenantry\'s image on a 2×2 ClickHouse cluster with 3 Keep
         if (victim === undefined) throw new Error('bug: no replica s1-1');
         // docker stop -t 0: SIGKILL at once; the container is kept for the revival.
         await victim.stop({ timeout: 0, remove: false });
-        return async () => { await victim.restart(); };
+        return async () => {
+          await victim.restart();
+        };
       },
       rerunMigrate: () => running.runToCompletion(single(render(2), 'migrate')),
     };
   });
 
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   acceptanceFlows(() => {
     if (target === undefined) throw new Error('bug: the stack did not start');
     return target;
   });
 
-  it('follows the operator\'s 2×2 → 3×2 change: new configuration, shard s2, migrate, every item queryable', async () => {
+  it("follows the operator's 2×2 → 3×2 change: new configuration, shard s2, migrate, every item queryable", async () => {
     const running = stack;
     const t = target;
     if (running === undefined || t === undefined) throw new Error('bug: the stack did not start');
@@ -104,12 +115,15 @@ describe('containers: Tenantry\'s image on a 2×2 ClickHouse cluster with 3 Keep
       return (await c.exec(['sh', '-c', `clickhouse-client --user tenantry_ddl --password "$CLICKHOUSE_DDL_PASSWORD" -q "${query}"`])).output.trim();
     };
     expect(await tables('tt-clickhouse-s2-0')).to.equal(await tables('tt-clickhouse-s0-0'));
-    const spans = makeSpans({ 'tenant.id': 'tenant-a', 'service.name': 'after-resharding' }, Array.from({ length: 30 }, (_, i) => ({ n: i })));
+    const spans = makeSpans(
+      { 'tenant.id': 'tenant-a', 'service.name': 'after-resharding' },
+      Array.from({ length: 30 }, (_, i) => ({ n: i })),
+    );
     const sent = await sendSpans('http/protobuf', { httpUrl: t.gatewayHttpUrl(), grpcUrl: t.gatewayGrpcUrl(), key: t.keys.ingest }, spans);
     expect(sent.code).to.equal(0);
     // Bounded poll: the rows become queryable after the gateway's INSERT, in another container that reports nothing.
     const deadline = Date.now() + 120_000;
-    while (await count() < before + spans.length) {
+    while ((await count()) < before + spans.length) {
       if (Date.now() > deadline) throw new Error(`not all ${before + spans.length} spans queryable after the change`);
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -16,7 +16,7 @@ import { clickhouseServerImage, externalSecret, keysSecret, ofComponent, serverS
 
 const serverAlias = 'clickhouse-server';
 
-describe('containers: Tenantry\'s image on one ClickHouse server', function () {
+describe("containers: Tenantry's image on one ClickHouse server", function () {
   this.timeout(1_200_000);
   let stack: RunningStack | undefined;
   let server: StartedClickHouseContainer | undefined;
@@ -34,9 +34,20 @@ describe('containers: Tenantry\'s image on one ClickHouse server', function () {
     const running = await runningStack();
     stack = running;
     const password = randomText();
-    server = await new ClickHouseContainer(clickhouseServerImage).withNetwork(running.network).withNetworkAliases(serverAlias)
-      .withUsername('tenantry').withPassword(password).start();
-    const credentials = { adminKey: randomText(), clickhousePassword: randomText(), clickhouseDdlPassword: randomText(), interserverPassword: randomText(), clusterSecret: randomText(), keeperPassword: randomText() };
+    server = await new ClickHouseContainer(clickhouseServerImage)
+      .withNetwork(running.network)
+      .withNetworkAliases(serverAlias)
+      .withUsername('tenantry')
+      .withPassword(password)
+      .start();
+    const credentials = {
+      adminKey: randomText(),
+      clickhousePassword: randomText(),
+      clickhouseDdlPassword: randomText(),
+      interserverPassword: randomText(),
+      clusterSecret: randomText(),
+      keeperPassword: randomText(),
+    };
     defs = stackContainers(serverStack(`http://${serverAlias}:8123`), credentials, [keysSecret(keys), externalSecret('tenantry', password)], image);
     const [migrate] = ofComponent(defs, 'migrate');
     if (migrate === undefined) throw new Error('bug: the operator rendered no migrate Job');
@@ -58,7 +69,9 @@ describe('containers: Tenantry\'s image on one ClickHouse server', function () {
       killOneServer: async () => {
         // docker stop -t 0: SIGKILL at once, the container kept for the revival.
         await clickhouse.stop({ timeout: 0, remove: false });
-        return async () => { await clickhouse.restart(); };
+        return async () => {
+          await clickhouse.restart();
+        };
       },
       rerunMigrate: () => running.runToCompletion(migrate),
     };

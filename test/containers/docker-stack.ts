@@ -21,7 +21,7 @@ export async function dockerEngine(): Promise<{ readonly ok: true } | { readonly
     await getContainerRuntimeClient();
     return { ok: true };
   } catch (error) {
-    const why = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+    const why = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
     return { ok: false, reason: `no Docker engine reachable (${why}); start one (or set DOCKER_HOST), then: npm run test:containers` };
   }
 }
@@ -70,7 +70,8 @@ export async function runningStack(): Promise<RunningStack> {
   const network = await new Network().start();
   const containers = new Map<string, StartedTestContainer>();
   return {
-    network, containers,
+    network,
+    containers,
     start: async (defs) => {
       const started = await Promise.all(defs.map(async (d) => [d.name, await containerOf(d, network).start()] as const));
       for (const [name, c] of started) containers.set(name, c);
@@ -79,7 +80,13 @@ export async function runningStack(): Promise<RunningStack> {
       const c = await containerOf({ ...def, runsToCompletion: true }, network).start();
       const chunks: string[] = [];
       const stream = await c.logs();
-      await new Promise<void>((resolve) => { stream.on('data', (d: Buffer | string) => chunks.push(d.toString())).on('end', () => { resolve(); }); });
+      await new Promise<void>((resolve) => {
+        stream
+          .on('data', (d: Buffer | string) => chunks.push(d.toString()))
+          .on('end', () => {
+            resolve();
+          });
+      });
       await c.stop();
       return chunks.join('');
     },

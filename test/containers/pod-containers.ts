@@ -82,10 +82,17 @@ export function expandReferences(value: string, defined: Readonly<Record<string,
 }
 
 /** A container's environment as the kubelet builds it for the pod `podName`. */
-export function resolveEnv(env: readonly EnvVar[], objects: readonly Manifest[], pod: { readonly name: string; readonly namespace: string }): Record<string, string> {
+export function resolveEnv(
+  env: readonly EnvVar[],
+  objects: readonly Manifest[],
+  pod: { readonly name: string; readonly namespace: string },
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of env) {
-    if (e.value !== undefined) { out[e.name] = expandReferences(e.value, out); continue; }
+    if (e.value !== undefined) {
+      out[e.name] = expandReferences(e.value, out);
+      continue;
+    }
     const from = e.valueFrom;
     if (from?.fieldRef !== undefined) {
       const field = from.fieldRef.fieldPath;
@@ -110,7 +117,10 @@ export function resolveEnv(env: readonly EnvVar[], objects: readonly Manifest[],
 }
 
 /** The key → text of a ConfigMap or Secret volume, or undefined for other volumes (emptyDir, claims). */
-function volumeData(volume: Volume, objects: readonly Manifest[]): { keys: Record<string, string>; items: ReadonlyArray<{ key: string; path: string }> | undefined } | undefined {
+function volumeData(
+  volume: Volume,
+  objects: readonly Manifest[],
+): { keys: Record<string, string>; items: ReadonlyArray<{ key: string; path: string }> | undefined } | undefined {
   if (volume.configMap !== undefined) {
     return { keys: { ...(findConfigMap(objects, volume.configMap.name ?? '').data ?? {}) }, items: volume.configMap.items };
   }
@@ -169,20 +179,33 @@ function podSources(objects: readonly Manifest[]): PodSource[] {
   return objects.flatMap((o): PodSource[] => {
     const name = o.metadata?.name ?? '';
     if (o.kind === 'StatefulSet') {
-      const s = o as Kind<'StatefulSet'> & { spec: { replicas?: number; serviceName?: string; template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec } } };
+      const s = o as Kind<'StatefulSet'> & {
+        spec: { replicas?: number; serviceName?: string; template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec } };
+      };
       const replicas = s.spec.replicas ?? 1;
-      return [{
-        workload: `StatefulSet/${name}`, podNames: Array.from({ length: replicas }, (_, i) => `${name}-${i}`),
-        labels: s.spec.template.metadata?.labels ?? {}, spec: s.spec.template.spec, headless: s.spec.serviceName, runsToCompletion: false,
-      }];
+      return [
+        {
+          workload: `StatefulSet/${name}`,
+          podNames: Array.from({ length: replicas }, (_, i) => `${name}-${i}`),
+          labels: s.spec.template.metadata?.labels ?? {},
+          spec: s.spec.template.spec,
+          headless: s.spec.serviceName,
+          runsToCompletion: false,
+        },
+      ];
     }
     if (o.kind === 'Deployment' || o.kind === 'Job') {
       const d = o as Manifest & { spec: { replicas?: number; template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec } } };
-      const replicas = o.kind === 'Job' ? 1 : d.spec.replicas ?? 1;
-      return [{
-        workload: `${o.kind}/${name}`, podNames: Array.from({ length: replicas }, (_, i) => (o.kind === 'Job' ? name : `${name}-${i}`)),
-        labels: d.spec.template.metadata?.labels ?? {}, spec: d.spec.template.spec, runsToCompletion: o.kind === 'Job',
-      }];
+      const replicas = o.kind === 'Job' ? 1 : (d.spec.replicas ?? 1);
+      return [
+        {
+          workload: `${o.kind}/${name}`,
+          podNames: Array.from({ length: replicas }, (_, i) => (o.kind === 'Job' ? name : `${name}-${i}`)),
+          labels: d.spec.template.metadata?.labels ?? {},
+          spec: d.spec.template.spec,
+          runsToCompletion: o.kind === 'Job',
+        },
+      ];
     }
     return [];
   });
@@ -191,31 +214,40 @@ function podSources(objects: readonly Manifest[]): PodSource[] {
 /** The container definitions of every pod the operator's objects would run, in the objects' order. */
 export function containersOf(objects: readonly Manifest[], options: TranslateOptions = {}): ContainerDefinition[] {
   const services = objects.filter((o): o is Service & Manifest => o.kind === 'Service') as Service[];
-  return podSources(objects).flatMap((source) => source.podNames.map((podName) => {
-    const main = source.spec.containers[0];
-    if (main === undefined) throw new Error(`${source.workload}: no container`);
-    const namespace = objects.find((o) => `${o.kind ?? ''}/${o.metadata?.name ?? ''}` === source.workload)?.metadata?.namespace ?? 'default';
-    const env = resolveEnv(main.env ?? [], objects, { name: podName, namespace });
-    const expand = (args: readonly string[] | undefined): string[] | undefined => args?.map((a) => expandReferences(a, env));
-    const serviceAliases = services.filter((s) => selects(s, source.labels)).flatMap((s) => [`${s.metadata?.name ?? ''}.${namespace}.svc`, s.metadata?.name ?? '']);
-    const podAliases = source.headless === undefined ? [] : [`${podName}.${source.headless}.${namespace}.svc`, `${podName}.${source.headless}`];
-    const probe = main.readinessProbe?.httpGet;
-    const security = main.securityContext;
-    const entrypoint = expand(main.command);
-    const command = expand(main.args);
-    const image = main.image ?? '';
-    return {
-      name: podName, workload: source.workload, component: source.labels['app.kubernetes.io/component'] ?? '',
-      image: options.images?.[image] ?? image,
-      ...(entrypoint === undefined ? {} : { entrypoint }),
-      ...(command === undefined ? {} : { command }),
-      env, files: mountedFiles(main, source.spec.volumes ?? [], objects),
-      emptyDirs: (main.volumeMounts ?? []).filter((m) => source.spec.volumes?.find((v) => v.name === m.name)?.emptyDir !== undefined).map((m) => m.mountPath),
-      aliases: [...podAliases, ...serviceAliases],
-      ports: (main.ports ?? []).map((p) => p.containerPort),
-      ...(probe === undefined ? {} : { ready: { path: probe.path ?? '/', port: portNumber(main, probe.port) } }),
-      ...(security?.runAsUser === undefined ? {} : { user: security.runAsGroup === undefined ? String(security.runAsUser) : `${security.runAsUser}:${security.runAsGroup}` }),
-      runsToCompletion: source.runsToCompletion,
-    };
-  }));
+  return podSources(objects).flatMap((source) =>
+    source.podNames.map((podName) => {
+      const main = source.spec.containers[0];
+      if (main === undefined) throw new Error(`${source.workload}: no container`);
+      const namespace = objects.find((o) => `${o.kind ?? ''}/${o.metadata?.name ?? ''}` === source.workload)?.metadata?.namespace ?? 'default';
+      const env = resolveEnv(main.env ?? [], objects, { name: podName, namespace });
+      const expand = (args: readonly string[] | undefined): string[] | undefined => args?.map((a) => expandReferences(a, env));
+      const serviceAliases = services
+        .filter((s) => selects(s, source.labels))
+        .flatMap((s) => [`${s.metadata?.name ?? ''}.${namespace}.svc`, s.metadata?.name ?? '']);
+      const podAliases = source.headless === undefined ? [] : [`${podName}.${source.headless}.${namespace}.svc`, `${podName}.${source.headless}`];
+      const probe = main.readinessProbe?.httpGet;
+      const security = main.securityContext;
+      const entrypoint = expand(main.command);
+      const command = expand(main.args);
+      const image = main.image ?? '';
+      return {
+        name: podName,
+        workload: source.workload,
+        component: source.labels['app.kubernetes.io/component'] ?? '',
+        image: options.images?.[image] ?? image,
+        ...(entrypoint === undefined ? {} : { entrypoint }),
+        ...(command === undefined ? {} : { command }),
+        env,
+        files: mountedFiles(main, source.spec.volumes ?? [], objects),
+        emptyDirs: (main.volumeMounts ?? []).filter((m) => source.spec.volumes?.find((v) => v.name === m.name)?.emptyDir !== undefined).map((m) => m.mountPath),
+        aliases: [...podAliases, ...serviceAliases],
+        ports: (main.ports ?? []).map((p) => p.containerPort),
+        ...(probe === undefined ? {} : { ready: { path: probe.path ?? '/', port: portNumber(main, probe.port) } }),
+        ...(security?.runAsUser === undefined
+          ? {}
+          : { user: security.runAsGroup === undefined ? String(security.runAsUser) : `${security.runAsUser}:${security.runAsGroup}` }),
+        runsToCompletion: source.runsToCompletion,
+      };
+    }),
+  );
 }

@@ -40,7 +40,12 @@ export function keysSecret(keys: SuiteKeys): Manifest {
     { name: 'read-a', key: keys.readA, scopes: ['read'], tenants: ['tenant-a'] },
     { name: 'read-b', key: keys.readB, scopes: ['read'], tenants: ['tenant-b'] },
   ];
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: keysSecretName, namespace }, stringData: { 'api-keys.json': JSON.stringify(file), 'admin-key': keys.admin } } as Manifest;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: keysSecretName, namespace },
+    stringData: { 'api-keys.json': JSON.stringify(file), 'admin-key': keys.admin },
+  } as Manifest;
 }
 
 /** The user Secret with an external ClickHouse's user and password. */
@@ -72,7 +77,9 @@ export function clusterStack(shards: number, replicas: number): Stack {
       clickhouse: {
         mode: 'managed',
         managed: {
-          shards, replicas, image: clickhouseServerImage,
+          shards,
+          replicas,
+          image: clickhouseServerImage,
           resources: { requests: { cpu: '250m', memory: '1Gi' } },
           keeper: { replicas: 3 },
         },
@@ -82,7 +89,12 @@ export function clusterStack(shards: number, replicas: number): Stack {
 }
 
 /** Every container of `stack` as the operator renders it, the Tenantry image replaced by `tenantryImage`. */
-export function stackContainers(stack: Stack, credentials: GeneratedCredentials, userSecrets: readonly Manifest[], tenantryImage: string): ContainerDefinition[] {
+export function stackContainers(
+  stack: Stack,
+  credentials: GeneratedCredentials,
+  userSecrets: readonly Manifest[],
+  tenantryImage: string,
+): ContainerDefinition[] {
   const objects = [...userSecrets, ...desiredObjects(stack, { credentials, referencedSecretsChecksum: '' })];
   return containersOf(objects, { images: { [stack.spec.image]: tenantryImage } });
 }

@@ -45,8 +45,13 @@ function httpsStatus(url: string, token: string): Promise<number> {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
-    req.on('error', () => { resolve(0); });
-    req.on('timeout', () => { req.destroy(); resolve(0); });
+    req.on('error', () => {
+      resolve(0);
+    });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(0);
+    });
     req.end();
   });
 }
@@ -65,7 +70,9 @@ async function waitFor(what: string, check: () => Promise<boolean>, child: Child
 function spawnLogged(cmd: string, args: string[]): { child: ChildProcess; output: () => string } {
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  const keep = (c: Buffer): void => { out = (out + c.toString('utf8')).slice(-200_000); };
+  const keep = (c: Buffer): void => {
+    out = (out + c.toString('utf8')).slice(-200_000);
+  };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   return { child, output: () => out };
@@ -73,9 +80,15 @@ function spawnLogged(cmd: string, args: string[]): { child: ChildProcess; output
 
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
   child.kill('SIGTERM');
-  const timer = setTimeout(() => { child.kill('SIGKILL'); }, 10_000);
+  const timer = setTimeout(() => {
+    child.kill('SIGKILL');
+  }, 10_000);
   await exited;
   clearTimeout(timer);
 }
@@ -102,24 +115,48 @@ const auditPolicy = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [Res
 
 function readAudit(path: string): AuditedRequest[] {
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch { return []; }
-  return text.split('\n').filter((l) => l !== '').map((line) => {
-    const e = JSON.parse(line) as { user?: { username?: string }; verb?: string; requestURI?: string; objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string } };
-    const r = e.objectRef;
-    return {
-      user: e.user?.username ?? '', verb: e.verb ?? '',
-      resource: r?.resource === undefined ? (e.requestURI ?? '').split('?')[0] ?? '' : `${r.resource}${r.subresource === undefined ? '' : `/${r.subresource}`}`,
-      namespace: r?.namespace, name: r?.name,
-    };
-  });
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((line) => {
+      const e = JSON.parse(line) as {
+        user?: { username?: string };
+        verb?: string;
+        requestURI?: string;
+        objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+      };
+      const r = e.objectRef;
+      return {
+        user: e.user?.username ?? '',
+        verb: e.verb ?? '',
+        resource:
+          r?.resource === undefined ? ((e.requestURI ?? '').split('?')[0] ?? '') : `${r.resource}${r.subresource === undefined ? '' : `/${r.subresource}`}`,
+        namespace: r?.namespace,
+        name: r?.name,
+      };
+    });
 }
 
 function kubeconfig(url: string, token: string): string {
   return [
-    'apiVersion: v1', 'kind: Config', 'current-context: test',
-    'clusters:', `- name: test`, `  cluster: { server: "${url}", insecure-skip-tls-verify: true }`,
-    'users:', `- name: admin`, `  user: { token: "${token}" }`,
-    'contexts:', `- name: test`, `  context: { cluster: test, user: admin, namespace: default }`, '',
+    'apiVersion: v1',
+    'kind: Config',
+    'current-context: test',
+    'clusters:',
+    `- name: test`,
+    `  cluster: { server: "${url}", insecure-skip-tls-verify: true }`,
+    'users:',
+    `- name: admin`,
+    `  user: { token: "${token}" }`,
+    'contexts:',
+    `- name: test`,
+    `  context: { cluster: test, user: admin, namespace: default }`,
+    '',
   ].join('\n');
 }
 
@@ -132,31 +169,58 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
   writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  writeFileSync(join(dir, 'tokens.csv'), [
-    `${token},tenantry-test-admin,tenantry-test-admin,"system:masters"`,
-    ...[...userTokens].map(([user, t]) => `${t},${user},${user}`),
-  ].join('\n') + '\n');
+  writeFileSync(
+    join(dir, 'tokens.csv'),
+    [`${token},tenantry-test-admin,tenantry-test-admin,"system:masters"`, ...[...userTokens].map(([user, t]) => `${t},${user},${user}`)].join('\n') + '\n',
+  );
 
   const { etcdClient, etcdPeer, apiPort } = await freePorts(['etcdClient', 'etcdPeer', 'apiPort']);
   const etcd = spawnLogged(bin.etcd, [
-    '--data-dir', join(dir, 'etcd'), '--name', 'test',
-    '--listen-client-urls', `http://127.0.0.1:${etcdClient}`, '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
-    '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-    '--initial-cluster', `test=http://127.0.0.1:${etcdPeer}`, '--unsafe-no-fsync', '--log-level', 'error',
+    '--data-dir',
+    join(dir, 'etcd'),
+    '--name',
+    'test',
+    '--listen-client-urls',
+    `http://127.0.0.1:${etcdClient}`,
+    '--advertise-client-urls',
+    `http://127.0.0.1:${etcdClient}`,
+    '--listen-peer-urls',
+    `http://127.0.0.1:${etcdPeer}`,
+    '--initial-advertise-peer-urls',
+    `http://127.0.0.1:${etcdPeer}`,
+    '--initial-cluster',
+    `test=http://127.0.0.1:${etcdPeer}`,
+    '--unsafe-no-fsync',
+    '--log-level',
+    'error',
   ]);
   const apiArgs = [
-    '--etcd-servers', `http://127.0.0.1:${etcdClient}`,
-    '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1', '--secure-port', String(apiPort),
-    '--cert-dir', join(dir, 'certs'),
-    '--token-auth-file', join(dir, 'tokens.csv'),
-    '--authorization-mode', 'RBAC',
-    '--service-account-issuer', 'https://kubernetes.default.svc',
-    '--service-account-key-file', join(dir, 'sa.pub'),
-    '--service-account-signing-key-file', join(dir, 'sa.key'),
-    '--service-cluster-ip-range', '10.96.0.0/16',
+    '--etcd-servers',
+    `http://127.0.0.1:${etcdClient}`,
+    '--bind-address',
+    '127.0.0.1',
+    '--advertise-address',
+    '127.0.0.1',
+    '--secure-port',
+    String(apiPort),
+    '--cert-dir',
+    join(dir, 'certs'),
+    '--token-auth-file',
+    join(dir, 'tokens.csv'),
+    '--authorization-mode',
+    'RBAC',
+    '--service-account-issuer',
+    'https://kubernetes.default.svc',
+    '--service-account-key-file',
+    join(dir, 'sa.pub'),
+    '--service-account-signing-key-file',
+    join(dir, 'sa.key'),
+    '--service-cluster-ip-range',
+    '10.96.0.0/16',
     '--allow-privileged=true',
     // No controller manager creates the "default" ServiceAccount.
-    '--disable-admission-plugins', 'ServiceAccount',
+    '--disable-admission-plugins',
+    'ServiceAccount',
   ];
   const auditLog = join(dir, 'audit.log');
   if (options.audit === true) {
@@ -169,7 +233,8 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
     await stopChild(api.child);
     await stopChild(etcd.child);
   };
-  const waitApi = (): Promise<void> => waitFor('kube-apiserver', async () => (await httpsStatus(`${url}/readyz`, token)) === 200, api.child, api.output, 60_000);
+  const waitApi = (): Promise<void> =>
+    waitFor('kube-apiserver', async () => (await httpsStatus(`${url}/readyz`, token)) === 200, api.child, api.output, 60_000);
   try {
     await waitApi();
   } catch (error) {
@@ -190,9 +255,16 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
       const child = spawn(bin.kubectl, ['--kubeconfig', kubeconfigPath, ...args], { cwd: repoRoot });
       let out = '';
       let err = '';
-      child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-      child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
-      child.on('exit', (code) => { if (code === 0) resolve(out); else reject(new Error(err || `kubectl exited ${code}`)); });
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+      });
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+      });
+      child.on('exit', (code) => {
+        if (code === 0) resolve(out);
+        else reject(new Error(err || `kubectl exited ${code}`));
+      });
       child.stdin.end(input);
     });
   };
@@ -205,33 +277,49 @@ export async function startKubeTestServer(bin: K8sBinaries, options: KubeTestSer
   }
 
   return {
-    url, token, kubeconfigPath, dir, startMs: Date.now() - started, kubectl,
+    url,
+    token,
+    kubeconfigPath,
+    dir,
+    startMs: Date.now() - started,
+    kubectl,
     requests: () => readAudit(auditLog),
-    kubectlUntil: (args, until, timeoutMs = 30_000) => new Promise((resolve, reject) => {
-      const child = spawn(bin.kubectl, ['--kubeconfig', kubeconfigPath, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-      let buffered = '';
-      let err = '';
-      const seen: string[] = [];
-      // A bound, not a wait: the watching kubectl resolves on the matching line; this only ends a wait that never sees it.
-      const timer = setTimeout(() => { finish(new Error(`kubectl ${args.join(' ')}: no matching line within ${timeoutMs} ms; saw ${JSON.stringify(seen)} ${err}`)); }, timeoutMs);
-      function finish(result: Error | string): void {
-        clearTimeout(timer);
-        child.kill();
-        if (typeof result === 'string') resolve(result); else reject(result);
-      }
-      child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        buffered += chunk;
-        let nl;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, nl);
-          buffered = buffered.slice(nl + 1);
-          seen.push(line);
-          if (until(line)) { finish(line); return; }
+    kubectlUntil: (args, until, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(bin.kubectl, ['--kubeconfig', kubeconfigPath, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+        let buffered = '';
+        let err = '';
+        const seen: string[] = [];
+        // A bound, not a wait: the watching kubectl resolves on the matching line; this only ends a wait that never sees it.
+        const timer = setTimeout(() => {
+          finish(new Error(`kubectl ${args.join(' ')}: no matching line within ${timeoutMs} ms; saw ${JSON.stringify(seen)} ${err}`));
+        }, timeoutMs);
+        function finish(result: Error | string): void {
+          clearTimeout(timer);
+          child.kill();
+          if (typeof result === 'string') resolve(result);
+          else reject(result);
         }
-      });
-      child.on('exit', (code) => { finish(new Error(`kubectl ${args.join(' ')} exited ${String(code)} before a matching line: ${err}`)); });
-    }),
+        child.stderr.on('data', (c: Buffer) => {
+          err += c.toString();
+        });
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          buffered += chunk;
+          let nl;
+          while ((nl = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, nl);
+            buffered = buffered.slice(nl + 1);
+            seen.push(line);
+            if (until(line)) {
+              finish(line);
+              return;
+            }
+          }
+        });
+        child.on('exit', (code) => {
+          finish(new Error(`kubectl ${args.join(' ')} exited ${String(code)} before a matching line: ${err}`));
+        });
+      }),
     kubeconfigFor: (user) => {
       if (!userTokens.has(user)) throw new Error(`bug: user ${user} was not given at start`);
       return join(dir, `kubeconfig-${user}`);

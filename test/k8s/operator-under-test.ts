@@ -9,7 +9,11 @@ export interface KubeItem {
   apiVersion: string;
   kind: string;
   metadata: {
-    name: string; namespace?: string; uid: string; generation?: number; labels?: Record<string, string>;
+    name: string;
+    namespace?: string;
+    uid: string;
+    generation?: number;
+    labels?: Record<string, string>;
     ownerReferences?: Array<{ kind: string; name: string; uid: string; controller?: boolean }>;
     managedFields?: Array<{ manager: string; operation: string }>;
   };
@@ -20,9 +24,15 @@ export interface KubeItem {
 
 /** Starts `tenantry operator` with the server's kubeconfig; resolves when it logged "tenantry started". */
 export async function startOperatorProcess(server: KubeTestServer, extra: Record<string, string> = {}): Promise<{ process: TenantryProcess; port: number }> {
-  const process = startTenantry(['operator'], testEnvironment(server.dir, {
-    TENANTRY_KUBECONFIG: server.kubeconfigPath, TENANTRY_OPERATOR_PORT: '0', TENANTRY_LEADER_ELECTION_NAMESPACE: 'kube-system', ...extra,
-  }));
+  const process = startTenantry(
+    ['operator'],
+    testEnvironment(server.dir, {
+      TENANTRY_KUBECONFIG: server.kubeconfigPath,
+      TENANTRY_OPERATOR_PORT: '0',
+      TENANTRY_LEADER_ELECTION_NAMESPACE: 'kube-system',
+      ...extra,
+    }),
+  );
   const ports = await process.started();
   return { process, port: ports['operator'] ?? 0 };
 }

@@ -6,7 +6,15 @@ import satisfies from 'spdx-satisfies';
 
 /** SPDX ids a production npm dependency may carry. */
 export const allowedNpmLicences: readonly string[] = [
-  'Apache-2.0', 'MIT', 'ISC', 'BSD-2-Clause', 'BSD-3-Clause', '0BSD', 'BlueOak-1.0.0', 'Unlicense', 'CC0-1.0',
+  'Apache-2.0',
+  'MIT',
+  'ISC',
+  'BSD-2-Clause',
+  'BSD-3-Clause',
+  '0BSD',
+  'BlueOak-1.0.0',
+  'Unlicense',
+  'CC0-1.0',
 ];
 
 /** Licences allowed only for a package the project does not depend on directly (argparse's Python licence, reached through js-yaml). */

@@ -41,7 +41,9 @@ export async function databaseStore(prefix: string): Promise<Store> {
     database,
     cluster: undefined,
     spoolDir: base.spoolDir,
-    close: async () => { await base.client.command({ query: `DROP DATABASE IF EXISTS ${database}` }); },
+    close: async () => {
+      await base.client.command({ query: `DROP DATABASE IF EXISTS ${database}` });
+    },
   };
 }
 

@@ -2,7 +2,10 @@
 import type { Clock } from '../../src/clock.ts';
 
 /** Lets every promise reaction that is ready run. */
-export const settle = (): Promise<void> => new Promise((resolve) => { setImmediate(resolve); });
+export const settle = (): Promise<void> =>
+  new Promise((resolve) => {
+    setImmediate(resolve);
+  });
 
 /** Time moves only on advance(), which runs the timers that come due, in order. */
 export class ManualClock implements Clock {
@@ -16,7 +19,11 @@ export class ManualClock implements Clock {
   setTimeout(run: () => void, ms: number): { cancel(): void } {
     const timer = { at: this.#now + ms, run, cancelled: false };
     this.#timers.push(timer);
-    return { cancel: () => { timer.cancelled = true; } };
+    return {
+      cancel: () => {
+        timer.cancelled = true;
+      },
+    };
   }
 
   /** Moves time forward, running each timer that falls due (and what it sets off) in order. */

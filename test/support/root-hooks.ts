@@ -13,7 +13,11 @@ export const mochaHooks = {
     this.timeout(closeBoundMs + 10_000);
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<'slow'>((resolve) => { timer = setTimeout(() => { resolve('slow'); }, closeBoundMs); });
+    const bound = new Promise<'slow'>((resolve) => {
+      timer = setTimeout(() => {
+        resolve('slow');
+      }, closeBoundMs);
+    });
     const outcome = await Promise.race([closeSharedStore().then(() => 'closed' as const), bound]);
     clearTimeout(timer);
     if (outcome === 'slow') console.log(`  (embedded ClickHouse still closing after ${closeBoundMs / 1000} s; leaving it to process exit)`);

@@ -34,7 +34,10 @@ export function parsePrerequisites(script: string): Prerequisite[] {
 
 /** The names of TENANTRY_TEST_SKIP ("k8s,helm" → ["k8s", "helm"]). */
 export function parseSkipList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** The prerequisite whose build script a finder's reason names, if any. */
@@ -44,9 +47,7 @@ export function prerequisiteOf(reason: string, list: readonly Prerequisite[]): P
 
 /** What to do about the missing prerequisites' reasons: run, skip (asked for), or fail. */
 export type Verdict =
-  | { readonly kind: 'run' }
-  | { readonly kind: 'skip'; readonly label: string; readonly detail: string }
-  | { readonly kind: 'fail'; readonly message: string };
+  { readonly kind: 'run' } | { readonly kind: 'skip'; readonly label: string; readonly detail: string } | { readonly kind: 'fail'; readonly message: string };
 
 /** Run when nothing is missing; skip when every missing piece is named in the skip list; fail otherwise. */
 export function verdict(reasons: readonly string[], list: readonly Prerequisite[], skip: readonly string[]): Verdict {

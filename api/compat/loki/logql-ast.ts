@@ -9,11 +9,18 @@ import { fail, ok } from '../../../src/result.ts';
 import { parseLogqlDuration } from '../../query/durations.ts';
 
 export type MatchOp = '=' | '!=' | '=~' | '!~';
-export interface Matcher { readonly name: string; readonly op: MatchOp; readonly value: string }
+export interface Matcher {
+  readonly name: string;
+  readonly op: MatchOp;
+  readonly value: string;
+}
 
 export type LineOp = '|=' | '!=' | '|~' | '!~';
 /** One line filter; several values are Loki 3's `|= "a" or "b"` (any of them). */
-export interface LineFilter { readonly op: LineOp; readonly values: readonly string[] }
+export interface LineFilter {
+  readonly op: LineOp;
+  readonly values: readonly string[];
+}
 
 export type NumberOp = '==' | '!=' | '>' | '>=' | '<' | '<=';
 export type LabelPredicate =
@@ -27,12 +34,18 @@ export type Stage =
   | { readonly kind: 'label'; readonly predicate: LabelPredicate }
   | { readonly kind: 'drop'; readonly names: readonly string[] };
 
-export interface LogSelector { readonly matchers: readonly Matcher[]; readonly stages: readonly Stage[] }
+export interface LogSelector {
+  readonly matchers: readonly Matcher[];
+  readonly stages: readonly Stage[];
+}
 
 export type RangeFn = 'count_over_time' | 'rate' | 'bytes_over_time' | 'bytes_rate';
 export type VectorFn = 'sum' | 'avg' | 'min' | 'max' | 'count' | 'topk';
 
-export interface Grouping { readonly mode: 'by' | 'without'; readonly labels: readonly string[] }
+export interface Grouping {
+  readonly mode: 'by' | 'without';
+  readonly labels: readonly string[];
+}
 
 export type MetricExpr =
   /** `vector(n)`, a number literal, or arithmetic between them (Grafana's health check asks `vector(1)+vector(1)`). */
@@ -43,11 +56,15 @@ export type MetricExpr =
 export type LogQuery = { readonly kind: 'logs'; readonly selector: LogSelector } | { readonly kind: 'metric'; readonly expr: MetricExpr };
 
 /** Why a query is refused: its text is not LogQL (with Loki's position) or uses what Tenantry does not run. */
-export interface LogqlError { readonly message: string }
+export interface LogqlError {
+  readonly message: string;
+}
 
 class Refusal extends Error {}
 
-const refuse = (message: string): never => { throw new Refusal(message); };
+const refuse = (message: string): never => {
+  throw new Refusal(message);
+};
 
 /** The 1-based line and column of an offset, as Loki's parse errors give them. */
 function position(text: string, offset: number): { line: number; col: number } {
@@ -116,9 +133,13 @@ function nesting(text: string): number {
 
 class Reader {
   readonly #text: string;
-  constructor(text: string) { this.#text = text; }
+  constructor(text: string) {
+    this.#text = text;
+  }
 
-  text(node: SyntaxNode): string { return this.#text.slice(node.from, node.to); }
+  text(node: SyntaxNode): string {
+    return this.#text.slice(node.from, node.to);
+  }
 
   child(node: SyntaxNode, name: string): SyntaxNode {
     return node.getChild(name) ?? refuse(`unexpected ${this.text(node)}`);
@@ -195,15 +216,24 @@ class Reader {
         if (body.getChild('LogfmtParserFlags') !== null) return refuse(`logfmt flags (${this.text(body)}) are not supported`);
         return [{ kind: 'parser', parser: 'logfmt' }];
       }
-      case 'LabelFilter': return [{ kind: 'label', predicate: this.labelPredicate(body) }];
-      case 'DropLabelsExpr': return [{ kind: 'drop', names: this.dropNames(body) }];
-      case 'JsonExpressionParser': return refuse(`json with arguments (${this.text(body)}) is not supported`);
-      case 'LogfmtExpressionParser': return refuse(`logfmt with arguments (${this.text(body)}) is not supported`);
-      case 'LineFormatExpr': return refuse(`line_format is not supported`);
-      case 'LabelFormatExpr': return refuse(`label_format is not supported`);
-      case 'DecolorizeExpr': return refuse(`decolorize is not supported`);
-      case 'KeepLabelsExpr': return refuse(`keep is not supported`);
-      default: return refuse(`the pipeline stage ${this.text(body)} is not supported`);
+      case 'LabelFilter':
+        return [{ kind: 'label', predicate: this.labelPredicate(body) }];
+      case 'DropLabelsExpr':
+        return [{ kind: 'drop', names: this.dropNames(body) }];
+      case 'JsonExpressionParser':
+        return refuse(`json with arguments (${this.text(body)}) is not supported`);
+      case 'LogfmtExpressionParser':
+        return refuse(`logfmt with arguments (${this.text(body)}) is not supported`);
+      case 'LineFormatExpr':
+        return refuse(`line_format is not supported`);
+      case 'LabelFormatExpr':
+        return refuse(`label_format is not supported`);
+      case 'DecolorizeExpr':
+        return refuse(`decolorize is not supported`);
+      case 'KeepLabelsExpr':
+        return refuse(`keep is not supported`);
+      default:
+        return refuse(`the pipeline stage ${this.text(body)} is not supported`);
     }
   }
 
@@ -233,7 +263,8 @@ class Reader {
   logSelector(node: SyntaxNode): LogSelector {
     const selector = this.child(node, 'Selector');
     const stages = this.pipeline(node.getChild('PipelineExpr'));
-    if (stages.filter((s) => s.kind === 'parser').length > maxParsers) refuse(`a query may have at most ${maxParsers} parser stages (| json, | logfmt) per selector`);
+    if (stages.filter((s) => s.kind === 'parser').length > maxParsers)
+      refuse(`a query may have at most ${maxParsers} parser stages (| json, | logfmt) per selector`);
     return { matchers: this.selector(selector), stages };
   }
 
@@ -255,14 +286,22 @@ class Reader {
   metric(node: SyntaxNode): MetricExpr {
     const inner = node.firstChild ?? refuse(`unexpected ${this.text(node)}`);
     switch (inner.name) {
-      case 'RangeAggregationExpr': return this.rangeAggregation(inner);
-      case 'VectorAggregationExpr': return this.vectorAggregation(inner);
-      case 'BinOpExpr': return this.binary(inner);
-      case 'LiteralExpr': return { kind: 'constant', value: Number(this.text(inner).replace(/\s+/g, '')), scalar: true };
-      case 'LabelReplaceExpr': return refuse('label_replace is not supported');
-      case 'VectorExpr': return { kind: 'constant', value: Number(this.text(this.child(inner, 'Number'))), scalar: false };
-      case 'MetricExpr': return this.metric(inner);
-      default: return refuse(`${this.text(inner)} is not supported`);
+      case 'RangeAggregationExpr':
+        return this.rangeAggregation(inner);
+      case 'VectorAggregationExpr':
+        return this.vectorAggregation(inner);
+      case 'BinOpExpr':
+        return this.binary(inner);
+      case 'LiteralExpr':
+        return { kind: 'constant', value: Number(this.text(inner).replace(/\s+/g, '')), scalar: true };
+      case 'LabelReplaceExpr':
+        return refuse('label_replace is not supported');
+      case 'VectorExpr':
+        return { kind: 'constant', value: Number(this.text(this.child(inner, 'Number'))), scalar: false };
+      case 'MetricExpr':
+        return this.metric(inner);
+      default:
+        return refuse(`${this.text(inner)} is not supported`);
     }
   }
 
@@ -296,7 +335,7 @@ class Reader {
     if (rangeNs <= 0n) return refuse(`the range [${duration}] must be positive`);
     if (rangeNs > maxDurationNs) return refuse(`the range [${duration}] is longer than the longest supported range, [3650d]`);
     // `({…} |= "x")[5m]`: the selector may sit in parentheses inside the range.
-    const selectorHost = range.getChild('Selector') !== null ? range : range.getChild('LogExpr') ?? refuse(`unexpected ${this.text(range)}`);
+    const selectorHost = range.getChild('Selector') !== null ? range : (range.getChild('LogExpr') ?? refuse(`unexpected ${this.text(range)}`));
     return { kind: 'range', fn: opText as RangeFn, selector: this.logSelector(selectorHost), rangeNs };
   }
 
@@ -306,7 +345,10 @@ class Reader {
     if (!fns.includes(opText)) return refuse(`${opText} is not supported (only sum, avg, min, max, count and topk)`);
     const number = node.getChild('Number');
     const k = number === null ? undefined : Number(this.text(number));
-    if (opText === 'topk' && (k === undefined || !Number.isSafeInteger(k) || k < 1)) return refuse(`invalid parameter for topk: k must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, not ${number === null ? 'absent' : this.text(number)}`);
+    if (opText === 'topk' && (k === undefined || !Number.isSafeInteger(k) || k < 1))
+      return refuse(
+        `invalid parameter for topk: k must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, not ${number === null ? 'absent' : this.text(number)}`,
+      );
     if (opText !== 'topk' && k !== undefined) return refuse(`${opText} takes no parameter`);
     const inner = this.metric(this.child(node, 'MetricExpr'));
     if (inner.kind === 'constant') return refuse(`${opText} over a constant is not supported`);
@@ -317,7 +359,12 @@ class Reader {
 /** The first syntax error of a parse tree, as Loki words it. */
 function syntaxError(text: string, tree: ReturnType<typeof parser.parse>): string | undefined {
   let at: number | undefined;
-  tree.iterate({ enter: (n) => { if (at === undefined && n.type.isError) at = n.from; return at === undefined; } });
+  tree.iterate({
+    enter: (n) => {
+      if (at === undefined && n.type.isError) at = n.from;
+      return at === undefined;
+    },
+  });
   if (at === undefined) return undefined;
   const { line, col } = position(text, at);
   const rest = text.slice(at).trim();

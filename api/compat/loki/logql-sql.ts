@@ -21,12 +21,16 @@ export function matchSql(params: SqlParams, value: string, m: Matcher): string {
 
 /** A line filter over the body; RE2 un-anchored, as Loki's. */
 function lineSql(params: SqlParams, f: LineFilter): string {
-  const any = (term: (v: string) => string): string => f.values.length === 1 ? term(f.values[0] ?? '') : `(${f.values.map(term).join(' OR ')})`;
+  const any = (term: (v: string) => string): string => (f.values.length === 1 ? term(f.values[0] ?? '') : `(${f.values.map(term).join(' OR ')})`);
   switch (f.op) {
-    case '|=': return any((v) => `position(body, ${params.bind(v, 'String')}) > 0`);
-    case '!=': return `NOT ${any((v) => `position(body, ${params.bind(v, 'String')}) > 0`)}`;
-    case '|~': return any((v) => `match(body, ${params.bind(v, 'String')})`);
-    case '!~': return `NOT ${any((v) => `match(body, ${params.bind(v, 'String')})`)}`;
+    case '|=':
+      return any((v) => `position(body, ${params.bind(v, 'String')}) > 0`);
+    case '!=':
+      return `NOT ${any((v) => `position(body, ${params.bind(v, 'String')}) > 0`)}`;
+    case '|~':
+      return any((v) => `match(body, ${params.bind(v, 'String')})`);
+    case '!~':
+      return `NOT ${any((v) => `match(body, ${params.bind(v, 'String')})`)}`;
   }
 }
 
@@ -35,13 +39,16 @@ const numberOps: Readonly<Record<string, string>> = { '==': '=', '!=': '!=', '>'
 /** A label filter; `value(name)` is the expression of a label's value ("" when absent, as Loki compares a missing label). */
 function predicateSql(params: SqlParams, value: (name: string) => string, p: LabelPredicate): string {
   switch (p.kind) {
-    case 'match': return matchSql(params, value(p.matcher.name), p.matcher);
+    case 'match':
+      return matchSql(params, value(p.matcher.name), p.matcher);
     case 'number': {
       const number = `toFloat64OrNull(${value(p.name)})`;
       return `ifNull(${number} ${numberOps[p.op] ?? '='} ${params.bind(p.value, 'Float64')}, false)`;
     }
-    case 'and': return `(${predicateSql(params, value, p.left)} AND ${predicateSql(params, value, p.right)})`;
-    case 'or': return `(${predicateSql(params, value, p.left)} OR ${predicateSql(params, value, p.right)})`;
+    case 'and':
+      return `(${predicateSql(params, value, p.left)} AND ${predicateSql(params, value, p.right)})`;
+    case 'or':
+      return `(${predicateSql(params, value, p.left)} OR ${predicateSql(params, value, p.right)})`;
   }
 }
 
@@ -65,12 +72,17 @@ export function selectorParts(params: SqlParams, scan: Scan, selector: LogSelect
   let current = 'l0';
   selector.stages.forEach((stage: Stage, i) => {
     const next = `l${i + 1}`;
-    const lookup = current === 'l0'
-      ? (name: string): string => labelLookupSql(name, params.bind(name, 'String'), baseLabels)
-      : (name: string): string => `${current}[${params.bind(name, 'String')}]`;
+    const lookup =
+      current === 'l0'
+        ? (name: string): string => labelLookupSql(name, params.bind(name, 'String'), baseLabels)
+        : (name: string): string => `${current}[${params.bind(name, 'String')}]`;
     switch (stage.kind) {
-      case 'line': where.push(lineSql(params, stage.filter)); return;
-      case 'label': where.push(predicateSql(params, lookup, stage.predicate)); return;
+      case 'line':
+        where.push(lineSql(params, stage.filter));
+        return;
+      case 'label':
+        where.push(predicateSql(params, lookup, stage.predicate));
+        return;
       case 'parser':
         columns.push(`${mergeParsedSql(current, stage.parser === 'json' ? jsonLabelsSql() : logfmtLabelsSql())} AS ${next}`);
         break;
@@ -87,7 +99,15 @@ export function selectorParts(params: SqlParams, scan: Scan, selector: LogSelect
 const ns = (params: SqlParams, value: bigint): string => `fromUnixTimestamp64Nano(toInt64(${params.bind(value.toString(), 'Int64')}))`;
 
 /** The rows of a log query with parsers: `[startNs, endNs)`, `limit` of them in the direction's order, labels built in SQL. */
-export function logsSql(params: SqlParams, scan: Scan, selector: LogSelector, startNs: bigint, endNs: bigint, limit: number, direction: 'forward' | 'backward'): string {
+export function logsSql(
+  params: SqlParams,
+  scan: Scan,
+  selector: LogSelector,
+  startNs: bigint,
+  endNs: bigint,
+  limit: number,
+  direction: 'forward' | 'backward',
+): string {
   const { columns, where } = selectorParts(params, scan, selector, [`timestamp >= ${ns(params, startNs)}`, `timestamp < ${ns(params, endNs)}`]);
   const order = direction === 'forward' ? 'ASC' : 'DESC';
   // Only what the answer needs leaves the store (not the pipeline's intermediate maps).
@@ -100,7 +120,15 @@ ORDER BY timestamp ${order}`;
 }
 
 /** The rows of a log query whose pipeline keeps the row's own labels, as stored columns: their labels are built in Node (row-labels.ts). */
-export function rawLogsSql(params: SqlParams, scan: Scan, selector: LogSelector, startNs: bigint, endNs: bigint, limit: number, direction: 'forward' | 'backward'): string {
+export function rawLogsSql(
+  params: SqlParams,
+  scan: Scan,
+  selector: LogSelector,
+  startNs: bigint,
+  endNs: bigint,
+  limit: number,
+  direction: 'forward' | 'backward',
+): string {
   const { where } = selectorParts(params, scan, selector, [`timestamp >= ${ns(params, startNs)}`, `timestamp < ${ns(params, endNs)}`]);
   const order = direction === 'forward' ? 'ASC' : 'DESC';
   return `SELECT ${rawLabelColumns} FROM ${scan.table}
@@ -121,7 +149,8 @@ export interface Grid {
 function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'range' }, grid: Grid, only?: readonly string[]): string {
   const lastNs = grid.startNs + grid.stepNs * BigInt(grid.points - 1);
   const parts = selectorParts(params, scan, expr.selector, [
-    `timestamp > ${ns(params, grid.startNs - expr.rangeNs)}`, `timestamp <= ${ns(params, lastNs)}`,
+    `timestamp > ${ns(params, grid.startNs - expr.rangeNs)}`,
+    `timestamp <= ${ns(params, lastNs)}`,
     ...(grid.notBeforeNs === undefined ? [] : [`timestamp >= ${ns(params, grid.notBeforeNs)}`]),
   ]);
   const { where } = parts;
@@ -140,7 +169,12 @@ function rangeSql(params: SqlParams, scan: Scan, expr: MetricExpr & { kind: 'ran
   const after = `least(${params.bind(grid.points, 'Int64')}, intDiv(ts + ${range} - ${start} + ${step} - 1, ${step}))`;
   // materialize(): a true division, as Loki's; ClickHouse turns division by a constant into multiplication by its inverse (9 / 300 ≠ 9 × (1/300)).
   const seconds = `materialize(${params.bind(Number(expr.rangeNs) / 1e9, 'Float64')})`;
-  const value = { count_over_time: 'toFloat64(count())', rate: `count() / ${seconds}`, bytes_over_time: 'toFloat64(sum(length(body)))', bytes_rate: `sum(length(body)) / ${seconds}` }[expr.fn];
+  const value = {
+    count_over_time: 'toFloat64(count())',
+    rate: `count() / ${seconds}`,
+    bytes_over_time: 'toFloat64(sum(length(body)))',
+    bytes_rate: `sum(length(body)) / ${seconds}`,
+  }[expr.fn];
   const list = (...items: string[]): string => items.filter((i) => i !== '').join(', ');
   const grouped = `SELECT ${list(...keys, 'k')}, ${value} AS v FROM (
   SELECT ${list(...keys, 'body')}, arrayJoin(range(toInt64(${first}), toInt64(${after}))) AS k FROM (
@@ -175,14 +209,25 @@ function constantSql(params: SqlParams, value: number): string {
 
 /** A metric expression's rows: (labels Map(String, String), k grid index, v Float64). */
 export function metricSql(params: SqlParams, scan: Scan, expr: MetricExpr, grid: Grid): string {
-  if (expr.kind === 'constant') return `SELECT map() AS labels, k, ${constantSql(params, expr.value)} AS v FROM (SELECT arrayJoin(range(${params.bind(grid.points, 'UInt64')})) AS k)`;
+  if (expr.kind === 'constant')
+    return `SELECT map() AS labels, k, ${constantSql(params, expr.value)} AS v FROM (SELECT arrayJoin(range(${params.bind(grid.points, 'UInt64')})) AS k)`;
   if (expr.kind === 'range') return rangeSql(params, scan, expr, grid);
   // sum by (…) straight over a range aggregation without parsers: the rows are grouped by the kept labels at once
   // (a sum of per-series counts is the count of their rows), so no row's whole label map is built.
   // A drop before the end only removes labels (Explore's volume query drops __error__): those are not kept.
-  const pushdown = expr.fn === 'sum' && expr.inner.kind === 'range' && groupsEarly(expr.inner.selector) && expr.grouping?.mode !== 'without' ? expr.inner : undefined;
+  const pushdown =
+    expr.fn === 'sum' && expr.inner.kind === 'range' && groupsEarly(expr.inner.selector) && expr.grouping?.mode !== 'without' ? expr.inner : undefined;
   const dropped = new Set(pushdown?.selector.stages.flatMap((st) => (st.kind === 'drop' ? st.names : [])) ?? []);
-  const inner = pushdown !== undefined ? rangeSql(params, scan, pushdown, grid, (expr.grouping?.labels ?? []).filter((n) => !dropped.has(n))) : metricSql(params, scan, expr.inner, grid);
+  const inner =
+    pushdown !== undefined
+      ? rangeSql(
+          params,
+          scan,
+          pushdown,
+          grid,
+          (expr.grouping?.labels ?? []).filter((n) => !dropped.has(n)),
+        )
+      : metricSql(params, scan, expr.inner, grid);
   const group = groupedSql(params, expr.grouping);
   if (expr.fn === 'topk') {
     return `SELECT labels, k, v FROM (

@@ -14,7 +14,21 @@ import type { LogQuery, Matcher, MetricExpr } from './logql-ast.ts';
 import { parseLogql } from './logql-ast.ts';
 import type { Form } from './loki-params.ts';
 import { parseBounds, parseDirection, parseInterval, parseLimit, parseStep, parseTime, parseVolumeLimit, parseVolumeStep } from './loki-params.ts';
-import { checkQuery, checkSelector, detectedLabels, formatValue, indexStats, labelNames, labelValues, querySamples, queryStreams, series, statsSummary, visibleWindow, volume } from './loki-queries.ts';
+import {
+  checkQuery,
+  checkSelector,
+  detectedLabels,
+  formatValue,
+  indexStats,
+  labelNames,
+  labelValues,
+  querySamples,
+  queryStreams,
+  series,
+  statsSummary,
+  visibleWindow,
+  volume,
+} from './loki-queries.ts';
 import type { LokiError } from './loki-reply.ts';
 import { badRequest, fromApiError, successBody, writeError, writeStatus, writeSuccess } from './loki-reply.ts';
 
@@ -89,7 +103,10 @@ const categorizeFlag = 'categorize-labels';
 
 /** Whether the client asked for labels split into stream labels, structured metadata and parsed labels (Grafana does). */
 function categorizeLabels(ctx: CompatContext): boolean {
-  return (ctx.get('x-loki-response-encoding-flags')).split(',').some((f) => f.trim() === categorizeFlag);
+  return ctx
+    .get('x-loki-response-encoding-flags')
+    .split(',')
+    .some((f) => f.trim() === categorizeFlag);
 }
 
 /** Loki's metric query splitter aligns a range query to its step: start rounded down, end rounded up (so a point may fall after end). */
@@ -123,7 +140,14 @@ const queryRange: Handler = async (ctx, form, deps) => {
     const categorize = categorizeLabels(ctx);
     const result = queried(await queryStreams(deps, scan, query.value.selector, window.value, limit.value, direction.value, categorize));
     if (!result.ok) return result;
-    return ok(successBody({ resultType: 'streams', ...(categorize ? { encodingFlags: [categorizeFlag] } : {}), result: result.value.streams, stats: statsSummary(result.value.lines, result.value.bytes, secondsSince(started)) }));
+    return ok(
+      successBody({
+        resultType: 'streams',
+        ...(categorize ? { encodingFlags: [categorizeFlag] } : {}),
+        result: result.value.streams,
+        stats: statsSummary(result.value.lines, result.value.bytes, secondsSince(started)),
+      }),
+    );
   }
   const grid = alignToStep(bounds.value, step.value);
   // The rows read reach one range back from the first point; retention and maxQueryDays apply to all of it.
@@ -131,16 +155,26 @@ const queryRange: Handler = async (ctx, form, deps) => {
   if (!window.ok) return window;
   // Points from start to end inclusive; retention only narrows what rows are read, the grid stays the asked one.
   const points = Number((grid.endNs - grid.startNs) / step.value) + 1;
-  const result = queried(await querySamples(deps, scan, query.value.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs }));
+  const result = queried(
+    await querySamples(deps, scan, query.value.expr, { startNs: grid.startNs, stepNs: step.value, points, notBeforeNs: window.value.startNs }),
+  );
   if (!result.ok) return result;
-  return ok(successBody({ resultType: 'matrix', ...(categorizeLabels(ctx) ? { encodingFlags: [categorizeFlag] } : {}), result: result.value, stats: statsSummary(0, 0, secondsSince(started)) }));
+  return ok(
+    successBody({
+      resultType: 'matrix',
+      ...(categorizeLabels(ctx) ? { encodingFlags: [categorizeFlag] } : {}),
+      result: result.value,
+      stats: statsSummary(0, 0, secondsSince(started)),
+    }),
+  );
 };
 
 const instantQuery: Handler = async (ctx, form, deps) => {
   const started = performance.now();
   const query = queryOf(form.get);
   if (!query.ok) return query;
-  if (query.value.kind === 'logs') return fail(badRequest('log queries are not supported as an instant query type, please change your query to a range query type'));
+  if (query.value.kind === 'logs')
+    return fail(badRequest('log queries are not supported as an instant query type, please change your query to a range query type'));
   const time = param(parseTime(form.get, deps.now()));
   if (!time.ok) return time;
   // limit and direction apply to log queries only, which are refused above; still checked, as Loki reads them.
@@ -156,13 +190,19 @@ const instantQuery: Handler = async (ctx, form, deps) => {
   if (!result.ok) return result;
   if (expr.kind === 'constant' && expr.scalar) {
     // The documented format is the Prometheus API's: [<unix time in seconds>, "<value>"], as a vector's (docs/loki.md, "Conformance").
-    return ok(successBody({ resultType: 'scalar', result: [Number(time.value) / 1e9, formatValue(expr.value)], stats: statsSummary(0, 0, secondsSince(started)) }));
+    return ok(
+      successBody({ resultType: 'scalar', result: [Number(time.value) / 1e9, formatValue(expr.value)], stats: statsSummary(0, 0, secondsSince(started)) }),
+    );
   }
   const vector = result.value.flatMap((s) => s.values.map((v) => ({ metric: s.metric, value: v })));
   return ok(successBody({ resultType: 'vector', result: vector, stats: statsSummary(0, 0, secondsSince(started)) }));
 };
 
-interface LabelArgs { readonly scan: TenantScan; readonly window: { startNs: bigint; endNs: bigint }; readonly matchers: Matcher[] }
+interface LabelArgs {
+  readonly scan: TenantScan;
+  readonly window: { startNs: bigint; endNs: bigint };
+  readonly matchers: Matcher[];
+}
 
 /** The window and selector of a label endpoint. */
 function labelArgs(ctx: CompatContext, form: Form, deps: RouteDeps, selectorName = 'query'): Result<LabelArgs, LokiError> {
@@ -216,7 +256,10 @@ const stats: Handler = async (ctx, form, deps) => {
 const volumeRoute: Handler = async (ctx, form, deps) => {
   const args = labelArgs(ctx, form.get, deps);
   if (!args.ok) return args;
-  const targets = (form.get('targetLabels') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const targets = (form.get('targetLabels') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const limit = param(parseVolumeLimit(form.get));
   if (!limit.ok) return limit;
   const step = param(parseVolumeStep(form.get));
@@ -232,7 +275,8 @@ const detectedLabelsRoute: Handler = async (ctx, form, deps) => {
   return result.ok ? ok({ detectedLabels: result.value }) : result;
 };
 
-const buildInfo: Handler = () => Promise.resolve(ok({ version: lokiVersion, revision: 'tenantry', branch: 'tenantry', buildUser: '', buildDate: '', goVersion: '' }));
+const buildInfo: Handler = () =>
+  Promise.resolve(ok({ version: lokiVersion, revision: 'tenantry', branch: 'tenantry', buildUser: '', buildDate: '', goVersion: '' }));
 
 export const lokiApi: CompatApi = {
   prefix: '/loki',

@@ -24,7 +24,6 @@ export const maxPoints = 11_000;
 /** The latest timestamp a parameter may name: 2200-01-01T00:00:00Z (ClickHouse's DateTime64(9) ends in 2262; a step or range added stays inside it). */
 export const maxTimestampNs = 7_258_118_400_000_000_000n;
 
-
 /** Most series /index/volume may answer. */
 export const maxVolumeLimit = 10_000;
 
@@ -34,7 +33,7 @@ export function parseTimestamp(value: string): bigint | undefined {
     const seconds = Number(value);
     if (Number.isFinite(seconds)) {
       const whole = Math.trunc(seconds);
-      return BigInt(whole) * 1_000_000_000n + BigInt(Math.round(Math.round((seconds - whole) * 1000) / 1000 * 1e9));
+      return BigInt(whole) * 1_000_000_000n + BigInt(Math.round((Math.round((seconds - whole) * 1000) / 1000) * 1e9));
     }
   }
   if (/^-?\d+$/.test(value)) return value.replace('-', '').length <= 10 ? BigInt(value) * 1_000_000_000n : BigInt(value);
@@ -74,7 +73,10 @@ function durationParam(form: Form, name: string, seconds: boolean): Result<bigin
   return ok(ns);
 }
 
-export interface Bounds { readonly startNs: bigint; readonly endNs: bigint }
+export interface Bounds {
+  readonly startNs: bigint;
+  readonly endNs: bigint;
+}
 
 /** A timestamp parameter, or `fallback` when absent. */
 function timestampOr(form: Form, name: string, fallback: bigint): Result<bigint, string> {
@@ -111,7 +113,13 @@ function countParam(form: Form, name: string, fallback: number, max: number, too
 
 /** limit (default 100) within the per-query maximum. */
 export function parseLimit(form: Form): Result<number, string> {
-  return countParam(form, 'limit', 100, maxEntriesLimit, (n) => `max entries limit per query exceeded, limit > max_entries_limit_per_query (${n} > ${maxEntriesLimit})`);
+  return countParam(
+    form,
+    'limit',
+    100,
+    maxEntriesLimit,
+    (n) => `max entries limit per query exceeded, limit > max_entries_limit_per_query (${n} > ${maxEntriesLimit})`,
+  );
 }
 
 /** /index/volume's limit (default 100). */
@@ -142,7 +150,8 @@ export function parseStep(form: Form, bounds: Bounds): Result<bigint, string> {
   if (step === undefined) return fail(`invalid 'step' parameter: cannot parse "${text}" to a valid duration`);
   if (step <= 0n) return fail('zero or negative query resolution step widths are not accepted. Try a positive integer');
   if (step > maxDurationNs) return fail(`invalid 'step' parameter: ${text} is longer than 3650d`);
-  if ((bounds.endNs - bounds.startNs) / step > BigInt(maxPoints)) return fail('exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter');
+  if ((bounds.endNs - bounds.startNs) / step > BigInt(maxPoints))
+    return fail('exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter');
   return ok(step);
 }
 

@@ -21,17 +21,35 @@ import { streamLabelNames, streamLabelSql, streamLabelsSql } from './otlp-labels
 export type Labels = Readonly<Record<string, string>>;
 /** An entry: time, line, and with categorize-labels its structured metadata and parsed labels. */
 export type Entry = readonly [string, string] | readonly [string, string, { structuredMetadata?: Labels; parsed?: Labels }];
-export interface Stream { readonly stream: Labels; readonly values: Entry[] }
-export interface Sample { readonly metric: Labels; readonly values: (readonly [number, string])[] }
-export interface InstantSample { readonly metric: Labels; readonly value: readonly [number, string] }
+export interface Stream {
+  readonly stream: Labels;
+  readonly values: Entry[];
+}
+export interface Sample {
+  readonly metric: Labels;
+  readonly values: (readonly [number, string])[];
+}
+export interface InstantSample {
+  readonly metric: Labels;
+  readonly value: readonly [number, string];
+}
 
 /** Loki's stats.summary (what Grafana shows in the query inspector), from what Tenantry knows of a query. */
 export function statsSummary(lines: number, bytes: number, seconds: number): Record<string, unknown> {
   return {
     summary: {
-      bytesProcessedPerSecond: seconds > 0 ? Math.round(bytes / seconds) : 0, linesProcessedPerSecond: seconds > 0 ? Math.round(lines / seconds) : 0,
-      totalBytesProcessed: bytes, totalLinesProcessed: lines, execTime: seconds, queueTime: 0, subqueries: 0,
-      totalEntriesReturned: lines, splits: 0, shards: 0, totalPostFilterLines: lines, totalStructuredMetadataBytesProcessed: 0,
+      bytesProcessedPerSecond: seconds > 0 ? Math.round(bytes / seconds) : 0,
+      linesProcessedPerSecond: seconds > 0 ? Math.round(lines / seconds) : 0,
+      totalBytesProcessed: bytes,
+      totalLinesProcessed: lines,
+      execTime: seconds,
+      queueTime: 0,
+      subqueries: 0,
+      totalEntriesReturned: lines,
+      splits: 0,
+      shards: 0,
+      totalPostFilterLines: lines,
+      totalStructuredMetadataBytesProcessed: 0,
     },
   };
 }
@@ -48,7 +66,11 @@ export const maxStatementBytes = 200_000;
 function bounded(statement: Statement): Result<Statement, ApiError> {
   const bytes = Buffer.byteLength(statement.sql);
   if (bytes <= maxStatementBytes) return ok(statement);
-  return fail(invalidRequest(`invalid 'query' parameter: the query is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer matchers, filters or selectors`));
+  return fail(
+    invalidRequest(
+      `invalid 'query' parameter: the query is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer matchers, filters or selectors`,
+    ),
+  );
 }
 
 /** Rows of a statement built from a client's query, once it is known to fit. */
@@ -96,7 +118,12 @@ export function checkQuery(query: LogQuery): string | undefined {
   return undefined;
 }
 
-interface LogRow { ts: string; body: string; labels: Record<string, string>; base_keys: string[] }
+interface LogRow {
+  ts: string;
+  body: string;
+  labels: Record<string, string>;
+  base_keys: string[];
+}
 
 /** Splits an entry's labels as Loki 3 does for `X-Loki-Response-Encoding-Flags: categorize-labels`. */
 function categorized(row: LogRow): { stream: Labels; extra: { structuredMetadata?: Labels; parsed?: Labels } } {
@@ -117,19 +144,42 @@ function categorized(row: LogRow): { stream: Labels; extra: { structuredMetadata
 }
 
 /** The rows of a log query with their labels: built in Node when no parser needs them in SQL. */
-async function logRows(deps: RouteDeps, scan: TenantScan, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward'): Promise<Result<LogRow[], ApiError>> {
+async function logRows(
+  deps: RouteDeps,
+  scan: TenantScan,
+  selector: LogSelector,
+  window: TimeRange,
+  limit: number,
+  direction: 'forward' | 'backward',
+): Promise<Result<LogRow[], ApiError>> {
   const statement = scan.statement();
   const { params } = statement;
   if (keepsLabels(selector)) {
-    const raw = await rowsOf<RawLogRow>(deps, statement.finish(rawLogsSql(params, scanOf(deps, statement), selector, window.startNs, window.endNs, limit, direction)));
+    const raw = await rowsOf<RawLogRow>(
+      deps,
+      statement.finish(rawLogsSql(params, scanOf(deps, statement), selector, window.startNs, window.endNs, limit, direction)),
+    );
     if (!raw.ok) return raw;
-    return ok(raw.value.map((r) => { const labels = rowLabels(r); return { ts: r.ts, body: r.body, labels, base_keys: Object.keys(labels) }; }));
+    return ok(
+      raw.value.map((r) => {
+        const labels = rowLabels(r);
+        return { ts: r.ts, body: r.body, labels, base_keys: Object.keys(labels) };
+      }),
+    );
   }
   return rowsOf<LogRow>(deps, statement.finish(logsSql(params, scanOf(deps, statement), selector, window.startNs, window.endNs, limit, direction)));
 }
 
 /** A log query: streams of entries, `limit` entries in all, in the direction's order. */
-export async function queryStreams(deps: RouteDeps, scan: TenantScan, selector: LogSelector, window: TimeRange, limit: number, direction: 'forward' | 'backward', categorize = false): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
+export async function queryStreams(
+  deps: RouteDeps,
+  scan: TenantScan,
+  selector: LogSelector,
+  window: TimeRange,
+  limit: number,
+  direction: 'forward' | 'backward',
+  categorize = false,
+): Promise<Result<{ streams: Stream[]; lines: number; bytes: number }, ApiError>> {
   const rows = await logRows(deps, scan, selector, window, limit, direction);
   if (!rows.ok) return rows;
   const streams = new Map<string, Stream>();
@@ -148,7 +198,11 @@ export async function queryStreams(deps: RouteDeps, scan: TenantScan, selector: 
   return ok({ streams: [...streams.values()], lines: rows.value.length, bytes });
 }
 
-interface MetricRow { labels: Record<string, string>; k: string; v: number }
+interface MetricRow {
+  labels: Record<string, string>;
+  k: string;
+  v: number;
+}
 
 /** Go's strconv.FormatFloat(v, 'f', -1, 64), as Loki prints sample values. */
 export function formatValue(v: number): string {
@@ -201,7 +255,13 @@ export async function labelNames(deps: RouteDeps, scan: TenantScan, window: Time
 }
 
 /** Values of one stream label in the window. */
-export async function labelValues(deps: RouteDeps, scan: TenantScan, name: string, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<string[], ApiError>> {
+export async function labelValues(
+  deps: RouteDeps,
+  scan: TenantScan,
+  name: string,
+  window: TimeRange,
+  matchers: readonly Matcher[],
+): Promise<Result<string[], ApiError>> {
   const value = streamLabelSql(name);
   if (value === undefined) return ok([]);
   const statement = scan.statement();
@@ -214,10 +274,18 @@ export async function labelValues(deps: RouteDeps, scan: TenantScan, name: strin
 }
 
 /** Distinct stream label sets matching any of the selectors. */
-export async function series(deps: RouteDeps, scan: TenantScan, window: TimeRange, selectors: readonly (readonly Matcher[])[]): Promise<Result<Labels[], ApiError>> {
+export async function series(
+  deps: RouteDeps,
+  scan: TenantScan,
+  window: TimeRange,
+  selectors: readonly (readonly Matcher[])[],
+): Promise<Result<Labels[], ApiError>> {
   const statement = scan.statement();
   const { params } = statement;
-  const any = selectors.map((ms) => { const w = streamWhere(params, ms); return w.length === 0 ? 'true' : `(${w.join(' AND ')})`; });
+  const any = selectors.map((ms) => {
+    const w = streamWhere(params, ms);
+    return w.length === 0 ? 'true' : `(${w.join(' AND ')})`;
+  });
   const where = [...windowWhere(statement, window), any.length === 0 ? 'true' : `(${any.join(' OR ')})`];
   const sql = `SELECT DISTINCT mapSort(${streamLabelsSql()}) AS labels FROM ${queryTable(deps.schema, 'logs')} WHERE ${where.join(' AND ')} LIMIT 100000`;
   const rows = await rowsOf<{ labels: Record<string, string> }>(deps, statement.finish(sql));
@@ -226,7 +294,12 @@ export async function series(deps: RouteDeps, scan: TenantScan, window: TimeRang
 }
 
 /** /index/stats: streams, entries and line bytes of the selector's streams in the window (chunks: Tenantry has none, one per stream). */
-export async function indexStats(deps: RouteDeps, scan: TenantScan, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ streams: number; chunks: number; bytes: number; entries: number }, ApiError>> {
+export async function indexStats(
+  deps: RouteDeps,
+  scan: TenantScan,
+  window: TimeRange,
+  matchers: readonly Matcher[],
+): Promise<Result<{ streams: number; chunks: number; bytes: number; entries: number }, ApiError>> {
   const statement = scan.statement();
   const { params } = statement;
   const where = [...windowWhere(statement, window), ...streamWhere(params, matchers)];
@@ -239,7 +312,14 @@ export async function indexStats(deps: RouteDeps, scan: TenantScan, window: Time
 }
 
 /** /index/volume: line bytes per combination of the target labels (default: the selector's label names), largest first. */
-export async function volume(deps: RouteDeps, scan: TenantScan, window: TimeRange, matchers: readonly Matcher[], targets: readonly string[], limit: number): Promise<Result<InstantSample[], ApiError>> {
+export async function volume(
+  deps: RouteDeps,
+  scan: TenantScan,
+  window: TimeRange,
+  matchers: readonly Matcher[],
+  targets: readonly string[],
+  limit: number,
+): Promise<Result<InstantSample[], ApiError>> {
   const statement = scan.statement();
   const { params } = statement;
   const names = (targets.length > 0 ? targets : [...new Set(matchers.map((m) => m.name))]).filter((n) => streamLabelNames.includes(n));
@@ -254,7 +334,12 @@ GROUP BY labels ORDER BY bytes DESC LIMIT ${params.bind(limit, 'UInt64')}`;
 }
 
 /** /detected_labels: each stream label with values in the window and how many distinct values it has (exact; Loki estimates). */
-export async function detectedLabels(deps: RouteDeps, scan: TenantScan, window: TimeRange, matchers: readonly Matcher[]): Promise<Result<{ label: string; cardinality: number }[], ApiError>> {
+export async function detectedLabels(
+  deps: RouteDeps,
+  scan: TenantScan,
+  window: TimeRange,
+  matchers: readonly Matcher[],
+): Promise<Result<{ label: string; cardinality: number }[], ApiError>> {
   const statement = scan.statement();
   const { params } = statement;
   const where = [...windowWhere(statement, window), ...streamWhere(params, matchers)];

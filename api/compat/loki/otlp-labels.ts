@@ -6,10 +6,24 @@
 
 /** Resource attributes Loki indexes as stream labels by default (distributor.otlp.default_resource_attributes_as_index_labels). */
 export const streamAttributes: readonly string[] = [
-  'service.name', 'service.namespace', 'service.instance.id', 'deployment.environment', 'deployment.environment.name',
-  'cloud.region', 'cloud.availability_zone', 'k8s.cluster.name', 'k8s.namespace.name', 'k8s.pod.name', 'k8s.container.name',
-  'container.name', 'k8s.replicaset.name', 'k8s.deployment.name', 'k8s.statefulset.name', 'k8s.daemonset.name',
-  'k8s.cronjob.name', 'k8s.job.name',
+  'service.name',
+  'service.namespace',
+  'service.instance.id',
+  'deployment.environment',
+  'deployment.environment.name',
+  'cloud.region',
+  'cloud.availability_zone',
+  'k8s.cluster.name',
+  'k8s.namespace.name',
+  'k8s.pod.name',
+  'k8s.container.name',
+  'container.name',
+  'k8s.replicaset.name',
+  'k8s.deployment.name',
+  'k8s.statefulset.name',
+  'k8s.daemonset.name',
+  'k8s.cronjob.name',
+  'k8s.job.name',
 ];
 
 /**
@@ -97,7 +111,9 @@ export function labelLookupSql(name: string, bound: string, fullMap: string): st
 /** The structured metadata of a row as a Map(String, String): the other resource attributes, scope and record fields, log attributes. */
 export function metadataSql(): string {
   const quoted = streamAttributes.map((a) => `'${a}'`).join(', ');
-  const fields = `map(${Object.entries(fieldSql).map(([k, v]) => `'${k}', ${v}`).join(', ')})`;
+  const fields = `map(${Object.entries(fieldSql)
+    .map(([k, v]) => `'${k}', ${v}`)
+    .join(', ')})`;
   const resource = sanitisedMap(`mapFilter((k, v) -> k NOT IN (${quoted}), resource_attributes)`);
   return `mapFilter((k, v) -> v != '', mapConcat(${sanitisedMap('log_attributes')}, ${fields}, ${resource}, ${sanitisedMap('scope_attributes')}))`;
 }

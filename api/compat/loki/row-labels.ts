@@ -24,16 +24,34 @@ export interface RawLogRow {
 
 /** The SELECT list of a raw row (the label columns, the time as ns text). */
 export const rawLabelColumns = [
-  'toString(toUnixTimestamp64Nano(timestamp)) AS ts', 'body', 'service_name', 'resource_attributes', 'scope_attributes', 'log_attributes',
-  'scope_name', 'scope_version', 'toString(toUnixTimestamp64Nano(observed_timestamp)) AS observed_ns', 'severity_number', 'severity_text',
-  'trace_flags', 'trace_id', 'span_id',
+  'toString(toUnixTimestamp64Nano(timestamp)) AS ts',
+  'body',
+  'service_name',
+  'resource_attributes',
+  'scope_attributes',
+  'log_attributes',
+  'scope_name',
+  'scope_version',
+  'toString(toUnixTimestamp64Nano(observed_timestamp)) AS observed_ns',
+  'severity_number',
+  'severity_text',
+  'trace_flags',
+  'trace_id',
+  'span_id',
 ].join(', ');
 
 const streamSet = new Set(streamAttributes);
 
 function detectedLevel(n: number): string {
   if (n === 0) return 'unknown';
-  const levels: readonly [number, string][] = [[4, 'trace'], [8, 'debug'], [12, 'info'], [16, 'warn'], [20, 'error'], [24, 'fatal']];
+  const levels: readonly [number, string][] = [
+    [4, 'trace'],
+    [8, 'debug'],
+    [12, 'info'],
+    [16, 'warn'],
+    [20, 'error'],
+    [24, 'fatal'],
+  ];
   return levels.find(([max]) => n <= max)?.[1] ?? 'unknown';
 }
 
@@ -41,16 +59,22 @@ function detectedLevel(n: number): string {
 export function rowLabels(r: RawLogRow): Record<string, string> {
   const labels = new Map<string, string>();
   streamAttributes.forEach((attr, i) => {
-    const value = attr === 'service.name' ? (r.service_name === '' ? unknownService : r.service_name) : r.resource_attributes[attr] ?? '';
+    const value = attr === 'service.name' ? (r.service_name === '' ? unknownService : r.service_name) : (r.resource_attributes[attr] ?? '');
     if (value !== '') labels.set(streamLabelNames[i] ?? '', value);
   });
   // Metadata in otlp-labels.ts's mapConcat order, a later source winning: log attributes, record fields, resource, scope.
   const metadata = new Map<string, string>();
   for (const [k, v] of Object.entries(r.log_attributes)) metadata.set(labelName(k), v);
   const fields: [string, string][] = [
-    ['observed_timestamp', r.observed_ns === '0' ? '' : r.observed_ns], ['severity_number', r.severity_number === 0 ? '' : String(r.severity_number)],
-    ['severity_text', r.severity_text], ['flags', r.trace_flags === 0 ? '' : String(r.trace_flags)], ['trace_id', r.trace_id], ['span_id', r.span_id],
-    ['scope_name', r.scope_name], ['scope_version', r.scope_version], ['detected_level', detectedLevel(r.severity_number)],
+    ['observed_timestamp', r.observed_ns === '0' ? '' : r.observed_ns],
+    ['severity_number', r.severity_number === 0 ? '' : String(r.severity_number)],
+    ['severity_text', r.severity_text],
+    ['flags', r.trace_flags === 0 ? '' : String(r.trace_flags)],
+    ['trace_id', r.trace_id],
+    ['span_id', r.span_id],
+    ['scope_name', r.scope_name],
+    ['scope_version', r.scope_version],
+    ['detected_level', detectedLevel(r.severity_number)],
   ];
   for (const [k, v] of fields) metadata.set(k, v);
   for (const [k, v] of Object.entries(r.resource_attributes)) if (!streamSet.has(k)) metadata.set(labelName(k), v);

@@ -31,7 +31,10 @@ export interface Window {
   readonly visibleFromMs: number;
 }
 
-export interface Listed<T> { readonly items: T[]; readonly warnings: string[] }
+export interface Listed<T> {
+  readonly items: T[];
+  readonly warnings: string[];
+}
 
 function truncated<T>(items: T[], limit: number): Listed<T> {
   const most = Math.min(limit, maxListed);
@@ -44,7 +47,12 @@ function truncated<T>(items: T[], limit: number): Listed<T> {
  * (the index's resolution), past retention excluded, that any selector
  * matches (no selector: every series).
  */
-async function selected(deps: RouteDeps, index: SeriesIndexCache, w: Window, selectors: readonly (readonly LabelMatcher[])[]): Promise<Result<Labels[], PromError>> {
+async function selected(
+  deps: RouteDeps,
+  index: SeriesIndexCache,
+  w: Window,
+  selectors: readonly (readonly LabelMatcher[])[],
+): Promise<Result<Labels[], PromError>> {
   const fromDay = dayOf(Math.max(w.fromMs, w.visibleFromMs));
   const toDay = dayOf(w.toMs);
   const tenant = await index.get(deps.runner, deps.schema, w.scan, dayOf(w.visibleFromMs));
@@ -62,13 +70,26 @@ async function selected(deps: RouteDeps, index: SeriesIndexCache, w: Window, sel
 const sortedUnique = (values: Iterable<string>): string[] => [...new Set(values)].sort(compareUtf8);
 
 /** GET /api/v1/labels. */
-export async function labelNames(deps: RouteDeps, index: SeriesIndexCache, w: Window, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<string>, PromError>> {
+export async function labelNames(
+  deps: RouteDeps,
+  index: SeriesIndexCache,
+  w: Window,
+  selectors: readonly (readonly LabelMatcher[])[],
+  limit: number,
+): Promise<Result<Listed<string>, PromError>> {
   const sets = await selected(deps, index, w, selectors);
   return sets.ok ? ok(truncated(sortedUnique(sets.value.flatMap((l) => l.map(([k]) => k))), limit)) : sets;
 }
 
 /** GET /api/v1/label/:name/values. */
-export async function labelValues(deps: RouteDeps, index: SeriesIndexCache, w: Window, name: string, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<string>, PromError>> {
+export async function labelValues(
+  deps: RouteDeps,
+  index: SeriesIndexCache,
+  w: Window,
+  name: string,
+  selectors: readonly (readonly LabelMatcher[])[],
+  limit: number,
+): Promise<Result<Listed<string>, PromError>> {
   const sets = await selected(deps, index, w, selectors);
   if (!sets.ok) return sets;
   const values = sets.value.flatMap((l) => l.filter(([k, v]) => k === name && v !== '').map(([, v]) => v));
@@ -76,30 +97,68 @@ export async function labelValues(deps: RouteDeps, index: SeriesIndexCache, w: W
 }
 
 /** GET /api/v1/series. */
-export async function seriesSets(deps: RouteDeps, index: SeriesIndexCache, w: Window, selectors: readonly (readonly LabelMatcher[])[], limit: number): Promise<Result<Listed<Record<string, string>>, PromError>> {
+export async function seriesSets(
+  deps: RouteDeps,
+  index: SeriesIndexCache,
+  w: Window,
+  selectors: readonly (readonly LabelMatcher[])[],
+  limit: number,
+): Promise<Result<Listed<Record<string, string>>, PromError>> {
   const sets = await selected(deps, index, w, selectors);
   if (!sets.ok) return sets;
-  return ok(truncated(sets.value.sort(compareLabelSets).map((l) => Object.fromEntries(l)), limit));
+  return ok(
+    truncated(
+      sets.value.sort(compareLabelSets).map((l) => Object.fromEntries(l)),
+      limit,
+    ),
+  );
 }
 
-export interface MetadataEntry { readonly type: string; readonly help: string; readonly unit: string }
+export interface MetadataEntry {
+  readonly type: string;
+  readonly help: string;
+  readonly unit: string;
+}
 
-interface OtlpMetadataRow { name: string; type: StoredMetric['type']; unit: string; monotonic: number; temporality: StoredMetric['temporality']; description: string }
-interface RemoteMetadataRow { metric_family: string; type: string; help: string; unit: string }
+interface OtlpMetadataRow {
+  name: string;
+  type: StoredMetric['type'];
+  unit: string;
+  monotonic: number;
+  temporality: StoredMetric['temporality'];
+  description: string;
+}
+interface RemoteMetadataRow {
+  metric_family: string;
+  type: string;
+  help: string;
+  unit: string;
+}
 
 /** GET /api/v1/metadata: remote write's metadata, then OTLP metrics' (type, description, unit) under their Prometheus names. */
-export async function metadata(deps: RouteDeps, scan: TenantScan, fromMs: number, toMs: number, metric: string | undefined, limit: number): Promise<Result<Record<string, MetadataEntry[]>, PromError>> {
+export async function metadata(
+  deps: RouteDeps,
+  scan: TenantScan,
+  fromMs: number,
+  toMs: number,
+  metric: string | undefined,
+  limit: number,
+): Promise<Result<Record<string, MetadataEntry[]>, PromError>> {
   const p = scan.statement();
-  const remote = await deps.runner.rows<RemoteMetadataRow>(p.finish(`SELECT metric_family, type, help, unit FROM ${queryTable(deps.schema, 'prometheus_metadata')} FINAL
-    WHERE ${p.tenantIs()} ORDER BY metric_family LIMIT ${maxListed}`));
+  const remote = await deps.runner.rows<RemoteMetadataRow>(
+    p.finish(`SELECT metric_family, type, help, unit FROM ${queryTable(deps.schema, 'prometheus_metadata')} FINAL
+    WHERE ${p.tenantIs()} ORDER BY metric_family LIMIT ${maxListed}`),
+  );
   if (!remote.ok) return fail(fromApiError(remote.error));
   const q = scan.statement();
-  const otlp = await deps.runner.rows<OtlpMetadataRow>(q.finish(`SELECT DISTINCT metric_name AS name, toString(metric_type) AS type, unit, toUInt8(is_monotonic) AS monotonic,
+  const otlp = await deps.runner.rows<OtlpMetadataRow>(
+    q.finish(`SELECT DISTINCT metric_name AS name, toString(metric_type) AS type, unit, toUInt8(is_monotonic) AS monotonic,
       toString(temporality) AS temporality, description
     FROM ${queryTable(deps.schema, 'metrics')}
     WHERE ${q.tenantIs()} AND scope_name != ${q.bind(remoteWriteScope, 'String')}
       AND timestamp >= fromUnixTimestamp64Milli(${q.bind(fromMs, 'Int64')}) AND timestamp <= fromUnixTimestamp64Milli(${q.bind(toMs, 'Int64')})
-    LIMIT ${maxListed}`));
+    LIMIT ${maxListed}`),
+  );
   if (!otlp.ok) return fail(fromApiError(otlp.error));
   const out: Record<string, MetadataEntry[]> = {};
   const add = (name: string, entry: MetadataEntry): void => {

@@ -15,7 +15,14 @@ export interface PromError {
 }
 
 const statusOf: Readonly<Record<PromErrorType, number>> = {
-  bad_data: 400, execution: 422, timeout: 503, canceled: 499, internal: 500, unavailable: 503, not_found: 404, too_many_requests: 429,
+  bad_data: 400,
+  execution: 422,
+  timeout: 503,
+  canceled: 499,
+  internal: 500,
+  unavailable: 503,
+  not_found: 404,
+  too_many_requests: 429,
 };
 
 export const badData = (message: string): PromError => ({ type: 'bad_data', message });
@@ -24,11 +31,16 @@ export const execution = (message: string): PromError => ({ type: 'execution', m
 /** A query runner's failure in Prometheus' terms. */
 export function fromApiError(e: ApiError): PromError {
   switch (e.code) {
-    case 'invalid_request': return badData(e.message);
-    case 'rate_limited': return { type: 'too_many_requests', message: e.message };
-    case 'unavailable': return { type: 'unavailable', message: e.message };
-    case 'not_found': return { type: 'not_found', message: e.message };
-    default: return { type: 'internal', message: e.message };
+    case 'invalid_request':
+      return badData(e.message);
+    case 'rate_limited':
+      return { type: 'too_many_requests', message: e.message };
+    case 'unavailable':
+      return { type: 'unavailable', message: e.message };
+    case 'not_found':
+      return { type: 'not_found', message: e.message };
+    default:
+      return { type: 'internal', message: e.message };
   }
 }
 
@@ -53,7 +65,8 @@ export function writeError(ctx: Ctx, error: PromError): void {
   ctx.status = statusOf[error.type];
   ctx.type = 'application/json';
   // The one Retry-After policy of every API (reply.ts): 429 and 503 say when to come back.
-  const retryAfter = error.type === 'too_many_requests' ? retryAfterSeconds.rate_limited : error.type === 'unavailable' ? retryAfterSeconds.unavailable : undefined;
+  const retryAfter =
+    error.type === 'too_many_requests' ? retryAfterSeconds.rate_limited : error.type === 'unavailable' ? retryAfterSeconds.unavailable : undefined;
   if (retryAfter !== undefined) ctx.set('retry-after', String(retryAfter));
   ctx.body = { status: 'error', errorType: error.type, error: error.message };
 }

@@ -52,8 +52,10 @@ export interface PromSampleSourceOptions {
   readonly index: SeriesIndexCache;
 }
 
-
-interface Chosen { readonly s: IndexedSeries; readonly e: ExposedSeries }
+interface Chosen {
+  readonly s: IndexedSeries;
+  readonly e: ExposedSeries;
+}
 
 const cancelled = (): PromError => ({ type: 'canceled', message: 'query was canceled' });
 
@@ -87,7 +89,11 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
         if (!chosen.ok) return chosen;
         if (aborted(signal)) return fail(cancelled());
         if (chosen.value.length > maxSeries) {
-          return fail(execution(`the selector matches ${chosen.value.length} series, more than the ${maxSeries} one selector may read: add label matchers or narrow the range`));
+          return fail(
+            execution(
+              `the selector matches ${chosen.value.length} series, more than the ${maxSeries} one selector may read: add label matchers or narrow the range`,
+            ),
+          );
         }
         if (chosen.value.length === 0) continue;
         const key = `${fromMs}:${toMs}`;
@@ -97,7 +103,12 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
       }
       const ranks = tenant.value.ranks();
       for (const g of byRange.values()) {
-        const answer = await read(g.members.flatMap((m) => m.chosen), g.fromMs, g.toMs, signal);
+        const answer = await read(
+          g.members.flatMap((m) => m.chosen),
+          g.fromMs,
+          g.toMs,
+          signal,
+        );
         if (!answer.ok) return answer;
         for (const m of g.members) {
           const built = build(m.chosen, answer.value, ranks);
@@ -257,7 +268,11 @@ function merged(parts: readonly Sampled[]): Sampled {
   const only = parts[0];
   if (parts.length === 1 && only !== undefined && strictlyAscending(only.times)) return only;
   const order: [number, number, number][] = [];
-  parts.forEach((p, pi) => { p.times.forEach((t, i) => { order.push([t, pi, i]); }); });
+  parts.forEach((p, pi) => {
+    p.times.forEach((t, i) => {
+      order.push([t, pi, i]);
+    });
+  });
   order.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
   const kept = order.filter((x, k) => k === 0 || order[k - 1]?.[0] !== x[0]);
   // Values are copied as words, so a staleness marker keeps its bits.

@@ -7,7 +7,6 @@ import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import { parsePromDuration } from '../../query/durations.ts';
 
-
 /** The largest and smallest times Prometheus accepts (its minTime and maxTime, as milliseconds). */
 const maxMs = 9_223_372_036_854;
 const minMs = -9_223_372_036_854;
@@ -31,7 +30,8 @@ export function parseTimeParam(text: string, name: string): Result<number, strin
 export function parseDurationParam(text: string, name: string): Result<number, string> {
   if (/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(text)) {
     const ms = Math.round(Number(text) * 1000);
-    if (!Number.isFinite(ms) || Math.abs(ms) > maxMs) return fail(`invalid parameter "${name}": cannot parse "${text}" to a valid duration. It overflows int64`);
+    if (!Number.isFinite(ms) || Math.abs(ms) > maxMs)
+      return fail(`invalid parameter "${name}": cannot parse "${text}" to a valid duration. It overflows int64`);
     return ok(ms);
   }
   const ms = parsePromDuration(text);

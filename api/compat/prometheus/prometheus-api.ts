@@ -75,7 +75,9 @@ function queryOf(params: PromParams): Result<Pick<QueryRequest, 'query' | 'lookb
   if (!timeout.ok) return timeout;
   const parsed = parsePromqlQuery(params.get('query') ?? '');
   if (!parsed.ok) return parsed;
-  return ok(timeout.value === undefined ? { query: parsed.value, lookbackMs: lb.value } : { query: parsed.value, lookbackMs: lb.value, timeoutMs: timeout.value });
+  return ok(
+    timeout.value === undefined ? { query: parsed.value, lookbackMs: lb.value } : { query: parsed.value, lookbackMs: lb.value, timeoutMs: timeout.value },
+  );
 }
 
 /** What a handler answers: the data, and the notes Prometheus' envelope carries beside it. */
@@ -132,8 +134,14 @@ function answered(r: Result<{ value: Parameters<typeof queryData>[0]; annotation
     byMessage.set(key, a);
   }
   const notes = [...byMessage.values()];
-  const warnings = capped(notes.filter((a) => !a.startsWith('PromQL info:')), 'warning');
-  const infos = capped(notes.filter((a) => a.startsWith('PromQL info:')), 'info');
+  const warnings = capped(
+    notes.filter((a) => !a.startsWith('PromQL info:')),
+    'warning',
+  );
+  const infos = capped(
+    notes.filter((a) => a.startsWith('PromQL info:')),
+    'info',
+  );
   return ok({ data: queryData(r.value.value), ...(warnings.length === 0 ? {} : { warnings }), ...(infos.length === 0 ? {} : { infos }) });
 }
 
@@ -188,7 +196,10 @@ interface Ctx {
 type Handler = (c: Ctx, params: PromParams, ctx: CompatContext) => Promise<Result<Answered, PromError>>;
 
 /** format_query and parse_query: the query parsed, then printed as Prometheus prettifies it, or as its syntax tree. */
-function parsedOnly(params: PromParams, answer: (query: NonNullable<ReturnType<typeof parsePromqlQuery> & { ok: true }>['value']) => unknown): Promise<Result<{ data: unknown }, PromError>> {
+function parsedOnly(
+  params: PromParams,
+  answer: (query: NonNullable<ReturnType<typeof parsePromqlQuery> & { ok: true }>['value']) => unknown,
+): Promise<Result<{ data: unknown }, PromError>> {
   const parsed = parsePromqlQuery(params.get('query') ?? '');
   return Promise.resolve(parsed.ok ? ok({ data: answer(parsed.value) }) : parsed);
 }
@@ -237,9 +248,12 @@ const handlers: Readonly<Record<string, Handler>> = {
     const data = await metadata(deps, scan, Math.max(visible.value, to - 86_400_000), to, params.get('metric'), limit.value);
     return data.ok ? ok({ data: data.value }) : data;
   },
-  '/api/v1/status/buildinfo': () => Promise.resolve(ok({
-    data: { version: compatibleVersion, revision: 'tenantry', branch: 'tenantry', buildUser: 'tenantry', buildDate: '', goVersion: '' },
-  })),
+  '/api/v1/status/buildinfo': () =>
+    Promise.resolve(
+      ok({
+        data: { version: compatibleVersion, revision: 'tenantry', branch: 'tenantry', buildUser: 'tenantry', buildDate: '', goVersion: '' },
+      }),
+    ),
   // What Grafana's data source also asks: no exemplars, rules or alerts are kept.
   '/api/v1/query_exemplars': () => Promise.resolve(ok({ data: [] })),
   '/api/v1/rules': () => Promise.resolve(ok({ data: { groups: [] } })),
@@ -257,7 +271,10 @@ function register(router: CompatRouter, deps: RouteDeps): void {
     const route = async (ctx: CompatContext): Promise<void> => {
       // match[] repeats; any other parameter given twice is refused (docs/api.md).
       const params = await readRequestParams(ctx, new Set(['match[]']));
-      if (!params.ok) { writeStatus(ctx, errorStatus[params.error.code], params.error.message); return; }
+      if (!params.ok) {
+        writeStatus(ctx, errorStatus[params.error.code], params.error.message);
+        return;
+      }
       const r = await handler({ deps, index, scan: TenantScan.open(deps, ctx.state.caller, 'metrics') }, params.value, ctx);
       if (r.ok) writeSuccess(ctx, r.value.data, r.value.warnings, r.value.infos);
       else writeError(ctx, r.error);

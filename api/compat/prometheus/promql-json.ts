@@ -25,9 +25,17 @@ function boundaryRule(lower: number, upper: number, zeroThreshold: number): numb
 }
 
 function histogramJson(t: number, h: FloatHistogram): JsonHistogram {
-  const buckets = allBuckets(h).filter((b) => b.count !== 0).map((b) => [
-    h.schema === -53 ? 0 : boundaryRule(b.lower, b.upper, h.zeroThreshold), formatSampleValue(b.lower), formatSampleValue(b.upper), formatSampleValue(b.count),
-  ] as const);
+  const buckets = allBuckets(h)
+    .filter((b) => b.count !== 0)
+    .map(
+      (b) =>
+        [
+          h.schema === -53 ? 0 : boundaryRule(b.lower, b.upper, h.zeroThreshold),
+          formatSampleValue(b.lower),
+          formatSampleValue(b.upper),
+          formatSampleValue(b.count),
+        ] as const,
+    );
   return [formatTimestamp(t), { count: formatSampleValue(h.count), sum: formatSampleValue(h.sum), buckets }];
 }
 
@@ -36,21 +44,25 @@ const histogramPoint = (p: HPoint): JsonHistogram => histogramJson(p.t, p.h);
 /** The `data` of a query answer. */
 export function queryData(value: QueryValue): unknown {
   switch (value.resultType) {
-    case 'scalar': return { resultType: 'scalar', result: sample(value.result) };
-    case 'string': return { resultType: 'string', result: [formatTimestamp(value.result.t), value.result.s] };
-    case 'vector': return {
-      resultType: 'vector',
-      result: value.result.map((e) => (e.h === undefined
-        ? { metric: metricOf(e.labels), value: sample(e) }
-        : { metric: metricOf(e.labels), histogram: histogramJson(e.t, e.h) })),
-    };
-    case 'matrix': return {
-      resultType: 'matrix',
-      result: value.result.map((s) => ({
-        metric: metricOf(s.labels),
-        ...(s.floats.length > 0 ? { values: s.floats.map(sample) } : {}),
-        ...(s.histograms.length > 0 ? { histograms: s.histograms.map(histogramPoint) } : {}),
-      })),
-    };
+    case 'scalar':
+      return { resultType: 'scalar', result: sample(value.result) };
+    case 'string':
+      return { resultType: 'string', result: [formatTimestamp(value.result.t), value.result.s] };
+    case 'vector':
+      return {
+        resultType: 'vector',
+        result: value.result.map((e) =>
+          e.h === undefined ? { metric: metricOf(e.labels), value: sample(e) } : { metric: metricOf(e.labels), histogram: histogramJson(e.t, e.h) },
+        ),
+      };
+    case 'matrix':
+      return {
+        resultType: 'matrix',
+        result: value.result.map((s) => ({
+          metric: metricOf(s.labels),
+          ...(s.floats.length > 0 ? { values: s.floats.map(sample) } : {}),
+          ...(s.histograms.length > 0 ? { histograms: s.histograms.map(histogramPoint) } : {}),
+        })),
+      };
   }
 }

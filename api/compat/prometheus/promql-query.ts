@@ -29,7 +29,15 @@ export const maxQuerySamples = 5_000_000;
 /** What a query is: its text, lookback and the evaluation times (Unix ms). */
 export type QueryRequest =
   | { readonly kind: 'instant'; readonly query: ParsedQuery; readonly lookbackMs: number; readonly timeoutMs?: number; readonly t: number }
-  | { readonly kind: 'range'; readonly query: ParsedQuery; readonly lookbackMs: number; readonly timeoutMs?: number; readonly start: number; readonly end: number; readonly step: number };
+  | {
+      readonly kind: 'range';
+      readonly query: ParsedQuery;
+      readonly lookbackMs: number;
+      readonly timeoutMs?: number;
+      readonly start: number;
+      readonly end: number;
+      readonly step: number;
+    };
 
 /** What the engine needs of the API around it. */
 export interface PromqlContext {
@@ -56,7 +64,10 @@ function readWindow(c: PromqlContext, r: QueryRequest): Result<number, PromError
   const ns = (ms: number): bigint => BigInt(Math.round(ms)) * 1_000_000n;
   const from = Math.min(...ranges.map((s) => s.request.minT));
   const to = Math.max(...ranges.map((s) => s.request.maxT));
-  const read = c.scan.window({ startNs: ns(Math.min(from, to)), endNs: ns(to) }, { graceNs: ns(r.lookbackMs), what: 'the query reads (its range selectors, subqueries and offsets included) ' });
+  const read = c.scan.window(
+    { startNs: ns(Math.min(from, to)), endNs: ns(to) },
+    { graceNs: ns(r.lookbackMs), what: 'the query reads (its range selectors, subqueries and offsets included) ' },
+  );
   if (!read.ok) return fail(badData(read.error.message.replace('narrow the time range', 'narrow the range or the time window')));
   return ok(visibleFromMs);
 }
@@ -64,7 +75,9 @@ function readWindow(c: PromqlContext, r: QueryRequest): Result<number, PromError
 /** The signal a query stops on: its client gone, or its time limit (the tenant's, or the request's `timeout` if shorter) reached. */
 function querySignal(scan: TenantScan, r: QueryRequest): AbortSignal {
   const limits = [scan.budget.timeoutMs, r.timeoutMs].filter((ms): ms is number => ms !== undefined && ms > 0);
-  const signals = [scan.budget.abort, limits.length === 0 ? undefined : AbortSignal.timeout(Math.min(...limits))].filter((s): s is AbortSignal => s !== undefined);
+  const signals = [scan.budget.abort, limits.length === 0 ? undefined : AbortSignal.timeout(Math.min(...limits))].filter(
+    (s): s is AbortSignal => s !== undefined,
+  );
   return signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
 }
 
@@ -73,10 +86,13 @@ export async function runPromql(c: PromqlContext, r: QueryRequest): Promise<Resu
   const visible = readWindow(c, r);
   if (!visible.ok) return visible;
   const source = createPromSampleSource({
-    runner: c.deps.runner, schema: c.deps.schema, scan: c.scan, visibleFromMs: visible.value, maxSamples: maxQuerySamples, index: c.index,
+    runner: c.deps.runner,
+    schema: c.deps.schema,
+    scan: c.scan,
+    visibleFromMs: visible.value,
+    maxSamples: maxQuerySamples,
+    index: c.index,
   });
   const options = { lookbackMs: r.lookbackMs, maxSamples: maxQuerySamples, signal: querySignal(c.scan, r) };
-  return r.kind === 'instant'
-    ? instantQuery(source, r.query, r.t, options)
-    : rangeQuery(source, r.query, r.start, r.end, r.step, options);
+  return r.kind === 'instant' ? instantQuery(source, r.query, r.t, options) : rangeQuery(source, r.query, r.start, r.end, r.step, options);
 }

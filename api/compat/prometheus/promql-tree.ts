@@ -24,28 +24,61 @@ function selector(s: VectorSelector): Tree {
 /** The JSON syntax tree of a parsed expression. */
 export function parsedTree(e: Expr): Tree {
   switch (e.kind) {
-    case 'number': return { type: 'numberLiteral', val: formatSampleValue(e.value) };
-    case 'string': return { type: 'stringLiteral', val: e.value };
-    case 'paren': return { type: 'parenExpr', expr: parsedTree(e.expr) };
+    case 'number':
+      return { type: 'numberLiteral', val: formatSampleValue(e.value) };
+    case 'string':
+      return { type: 'stringLiteral', val: e.value };
+    case 'paren':
+      return { type: 'parenExpr', expr: parsedTree(e.expr) };
     // Prometheus' parser folds a sign into the number it stands before.
-    case 'unary': return e.expr.kind === 'number' ? { type: 'numberLiteral', val: formatSampleValue(e.op === '-' ? -e.expr.value : e.expr.value) } : { type: 'unaryExpr', op: e.op, expr: parsedTree(e.expr) };
-    case 'vector': return { type: 'vectorSelector', ...selector(e) };
+    case 'unary':
+      return e.expr.kind === 'number'
+        ? { type: 'numberLiteral', val: formatSampleValue(e.op === '-' ? -e.expr.value : e.expr.value) }
+        : { type: 'unaryExpr', op: e.op, expr: parsedTree(e.expr) };
+    case 'vector':
+      return { type: 'vectorSelector', ...selector(e) };
     case 'matrix': {
       return { type: 'matrixSelector', ...selector(e.selector), range: e.rangeMs, rangeExpr: null };
     }
-    case 'subquery': return {
-      type: 'subquery', expr: parsedTree(e.expr), range: e.rangeMs, rangeExpr: null, offset: e.offsetMs, offsetExpr: null, step: e.stepMs, stepExpr: null, ...atFields(e.at),
-    };
-    case 'aggregate': return {
-      type: 'aggregation', op: e.op, expr: parsedTree(e.expr), param: e.param === undefined ? null : parsedTree(e.param), grouping: e.grouping, without: e.without,
-    };
-    case 'binary': return {
-      type: 'binaryExpr', op: e.op, lhs: parsedTree(e.lhs), rhs: parsedTree(e.rhs),
-      matching: e.matching === undefined ? null : {
-        card: e.matching.card, labels: e.matching.labels, on: e.matching.on, include: e.matching.include, fillValues: { lhs: null, rhs: null },
-      },
-      bool: e.bool,
-    };
+    case 'subquery':
+      return {
+        type: 'subquery',
+        expr: parsedTree(e.expr),
+        range: e.rangeMs,
+        rangeExpr: null,
+        offset: e.offsetMs,
+        offsetExpr: null,
+        step: e.stepMs,
+        stepExpr: null,
+        ...atFields(e.at),
+      };
+    case 'aggregate':
+      return {
+        type: 'aggregation',
+        op: e.op,
+        expr: parsedTree(e.expr),
+        param: e.param === undefined ? null : parsedTree(e.param),
+        grouping: e.grouping,
+        without: e.without,
+      };
+    case 'binary':
+      return {
+        type: 'binaryExpr',
+        op: e.op,
+        lhs: parsedTree(e.lhs),
+        rhs: parsedTree(e.rhs),
+        matching:
+          e.matching === undefined
+            ? null
+            : {
+                card: e.matching.card,
+                labels: e.matching.labels,
+                on: e.matching.on,
+                include: e.matching.include,
+                fillValues: { lhs: null, rhs: null },
+              },
+        bool: e.bool,
+      };
     case 'call': {
       const def = functionTable.get(e.fn);
       return {

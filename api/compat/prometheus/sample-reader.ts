@@ -84,9 +84,7 @@ function statement(r: SampleRead, st: ScanStatement): string {
   const p: SqlParams = st.params;
   const ids = `CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))`;
   const from = p.bind(r.fromMs, 'Int64');
-  const time = r.toMs - r.fromMs <= offsetRangeMs
-    ? `toUInt32(toUnixTimestamp64Milli(timestamp) - ${from})`
-    : 'toFloat64(toUnixTimestamp64Milli(timestamp))';
+  const time = r.toMs - r.fromMs <= offsetRangeMs ? `toUInt32(toUnixTimestamp64Milli(timestamp) - ${from})` : 'toFloat64(toUnixTimestamp64Milli(timestamp))';
   const cols = [`toUInt32(transform(series_id, ${ids}, arrayEnumerate(${ids}), 0)) AS i`, `${time} AS t`];
   const m = columnsOf(r.mask);
   if (m & maskBits.value) cols.push('value');
@@ -94,8 +92,16 @@ function statement(r: SampleRead, st: ScanStatement): string {
   if (m & maskBits.count) cols.push('toFloat64(count)');
   if (m & maskBits.indexed) cols.push("if(metric_type = 'summary', quantile_values, arrayMap(c -> toFloat64(c), arrayCumSum(bucket_counts)))");
   if (m & maskBits.native) {
-    cols.push('exp_scale', 'toFloat64(exp_zero_count)', 'exp_zero_threshold', 'exp_positive_offset', 'arrayMap(c -> toFloat64(c), exp_positive_bucket_counts)',
-      'exp_negative_offset', 'arrayMap(c -> toFloat64(c), exp_negative_bucket_counts)', 'flags');
+    cols.push(
+      'exp_scale',
+      'toFloat64(exp_zero_count)',
+      'exp_zero_threshold',
+      'exp_positive_offset',
+      'arrayMap(c -> toFloat64(c), exp_positive_bucket_counts)',
+      'exp_negative_offset',
+      'arrayMap(c -> toFloat64(c), exp_negative_bucket_counts)',
+      'flags',
+    );
   }
   const rows = `SELECT ${cols.join(', ')}
     FROM ${queryTable(r.schema, 'metrics')}
@@ -180,10 +186,17 @@ export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: num
   // Pass 2: each series' columns, allocated once at their size.
   const cols = Array.from({ length: n }, (_, i) => {
     const c = rowCounts[i] ?? 0;
-    return c === 0 ? undefined : {
-      times: new Float64Array(c), words: new Uint32Array(2 * floats * c), filled: 0, unsorted: false,
-      values: new Float64Array(indexed ? (valueCounts[i] ?? 0) : 0), starts: new Uint32Array(indexed ? c + 1 : 0), exponential: [] as ExponentialSample[],
-    };
+    return c === 0
+      ? undefined
+      : {
+          times: new Float64Array(c),
+          words: new Uint32Array(2 * floats * c),
+          filled: 0,
+          unsorted: false,
+          values: new Float64Array(indexed ? (valueCounts[i] ?? 0) : 0),
+          starts: new Uint32Array(indexed ? c + 1 : 0),
+          exponential: [] as ExponentialSample[],
+        };
   });
   r.pos = 0;
   while (r.more()) {
@@ -218,8 +231,17 @@ export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: num
         const sumLo = c.words[w] ?? 0;
         const sumHi = c.words[w + 1] ?? 0;
         c.exponential.push({
-          scale, zeroCount, zeroThreshold, positiveOffset, positiveCounts, negativeOffset, negativeCounts, flags,
-          sum: wordsToFloat(sumLo, sumHi), count: wordsToFloat(c.words[w + 2] ?? 0, c.words[w + 3] ?? 0), staleSum: sumLo === staleLo && sumHi === staleHi,
+          scale,
+          zeroCount,
+          zeroThreshold,
+          positiveOffset,
+          positiveCounts,
+          negativeOffset,
+          negativeCounts,
+          flags,
+          sum: wordsToFloat(sumLo, sumHi),
+          count: wordsToFloat(c.words[w + 2] ?? 0, c.words[w + 3] ?? 0),
+          staleSum: sumLo === staleLo && sumHi === staleHi,
         });
       }
     }
@@ -233,7 +255,10 @@ export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: num
     let k = 0;
     const pick = (bit: number): Float64Array | undefined => ((mask & bit) !== 0 ? own[k++] : undefined);
     const out: SeriesRows = {
-      times: c.times.subarray(0, count), value: pick(maskBits.value), sum: pick(maskBits.sum), count: pick(maskBits.count),
+      times: c.times.subarray(0, count),
+      value: pick(maskBits.value),
+      sum: pick(maskBits.sum),
+      count: pick(maskBits.count),
       ...(indexed ? { indexed: { values: c.values, starts: c.starts.subarray(0, count + 1) } } : {}),
       ...(native ? { exponential: c.exponential } : {}),
     };
@@ -260,7 +285,13 @@ function wordsToFloat(lo: number, hi: number): number {
  * 32-bit words, counting rows per series, then copying each into its
  * place in one array per column (each series a view of its stretch).
  */
-function decodeFixed(raw: Buffer, n: number, mask: number, floats: number, offsetFrom: number | undefined): { series: (SeriesRows | undefined)[]; rows: number } {
+function decodeFixed(
+  raw: Buffer,
+  n: number,
+  mask: number,
+  floats: number,
+  offsetFrom: number | undefined,
+): { series: (SeriesRows | undefined)[]; rows: number } {
   const timeWords = offsetFrom !== undefined ? 1 : 2;
   const width = 1 + timeWords + 2 * floats;
   if (raw.length % (width * 4) !== 0) throw new Error('truncated row in RowBinary');
@@ -298,7 +329,10 @@ function decodeFixed(raw: Buffer, n: number, mask: number, floats: number, offse
   for (let i = 0; i < n; i++) {
     const first = begins[i] ?? 0;
     const end = begins[i + 1] ?? 0;
-    if (end === first) { series.push(undefined); continue; }
+    if (end === first) {
+      series.push(undefined);
+      continue;
+    }
     const own: Float64Array[] = [];
     for (let k = 0; k < floats; k++) own.push(column(cols, floats, k, first, end));
     let k = 0;
@@ -333,14 +367,26 @@ function sortRows(s: SeriesRows): SeriesRows {
     if (c === undefined) return undefined;
     const w = new Uint32Array(c.buffer, c.byteOffset, c.length * 2);
     const out = new Uint32Array(kept.length * 2);
-    kept.forEach((j, x) => { out[2 * x] = w[2 * j] ?? 0; out[2 * x + 1] = w[2 * j + 1] ?? 0; });
+    kept.forEach((j, x) => {
+      out[2 * x] = w[2 * j] ?? 0;
+      out[2 * x + 1] = w[2 * j + 1] ?? 0;
+    });
     return new Float64Array(out.buffer);
   };
   return {
     times: Float64Array.from(kept, (j) => s.times[j] ?? 0),
-    value: col(s.value), sum: col(s.sum), count: col(s.count),
+    value: col(s.value),
+    sum: col(s.sum),
+    count: col(s.count),
     ...(s.indexed !== undefined ? { indexed: keptIndexed(s.indexed, kept) } : {}),
-    ...(s.exponential !== undefined ? { exponential: kept.flatMap((j) => { const e = s.exponential?.[j]; return e === undefined ? [] : [e]; }) } : {}),
+    ...(s.exponential !== undefined
+      ? {
+          exponential: kept.flatMap((j) => {
+            const e = s.exponential?.[j];
+            return e === undefined ? [] : [e];
+          }),
+        }
+      : {}),
   };
 }
 
@@ -359,12 +405,33 @@ function keptIndexed(c: IndexedColumn, kept: readonly number[]): IndexedColumn {
 class Reader {
   pos = 0;
   readonly #buf: Buffer;
-  constructor(buf: Buffer) { this.#buf = buf; }
-  more(): boolean { return this.pos < this.#buf.length; }
-  #need(n: number): void { if (this.pos + n > this.#buf.length) throw new Error('truncated row in RowBinary'); }
-  u32(): number { this.#need(4); const v = this.#buf.readUInt32LE(this.pos); this.pos += 4; return v; }
-  i32(): number { this.#need(4); const v = this.#buf.readInt32LE(this.pos); this.pos += 4; return v; }
-  f64(): number { this.#need(8); const v = this.#buf.readDoubleLE(this.pos); this.pos += 8; return v; }
+  constructor(buf: Buffer) {
+    this.#buf = buf;
+  }
+  more(): boolean {
+    return this.pos < this.#buf.length;
+  }
+  #need(n: number): void {
+    if (this.pos + n > this.#buf.length) throw new Error('truncated row in RowBinary');
+  }
+  u32(): number {
+    this.#need(4);
+    const v = this.#buf.readUInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+  i32(): number {
+    this.#need(4);
+    const v = this.#buf.readInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+  f64(): number {
+    this.#need(8);
+    const v = this.#buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return v;
+  }
   /** A LEB128 length. */
   #varint(): number {
     let n = 0;
@@ -376,7 +443,10 @@ class Reader {
       if (b < 0x80) return n;
     }
   }
-  skip(n: number): void { this.#need(n); this.pos += n; }
+  skip(n: number): void {
+    this.#need(n);
+    this.pos += n;
+  }
   /** An Array(Float64) copied as bytes. */
   f64s(): Float64Array {
     const len = this.#varint();

@@ -139,20 +139,43 @@ export interface SeriesIndexOptions {
   readonly now?: () => number;
 }
 
-export const defaultSeriesIndexOptions: SeriesIndexOptions = { maxBytes: 256 * 1_048_576, refreshMs: 1_000, fullReloadMs: 10 * 60_000, slackMs: 30_000, activeMs: 60_000 };
+export const defaultSeriesIndexOptions: SeriesIndexOptions = {
+  maxBytes: 256 * 1_048_576,
+  refreshMs: 1_000,
+  fullReloadMs: 10 * 60_000,
+  slackMs: 30_000,
+  activeMs: 60_000,
+};
 
 /** A series' days and newest first insert: what a refresh reads of series it may know already. */
 interface BriefRow {
-  tenant: string; id: string; min_day: number; max_day: number; inserted: string;
+  tenant: string;
+  id: string;
+  min_day: number;
+  max_day: number;
+  inserted: string;
 }
 
 interface IndexRow extends BriefRow {
-  name: string; type: StoredMetric['type']; unit: string; temporality: StoredMetric['temporality']; monotonic: number; rw: number;
-  job_name: string; job_namespace: string; instance: string; attributes: Record<string, string>; bounds: number[]; quantiles: number[];
+  name: string;
+  type: StoredMetric['type'];
+  unit: string;
+  temporality: StoredMetric['temporality'];
+  monotonic: number;
+  rw: number;
+  job_name: string;
+  job_namespace: string;
+  instance: string;
+  attributes: Record<string, string>;
+  bounds: number[];
+  quantiles: number[];
 }
 
 /** A tenant to read, and the oldest first insert of its rows to read (absent: all). */
-interface TenantBound { readonly id: string; readonly sinceMs?: number }
+interface TenantBound {
+  readonly id: string;
+  readonly sinceMs?: number;
+}
 
 /** Where a read's statements come from: the TenantScan of the query that reads or refreshes (its budget, the tenants read bound). */
 type Statements = (tenants: readonly string[]) => ScanStatement;
@@ -163,9 +186,16 @@ type Statements = (tenants: readonly string[]) => ScanStatement;
  */
 type Reader = (runner: QueryRunner, schema: SchemaTarget, statements: Statements, tenants: readonly TenantBound[], fromDay: number) => unknown;
 function readRows(...[runner, schema, statements, tenants, fromDay, what]: [...Parameters<Reader>, 'brief']): Promise<Result<BriefRow[], ApiError>>;
-function readRows(...[runner, schema, statements, tenants, fromDay, what]: [...Parameters<Reader>, 'all' | { readonly ids: readonly string[] }]): Promise<Result<IndexRow[], ApiError>>;
+function readRows(
+  ...[runner, schema, statements, tenants, fromDay, what]: [...Parameters<Reader>, 'all' | { readonly ids: readonly string[] }]
+): Promise<Result<IndexRow[], ApiError>>;
 async function readRows(
-  runner: QueryRunner, schema: SchemaTarget, statements: Statements, tenants: readonly TenantBound[], fromDay: number, what: 'brief' | 'all' | { readonly ids: readonly string[] },
+  runner: QueryRunner,
+  schema: SchemaTarget,
+  statements: Statements,
+  tenants: readonly TenantBound[],
+  fromDay: number,
+  what: 'brief' | 'all' | { readonly ids: readonly string[] },
 ): Promise<Result<BriefRow[], ApiError>> {
   const statement = statements(tenants.map((t) => t.id));
   const p = statement.params;
@@ -175,18 +205,30 @@ async function readRows(
   if (only?.sinceMs !== undefined) since = ` AND first_inserted >= fromUnixTimestamp64Milli(${p.bind(only.sinceMs, 'Int64')})`;
   else if (only === undefined && tenants.some((t) => t.sinceMs !== undefined)) {
     // Each tenant's own bound, looked up by tenant (the text stays the same whatever the tenants).
-    const ids = p.bind(tenants.map((t) => t.id), 'Array(String)');
-    const bounds = p.bind(tenants.map((t) => String(t.sinceMs ?? 0)), 'Array(String)');
+    const ids = p.bind(
+      tenants.map((t) => t.id),
+      'Array(String)',
+    );
+    const bounds = p.bind(
+      tenants.map((t) => String(t.sinceMs ?? 0)),
+      'Array(String)',
+    );
     since = ` AND toUnixTimestamp64Milli(first_inserted) >= transform(toString(tenant_id), ${ids}, arrayMap(x -> toInt64(x), ${bounds}), toInt64(0))`;
   }
   if (typeof what === 'object') since += ` AND series_id IN CAST(${p.bind(what.ids, 'Array(String)')} AS Array(UInt64))`;
-  const identityColumns = what === 'brief' ? '' : `any(metric_name) AS name, toString(any(metric_type)) AS type, any(unit) AS unit,
+  const identityColumns =
+    what === 'brief'
+      ? ''
+      : `any(metric_name) AS name, toString(any(metric_type)) AS type, any(unit) AS unit,
       toString(any(temporality)) AS temporality, toUInt8(any(is_monotonic)) AS monotonic, toUInt8(any(remote_write)) AS rw,
       any(job_name) AS job_name, any(job_namespace) AS job_namespace, any(instance) AS instance, any(attributes) AS attributes,
       any(explicit_bounds) AS bounds, any(quantiles) AS quantiles, `;
   // A brief read also answers ClickHouse's clock, in a row of no tenant: the next look starts a slack before it.
-  const clock = what === 'brief' ? `
-    UNION ALL SELECT '' AS tenant, '' AS id, toUInt32(0) AS min_day, toUInt32(0) AS max_day, toString(toUnixTimestamp64Milli(now64(3))) AS inserted` : '';
+  const clock =
+    what === 'brief'
+      ? `
+    UNION ALL SELECT '' AS tenant, '' AS id, toUInt32(0) AS min_day, toUInt32(0) AS max_day, toString(toUnixTimestamp64Milli(now64(3))) AS inserted`
+      : '';
   const sql = `SELECT toString(tenant_id) AS tenant, toString(series_id) AS id, ${identityColumns}toUInt32(min(day)) AS min_day, toUInt32(max(day)) AS max_day,
       toString(toUnixTimestamp64Milli(max(first_inserted))) AS inserted
     FROM ${queryTable(schema, metricSeriesTable)}
@@ -210,9 +252,21 @@ const sinceOf = (entry: TenantSeries, slackMs: number): number => Math.max(0, Ma
  * in a second statement. Rows go to the entry of the tenant each carries, never another's.
  */
 async function refreshEntries(
-  runner: QueryRunner, schema: SchemaTarget, statements: Statements, items: readonly { readonly tenantId: string; readonly entry: TenantSeries }[], fromDay: number, slackMs: number,
+  runner: QueryRunner,
+  schema: SchemaTarget,
+  statements: Statements,
+  items: readonly { readonly tenantId: string; readonly entry: TenantSeries }[],
+  fromDay: number,
+  slackMs: number,
 ): Promise<Result<undefined, ApiError>> {
-  const brief = await readRows(runner, schema, statements, items.map((i) => ({ id: i.tenantId, sinceMs: sinceOf(i.entry, slackMs) })), fromDay, 'brief');
+  const brief = await readRows(
+    runner,
+    schema,
+    statements,
+    items.map((i) => ({ id: i.tenantId, sinceMs: sinceOf(i.entry, slackMs) })),
+    fromDay,
+    'brief',
+  );
   if (!brief.ok) return brief;
   const byTenant = new Map(items.map((i) => [i.tenantId, i.entry]));
   const unknown: string[] = [];
@@ -220,7 +274,10 @@ async function refreshEntries(
   const newest = new Map<TenantSeries, number>();
   let lookedAt = 0;
   for (const r of brief.value) {
-    if (r.tenant === '' && r.id === '') { lookedAt = Number(r.inserted); continue; }
+    if (r.tenant === '' && r.id === '') {
+      lookedAt = Number(r.inserted);
+      continue;
+    }
     const entry = byTenant.get(r.tenant);
     if (entry === undefined) continue;
     newest.set(entry, Math.max(newest.get(entry) ?? 0, Number(r.inserted)));
@@ -230,7 +287,14 @@ async function refreshEntries(
     }
   }
   if (unknown.length > 0) {
-    const rows = await readRows(runner, schema, statements, [...unknownTenants].map((id) => ({ id })), fromDay, { ids: unknown });
+    const rows = await readRows(
+      runner,
+      schema,
+      statements,
+      [...unknownTenants].map((id) => ({ id })),
+      fromDay,
+      { ids: unknown },
+    );
     if (!rows.ok) return rows;
     for (const r of rows.value) {
       const entry = byTenant.get(r.tenant);
@@ -244,8 +308,18 @@ async function refreshEntries(
 }
 
 const identity = (r: IndexRow): IndexedIdentity => ({
-  name: r.name, type: r.type, unit: r.unit, temporality: r.temporality, monotonic: r.monotonic === 1, remoteWrite: r.rw === 1,
-  jobName: r.job_name, jobNamespace: r.job_namespace, instance: r.instance, attributes: r.attributes, bounds: r.bounds, quantiles: r.quantiles,
+  name: r.name,
+  type: r.type,
+  unit: r.unit,
+  temporality: r.temporality,
+  monotonic: r.monotonic === 1,
+  remoteWrite: r.rw === 1,
+  jobName: r.job_name,
+  jobNamespace: r.job_namespace,
+  instance: r.instance,
+  attributes: r.attributes,
+  bounds: r.bounds,
+  quantiles: r.quantiles,
 });
 
 /** A tenant the background keeps fresh: how to reach its store, and when a query last used it. */
@@ -284,7 +358,10 @@ export class SeriesIndexCache {
     }
     const pending = this.#loading.get(key);
     if (pending !== undefined) return pending;
-    const result = await this.#track(key, this.#load(runner, schema, () => scan.statement(), tenantId, fromDay, entry, now));
+    const result = await this.#track(
+      key,
+      this.#load(runner, schema, () => scan.statement(), tenantId, fromDay, entry, now),
+    );
     if (result.ok) this.#touch(key, result.value);
     return result;
   }
@@ -296,17 +373,27 @@ export class SeriesIndexCache {
     return n;
   }
 
-  #now(): number { return (this.#options.now ?? Date.now)(); }
+  #now(): number {
+    return (this.#options.now ?? Date.now)();
+  }
 
   /** Registers a load as the key's own until it ends (later gets of the key wait for it). */
   #track(key: string, load: Promise<Result<TenantSeries, ApiError>>): Promise<Result<TenantSeries, ApiError>> {
-    const tracked = load.finally(() => { if (this.#loading.get(key) === tracked) this.#loading.delete(key); });
+    const tracked = load.finally(() => {
+      if (this.#loading.get(key) === tracked) this.#loading.delete(key);
+    });
     this.#loading.set(key, tracked);
     return tracked;
   }
 
   async #load(
-    runner: QueryRunner, schema: SchemaTarget, statements: Statements, tenantId: string, fromDay: number, known: TenantSeries | undefined, now: number,
+    runner: QueryRunner,
+    schema: SchemaTarget,
+    statements: Statements,
+    tenantId: string,
+    fromDay: number,
+    known: TenantSeries | undefined,
+    now: number,
   ): Promise<Result<TenantSeries, ApiError>> {
     if (known !== undefined && now - known.fullAt < this.#options.fullReloadMs && known.loadedFromDay <= fromDay) {
       const refreshed = await refreshEntries(runner, schema, statements, [{ tenantId, entry: known }], fromDay, this.#options.slackMs);
@@ -342,7 +429,9 @@ export class SeriesIndexCache {
     const now = this.#now();
     if (this.#round !== undefined || now - this.#roundAt < this.#options.refreshMs / 4 || this.#active.size === 0) return;
     this.#roundAt = now;
-    this.#round = this.#refreshActive(now, (tenants) => scan.cacheStatement(tenants)).finally(() => { this.#round = undefined; });
+    this.#round = this.#refreshActive(now, (tenants) => scan.cacheStatement(tenants)).finally(() => {
+      this.#round = undefined;
+    });
   }
 
   /**
@@ -354,16 +443,26 @@ export class SeriesIndexCache {
     const singles: Promise<unknown>[] = [];
     for (const [key, a] of this.#active) {
       const entry = this.#entries.get(key);
-      if (entry === undefined || now - a.usedAt > this.#options.activeMs) { this.#active.delete(key); continue; }
+      if (entry === undefined || now - a.usedAt > this.#options.activeMs) {
+        this.#active.delete(key);
+        continue;
+      }
       if (this.#loading.has(key) || now - entry.refreshedAt < this.#options.refreshMs / 2) continue;
       if (now - entry.fullAt >= this.#options.fullReloadMs) {
-        singles.push(this.#track(key, this.#load(a.runner, a.schema, statements, a.tenantId, entry.loadedFromDay, entry, now)).then((r) => { if (r.ok) this.#keep(key, r.value); }));
+        singles.push(
+          this.#track(key, this.#load(a.runner, a.schema, statements, a.tenantId, entry.loadedFromDay, entry, now)).then((r) => {
+            if (r.ok) this.#keep(key, r.value);
+          }),
+        );
         continue;
       }
       const perRunner = batches.get(a.runner) ?? [];
       batches.set(a.runner, perRunner);
       let batch = perRunner.find((b) => b.schema.database === a.schema.database);
-      if (batch === undefined) { batch = { schema: a.schema, fromDay: entry.loadedFromDay, items: [] }; perRunner.push(batch); }
+      if (batch === undefined) {
+        batch = { schema: a.schema, fromDay: entry.loadedFromDay, items: [] };
+        perRunner.push(batch);
+      }
       batch.fromDay = Math.min(batch.fromDay, entry.loadedFromDay);
       batch.items.push({ key, tenantId: a.tenantId, entry });
     }
@@ -372,13 +471,27 @@ export class SeriesIndexCache {
   }
 
   /** Looks for the new series of several tenants of one store in one statement. */
-  async #refreshBatch(runner: QueryRunner, statements: Statements, schema: SchemaTarget, fromDay: number, items: readonly { key: string; tenantId: string; entry: TenantSeries }[], now: number): Promise<void> {
+  async #refreshBatch(
+    runner: QueryRunner,
+    statements: Statements,
+    schema: SchemaTarget,
+    fromDay: number,
+    items: readonly { key: string; tenantId: string; entry: TenantSeries }[],
+    now: number,
+  ): Promise<void> {
     const read = refreshEntries(runner, schema, statements, items, fromDay, this.#options.slackMs).then((r) => {
       if (r.ok) for (const i of items) i.entry.refreshedAt = now;
       return r;
     });
     // A query of one of these tenants meanwhile waits for this look rather than starting its own.
-    await Promise.all(items.map((i) => this.#track(i.key, read.then((r) => (r.ok ? ok(i.entry) : r)))));
+    await Promise.all(
+      items.map((i) =>
+        this.#track(
+          i.key,
+          read.then((r) => (r.ok ? ok(i.entry) : r)),
+        ),
+      ),
+    );
   }
 
   /** Keeps a reloaded entry if its key is still cached (a background reload never brings back an evicted tenant). */

@@ -60,7 +60,6 @@ export function sanitizeLabelName(name: string): string {
   return out;
 }
 
-
 /** The label set of name, extra and own pairs: the first of two equal names wins, empty values are dropped, sorted. */
 function labelSet(pairs: readonly (readonly [string, string])[]): Labels {
   const seen = new Set<string>();
@@ -94,16 +93,27 @@ export function exposedSeries(s: IndexedIdentity): ExposedSeries[] {
   };
   for (const e of exposedNames(s)) {
     switch (e.role) {
-      case 'value': add(e.name, valuePart, []); break;
-      case 'sum': add(e.name, sumPart, []); break;
-      case 'count': add(e.name, countPart, []); break;
+      case 'value':
+        add(e.name, valuePart, []);
+        break;
+      case 'sum':
+        add(e.name, sumPart, []);
+        break;
+      case 'count':
+        add(e.name, countPart, []);
+        break;
       case 'bucket':
-        for (let i = 0; i <= s.bounds.length; i++) add(e.name, firstIndexedPart + i, [['le', i < s.bounds.length ? formatSampleValue(s.bounds[i] ?? 0) : '+Inf']]);
+        for (let i = 0; i <= s.bounds.length; i++)
+          add(e.name, firstIndexedPart + i, [['le', i < s.bounds.length ? formatSampleValue(s.bounds[i] ?? 0) : '+Inf']]);
         break;
       case 'quantile':
-        s.quantiles.forEach((q, i) => { add(e.name, firstIndexedPart + i, [['quantile', formatSampleValue(q)]]); });
+        s.quantiles.forEach((q, i) => {
+          add(e.name, firstIndexedPart + i, [['quantile', formatSampleValue(q)]]);
+        });
         break;
-      case 'native': add(e.name, s.remoteWrite ? remoteWriteNativePart : otlpNativePart, []); break;
+      case 'native':
+        add(e.name, s.remoteWrite ? remoteWriteNativePart : otlpNativePart, []);
+        break;
     }
   }
   return out;

@@ -82,9 +82,13 @@ function batches(values: readonly string[]): string[][] {
 async function matchInStore(runner: QueryRunner, scan: TenantScan, pattern: string, values: readonly string[]): Promise<Result<boolean[], PromError>> {
   // No table is read: the scan's statement carries the query's budget (its turn, its time limit).
   const st = scan.statement();
-  const rows = await runner.rows<{ m: number[] }>(st.finish(`SELECT arrayMap(v -> match(v, ${st.bind(anchoredPattern('prometheus', pattern), 'String')}), ${st.bind(values, 'Array(String)')}) AS m`));
+  const rows = await runner.rows<{ m: number[] }>(
+    st.finish(`SELECT arrayMap(v -> match(v, ${st.bind(anchoredPattern('prometheus', pattern), 'String')}), ${st.bind(values, 'Array(String)')}) AS m`),
+  );
   if (!rows.ok) {
-    return fail(rows.error.code === 'invalid_request' ? badData(`invalid regular expression ${JSON.stringify(pattern)} in a label matcher`) : fromApiError(rows.error));
+    return fail(
+      rows.error.code === 'invalid_request' ? badData(`invalid regular expression ${JSON.stringify(pattern)} in a label matcher`) : fromApiError(rows.error),
+    );
   }
   return ok((rows.value[0]?.m ?? []).map((x) => x === 1));
 }
@@ -108,7 +112,13 @@ export async function applyMatchers<T>(
   }
   for (const m of matchers) {
     if (m.op !== '=~' && m.op !== '!~') continue;
-    const test = await regexTest(runner, scan, m.value, kept.map((i) => labelValue(labelsOf(i), m.name)), memo);
+    const test = await regexTest(
+      runner,
+      scan,
+      m.value,
+      kept.map((i) => labelValue(labelsOf(i), m.name)),
+      memo,
+    );
     if (!test.ok) return test;
     const want = m.op === '=~';
     kept = kept.filter((i) => test.value(labelValue(labelsOf(i), m.name)) === want);
@@ -117,7 +127,13 @@ export async function applyMatchers<T>(
 }
 
 /** A test for `pattern` over `values` (every value it will be asked about). */
-async function regexTest(runner: QueryRunner, scan: TenantScan, pattern: string, values: readonly string[], memo: Map<string, Map<string, boolean>>): Promise<Result<(v: string) => boolean, PromError>> {
+async function regexTest(
+  runner: QueryRunner,
+  scan: TenantScan,
+  pattern: string,
+  values: readonly string[],
+  memo: Map<string, Map<string, boolean>>,
+): Promise<Result<(v: string) => boolean, PromError>> {
   const simple = simplePattern(pattern);
   if (simple !== undefined) return ok(simple);
   const known = memo.get(pattern);

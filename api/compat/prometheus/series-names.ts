@@ -33,10 +33,32 @@ export interface ExposedName {
 }
 
 const mainUnits: Readonly<Record<string, string>> = {
-  d: 'days', h: 'hours', min: 'minutes', s: 'seconds', ms: 'milliseconds', us: 'microseconds', ns: 'nanoseconds',
-  By: 'bytes', KiBy: 'kibibytes', MiBy: 'mebibytes', GiBy: 'gibibytes', TiBy: 'tibibytes',
-  KBy: 'kilobytes', MBy: 'megabytes', GBy: 'gigabytes', TBy: 'terabytes',
-  m: 'meters', V: 'volts', A: 'amperes', J: 'joules', W: 'watts', g: 'grams', Cel: 'celsius', Hz: 'hertz', '1': '', '%': 'percent',
+  d: 'days',
+  h: 'hours',
+  min: 'minutes',
+  s: 'seconds',
+  ms: 'milliseconds',
+  us: 'microseconds',
+  ns: 'nanoseconds',
+  By: 'bytes',
+  KiBy: 'kibibytes',
+  MiBy: 'mebibytes',
+  GiBy: 'gibibytes',
+  TiBy: 'tibibytes',
+  KBy: 'kilobytes',
+  MBy: 'megabytes',
+  GBy: 'gigabytes',
+  TBy: 'terabytes',
+  m: 'meters',
+  V: 'volts',
+  A: 'amperes',
+  J: 'joules',
+  W: 'watts',
+  g: 'grams',
+  Cel: 'celsius',
+  Hz: 'hertz',
+  '1': '',
+  '%': 'percent',
 };
 
 const perUnits: Readonly<Record<string, string>> = { s: 'second', m: 'minute', h: 'hour', d: 'day', w: 'week', mo: 'month', y: 'year' };
@@ -84,9 +106,17 @@ export function exposedNames(m: StoredMetric): readonly ExposedName[] {
     case 'sum':
       return [{ name: base, role: 'value' }];
     case 'histogram':
-      return [{ name: `${base}_bucket`, role: 'bucket' }, { name: `${base}_sum`, role: 'sum' }, { name: `${base}_count`, role: 'count' }];
+      return [
+        { name: `${base}_bucket`, role: 'bucket' },
+        { name: `${base}_sum`, role: 'sum' },
+        { name: `${base}_count`, role: 'count' },
+      ];
     case 'summary':
-      return [{ name: base, role: 'quantile' }, { name: `${base}_sum`, role: 'sum' }, { name: `${base}_count`, role: 'count' }];
+      return [
+        { name: base, role: 'quantile' },
+        { name: `${base}_sum`, role: 'sum' },
+        { name: `${base}_count`, role: 'count' },
+      ];
     case 'exponential_histogram':
       return [{ name: base, role: 'native' }];
   }

@@ -8,7 +8,10 @@ import protobuf from 'protobufjs/minimal.js';
 import { opentelemetry } from '../../../proto/gen/otlp.js';
 
 export type OtlpAnyValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
-export interface OtlpKeyValue { key: string; value: OtlpAnyValue }
+export interface OtlpKeyValue {
+  key: string;
+  value: OtlpAnyValue;
+}
 
 /** The typed OTLP value of an attribute's stored text. */
 export function typedValue(text: string): OtlpAnyValue {
@@ -70,16 +73,28 @@ function otlpSpan(r: SpanRow): Record<string, unknown> {
   const attributes = keyValues(r.span_attributes);
   const events = r.event_ts.map((t, i) => ({ timeUnixNano: t, name: r.event_names[i] ?? '', ...withAttributes(r.event_attributes[i]) }));
   const links = r.link_trace_ids.map((t, i) => ({
-    traceId: hexToBase64(t), spanId: hexToBase64(r.link_span_ids[i] ?? ''), ...nonEmpty('traceState', r.link_trace_states[i] ?? ''), ...withAttributes(r.link_attributes[i]),
+    traceId: hexToBase64(t),
+    spanId: hexToBase64(r.link_span_ids[i] ?? ''),
+    ...nonEmpty('traceState', r.link_trace_states[i] ?? ''),
+    ...withAttributes(r.link_attributes[i]),
   }));
   const status = r.status_code === 'UNSET' ? {} : { code: `STATUS_CODE_${r.status_code}`, ...nonEmpty('message', r.status_message) };
   return {
-    traceId: hexToBase64(r.trace_id), spanId: hexToBase64(r.span_id), ...(r.parent_span_id === '' ? {} : { parentSpanId: hexToBase64(r.parent_span_id) }),
-    ...nonEmpty('traceState', r.trace_state), name: r.span_name, ...(r.span_kind === 'UNSPECIFIED' ? {} : { kind: `SPAN_KIND_${r.span_kind}` }),
-    startTimeUnixNano: r.ts_ns, endTimeUnixNano: r.end_ns, ...(attributes.length === 0 ? {} : { attributes }),
-    ...nonZero('droppedAttributesCount', r.dropped_attributes_count), ...(events.length === 0 ? {} : { events }),
-    ...nonZero('droppedEventsCount', r.dropped_events_count), ...(links.length === 0 ? {} : { links }),
-    ...nonZero('droppedLinksCount', r.dropped_links_count), status,
+    traceId: hexToBase64(r.trace_id),
+    spanId: hexToBase64(r.span_id),
+    ...(r.parent_span_id === '' ? {} : { parentSpanId: hexToBase64(r.parent_span_id) }),
+    ...nonEmpty('traceState', r.trace_state),
+    name: r.span_name,
+    ...(r.span_kind === 'UNSPECIFIED' ? {} : { kind: `SPAN_KIND_${r.span_kind}` }),
+    startTimeUnixNano: r.ts_ns,
+    endTimeUnixNano: r.end_ns,
+    ...(attributes.length === 0 ? {} : { attributes }),
+    ...nonZero('droppedAttributesCount', r.dropped_attributes_count),
+    ...(events.length === 0 ? {} : { events }),
+    ...nonZero('droppedEventsCount', r.dropped_events_count),
+    ...(links.length === 0 ? {} : { links }),
+    ...nonZero('droppedLinksCount', r.dropped_links_count),
+    status,
   };
 }
 
@@ -98,7 +113,12 @@ export function resourceSpans(rows: readonly SpanRow[]): OtlpResourceSpans[] {
     const rKey = groupKey(r.resource_schema_url, r.resource_attributes);
     let resource = resources.get(rKey);
     if (resource === undefined) {
-      resource = { resource: { attributes: keyValues(r.resource_attributes) }, ...nonEmpty('schemaUrl', r.resource_schema_url), scopeSpans: [], scopes: new Map() };
+      resource = {
+        resource: { attributes: keyValues(r.resource_attributes) },
+        ...nonEmpty('schemaUrl', r.resource_schema_url),
+        scopeSpans: [],
+        scopes: new Map(),
+      };
       resources.set(rKey, resource);
     }
     const sKey = groupKey(r.scope_name, r.scope_version, r.scope_attributes);
@@ -108,7 +128,11 @@ export function resourceSpans(rows: readonly SpanRow[]): OtlpResourceSpans[] {
       resource.scopes.set(sKey, spans);
       const scopeAttributes = keyValues(r.scope_attributes);
       resource.scopeSpans.push({
-        scope: { ...nonEmpty('name', r.scope_name), ...nonEmpty('version', r.scope_version), ...(scopeAttributes.length === 0 ? {} : { attributes: scopeAttributes }) },
+        scope: {
+          ...nonEmpty('name', r.scope_name),
+          ...nonEmpty('version', r.scope_version),
+          ...(scopeAttributes.length === 0 ? {} : { attributes: scopeAttributes }),
+        },
         spans,
       });
     }

@@ -16,8 +16,22 @@ import { conditionSql, filtersOf, needsTraceJoin, fieldsOf } from './traceql-sql
 
 /** The intrinsics this API runs (traceql-parser.ts), as Tempo lists them under the "intrinsic" scope. */
 export const intrinsicTags = [
-  'duration', 'kind', 'name', 'rootName', 'rootServiceName', 'span:duration', 'span:kind', 'span:name', 'span:status', 'span:statusMessage',
-  'status', 'statusMessage', 'trace:duration', 'trace:rootName', 'trace:rootService', 'traceDuration',
+  'duration',
+  'kind',
+  'name',
+  'rootName',
+  'rootServiceName',
+  'span:duration',
+  'span:kind',
+  'span:name',
+  'span:status',
+  'span:statusMessage',
+  'status',
+  'statusMessage',
+  'trace:duration',
+  'trace:rootName',
+  'trace:rootService',
+  'traceDuration',
 ];
 
 /** Tempo's fixed keyword values of status and kind. */
@@ -46,14 +60,22 @@ export async function tagNames(deps: RouteDeps, scan: TenantScan, range: TimeRan
 }
 
 /** A tag of the values endpoints: a scoped attribute or an intrinsic (v2 names; v1 names are unscoped attributes). */
-export type Tag = { readonly kind: 'attribute'; readonly scope: 'span' | 'resource' | 'any'; readonly name: string } | { readonly kind: 'intrinsic'; readonly name: string };
+export type Tag =
+  { readonly kind: 'attribute'; readonly scope: 'span' | 'resource' | 'any'; readonly name: string } | { readonly kind: 'intrinsic'; readonly name: string };
 
 /** Reads a v2 tag name (`span.x`, `resource.x`, `.x`, an intrinsic, or a bare attribute name). */
 export function parseTag(raw: string): Tag {
   if (raw.startsWith('span.')) return { kind: 'attribute', scope: 'span', name: raw.slice(5) };
   if (raw.startsWith('resource.')) return { kind: 'attribute', scope: 'resource', name: raw.slice(9) };
   if (raw.startsWith('.')) return { kind: 'attribute', scope: 'any', name: raw.slice(1) };
-  if (intrinsicTags.includes(raw)) return { kind: 'intrinsic', name: raw.replace(/^(span|trace):/, '').replace(/^rootService$/, 'rootServiceName').replace(/^duration$/, 'duration') };
+  if (intrinsicTags.includes(raw))
+    return {
+      kind: 'intrinsic',
+      name: raw
+        .replace(/^(span|trace):/, '')
+        .replace(/^rootService$/, 'rootServiceName')
+        .replace(/^duration$/, 'duration'),
+    };
   return { kind: 'attribute', scope: 'any', name: raw };
 }
 
@@ -61,11 +83,16 @@ export function parseTag(raw: string): Tag {
 function valueSql(params: SqlParams, tag: Tag): { has: string; value: string } | undefined {
   if (tag.kind === 'intrinsic') {
     switch (tag.name) {
-      case 'name': return { has: '1', value: 'span_name' };
-      case 'statusMessage': return { has: "status_message != ''", value: 'status_message' };
-      case 'rootName': return { has: "parent_span_id = ''", value: 'span_name' };
-      case 'rootServiceName': return { has: "parent_span_id = ''", value: 'service_name' };
-      default: return undefined;
+      case 'name':
+        return { has: '1', value: 'span_name' };
+      case 'statusMessage':
+        return { has: "status_message != ''", value: 'status_message' };
+      case 'rootName':
+        return { has: "parent_span_id = ''", value: 'span_name' };
+      case 'rootServiceName':
+        return { has: "parent_span_id = ''", value: 'service_name' };
+      default:
+        return undefined;
     }
   }
   const key = params.bind(tag.name, 'String');
@@ -78,7 +105,14 @@ function valueSql(params: SqlParams, tag: Tag): { has: string; value: string } |
 }
 
 /** At most `limit` (≤ maxTagValues) distinct values of a tag in the window (of spans matching `filter` when given), as Tempo's v2 typed values. */
-export async function tagValues(deps: RouteDeps, scan: TenantScan, tag: Tag, range: TimeRange, filter: TraceQuery | undefined, limit = maxTagValues): Promise<Result<{ type: string; value: string }[], ApiError>> {
+export async function tagValues(
+  deps: RouteDeps,
+  scan: TenantScan,
+  tag: Tag,
+  range: TimeRange,
+  filter: TraceQuery | undefined,
+  limit = maxTagValues,
+): Promise<Result<{ type: string; value: string }[], ApiError>> {
   const keywords = tag.kind === 'intrinsic' ? keywordValues[tag.name] : undefined;
   if (keywords !== undefined) return ok(keywords.slice(0, limit).map((value) => ({ type: 'keyword', value })));
   const statement = scan.statement();

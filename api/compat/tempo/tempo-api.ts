@@ -101,8 +101,13 @@ function tagSearch(params: RequestParams): Result<TagSearch, TempoError> {
     bounds[name] = ns.value;
   }
   const { minDuration, maxDuration } = bounds;
-  if (minDuration !== undefined && maxDuration !== undefined && maxDuration < minDuration) return fail(badRequest('invalid maxDuration: maxDuration is less than minDuration'));
-  return ok({ tags: tags.value, ...(minDuration === undefined ? {} : { minDurationNs: minDuration }), ...(maxDuration === undefined ? {} : { maxDurationNs: maxDuration }) });
+  if (minDuration !== undefined && maxDuration !== undefined && maxDuration < minDuration)
+    return fail(badRequest('invalid maxDuration: maxDuration is less than minDuration'));
+  return ok({
+    tags: tags.value,
+    ...(minDuration === undefined ? {} : { minDurationNs: minDuration }),
+    ...(maxDuration === undefined ? {} : { maxDurationNs: maxDuration }),
+  });
 }
 
 /** The search options of a request: window, `limit` and `spss`. */
@@ -168,12 +173,18 @@ function tags(version: 1 | 2): Handler {
     const limit = tagLimit(params);
     if (!limit.ok) return limit;
     const scope = params.get('scope') ?? 'all';
-    if (!['all', 'span', 'resource', 'intrinsic', 'none', ''].includes(scope)) return fail(badRequest(`invalid scope: ${JSON.stringify(scope.slice(0, 100))} (span, resource, intrinsic or none)`));
+    if (!['all', 'span', 'resource', 'intrinsic', 'none', ''].includes(scope))
+      return fail(badRequest(`invalid scope: ${JSON.stringify(scope.slice(0, 100))} (span, resource, intrinsic or none)`));
     const names = scope === 'intrinsic' ? ok({ span: [], resource: [] }) : queried(await tagNames(deps, tracesOf(ctx, deps), range.value));
     if (!names.ok) return names;
     const [span, resource] = [names.value.span.slice(0, limit.value), names.value.resource.slice(0, limit.value)];
     if (version === 1) {
-      return ok(json({ tagNames: [...new Set([...(scope === 'resource' ? [] : span), ...(scope === 'span' ? [] : resource)])].sort().slice(0, limit.value), metrics: {} }));
+      return ok(
+        json({
+          tagNames: [...new Set([...(scope === 'resource' ? [] : span), ...(scope === 'span' ? [] : resource)])].sort().slice(0, limit.value),
+          metrics: {},
+        }),
+      );
     }
     const scopes = [
       ...(['all', 'none', '', 'resource'].includes(scope) ? [{ name: 'resource', tags: resource }] : []),
@@ -201,10 +212,13 @@ function values(version: 1 | 2): Handler {
 }
 
 const echo: Handler = () => Promise.resolve(ok({ kind: 'text', body: 'echo\n' }));
-const buildInfo: Handler = () => Promise.resolve(ok(json({ version: tempoVersion, revision: 'tenantry', branch: 'tenantry', buildUser: '', buildDate: '', goVersion: '' })));
+const buildInfo: Handler = () =>
+  Promise.resolve(ok(json({ version: tempoVersion, revision: 'tenantry', branch: 'tenantry', buildUser: '', buildDate: '', goVersion: '' })));
 
 function register(router: CompatRouter, deps: RouteDeps): void {
-  const get = (path: string, handler: Handler): void => { router.get(path, route(deps, handler)); };
+  const get = (path: string, handler: Handler): void => {
+    router.get(path, route(deps, handler));
+  };
   get('/api/echo', echo);
   get('/api/status/buildinfo', buildInfo);
   get('/api/search', search);

@@ -28,14 +28,16 @@ export const maxDurationNs = 2n ** 63n - 1n;
 export function durationParam(raw: string, name: string): Result<bigint, string> {
   const ns = parseGoDuration(raw);
   if (ns === undefined) return fail(`invalid ${name}: ${JSON.stringify(raw.slice(0, 100))} is not a duration such as 100ms or 1m30s`);
-  if (ns > maxDurationNs) return fail(`invalid ${name}: ${JSON.stringify(raw.slice(0, 100))} is longer than the longest duration (${maxDurationNs} ns, about 292 years)`);
+  if (ns > maxDurationNs)
+    return fail(`invalid ${name}: ${JSON.stringify(raw.slice(0, 100))} is longer than the longest duration (${maxDurationNs} ns, about 292 years)`);
   return ok(ns);
 }
 
 /** An integer parameter from `min` (1 unless given) to `max`, with a default, or a message naming it. */
 export function boundedInt(raw: string | undefined, name: string, fallback: number, max: number, min = 1): Result<number, string> {
   if (raw === undefined || raw === '') return ok(fallback);
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min) return fail(`invalid ${name}: ${JSON.stringify(raw.slice(0, 100))} is not ${min === 1 ? 'a positive integer' : `an integer of at least ${min}`}`);
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min)
+    return fail(`invalid ${name}: ${JSON.stringify(raw.slice(0, 100))} is not ${min === 1 ? 'a positive integer' : `an integer of at least ${min}`}`);
   const n = Number(raw);
   if (n > max) return fail(`invalid ${name}: ${n} is more than the most this server allows (${max})`);
   return ok(n);

@@ -53,7 +53,12 @@ export const maxStatementBytes = 200_000;
 /** Rows of a search statement once it is known to fit; `name` is the parameter it was built from. */
 async function searchRows<T>(deps: RouteDeps, statement: Statement, name: string): Promise<Result<T[], ApiError>> {
   const bytes = Buffer.byteLength(statement.sql);
-  if (bytes > maxStatementBytes) return fail(invalidRequest(`invalid ${name}: the search is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer conditions`));
+  if (bytes > maxStatementBytes)
+    return fail(
+      invalidRequest(
+        `invalid ${name}: the search is too complex (its statement would take ${bytes} bytes, more than ${maxStatementBytes}): use fewer conditions`,
+      ),
+    );
   return deps.runner.rows<T>(statement);
 }
 
@@ -76,7 +81,10 @@ function traceJoin(deps: RouteDeps, statement: ScanStatement, range: TimeRange):
 }
 
 /** A comparison of a filter, with the SQL deciding whether it holds on a span row. */
-interface Shown { readonly field: Field; readonly when: string }
+interface Shown {
+  readonly field: Field;
+  readonly when: string;
+}
 
 /** Every comparison of a condition, left to right. */
 function comparisons(c: Condition): (Condition & { kind: 'compare' })[] {
@@ -109,14 +117,18 @@ function shownSql(params: SqlParams, filters: readonly Condition[], select: read
   const pairs = shown.flatMap(({ field, when }): string[] => {
     if (field.kind === 'intrinsic') {
       const pair = {
-        name: "tuple('name', span_name, 's')", status: "tuple('status', lower(toString(status_code)), 's')", kind: "tuple('kind', lower(toString(span_kind)), 's')",
+        name: "tuple('name', span_name, 's')",
+        status: "tuple('status', lower(toString(status_code)), 's')",
+        kind: "tuple('kind', lower(toString(span_kind)), 's')",
         statusMessage: "if(status_message = '', tuple('', '', ''), tuple('statusMessage', status_message, 's'))",
       }[field.name as string];
       return pair === undefined ? [] : [`if(${when}, ${pair}, tuple('', '', ''))`];
     }
-    if (field.scope === 'resource' && field.name === 'service.name') return [`if(${when} AND service_name != '', tuple('service.name', service_name, 't'), tuple('', '', ''))`];
+    if (field.scope === 'resource' && field.name === 'service.name')
+      return [`if(${when} AND service_name != '', tuple('service.name', service_name, 't'), tuple('', '', ''))`];
     const key = params.bind(field.name, 'String');
-    const maps = field.scope === 'span' ? ['span_attributes'] : field.scope === 'resource' ? ['resource_attributes'] : ['span_attributes', 'resource_attributes'];
+    const maps =
+      field.scope === 'span' ? ['span_attributes'] : field.scope === 'resource' ? ['resource_attributes'] : ['span_attributes', 'resource_attributes'];
     return maps.map((m) => `if(${when} AND mapContains(${m}, ${key}), tuple(${key}, ${m}[${key}], 't'), tuple('', '', ''))`);
   });
   return pairs.length === 0 ? "CAST([], 'Array(Tuple(String, String, String))')" : `arrayFilter(x -> x.1 != '', [${pairs.join(', ')}])`;
@@ -207,7 +219,12 @@ export async function searchTraceQl(deps: RouteDeps, scan: TenantScan, query: Tr
     LIMIT ${params.bind(options.limit, 'UInt64')}`;
   const rows = await searchRows<MatchRow>(deps, statement.finish(sql), 'q');
   if (!rows.ok) return rows;
-  const described = await describe(deps, scan, rows.value.map((r) => r.trace_id), options.range);
+  const described = await describe(
+    deps,
+    scan,
+    rows.value.map((r) => r.trace_id),
+    options.range,
+  );
   if (!described.ok) return described;
   const traces = rows.value.map((r) => {
     const spans = r.spans.map(([spanID, startTimeUnixNano, durationNanos, shownRows]) => searchSpan(spanID, startTimeUnixNano, durationNanos, shownRows));
@@ -218,7 +235,9 @@ export async function searchTraceQl(deps: RouteDeps, scan: TenantScan, query: Tr
 }
 
 function sortNewestFirst(traces: SearchTrace[]): SearchTrace[] {
-  return traces.sort((a, b) => (BigInt(b.startTimeUnixNano) > BigInt(a.startTimeUnixNano) ? 1 : BigInt(b.startTimeUnixNano) < BigInt(a.startTimeUnixNano) ? -1 : 0));
+  return traces.sort((a, b) =>
+    BigInt(b.startTimeUnixNano) > BigInt(a.startTimeUnixNano) ? 1 : BigInt(b.startTimeUnixNano) < BigInt(a.startTimeUnixNano) ? -1 : 0,
+  );
 }
 
 /** Attributes Tempo's tag search matches by substring; every other tag is matched exactly. */
@@ -257,7 +276,12 @@ export async function searchTags(deps: RouteDeps, scan: TenantScan, search: TagS
     LIMIT ${params.bind(options.limit, 'UInt64')}`;
   const rows = await searchRows<{ trace_id: string }>(deps, statement.finish(sql), 'tags');
   if (!rows.ok) return rows;
-  const described = await describe(deps, scan, rows.value.map((r) => r.trace_id), options.range);
+  const described = await describe(
+    deps,
+    scan,
+    rows.value.map((r) => r.trace_id),
+    options.range,
+  );
   if (!described.ok) return described;
   return ok(sortNewestFirst(rows.value.map((r) => summary(r.trace_id, described.value.get(r.trace_id)))));
 }

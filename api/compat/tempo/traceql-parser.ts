@@ -50,8 +50,7 @@ export type Condition =
   | { readonly kind: 'true' };
 
 export type Spansets =
-  | { readonly kind: 'filter'; readonly condition: Condition }
-  | { readonly kind: 'and' | 'or'; readonly left: Spansets; readonly right: Spansets };
+  { readonly kind: 'filter'; readonly condition: Condition } | { readonly kind: 'and' | 'or'; readonly left: Spansets; readonly right: Spansets };
 
 export interface TraceQuery {
   readonly spansets: Spansets;
@@ -65,23 +64,46 @@ export interface TraceQlError {
 }
 
 const intrinsicNames: Readonly<Record<string, SpanIntrinsic | TraceIntrinsic>> = {
-  name: 'name', status: 'status', kind: 'kind', duration: 'duration', statusMessage: 'statusMessage',
-  'span:name': 'name', 'span:status': 'status', 'span:kind': 'kind', 'span:duration': 'duration', 'span:statusMessage': 'statusMessage',
-  rootName: 'rootName', rootServiceName: 'rootServiceName', traceDuration: 'traceDuration',
-  'trace:rootName': 'rootName', 'trace:rootService': 'rootServiceName', 'trace:duration': 'traceDuration',
+  name: 'name',
+  status: 'status',
+  kind: 'kind',
+  duration: 'duration',
+  statusMessage: 'statusMessage',
+  'span:name': 'name',
+  'span:status': 'status',
+  'span:kind': 'kind',
+  'span:duration': 'duration',
+  'span:statusMessage': 'statusMessage',
+  rootName: 'rootName',
+  rootServiceName: 'rootServiceName',
+  traceDuration: 'traceDuration',
+  'trace:rootName': 'rootName',
+  'trace:rootService': 'rootServiceName',
+  'trace:duration': 'traceDuration',
 };
 
 const keywords = new Set(['error', 'ok', 'unset', 'server', 'client', 'producer', 'consumer', 'internal', 'unspecified']);
 
 /** What a refused construct is called in the error message. */
 const unsupportedNodes: Readonly<Record<string, string>> = {
-  Gt: 'the structural operator ">" (child)', Lt: 'the structural operator "<" (parent)', Desc: 'the structural operator ">>" (descendant)',
-  Anc: 'the structural operator "<<" (ancestor)', ExperimentalOp: 'the structural operator "~" (sibling) and the negated structural operators',
-  UnionStructuralOp: 'the union structural operators ("&>>", "&>", "&~"...)', ScalarFilter: 'aggregate filters (count(), avg(), min(), max(), sum())',
-  Aggregate: 'aggregates (count(), avg(), min(), max(), sum())', GroupOperation: '"| by(...)"', CoalesceOperation: '"| coalesce()"',
-  MetricsOperation: 'metrics functions (rate(), count_over_time()...)', MetricsExpression: 'metrics functions (rate(), count_over_time()...)',
-  WithHint: 'query hints (with(...))', Parent: 'the "parent." scope', Event: 'the "event." scope', Link: 'the "link." scope',
-  Instrumentation: 'the "instrumentation." scope', TemplateVariable: 'template variables',
+  Gt: 'the structural operator ">" (child)',
+  Lt: 'the structural operator "<" (parent)',
+  Desc: 'the structural operator ">>" (descendant)',
+  Anc: 'the structural operator "<<" (ancestor)',
+  ExperimentalOp: 'the structural operator "~" (sibling) and the negated structural operators',
+  UnionStructuralOp: 'the union structural operators ("&>>", "&>", "&~"...)',
+  ScalarFilter: 'aggregate filters (count(), avg(), min(), max(), sum())',
+  Aggregate: 'aggregates (count(), avg(), min(), max(), sum())',
+  GroupOperation: '"| by(...)"',
+  CoalesceOperation: '"| coalesce()"',
+  MetricsOperation: 'metrics functions (rate(), count_over_time()...)',
+  MetricsExpression: 'metrics functions (rate(), count_over_time()...)',
+  WithHint: 'query hints (with(...))',
+  Parent: 'the "parent." scope',
+  Event: 'the "event." scope',
+  Link: 'the "link." scope',
+  Instrumentation: 'the "instrumentation." scope',
+  TemplateVariable: 'template variables',
 };
 
 class Refusal extends Error {}
@@ -101,7 +123,10 @@ function walk(node: SyntaxNode, enter: (n: SyntaxNode) => boolean | undefined): 
 
 function firstError(text: string, node: SyntaxNode): string | undefined {
   let found: number | undefined;
-  walk(node, (n) => { if (found === undefined && n.type.isError) found = n.from; return found === undefined; });
+  walk(node, (n) => {
+    if (found === undefined && n.type.isError) found = n.from;
+    return found === undefined;
+  });
   if (found === undefined) return undefined;
   const near = text.slice(found, found + 12).trim();
   return `invalid TraceQL query: parse error at ${position(text, found)}: syntax error${near === '' ? ': unexpected end of query' : `: unexpected ${JSON.stringify(near)}`}`;
@@ -139,14 +164,16 @@ function durationNs(raw: string): bigint {
   // The same exact parser as the legacy search's minDuration/maxDuration (tempo-params.ts).
   const ns = parseGoDuration(raw);
   if (ns === undefined) throw new Refusal(`invalid TraceQL query: bad duration ${JSON.stringify(raw)}`);
-  if (ns > maxDurationNs) throw new Refusal(`invalid TraceQL query: the duration ${raw.slice(0, 100)} is longer than the longest duration (${maxDurationNs} ns, about 292 years)`);
+  if (ns > maxDurationNs)
+    throw new Refusal(`invalid TraceQL query: the duration ${raw.slice(0, 100)} is longer than the longest duration (${maxDurationNs} ns, about 292 years)`);
   return ns;
 }
 
 /** An integer literal; Tenantry compares integers as exact doubles, so it reads those of up to 2^53 − 1 in magnitude (Tempo: int64). */
 function integer(raw: string): number {
   const n = Number(raw);
-  if (!Number.isSafeInteger(n)) throw new Refusal(`invalid TraceQL query: the integer ${raw.slice(0, 100)} is out of range (at most ${Number.MAX_SAFE_INTEGER} in magnitude)`);
+  if (!Number.isSafeInteger(n))
+    throw new Refusal(`invalid TraceQL query: the integer ${raw.slice(0, 100)} is out of range (at most ${Number.MAX_SAFE_INTEGER} in magnitude)`);
   return n;
 }
 
@@ -168,11 +195,16 @@ function staticValue(text: string, node: SyntaxNode): Value {
   }
   const innerRaw = text.slice(inner.from, inner.to);
   switch (inner.name) {
-    case 'String': return { type: 'string', value: unquote(innerRaw) };
-    case 'Integer': return { type: 'int', value: integer(innerRaw) };
-    case 'Float': return { type: 'float', value: float(innerRaw) };
-    case 'Duration': return { type: 'duration', ns: durationNs(innerRaw) };
-    default: throw new Refusal(`unsupported TraceQL: the value ${JSON.stringify(innerRaw)} is not supported`);
+    case 'String':
+      return { type: 'string', value: unquote(innerRaw) };
+    case 'Integer':
+      return { type: 'int', value: integer(innerRaw) };
+    case 'Float':
+      return { type: 'float', value: float(innerRaw) };
+    case 'Duration':
+      return { type: 'duration', ns: durationNs(innerRaw) };
+    default:
+      throw new Refusal(`unsupported TraceQL: the value ${JSON.stringify(innerRaw)} is not supported`);
   }
 }
 
@@ -203,7 +235,9 @@ function condition(text: string, node: SyntaxNode): Condition {
       const v = staticValue(text, only);
       if (v.type === 'bool' && v.value) return { kind: 'true' };
     }
-    throw new Refusal(`unsupported TraceQL: a bare ${JSON.stringify(text.slice(node.from, node.to).trim())} is not a condition this API runs; compare it (e.g. span.x = "v")`);
+    throw new Refusal(
+      `unsupported TraceQL: a bare ${JSON.stringify(text.slice(node.from, node.to).trim())} is not a condition this API runs; compare it (e.g. span.x = "v")`,
+    );
   }
   const [left, op, right] = parts;
   if (parts.length !== 3 || left === undefined || op === undefined || right === undefined) {
@@ -211,11 +245,14 @@ function condition(text: string, node: SyntaxNode): Condition {
   }
   if (op.name === 'And' || op.name === 'Or') return { kind: op.name === 'And' ? 'and' : 'or', left: condition(text, left), right: condition(text, right) };
   const opText = text.slice(op.from, op.to);
-  if (op.name !== 'FieldOp' || !compareOps.has(opText)) throw new Refusal(`unsupported TraceQL: the operator ${JSON.stringify(opText)} is not supported (docs/tempo.md)`);
+  if (op.name !== 'FieldOp' || !compareOps.has(opText))
+    throw new Refusal(`unsupported TraceQL: the operator ${JSON.stringify(opText)} is not supported (docs/tempo.md)`);
   const fieldNode = left.firstChild;
   const valueNode = right.firstChild;
   if (fieldNode === null || valueNode === null || !['IntrinsicField', 'AttributeField'].includes(fieldNode.name) || valueNode.name !== 'Static') {
-    throw new Refusal(`unsupported TraceQL: ${JSON.stringify(text.slice(node.from, node.to).trim())}: only a field compared with a value is supported (docs/tempo.md)`);
+    throw new Refusal(
+      `unsupported TraceQL: ${JSON.stringify(text.slice(node.from, node.to).trim())}: only a field compared with a value is supported (docs/tempo.md)`,
+    );
   }
   return { kind: 'compare', field: field(text, fieldNode), op: opText as CompareOp, value: staticValue(text, valueNode) };
 }
@@ -225,20 +262,34 @@ function spansetFilter(text: string, node: SyntaxNode): Spansets {
   return { kind: 'filter', condition: expression === null ? { kind: 'true' } : condition(text, expression) };
 }
 
-interface Pipeline { spansets?: Spansets; select: Field[] }
+interface Pipeline {
+  spansets?: Spansets;
+  select: Field[];
+}
 
 function pipeline(text: string, node: SyntaxNode, into: Pipeline): void {
   const parts = children(node);
   if (node.name === 'SpansetPipelineExpression' || node.name === 'WrappedSpansetPipeline') {
     const [left, op, right] = parts;
-    if (parts.length === 1 && left !== undefined) { pipeline(text, left, into); return; }
+    if (parts.length === 1 && left !== undefined) {
+      pipeline(text, left, into);
+      return;
+    }
     if (parts.length === 2 && left !== undefined && op !== undefined) {
       // The grammar leaves some operators between spansets (~, !~ ...) unnamed: name them by their text.
-      throw new Refusal(`unsupported TraceQL: the structural operator ${JSON.stringify(text.slice(left.to, op.from).trim())} is not supported by this Tempo API (docs/tempo.md)`);
+      throw new Refusal(
+        `unsupported TraceQL: the structural operator ${JSON.stringify(text.slice(left.to, op.from).trim())} is not supported by this Tempo API (docs/tempo.md)`,
+      );
     }
-    if (left === undefined || op === undefined || right === undefined) throw new Refusal(`unsupported TraceQL: ${JSON.stringify(text.slice(node.from, node.to))}`);
-    if (op.name === 'Pipe') { pipeline(text, left, into); pipeline(text, right, into); return; }
-    if (op.name !== 'And' && op.name !== 'Or') throw new Refusal(`unsupported TraceQL: ${unsupportedNodes[op.name] ?? op.name} is not supported by this Tempo API (docs/tempo.md)`);
+    if (left === undefined || op === undefined || right === undefined)
+      throw new Refusal(`unsupported TraceQL: ${JSON.stringify(text.slice(node.from, node.to))}`);
+    if (op.name === 'Pipe') {
+      pipeline(text, left, into);
+      pipeline(text, right, into);
+      return;
+    }
+    if (op.name !== 'And' && op.name !== 'Or')
+      throw new Refusal(`unsupported TraceQL: ${unsupportedNodes[op.name] ?? op.name} is not supported by this Tempo API (docs/tempo.md)`);
     const a: Pipeline = { select: into.select };
     const b: Pipeline = { select: into.select };
     pipeline(text, left, a);
@@ -247,7 +298,10 @@ function pipeline(text: string, node: SyntaxNode, into: Pipeline): void {
     into.spansets = { kind: op.name === 'And' ? 'and' : 'or', left: a.spansets, right: b.spansets };
     return;
   }
-  if (node.name === 'SpansetPipeline') { for (const p of parts) pipeline(text, p, into); return; }
+  if (node.name === 'SpansetPipeline') {
+    for (const p of parts) pipeline(text, p, into);
+    return;
+  }
   if (node.name === 'SpansetFilter' || node.name === 'SpansetExpression') {
     if (into.spansets !== undefined) throw new Refusal('unsupported TraceQL: a spanset filter after a pipe is not supported (docs/tempo.md)');
     into.spansets = node.name === 'SpansetFilter' ? spansetFilter(text, node) : spansets(text, node);
@@ -255,10 +309,19 @@ function pipeline(text: string, node: SyntaxNode, into: Pipeline): void {
   }
   if (node.name === 'SelectOperation') {
     const args = node.getChild('SelectArgs');
-    if (args !== null) walk(args, (n) => { if (n.name === 'IntrinsicField' || n.name === 'AttributeField') { into.select.push(field(text, n)); return false; } return true; });
+    if (args !== null)
+      walk(args, (n) => {
+        if (n.name === 'IntrinsicField' || n.name === 'AttributeField') {
+          into.select.push(field(text, n));
+          return false;
+        }
+        return true;
+      });
     return;
   }
-  throw new Refusal(`unsupported TraceQL: ${unsupportedNodes[node.name] ?? JSON.stringify(text.slice(node.from, node.to))} is not supported by this Tempo API (docs/tempo.md)`);
+  throw new Refusal(
+    `unsupported TraceQL: ${unsupportedNodes[node.name] ?? JSON.stringify(text.slice(node.from, node.to))} is not supported by this Tempo API (docs/tempo.md)`,
+  );
 }
 
 function spansets(text: string, node: SyntaxNode): Spansets {
@@ -312,7 +375,8 @@ export function parseTraceQl(text: string): Result<TraceQuery, TraceQlError> {
     refuseUnsupported(top);
     const into: Pipeline = { select: [] };
     for (const c of children(top)) pipeline(text, c, into);
-    if (into.spansets === undefined) return fail({ message: 'invalid TraceQL query: a query needs a spanset filter such as { } or { span.http.method = "GET" }' });
+    if (into.spansets === undefined)
+      return fail({ message: 'invalid TraceQL query: a query needs a spanset filter such as { } or { span.http.method = "GET" }' });
     const query = { spansets: into.spansets, select: into.select };
     const tooLarge = sizeProblem(query);
     return tooLarge === undefined ? ok(query) : fail({ message: tooLarge });

@@ -41,14 +41,19 @@ function compareText(params: SqlParams, has: string, expr: string, op: string, v
     return `(${has} AND ${op === '=~' ? '' : 'NOT '}match(${expr}, ${pattern}))`;
   }
   switch (value.type) {
-    case 'string': return `(${has} AND NOT ${typed(intText)} AND NOT ${typed(floatText)} AND NOT ${typed(boolText)} AND ${expr} ${orderOp(op)} ${params.bind(value.value, 'String')})`;
-    case 'int': return `(${has} AND ${typed(intText)} AND toInt64OrZero(${expr}) ${orderOp(op)} ${params.bind(value.value, 'Int64')})`;
-    case 'float': return `(${has} AND ${typed(floatText)} AND toFloat64OrZero(${expr}) ${orderOp(op)} ${params.bind(value.value, 'Float64')})`;
+    case 'string':
+      return `(${has} AND NOT ${typed(intText)} AND NOT ${typed(floatText)} AND NOT ${typed(boolText)} AND ${expr} ${orderOp(op)} ${params.bind(value.value, 'String')})`;
+    case 'int':
+      return `(${has} AND ${typed(intText)} AND toInt64OrZero(${expr}) ${orderOp(op)} ${params.bind(value.value, 'Int64')})`;
+    case 'float':
+      return `(${has} AND ${typed(floatText)} AND toFloat64OrZero(${expr}) ${orderOp(op)} ${params.bind(value.value, 'Float64')})`;
     case 'bool':
       if (op !== '=' && op !== '!=') throw new UnsupportedComparison(`the operator ${op} cannot compare booleans`);
       return `(${has} AND ${typed(boolText)} AND ${expr} ${op} ${params.bind(String(value.value), 'String')})`;
-    case 'duration': throw new UnsupportedComparison('an attribute cannot be compared with a duration');
-    case 'keyword': throw new UnsupportedComparison(`an attribute cannot be compared with the keyword ${value.value}`);
+    case 'duration':
+      throw new UnsupportedComparison('an attribute cannot be compared with a duration');
+    case 'keyword':
+      throw new UnsupportedComparison(`an attribute cannot be compared with the keyword ${value.value}`);
   }
 }
 
@@ -57,13 +62,24 @@ const kindValues = new Set(['server', 'client', 'producer', 'consumer', 'interna
 
 function intrinsicSql(params: SqlParams, name: string, op: string, value: Value): string {
   switch (name) {
-    case 'name': case 'statusMessage': case 'rootName': case 'rootServiceName': {
-      const column = name === 'name' ? 'span_name' : name === 'statusMessage' ? 'status_message' : name === 'rootName' ? traceColumns.rootName : traceColumns.rootServiceName;
+    case 'name':
+    case 'statusMessage':
+    case 'rootName':
+    case 'rootServiceName': {
+      const column =
+        name === 'name'
+          ? 'span_name'
+          : name === 'statusMessage'
+            ? 'status_message'
+            : name === 'rootName'
+              ? traceColumns.rootName
+              : traceColumns.rootServiceName;
       if (value.type === 'nil') return op === '!=' ? `${column} != ''` : `${column} = ''`;
       if (value.type !== 'string') throw new UnsupportedComparison(`${name} is compared with strings`);
       return compareString(params, column, op, value.value);
     }
-    case 'status': case 'kind': {
+    case 'status':
+    case 'kind': {
       const allowed = name === 'status' ? statusValues : kindValues;
       if (value.type !== 'keyword' || !allowed.has(value.value) || (op !== '=' && op !== '!=')) {
         throw new UnsupportedComparison(`${name} is compared with = or != and one of ${[...allowed].join(', ')}`);
@@ -96,13 +112,19 @@ function attributeParts(params: SqlParams, scope: 'span' | 'resource', name: str
 /** One condition of a spanset filter as SQL over a span row. */
 export function conditionSql(params: SqlParams, c: Condition): string {
   switch (c.kind) {
-    case 'true': return '1';
-    case 'and': return `(${conditionSql(params, c.left)} AND ${conditionSql(params, c.right)})`;
-    case 'or': return `(${conditionSql(params, c.left)} OR ${conditionSql(params, c.right)})`;
+    case 'true':
+      return '1';
+    case 'and':
+      return `(${conditionSql(params, c.left)} AND ${conditionSql(params, c.right)})`;
+    case 'or':
+      return `(${conditionSql(params, c.left)} OR ${conditionSql(params, c.right)})`;
     case 'compare': {
       if (c.field.kind === 'intrinsic') return intrinsicSql(params, c.field.name, c.op, c.value);
       const { scope, name } = c.field;
-      const one = (s: 'span' | 'resource'): string => { const p = attributeParts(params, s, name); return compareText(params, p.has, p.expr, c.op, c.value); };
+      const one = (s: 'span' | 'resource'): string => {
+        const p = attributeParts(params, s, name);
+        return compareText(params, p.has, p.expr, c.op, c.value);
+      };
       if (scope !== 'any') return one(scope);
       // An unscoped attribute matches a span attribute or a resource attribute of that name.
       if (c.op === '=' && c.value.type === 'nil') return `(${one('span')} AND ${one('resource')})`;

@@ -5,17 +5,21 @@ import { Pagination } from '../../http/pagination.ts';
 import { severities } from '../query/filters.ts';
 import { attributeFields, withFilterLimits } from '../query/filter-limits.ts';
 
-export const LogQuery = closed('LogQuery', { startTime: TimeValue }, {
-  endTime: TimeValue,
-  body: StringList,
-  traceId: StringList,
-  spanId: StringList,
-  logId: StringList,
-  severity: enumList(severities),
-  attributes: AttributeFilter,
-  includeAttributes: Bool,
-  pagination: Pagination,
-});
+export const LogQuery = closed(
+  'LogQuery',
+  { startTime: TimeValue },
+  {
+    endTime: TimeValue,
+    body: StringList,
+    traceId: StringList,
+    spanId: StringList,
+    logId: StringList,
+    severity: enumList(severities),
+    attributes: AttributeFilter,
+    includeAttributes: Bool,
+    pagination: Pagination,
+  },
+);
 
 export type LogQuery = t.TypeOf<typeof LogQuery>;
 

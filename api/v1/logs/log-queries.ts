@@ -61,7 +61,12 @@ export function logsSql(deps: RouteDeps, scan: TenantScan, q: LogQuery, plan: Pa
 }
 
 /** One page of log records and the cursor for the next. */
-export async function queryLogs(deps: RouteDeps, scan: TenantScan, q: LogQuery, plan: PagePlan): Promise<Result<{ rows: readonly LogRecord[]; next: string | null }, ApiError>> {
+export async function queryLogs(
+  deps: RouteDeps,
+  scan: TenantScan,
+  q: LogQuery,
+  plan: PagePlan,
+): Promise<Result<{ rows: readonly LogRecord[]; next: string | null }, ApiError>> {
   const rows = await deps.runner.rows<LogRow>(logsSql(deps, scan, q, plan));
   if (!rows.ok) return rows;
   const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.log_id], rows.value[0]?.page_fetched);

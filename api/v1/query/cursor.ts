@@ -15,7 +15,12 @@ export interface Cursor {
   readonly frozenEndNs?: string;
 }
 
-interface Wire { v: 1; f: string; k: string[]; e?: string }
+interface Wire {
+  v: 1;
+  f: string;
+  k: string[];
+  e?: string;
+}
 
 /** Digest of the request that a cursor belongs to (tenant, route, filters; never the pagination itself). */
 export function filterDigest(parts: unknown): string {
@@ -26,7 +31,9 @@ export function filterDigest(parts: unknown): string {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return value === undefined ? 'null' : JSON.stringify(value);

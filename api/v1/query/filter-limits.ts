@@ -31,7 +31,8 @@ export function patternProblem(pattern: string): string | undefined {
     if (pattern[i] !== '\\') continue;
     const next = pattern[i + 1];
     if (next === undefined) return 'ends in a lone "\\" (write "\\\\" for a literal backslash)';
-    if (next !== '%' && next !== '_' && next !== '\\') return `has "\\${next}": in a pattern "\\" escapes only %, _ and \\ (write "\\\\" for a literal backslash)`;
+    if (next !== '%' && next !== '_' && next !== '\\')
+      return `has "\\${next}": in a pattern "\\" escapes only %, _ and \\ (write "\\\\" for a literal backslash)`;
     i++;
   }
   return undefined;
@@ -51,12 +52,14 @@ export function filterProblem(fields: readonly FilterField[]): string | undefine
       bytes += Buffer.byteLength(value);
       if (!isPattern(value)) continue;
       patterns += 1;
-      if (value.length > filterLimits.patternChars) return `${path}[${i}] is a pattern of ${value.length} characters: at most ${filterLimits.patternChars} are allowed`;
+      if (value.length > filterLimits.patternChars)
+        return `${path}[${i}] is a pattern of ${value.length} characters: at most ${filterLimits.patternChars} are allowed`;
       const problem = patternProblem(value);
       if (problem !== undefined) return `${path}[${i}] ${quote(value)} ${problem}`;
     }
   }
-  if (patterns > filterLimits.patterns) return `the filters hold ${patterns} patterns (values containing %): at most ${filterLimits.patterns} are allowed per request`;
+  if (patterns > filterLimits.patterns)
+    return `the filters hold ${patterns} patterns (values containing %): at most ${filterLimits.patterns} are allowed per request`;
   if (values > filterLimits.values) return `the filters hold ${values} values: at most ${filterLimits.values} are allowed per request`;
   if (bytes > filterLimits.bytes) return `the filters hold ${bytes} bytes: at most ${filterLimits.bytes} are allowed per request`;
   return undefined;

@@ -11,7 +11,9 @@ export function matchAny(params: SqlParams, column: string, values: readonly str
   const exact = values.filter((v) => !isPattern(v));
   const patterns = values.filter(isPattern);
   const parts = [
-    ...(exact.length === 0 ? [] : [exact.length === 1 ? `${column} = ${params.bind(exact[0], 'String')}` : `${column} IN ${params.bind(exact, 'Array(String)')}`]),
+    ...(exact.length === 0
+      ? []
+      : [exact.length === 1 ? `${column} = ${params.bind(exact[0], 'String')}` : `${column} IN ${params.bind(exact, 'Array(String)')}`]),
     ...patterns.map((p) => `like(${column}, ${params.bind(p, 'String')})`),
   ];
   return parts.length === 1 ? (parts[0] ?? 'false') : `(${parts.join(' OR ')})`;
@@ -38,13 +40,22 @@ export function matchAttributes(params: SqlParams, maps: readonly string[], filt
     const k = params.bind(key, 'String');
     const perMap = maps.map((m) => `(mapContains(${m}, ${k}) AND ${matchAny(params, `${m}[${k}]`, values)})`);
     const strongestFirst = [...maps].reverse();
-    const merged = `multiIf(${strongestFirst.slice(0, -1).map((m) => `mapContains(${m}, ${k}), ${m}[${k}]`).join(', ')}, ${strongestFirst[strongestFirst.length - 1] ?? "''"}[${k}])`;
+    const merged = `multiIf(${strongestFirst
+      .slice(0, -1)
+      .map((m) => `mapContains(${m}, ${k}), ${m}[${k}]`)
+      .join(', ')}, ${strongestFirst[strongestFirst.length - 1] ?? "''"}[${k}])`;
     return `((${perMap.join(' OR ')}) AND ${matchAny(params, merged, values)})`;
   });
 }
 
 export const severityRanges = {
-  UNSPECIFIED: [0, 0], TRACE: [1, 4], DEBUG: [5, 8], INFO: [9, 12], WARN: [13, 16], ERROR: [17, 20], FATAL: [21, 24],
+  UNSPECIFIED: [0, 0],
+  TRACE: [1, 4],
+  DEBUG: [5, 8],
+  INFO: [9, 12],
+  WARN: [13, 16],
+  ERROR: [17, 20],
+  FATAL: [21, 24],
 } as const;
 export type Severity = keyof typeof severityRanges;
 export const severities = Object.keys(severityRanges) as Severity[];

@@ -45,7 +45,8 @@ export function planPage(route: string, scan: TenantScan, input: PageInput, keyL
   const digest = filterDigest([route, scan.tenantId, filters]);
   const cursor = pageCursor(pagination?.page, digest, keyLength + 1);
   if (!cursor.ok) return cursor;
-  if (cursor.value !== undefined && !/^\d{1,19}$/.test(cursor.value.key[0] ?? '')) return fail(invalidRequest('pagination page is not a cursor returned by this API'));
+  if (cursor.value !== undefined && !/^\d{1,19}$/.test(cursor.value.key[0] ?? ''))
+    return fail(invalidRequest('pagination page is not a cursor returned by this API'));
   const frozenEnd = input.endTime === undefined ? (cursor.value?.frozenEndNs === undefined ? nowNs : BigInt(cursor.value.frozenEndNs)) : undefined;
   const range = resolveRange(input.startTime, input.endTime, frozenEnd ?? nowNs);
   if (!range.ok) return range;
@@ -77,7 +78,9 @@ export function windowConditions(statement: ScanStatement, plan: PagePlan, idCol
 }
 
 /** What a row of a byte-bounded page carries besides its own columns (see byteBoundedPage). */
-export interface BoundedRow { readonly page_fetched: number }
+export interface BoundedRow {
+  readonly page_fetched: number;
+}
 
 /**
  * Wraps the SELECT of one page (`inner`: newest first, `LIMIT limit + 1`,
@@ -100,19 +103,26 @@ export function byteBoundedPage(params: SqlParams, plan: KeysetPage, inner: stri
 }
 
 /** SQL for the bytes of a map of strings in an answer: keys, values and JSON punctuation. */
-export const mapBytes = (column: string): string =>
-  `(arraySum(k -> length(k) + 4, mapKeys(${column})) + arraySum(v -> length(v) + 3, mapValues(${column})))`;
+export const mapBytes = (column: string): string => `(arraySum(k -> length(k) + 4, mapKeys(${column})) + arraySum(v -> length(v) + 3, mapValues(${column})))`;
 
 /**
  * The rows of this page and the cursor for the next, from the fetched rows:
  * `limit + 1` of them, or, on a byte-bounded page, the rows within the budget
  * and how many were fetched.
  */
-export function finishPage<R>(plan: KeysetPage, rows: readonly R[], keyOf: (row: R) => string[], fetched = rows.length): { rows: readonly R[]; next: string | null } {
+export function finishPage<R>(
+  plan: KeysetPage,
+  rows: readonly R[],
+  keyOf: (row: R) => string[],
+  fetched = rows.length,
+): { rows: readonly R[]; next: string | null } {
   const pageRows = rows.slice(0, plan.limit);
   const last = pageRows[pageRows.length - 1];
   if (fetched <= pageRows.length || last === undefined) return { rows: pageRows, next: null };
-  return { rows: pageRows, next: encodeCursor(plan.digest, { key: keyOf(last), ...(plan.frozenEndNs === undefined ? {} : { frozenEndNs: plan.frozenEndNs }) }) };
+  return {
+    rows: pageRows,
+    next: encodeCursor(plan.digest, { key: keyOf(last), ...(plan.frozenEndNs === undefined ? {} : { frozenEndNs: plan.frozenEndNs }) }),
+  };
 }
 
 /** Merges attribute maps; later maps win on equal keys (item over scope over resource). */

@@ -26,41 +26,52 @@ export function groupSchema(bounds: Readonly<Record<string, Bound>>, nullable: b
   return {
     type: 'object',
     additionalProperties: false,
-    properties: Object.fromEntries(Object.entries(bounds).map(([f, b]) => [f, {
-      type: nullable ? ['integer', 'null'] : 'integer', minimum: b.min, maximum: b.max, description: describe[f],
-    }])),
+    properties: Object.fromEntries(
+      Object.entries(bounds).map(([f, b]) => [
+        f,
+        {
+          type: nullable ? ['integer', 'null'] : 'integer',
+          minimum: b.min,
+          maximum: b.max,
+          description: describe[f],
+        },
+      ]),
+    ),
   };
 }
 
 /** An object of some of `bounds`' fields, each an integer within its bounds or null. */
 function changesOf<F extends string>(name: string, bounds: Readonly<Record<F, Bound>>): t.Type<Changes<F>, unknown> {
   const known = new Set<string>(Object.keys(bounds));
-  return withSchema(new t.Type<Changes<F>, unknown, unknown>(
-    name,
-    (u): u is Changes<F> => typeof u === 'object' && u !== null,
-    (u, c) => {
-      const at = pathOf(c) || name;
-      if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, `${at} must be a JSON object`);
-      const errors: t.ValidationError[] = [];
-      const out: Partial<Record<F, number | null>> = {};
-      for (const [field, value] of Object.entries(u as Record<string, unknown>)) {
-        if (!known.has(field)) {
-          errors.push({ value, context: c, message: `unknown field "${at}.${field}" (known: ${[...known].join(', ')})` });
-          continue;
+  return withSchema(
+    new t.Type<Changes<F>, unknown, unknown>(
+      name,
+      (u): u is Changes<F> => typeof u === 'object' && u !== null,
+      (u, c) => {
+        const at = pathOf(c) || name;
+        if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, `${at} must be a JSON object`);
+        const errors: t.ValidationError[] = [];
+        const out: Partial<Record<F, number | null>> = {};
+        for (const [field, value] of Object.entries(u as Record<string, unknown>)) {
+          if (!known.has(field)) {
+            errors.push({ value, context: c, message: `unknown field "${at}.${field}" (known: ${[...known].join(', ')})` });
+            continue;
+          }
+          if (value === null) {
+            out[field as F] = null;
+            continue;
+          }
+          const bound = bounds[field as F];
+          const why = typeof value === 'number' ? boundViolation(bound, value) : `must be an integer from ${bound.min} to ${bound.max}`;
+          if (why !== undefined) errors.push({ value, context: c, message: `${at}.${field} is ${JSON.stringify(value)}: it ${why}` });
+          else out[field as F] = value as number;
         }
-        if (value === null) {
-          out[field as F] = null;
-          continue;
-        }
-        const bound = bounds[field as F];
-        const why = typeof value === 'number' ? boundViolation(bound, value) : `must be an integer from ${bound.min} to ${bound.max}`;
-        if (why !== undefined) errors.push({ value, context: c, message: `${at}.${field} is ${JSON.stringify(value)}: it ${why}` });
-        else out[field as F] = value as number;
-      }
-      return errors.length > 0 ? t.failures(errors) : t.success(out);
-    },
-    t.identity,
-  ), groupSchema(bounds, true));
+        return errors.length > 0 ? t.failures(errors) : t.success(out);
+      },
+      t.identity,
+    ),
+    groupSchema(bounds, true),
+  );
 }
 
 export const LimitChanges = changesOf('limits', limitBounds);

@@ -42,7 +42,10 @@ async function tenantPage(deps: RouteDeps, caller: Caller, query: TenantListQuer
   const tenants = await listTenants(deps, new DirectoryScan(caller), query.search, cursor.value?.key[0], page.limit + 1);
   return mapValue(tenants, (rows) => {
     const finished = finishPage(page, rows, (t) => [t.id]);
-    return envelope(finished.rows.map((t) => view(deps, t)), finished.next);
+    return envelope(
+      finished.rows.map((t) => view(deps, t)),
+      finished.next,
+    );
   });
 }
 
@@ -71,9 +74,12 @@ async function applyName(deps: RouteDeps, directory: DirectoryScan, id: string, 
 async function update(deps: RouteDeps, caller: Caller, id: string, body: TenantUpdate, query: TenantUpdateQuery): Promise<Result<TenantView, ApiError>> {
   if (!isValidTenantId(id)) return fail(invalidRequest(`"${id}" is not a valid tenant id: ${tenantIdRule}`));
   const changes = { ...(body.limits === undefined ? {} : { limits: body.limits }), ...(body.retention === undefined ? {} : { retention: body.retention }) };
-  const written = query.source === 'tenant'
-    ? await writeSettings(deps, (s) => s.replace('tenant', id, setValues(changes)))
-    : body.limits === undefined && body.retention === undefined ? ok(undefined) : await writeSettings(deps, (s) => s.write('api', id, changes));
+  const written =
+    query.source === 'tenant'
+      ? await writeSettings(deps, (s) => s.replace('tenant', id, setValues(changes)))
+      : body.limits === undefined && body.retention === undefined
+        ? ok(undefined)
+        : await writeSettings(deps, (s) => s.write('api', id, changes));
   if (!written.ok) return written;
   const name = await applyName(deps, new DirectoryScan(caller), id, body.name);
   return mapValue(name, (n) => view(deps, { id, name: n }));
@@ -87,13 +93,17 @@ function stackDefaults(deps: RouteDeps): { limits: Partial<TenantLimits>; retent
 
 /** Stack-wide defaults reach every tenant, so they need an admin key for every tenant. */
 function allTenants(principal: Principal): Result<undefined, ApiError> {
-  return principal.tenants === '*' ? ok(undefined) : fail({ code: 'forbidden', message: 'tenant defaults apply to every tenant: they need an admin key for all tenants ("tenants": ["*"])' });
+  return principal.tenants === '*'
+    ? ok(undefined)
+    : fail({ code: 'forbidden', message: 'tenant defaults apply to every tenant: they need an admin key for all tenants ("tenants": ["*"])' });
 }
 
 export function registerTenantRoutes(routes: ApiRoutes, deps: RouteDeps): void {
   routes.get('/v1/tenants', scope(['read', 'admin']), validateQuery(TenantListQuery), (query, caller) => tenantPage(deps, caller, query));
   routes.get('/v1/tenants/:id', scope(['read', 'admin'], 'id'), validate(NoInput), (_, caller) => tenantOf(deps, caller, caller.tenantId));
-  routes.put('/v1/tenants/:id', scope(['admin'], 'id'), validateWithQuery(TenantUpdate, TenantUpdateQuery), ({ body, query }, caller) => update(deps, caller, caller.tenantId, body, query));
+  routes.put('/v1/tenants/:id', scope(['admin'], 'id'), validateWithQuery(TenantUpdate, TenantUpdateQuery), ({ body, query }, caller) =>
+    update(deps, caller, caller.tenantId, body, query),
+  );
   routes.get('/v1/settings/tenant-defaults', scope(['admin']), validate(NoInput), (_, { principal }) => {
     const allowed = allTenants(principal);
     return Promise.resolve(allowed.ok ? ok(stackDefaults(deps)) : allowed);
@@ -105,4 +115,3 @@ export function registerTenantRoutes(routes: ApiRoutes, deps: RouteDeps): void {
     return written.ok ? ok(stackDefaults(deps)) : written;
   });
 }
-

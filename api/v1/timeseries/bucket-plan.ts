@@ -23,11 +23,15 @@ const countPoints = (startMs: number, endMs: number, stepMs: number): number => 
 
 /** Resolves the buckets of [startMs, endMs); `intervalSeconds` undefined → the default rule. */
 export function planBuckets(startMs: number, endMs: number, intervalSeconds: number | undefined): Result<BucketPlan, ApiError> {
-  const stepMs = intervalSeconds === undefined
-    ? 1000 * (defaultIntervals.find((s) => countPoints(startMs, endMs, s * 1000) <= defaultMaxPoints) ?? 86400)
-    : Math.max(1, Math.round(intervalSeconds * 1000));
+  const stepMs =
+    intervalSeconds === undefined
+      ? 1000 * (defaultIntervals.find((s) => countPoints(startMs, endMs, s * 1000) <= defaultMaxPoints) ?? 86400)
+      : Math.max(1, Math.round(intervalSeconds * 1000));
   const points = countPoints(startMs, endMs, stepMs);
-  if (points > maxPoints) return fail(invalidRequest(`the range holds ${points} intervals of ${stepMs / 1000} s; at most ${maxPoints} are allowed: widen interval or narrow the range`));
+  if (points > maxPoints)
+    return fail(
+      invalidRequest(`the range holds ${points} intervals of ${stepMs / 1000} s; at most ${maxPoints} are allowed: widen interval or narrow the range`),
+    );
   return ok({ originMs: Math.floor(startMs / stepMs) * stepMs, stepMs, points });
 }
 

@@ -41,18 +41,28 @@ interface Delta {
 
 const expMap = (offset: number, counts: readonly number[]): Map<number, number> => {
   const m = new Map<number, number>();
-  counts.forEach((c, i) => { if (c > 0) m.set(offset + i, c); });
+  counts.forEach((c, i) => {
+    if (c > 0) m.set(offset + i, c);
+  });
   return m;
 };
 
 const asDelta = (p: RawPoint): Delta => ({
-  value: p.value, count: p.count, sum: p.sum, buckets: p.bucket_counts,
-  pos: expMap(p.exp_positive_offset, p.exp_positive_bucket_counts), neg: expMap(p.exp_negative_offset, p.exp_negative_bucket_counts), zero: p.exp_zero_count,
+  value: p.value,
+  count: p.count,
+  sum: p.sum,
+  buckets: p.bucket_counts,
+  pos: expMap(p.exp_positive_offset, p.exp_positive_bucket_counts),
+  neg: expMap(p.exp_negative_offset, p.exp_negative_bucket_counts),
+  zero: p.exp_zero_count,
 });
 
 const minusMap = (a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>): Map<number, number> => {
   const out = new Map<number, number>();
-  for (const [k, v] of a) { const d = v - (b.get(k) ?? 0); if (d > 0) out.set(k, d); }
+  for (const [k, v] of a) {
+    const d = v - (b.get(k) ?? 0);
+    if (d > 0) out.set(k, d);
+  }
   return out;
 };
 
@@ -71,9 +81,12 @@ export function deltaOf(type: MetricType, p: RawPoint, prev: RawPoint | undefine
     const value = p.value >= prev.value ? p.value - prev.value : p.value;
     return { ...asDelta(p), value };
   }
-  const comparable = type === 'histogram'
-    ? sameArray(p.explicit_bounds, prev.explicit_bounds) && p.bucket_counts.length === prev.bucket_counts.length
-    : type === 'exponential_histogram' ? p.exp_scale === prev.exp_scale : true;
+  const comparable =
+    type === 'histogram'
+      ? sameArray(p.explicit_bounds, prev.explicit_bounds) && p.bucket_counts.length === prev.bucket_counts.length
+      : type === 'exponential_histogram'
+        ? p.exp_scale === prev.exp_scale
+        : true;
   if (p.count < prev.count || !comparable) return asDelta(p);
   const prevDelta = asDelta(prev);
   return {
@@ -137,7 +150,10 @@ export function exponentialQuantile(q: number, scale: number, zero: number, pos:
 function downscale(m: ReadonlyMap<number, number>, from: number, to: number): Map<number, number> {
   const out = new Map<number, number>();
   const shift = from - to;
-  for (const [i, c] of m) { const j = i >> shift; out.set(j, (out.get(j) ?? 0) + c); }
+  for (const [i, c] of m) {
+    const j = i >> shift;
+    out.set(j, (out.get(j) ?? 0) + c);
+  }
   return out;
 }
 
@@ -172,7 +188,10 @@ function addTo(acc: BucketAccumulator, type: MetricType, op: Operator, p: RawPoi
   if (type === 'summary' && q !== undefined) {
     const at = p.quantiles.findIndex((x) => Math.abs(x - q) < 1e-9);
     const v = p.quantile_values[at];
-    if (at >= 0 && v !== undefined) { acc.quantileSum += v; acc.quantileN += 1; }
+    if (at >= 0 && v !== undefined) {
+      acc.quantileSum += v;
+      acc.quantileN += 1;
+    }
   }
   if (type === 'summary') {
     const lo = p.quantile_values[p.quantiles.indexOf(0)];
@@ -188,10 +207,16 @@ function addTo(acc: BucketAccumulator, type: MetricType, op: Operator, p: RawPoi
   acc.increase += d.value;
   acc.count += d.count;
   acc.sum += d.sum;
-  if (p.ms >= acc.lastMs) { acc.lastMs = p.ms; acc.lastAvg = d.count > 0 ? d.sum / d.count : null; }
+  if (p.ms >= acc.lastMs) {
+    acc.lastMs = p.ms;
+    acc.lastAvg = d.count > 0 ? d.sum / d.count : null;
+  }
   if (type === 'histogram') {
     acc.bounds ??= p.explicit_bounds;
-    if (sameArray(acc.bounds, p.explicit_bounds)) d.buckets.forEach((c, i) => { acc.buckets[i] = (acc.buckets[i] ?? 0) + c; });
+    if (sameArray(acc.bounds, p.explicit_bounds))
+      d.buckets.forEach((c, i) => {
+        acc.buckets[i] = (acc.buckets[i] ?? 0) + c;
+      });
   }
   if (type === 'exponential_histogram') {
     const scale = acc.expScale === undefined ? p.exp_scale : Math.min(acc.expScale, p.exp_scale);
@@ -200,7 +225,10 @@ function addTo(acc: BucketAccumulator, type: MetricType, op: Operator, p: RawPoi
       acc.neg = downscale(acc.neg, acc.expScale, scale);
     }
     acc.expScale = scale;
-    for (const [src, dst] of [[d.pos, acc.pos], [d.neg, acc.neg]] as const) {
+    for (const [src, dst] of [
+      [d.pos, acc.pos],
+      [d.neg, acc.neg],
+    ] as const) {
       for (const [i, c] of downscale(src, p.exp_scale, scale)) dst.set(i, (dst.get(i) ?? 0) + c);
     }
     acc.zero += d.zero;
@@ -211,14 +239,22 @@ function finish(acc: BucketAccumulator, type: MetricType, op: Operator, stepSeco
   const counter = type === 'gauge' || type === 'sum';
   const hasDelta = acc.deltas > 0;
   switch (op) {
-    case 'rate': return hasDelta ? (counter ? acc.increase : acc.count) / stepSeconds : null;
-    case 'increase': return hasDelta ? (counter ? acc.increase : acc.count) : null;
-    case 'count': return acc.count;
-    case 'sum': return hasDelta ? acc.sum : null;
-    case 'avg': return acc.count > 0 ? acc.sum / acc.count : null;
-    case 'min': return acc.min;
-    case 'max': return acc.max;
-    case 'last': return acc.lastAvg;
+    case 'rate':
+      return hasDelta ? (counter ? acc.increase : acc.count) / stepSeconds : null;
+    case 'increase':
+      return hasDelta ? (counter ? acc.increase : acc.count) : null;
+    case 'count':
+      return acc.count;
+    case 'sum':
+      return hasDelta ? acc.sum : null;
+    case 'avg':
+      return acc.count > 0 ? acc.sum / acc.count : null;
+    case 'min':
+      return acc.min;
+    case 'max':
+      return acc.max;
+    case 'last':
+      return acc.lastAvg;
     default: {
       const q = quantileOf(op) ?? 0.5;
       if (type === 'summary') return acc.quantileN > 0 ? acc.quantileSum / acc.quantileN : null;

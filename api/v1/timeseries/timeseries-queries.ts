@@ -73,7 +73,12 @@ function groupExpression(params: SqlParams, key: string, index: number): string 
 }
 
 const sqlAggregates: Partial<Record<Operator, string>> = {
-  avg: 'avg(value)', sum: 'sum(value)', min: 'min(value)', max: 'max(value)', count: 'toFloat64(count())', last: 'argMax(value, timestamp)',
+  avg: 'avg(value)',
+  sum: 'sum(value)',
+  min: 'min(value)',
+  max: 'max(value)',
+  count: 'toFloat64(count())',
+  last: 'argMax(value, timestamp)',
 };
 
 /** Whether gauges and sums answer this operator with one aggregating SELECT. */
@@ -89,20 +94,38 @@ const infoColumns = ['toString(metric_type) AS type', 'toString(temporality) AS 
  */
 const infoTuple = 'any((metric_type, temporality, is_monotonic, unit, description)) AS info';
 
-interface InfoRow { type: MetricType; temporality: string; monotonic: number; unit: string; description: string }
+interface InfoRow {
+  type: MetricType;
+  temporality: string;
+  monotonic: number;
+  unit: string;
+  description: string;
+}
 
 /** The info tuple as JSON: an array, or an object keyed by column where the server names tuple elements. */
 type InfoTuple = readonly [MetricType, string, boolean, string, string] | Readonly<Record<string, string | boolean>>;
 
-const infoOf = (name: string, r: InfoRow): MetricInfo =>
-  ({ name, type: r.type, temporality: r.temporality, monotonic: r.monotonic === 1, unit: r.unit, description: r.description });
+const infoOf = (name: string, r: InfoRow): MetricInfo => ({
+  name,
+  type: r.type,
+  temporality: r.temporality,
+  monotonic: r.monotonic === 1,
+  unit: r.unit,
+  description: r.description,
+});
 
 /** The metric type of an aggregated info tuple (its first element). */
 const typeOfTuple = (tuple: InfoTuple): unknown => (Array.isArray(tuple) ? tuple[0] : Object.values(tuple)[0]);
 
 /** Reads an aggregated info tuple. */
 export function infoOfTuple(name: string, tuple: InfoTuple): MetricInfo {
-  const [type, temporality, monotonic, unit, description] = (Array.isArray(tuple) ? tuple : Object.values(tuple)) as [MetricType, string, boolean, string, string];
+  const [type, temporality, monotonic, unit, description] = (Array.isArray(tuple) ? tuple : Object.values(tuple)) as [
+    MetricType,
+    string,
+    boolean,
+    string,
+    string,
+  ];
   return { name, type, temporality, monotonic, unit, description };
 }
 
@@ -118,10 +141,12 @@ export function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: Seri
   const where = baseConditions(statement, w, metric, q, w.startNs);
   if (!where.ok) return where;
   const groupNames = groups.map((_, i) => `g${i}`);
-  return ok(statement.finish(`SELECT ${[...groups, bucket, `${aggregate} AS v`, infoTuple].join(', ')}
+  return ok(
+    statement.finish(`SELECT ${[...groups, bucket, `${aggregate} AS v`, infoTuple].join(', ')}
     FROM ${queryTable(deps.schema, 'metrics')}
     WHERE ${where.value.join(' AND ')}
-    GROUP BY ${[...groupNames, 'b'].join(', ')}`));
+    GROUP BY ${[...groupNames, 'b'].join(', ')}`),
+  );
 }
 
 /** The raw points of one metric, sorted by series, stream and time. */
@@ -132,22 +157,45 @@ function rawSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery): Res
   const from = w.startNs - lookbackNs(w) > 0n ? w.startNs - lookbackNs(w) : 0n;
   const where = baseConditions(statement, w, metric, q, from, w.startNs - from);
   if (!where.ok) return where;
-  return ok(statement.finish(`SELECT ${[...groups, ...infoColumns, 'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
-    // 64-bit integers become Float64 so both store modes return JSON numbers.
-    'toFloat64(toUnixTimestamp64Milli(timestamp)) AS ms', 'value', 'toFloat64(count) AS count', 'sum', 'min', 'max',
-    'arrayMap(x -> toFloat64(x), bucket_counts) AS bucket_counts', 'explicit_bounds', 'exp_scale', 'toFloat64(exp_zero_count) AS exp_zero_count',
-    'exp_positive_offset', 'arrayMap(x -> toFloat64(x), exp_positive_bucket_counts) AS exp_positive_bucket_counts',
-    'exp_negative_offset', 'arrayMap(x -> toFloat64(x), exp_negative_bucket_counts) AS exp_negative_bucket_counts', 'quantiles', 'quantile_values'].join(', ')}
+  return ok(
+    statement.finish(`SELECT ${[
+      ...groups,
+      ...infoColumns,
+      'toString(cityHash64(resource_attributes, scope_attributes, attributes)) AS stream',
+      // 64-bit integers become Float64 so both store modes return JSON numbers.
+      'toFloat64(toUnixTimestamp64Milli(timestamp)) AS ms',
+      'value',
+      'toFloat64(count) AS count',
+      'sum',
+      'min',
+      'max',
+      'arrayMap(x -> toFloat64(x), bucket_counts) AS bucket_counts',
+      'explicit_bounds',
+      'exp_scale',
+      'toFloat64(exp_zero_count) AS exp_zero_count',
+      'exp_positive_offset',
+      'arrayMap(x -> toFloat64(x), exp_positive_bucket_counts) AS exp_positive_bucket_counts',
+      'exp_negative_offset',
+      'arrayMap(x -> toFloat64(x), exp_negative_bucket_counts) AS exp_negative_bucket_counts',
+      'quantiles',
+      'quantile_values',
+    ].join(', ')}
     FROM ${queryTable(deps.schema, 'metrics')}
     WHERE ${where.value.join(' AND ')}
     ORDER BY ${[...groups.map((_, i) => `g${i}`), 'stream', 'ms'].join(', ')}
-    LIMIT ${params.bind(maxRawPoints + 1, 'UInt64')}`));
+    LIMIT ${params.bind(maxRawPoints + 1, 'UInt64')}`),
+  );
 }
 
 type GroupRow = Readonly<Record<string, unknown>>;
 
 const labelsOf = (row: GroupRow, groupBy: readonly string[]): Record<string, string> =>
-  Object.fromEntries(groupBy.map((k, i) => { const v = row[`g${i}`]; return [k, typeof v === 'string' ? v : '']; }));
+  Object.fromEntries(
+    groupBy.map((k, i) => {
+      const v = row[`g${i}`];
+      return [k, typeof v === 'string' ? v : ''];
+    }),
+  );
 
 /** The series a row belongs to: its group values (no JSON for the common single group). */
 const keyOf = (row: GroupRow, groupBy: readonly string[]): string =>
@@ -166,7 +214,12 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
     if (!rows.ok) return rows;
     const first = rows.value[0];
     if (first === undefined) return ok([]);
-    if (rows.value.every((r) => { const type = typeOfTuple(r.info); return type === 'gauge' || type === 'sum'; })) {
+    if (
+      rows.value.every((r) => {
+        const type = typeOfTuple(r.info);
+        return type === 'gauge' || type === 'sum';
+      })
+    ) {
       const info = infoOfTuple(metric, first.info);
       const series = new Map<string, { labels: Record<string, string>; values: (number | null)[] }>();
       for (const row of rows.value) {
@@ -187,7 +240,8 @@ export async function metricSeries(deps: RouteDeps, w: Window, metric: string, q
   if (!statement.ok) return statement;
   const rows = await deps.runner.manyRows<GroupRow & InfoRow & RawPoint>(statement.value);
   if (!rows.ok) return rows;
-  if (rows.value.length > maxRawPoints) return fail(invalidRequest(`metric "${metric}" has more than ${maxRawPoints} points in the range: narrow the range or filter`));
+  if (rows.value.length > maxRawPoints)
+    return fail(invalidRequest(`metric "${metric}" has more than ${maxRawPoints} points in the range: narrow the range or filter`));
   const startMs = Number(w.startNs / 1_000_000n);
   // The newest point in the window names the metric's type and unit.
   const newest = rows.value.reduce<(InfoRow & RawPoint) | undefined>((a, r) => (r.ms >= startMs && (a === undefined || r.ms > a.ms) ? r : a), undefined);

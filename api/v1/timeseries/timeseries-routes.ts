@@ -6,5 +6,7 @@ import { BoundedTimeseriesRequest } from './timeseries-codecs.ts';
 import { timeseriesReport } from './timeseries-report.ts';
 
 export function registerTimeseriesRoutes(routes: ApiRoutes, deps: RouteDeps): void {
-  routes.post('/v1/tenants/:tenant_id/timeseries', scope(['read'], 'tenant_id'), validate(BoundedTimeseriesRequest), (request, caller) => timeseriesReport(deps, caller, request));
+  routes.post('/v1/tenants/:tenant_id/timeseries', scope(['read'], 'tenant_id'), validate(BoundedTimeseriesRequest), (request, caller) =>
+    timeseriesReport(deps, caller, request),
+  );
 }

@@ -10,23 +10,30 @@ export const statusCodes = ['OK', 'ERROR', 'UNSET'] as const;
 /** Longest span duration a filter may name: 10^18 ns (about 31.7 years), well inside the UInt64 column and exact as a JSON number's integer part. */
 export const maxDurationNs = 1e18;
 
-const Duration = refined(t.number, `a number of nanoseconds from 0 to ${maxDurationNs}`, (n) => Number.isFinite(n) && n >= 0 && n <= maxDurationNs,
-  { type: 'number', minimum: 0, maximum: maxDurationNs });
-
-export const TraceQuery = closed('TraceQuery', { startTime: TimeValue }, {
-  endTime: TimeValue,
-  traceId: StringList,
-  spanId: StringList,
-  parentSpanId: StringList,
-  spanName: StringList,
-  spanKind: enumList(spanKinds),
-  statusCode: enumList(statusCodes),
-  durationMin: Duration,
-  durationMax: Duration,
-  attributes: AttributeFilter,
-  includeAttributes: Bool,
-  pagination: Pagination,
+const Duration = refined(t.number, `a number of nanoseconds from 0 to ${maxDurationNs}`, (n) => Number.isFinite(n) && n >= 0 && n <= maxDurationNs, {
+  type: 'number',
+  minimum: 0,
+  maximum: maxDurationNs,
 });
+
+export const TraceQuery = closed(
+  'TraceQuery',
+  { startTime: TimeValue },
+  {
+    endTime: TimeValue,
+    traceId: StringList,
+    spanId: StringList,
+    parentSpanId: StringList,
+    spanName: StringList,
+    spanKind: enumList(spanKinds),
+    statusCode: enumList(statusCodes),
+    durationMin: Duration,
+    durationMax: Duration,
+    attributes: AttributeFilter,
+    includeAttributes: Bool,
+    pagination: Pagination,
+  },
+);
 
 export type TraceQuery = t.TypeOf<typeof TraceQuery>;
 

@@ -55,17 +55,33 @@ export function tracesSql(deps: RouteDeps, scan: TenantScan, q: TraceQuery, plan
   if (q.parentSpanId !== undefined) where.push(matchAny(params, 'parent_span_id', q.parentSpanId));
   if (q.spanName !== undefined) where.push(matchAny(params, 'span_name', q.spanName));
   // OTLP treats an unspecified kind as internal.
-  if (q.spanKind !== undefined) where.push(`toString(span_kind) IN ${params.bind(q.spanKind.includes('INTERNAL') ? [...q.spanKind, 'UNSPECIFIED'] : q.spanKind, 'Array(String)')}`);
+  if (q.spanKind !== undefined)
+    where.push(`toString(span_kind) IN ${params.bind(q.spanKind.includes('INTERNAL') ? [...q.spanKind, 'UNSPECIFIED'] : q.spanKind, 'Array(String)')}`);
   if (q.statusCode !== undefined) where.push(`toString(status_code) IN ${params.bind(q.statusCode, 'Array(String)')}`);
   // Bigints: durations beyond 2^53 ns (104 days) are integers a client may send, and the store binds only safe integers from numbers.
   if (q.durationMin !== undefined) where.push(`duration_ns >= ${params.bind(BigInt(Math.ceil(q.durationMin)), 'UInt64')}`);
   if (q.durationMax !== undefined) where.push(`duration_ns <= ${params.bind(BigInt(Math.floor(q.durationMax)), 'UInt64')}`);
   if (q.attributes !== undefined) where.push(...matchAttributes(params, ['resource_attributes', 'scope_attributes', 'span_attributes'], q.attributes));
   const maps = q.includeAttributes === true ? ['resource_attributes', 'scope_attributes', 'span_attributes'] : [];
-  const columns = ['toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns', 'trace_id', 'span_id', 'parent_span_id', 'span_name', 'toString(span_kind) AS span_kind',
-    'service_name', 'toString(duration_ns) AS duration', 'toString(status_code) AS status_code', 'status_message', ...maps];
+  const columns = [
+    'toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns',
+    'trace_id',
+    'span_id',
+    'parent_span_id',
+    'span_name',
+    'toString(span_kind) AS span_kind',
+    'service_name',
+    'toString(duration_ns) AS duration',
+    'toString(status_code) AS status_code',
+    'status_message',
+    ...maps,
+  ];
   // A span's bytes in the answer: its strings, its attributes, and about 250 bytes of field names and fixed-size values.
-  const rowBytes = ['250', ...['trace_id', 'span_id', 'parent_span_id', 'span_name', 'service_name', 'status_message'].map((c) => `length(${c})`), ...maps.map(mapBytes)].join(' + ');
+  const rowBytes = [
+    '250',
+    ...['trace_id', 'span_id', 'parent_span_id', 'span_name', 'service_name', 'status_message'].map((c) => `length(${c})`),
+    ...maps.map(mapBytes),
+  ].join(' + ');
   const inner = `SELECT ${columns.join(', ')}, toUnixTimestamp64Nano(timestamp) AS page_ts, ${rowBytes} AS row_bytes FROM ${queryTable(deps.schema, 'spans')}
     WHERE ${where.join('\n      AND ')}
     ORDER BY timestamp DESC, trace_id DESC, span_id DESC LIMIT ${params.bind(plan.limit + 1, 'UInt64')}`;
@@ -74,7 +90,12 @@ export function tracesSql(deps: RouteDeps, scan: TenantScan, q: TraceQuery, plan
 }
 
 /** One page of spans and the cursor for the next. */
-export async function queryTraces(deps: RouteDeps, scan: TenantScan, q: TraceQuery, plan: PagePlan): Promise<Result<{ rows: readonly SpanRecord[]; next: string | null }, ApiError>> {
+export async function queryTraces(
+  deps: RouteDeps,
+  scan: TenantScan,
+  q: TraceQuery,
+  plan: PagePlan,
+): Promise<Result<{ rows: readonly SpanRecord[]; next: string | null }, ApiError>> {
   const rows = await deps.runner.rows<SpanRow>(tracesSql(deps, scan, q, plan));
   if (!rows.ok) return rows;
   const page = finishPage(plan, rows.value, (r) => [r.ts_ns, r.trace_id, r.span_id], rows.value[0]?.page_fetched);
@@ -101,7 +122,8 @@ export async function queryTraces(deps: RouteDeps, scan: TenantScan, q: TraceQue
 
 /** The page of spans a request asks for, in the page envelope. */
 export async function tracePage(deps: RouteDeps, caller: ScanCaller, q: TraceQuery): Promise<Result<Envelope<SpanRecord>, ApiError>> {
-  if (q.durationMin !== undefined && q.durationMax !== undefined && q.durationMin > q.durationMax) return fail(invalidRequest('durationMin is greater than durationMax'));
+  if (q.durationMin !== undefined && q.durationMax !== undefined && q.durationMin > q.durationMax)
+    return fail(invalidRequest('durationMin is greater than durationMax'));
   const scan = TenantScan.open(deps, caller, 'traces');
   const plan = planPage('traces', scan, q, 2, deps.now(), deps.pageMaxBytes);
   if (!plan.ok) return plan;

@@ -2,7 +2,11 @@
 import * as t from 'io-ts';
 import { closed, TimeValue, withSchema } from '../../http/codecs.ts';
 
-export const UsageInterval = withSchema(t.keyof({ day: null, month: null }, 'one of "day", "month"'), { type: 'string', enum: ['day', 'month'], default: 'day' });
+export const UsageInterval = withSchema(t.keyof({ day: null, month: null }, 'one of "day", "month"'), {
+  type: 'string',
+  enum: ['day', 'month'],
+  default: 'day',
+});
 
 export const UsageQuery = closed('UsageQuery', { startTime: TimeValue }, { endTime: TimeValue, interval: UsageInterval });
 

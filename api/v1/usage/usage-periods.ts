@@ -28,7 +28,10 @@ export function periodsTouching(startNs: bigint, endNs: bigint, interval: 'day' 
     const start = Date.UTC(y, m, 1) / dayMs;
     if (start > last) break;
     m += 1;
-    if (m === 12) { m = 0; y += 1; }
+    if (m === 12) {
+      m = 0;
+      y += 1;
+    }
     periods.push({ firstDay: start, endDay: Date.UTC(y, m, 1) / dayMs });
   }
   return periods;

@@ -58,7 +58,9 @@ interface DayRow {
 const noneRejected = (): RejectedCounts => ({ units: 0, bytes: 0, reasons: {} });
 
 const empty = (): UsageCounts => ({
-  logs: { bytes: 0, units: 0 }, metrics: { units: 0 }, traces: { units: 0 },
+  logs: { bytes: 0, units: 0 },
+  metrics: { units: 0 },
+  traces: { units: 0 },
   rejected: { logs: noneRejected(), metrics: noneRejected(), traces: noneRejected() },
 });
 
@@ -99,7 +101,11 @@ export function usageSql(deps: RouteDeps, scan: TenantScan, periods: readonly Pe
 }
 
 /** Totals and one entry per period. */
-export async function queryUsage(deps: RouteDeps, scan: TenantScan, periods: readonly Period[]): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
+export async function queryUsage(
+  deps: RouteDeps,
+  scan: TenantScan,
+  periods: readonly Period[],
+): Promise<Result<UsageCounts & { data: UsageEntry[] }, ApiError>> {
   const rows = await deps.runner.rows<DayRow>(usageSql(deps, scan, periods));
   if (!rows.ok) return rows;
   const totals = empty();
@@ -109,7 +115,10 @@ export async function queryUsage(deps: RouteDeps, scan: TenantScan, periods: rea
     return data[periods.findIndex((p) => dayNumber >= p.firstDay && dayNumber < p.endDay)];
   };
   for (const row of rows.value) {
-    const into = (counts: UsageCounts): void => { if (row.signal === '') add(counts, row); else addRejected(counts, row); };
+    const into = (counts: UsageCounts): void => {
+      if (row.signal === '') add(counts, row);
+      else addRejected(counts, row);
+    };
     into(totals);
     const entry = entryOf(row.day);
     if (entry !== undefined) into(entry);

@@ -21,8 +21,16 @@ export type ItemLimits = ItemLimitsConfig;
 
 /** The defaults of the TENANTRY_* settings (a unit test holds them to src/config/variables.ts). */
 export const defaultItemLimits: ItemLimits = {
-  maxAttributes: 128, maxAttributeKeyBytes: 1024, maxAttributeValueBytes: 16 * 1024, maxLogBodyBytes: 256 * 1024, maxSpanNameBytes: 1024,
-  maxSpanEvents: 128, maxSpanLinks: 128, maxValueDepth: 16, maxFutureSkewMs: 600_000, maxRequestExpansion: 16,
+  maxAttributes: 128,
+  maxAttributeKeyBytes: 1024,
+  maxAttributeValueBytes: 16 * 1024,
+  maxLogBodyBytes: 256 * 1024,
+  maxSpanNameBytes: 1024,
+  maxSpanEvents: 128,
+  maxSpanLinks: 128,
+  maxValueDepth: 16,
+  maxFutureSkewMs: 600_000,
+  maxRequestExpansion: 16,
   retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 },
 };
 
@@ -95,9 +103,10 @@ export class RequestLimits {
     this.limits = limits;
     const retention = retentionOf[signal];
     const days = retention.days(limits);
-    this.tally = new ItemTally(limits, settings === undefined
-      ? `${signal} retention of ${days} days (${retention.variable})`
-      : `${signal} retention of its tenant (${retention.field})`);
+    this.tally = new ItemTally(
+      limits,
+      settings === undefined ? `${signal} retention of ${days} days (${retention.variable})` : `${signal} retention of its tenant (${retention.field})`,
+    );
     this.rowBudget = Math.max(minRowBudgetBytes, bodyBytes * limits.maxRequestExpansion);
     this.#signal = signal;
     this.#nowMs = nowMs;
@@ -138,9 +147,12 @@ export class RequestLimits {
     // A value of 2^63 ns or more is clamped to the largest DateTime64: far in the future.
     const ns = hi >= 0x80000000 ? Infinity : hi * twoTo32 + lo;
     // Only the first rejection of a reason needs its example: the message quotes one.
-    if (ns < this.#oldestFor(tenant)) return this.tally.hasExample('timestamp_too_old') ? tooOld : { reason: 'timestamp_too_old', example: this.#tooOldExample(tenant, ns) };
+    if (ns < this.#oldestFor(tenant))
+      return this.tally.hasExample('timestamp_too_old') ? tooOld : { reason: 'timestamp_too_old', example: this.#tooOldExample(tenant, ns) };
     if (ns > this.#newestNs) {
-      return this.tally.hasExample('timestamp_too_new') ? tooNew : { reason: 'timestamp_too_new', example: hi >= 0x80000000 ? 'a time after 2262' : describeNanos(ns) };
+      return this.tally.hasExample('timestamp_too_new')
+        ? tooNew
+        : { reason: 'timestamp_too_new', example: hi >= 0x80000000 ? 'a time after 2262' : describeNanos(ns) };
     }
     if (renderedBytes > this.rowBudget) return tooExpansive;
     if (partTooDeep) return tooDeep;
@@ -184,7 +196,8 @@ export class RequestLimits {
 
   /** Writes buf[start, end) as a String of at most `max` bytes. */
   writeSlice(w: RowWriter, buf: Buffer, start: number, end: number, max: number, reason: TruncateReason): void {
-    if (end - start <= max) { // the usual case, for every key and value
+    if (end - start <= max) {
+      // the usual case, for every key and value
       w.string(buf, start, end);
       return;
     }
@@ -195,7 +208,8 @@ export class RequestLimits {
 
   /** Writes a JS string as a UTF-8 String of at most `max` bytes. */
   writeText(w: RowWriter, s: string, max: number, reason: TruncateReason): void {
-    if (s.length * 3 <= max) { // a UTF-16 unit is at most 3 UTF-8 bytes
+    if (s.length * 3 <= max) {
+      // a UTF-16 unit is at most 3 UTF-8 bytes
       w.text(s);
       return;
     }
@@ -222,4 +236,5 @@ export class RequestLimits {
   }
 }
 
-export type TruncateReason = 'attribute_count' | 'attribute_key_bytes' | 'attribute_value_bytes' | 'log_body_bytes' | 'span_name_bytes' | 'span_events' | 'span_links';
+export type TruncateReason =
+  'attribute_count' | 'attribute_key_bytes' | 'attribute_value_bytes' | 'log_body_bytes' | 'span_name_bytes' | 'span_events' | 'span_links';

@@ -8,13 +8,25 @@ import { reasonText as tenantReasonText } from './tenant-resolver.ts';
 import type { RejectReason as TenantReason } from './tenant-resolver.ts';
 
 /** The order in which messages list truncations, whatever order they happened in. */
-const truncateReasons: readonly TruncateReason[] = ['attribute_count', 'attribute_key_bytes', 'attribute_value_bytes', 'log_body_bytes', 'span_name_bytes', 'span_events', 'span_links'];
+const truncateReasons: readonly TruncateReason[] = [
+  'attribute_count',
+  'attribute_key_bytes',
+  'attribute_value_bytes',
+  'log_body_bytes',
+  'span_name_bytes',
+  'span_events',
+  'span_links',
+];
 
 export type LimitReason = 'timestamp_too_old' | 'timestamp_too_new' | 'value_too_deep' | 'request_too_expansive' | 'enum_out_of_range' | 'bound_not_finite';
 export type RejectReason = TenantReason | LimitReason;
 
 /** Why an item is rejected: a reason, the tenant refused, an example value for the message. */
-export interface ItemRejection { readonly reason: RejectReason; readonly tenant?: string | undefined; readonly example?: string | undefined }
+export interface ItemRejection {
+  readonly reason: RejectReason;
+  readonly tenant?: string | undefined;
+  readonly example?: string | undefined;
+}
 
 /** The truncations of a batch, per limit (read by the ingest pipeline for its metrics). */
 export interface Truncations {
@@ -86,27 +98,40 @@ export class ItemTally implements Rejections, Truncations {
   #reasonText(reason: RejectReason): string {
     const l = this.#limits;
     switch (reason) {
-      case 'timestamp_too_old': return `timestamp older than the ${this.#retention}`;
-      case 'timestamp_too_new': return `timestamp more than ${l.maxFutureSkewMs / 1000} s in the future (TENANTRY_MAX_FUTURE_SKEW_SECONDS)`;
-      case 'value_too_deep': return `attribute value or body nested deeper than ${l.maxValueDepth} levels (TENANTRY_MAX_VALUE_DEPTH)`;
+      case 'timestamp_too_old':
+        return `timestamp older than the ${this.#retention}`;
+      case 'timestamp_too_new':
+        return `timestamp more than ${l.maxFutureSkewMs / 1000} s in the future (TENANTRY_MAX_FUTURE_SKEW_SECONDS)`;
+      case 'value_too_deep':
+        return `attribute value or body nested deeper than ${l.maxValueDepth} levels (TENANTRY_MAX_VALUE_DEPTH)`;
       case 'request_too_expansive':
         return `the request's rows would outgrow ${l.maxRequestExpansion}× its size (TENANTRY_MAX_REQUEST_EXPANSION): resource and scope attributes are copied into every item, send fewer items per request`;
-      case 'enum_out_of_range': return 'an enum value the OTLP definition does not have';
-      case 'bound_not_finite': return 'a histogram bound that is NaN or infinite';
-      default: return tenantReasonText[reason];
+      case 'enum_out_of_range':
+        return 'an enum value the OTLP definition does not have';
+      case 'bound_not_finite':
+        return 'a histogram bound that is NaN or infinite';
+      default:
+        return tenantReasonText[reason];
     }
   }
 
   #truncationText(reason: TruncateReason, n: number): string {
     const l = this.#limits;
     switch (reason) {
-      case 'attribute_count': return `${n} attributes beyond ${l.maxAttributes} per list dropped (TENANTRY_MAX_ATTRIBUTES)`;
-      case 'attribute_key_bytes': return `${n} attribute keys to ${l.maxAttributeKeyBytes} bytes (TENANTRY_MAX_ATTRIBUTE_KEY_BYTES)`;
-      case 'attribute_value_bytes': return `${n} attribute values to ${l.maxAttributeValueBytes} bytes (TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES)`;
-      case 'log_body_bytes': return `${n} log bodies to ${l.maxLogBodyBytes} bytes (TENANTRY_MAX_LOG_BODY_BYTES)`;
-      case 'span_name_bytes': return `${n} span names to ${l.maxSpanNameBytes} bytes (TENANTRY_MAX_SPAN_NAME_BYTES)`;
-      case 'span_events': return `${n} events beyond ${l.maxSpanEvents} per span dropped (TENANTRY_MAX_SPAN_EVENTS)`;
-      case 'span_links': return `${n} links beyond ${l.maxSpanLinks} per span dropped (TENANTRY_MAX_SPAN_LINKS)`;
+      case 'attribute_count':
+        return `${n} attributes beyond ${l.maxAttributes} per list dropped (TENANTRY_MAX_ATTRIBUTES)`;
+      case 'attribute_key_bytes':
+        return `${n} attribute keys to ${l.maxAttributeKeyBytes} bytes (TENANTRY_MAX_ATTRIBUTE_KEY_BYTES)`;
+      case 'attribute_value_bytes':
+        return `${n} attribute values to ${l.maxAttributeValueBytes} bytes (TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES)`;
+      case 'log_body_bytes':
+        return `${n} log bodies to ${l.maxLogBodyBytes} bytes (TENANTRY_MAX_LOG_BODY_BYTES)`;
+      case 'span_name_bytes':
+        return `${n} span names to ${l.maxSpanNameBytes} bytes (TENANTRY_MAX_SPAN_NAME_BYTES)`;
+      case 'span_events':
+        return `${n} events beyond ${l.maxSpanEvents} per span dropped (TENANTRY_MAX_SPAN_EVENTS)`;
+      case 'span_links':
+        return `${n} links beyond ${l.maxSpanLinks} per span dropped (TENANTRY_MAX_SPAN_LINKS)`;
     }
   }
 

@@ -19,10 +19,17 @@ import type { ResourcePart, ScopePart } from './resource-scope-part.ts';
 
 const common = '.opentelemetry.proto.common.v1.';
 const names = {
-  value: `${common}KeyValue.value`, arrayValue: `${common}AnyValue.arrayValue`, kvlistValue: `${common}AnyValue.kvlistValue`,
-  bytesValue: `${common}AnyValue.bytesValue`, arrayValues: `${common}ArrayValue.values`, kvlistValues: `${common}KeyValueList.values`,
-  scopeAttributes: `${common}InstrumentationScope.attributes`, resourceAttributes: '.opentelemetry.proto.resource.v1.Resource.attributes',
-  entityRefs: '.opentelemetry.proto.resource.v1.Resource.entityRefs', idKeys: `${common}EntityRef.idKeys`, descriptionKeys: `${common}EntityRef.descriptionKeys`,
+  value: `${common}KeyValue.value`,
+  arrayValue: `${common}AnyValue.arrayValue`,
+  kvlistValue: `${common}AnyValue.kvlistValue`,
+  bytesValue: `${common}AnyValue.bytesValue`,
+  arrayValues: `${common}ArrayValue.values`,
+  kvlistValues: `${common}KeyValueList.values`,
+  scopeAttributes: `${common}InstrumentationScope.attributes`,
+  resourceAttributes: '.opentelemetry.proto.resource.v1.Resource.attributes',
+  entityRefs: '.opentelemetry.proto.resource.v1.Resource.entityRefs',
+  idKeys: `${common}EntityRef.idKeys`,
+  descriptionKeys: `${common}EntityRef.descriptionKeys`,
 } as const;
 
 /** AnyValue variants, in the order fromObject sets them (the last one set wins). */
@@ -67,28 +74,44 @@ function kvlistJson(l: unknown, depth: number): Record<string, unknown> {
 /** An AnyValue as a JSON-compatible value, for nested arrays and maps. */
 function anyValueJson(v: Json, depth: number): unknown {
   switch (variantOf(v, depth)) {
-    case Variant.string: return text(v['stringValue']);
-    case Variant.bool: return Boolean(v['boolValue']);
-    case Variant.int: return int64Text(int64(v['intValue']));
-    case Variant.double: return Number(v['doubleValue']);
-    case Variant.array: return arrayJson(v['arrayValue'], depth);
-    case Variant.kvlist: return kvlistJson(v['kvlistValue'], depth);
-    case Variant.bytes: return bytesOf(v['bytesValue'], names.bytesValue).toString('base64');
-    case Variant.none: return null;
+    case Variant.string:
+      return text(v['stringValue']);
+    case Variant.bool:
+      return Boolean(v['boolValue']);
+    case Variant.int:
+      return int64Text(int64(v['intValue']));
+    case Variant.double:
+      return Number(v['doubleValue']);
+    case Variant.array:
+      return arrayJson(v['arrayValue'], depth);
+    case Variant.kvlist:
+      return kvlistJson(v['kvlistValue'], depth);
+    case Variant.bytes:
+      return bytesOf(v['bytesValue'], names.bytesValue).toString('base64');
+    case Variant.none:
+      return null;
   }
 }
 
 /** An AnyValue at `depth` as the text stored in a String column or attribute map. */
 export function anyValueText(v: Json, depth: number): string {
   switch (variantOf(v, depth)) {
-    case Variant.string: return text(v['stringValue']);
-    case Variant.bool: return v['boolValue'] ? 'true' : 'false';
-    case Variant.int: return int64Text(int64(v['intValue']));
-    case Variant.double: return String(Number(v['doubleValue']));
-    case Variant.array: return JSON.stringify(arrayJson(v['arrayValue'], depth));
-    case Variant.kvlist: return JSON.stringify(kvlistJson(v['kvlistValue'], depth));
-    case Variant.bytes: return bytesOf(v['bytesValue'], names.bytesValue).toString('base64');
-    case Variant.none: return '';
+    case Variant.string:
+      return text(v['stringValue']);
+    case Variant.bool:
+      return v['boolValue'] ? 'true' : 'false';
+    case Variant.int:
+      return int64Text(int64(v['intValue']));
+    case Variant.double:
+      return String(Number(v['doubleValue']));
+    case Variant.array:
+      return JSON.stringify(arrayJson(v['arrayValue'], depth));
+    case Variant.kvlist:
+      return JSON.stringify(kvlistJson(v['kvlistValue'], depth));
+    case Variant.bytes:
+      return bytesOf(v['bytesValue'], names.bytesValue).toString('base64');
+    case Variant.none:
+      return '';
   }
 }
 

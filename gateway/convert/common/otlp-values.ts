@@ -130,18 +130,25 @@ export function writeHex(w: RowWriter, v: Uint8Array | null | undefined): void {
 function anyValueJson(v: AnyValue | null | undefined): unknown {
   if (v === null || v === undefined) return null;
   switch (v.value) {
-    case 'stringValue': return v.stringValue ?? '';
-    case 'boolValue': return v.boolValue === true;
-    case 'intValue': return int64Text(v.intValue);
-    case 'doubleValue': return v.doubleValue ?? 0;
-    case 'bytesValue': return v.bytesValue === null || v.bytesValue === undefined ? '' : Buffer.from(v.bytesValue).toString('base64');
-    case 'arrayValue': return (v.arrayValue?.values ?? []).map(anyValueJson);
+    case 'stringValue':
+      return v.stringValue ?? '';
+    case 'boolValue':
+      return v.boolValue === true;
+    case 'intValue':
+      return int64Text(v.intValue);
+    case 'doubleValue':
+      return v.doubleValue ?? 0;
+    case 'bytesValue':
+      return v.bytesValue === null || v.bytesValue === undefined ? '' : Buffer.from(v.bytesValue).toString('base64');
+    case 'arrayValue':
+      return (v.arrayValue?.values ?? []).map(anyValueJson);
     case 'kvlistValue': {
       const out: Record<string, unknown> = {};
       for (const kv of v.kvlistValue?.values ?? []) out[kv.key ?? ''] = anyValueJson(kv.value);
       return out;
     }
-    case undefined: return null;
+    case undefined:
+      return null;
   }
 }
 
@@ -149,14 +156,21 @@ function anyValueJson(v: AnyValue | null | undefined): unknown {
 export function anyValueText(v: AnyValue | null | undefined): string {
   if (v === null || v === undefined) return '';
   switch (v.value) {
-    case 'stringValue': return v.stringValue ?? '';
-    case 'boolValue': return v.boolValue === true ? 'true' : 'false';
-    case 'intValue': return int64Text(v.intValue);
-    case 'doubleValue': return String(v.doubleValue ?? 0);
-    case 'bytesValue': return v.bytesValue === null || v.bytesValue === undefined ? '' : Buffer.from(v.bytesValue).toString('base64');
+    case 'stringValue':
+      return v.stringValue ?? '';
+    case 'boolValue':
+      return v.boolValue === true ? 'true' : 'false';
+    case 'intValue':
+      return int64Text(v.intValue);
+    case 'doubleValue':
+      return String(v.doubleValue ?? 0);
+    case 'bytesValue':
+      return v.bytesValue === null || v.bytesValue === undefined ? '' : Buffer.from(v.bytesValue).toString('base64');
     case 'arrayValue':
-    case 'kvlistValue': return JSON.stringify(anyValueJson(v));
-    case undefined: return '';
+    case 'kvlistValue':
+      return JSON.stringify(anyValueJson(v));
+    case undefined:
+      return '';
   }
 }
 
@@ -172,4 +186,3 @@ export function writeAttributes(w: RowWriter, attributes: readonly KeyValue[] | 
     w.text(anyValueText(kv.value));
   }
 }
-

@@ -35,16 +35,27 @@ export class AnyValueView {
       const field = tag >>> 3;
       const type = tag & 7;
       if (field === kinds.string || field === kinds.bytes || field === kinds.array || field === kinds.kvlist) {
-        if (type !== WireType.bytes) { r.skip(type); continue; }
+        if (type !== WireType.bytes) {
+          r.skip(type);
+          continue;
+        }
         const e = r.delimited();
-        this.kind = field; this.start = r.pos; this.end = e;
+        this.kind = field;
+        this.start = r.pos;
+        this.end = e;
         r.pos = e;
       } else if (field === kinds.bool || field === kinds.int) {
-        if (type !== WireType.varint) { r.skip(type); continue; }
+        if (type !== WireType.varint) {
+          r.skip(type);
+          continue;
+        }
         r.varint64();
-        this.kind = field; this.lo = r.lo; this.hi = r.hi;
+        this.kind = field;
+        this.lo = r.lo;
+        this.hi = r.hi;
       } else if (field === kinds.double && type === WireType.fixed64) {
-        this.kind = field; this.num = r.double();
+        this.kind = field;
+        this.num = r.double();
       } else {
         r.skip(type);
       }
@@ -61,11 +72,21 @@ export class AnyValueView {
    */
   writeText(w: RowWriter, buf: Buffer, limits: RequestLimits, max: number, reason: TruncateReason): void {
     switch (this.kind) {
-      case kinds.string: limits.writeSlice(w, buf, this.start, this.end, max, reason); return;
-      case kinds.bool: limits.writeText(w, this.lo !== 0 || this.hi !== 0 ? 'true' : 'false', max, reason); return;
-      case kinds.int: limits.writeText(w, int64Parts(this.lo, this.hi), max, reason); return;
-      case kinds.double: limits.writeText(w, String(this.num), max, reason); return;
-      case kinds.bytes: limits.writeBase64(w, buf, this.start, this.end, max, reason); return;
+      case kinds.string:
+        limits.writeSlice(w, buf, this.start, this.end, max, reason);
+        return;
+      case kinds.bool:
+        limits.writeText(w, this.lo !== 0 || this.hi !== 0 ? 'true' : 'false', max, reason);
+        return;
+      case kinds.int:
+        limits.writeText(w, int64Parts(this.lo, this.hi), max, reason);
+        return;
+      case kinds.double:
+        limits.writeText(w, String(this.num), max, reason);
+        return;
+      case kinds.bytes:
+        limits.writeBase64(w, buf, this.start, this.end, max, reason);
+        return;
       case kinds.array:
       case kinds.kvlist:
         // Checked before decoding: the generated decoder recurses as deep as the input goes.
@@ -77,7 +98,8 @@ export class AnyValueView {
         // Nested values are rare: render them through the generated decoder, exactly as the JSON converters do.
         limits.writeText(w, anyValueText(nestedValue(this.#wrapped(buf))), max, reason);
         return;
-      default: w.empty();
+      default:
+        w.empty();
     }
   }
 
@@ -86,7 +108,10 @@ export class AnyValueView {
     const payload = buf.subarray(this.start, this.end);
     const header = [(this.kind << 3) | WireType.bytes];
     for (let n = payload.length; ; n >>>= 7) {
-      if (n < 0x80) { header.push(n); break; }
+      if (n < 0x80) {
+        header.push(n);
+        break;
+      }
       header.push((n & 0x7f) | 0x80);
     }
     return Buffer.concat([Buffer.from(header), payload]);
@@ -183,7 +208,14 @@ function keyIs(buf: Buffer, start: number, end: number, key: Buffer): boolean {
  * given, writes the key and the value's text as a map entry, each within its limit.
  */
 export function keyValue(
-  r: WireReader, start: number, end: number, lookup: number, found: Found, w: RowWriter | undefined, value: AnyValueView, limits: RequestLimits,
+  r: WireReader,
+  start: number,
+  end: number,
+  lookup: number,
+  found: Found,
+  w: RowWriter | undefined,
+  value: AnyValueView,
+  limits: RequestLimits,
 ): void {
   const saved = r.pos;
   const savedEnd = r.end;
@@ -198,7 +230,13 @@ export function keyValue(
     const type = tag & 7;
     if (type === WireType.bytes && (tag >>> 3 === 1 || tag >>> 3 === 2)) {
       const e = r.delimited();
-      if (tag >>> 3 === 1) { ks = r.pos; ke = e; } else { vs = r.pos; ve = e; }
+      if (tag >>> 3 === 1) {
+        ks = r.pos;
+        ke = e;
+      } else {
+        vs = r.pos;
+        ve = e;
+      }
       r.pos = e;
     } else {
       r.skip(type);
@@ -206,15 +244,24 @@ export function keyValue(
   }
   r.pos = saved;
   r.end = savedEnd;
-  if (ks < 0) { ks = 0; ke = 0; }
+  if (ks < 0) {
+    ks = 0;
+    ke = 0;
+  }
   const buf = r.buf;
   if (lookup !== 0 && ke > ks) {
     if ((lookup & Lookup.tenant) !== 0 && !found.tenantSeen && keyIs(buf, ks, ke, keyTenant)) {
-      found.tenantSeen = true; found.tenantStart = vs; found.tenantEnd = ve;
+      found.tenantSeen = true;
+      found.tenantStart = vs;
+      found.tenantEnd = ve;
     } else if ((lookup & Lookup.service) !== 0 && !found.serviceSeen && keyIs(buf, ks, ke, keyService)) {
-      found.serviceSeen = true; found.serviceStart = vs; found.serviceEnd = ve;
+      found.serviceSeen = true;
+      found.serviceStart = vs;
+      found.serviceEnd = ve;
     } else if ((lookup & Lookup.logUid) !== 0 && !found.logUidSeen && keyIs(buf, ks, ke, keyLogUid)) {
-      found.logUidSeen = true; found.logUidStart = vs; found.logUidEnd = ve;
+      found.logUidSeen = true;
+      found.logUidStart = vs;
+      found.logUidEnd = ve;
     }
   }
   if (w === undefined) return;
@@ -229,7 +276,15 @@ export function keyValue(
  * all of them; returns how many were dropped.
  */
 export function attributeMap(
-  r: WireReader, start: number, end: number, field: number, lookup: number, found: Found, w: RowWriter, value: AnyValueView, limits: RequestLimits,
+  r: WireReader,
+  start: number,
+  end: number,
+  field: number,
+  lookup: number,
+  found: Found,
+  w: RowWriter,
+  value: AnyValueView,
+  limits: RequestLimits,
 ): number {
   const it = new WireReader(r.buf, start, end);
   const at = w.beginCount();

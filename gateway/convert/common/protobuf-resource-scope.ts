@@ -76,7 +76,10 @@ export function scopePart(r: WireReader, start: number, end: number, withSchemaU
  * once; `visit` gets each scope's [start, end) to read its items from.
  */
 export function forEachScope(
-  r: WireReader, value: AnyValueView, limits: RequestLimits, scopeSchemaUrl: boolean,
+  r: WireReader,
+  value: AnyValueView,
+  limits: RequestLimits,
+  scopeSchemaUrl: boolean,
   visit: (resource: ResourcePart, scope: ScopePart, start: number, end: number) => void,
 ): void {
   const top = new WireReader(r.buf);

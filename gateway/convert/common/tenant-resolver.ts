@@ -17,7 +17,10 @@ export const tenantAttribute = 'tenant.id';
 export type RejectReason = 'missing_tenant' | 'invalid_tenant_type' | 'invalid_tenant_id' | 'tenant_not_allowed' | 'rate_limited';
 
 /** Why an item's tenant is refused; `tenant` when one was found but may not be written now. */
-export interface TenantRefusal { readonly reason: RejectReason; readonly tenant?: string }
+export interface TenantRefusal {
+  readonly reason: RejectReason;
+  readonly tenant?: string;
+}
 
 /** An item's tenant, or why it has none that may be written. */
 export type Resolution = Result<string, TenantRefusal>;

@@ -26,9 +26,13 @@ import { severityNumber } from './severity.ts';
 
 const v1 = '.opentelemetry.proto.logs.v1.';
 const names = {
-  resourceLogs: '.opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest.resourceLogs', resource: `${v1}ResourceLogs.resource`,
-  scopeLogs: `${v1}ResourceLogs.scopeLogs`, scope: `${v1}ScopeLogs.scope`, logRecords: `${v1}ScopeLogs.logRecords`,
-  body: `${v1}LogRecord.body`, attributes: `${v1}LogRecord.attributes`,
+  resourceLogs: '.opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest.resourceLogs',
+  resource: `${v1}ResourceLogs.resource`,
+  scopeLogs: `${v1}ResourceLogs.scopeLogs`,
+  scope: `${v1}ScopeLogs.scope`,
+  logRecords: `${v1}ScopeLogs.logRecords`,
+  body: `${v1}LogRecord.body`,
+  attributes: `${v1}LogRecord.attributes`,
 } as const;
 
 const isSet = (t: Int64): boolean => t.low !== 0 || t.high !== 0;
@@ -46,7 +50,15 @@ function recordTimes(record: Json, received: Int64): { readonly time: Int64; rea
  * columns rendered; `logId` draws an id for a record without log.record.uid.
  * A record's body is at depth 4 (request, ResourceLogs, ScopeLogs, LogRecord, AnyValue), so are its KeyValues.
  */
-function writeRecord(w: RowWriter, record: Json, { time, observed }: { readonly time: Int64; readonly observed: Int64 }, resource: Buffer, scope: Buffer, logId: () => string, limits: RequestLimits): void {
+function writeRecord(
+  w: RowWriter,
+  record: Json,
+  { time, observed }: { readonly time: Int64; readonly observed: Int64 },
+  resource: Buffer,
+  scope: Buffer,
+  logId: () => string,
+  limits: RequestLimits,
+): void {
   writeNanos(w, time);
   writeNanos(w, observed);
   if (!writeAttributeValue(w, record['attributes'], 'log.record.uid', 4, limits)) w.text(logId());
@@ -85,7 +97,9 @@ function logRows(root: Json, resolver: TenantResolver, ids: LogIdGenerator, nowM
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(record['attributes'], 4) ?? fail({ reason: 'missing_tenant' }));
         const times = recordTimes(record, received);
         const severity = enumRejection('severity number', enumValue(record['severityNumber'], SeverityNumber));
-        const rejection = tenant.ok ? limits.rejectionBefore(tenant.value, times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, severity) : tenant.error;
+        const rejection = tenant.ok
+          ? limits.rejectionBefore(tenant.value, times.time.low >>> 0, times.time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, severity)
+          : tenant.error;
         const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.value : '');
         writeRecord(w, record, times, resource.bytes, scope.bytes, rejection === undefined ? nextId : noId, limits);

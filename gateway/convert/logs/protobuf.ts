@@ -20,8 +20,23 @@ import { severityNumber } from './severity.ts';
 
 /** The scalar fields of one log record and the ranges of its string/bytes fields (-1 when absent). */
 class LogFields {
-  severityText = -1; severityTextEnd = 0; body = -1; bodyEnd = 0; traceId = -1; traceIdEnd = 0; spanId = -1; spanIdEnd = 0; eventName = -1; eventNameEnd = 0;
-  timeLo = 0; timeHi = 0; observedLo = 0; observedHi = 0; severity = 0; flags = 0; droppedAttributes = 0;
+  severityText = -1;
+  severityTextEnd = 0;
+  body = -1;
+  bodyEnd = 0;
+  traceId = -1;
+  traceIdEnd = 0;
+  spanId = -1;
+  spanIdEnd = 0;
+  eventName = -1;
+  eventNameEnd = 0;
+  timeLo = 0;
+  timeHi = 0;
+  observedLo = 0;
+  observedHi = 0;
+  severity = 0;
+  flags = 0;
+  droppedAttributes = 0;
   readonly attributes = new RangeList();
 
   read(r: WireReader, start: number, end: number): void {
@@ -33,18 +48,58 @@ class LogFields {
     while (r.more()) {
       const tag = r.tag();
       switch (tag) {
-        case (1 << 3) | WireType.fixed64: r.fixed64(); this.timeLo = r.lo; this.timeHi = r.hi; break;
-        case (2 << 3) | WireType.varint: this.severity = r.uint32() | 0; break;
-        case (3 << 3) | WireType.bytes: this.severityTextEnd = r.delimited(); this.severityText = r.pos; r.pos = this.severityTextEnd; break;
-        case (5 << 3) | WireType.bytes: this.bodyEnd = r.delimited(); this.body = r.pos; r.pos = this.bodyEnd; break;
-        case (6 << 3) | WireType.bytes: { const e = r.delimited(); this.attributes.push(r.pos, e); r.pos = e; break; }
-        case (7 << 3) | WireType.varint: this.droppedAttributes = r.uint32(); break;
-        case (8 << 3) | WireType.fixed32: this.flags = r.fixed32(); break;
-        case (9 << 3) | WireType.bytes: this.traceIdEnd = r.delimited(); this.traceId = r.pos; r.pos = this.traceIdEnd; break;
-        case (10 << 3) | WireType.bytes: this.spanIdEnd = r.delimited(); this.spanId = r.pos; r.pos = this.spanIdEnd; break;
-        case (11 << 3) | WireType.fixed64: r.fixed64(); this.observedLo = r.lo; this.observedHi = r.hi; break;
-        case (12 << 3) | WireType.bytes: this.eventNameEnd = r.delimited(); this.eventName = r.pos; r.pos = this.eventNameEnd; break;
-        default: r.skip(tag & 7);
+        case (1 << 3) | WireType.fixed64:
+          r.fixed64();
+          this.timeLo = r.lo;
+          this.timeHi = r.hi;
+          break;
+        case (2 << 3) | WireType.varint:
+          this.severity = r.uint32() | 0;
+          break;
+        case (3 << 3) | WireType.bytes:
+          this.severityTextEnd = r.delimited();
+          this.severityText = r.pos;
+          r.pos = this.severityTextEnd;
+          break;
+        case (5 << 3) | WireType.bytes:
+          this.bodyEnd = r.delimited();
+          this.body = r.pos;
+          r.pos = this.bodyEnd;
+          break;
+        case (6 << 3) | WireType.bytes: {
+          const e = r.delimited();
+          this.attributes.push(r.pos, e);
+          r.pos = e;
+          break;
+        }
+        case (7 << 3) | WireType.varint:
+          this.droppedAttributes = r.uint32();
+          break;
+        case (8 << 3) | WireType.fixed32:
+          this.flags = r.fixed32();
+          break;
+        case (9 << 3) | WireType.bytes:
+          this.traceIdEnd = r.delimited();
+          this.traceId = r.pos;
+          r.pos = this.traceIdEnd;
+          break;
+        case (10 << 3) | WireType.bytes:
+          this.spanIdEnd = r.delimited();
+          this.spanId = r.pos;
+          r.pos = this.spanIdEnd;
+          break;
+        case (11 << 3) | WireType.fixed64:
+          r.fixed64();
+          this.observedLo = r.lo;
+          this.observedHi = r.hi;
+          break;
+        case (12 << 3) | WireType.bytes:
+          this.eventNameEnd = r.delimited();
+          this.eventName = r.pos;
+          r.pos = this.eventNameEnd;
+          break;
+        default:
+          r.skip(tag & 7);
       }
     }
   }
@@ -82,7 +137,14 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       const timeSet = record.timeLo !== 0 || record.timeHi !== 0;
       const timeLo = timeSet ? record.timeLo : observedLo;
       const timeHi = timeSet ? record.timeHi : observedHi;
-      const rejection = limits.rejectionBefore(tenant.value, timeLo, timeHi, w.pos, resource.tooDeep || scope.tooDeep, enumRejection('severity number', record.severity));
+      const rejection = limits.rejectionBefore(
+        tenant.value,
+        timeLo,
+        timeHi,
+        w.pos,
+        resource.tooDeep || scope.tooDeep,
+        enumRejection('severity number', record.severity),
+      );
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;
@@ -101,7 +163,8 @@ function logRows(body: Buffer, resolver: TenantResolver, ids: LogIdGenerator, no
       w.hexField(body, record.traceId, record.traceIdEnd);
       w.hexField(body, record.spanId, record.spanIdEnd);
       w.u8(record.flags & 0xff);
-      const severityText = record.severityText >= 0 && clampInt(record.severity, 0, 255) === 0 ? body.toString('utf8', record.severityText, record.severityTextEnd) : undefined;
+      const severityText =
+        record.severityText >= 0 && clampInt(record.severity, 0, 255) === 0 ? body.toString('utf8', record.severityText, record.severityTextEnd) : undefined;
       w.u8(severityNumber(record.severity, severityText));
       w.field(body, record.severityText, record.severityTextEnd);
       w.field(body, record.eventName, record.eventNameEnd);

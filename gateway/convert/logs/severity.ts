@@ -3,7 +3,17 @@
 import { clampInt } from '../common/otlp-values.ts';
 
 const severityByText: readonly (readonly [string, number])[] = [
-  ['TRACE', 1], ['DEBUG', 5], ['INFO', 9], ['NOTICE', 10], ['WARN', 13], ['ERR', 17], ['CRIT', 18], ['ALERT', 19], ['EMERG', 21], ['FATAL', 21], ['PANIC', 21],
+  ['TRACE', 1],
+  ['DEBUG', 5],
+  ['INFO', 9],
+  ['NOTICE', 10],
+  ['WARN', 13],
+  ['ERR', 17],
+  ['CRIT', 18],
+  ['ALERT', 19],
+  ['EMERG', 21],
+  ['FATAL', 21],
+  ['PANIC', 21],
 ];
 
 /** The OTLP severity number for a record: its own, or one derived from its text (syslog/log4j names too). */

@@ -16,7 +16,20 @@ import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-set
 import { checkAttributes, resourcePart, scopePart, tenantOf, writeAttributes } from '../common/json-attributes.ts';
 import { AggregationTemporality } from '../common/otlp-enums.ts';
 import {
-  double, enumValue, fixed64, fixed64Element, hexId, int32, int64, messageField, messageList, optionalDouble, readOtlpJson, scalarList, text, uint32,
+  double,
+  enumValue,
+  fixed64,
+  fixed64Element,
+  hexId,
+  int32,
+  int64,
+  messageField,
+  messageList,
+  optionalDouble,
+  readOtlpJson,
+  scalarList,
+  text,
+  uint32,
 } from '../common/otlp-json.ts';
 import type { Json } from '../common/otlp-json.ts';
 import type { ResourcePart, ScopePart } from '../common/resource-scope-part.ts';
@@ -27,10 +40,16 @@ import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue 
 
 const v1 = '.opentelemetry.proto.metrics.v1.';
 const names = {
-  resourceMetrics: '.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest.resourceMetrics', resource: `${v1}ResourceMetrics.resource`,
-  scopeMetrics: `${v1}ResourceMetrics.scopeMetrics`, scope: `${v1}ScopeMetrics.scope`, metrics: `${v1}ScopeMetrics.metrics`, metadata: `${v1}Metric.metadata`,
-  filteredAttributes: `${v1}Exemplar.filteredAttributes`, positive: `${v1}ExponentialHistogramDataPoint.positive`,
-  negative: `${v1}ExponentialHistogramDataPoint.negative`, bucketCountsOfBuckets: `${v1}ExponentialHistogramDataPoint.Buckets.bucketCounts`,
+  resourceMetrics: '.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest.resourceMetrics',
+  resource: `${v1}ResourceMetrics.resource`,
+  scopeMetrics: `${v1}ResourceMetrics.scopeMetrics`,
+  scope: `${v1}ScopeMetrics.scope`,
+  metrics: `${v1}ScopeMetrics.metrics`,
+  metadata: `${v1}Metric.metadata`,
+  filteredAttributes: `${v1}Exemplar.filteredAttributes`,
+  positive: `${v1}ExponentialHistogramDataPoint.positive`,
+  negative: `${v1}ExponentialHistogramDataPoint.negative`,
+  bucketCountsOfBuckets: `${v1}ExponentialHistogramDataPoint.Buckets.bucketCounts`,
 } as const;
 
 /** Checks a point's exemplars (at depth 6; their KeyValues at 7), which no column stores. */
@@ -124,8 +143,12 @@ function writeSummary(w: RowWriter, p: Json): void {
 
 interface PointType {
   /** The Metric field and the point message, as protobuf names them (for errors). */
-  readonly field: string; readonly message: string; readonly point: string;
-  readonly type: number; readonly withTemporality: boolean; readonly fields: (w: RowWriter, p: Json) => void;
+  readonly field: string;
+  readonly message: string;
+  readonly point: string;
+  readonly type: number;
+  readonly withTemporality: boolean;
+  readonly fields: (w: RowWriter, p: Json) => void;
 }
 
 // In the order fromObject reads them: when a metric has several, the last one given is its data.
@@ -134,13 +157,22 @@ const pointTypes: readonly PointType[] = [
   { field: 'sum', message: 'Sum', point: 'NumberDataPoint', type: metricType.sum, withTemporality: true, fields: writeNumber },
   { field: 'histogram', message: 'Histogram', point: 'HistogramDataPoint', type: metricType.histogram, withTemporality: true, fields: writeHistogram },
   {
-    field: 'exponentialHistogram', message: 'ExponentialHistogram', point: 'ExponentialHistogramDataPoint', type: metricType.exponentialHistogram,
-    withTemporality: true, fields: writeExponential,
+    field: 'exponentialHistogram',
+    message: 'ExponentialHistogram',
+    point: 'ExponentialHistogramDataPoint',
+    type: metricType.exponentialHistogram,
+    withTemporality: true,
+    fields: writeExponential,
   },
   { field: 'summary', message: 'Summary', point: 'SummaryDataPoint', type: metricType.summary, withTemporality: false, fields: writeSummary },
 ];
 
-interface Target { readonly w: RowWriter; readonly resolver: TenantResolver; readonly limits: RequestLimits; rowCount: number }
+interface Target {
+  readonly w: RowWriter;
+  readonly resolver: TenantResolver;
+  readonly limits: RequestLimits;
+  rowCount: number;
+}
 
 /**
  * Writes the rows of one metric's points of `kind` (data: its Gauge, Sum, …
@@ -164,7 +196,9 @@ function writePoints(to: Target, metric: Json, kind: PointType, data: Json, reso
     const tenant = to.resolver.authorize(resource.tenant ?? tenantOf(point['attributes'], 6) ?? fail({ reason: 'missing_tenant' }));
     const time = fixed64(point['timeUnixNano']);
     const invalid = temporality ?? (kind.type === metricType.histogram ? boundsRejection(point) : undefined);
-    const rejection = tenant.ok ? limits.rejectionBefore(tenant.value, time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, invalid) : tenant.error;
+    const rejection = tenant.ok
+      ? limits.rejectionBefore(tenant.value, time.low >>> 0, time.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, invalid)
+      : tenant.error;
     const rowStart = limits.beginRow(w);
     w.text(tenant.ok ? tenant.value : '');
     w.bytes(metricPart);
@@ -195,7 +229,8 @@ function metricRows(root: Json, resolver: TenantResolver, limits: RequestLimits,
           const given = messageField(metric[t.field], `${v1}Metric.${t.field}`);
           if (given === undefined) continue;
           // A type the metric gives but that a later one overrides: its points are checked, not stored.
-          if (kind !== undefined && data !== undefined) writePoints({ ...to, w: new RowWriter(1024), limits: limits.scratch('metrics', nowMs) }, metric, kind, data, resource, scope);
+          if (kind !== undefined && data !== undefined)
+            writePoints({ ...to, w: new RowWriter(1024), limits: limits.scratch('metrics', nowMs) }, metric, kind, data, resource, scope);
           kind = t;
           data = given;
         }

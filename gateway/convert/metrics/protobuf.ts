@@ -22,7 +22,13 @@ import { metricType, noBuckets, noCountSum, noExponential, noQuantiles, noValue 
 type MetricType = (typeof metricType)[keyof typeof metricType];
 
 /** Metric field number of each data type (the `data` oneof). */
-const dataField: Readonly<Record<number, MetricType>> = { 5: metricType.gauge, 7: metricType.sum, 9: metricType.histogram, 10: metricType.exponentialHistogram, 11: metricType.summary };
+const dataField: Readonly<Record<number, MetricType>> = {
+  5: metricType.gauge,
+  7: metricType.sum,
+  9: metricType.histogram,
+  10: metricType.exponentialHistogram,
+  11: metricType.summary,
+};
 
 const zigzag = (v: number): number => ((v >>> 1) ^ -(v & 1)) | 0;
 
@@ -31,7 +37,10 @@ class FixedList {
   readonly ranges = new RangeList();
   count = 0;
 
-  clear(): void { this.ranges.clear(); this.count = 0; }
+  clear(): void {
+    this.ranges.clear();
+    this.count = 0;
+  }
 
   /** Adds the field at r.pos of wire type `type`: packed (bytes) or one value (fixed64). */
   add(r: WireReader, type: number): void {
@@ -77,7 +86,11 @@ class BucketsFields {
   offset = 0;
   readonly counts = new RangeList();
 
-  clear(): void { this.present = false; this.offset = 0; this.counts.clear(); }
+  clear(): void {
+    this.present = false;
+    this.offset = 0;
+    this.counts.clear();
+  }
 
   read(r: WireReader, start: number, end: number): void {
     this.present = true;
@@ -87,9 +100,15 @@ class BucketsFields {
     while (it.more()) {
       const tag = it.tag();
       if (tag === ((1 << 3) | WireType.varint)) this.offset = zigzag(it.uint32());
-      else if (tag === ((2 << 3) | WireType.bytes)) { const e = it.delimited(); this.counts.push(it.pos, e); it.pos = e; }
-      else if (tag === ((2 << 3) | WireType.varint)) { const s = it.pos; it.varint64(); this.counts.push(s, it.pos); }
-      else it.skip(tag & 7);
+      else if (tag === ((2 << 3) | WireType.bytes)) {
+        const e = it.delimited();
+        this.counts.push(it.pos, e);
+        it.pos = e;
+      } else if (tag === ((2 << 3) | WireType.varint)) {
+        const s = it.pos;
+        it.varint64();
+        this.counts.push(s, it.pos);
+      } else it.skip(tag & 7);
     }
   }
 
@@ -104,7 +123,10 @@ class BucketsFields {
     for (let i = 0; i < count; i++) {
       it.pos = starts[i] ?? 0;
       it.end = ends[i] ?? 0;
-      while (it.more()) { it.varint64(); w.u64Parts(it.lo, it.hi); }
+      while (it.more()) {
+        it.varint64();
+        w.u64Parts(it.lo, it.hi);
+      }
     }
   }
 }
@@ -112,14 +134,26 @@ class BucketsFields {
 /** The fields of one data point of any type, reset per point (absent fields read as the generated decoder's defaults). */
 class PointFields {
   readonly attributes = new RangeList();
-  startLo = 0; startHi = 0; timeLo = 0; timeHi = 0; flags = 0;
+  startLo = 0;
+  startHi = 0;
+  timeLo = 0;
+  timeHi = 0;
+  flags = 0;
   /** Gauge and sum: as_double (4) or as_int (6), whichever the oneof holds. */
   value = 0;
-  countLo = 0; countHi = 0; sum = 0;
-  hasMin = false; min = 0; hasMax = false; max = 0;
+  countLo = 0;
+  countHi = 0;
+  sum = 0;
+  hasMin = false;
+  min = 0;
+  hasMax = false;
+  max = 0;
   readonly bucketCounts = new FixedList();
   readonly explicitBounds = new FixedList();
-  scale = 0; zeroLo = 0; zeroHi = 0; zeroThreshold = 0;
+  scale = 0;
+  zeroLo = 0;
+  zeroHi = 0;
+  zeroThreshold = 0;
   readonly positive = new BucketsFields();
   readonly negative = new BucketsFields();
   readonly quantiles = new RangeList();
@@ -153,12 +187,34 @@ class PointFields {
       const wire = tag & 7;
       const number = tag >>> 3;
       field++;
-      if (number === 2 && wire === WireType.fixed64) { r.fixed64(); this.startLo = r.lo; this.startHi = r.hi; continue; }
-      if (number === 3 && wire === WireType.fixed64) { r.fixed64(); this.timeLo = r.lo; this.timeHi = r.hi; continue; }
-      if (number === attributesField && wire === WireType.bytes) { const e = r.delimited(); this.attributes.push(r.pos, e); r.pos = e; continue; }
-      if (number === flagsField && wire === WireType.varint) { this.flags = r.uint32(); continue; }
+      if (number === 2 && wire === WireType.fixed64) {
+        r.fixed64();
+        this.startLo = r.lo;
+        this.startHi = r.hi;
+        continue;
+      }
+      if (number === 3 && wire === WireType.fixed64) {
+        r.fixed64();
+        this.timeLo = r.lo;
+        this.timeHi = r.hi;
+        continue;
+      }
+      if (number === attributesField && wire === WireType.bytes) {
+        const e = r.delimited();
+        this.attributes.push(r.pos, e);
+        r.pos = e;
+        continue;
+      }
+      if (number === flagsField && wire === WireType.varint) {
+        this.flags = r.uint32();
+        continue;
+      }
       if (type === metricType.gauge || type === metricType.sum) {
-        if (number === 4 && wire === WireType.fixed64) { asDouble = r.double(); if (doubleSeen < 0) doubleSeen = field; continue; }
+        if (number === 4 && wire === WireType.fixed64) {
+          asDouble = r.double();
+          if (doubleSeen < 0) doubleSeen = field;
+          continue;
+        }
         if (number === 6 && wire === WireType.fixed64) {
           r.fixed64();
           asInt = (r.hi | 0) * 4_294_967_296 + r.lo;
@@ -166,27 +222,71 @@ class PointFields {
           continue;
         }
       } else {
-        if (number === 4 && wire === WireType.fixed64) { r.fixed64(); this.countLo = r.lo; this.countHi = r.hi; continue; }
-        if (number === 5 && wire === WireType.fixed64) { this.sum = r.double(); continue; }
+        if (number === 4 && wire === WireType.fixed64) {
+          r.fixed64();
+          this.countLo = r.lo;
+          this.countHi = r.hi;
+          continue;
+        }
+        if (number === 5 && wire === WireType.fixed64) {
+          this.sum = r.double();
+          continue;
+        }
         if (type === metricType.histogram) {
-          if (number === 6) { this.bucketCounts.add(r, wire); continue; }
-          if (number === 7) { this.explicitBounds.add(r, wire); continue; }
-          if (number === 11 && wire === WireType.fixed64) { this.hasMin = true; this.min = r.double(); continue; }
-          if (number === 12 && wire === WireType.fixed64) { this.hasMax = true; this.max = r.double(); continue; }
+          if (number === 6) {
+            this.bucketCounts.add(r, wire);
+            continue;
+          }
+          if (number === 7) {
+            this.explicitBounds.add(r, wire);
+            continue;
+          }
+          if (number === 11 && wire === WireType.fixed64) {
+            this.hasMin = true;
+            this.min = r.double();
+            continue;
+          }
+          if (number === 12 && wire === WireType.fixed64) {
+            this.hasMax = true;
+            this.max = r.double();
+            continue;
+          }
         } else if (type === metricType.exponentialHistogram) {
-          if (number === 6 && wire === WireType.varint) { this.scale = zigzag(r.uint32()); continue; }
-          if (number === 7 && wire === WireType.fixed64) { r.fixed64(); this.zeroLo = r.lo; this.zeroHi = r.hi; continue; }
+          if (number === 6 && wire === WireType.varint) {
+            this.scale = zigzag(r.uint32());
+            continue;
+          }
+          if (number === 7 && wire === WireType.fixed64) {
+            r.fixed64();
+            this.zeroLo = r.lo;
+            this.zeroHi = r.hi;
+            continue;
+          }
           if ((number === 8 || number === 9) && wire === WireType.bytes) {
             const e = r.delimited();
             (number === 8 ? this.positive : this.negative).read(r, r.pos, e);
             r.pos = e;
             continue;
           }
-          if (number === 12 && wire === WireType.fixed64) { this.hasMin = true; this.min = r.double(); continue; }
-          if (number === 13 && wire === WireType.fixed64) { this.hasMax = true; this.max = r.double(); continue; }
-          if (number === 14 && wire === WireType.fixed64) { this.zeroThreshold = r.double(); continue; }
+          if (number === 12 && wire === WireType.fixed64) {
+            this.hasMin = true;
+            this.min = r.double();
+            continue;
+          }
+          if (number === 13 && wire === WireType.fixed64) {
+            this.hasMax = true;
+            this.max = r.double();
+            continue;
+          }
+          if (number === 14 && wire === WireType.fixed64) {
+            this.zeroThreshold = r.double();
+            continue;
+          }
         } else if (number === 6 && wire === WireType.bytes) {
-          const e = r.delimited(); this.quantiles.push(r.pos, e); r.pos = e; continue;
+          const e = r.delimited();
+          this.quantiles.push(r.pos, e);
+          r.pos = e;
+          continue;
         }
       }
       r.skip(wire);
@@ -198,8 +298,14 @@ class PointFields {
   #aggregate(w: RowWriter): void {
     w.u64Parts(this.countLo, this.countHi);
     w.f64(this.sum);
-    if (this.hasMin) { w.u8(0); w.f64(this.min); } else w.u8(1);
-    if (this.hasMax) { w.u8(0); w.f64(this.max); } else w.u8(1);
+    if (this.hasMin) {
+      w.u8(0);
+      w.f64(this.min);
+    } else w.u8(1);
+    if (this.hasMax) {
+      w.u8(0);
+      w.f64(this.max);
+    } else w.u8(1);
   }
 
   /** value … quantile_values for a point of `type`. */
@@ -264,10 +370,22 @@ class PointFields {
 }
 
 /** Writes metric_name … is_monotonic of the Metric at [start, end) and returns its type and data range, or undefined without data. */
-function metricHead(r: WireReader, start: number, end: number, head: RowWriter): { type: MetricType; start: number; end: number; invalid: ItemRejection | undefined } | undefined {
-  let name = -1; let nameEnd = 0; let description = -1; let descriptionEnd = 0; let unit = -1; let unitEnd = 0;
+function metricHead(
+  r: WireReader,
+  start: number,
+  end: number,
+  head: RowWriter,
+): { type: MetricType; start: number; end: number; invalid: ItemRejection | undefined } | undefined {
+  let name = -1;
+  let nameEnd = 0;
+  let description = -1;
+  let descriptionEnd = 0;
+  let unit = -1;
+  let unitEnd = 0;
   let type: MetricType | undefined;
-  let dataStart = 0; let dataEnd = 0; let dataSeen = -1;
+  let dataStart = 0;
+  let dataEnd = 0;
+  let dataSeen = -1;
   const firstSeen = new Int32Array(12).fill(-1);
   const lastStart = new Int32Array(12);
   const lastEnd = new Int32Array(12);
@@ -277,9 +395,21 @@ function metricHead(r: WireReader, start: number, end: number, head: RowWriter):
     const tag = it.tag();
     const number = tag >>> 3;
     field++;
-    if ((tag & 7) !== WireType.bytes || number > 11) { it.skip(tag & 7); continue; }
+    if ((tag & 7) !== WireType.bytes || number > 11) {
+      it.skip(tag & 7);
+      continue;
+    }
     const e = it.delimited();
-    if (number === 1) { name = it.pos; nameEnd = e; } else if (number === 2) { description = it.pos; descriptionEnd = e; } else if (number === 3) { unit = it.pos; unitEnd = e; } else if (dataField[number] !== undefined) {
+    if (number === 1) {
+      name = it.pos;
+      nameEnd = e;
+    } else if (number === 2) {
+      description = it.pos;
+      descriptionEnd = e;
+    } else if (number === 3) {
+      unit = it.pos;
+      unitEnd = e;
+    } else if (dataField[number] !== undefined) {
       if ((firstSeen[number] ?? -1) < 0) firstSeen[number] = field;
       lastStart[number] = it.pos;
       lastEnd[number] = e;
@@ -289,7 +419,12 @@ function metricHead(r: WireReader, start: number, end: number, head: RowWriter):
   // The oneof holds the member whose first occurrence came last, as the generated decoder's getter answers.
   for (const number of [5, 7, 9, 10, 11]) {
     const seen = firstSeen[number] ?? -1;
-    if (seen > dataSeen) { dataSeen = seen; type = dataField[number]; dataStart = lastStart[number] ?? 0; dataEnd = lastEnd[number] ?? 0; }
+    if (seen > dataSeen) {
+      dataSeen = seen;
+      type = dataField[number];
+      dataStart = lastStart[number] ?? 0;
+      dataEnd = lastEnd[number] ?? 0;
+    }
   }
   if (type === undefined) return undefined;
   let temporality = 0;

@@ -23,22 +23,43 @@ import type { TenantResolver } from '../common/tenant-resolver.ts';
 
 const v1 = '.opentelemetry.proto.trace.v1.';
 const names = {
-  resourceSpans: '.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest.resourceSpans', resource: `${v1}ResourceSpans.resource`,
-  scopeSpans: `${v1}ResourceSpans.scopeSpans`, scope: `${v1}ScopeSpans.scope`, spans: `${v1}ScopeSpans.spans`, attributes: `${v1}Span.attributes`,
-  events: `${v1}Span.events`, links: `${v1}Span.links`, status: `${v1}Span.status`, eventAttributes: `${v1}Span.Event.attributes`,
+  resourceSpans: '.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest.resourceSpans',
+  resource: `${v1}ResourceSpans.resource`,
+  scopeSpans: `${v1}ResourceSpans.scopeSpans`,
+  scope: `${v1}ScopeSpans.scope`,
+  spans: `${v1}ScopeSpans.spans`,
+  attributes: `${v1}Span.attributes`,
+  events: `${v1}Span.events`,
+  links: `${v1}Span.links`,
+  status: `${v1}Span.status`,
+  eventAttributes: `${v1}Span.Event.attributes`,
   linkAttributes: `${v1}Span.Link.attributes`,
 } as const;
 
 type Column = (w: RowWriter, item: Json, limits: RequestLimits) => void;
 
 // KeyValues of a span are at depth 4 (request, ResourceSpans, ScopeSpans, Span, KeyValue), of its events and links at 5.
-const eventTime: Column = (w, e) => { writeNanos(w, fixed64(e['timeUnixNano'])); };
-const eventName: Column = (w, e) => { w.text(text(e['name'])); };
-const eventAttributes: Column = (w, e, limits) => { writeAttributes(w, e['attributes'], names.eventAttributes, 5, limits); };
-const linkTraceId: Column = (w, l) => { w.text(hexId(l['traceId'], 'traceId')); };
-const linkSpanId: Column = (w, l) => { w.text(hexId(l['spanId'], 'spanId')); };
-const linkTraceState: Column = (w, l) => { w.text(text(l['traceState'])); };
-const linkAttributes: Column = (w, l, limits) => { writeAttributes(w, l['attributes'], names.linkAttributes, 5, limits); };
+const eventTime: Column = (w, e) => {
+  writeNanos(w, fixed64(e['timeUnixNano']));
+};
+const eventName: Column = (w, e) => {
+  w.text(text(e['name']));
+};
+const eventAttributes: Column = (w, e, limits) => {
+  writeAttributes(w, e['attributes'], names.eventAttributes, 5, limits);
+};
+const linkTraceId: Column = (w, l) => {
+  w.text(hexId(l['traceId'], 'traceId'));
+};
+const linkSpanId: Column = (w, l) => {
+  w.text(hexId(l['spanId'], 'spanId'));
+};
+const linkTraceState: Column = (w, l) => {
+  w.text(text(l['traceState']));
+};
+const linkAttributes: Column = (w, l, limits) => {
+  writeAttributes(w, l['attributes'], names.linkAttributes, 5, limits);
+};
 const eventColumns = [eventTime, eventName, eventAttributes];
 const linkColumns = [linkTraceId, linkSpanId, linkTraceState, linkAttributes];
 
@@ -110,7 +131,9 @@ function spanRows(root: Json, resolver: TenantResolver, limits: RequestLimits): 
         const tenant = resolver.authorize(resource.tenant ?? tenantOf(span['attributes'], 4) ?? fail({ reason: 'missing_tenant' }));
         const start = fixed64(span['startTimeUnixNano']);
         const kind = enumRejection('span kind', enumValue(span['kind'], SpanKind));
-        const rejection = tenant.ok ? limits.rejectionBefore(tenant.value, start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, kind) : tenant.error;
+        const rejection = tenant.ok
+          ? limits.rejectionBefore(tenant.value, start.low >>> 0, start.high >>> 0, w.pos, resource.tooDeep || scope.tooDeep, kind)
+          : tenant.error;
         const rowStart = limits.beginRow(w);
         w.text(tenant.ok ? tenant.value : '');
         writeSpan(w, span, start, resource.bytes, scope.bytes, limits);

@@ -20,10 +20,27 @@ import type { Resolution, TenantResolver } from '../common/tenant-resolver.ts';
 
 /** The scalar fields of one span and the ranges of its string/bytes fields (-1 when absent). */
 class SpanFields {
-  traceId = -1; traceIdEnd = 0; spanId = -1; spanIdEnd = 0; traceState = -1; traceStateEnd = 0; parent = -1; parentEnd = 0;
-  name = -1; nameEnd = 0; status = -1; statusEnd = 0;
-  flags = 0; kind = 0; startLo = 0; startHi = 0; endLo = 0; endHi = 0;
-  droppedAttributes = 0; droppedEvents = 0; droppedLinks = 0;
+  traceId = -1;
+  traceIdEnd = 0;
+  spanId = -1;
+  spanIdEnd = 0;
+  traceState = -1;
+  traceStateEnd = 0;
+  parent = -1;
+  parentEnd = 0;
+  name = -1;
+  nameEnd = 0;
+  status = -1;
+  statusEnd = 0;
+  flags = 0;
+  kind = 0;
+  startLo = 0;
+  startHi = 0;
+  endLo = 0;
+  endHi = 0;
+  droppedAttributes = 0;
+  droppedEvents = 0;
+  droppedLinks = 0;
   readonly attributes = new RangeList();
   readonly events = new RangeList();
   readonly links = new RangeList();
@@ -41,23 +58,81 @@ class SpanFields {
       const tag = r.tag();
       const type = tag & 7;
       switch (tag) {
-        case (1 << 3) | WireType.bytes: this.traceIdEnd = r.delimited(); this.traceId = r.pos; r.pos = this.traceIdEnd; break;
-        case (2 << 3) | WireType.bytes: this.spanIdEnd = r.delimited(); this.spanId = r.pos; r.pos = this.spanIdEnd; break;
-        case (3 << 3) | WireType.bytes: this.traceStateEnd = r.delimited(); this.traceState = r.pos; r.pos = this.traceStateEnd; break;
-        case (4 << 3) | WireType.bytes: this.parentEnd = r.delimited(); this.parent = r.pos; r.pos = this.parentEnd; break;
-        case (5 << 3) | WireType.bytes: this.nameEnd = r.delimited(); this.name = r.pos; r.pos = this.nameEnd; break;
-        case (6 << 3) | WireType.varint: this.kind = r.uint32() | 0; break;
-        case (7 << 3) | WireType.fixed64: r.fixed64(); this.startLo = r.lo; this.startHi = r.hi; break;
-        case (8 << 3) | WireType.fixed64: r.fixed64(); this.endLo = r.lo; this.endHi = r.hi; break;
-        case (9 << 3) | WireType.bytes: { const e = r.delimited(); this.attributes.push(r.pos, e); r.pos = e; break; }
-        case (10 << 3) | WireType.varint: this.droppedAttributes = r.uint32(); break;
-        case (11 << 3) | WireType.bytes: { const e = r.delimited(); this.events.push(r.pos, e); r.pos = e; break; }
-        case (12 << 3) | WireType.varint: this.droppedEvents = r.uint32(); break;
-        case (13 << 3) | WireType.bytes: { const e = r.delimited(); this.links.push(r.pos, e); r.pos = e; break; }
-        case (14 << 3) | WireType.varint: this.droppedLinks = r.uint32(); break;
-        case (15 << 3) | WireType.bytes: this.statusEnd = r.delimited(); this.status = r.pos; r.pos = this.statusEnd; break;
-        case (16 << 3) | WireType.fixed32: this.flags = r.fixed32(); break;
-        default: r.skip(type);
+        case (1 << 3) | WireType.bytes:
+          this.traceIdEnd = r.delimited();
+          this.traceId = r.pos;
+          r.pos = this.traceIdEnd;
+          break;
+        case (2 << 3) | WireType.bytes:
+          this.spanIdEnd = r.delimited();
+          this.spanId = r.pos;
+          r.pos = this.spanIdEnd;
+          break;
+        case (3 << 3) | WireType.bytes:
+          this.traceStateEnd = r.delimited();
+          this.traceState = r.pos;
+          r.pos = this.traceStateEnd;
+          break;
+        case (4 << 3) | WireType.bytes:
+          this.parentEnd = r.delimited();
+          this.parent = r.pos;
+          r.pos = this.parentEnd;
+          break;
+        case (5 << 3) | WireType.bytes:
+          this.nameEnd = r.delimited();
+          this.name = r.pos;
+          r.pos = this.nameEnd;
+          break;
+        case (6 << 3) | WireType.varint:
+          this.kind = r.uint32() | 0;
+          break;
+        case (7 << 3) | WireType.fixed64:
+          r.fixed64();
+          this.startLo = r.lo;
+          this.startHi = r.hi;
+          break;
+        case (8 << 3) | WireType.fixed64:
+          r.fixed64();
+          this.endLo = r.lo;
+          this.endHi = r.hi;
+          break;
+        case (9 << 3) | WireType.bytes: {
+          const e = r.delimited();
+          this.attributes.push(r.pos, e);
+          r.pos = e;
+          break;
+        }
+        case (10 << 3) | WireType.varint:
+          this.droppedAttributes = r.uint32();
+          break;
+        case (11 << 3) | WireType.bytes: {
+          const e = r.delimited();
+          this.events.push(r.pos, e);
+          r.pos = e;
+          break;
+        }
+        case (12 << 3) | WireType.varint:
+          this.droppedEvents = r.uint32();
+          break;
+        case (13 << 3) | WireType.bytes: {
+          const e = r.delimited();
+          this.links.push(r.pos, e);
+          r.pos = e;
+          break;
+        }
+        case (14 << 3) | WireType.varint:
+          this.droppedLinks = r.uint32();
+          break;
+        case (15 << 3) | WireType.bytes:
+          this.statusEnd = r.delimited();
+          this.status = r.pos;
+          r.pos = this.statusEnd;
+          break;
+        case (16 << 3) | WireType.fixed32:
+          this.flags = r.fixed32();
+          break;
+        default:
+          r.skip(type);
       }
     }
   }
@@ -104,8 +179,11 @@ class SpanWriter {
       while (it.more()) {
         const tag = it.tag();
         if (tag === ((3 << 3) | WireType.varint)) code = it.uint32() | 0;
-        else if (tag === ((2 << 3) | WireType.bytes)) { messageEnd = it.delimited(); message = it.pos; it.pos = messageEnd; }
-        else it.skip(tag & 7);
+        else if (tag === ((2 << 3) | WireType.bytes)) {
+          messageEnd = it.delimited();
+          message = it.pos;
+          it.pos = messageEnd;
+        } else it.skip(tag & 7);
       }
     }
     this.w.u8(clampInt(code, 0, 2));
@@ -123,12 +201,21 @@ class SpanWriter {
       const it = new WireReader(r.buf, s, e);
       while (it.more()) {
         const tag = it.tag();
-        if (tag === ((1 << 3) | WireType.fixed64)) { it.fixed64(); lo = it.lo; hi = it.hi; } else it.skip(tag & 7);
+        if (tag === ((1 << 3) | WireType.fixed64)) {
+          it.fixed64();
+          lo = it.lo;
+          hi = it.hi;
+        } else it.skip(tag & 7);
       }
       writeNanosParts(w, lo, hi);
     });
-    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 2, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, count, (it, s, e) => { attributeMap(it, s, e, 3, 0, this.found, w, value, limits); });
+    repeated(w, r, list, count, (it, s, e) => {
+      lastOf(it, s, e, 2, range);
+      w.field(buf, range[0] ?? -1, range[1] ?? 0);
+    });
+    repeated(w, r, list, count, (it, s, e) => {
+      attributeMap(it, s, e, 3, 0, this.found, w, value, limits);
+    });
     return list.count - count;
   }
 
@@ -137,10 +224,21 @@ class SpanWriter {
     const { w, value, range, limits } = this;
     const buf = r.buf;
     const count = limits.keep(list.count, limits.limits.maxSpanLinks, 'span_links');
-    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 1, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 2, range); w.hexField(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, count, (it, s, e) => { lastOf(it, s, e, 3, range); w.field(buf, range[0] ?? -1, range[1] ?? 0); });
-    repeated(w, r, list, count, (it, s, e) => { attributeMap(it, s, e, 4, 0, this.found, w, value, limits); });
+    repeated(w, r, list, count, (it, s, e) => {
+      lastOf(it, s, e, 1, range);
+      w.hexField(buf, range[0] ?? -1, range[1] ?? 0);
+    });
+    repeated(w, r, list, count, (it, s, e) => {
+      lastOf(it, s, e, 2, range);
+      w.hexField(buf, range[0] ?? -1, range[1] ?? 0);
+    });
+    repeated(w, r, list, count, (it, s, e) => {
+      lastOf(it, s, e, 3, range);
+      w.field(buf, range[0] ?? -1, range[1] ?? 0);
+    });
+    repeated(w, r, list, count, (it, s, e) => {
+      attributeMap(it, s, e, 4, 0, this.found, w, value, limits);
+    });
     return list.count - count;
   }
 
@@ -195,7 +293,14 @@ function spanRows(body: Buffer, resolver: TenantResolver, limits: RequestLimits)
         limits.reject(tenant.error);
         continue;
       }
-      const rejection = limits.rejectionBefore(tenant.value, s.startLo, s.startHi, out.w.pos, resource.tooDeep || scope.tooDeep, enumRejection('span kind', s.kind));
+      const rejection = limits.rejectionBefore(
+        tenant.value,
+        s.startLo,
+        s.startHi,
+        out.w.pos,
+        resource.tooDeep || scope.tooDeep,
+        enumRejection('span kind', s.kind),
+      );
       if (rejection !== undefined) {
         limits.reject(rejection);
         continue;

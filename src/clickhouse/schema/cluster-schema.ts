@@ -68,7 +68,10 @@ export interface RegisteredReplicas {
 }
 
 /** SYSTEM DROP REPLICA for every registered replica that is no server of the cluster now (`live`: the servers' replica names). */
-export function dropReplicaStatements(tables: readonly RegisteredReplicas[], live: ReadonlySet<string>): Array<{ readonly replica: string; readonly zookeeperPath: string }> {
+export function dropReplicaStatements(
+  tables: readonly RegisteredReplicas[],
+  live: ReadonlySet<string>,
+): Array<{ readonly replica: string; readonly zookeeperPath: string }> {
   return tables.flatMap((t) => t.registered.filter((r) => !live.has(r)).map((replica) => ({ replica, zookeeperPath: t.zookeeperPath })));
 }
 
@@ -98,21 +101,33 @@ async function rows<T>(store: Pick<Store, 'client'>, query: string, params: Reco
  */
 export async function waitForCluster(store: Pick<Store, 'client'>, cluster: string, wait: ClusterWait = defaultWait): Promise<Result<number, string>> {
   const now = wait.now ?? Date.now;
-  const sleep = wait.sleep ?? ((ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms); }));
+  const sleep =
+    wait.sleep ??
+    ((ms: number) =>
+      new Promise<void>((resolve) => {
+        setTimeout(resolve, ms);
+      }));
   const deadline = now() + wait.timeoutMs;
   let last: string;
   for (;;) {
     try {
       await rows(store, "SELECT count() FROM system.zookeeper WHERE path = '/'");
       const expected = await rows<{ n: number }>(store, 'SELECT toUInt32(count()) AS n FROM system.clusters WHERE cluster = {c:String}', { c: cluster });
-      const answered = await rows<{ n: number }>(store, 'SELECT toUInt32(count()) AS n FROM clusterAllReplicas({c:String}, system.one) SETTINGS skip_unavailable_shards = 0', { c: cluster });
+      const answered = await rows<{ n: number }>(
+        store,
+        'SELECT toUInt32(count()) AS n FROM clusterAllReplicas({c:String}, system.one) SETTINGS skip_unavailable_shards = 0',
+        { c: cluster },
+      );
       const n = expected[0]?.n ?? 0;
       if (n > 0 && answered[0]?.n === n) return ok(n);
       last = `${answered[0]?.n ?? 0} of ${n} servers answered`;
     } catch (error) {
       const failure = classifyStoreError(error);
       // Missing grants do not heal by waiting: say which ones at once.
-      if (failure.code === accessDenied) return fail(`the migrating user may not read the cluster's servers (grant REMOTE and CREATE TEMPORARY TABLE ON *.*, and SELECT ON system.zookeeper, system.clusters and system.replicas): ${failure.message}`);
+      if (failure.code === accessDenied)
+        return fail(
+          `the migrating user may not read the cluster's servers (grant REMOTE and CREATE TEMPORARY TABLE ON *.*, and SELECT ON system.zookeeper, system.clusters and system.replicas): ${failure.message}`,
+        );
       last = failure.message;
     }
     if (now() >= deadline) return fail(`cluster ${cluster} not ready after ${Math.round(wait.timeoutMs / 1000)} s: ${last}`);
@@ -121,16 +136,30 @@ export async function waitForCluster(store: Pick<Store, 'client'>, cluster: stri
 }
 
 /** Creates on every server the objects some server lacks, then drops the Keeper entries of removed replicas; returns what it did. */
-export async function convergeCluster(store: Pick<Store, 'client'>, t: SchemaTarget & { readonly cluster: string }): Promise<{ created: string[]; droppedReplicas: string[] }> {
+export async function convergeCluster(
+  store: Pick<Store, 'client'>,
+  t: SchemaTarget & { readonly cluster: string },
+): Promise<{ created: string[]; droppedReplicas: string[] }> {
   const hosts = await clusterHosts(store, t.cluster);
   const objects = await clusterObjects(store, t);
   const statements = convergeStatements(t.cluster, hosts, objects);
   if (statements.length > 0) await store.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${t.database} ON CLUSTER ${t.cluster}` });
   for (const query of statements) await store.client.command({ query });
 
-  const replicated = await rows<{ zookeeper_path: string }>(store,
-    'SELECT DISTINCT zookeeper_path FROM clusterAllReplicas({c:String}, system.replicas) WHERE database = {db:String}', { c: t.cluster, db: t.database });
-  const live = new Set((await rows<{ replica: string }>(store, 'SELECT DISTINCT replica_name AS replica FROM clusterAllReplicas({c:String}, system.replicas) WHERE database = {db:String}', { c: t.cluster, db: t.database })).map((r) => r.replica));
+  const replicated = await rows<{ zookeeper_path: string }>(
+    store,
+    'SELECT DISTINCT zookeeper_path FROM clusterAllReplicas({c:String}, system.replicas) WHERE database = {db:String}',
+    { c: t.cluster, db: t.database },
+  );
+  const live = new Set(
+    (
+      await rows<{ replica: string }>(
+        store,
+        'SELECT DISTINCT replica_name AS replica FROM clusterAllReplicas({c:String}, system.replicas) WHERE database = {db:String}',
+        { c: t.cluster, db: t.database },
+      )
+    ).map((r) => r.replica),
+  );
   const registered: RegisteredReplicas[] = [];
   for (const { zookeeper_path: zookeeperPath } of replicated) {
     const names = await rows<{ name: string }>(store, 'SELECT name FROM system.zookeeper WHERE path = {p:String}', { p: `${zookeeperPath}/replicas` });
@@ -151,11 +180,17 @@ export async function clusterHosts(store: Pick<Store, 'client'>, cluster: string
 }
 
 /** The objects of the database on every server (`names`: only those). */
-export async function clusterObjects(store: Pick<Store, 'client'>, t: SchemaTarget & { readonly cluster: string }, names?: readonly string[]): Promise<HostObject[]> {
+export async function clusterObjects(
+  store: Pick<Store, 'client'>,
+  t: SchemaTarget & { readonly cluster: string },
+  names?: readonly string[],
+): Promise<HostObject[]> {
   const only = names === undefined ? '' : ' AND name IN {names:Array(String)}';
-  return rows<HostObject>(store,
+  return rows<HostObject>(
+    store,
     `SELECT hostName() AS host, name, engine, create_table_query AS create FROM clusterAllReplicas({c:String}, system.tables) WHERE database = {db:String} AND NOT is_temporary${only}`,
-    { c: t.cluster, db: t.database, ...(names === undefined ? {} : { names }) });
+    { c: t.cluster, db: t.database, ...(names === undefined ? {} : { names }) },
+  );
 }
 
 /** The Distributed fronts migration 9 gives a deterministic sharding key (tables.ts shardingKeys). */

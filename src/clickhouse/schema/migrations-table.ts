@@ -27,8 +27,10 @@ const columns = ['version UInt32', 'name String', 'checksum String', 'applied_at
 
 /** The non-sharded replicated table under `name`: every server a replica of one Keeper path without {shard}. */
 function replicatedTable(t: SchemaTarget & { readonly cluster: string }, name: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${t.database}.${name} ON CLUSTER ${t.cluster} (\n  ${columns.join(',\n  ')}\n)\n` +
-    `ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${t.database}/${table}', '{replica}', applied_at)\nORDER BY version`;
+  return (
+    `CREATE TABLE IF NOT EXISTS ${t.database}.${name} ON CLUSTER ${t.cluster} (\n  ${columns.join(',\n  ')}\n)\n` +
+    `ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${t.database}/${table}', '{replica}', applied_at)\nORDER BY version`
+  );
 }
 
 /**
@@ -65,9 +67,7 @@ export function hostLayout(objects: readonly HostObject[]): HostLayout {
 }
 
 export type MigrationsTablePlan =
-  | { readonly kind: 'current' }
-  | { readonly kind: 'convert'; readonly statements: readonly string[] }
-  | { readonly kind: 'refuse'; readonly message: string };
+  { readonly kind: 'current' } | { readonly kind: 'convert'; readonly statements: readonly string[] } | { readonly kind: 'refuse'; readonly message: string };
 
 /** The statements dropping what the old layout leaves after the exchange (the old Distributed table under the staging name first). */
 function dropOld(t: SchemaTarget & { readonly cluster: string }): string[] {
@@ -82,26 +82,38 @@ function dropOld(t: SchemaTarget & { readonly cluster: string }): string[] {
  * of them: running the exchange again would swap those back, so the plan
  * refuses with what to wait for.
  */
-export function migrationsTablePlan(t: SchemaTarget & { readonly cluster: string }, hosts: readonly string[], objects: readonly HostObject[]): MigrationsTablePlan {
+export function migrationsTablePlan(
+  t: SchemaTarget & { readonly cluster: string },
+  hosts: readonly string[],
+  objects: readonly HostObject[],
+): MigrationsTablePlan {
   const layouts = new Map(hosts.map((h) => [h, hostLayout(objects.filter((o) => o.host === h))]));
   const on = (layout: HostLayout): string[] => hosts.filter((h) => layouts.get(h) === layout);
   const unknown = on('unknown');
   if (unknown.length > 0) {
-    return { kind: 'refuse', message: `${t.database}.${table} has an unexpected layout on ${unknown.join(', ')} (tables ${table}, ${staging}, ${oldLocal}): fix it by hand, then run migrate again` };
+    return {
+      kind: 'refuse',
+      message: `${t.database}.${table} has an unexpected layout on ${unknown.join(', ')} (tables ${table}, ${staging}, ${oldLocal}): fix it by hand, then run migrate again`,
+    };
   }
   const sharded = on('sharded');
   const converted = [...on('swapped'), ...on('replicated')];
   if (sharded.length > 0 && converted.length > 0) {
     return {
       kind: 'refuse',
-      message: `${t.database}.${table} is being converted to one replicated table: still Distributed on ${sharded.join(', ')}, replicated on ${converted.join(', ')}. ` +
-        'If the distributed DDL queue still holds the conversion\'s statements for some of them, wait until it has run them, then run migrate again; ' +
+      message:
+        `${t.database}.${table} is being converted to one replicated table: still Distributed on ${sharded.join(', ')}, replicated on ${converted.join(', ')}. ` +
+        "If the distributed DDL queue still holds the conversion's statements for some of them, wait until it has run them, then run migrate again; " +
         'if not (a server created the new table before the conversion, e.g. by an earlier migrate), drop that empty schema_migrations on it by hand (DROP TABLE … SYNC) and run migrate again',
     };
   }
   if (sharded.length > 0) {
     // A server added since the old layout has neither table: it gets the old pair first, so the exchange runs everywhere.
-    const oldPair = convergeStatements(t.cluster, hosts, objects.filter((o) => o.name === table || o.name === oldLocal));
+    const oldPair = convergeStatements(
+      t.cluster,
+      hosts,
+      objects.filter((o) => o.name === table || o.name === oldLocal),
+    );
     const list = columns.map((c) => c.slice(0, c.indexOf(' '))).join(', ');
     return {
       kind: 'convert',
@@ -120,7 +132,10 @@ export function migrationsTablePlan(t: SchemaTarget & { readonly cluster: string
 }
 
 /** Converts an old-layout schema_migrations on a cluster (see the file's header); returns what it ran, or why it would not. */
-export async function upgradeMigrationsTable(store: Pick<Store, 'client'>, t: SchemaTarget & { readonly cluster: string }): Promise<Result<readonly string[], string>> {
+export async function upgradeMigrationsTable(
+  store: Pick<Store, 'client'>,
+  t: SchemaTarget & { readonly cluster: string },
+): Promise<Result<readonly string[], string>> {
   const hosts = await clusterHosts(store, t.cluster);
   const objects = await clusterObjects(store, t, [table, staging, oldLocal]);
   const plan = migrationsTablePlan(t, hosts, objects);

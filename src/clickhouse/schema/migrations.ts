@@ -2,11 +2,36 @@
 // the migrator stores each one's checksum and refuses to run when an applied
 // migration has changed. Add a new version instead.
 import type { RetentionConfig } from '../../config/config.ts';
-import { addFrontColumn, copyRows, createMaterializedView, createOrReplaceView, createTable, dropTable, exchangeTables, modifyCodecs, modifySettings, queryTable, storageTable } from './ddl.ts';
+import {
+  addFrontColumn,
+  copyRows,
+  createMaterializedView,
+  createOrReplaceView,
+  createTable,
+  dropTable,
+  exchangeTables,
+  modifyCodecs,
+  modifySettings,
+  queryTable,
+  storageTable,
+} from './ddl.ts';
 import type { ColumnCodec, SchemaTarget, TableSpec } from './ddl.ts';
 import {
-  logBytesExpression, logsTable, metricsTable, retentionColumn, retentionColumnType, retentionPartitionBy, retentionTables, retentionTtl,
-  retentionView, retentionViewSelect, spansTable, tenantsTable, traceIndexSelect, traceIndexTable, usageDailyTable,
+  logBytesExpression,
+  logsTable,
+  metricsTable,
+  retentionColumn,
+  retentionColumnType,
+  retentionPartitionBy,
+  retentionTables,
+  retentionTtl,
+  retentionView,
+  retentionViewSelect,
+  spansTable,
+  tenantsTable,
+  traceIndexSelect,
+  traceIndexTable,
+  usageDailyTable,
 } from './tables.ts';
 import type { RetentionTable } from './tables.ts';
 import { recalculateOnlySetting } from './retention-ttl.ts';
@@ -41,14 +66,24 @@ const usageDay = "toDate(now(), 'UTC')";
 const dedupWindow = 10_000;
 
 function usageView(ctx: SchemaContext, from: string, counts: { log_records: string; log_bytes: string; spans: string; metric_points: string }): string {
-  return createMaterializedView(ctx, `${from}_usage_mv`, from, 'usage_daily',
+  return createMaterializedView(
+    ctx,
+    `${from}_usage_mv`,
+    from,
+    'usage_daily',
     `SELECT tenant_id, ${usageDay} AS day, ${counts.log_records} AS log_records, ${counts.log_bytes} AS log_bytes, ` +
-    `${counts.spans} AS spans, ${counts.metric_points} AS metric_points FROM {from} GROUP BY tenant_id`);
+      `${counts.spans} AS spans, ${counts.metric_points} AS metric_points FROM {from} GROUP BY tenant_id`,
+  );
 }
 
 function discoveryView(ctx: SchemaContext, from: string): string {
-  return createMaterializedView(ctx, `${from}_tenants_mv`, from, 'tenants',
-    "SELECT tenant_id, min(now64(3)) AS first_seen, argMaxState('', toDateTime64(0, 9)) AS name FROM {from} GROUP BY tenant_id");
+  return createMaterializedView(
+    ctx,
+    `${from}_tenants_mv`,
+    from,
+    'tenants',
+    "SELECT tenant_id, min(now64(3)) AS first_seen, argMaxState('', toDateTime64(0, 9)) AS name FROM {from} GROUP BY tenant_id",
+  );
 }
 
 const attrs = 'Map(LowCardinality(String), String)';
@@ -99,13 +134,7 @@ const spanAttributesCodec = attributes('span_attributes', 'ZSTD(3)');
  */
 const tenantSettingsTable: TableSpec = {
   name: 'tenant_settings',
-  columns: [
-    'source LowCardinality(String)',
-    'tenant_id String',
-    'field LowCardinality(String)',
-    'value Nullable(Float64)',
-    'updated_at DateTime64(9)',
-  ],
+  columns: ['source LowCardinality(String)', 'tenant_id String', 'field LowCardinality(String)', 'value Nullable(Float64)', 'updated_at DateTime64(9)'],
   engine: 'ReplacingMergeTree(updated_at)',
   orderBy: '(source, tenant_id, field)',
   shardingKey: 'cityHash64(tenant_id)',
@@ -124,14 +153,7 @@ const gatewayReplicasTable: TableSpec = {
 /** Items and bytes the gateway refused, per tenant, UTC day, signal and reason (summed on merge, like usage_daily). */
 const usageRejectedDailyTable: TableSpec = {
   name: 'usage_rejected_daily',
-  columns: [
-    'tenant_id String',
-    'day Date',
-    'signal LowCardinality(String)',
-    'reason LowCardinality(String)',
-    'items UInt64',
-    'bytes UInt64',
-  ],
+  columns: ['tenant_id String', 'day Date', 'signal LowCardinality(String)', 'reason LowCardinality(String)', 'items UInt64', 'bytes UInt64'],
   engine: 'SummingMergeTree((items, bytes))',
   orderBy: '(tenant_id, day, signal, reason)',
   shardingKey: 'cityHash64(tenant_id)',
@@ -144,14 +166,7 @@ const usageRejectedDailyTable: TableSpec = {
  */
 const prometheusMetadataTable: TableSpec = {
   name: 'prometheus_metadata',
-  columns: [
-    'tenant_id String',
-    'metric_family String',
-    'type LowCardinality(String)',
-    'help String',
-    'unit String',
-    'updated_at DateTime64(9)',
-  ],
+  columns: ['tenant_id String', 'metric_family String', 'type LowCardinality(String)', 'help String', 'unit String', 'updated_at DateTime64(9)'],
   engine: 'ReplacingMergeTree(updated_at)',
   orderBy: '(tenant_id, metric_family)',
   shardingKey: 'cityHash64(tenant_id)',
@@ -165,7 +180,7 @@ export function retentionColumnDefinition(days: number): string {
 /** A signal table of schema version 1 as migrations 2 to 5 leave it, under `name`. */
 function retentionSpec(ctx: SchemaContext, table: RetentionTable, name: string): TableSpec {
   const v1 = { logs: logsTable, spans: spansTable, metrics: metricsTable }[table](ctx.retention);
-  const codecs = new Map(({ logs: logCodecs, spans: spanCodecs, metrics: [] as readonly ColumnCodec[] })[table].map((c) => [c.column, c]));
+  const codecs = new Map({ logs: logCodecs, spans: spanCodecs, metrics: [] as readonly ColumnCodec[] }[table].map((c) => [c.column, c]));
   const field = retentionTables.find((r) => r.table === table)?.field ?? 'logsDays';
   const columns = v1.columns.flatMap((definition) => {
     const column = definition.slice(0, definition.indexOf(' '));
@@ -188,7 +203,7 @@ function retentionSpec(ctx: SchemaContext, table: RetentionTable, name: string):
 function partitionByRetention(ctx: SchemaContext, table: RetentionTable): string[] {
   const next = `${table}_v5`;
   const spec = retentionSpec(ctx, table, next);
-  const columns = ({ logs: logsTable, spans: spansTable, metrics: metricsTable })[table](ctx.retention).columns.map((c) => c.slice(0, c.indexOf(' ')));
+  const columns = { logs: logsTable, spans: spansTable, metrics: metricsTable }[table](ctx.retention).columns.map((c) => c.slice(0, c.indexOf(' ')));
   const retention = spec.columns.find((c) => c.startsWith(`${retentionColumn} `)) ?? '';
   return [
     ...dropTable(ctx, next),
@@ -227,9 +242,12 @@ export const migrations: readonly Migration[] = [
     // a replayed block twice.
     version: 2,
     name: 'insert deduplication for write-ahead-log replays',
-    statements: (ctx) => (ctx.cluster !== undefined ? [] : ['logs', 'spans', 'metrics', 'usage_daily', 'tenants'].map(
-      (table) => modifySettings(ctx, table, [`non_replicated_deduplication_window = ${dedupWindow}`]),
-    )),
+    statements: (ctx) =>
+      ctx.cluster !== undefined
+        ? []
+        : ['logs', 'spans', 'metrics', 'usage_daily', 'tenants'].map((table) =>
+            modifySettings(ctx, table, [`non_replicated_deduplication_window = ${dedupWindow}`]),
+          ),
   },
   {
     // Bytes at rest per log and per span (issue 19). Codecs only: the
@@ -245,11 +263,7 @@ export const migrations: readonly Migration[] = [
     // and the units refused per tenant for usage.
     version: 4,
     name: 'tenant settings, gateway replicas and rejected usage',
-    statements: (ctx) => [
-      ...createTable(ctx, tenantSettingsTable),
-      ...createTable(ctx, gatewayReplicasTable),
-      ...createTable(ctx, usageRejectedDailyTable),
-    ],
+    statements: (ctx) => [...createTable(ctx, tenantSettingsTable), ...createTable(ctx, gatewayReplicasTable), ...createTable(ctx, usageRejectedDailyTable)],
   },
   {
     // Retention per tenant and signal (issue 13; docs/schema.md,

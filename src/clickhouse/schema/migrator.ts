@@ -26,10 +26,16 @@ import type { Migration, SchemaContext } from './migrations.ts';
 import { retentionColumn, retentionColumnType, retentionTables, retentionView, retentionViewSelect, ttlExpression } from './tables.ts';
 
 /** What a migration run did: the versions applied, and the tables whose retention changed. */
-export interface Migrated { readonly applied: readonly number[]; readonly retentionChanged: readonly string[] }
+export interface Migrated {
+  readonly applied: readonly number[];
+  readonly retentionChanged: readonly string[];
+}
 
 /** Why a migration run stopped, with the store's classified failure when the store refused. */
-export interface MigrateFailure { readonly message: string; readonly failure?: StoreFailure }
+export interface MigrateFailure {
+  readonly message: string;
+  readonly failure?: StoreFailure;
+}
 
 const canonical: SchemaContext = { database: 'tenantry', cluster: undefined, retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 } };
 
@@ -95,13 +101,20 @@ async function reconcileRetention(store: Store, ctx: SchemaContext): Promise<str
   if (changed.length === 0) return [];
   await store.client.command({ query: createOrReplaceView(ctx, retentionView, retentionViewSelect(queryTable(ctx, 'tenant_settings'), ctx.retention)) });
   for (const r of changed) {
-    for (const query of modifyColumnDefault(ctx, r.table, retentionColumn, retentionColumnType, String(ctx.retention[r.field]))) await store.client.command({ query });
+    for (const query of modifyColumnDefault(ctx, r.table, retentionColumn, retentionColumnType, String(ctx.retention[r.field])))
+      await store.client.command({ query });
   }
   return changed.map((r) => r.table);
 }
 
 /** Applies every pending migration to the store's database, then the retention settings. */
-export async function migrate(store: Store, retention: RetentionConfig, log: Logger, migrations: readonly Migration[] = releasedMigrations, wait?: ClusterWait): Promise<Result<Migrated, MigrateFailure>> {
+export async function migrate(
+  store: Store,
+  retention: RetentionConfig,
+  log: Logger,
+  migrations: readonly Migration[] = releasedMigrations,
+  wait?: ClusterWait,
+): Promise<Result<Migrated, MigrateFailure>> {
   const ctx: SchemaContext = { database: store.database, cluster: store.cluster, retention };
   try {
     if (ctx.cluster !== undefined) {
@@ -118,7 +131,8 @@ export async function migrate(store: Store, retention: RetentionConfig, log: Log
     for (const statement of migrationsTable(ctx)) await store.client.command({ query: statement });
     if (ctx.cluster !== undefined) {
       const converged = await convergeCluster(store, { ...ctx, cluster: ctx.cluster });
-      if (converged.created.length + converged.droppedReplicas.length > 0) log.info('schema converged on the cluster', { created: converged.created.length, droppedReplicas: converged.droppedReplicas });
+      if (converged.created.length + converged.droppedReplicas.length > 0)
+        log.info('schema converged on the cluster', { created: converged.created.length, droppedReplicas: converged.droppedReplicas });
     }
     const applied = await appliedMigrations(store, ctx);
     const ran: number[] = [];
@@ -126,7 +140,10 @@ export async function migrate(store: Store, retention: RetentionConfig, log: Log
       const checksum = migrationChecksum(migration);
       const recorded = applied.get(migration.version);
       if (recorded !== undefined) {
-        if (recorded !== checksum) return fail({ message: `migration ${migration.version} (${migration.name}) was changed after it was applied to ${store.database}; add a new migration instead` });
+        if (recorded !== checksum)
+          return fail({
+            message: `migration ${migration.version} (${migration.name}) was changed after it was applied to ${store.database}; add a new migration instead`,
+          });
         continue;
       }
       for (const statement of migration.statements(ctx)) await store.client.command({ query: statement });

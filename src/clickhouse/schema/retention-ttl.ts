@@ -35,9 +35,10 @@ export const recalculateOnlySetting = 'materialize_ttl_recalculate_only = 1';
  */
 export function retainedTtl(tenants: readonly TenantDays[], defaultDays: number): string {
   const listed = [...tenants].filter((t) => t.days !== defaultDays).sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : 0));
-  const current = listed.length === 0
-    ? String(defaultDays)
-    : `transform(tenant_id, [${listed.map((t) => stringLiteral(t.tenant)).join(', ')}], [${listed.map((t) => t.days).join(', ')}], ${defaultDays})`;
+  const current =
+    listed.length === 0
+      ? String(defaultDays)
+      : `transform(tenant_id, [${listed.map((t) => stringLiteral(t.tenant)).join(', ')}], [${listed.map((t) => t.days).join(', ')}], ${defaultDays})`;
   return `toDateTime(timestamp) + toIntervalDay(greatest(${retentionColumn}, ${current}))`;
 }
 
@@ -46,17 +47,31 @@ function ttlOf(engineFull: string): string | undefined {
   return / TTL (.*?)(?: SETTINGS |$)/.exec(engineFull)?.[1];
 }
 
-interface ViewRow { tenant_id: string; logs_days: number; traces_days: number; metrics_days: number }
+interface ViewRow {
+  tenant_id: string;
+  logs_days: number;
+  traces_days: number;
+  metrics_days: number;
+}
 
 /** The expression each signal table should have now, from the tenant_retention view. */
 export async function desiredTtls(store: Pick<Store, 'client'>, t: SchemaTarget): Promise<Map<RetentionTable, string>> {
-  const rs = await store.client.query({ query: `SELECT tenant_id, logs_days, traces_days, metrics_days FROM ${queryTable(t, retentionView)}`, format: 'JSONEachRow' });
+  const rs = await store.client.query({
+    query: `SELECT tenant_id, logs_days, traces_days, metrics_days FROM ${queryTable(t, retentionView)}`,
+    format: 'JSONEachRow',
+  });
   const rows = await rs.json<ViewRow>();
   const out = new Map<RetentionTable, string>();
   for (const r of retentionTables) {
     const defaultDays = rows.find((row) => row.tenant_id === '')?.[r.column];
     if (defaultDays === undefined) continue;
-    out.set(r.table, retainedTtl(rows.filter((row) => row.tenant_id !== '').map((row) => ({ tenant: row.tenant_id, days: row[r.column] })), defaultDays));
+    out.set(
+      r.table,
+      retainedTtl(
+        rows.filter((row) => row.tenant_id !== '').map((row) => ({ tenant: row.tenant_id, days: row[r.column] })),
+        defaultDays,
+      ),
+    );
   }
   return out;
 }

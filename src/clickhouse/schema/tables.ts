@@ -71,11 +71,7 @@ export function logsTable(retention: RetentionConfig): TableSpec {
       `log_attributes ${attrs} CODEC(ZSTD(1))`,
       'dropped_attributes_count UInt32',
     ],
-    indexes: [
-      'idx_trace_id trace_id TYPE bloom_filter(0.001) GRANULARITY 1',
-      ...mapIndexes('resource_attributes'),
-      ...mapIndexes('log_attributes'),
-    ],
+    indexes: ['idx_trace_id trace_id TYPE bloom_filter(0.001) GRANULARITY 1', ...mapIndexes('resource_attributes'), ...mapIndexes('log_attributes')],
     engine: 'MergeTree',
     partitionBy: 'toDate(timestamp)',
     orderBy: '(tenant_id, timestamp, log_id)',
@@ -190,14 +186,7 @@ export function metricsTable(retention: RetentionConfig): TableSpec {
 /** One row per (tenant, UTC day of ingestion); SummingMergeTree adds rows up on merge. */
 export const usageDailyTable: TableSpec = {
   name: 'usage_daily',
-  columns: [
-    'tenant_id String',
-    'day Date',
-    'log_records UInt64',
-    'log_bytes UInt64',
-    'spans UInt64',
-    'metric_points UInt64',
-  ],
+  columns: ['tenant_id String', 'day Date', 'log_records UInt64', 'log_bytes UInt64', 'spans UInt64', 'metric_points UInt64'],
   engine: 'SummingMergeTree((log_records, log_bytes, spans, metric_points))',
   orderBy: '(tenant_id, day)',
   shardingKey: 'cityHash64(tenant_id)',
@@ -211,11 +200,7 @@ export const usageDailyTable: TableSpec = {
  */
 export const tenantsTable: TableSpec = {
   name: 'tenants',
-  columns: [
-    'tenant_id String',
-    'first_seen SimpleAggregateFunction(min, DateTime64(3))',
-    'name AggregateFunction(argMax, String, DateTime64(9))',
-  ],
+  columns: ['tenant_id String', 'first_seen SimpleAggregateFunction(min, DateTime64(3))', 'name AggregateFunction(argMax, String, DateTime64(9))'],
   engine: 'AggregatingMergeTree',
   orderBy: 'tenant_id',
   shardingKey: 'cityHash64(tenant_id)',
@@ -236,7 +221,7 @@ export const retentionTables = [
   { table: 'spans', field: 'tracesDays', column: 'traces_days' },
   { table: 'metrics', field: 'metricsDays', column: 'metrics_days' },
 ] as const;
-export type RetentionTable = typeof retentionTables[number]['table'];
+export type RetentionTable = (typeof retentionTables)[number]['table'];
 
 /** The column of a signal table (migration 5) holding the days its row is kept. */
 export const retentionColumn = 'retention_days';
@@ -268,8 +253,9 @@ export function retentionViewSelect(settingsTable: string, defaults: RetentionCo
   const fields = retentionTables.map((r) => `'retention.${r.field}'`).join(', ');
   const pick = (source: string, field: string): string => `anyIf(value, source = '${source}' AND field = 'retention.${field}')`;
   const stack = retentionTables.map((r) => `${pick('stack', r.field)} AS stack_${r.column}`).join(', ');
-  const perTenant = retentionTables.map((r) =>
-    `toUInt16(coalesce(${pick('tenant', r.field)}, ${pick('api', r.field)}, any(stack_${r.column}), ${defaults[r.field]})) AS ${r.column}`).join(',\n    ');
+  const perTenant = retentionTables
+    .map((r) => `toUInt16(coalesce(${pick('tenant', r.field)}, ${pick('api', r.field)}, any(stack_${r.column}), ${defaults[r.field]})) AS ${r.column}`)
+    .join(',\n    ');
   const everyone = retentionTables.map((r) => `toUInt16(coalesce(stack_${r.column}, ${defaults[r.field]})) AS ${r.column}`).join(', ');
   return [
     'WITH',

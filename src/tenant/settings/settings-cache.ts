@@ -110,7 +110,9 @@ export class SettingsCache implements TenantSettingsAdmin {
   #schedule(): void {
     if (!this.#running) return;
     this.#timer = this.#clock.setTimeout(() => {
-      void this.refresh().then(() => { this.#schedule(); });
+      void this.refresh().then(() => {
+        this.#schedule();
+      });
     }, this.#options.refreshMs);
   }
 

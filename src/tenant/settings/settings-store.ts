@@ -41,7 +41,10 @@ const storedFields: readonly string[] = [...limitFields.map((f) => `limits.${f}`
 function rowsOf(changes: SettingChanges): { fields: string[]; values: (number | null)[] } {
   const fields: string[] = [];
   const values: (number | null)[] = [];
-  for (const [group, entries] of [['limits', changes.limits], ['retention', changes.retention]] as const) {
+  for (const [group, entries] of [
+    ['limits', changes.limits],
+    ['retention', changes.retention],
+  ] as const) {
     for (const [field, value] of Object.entries(entries ?? {}) as [string, number | null | undefined][]) {
       if (value === undefined) continue;
       fields.push(`${group}.${field}`);
@@ -60,7 +63,12 @@ function completeSet(values: SettingValues): SettingChanges {
   return { limits, retention };
 }
 
-interface Row { source: string; tenant_id: string; field: string; value: number }
+interface Row {
+  source: string;
+  tenant_id: string;
+  field: string;
+  value: number;
+}
 
 type Mutable = { limits: Partial<Record<LimitField, number>>; retention: Partial<Record<RetentionField, number>> };
 

@@ -7,8 +7,8 @@
 
 export const limitFields = ['ingestBytesPerSecond', 'ingestBurstBytes', 'maxConcurrentQueries', 'maxQueryDays', 'queryTimeoutSeconds'] as const;
 export const retentionFields = ['logsDays', 'tracesDays', 'metricsDays'] as const;
-export type LimitField = typeof limitFields[number];
-export type RetentionField = typeof retentionFields[number];
+export type LimitField = (typeof limitFields)[number];
+export type RetentionField = (typeof retentionFields)[number];
 export type TenantLimits = Readonly<Record<LimitField, number>>;
 export type TenantRetention = Readonly<Record<RetentionField, number>>;
 
@@ -17,10 +17,13 @@ export type SettingSource = 'tenant' | 'api' | 'stack' | 'default';
 
 /** The sources that are stored (the defaults are the process's own), first set wins. */
 export const storedSources = ['tenant', 'api', 'stack'] as const;
-export type StoredSource = typeof storedSources[number];
+export type StoredSource = (typeof storedSources)[number];
 
 /** Values one source sets; an absent field is not set by that source. */
-export interface SettingValues { readonly limits?: Partial<TenantLimits>; readonly retention?: Partial<TenantRetention> }
+export interface SettingValues {
+  readonly limits?: Partial<TenantLimits>;
+  readonly retention?: Partial<TenantRetention>;
+}
 
 export interface EffectiveSettings {
   readonly limits: TenantLimits;

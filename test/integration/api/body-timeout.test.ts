@@ -25,7 +25,10 @@ const bodyTimeoutMs = 600;
 /** Timers, the event loop and a loaded 2-core machine. */
 const slack = 400;
 
-interface Cut { readonly elapsedMs: number; readonly answer: string }
+interface Cut {
+  readonly elapsedMs: number;
+  readonly answer: string;
+}
 
 /** Sends the headers and half of a JSON body, then nothing; resolves when the server closes the connection. */
 function halfBody(port: number, path: string): Promise<Cut> {
@@ -35,12 +38,18 @@ function halfBody(port: number, path: string): Promise<Cut> {
     let answer = '';
     let started = 0;
     socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => { answer += chunk; });
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
     socket.on('error', reject);
-    socket.on('close', () => { resolve({ elapsedMs: performance.now() - started, answer }); });
+    socket.on('close', () => {
+      resolve({ elapsedMs: performance.now() - started, answer });
+    });
     socket.on('connect', () => {
-      socket.write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nx-scope-orgid: acme\r\ncontent-type: application/json\r\n`
-        + `content-length: ${body.length}\r\n\r\n${body.slice(0, body.length / 2)}`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nx-scope-orgid: acme\r\ncontent-type: application/json\r\n` +
+          `content-length: ${body.length}\r\n\r\n${body.slice(0, body.length / 2)}`,
+      );
       started = performance.now();
     });
   });
@@ -50,7 +59,10 @@ function halfBody(port: number, path: string): Promise<Cut> {
 async function printedDuring(run: () => Promise<void>): Promise<string> {
   const printed: string[] = [];
   const originals = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-  const capture = (chunk: unknown): boolean => { printed.push(String(chunk)); return true; };
+  const capture = (chunk: unknown): boolean => {
+    printed.push(String(chunk));
+    return true;
+  };
   process.stdout.write = capture;
   process.stderr.write = capture;
   try {
@@ -64,18 +76,26 @@ async function printedDuring(run: () => Promise<void>): Promise<string> {
 
 describe('api body timeout', () => {
   let store: Store;
-  before(async () => { store = await migratedStore('bodytimeout'); });
-  after(async () => { await store.close(); });
+  before(async () => {
+    store = await migratedStore('bodytimeout');
+  });
+  after(async () => {
+    await store.close();
+  });
 
   it('cuts a stalled body at the body timeout with a 408 and one JSON log line, nothing else printed', async () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
     const lines: string[] = [];
-    const log = createLogger('debug', {}, (line) => { lines.push(line); });
+    const log = createLogger('debug', {}, (line) => {
+      lines.push(line);
+    });
     const proc = await testProcessContext(store, { keys: keys.value, log });
-    const api = await startApiWith(proc.ctx,
+    const api = await startApiWith(
+      proc.ctx,
       { port: 0, queryTimeoutMs: 1000, pageMaxBytes: 1_048_576, listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs } },
-      failingRunner(new Error('not reached'), 1000, log));
+      failingRunner(new Error('not reached'), 1000, log),
+    );
     // Two on one route, one on a compatibility API (which reads its own form bodies).
     const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query'];
     let cuts: Cut[] = [];
@@ -112,19 +132,36 @@ describe('api body timeout', () => {
     expect(printed, 'printed outside the logger').to.equal('');
   });
 
-  it('logs one JSON line, and prints no stack, when the listener\'s backstop cuts a body the app still waits for', async () => {
+  it("logs one JSON line, and prints no stack, when the listener's backstop cuts a body the app still waits for", async () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
     const lines: string[] = [];
-    const log = createLogger('debug', {}, (line) => { lines.push(line); });
+    const log = createLogger('debug', {}, (line) => {
+      lines.push(line);
+    });
     // The app's own deadline far away, the listener's short: only the backstop can cut.
     const app = createApp({
-      schema: { database: 'tenantry', cluster: undefined }, runner: failingRunner(new Error('not reached'), 1000, log), now: () => 0n, pageMaxBytes: 1_048_576, settings: fixedSettings(),
-      keys: keys.value, log, metrics: httpMetrics(new Registry()), bodyTimeoutMs: 3_600_000,
+      schema: { database: 'tenantry', cluster: undefined },
+      runner: failingRunner(new Error('not reached'), 1000, log),
+      now: () => 0n,
+      pageMaxBytes: 1_048_576,
+      settings: fixedSettings(),
+      keys: keys.value,
+      log,
+      metrics: httpMetrics(new Registry()),
+      bodyTimeoutMs: 3_600_000,
     });
     const koa = app.callback();
     const http = await listen({
-      handler: (req, res) => { void koa(req, res); }, readiness: new Readiness([]), registry: new Registry(), log, host: '127.0.0.1', port: 0, name: 'api',
+      handler: (req, res) => {
+        void koa(req, res);
+      },
+      readiness: new Readiness([]),
+      registry: new Registry(),
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      name: 'api',
       limits: { maxConnections: undefined, headersTimeoutMs: 200, bodyTimeoutMs: 200 },
     });
     let cut: Cut | undefined;

@@ -36,11 +36,13 @@ const apis: readonly LimitedApi[] = [
     // Not the series browser: it would share the held index load instead of asking for a slot of its own.
     other: '/prometheus/api/v1/metadata',
     tooMany: async (reply) => {
-      const body = await reply.json() as Record<string, unknown>;
+      const body = (await reply.json()) as Record<string, unknown>;
       expect(body).to.include({ status: 'error', errorType: 'too_many_requests' });
       expect(body['error']).to.contain('limits.maxConcurrentQueries');
     },
-    timedOut: async (reply) => { expect(await reply.json()).to.include({ status: 'error', errorType: 'unavailable' }); },
+    timedOut: async (reply) => {
+      expect(await reply.json()).to.include({ status: 'error', errorType: 'unavailable' });
+    },
   },
   {
     name: 'loki',
@@ -51,15 +53,21 @@ const apis: readonly LimitedApi[] = [
       expect(reply.headers.get('content-type')).to.contain('text/plain');
       expect(await reply.text()).to.contain('limits.maxConcurrentQueries');
     },
-    timedOut: async (reply) => { expect(await reply.text()).to.contain('cancelled'); },
+    timedOut: async (reply) => {
+      expect(await reply.text()).to.contain('cancelled');
+    },
   },
   {
     name: 'tempo',
     table: 'spans',
     query: `/tempo/api/search?${new URLSearchParams({ q: '{ resource.service.name = "checkout" }' }).toString()}`,
     other: '/tempo/api/search/tags',
-    tooMany: async (reply) => { expect(await reply.text()).to.contain('limits.maxConcurrentQueries'); },
-    timedOut: async (reply) => { expect(await reply.text()).to.contain('cancelled'); },
+    tooMany: async (reply) => {
+      expect(await reply.text()).to.contain('limits.maxConcurrentQueries');
+    },
+    timedOut: async (reply) => {
+      expect(await reply.text()).to.contain('cancelled');
+    },
   },
 ];
 
@@ -68,28 +76,41 @@ describe('api/compat query limits', function () {
   const key = 'compat-limits-key-0123456789';
   const admin = 'compat-limits-admin-0123456789';
   let store: Store;
-  before(async () => { store = await migratedStore('compat_limits'); });
-  after(async () => { await store.close(); });
+  before(async () => {
+    store = await migratedStore('compat_limits');
+  });
+  after(async () => {
+    await store.close();
+  });
 
-  async function start(target: QueryTarget): Promise<{ call: (method: string, path: string, tenant: string, body?: unknown) => Promise<Response>; stop: () => Promise<void> }> {
-    const parsed = parseKeys(JSON.stringify([
-      { key, name: 'reader', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
-      { key: admin, name: 'admin', scopes: ['read', 'admin'], tenants: ['*'] },
-    ]), 'test');
+  async function start(
+    target: QueryTarget,
+  ): Promise<{ call: (method: string, path: string, tenant: string, body?: unknown) => Promise<Response>; stop: () => Promise<void> }> {
+    const parsed = parseKeys(
+      JSON.stringify([
+        { key, name: 'reader', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
+        { key: admin, name: 'admin', scopes: ['read', 'admin'], tenants: ['*'] },
+      ]),
+      'test',
+    );
     if (!parsed.ok) throw new Error(parsed.error);
     const gate = createStoreGate(storeGatePolicy('server', { maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000, memoryLimitBytes: 2 * 1024 ** 3 }, undefined));
     const proc = await testProcessContext(store, { keys: parsed.value });
     const runner = createQueryRunner(target, 20_000, silentLogger, gate);
     // The runner's gate is one of the server's, whatever the store's mode.
-    const running = await startApiWith({ ...proc.ctx, storeGate: gate },
-      { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
+    const running = await startApiWith({ ...proc.ctx, storeGate: gate }, { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
-      call: (method, path, tenant, body) => fetch(url + path, {
-        method, headers: { authorization: `Bearer ${body === undefined ? key : admin}`, 'x-scope-orgid': tenant, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-      stop: async () => { await running.stop(); proc.stop(); },
+      call: (method, path, tenant, body) =>
+        fetch(url + path, {
+          method,
+          headers: { authorization: `Bearer ${body === undefined ? key : admin}`, 'x-scope-orgid': tenant, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      stop: async () => {
+        await running.stop();
+        proc.stop();
+      },
     };
   }
 

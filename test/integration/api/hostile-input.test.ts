@@ -18,10 +18,33 @@ const hostile: [string, string, string, RegExp][] = [
   ['a body pattern ending in a lone backslash', 'logs', JSON.stringify({ ...window, body: '%x\\' }), /body\[0\] .* ends in a lone "\\"/],
   ['an attribute pattern with an unknown escape', 'logs', JSON.stringify({ ...window, attributes: { k: '%\\d%' } }), /attributes\.k\[0\] .* has "\\d"/],
   ['50 keys x 1,000 LIKE patterns', 'logs', JSON.stringify({ ...window, attributes: manyPatterns }), /hold 50000 patterns.*at most 100/],
-  ['a pattern of 100,000 characters', 'traces', JSON.stringify({ ...window, spanName: `%${'a'.repeat(100_000)}` }), /pattern of 100001 characters: at most 1024/],
-  ['20 timeseries queries of 50 patterns each', 'timeseries', JSON.stringify({ ...window, queries: Array.from({ length: 20 }, () => ({ metrics: ['m'], attributes: { k: Array.from({ length: 50 }, (_, i) => `%${i}%`) } })) }), /hold 1000 patterns/],
-  ['JSON nested 100,000 levels', 'logs', `{"startTime":1,"body":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, /nests arrays and objects deeper than 32 levels/],
-  ['objects nested 100,000 levels under __proto__', 'logs', `{"startTime":1,"__proto__":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`, /must not use the key "__proto__"|deeper than 32/],
+  [
+    'a pattern of 100,000 characters',
+    'traces',
+    JSON.stringify({ ...window, spanName: `%${'a'.repeat(100_000)}` }),
+    /pattern of 100001 characters: at most 1024/,
+  ],
+  [
+    '20 timeseries queries of 50 patterns each',
+    'timeseries',
+    JSON.stringify({
+      ...window,
+      queries: Array.from({ length: 20 }, () => ({ metrics: ['m'], attributes: { k: Array.from({ length: 50 }, (_, i) => `%${i}%`) } })),
+    }),
+    /hold 1000 patterns/,
+  ],
+  [
+    'JSON nested 100,000 levels',
+    'logs',
+    `{"startTime":1,"body":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+    /nests arrays and objects deeper than 32 levels/,
+  ],
+  [
+    'objects nested 100,000 levels under __proto__',
+    'logs',
+    `{"startTime":1,"__proto__":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`,
+    /must not use the key "__proto__"|deeper than 32/,
+  ],
   ['a __proto__ key', 'logs', '{"startTime":1,"attributes":{"__proto__":{"polluted":"yes"}}}', /must not use the key "__proto__"/],
   ['constructor.prototype', 'traces', '{"startTime":1,"constructor":{"prototype":{"polluted":"yes"}}}', /unknown field "constructor"/],
 ];
@@ -30,10 +53,15 @@ describe('api/hostile input', () => {
   let h: Harness;
   before(async () => {
     h = await startHarness('hostile');
-    await insertRows(h.store, 'logs', [logRow({ tenant: 'globex', ns: secondsNs(T), logId: 'g1', body: secret }), logRow({ tenant: 'acme', ns: secondsNs(T), logId: 'a1', body: 'acme log' })]);
+    await insertRows(h.store, 'logs', [
+      logRow({ tenant: 'globex', ns: secondsNs(T), logId: 'g1', body: secret }),
+      logRow({ tenant: 'acme', ns: secondsNs(T), logId: 'a1', body: 'acme log' }),
+    ]);
     await insertRows(h.store, 'spans', [spanRow({ tenant: 'globex', ns: secondsNs(T), traceId: 'g', spanId: 'g1', name: secret })]);
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   const raw = (tenant: string, route: string, body: string, key: string): ReturnType<Harness['call']> =>
     h.call('POST', `/v1/tenants/${tenant}/${route}`, { key, raw: body, headers: { 'content-type': 'application/json' } });
@@ -57,7 +85,7 @@ describe('api/hostile input', () => {
     });
   }
 
-  it('answers the same inputs aimed at globex with acme\'s key as 404, with no byte of globex', async () => {
+  it("answers the same inputs aimed at globex with acme's key as 404, with no byte of globex", async () => {
     for (const [what, route, body] of hostile) {
       const reply = await raw('globex', route, body, keys.readAcme);
       // A body refused while reading (before the route's scope check) is 400 on any path, and says nothing of the tenant.

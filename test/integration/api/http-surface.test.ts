@@ -27,15 +27,21 @@ const routes: readonly [string, string, unknown][] = [
 function expectError(reply: Reply, status: number, code: string): void {
   expect(reply.status, reply.text).to.equal(status);
   expect(field(reply.body, 'error', 'code')).to.equal(code);
-  expect(field(reply.body, 'error', 'message')).to.be.a('string').and.not.equal('');
+  expect(field(reply.body, 'error', 'message'))
+    .to.be.a('string')
+    .and.not.equal('');
   expect(field(reply.body, 'error', 'requestId')).to.equal(reply.headers.get('x-request-id'));
   expect(reply.text).not.to.match(/\bat .*\.ts:\d+/); // never a stack trace
 }
 
 describe('api/http surface', () => {
   let h: Harness;
-  before(async () => { h = await startHarness('surface'); });
-  after(async () => { await h.close(); });
+  before(async () => {
+    h = await startHarness('surface');
+  });
+  after(async () => {
+    await h.close();
+  });
 
   it('answers 401 with WWW-Authenticate for a missing, malformed or unknown key on every route', async () => {
     for (const [method, path, body] of routes) {
@@ -80,8 +86,16 @@ describe('api/http surface', () => {
     expectError(empty, 400, 'invalid_request');
     expect(field(empty.body, 'error', 'message')).to.contain('startTime');
     expectError(await h.post('/v1/tenants/acme/logs', [1, 2]), 400, 'invalid_request');
-    expectError(await h.call('POST', '/v1/tenants/acme/logs', { raw: 'startTime=1', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
-    expectError(await h.call('POST', '/v1/tenants/acme/logs', { raw: 'startTime=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    expectError(
+      await h.call('POST', '/v1/tenants/acme/logs', { raw: 'startTime=1', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'unsupported_media_type',
+    );
+    expectError(
+      await h.call('POST', '/v1/tenants/acme/logs', { raw: 'startTime=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported_media_type',
+    );
     const big = JSON.stringify({ startTime: 1, body: 'x'.repeat(1_100_000) });
     expectError(await h.call('POST', '/v1/tenants/acme/logs', { raw: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
   });
@@ -90,11 +104,18 @@ describe('api/http surface', () => {
     const body = JSON.stringify({ startTime: 1_700_000_000, endTime: 1_700_086_400 });
     const send = (payload: Buffer | string, headers: Record<string, string>): Promise<Response> =>
       fetch(`${h.base}/v1/tenants/acme/usage`, { method: 'POST', headers: { authorization: `Bearer ${keys.admin}`, ...headers }, body: payload });
-    for (const [encoding, payload] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['identity', `\ufeff${body}`]] as const) {
+    for (const [encoding, payload] of [
+      ['gzip', gzipSync(body)],
+      ['deflate', deflateSync(body)],
+      ['identity', `\ufeff${body}`],
+    ] as const) {
       const res = await send(payload, { 'content-type': 'Application/JSON; charset=utf-8', 'content-encoding': encoding });
       expect(res.status, `${encoding}: ${await res.text()}`).to.equal(200);
     }
-    const bomb = await send(gzipSync(JSON.stringify({ startTime: 1, body: 'x'.repeat(2_000_000) })), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    const bomb = await send(gzipSync(JSON.stringify({ startTime: 1, body: 'x'.repeat(2_000_000) })), {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+    });
     expect(bomb.status).to.equal(413);
     expect(((await bomb.json()) as { error: { code: string } }).error.code).to.equal('payload_too_large');
     const chunks = new ReadableStream<Uint8Array>({
@@ -103,11 +124,27 @@ describe('api/http surface', () => {
         controller.close();
       },
     });
-    const unsized = await fetch(`${h.base}/v1/tenants/acme/logs`, { method: 'POST', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' }, body: chunks, duplex: 'half' });
+    const unsized = await fetch(`${h.base}/v1/tenants/acme/logs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' },
+      body: chunks,
+      duplex: 'half',
+    });
     expect(unsized.status).to.equal(413);
-    expectError(await h.call('POST', '/v1/tenants/acme/usage', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'br' } }), 415, 'unsupported_media_type');
-    expectError(await h.call('POST', '/v1/tenants/acme/usage', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }), 400, 'invalid_request');
-    const proto = await h.call('POST', '/v1/tenants/acme/usage', { raw: '{"attributes":{"__proto__":["x"]},"startTime":1}', headers: { 'content-type': 'application/json' } });
+    expectError(
+      await h.call('POST', '/v1/tenants/acme/usage', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'br' } }),
+      415,
+      'unsupported_media_type',
+    );
+    expectError(
+      await h.call('POST', '/v1/tenants/acme/usage', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }),
+      400,
+      'invalid_request',
+    );
+    const proto = await h.call('POST', '/v1/tenants/acme/usage', {
+      raw: '{"attributes":{"__proto__":["x"]},"startTime":1}',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(proto, 400, 'invalid_request');
     expect(field(proto.body, 'error', 'message')).to.contain('must not use the key "__proto__"');
   });
@@ -132,7 +169,13 @@ describe('api/http surface', () => {
     const result = await validator.validate(reply.body as Record<string, unknown>);
     expect(result.valid, JSON.stringify(result.errors)).to.equal(true);
     expect(validator.version).to.equal('3.1');
-    const router = buildRouter({ schema: { database: 'x', cluster: undefined }, runner: createQueryRunner(h.store, 1000, silentLogger), now: () => 0n, pageMaxBytes: 1_048_576, settings: fixedSettings() });
+    const router = buildRouter({
+      schema: { database: 'x', cluster: undefined },
+      runner: createQueryRunner(h.store, 1000, silentLogger),
+      now: () => 0n,
+      pageMaxBytes: 1_048_576,
+      settings: fixedSettings(),
+    });
     const registered = router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path)}`)).sort();
     expect(registered).to.deep.equal(documentedRoutes.map(([m, p]) => `${m} ${p}`).sort());
     const paths = field(reply.body, 'paths') as Record<string, Record<string, unknown>>;
@@ -143,14 +186,31 @@ describe('api/http surface', () => {
     // Request schemas come from the codecs: unknown fields are closed off and every filter is listed.
     const logQuery = field(reply.body, 'components', 'schemas', 'LogQuery') as { additionalProperties: boolean; properties: Record<string, unknown> };
     expect(logQuery.additionalProperties).to.equal(false);
-    expect(Object.keys(logQuery.properties)).to.include.members(['startTime', 'endTime', 'body', 'traceId', 'spanId', 'logId', 'severity', 'attributes', 'includeAttributes', 'pagination']);
+    expect(Object.keys(logQuery.properties)).to.include.members([
+      'startTime',
+      'endTime',
+      'body',
+      'traceId',
+      'spanId',
+      'logId',
+      'severity',
+      'attributes',
+      'includeAttributes',
+      'pagination',
+    ]);
   });
 
   it('answers every route in the shape its OpenAPI response schema documents', async () => {
-    const doc = (await h.call('GET', '/v1/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { responses: Record<string, { content: { 'application/json': { schema: Record<string, unknown> } } }> }>>; components: { schemas: Record<string, Record<string, unknown>> } };
+    const doc = (await h.call('GET', '/v1/openapi.json', { key: null })).body as {
+      paths: Record<string, Record<string, { responses: Record<string, { content: { 'application/json': { schema: Record<string, unknown> } } }> }>>;
+      components: { schemas: Record<string, Record<string, unknown>> };
+    };
     const T = 1_795_000_000;
     await insertRows(h.store, 'logs', [logRow({ tenant: 'acme', ns: secondsNs(T), logId: 'l', body: 'b', attrs: { a: 'b' } })]);
-    await insertRows(h.store, 'spans', [spanRow({ tenant: 'acme', ns: secondsNs(T), traceId: 't', spanId: 's', message: 'm' }), spanRow({ tenant: 'acme', ns: secondsNs(T), traceId: 't', spanId: 's2' })]);
+    await insertRows(h.store, 'spans', [
+      spanRow({ tenant: 'acme', ns: secondsNs(T), traceId: 't', spanId: 's', message: 'm' }),
+      spanRow({ tenant: 'acme', ns: secondsNs(T), traceId: 't', spanId: 's2' }),
+    ]);
     await insertRows(h.store, 'metrics', [metricRow({ tenant: 'acme', name: 'm', ns: secondsNs(T), value: 1, unit: 'ms' })]);
     const cases: [string, string, string, unknown, number][] = [
       ['GET', '/v1/tenants', '/v1/tenants', undefined, 200],
@@ -158,7 +218,13 @@ describe('api/http surface', () => {
       ['PUT', '/v1/tenants/acme', '/v1/tenants/{id}', { name: 'n' }, 200],
       ['POST', '/v1/tenants/acme/logs', '/v1/tenants/{tenant_id}/logs', { startTime: T - 1, includeAttributes: true }, 200],
       ['POST', '/v1/tenants/acme/traces', '/v1/tenants/{tenant_id}/traces', { startTime: T - 1, includeAttributes: true }, 200],
-      ['POST', '/v1/tenants/acme/timeseries', '/v1/tenants/{tenant_id}/timeseries', { startTime: T - 60, endTime: T + 60, interval: 60, queries: { metrics: ['m'] } }, 200],
+      [
+        'POST',
+        '/v1/tenants/acme/timeseries',
+        '/v1/tenants/{tenant_id}/timeseries',
+        { startTime: T - 60, endTime: T + 60, interval: 60, queries: { metrics: ['m'] } },
+        200,
+      ],
       ['POST', '/v1/tenants/acme/usage', '/v1/tenants/{tenant_id}/usage', { startTime: T - 86_400 }, 200],
       ['POST', '/v1/tenants/acme/logs', '/v1/tenants/{tenant_id}/logs', { startTime: 'x' }, 400],
       ['GET', '/v1/tenants/nobody', '/v1/tenants/{id}', undefined, 404],
@@ -200,7 +266,9 @@ describe('api/http surface', () => {
     expect(await runner.rows(probeStatement(probe))).to.deep.equal(expected);
     expect(await runner.manyRows(probeStatement(probe))).to.deep.equal(expected);
     // Outside the runner, the same session has no time limit of its own.
-    const outside = await (await h.store.client.query({ query: "SELECT toFloat64(getSetting('max_execution_time')) AS limit", format: 'JSONEachRow' })).json<{ limit: number }>();
+    const outside = await (
+      await h.store.client.query({ query: "SELECT toFloat64(getSetting('max_execution_time')) AS limit", format: 'JSONEachRow' })
+    ).json<{ limit: number }>();
     expect(outside).to.deep.equal([{ limit: 0 }]);
   });
 });

@@ -10,37 +10,76 @@ import { insertRows, logRow, metricRow, secondsNs, spanRow } from './support/tel
 
 const T = 1_795_000_000;
 const nasty = [
-  "'", '"', '\\', "\\'", "'; DROP TABLE logs; --", "' OR 1=1 --", ') OR (1=1', '%', '_', '%_%', '\\%', 'a\\_b', '{p0:String}', '{x:Int64}',
-  'SELECT * FROM system.tables', '\u0000', '\n\r\t', '\u0007bell', 'ünïcødé ☃', '`backtick`', '$1', '?', ':name', 'NULL', '[]', '{}', '\\N',
+  "'",
+  '"',
+  '\\',
+  "\\'",
+  "'; DROP TABLE logs; --",
+  "' OR 1=1 --",
+  ') OR (1=1',
+  '%',
+  '_',
+  '%_%',
+  '\\%',
+  'a\\_b',
+  '{p0:String}',
+  '{x:Int64}',
+  'SELECT * FROM system.tables',
+  '\u0000',
+  '\n\r\t',
+  '\u0007bell',
+  'ünïcødé ☃',
+  '`backtick`',
+  '$1',
+  '?',
+  ':name',
+  'NULL',
+  '[]',
+  '{}',
+  '\\N',
 ];
-const weird = fc.oneof(fc.constantFrom(...nasty), fc.string({ unit: fc.constantFrom("'", '"', '\\', '%', '_', ';', '-', ' ', 'a', 'Z', '\u0000', '\n', '{', '}', ':'), minLength: 1, maxLength: 10 }));
+const weird = fc.oneof(
+  fc.constantFrom(...nasty),
+  fc.string({ unit: fc.constantFrom("'", '"', '\\', '%', '_', ';', '-', ' ', 'a', 'Z', '\u0000', '\n', '{', '}', ':'), minLength: 1, maxLength: 10 }),
+);
 
 describe('api/injection', () => {
   let h: Harness;
   let n = 0;
-  before(async () => { h = await startHarness('injection'); });
-  after(async () => { await h.close(); });
+  before(async () => {
+    h = await startHarness('injection');
+  });
+  after(async () => {
+    await h.close();
+  });
 
   /** The value a query must send to match `v` exactly: patterns (values with %) get their metacharacters escaped. */
   const exact = (v: string): string => (v.includes('%') ? escapeLike(v) : v);
 
   it('matches log bodies, ids and attribute keys and values literally', async () => {
-    await fc.assert(fc.asyncProperty(weird, weird, weird, async (key, value, body) => {
-      const id = `inj-${n++}`;
-      const ns = secondsNs(T) + BigInt(n);
-      await insertRows(h.store, 'logs', [
-        logRow({ tenant: 'acme', ns, logId: id, body, traceId: value, attrs: { [key]: value } }),
-        logRow({ tenant: 'acme', ns, logId: `${id}-decoy`, body: `${body}x`, traceId: `${value}x`, attrs: { [`${key}x`]: value, [key]: `${value}x` } }),
-      ]);
-      const window = { startTime: T, endTime: T + 3600 };
-      for (const filter of [{ attributes: { [key]: exact(value) } }, { traceId: exact(value), logId: [id, `${id}-decoy`] }, { body: exact(body), logId: [id, `${id}-decoy`] }]) {
-        const reply = await h.post('/v1/tenants/acme/logs', { ...window, ...filter, includeAttributes: true });
-        expect(reply.status, `${JSON.stringify(filter)} ${reply.text}`).to.equal(200);
-        const ids = (field(reply.body, 'data') as { logId: string }[]).map((r) => r.logId);
-        if ('attributes' in filter) expect(ids).to.include(id).and.not.include(`${id}-decoy`);
-        else expect(ids).to.deep.equal([id]);
-      }
-    }), { numRuns: 40, seed: 11 });
+    await fc.assert(
+      fc.asyncProperty(weird, weird, weird, async (key, value, body) => {
+        const id = `inj-${n++}`;
+        const ns = secondsNs(T) + BigInt(n);
+        await insertRows(h.store, 'logs', [
+          logRow({ tenant: 'acme', ns, logId: id, body, traceId: value, attrs: { [key]: value } }),
+          logRow({ tenant: 'acme', ns, logId: `${id}-decoy`, body: `${body}x`, traceId: `${value}x`, attrs: { [`${key}x`]: value, [key]: `${value}x` } }),
+        ]);
+        const window = { startTime: T, endTime: T + 3600 };
+        for (const filter of [
+          { attributes: { [key]: exact(value) } },
+          { traceId: exact(value), logId: [id, `${id}-decoy`] },
+          { body: exact(body), logId: [id, `${id}-decoy`] },
+        ]) {
+          const reply = await h.post('/v1/tenants/acme/logs', { ...window, ...filter, includeAttributes: true });
+          expect(reply.status, `${JSON.stringify(filter)} ${reply.text}`).to.equal(200);
+          const ids = (field(reply.body, 'data') as { logId: string }[]).map((r) => r.logId);
+          if ('attributes' in filter) expect(ids).to.include(id).and.not.include(`${id}-decoy`);
+          else expect(ids).to.deep.equal([id]);
+        }
+      }),
+      { numRuns: 40, seed: 11 },
+    );
   });
 
   it('matches span names and groups metrics by nasty keys literally', async () => {
@@ -50,8 +89,16 @@ describe('api/injection', () => {
     }
     for (const [i, v] of nasty.entries()) {
       const spans = await h.post('/v1/tenants/acme/traces', { startTime: T, endTime: T + 3600, spanName: exact(v) });
-      expect((field(spans.body, 'data') as { spanId: string }[]).map((s) => s.spanId), JSON.stringify(v)).to.deep.equal([`s${i}`]);
-      const series = await h.post('/v1/tenants/acme/timeseries', { startTime: T, endTime: T + 60, interval: 60, queries: { metrics: [v], groupBy: [v], attributes: { [v]: exact(v) }, operator: 'max' } });
+      expect(
+        (field(spans.body, 'data') as { spanId: string }[]).map((s) => s.spanId),
+        JSON.stringify(v),
+      ).to.deep.equal([`s${i}`]);
+      const series = await h.post('/v1/tenants/acme/timeseries', {
+        startTime: T,
+        endTime: T + 60,
+        interval: 60,
+        queries: { metrics: [v], groupBy: [v], attributes: { [v]: exact(v) }, operator: 'max' },
+      });
       expect(series.status, series.text).to.equal(200);
       expect(field(series.body, 'series', 0, 'labels')).to.deep.equal({ [v]: v });
       expect((field(series.body, 'series', 0, 'values') as unknown[]).filter((x) => x !== null)).to.deep.equal([i]);

@@ -8,7 +8,7 @@ import type { Harness, KeySpec, Reply } from './support/api-harness.ts';
 import { insertRows, logRow, metricRow, secondsNs, spanRow } from './support/telemetry-rows.ts';
 
 const T = 1_795_000_000;
-const idChars = fc.constantFrom(...'ABCxyz019._~!*\'()-'.split(''));
+const idChars = fc.constantFrom(..."ABCxyz019._~!*'()-".split(''));
 const tenantId = fc.string({ unit: idChars, minLength: 1, maxLength: 12 }).filter((s) => s !== '.' && s !== '..');
 const pool = [...new Set(fc.sample(tenantId, { seed: 42, numRuns: 60 }))].slice(0, 24);
 const keyOf = (i: number): string => `tenant-key-${String(i).padStart(4, '0')}-abcdef`;
@@ -30,26 +30,40 @@ function requests(tenant: string, v: string): [string, string, unknown][] {
 
 describe('api/tenant isolation (randomised)', () => {
   let h: Harness;
-  const call = (method: string, path: string, body: unknown, key: string): Promise<Reply> => h.call(method, path, { key, ...(body === undefined ? {} : { body }) });
+  const call = (method: string, path: string, body: unknown, key: string): Promise<Reply> =>
+    h.call(method, path, { key, ...(body === undefined ? {} : { body }) });
 
   before(async () => {
     const extra: KeySpec[] = pool.map((t, i) => ({ key: keyOf(i), scopes: ['read', 'admin'], tenants: [t] }));
     h = await startHarness('isolation', extra);
-    await insertRows(h.store, 'logs', pool.map((tenant, i) => logRow({ tenant, ns: secondsNs(T + i), logId: marker(i), body: marker(i), attrs: { owner: marker(i) } })));
-    await insertRows(h.store, 'spans', pool.map((tenant, i) => spanRow({ tenant, ns: secondsNs(T + i), traceId: marker(i), spanId: marker(i), name: marker(i) })));
-    await insertRows(h.store, 'metrics', pool.map((tenant, i) => metricRow({ tenant, name: 'm', ns: secondsNs(T + i), value: 424_242 + i, attrs: { owner: marker(i) } })));
+    await insertRows(
+      h.store,
+      'logs',
+      pool.map((tenant, i) => logRow({ tenant, ns: secondsNs(T + i), logId: marker(i), body: marker(i), attrs: { owner: marker(i) } })),
+    );
+    await insertRows(
+      h.store,
+      'spans',
+      pool.map((tenant, i) => spanRow({ tenant, ns: secondsNs(T + i), traceId: marker(i), spanId: marker(i), name: marker(i) })),
+    );
+    await insertRows(
+      h.store,
+      'metrics',
+      pool.map((tenant, i) => metricRow({ tenant, name: 'm', ns: secondsNs(T + i), value: 424_242 + i, attrs: { owner: marker(i) } })),
+    );
     for (const [i, t] of pool.entries()) await call('PUT', `/v1/tenants/${encodeURIComponent(t)}`, { name: marker(i) }, keyOf(i));
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('has a pool of distinct generated tenants', () => {
     expect(pool.length).to.be.at.least(20);
   });
 
   it('answers 404 with no byte of B to a key for A, on every route', async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.nat({ max: pool.length - 1 }), fc.nat({ max: pool.length - 1 }), fc.string({ maxLength: 12 }),
-      async (a, b, v) => {
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: pool.length - 1 }), fc.nat({ max: pool.length - 1 }), fc.string({ maxLength: 12 }), async (a, b, v) => {
         fc.pre(a !== b);
         const target = pool[b] ?? '';
         for (const [method, path, body] of requests(target, v)) {
@@ -70,9 +84,14 @@ describe('api/tenant isolation (randomised)', () => {
         }
         const list = await call('GET', '/v1/tenants?limit=1000', undefined, keyOf(a));
         const listed = list.body as { data: { id: string; name: string }[]; nextPage: unknown; next_page: unknown };
-        expect({ ...listed, data: listed.data.map(({ id, name }) => ({ id, name })) }).to.deep.equal({ data: [{ id: pool[a], name: marker(a) }], nextPage: null, next_page: null });
-      },
-    ), { numRuns: 25, seed: 7 });
+        expect({ ...listed, data: listed.data.map(({ id, name }) => ({ id, name })) }).to.deep.equal({
+          data: [{ id: pool[a], name: marker(a) }],
+          nextPage: null,
+          next_page: null,
+        });
+      }),
+      { numRuns: 25, seed: 7 },
+    );
   });
 
   it('returns each tenant its own rows', async () => {

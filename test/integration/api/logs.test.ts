@@ -19,10 +19,42 @@ describe('api/logs', () => {
   before(async () => {
     h = await startHarness('logs');
     await insertRows(h.store, 'logs', [
-      logRow({ tenant: 'acme', ns: ns(1000), logId: 'L1', body: 'Payment ERROR: card declined', traceId: 'tr1', spanId: 'sp1', severity: 17, service: 'pay',
-        resource: { 'service.name': 'pay', region: 'eu' }, scope: { lib: 'otel' }, attrs: { user: 'alice', region: 'eu-west' } }),
-      logRow({ tenant: 'acme', ns: ns(2000), logId: 'L2', body: 'user logged in', traceId: 'tr2', spanId: 'sp2', severity: 9, service: 'auth', resource: { region: 'us' }, attrs: { user: 'bob' } }),
-      logRow({ tenant: 'acme', ns: ns(3000), logId: 'L3', body: 'disk 100% full', traceId: 'tr2', spanId: 'sp3', severity: 13, service: 'auth', attrs: { user: 'carol' } }),
+      logRow({
+        tenant: 'acme',
+        ns: ns(1000),
+        logId: 'L1',
+        body: 'Payment ERROR: card declined',
+        traceId: 'tr1',
+        spanId: 'sp1',
+        severity: 17,
+        service: 'pay',
+        resource: { 'service.name': 'pay', region: 'eu' },
+        scope: { lib: 'otel' },
+        attrs: { user: 'alice', region: 'eu-west' },
+      }),
+      logRow({
+        tenant: 'acme',
+        ns: ns(2000),
+        logId: 'L2',
+        body: 'user logged in',
+        traceId: 'tr2',
+        spanId: 'sp2',
+        severity: 9,
+        service: 'auth',
+        resource: { region: 'us' },
+        attrs: { user: 'bob' },
+      }),
+      logRow({
+        tenant: 'acme',
+        ns: ns(3000),
+        logId: 'L3',
+        body: 'disk 100% full',
+        traceId: 'tr2',
+        spanId: 'sp3',
+        severity: 13,
+        service: 'auth',
+        attrs: { user: 'carol' },
+      }),
       logRow({ tenant: 'acme', ns: ns(4000), logId: 'L4', body: 'trace msg', severity: 1 }),
       logRow({ tenant: 'acme', ns: ns(5000), logId: 'L5', body: 'no severity', severity: 0 }),
       logRow({ tenant: 'acme', ns: ns(6000), logId: 'L6', body: 'fatal crash', severity: 24, scope: { lib: 'custom' } }),
@@ -31,13 +63,21 @@ describe('api/logs', () => {
       logRow({ tenant: 'globex', ns: ns(1500), logId: 'G1', body: 'Payment ERROR: globex secret' }),
     ]);
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('returns records newest first in the documented shape', async () => {
     const reply = await q({});
     expect(ids(reply)).to.deep.equal(['L7', 'L6', 'L5', 'L4', 'L3', 'L2', 'L1']);
     expect(field(reply.body, 'data', 6)).to.deep.equal({
-      timestamp: (T + 1) * 1000, traceId: 'tr1', spanId: 'sp1', severity: 'ERROR', serviceName: 'pay', body: 'Payment ERROR: card declined', logId: 'L1',
+      timestamp: (T + 1) * 1000,
+      traceId: 'tr1',
+      spanId: 'sp1',
+      severity: 'ERROR',
+      serviceName: 'pay',
+      body: 'Payment ERROR: card declined',
+      logId: 'L1',
     });
     expect(field(reply.body, 'data', 0, 'timestamp')).to.equal((T + 7) * 1000);
     expect(field(reply.body, 'nextPage')).to.equal(null);
@@ -113,10 +153,19 @@ describe('api/logs', () => {
 
   it('answers 400 to bad bounds, types and limits', async () => {
     for (const body of [
-      { startTime: T + 10, endTime: T }, { endTime: T }, { startTime: 'yesterday' }, { startTime: -1 }, { startTime: T, endTime: 1e30 },
-      { startTime: T, includeAttributes: 'yes' }, { startTime: T, traceId: [] }, { startTime: T, traceId: 7 },
-      { startTime: T, pagination: { limit: 0 } }, { startTime: T, pagination: { limit: 1001 } }, { startTime: T, pagination: { limit: 1.5 } },
-      { startTime: T, pagination: { page: 'nope' } }, { startTime: T, pagination: { size: 3 } },
+      { startTime: T + 10, endTime: T },
+      { endTime: T },
+      { startTime: 'yesterday' },
+      { startTime: -1 },
+      { startTime: T, endTime: 1e30 },
+      { startTime: T, includeAttributes: 'yes' },
+      { startTime: T, traceId: [] },
+      { startTime: T, traceId: 7 },
+      { startTime: T, pagination: { limit: 0 } },
+      { startTime: T, pagination: { limit: 1001 } },
+      { startTime: T, pagination: { limit: 1.5 } },
+      { startTime: T, pagination: { page: 'nope' } },
+      { startTime: T, pagination: { size: 3 } },
     ]) {
       const reply = await h.post('/v1/tenants/acme/logs', body);
       expect(reply.status, JSON.stringify(body)).to.equal(400);
@@ -142,7 +191,7 @@ describe('api/logs', () => {
     expect(otherTenant.status).to.equal(400);
   });
 
-  it('never shows another tenant\'s rows to this tenant\'s key', async () => {
+  it("never shows another tenant's rows to this tenant's key", async () => {
     const reply = await q({ body: '%secret%' }, keys.readAcme);
     expect(ids(reply)).to.deep.equal([]);
     const all = await q({}, keys.readAcme);

@@ -37,8 +37,12 @@ const beyond: [string, string, 'POST' | 'GET' | 'PUT', unknown, string][] = [
 
 describe('api/numeric inputs beyond their range', () => {
   let h: Harness;
-  before(async () => { h = await startHarness('numeric'); });
-  after(async () => { await h.close(); });
+  before(async () => {
+    h = await startHarness('numeric');
+  });
+  after(async () => {
+    await h.close();
+  });
 
   for (const [what, route, method, body, parameter] of beyond) {
     it(`answers ${what} with a 400 naming ${parameter}`, async () => {

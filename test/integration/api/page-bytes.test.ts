@@ -14,19 +14,38 @@ const window = { startTime: T - 60, endTime: T + 3600 };
 // Sizes of acme's span names, newest first: small ones, four of 400 KB (two per page), one of 3 MB (alone), small ones.
 const nameSizes = [10, 10, 400_000, 400_000, 400_000, 400_000, 3_000_000, 10, 10, 10];
 
-interface Page { data: { spanId?: string; logId?: string; spanName?: string; body?: string }[]; nextPage: string | null }
+interface Page {
+  data: { spanId?: string; logId?: string; spanName?: string; body?: string }[];
+  nextPage: string | null;
+}
 
 describe('api/pages bounded in bytes', () => {
   let h: Harness;
   before(async () => {
     h = await startHarness('pagebytes', [], 10_000, budget);
-    await insertRows(h.store, 'spans', nameSizes.map((size, i) => spanRow({
-      tenant: 'acme', ns: secondsNs(T + 100 - i), traceId: 'trace', spanId: `s${String(i).padStart(2, '0')}`, name: `${i}:`.padEnd(size, 'n'),
-    })));
-    await insertRows(h.store, 'logs', nameSizes.map((size, i) => logRow({ tenant: 'acme', ns: secondsNs(T + 100 - i), logId: `l${i}`, body: 'b'.repeat(size) })));
+    await insertRows(
+      h.store,
+      'spans',
+      nameSizes.map((size, i) =>
+        spanRow({
+          tenant: 'acme',
+          ns: secondsNs(T + 100 - i),
+          traceId: 'trace',
+          spanId: `s${String(i).padStart(2, '0')}`,
+          name: `${i}:`.padEnd(size, 'n'),
+        }),
+      ),
+    );
+    await insertRows(
+      h.store,
+      'logs',
+      nameSizes.map((size, i) => logRow({ tenant: 'acme', ns: secondsNs(T + 100 - i), logId: `l${i}`, body: 'b'.repeat(size) })),
+    );
     await insertRows(h.store, 'spans', [spanRow({ tenant: 'globex', ns: secondsNs(T), traceId: 'g', spanId: 'g1', name: 'globex-op' })]);
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   /** Every page of a walk, with the byte length of each answer. */
   async function walk(path: string, body: Record<string, unknown>, key: string): Promise<{ page: Page; bytes: number }[]> {
@@ -65,7 +84,7 @@ describe('api/pages bounded in bytes', () => {
     expect((reply.body as Page).nextPage).to.be.a('string');
   });
 
-  it('keeps the second tenant working, and keeps A\'s key and cursors away from B', async () => {
+  it("keeps the second tenant working, and keeps A's key and cursors away from B", async () => {
     const globex = await h.post('/v1/tenants/globex/traces', window, keys.readGlobex);
     expect((globex.body as Page).data.map((s) => s.spanName)).to.deep.equal(['globex-op']);
     const first = await h.post('/v1/tenants/acme/traces', window, keys.readAcme);

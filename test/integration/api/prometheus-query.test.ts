@@ -16,14 +16,30 @@ const T0 = Math.floor(Date.now() / 3_600_000) * 3600 - 3600;
 /** Prometheus' stale marker: a NaN with these bits. */
 const staleBits = 0x7ff0000000000002n;
 
-interface Series { name: string; labels: Record<string, string>; type?: string; job?: string; instance?: string; tenant?: string }
+interface Series {
+  name: string;
+  labels: Record<string, string>;
+  type?: string;
+  job?: string;
+  instance?: string;
+  tenant?: string;
+}
 
 /** Rows as remote write stores them: labels in attributes, job and instance as resource attributes. */
 function samples(s: Series, points: readonly (readonly [number, number])[]): Record<string, unknown>[] {
-  return points.map(([t, v]) => metricRow({
-    tenant: s.tenant ?? 'acme', name: s.name, type: s.type ?? 'gauge', ns: secondsNs(T0) + BigInt(Math.round(t * 1000)) * 1_000_000n, value: v,
-    resource: { 'service.name': s.job ?? 'api', 'service.instance.id': s.instance ?? 'host:9090' }, attrs: s.labels,
-  } satisfies MetricSpec)).map((row) => ({ ...row, scope_name: rw }));
+  return points
+    .map(([t, v]) =>
+      metricRow({
+        tenant: s.tenant ?? 'acme',
+        name: s.name,
+        type: s.type ?? 'gauge',
+        ns: secondsNs(T0) + BigInt(Math.round(t * 1000)) * 1_000_000n,
+        value: v,
+        resource: { 'service.name': s.job ?? 'api', 'service.instance.id': s.instance ?? 'host:9090' },
+        attrs: s.labels,
+      } satisfies MetricSpec),
+    )
+    .map((row) => ({ ...row, scope_name: rw }));
 }
 
 type VectorResult = { metric: Record<string, string>; value: [number, string] }[];
@@ -50,18 +66,55 @@ describe('api/prometheus query', () => {
     h = await startHarness('prometheus_query');
     await insertRows(h.store, 'metrics', [
       // A counter scraped every 15 s: 0, 10, ... 60 at t=0..60, reset to 5 at t=75, then 15 at 90.
-      ...samples({ name: 'http_requests_total', type: 'sum', labels: { code: '200' } }, [[0, 0], [15, 10], [30, 20], [45, 30], [60, 40], [75, 5], [90, 15]]),
+      ...samples({ name: 'http_requests_total', type: 'sum', labels: { code: '200' } }, [
+        [0, 0],
+        [15, 10],
+        [30, 20],
+        [45, 30],
+        [60, 40],
+        [75, 5],
+        [90, 15],
+      ]),
       // A second counter, steady 1/s.
-      ...samples({ name: 'http_requests_total', type: 'sum', labels: { code: '500' }, instance: 'host:9091' }, [[0, 100], [15, 115], [30, 130], [45, 145], [60, 160], [75, 175], [90, 190]]),
+      ...samples({ name: 'http_requests_total', type: 'sum', labels: { code: '500' }, instance: 'host:9091' }, [
+        [0, 100],
+        [15, 115],
+        [30, 130],
+        [45, 145],
+        [60, 160],
+        [75, 175],
+        [90, 190],
+      ]),
       // A gauge that stops at t=30 (no marker), and one ended by a stale marker at t=30.
-      ...samples({ name: 'temp', labels: { room: 'a' } }, [[0, 20], [15, 21], [30, 22]]),
-      ...samples({ name: 'temp', labels: { room: 'b' } }, [[0, 10], [15, 11]]),
+      ...samples({ name: 'temp', labels: { room: 'a' } }, [
+        [0, 20],
+        [15, 21],
+        [30, 22],
+      ]),
+      ...samples({ name: 'temp', labels: { room: 'b' } }, [
+        [0, 10],
+        [15, 11],
+      ]),
       // A classic histogram: cumulative buckets 0 at t=0, then 10, 30, 40, 40 (le 0.1, 0.5, 1, +Inf) at t=60.
-      ...['0.1', '0.5', '1', '+Inf'].flatMap((le, i) => samples({ name: 'lat_bucket', type: 'sum', labels: { le } }, [[0, 0], [60, [10, 30, 40, 40][i] ?? 0]])),
+      ...['0.1', '0.5', '1', '+Inf'].flatMap((le, i) =>
+        samples({ name: 'lat_bucket', type: 'sum', labels: { le } }, [
+          [0, 0],
+          [60, [10, 30, 40, 40][i] ?? 0],
+        ]),
+      ),
       // A counter whose rows were all written twice (a retried write): 0, 30, 60 at 0, 30, 60.
-      ...[0, 1].flatMap(() => samples({ name: 'twice_total', type: 'sum', labels: {} }, [[0, 0], [30, 30], [60, 60]])),
+      ...[0, 1].flatMap(() =>
+        samples({ name: 'twice_total', type: 'sum', labels: {} }, [
+          [0, 0],
+          [30, 30],
+          [60, 60],
+        ]),
+      ),
       // Another tenant's series of the same name.
-      ...samples({ name: 'temp', labels: { room: 'secret' }, tenant: 'globex' }, [[0, 99], [15, 99]]),
+      ...samples({ name: 'temp', labels: { room: 'secret' }, tenant: 'globex' }, [
+        [0, 99],
+        [15, 99],
+      ]),
     ]);
     // The stale marker's exact NaN bits: JSON has no NaN, so it is written by SQL as remote write stores it.
     await h.store.client.command({
@@ -71,7 +124,9 @@ describe('api/prometheus query', () => {
       query_params: { rw, t: (T0 + 30) * 1000, bits: staleBits.toString() },
     });
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('answers an instant vector selector with its labels, __name__, job and instance', async () => {
     const r = await instant('temp', 20);
@@ -96,7 +151,7 @@ describe('api/prometheus query', () => {
     const inc = values(await instant('increase(http_requests_total{code="200"}[1m])', 100));
     // Window [40, 100]: samples at 45..90 (30, 40, 5, 15): raw 15 - 30 + 40 = 25, sampled 45 s, avg 15 s;
     // to start 5 s (< 16.5) and to end 10 s (< 16.5) → 25 × 60 / 45.
-    expect(Number(inc['{"code":"200","instance":"host:9090","job":"api"}'])).to.be.closeTo(25 * 60 / 45, 1e-9);
+    expect(Number(inc['{"code":"200","instance":"host:9090","job":"api"}'])).to.be.closeTo((25 * 60) / 45, 1e-9);
     const irate = values(await instant('irate(http_requests_total[1m])', 90));
     // Last two samples 5 → 15 in 15 s; for 500: 175 → 190.
     expect(Number(irate['{"code":"200","instance":"host:9090","job":"api"}'])).to.be.closeTo(10 / 15, 1e-12);
@@ -105,7 +160,7 @@ describe('api/prometheus query', () => {
     expect(Number(irateAtReset['{"code":"200","instance":"host:9090","job":"api"}'])).to.be.closeTo(5 / 15, 1e-12);
     const delta = values(await instant('delta(temp{room="a"}[1m])', 40));
     // Window [-20, 40]: 20, 21, 22 at 0, 15, 30: raw 2 over 30 s, avg 15; start 20 s ≥ 16.5 → +7.5; end 10 s → +10: 2 × 47.5 / 30.
-    expect(Number(delta['{"instance":"host:9090","job":"api","room":"a"}'])).to.be.closeTo(2 * 47.5 / 30, 1e-12);
+    expect(Number(delta['{"instance":"host:9090","job":"api","room":"a"}'])).to.be.closeTo((2 * 47.5) / 30, 1e-12);
   });
 
   it('reads a sample written twice once', async () => {
@@ -118,7 +173,16 @@ describe('api/prometheus query', () => {
 
   it('evaluates a range query at start + k × step', async () => {
     const r = await range('http_requests_total{code="500"}', 0, 60, 30);
-    expect(r).to.deep.equal([{ metric: { __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, values: [[T0, '100'], [T0 + 30, '130'], [T0 + 60, '160']] }]);
+    expect(r).to.deep.equal([
+      {
+        metric: { __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' },
+        values: [
+          [T0, '100'],
+          [T0 + 30, '130'],
+          [T0 + 60, '160'],
+        ],
+      },
+    ]);
     // Every window (t - 30 s, t] holds two samples 15 s apart, 15 apart in value; extrapolated 15 s to the start: exactly 1/s.
     const rate = await range('rate(http_requests_total{code="500"}[30s])', 30, 90, 15);
     expect(rate.map((x) => x.values.map((v) => v[1]))).to.deep.equal([['1', '1', '1', '1', '1']]);
@@ -141,7 +205,10 @@ describe('api/prometheus query', () => {
     expect(await instant('temp{room="a"}', 100, { lookback_delta: '1m' })).to.deep.equal([]);
     expect(await instant('temp{room="b"}', 30)).to.deep.equal([]);
     const r = await range('temp', 0, 60, 15);
-    expect(r.map((x) => [x.metric['room'], x.values.map((v) => v[1])])).to.deep.equal([['a', ['20', '21', '22', '22', '22']], ['b', ['10', '11']]]);
+    expect(r.map((x) => [x.metric['room'], x.values.map((v) => v[1])])).to.deep.equal([
+      ['a', ['20', '21', '22', '22', '22']],
+      ['b', ['10', '11']],
+    ]);
   });
 
   it('computes the *_over_time functions; only last_over_time keeps the metric name', async () => {
@@ -164,12 +231,19 @@ describe('api/prometheus query', () => {
     expect(await one('sum(http_requests_total)')).to.deep.equal([[{}, '200']]);
     expect(await one('avg by (job) (http_requests_total)')).to.deep.equal([[{ job: 'api' }, '100']]);
     expect(await one('min without (code, instance) (http_requests_total)')).to.deep.equal([[{ job: 'api' }, '40']]);
-    expect(await one('max by (code) (http_requests_total)')).to.deep.equal([[{ code: '200' }, '40'], [{ code: '500' }, '160']]);
+    expect(await one('max by (code) (http_requests_total)')).to.deep.equal([
+      [{ code: '200' }, '40'],
+      [{ code: '500' }, '160'],
+    ]);
     // room b ended with its stale marker at 30.
     expect(await one('count(temp)')).to.deep.equal([[{}, '1']]);
     expect((await instant('count(temp)', 20)).map((x) => x.value[1])).to.deep.equal(['2']);
-    expect(await one('topk(1, http_requests_total)')).to.deep.equal([[{ __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, '160']]);
-    expect(await one('bottomk(1, http_requests_total)')).to.deep.equal([[{ __name__: 'http_requests_total', code: '200', instance: 'host:9090', job: 'api' }, '40']]);
+    expect(await one('topk(1, http_requests_total)')).to.deep.equal([
+      [{ __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, '160'],
+    ]);
+    expect(await one('bottomk(1, http_requests_total)')).to.deep.equal([
+      [{ __name__: 'http_requests_total', code: '200', instance: 'host:9090', job: 'api' }, '40'],
+    ]);
     expect((await one('topk(5, http_requests_total)')).map((x) => x[1])).to.deep.equal(['160', '40']);
   });
 
@@ -195,11 +269,19 @@ describe('api/prometheus query', () => {
     expect(await one('sum by (job) (http_requests_total) / on(job) sum by (job) (http_requests_total{code="200"})')).to.deep.equal([[{ job: 'api' }, '5']]);
     // Without a matching modifier, all labels but __name__ must match: temp and http_requests_total share none.
     expect(await one('temp + http_requests_total', 20)).to.deep.equal([]);
-    expect(await one('http_requests_total > 100')).to.deep.equal([[{ __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, '160']]);
-    expect((await one('http_requests_total > bool 100')).map((x) => [x[0]['code'], x[0]['__name__'], x[1]])).to.deep.equal([['200', undefined, '0'], ['500', undefined, '1']]);
+    expect(await one('http_requests_total > 100')).to.deep.equal([
+      [{ __name__: 'http_requests_total', code: '500', instance: 'host:9091', job: 'api' }, '160'],
+    ]);
+    expect((await one('http_requests_total > bool 100')).map((x) => [x[0]['code'], x[0]['__name__'], x[1]])).to.deep.equal([
+      ['200', undefined, '0'],
+      ['500', undefined, '1'],
+    ]);
     expect((await one('temp * 2 + 1', 20)).map((x) => x[1])).to.deep.equal(['43', '23']);
     expect((await one('100 - temp', 20)).map((x) => x[1])).to.deep.equal(['79', '89']);
-    expect((await one('-temp', 20)).map((x) => [x[0]['__name__'], x[1]])).to.deep.equal([[undefined, '-21'], [undefined, '-11']]);
+    expect((await one('-temp', 20)).map((x) => [x[0]['__name__'], x[1]])).to.deep.equal([
+      [undefined, '-21'],
+      [undefined, '-11'],
+    ]);
     expect((await one('temp / 0', 20)).map((x) => x[1])).to.deep.equal(['+Inf', '+Inf']);
     // (temp % 4) == 1: the comparison keeps the left side's value, 21 % 4.
     expect(await one('temp % 4 == 1', 20)).to.deep.equal([[{ instance: 'host:9090', job: 'api', room: 'a' }, '1']]);
@@ -214,10 +296,19 @@ describe('api/prometheus query', () => {
     const scalar = await get('/api/v1/query', { query: '1 + 2 * 3', time: T0 });
     expect(field(scalar.body, 'data')).to.deep.equal({ resultType: 'scalar', result: [T0, '7'] });
     const rangeScalar = await range('2 > bool 1', 0, 30, 15);
-    expect(rangeScalar).to.deep.equal([{ metric: {}, values: [[T0, '1'], [T0 + 15, '1'], [T0 + 30, '1']] }]);
+    expect(rangeScalar).to.deep.equal([
+      {
+        metric: {},
+        values: [
+          [T0, '1'],
+          [T0 + 15, '1'],
+          [T0 + 30, '1'],
+        ],
+      },
+    ]);
   });
 
-  it('computes % exactly as Go\'s math.Mod and -1 ^ 2 as -(1 ^ 2)', async () => {
+  it("computes % exactly as Go's math.Mod and -1 ^ 2 as -(1 ^ 2)", async () => {
     const scalar = async (q: string): Promise<string> => {
       const reply = await get('/api/v1/query', { query: q, time: T0 });
       expect(reply.status, `${q}: ${reply.text}`).to.equal(200);
@@ -233,11 +324,14 @@ describe('api/prometheus query', () => {
     // Between a vector and a scalar the remainder is computed in ClickHouse (exactly, Dekker's product): `temp * 0 + a` is
     // a vector of value a. Exact while the quotient stays under 2^53 (here at most 1e15).
     const divisor = fc.tuple(fc.double({ min: 1e-3, max: 1e6, noNaN: true }), fc.boolean()).map(([d, negative]) => (negative ? -d : d));
-    await fc.assert(fc.asyncProperty(fc.double({ min: -1e12, max: 1e12, noNaN: true }), divisor, async (a, b) => {
-      const got = (await instant(`(temp{room="a"} * 0 + ${a}) % ${b}`, 20)).map((x) => x.value[1]);
-      const want = (21 * 0 + a) % b; // the vector's value is temp * 0 + a, with temp{room="a"} 21 (+0 even when a is -0)
-      expect(got, `${a} % ${b}`).to.deep.equal([formatSampleValue(want)]);
-    }), { numRuns: 50 });
+    await fc.assert(
+      fc.asyncProperty(fc.double({ min: -1e12, max: 1e12, noNaN: true }), divisor, async (a, b) => {
+        const got = (await instant(`(temp{room="a"} * 0 + ${a}) % ${b}`, 20)).map((x) => x.value[1]);
+        const want = (21 * 0 + a) % b; // the vector's value is temp * 0 + a, with temp{room="a"} 21 (+0 even when a is -0)
+        expect(got, `${a} % ${b}`).to.deep.equal([formatSampleValue(want)]);
+      }),
+      { numRuns: 50 },
+    );
   }).timeout(60_000);
 
   it('applies abs, clamp_min, clamp_max, round and offset', async () => {
@@ -253,7 +347,18 @@ describe('api/prometheus query', () => {
 
   it('answers an instant query of a range selector with the raw samples', async () => {
     const reply = await get('/api/v1/query', { query: 'temp{room="a"}[20s]', time: T0 + 30 });
-    expect(field(reply.body, 'data')).to.deep.equal({ resultType: 'matrix', result: [{ metric: { __name__: 'temp', instance: 'host:9090', job: 'api', room: 'a' }, values: [[T0 + 15, '21'], [T0 + 30, '22']] }] });
+    expect(field(reply.body, 'data')).to.deep.equal({
+      resultType: 'matrix',
+      result: [
+        {
+          metric: { __name__: 'temp', instance: 'host:9090', job: 'api', room: 'a' },
+          values: [
+            [T0 + 15, '21'],
+            [T0 + 30, '22'],
+          ],
+        },
+      ],
+    });
   });
 
   it('refuses what Prometheus 3.16 refuses without feature flags with 400 bad_data naming it', async () => {
@@ -294,14 +399,20 @@ describe('api/prometheus query', () => {
     expect(field((await q({ start: T0 + 60, end: T0, step: 15 })).body, 'error')).to.include('end timestamp must not be before start time');
     expect((await q({ start: 'yesterday', end: T0, step: 15 })).status).to.equal(400);
     const rfc = await q({ start: new Date(T0 * 1000).toISOString(), end: new Date((T0 + 30) * 1000).toISOString(), step: '15s' });
-    expect((field(rfc.body, 'data', 'result') as MatrixResult).find((x) => x.metric['room'] === 'a')?.values).to.deep.equal([[T0, '20'], [T0 + 15, '21'], [T0 + 30, '22']]);
+    expect((field(rfc.body, 'data', 'result') as MatrixResult).find((x) => x.metric['room'] === 'a')?.values).to.deep.equal([
+      [T0, '20'],
+      [T0 + 15, '21'],
+      [T0 + 30, '22'],
+    ]);
     const matrix = await q({ query: 'temp[1m]', start: T0, end: T0 + 60, step: 15 });
     expect(field(matrix.body, 'error')).to.include('invalid expression type "range vector" for range query');
   });
 
   it('takes POST form bodies as Grafana sends them', async () => {
     const reply = await h.call('POST', '/prometheus/api/v1/query', {
-      key: keys.readAcme, raw: new URLSearchParams({ query: '1+1', time: String(T0) }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      key: keys.readAcme,
+      raw: new URLSearchParams({ query: '1+1', time: String(T0) }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(reply.status, reply.text).to.equal(200);
     expect(reply.body).to.deep.equal({ status: 'success', data: { resultType: 'scalar', result: [T0, '2'] } });

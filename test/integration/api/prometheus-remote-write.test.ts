@@ -27,16 +27,35 @@ describe('api/prometheus over remote write', () => {
     h = await startHarness('prometheus_rw');
     gateway = await startTestGateway('prometheus_rw_gw', { store: h.store });
     const job = { job: 'node', instance: 'h1:9100' };
-    const body = encodeWriteRequest([
-      { labels: { __name__: 'node_requests_total', ...job, code: '200' }, samples: [0, 15, 30, 45, 60].map((s, i) => ({ value: i * 15, timestampMs: ms(s) })) },
-      { labels: { __name__: 'node_temp_celsius', ...job, zone: 'a' }, samples: [{ value: 20, timestampMs: ms(0) }, { value: 21, timestampMs: ms(15) }, { value: staleSentinel, timestampMs: ms(30) }] },
-    ], [{ type: metadataType.counter, family: 'node_requests_total', help: 'Requests.', unit: '' }]);
-    const pushed = await pushRemoteWrite(gateway.httpUrl, snappyBlock(withStaleMarkers(body, staleSentinel)),
-      remoteWriteHeaders({ authorization: `Bearer ${gatewayKeys.admin}`, 'x-scope-orgid': 'acme' }));
+    const body = encodeWriteRequest(
+      [
+        {
+          labels: { __name__: 'node_requests_total', ...job, code: '200' },
+          samples: [0, 15, 30, 45, 60].map((s, i) => ({ value: i * 15, timestampMs: ms(s) })),
+        },
+        {
+          labels: { __name__: 'node_temp_celsius', ...job, zone: 'a' },
+          samples: [
+            { value: 20, timestampMs: ms(0) },
+            { value: 21, timestampMs: ms(15) },
+            { value: staleSentinel, timestampMs: ms(30) },
+          ],
+        },
+      ],
+      [{ type: metadataType.counter, family: 'node_requests_total', help: 'Requests.', unit: '' }],
+    );
+    const pushed = await pushRemoteWrite(
+      gateway.httpUrl,
+      snappyBlock(withStaleMarkers(body, staleSentinel)),
+      remoteWriteHeaders({ authorization: `Bearer ${gatewayKeys.admin}`, 'x-scope-orgid': 'acme' }),
+    );
     expect(pushed.status, pushed.text).to.be.oneOf([200, 204]);
     await gateway.flush();
   });
-  after(async () => { await gateway.stop(); await h.close(); });
+  after(async () => {
+    await gateway.stop();
+    await h.close();
+  });
 
   it('serves remote-written series under their own names and labels', async () => {
     expect(await query('node_requests_total', 60)).to.deep.equal([
@@ -52,7 +71,9 @@ describe('api/prometheus over remote write', () => {
   it('ends a series at its stale marker, kept bit-exact through the gateway', async () => {
     expect(await query('node_temp_celsius', 20)).to.have.length(1);
     expect(await query('node_temp_celsius', 30)).to.deep.equal([]);
-    expect(await query('count_over_time(node_temp_celsius[1m])', 40)).to.deep.equal([{ metric: { instance: 'h1:9100', job: 'node', zone: 'a' }, value: [T0 + 40, '2'] }]);
+    expect(await query('count_over_time(node_temp_celsius[1m])', 40)).to.deep.equal([
+      { metric: { instance: 'h1:9100', job: 'node', zone: 'a' }, value: [T0 + 40, '2'] },
+    ]);
   });
 
   it('serves the metadata remote write sent', async () => {

@@ -21,13 +21,15 @@ describe('tenant settings store', () => {
     store = await migratedStore('settings_store');
     settings = createSettingsStore(store, { database: store.database, cluster: undefined });
   });
-  after(async () => { await store.close(); });
+  after(async () => {
+    await store.close();
+  });
 
   it('reads nothing from an empty table', async () => {
     expect(await read(settings)).to.deep.equal({ stack: { limits: {}, retention: {} }, tenants: new Map() });
   });
 
-  it('writes one source\'s fields, leaves the others, and unsets a field with null', async () => {
+  it("writes one source's fields, leaves the others, and unsets a field with null", async () => {
     expect((await settings.write('api', 'acme', { limits: { maxQueryDays: 10, maxConcurrentQueries: 2 }, retention: { logsDays: 5 } })).ok).to.equal(true);
     expect((await settings.write('tenant', 'acme', { limits: { maxQueryDays: 3 } })).ok).to.equal(true);
     expect((await settings.write('api', 'acme', { limits: { maxConcurrentQueries: null } })).ok).to.equal(true);
@@ -38,7 +40,7 @@ describe('tenant settings store', () => {
     });
   });
 
-  it('replaces a source\'s complete set: fields absent are unset; stack values live under no tenant', async () => {
+  it("replaces a source's complete set: fields absent are unset; stack values live under no tenant", async () => {
     await settings.write('stack', 'ignored', { limits: { ingestBytesPerSecond: 1_048_576 }, retention: { metricsDays: 14 } });
     await settings.replace('stack', '', { retention: { tracesDays: 9 } });
     await settings.replace('tenant', 'acme', {});
@@ -53,8 +55,13 @@ describe('tenant settings store', () => {
     expect((await read(settings)).tenants.get('big')?.api?.limits?.ingestBurstBytes).to.equal(100 * 1024 ** 3);
   });
 
-  it('carries a write on one replica\'s cache to another\'s at its next re-read', async () => {
-    const cache = (): SettingsCache => new SettingsCache(createSettingsStore(store, { database: store.database, cluster: undefined }), { defaults: builtInDefaults, refreshMs: 5000, log: silentLogger });
+  it("carries a write on one replica's cache to another's at its next re-read", async () => {
+    const cache = (): SettingsCache =>
+      new SettingsCache(createSettingsStore(store, { database: store.database, cluster: undefined }), {
+        defaults: builtInDefaults,
+        refreshMs: 5000,
+        log: silentLogger,
+      });
     const one = cache();
     const two = cache();
     await Promise.all([one.refresh(), two.refresh()]);

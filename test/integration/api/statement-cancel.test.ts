@@ -26,7 +26,9 @@ function budgetOf(id: string, timeoutMs = 60_000, abort?: AbortSignal): QueryBud
 /** A GROUP BY over two billion numbers: about a minute on one thread, far longer than any test waits. */
 function heavy(budget: QueryBudget): Statement {
   const s = new ScanStatement(budget, budget.caller.tenant?.id ?? '');
-  return s.finish(`SELECT number % ${s.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${s.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`);
+  return s.finish(
+    `SELECT number % ${s.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${s.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`,
+  );
 }
 
 function trivial(budget: QueryBudget): Statement {
@@ -49,7 +51,7 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
   async function goneWithin(withinMs: number): Promise<number> {
     const started = Date.now();
     while (Date.now() - started < withinMs) {
-      if (await running() === 0) return Date.now() - started;
+      if ((await running()) === 0) return Date.now() - started;
       await new Promise((r) => setTimeout(r, 20));
     }
     return -1;
@@ -64,7 +66,7 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
   /** Waits until the heavy statement shows in system.processes (no event says it started): polls, bounded by 10 s. */
   async function untilRunning(): Promise<void> {
     const started = Date.now();
-    while (await running() === 0) {
+    while ((await running()) === 0) {
       if (Date.now() - started > 10_000) throw new Error('the heavy statement never started');
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -84,10 +86,10 @@ describe('api/cancelled statements stop inside embedded ClickHouse', function ()
     const asked = Date.now();
     const next = await runner.rows<{ one: number }>(trivial(budgetOf('b')));
     expect(next.ok).to.equal(true);
-    expect(Date.now() - asked, 'another caller\'s trivial query does not wait behind it').to.be.below(1000);
+    expect(Date.now() - asked, "another caller's trivial query does not wait behind it").to.be.below(1000);
   });
 
-  it('a statement past its tenant\'s time limit is gone at the limit, and the next caller answers at once', async () => {
+  it("a statement past its tenant's time limit is gone at the limit, and the next caller answers at once", async () => {
     const started = Date.now();
     const result = await runner.rows(heavy(budgetOf('slow', 1000)));
     expect(result.ok).to.equal(false);

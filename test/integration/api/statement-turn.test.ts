@@ -35,7 +35,9 @@ function budgetOf(id: string, abort?: AbortSignal): QueryBudget {
 /** A GROUP BY over two billion numbers: about a minute on one thread, far longer than any test waits. */
 function heavy(budget: QueryBudget): Statement {
   const s = new ScanStatement(budget, budget.caller.tenant?.id ?? '');
-  return s.finish(`SELECT number % ${s.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${s.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`);
+  return s.finish(
+    `SELECT number % ${s.bind(10_000_000, 'UInt64')} AS k, count() AS c FROM numbers(${s.bind(2_000_000_000, 'UInt64')}) GROUP BY k ORDER BY k LIMIT 1`,
+  );
 }
 
 function trivial(budget: QueryBudget): Statement {
@@ -43,7 +45,7 @@ function trivial(budget: QueryBudget): Statement {
   return s.finish(`SELECT ${s.bind(1, 'UInt64')} AS one`);
 }
 
-describe('api/a tenant\'s long statement gives up the embedded store\'s turn to another tenant', function () {
+describe("api/a tenant's long statement gives up the embedded store's turn to another tenant", function () {
   this.timeout(60_000);
   let store: Store;
   let runner: StoppableQueryRunner;
@@ -74,10 +76,10 @@ describe('api/a tenant\'s long statement gives up the embedded store\'s turn to 
     await until((n) => n === 0, 5000, 'the store is idle after the test');
   });
 
-  it('stops tenant A\'s statement when tenant B\'s query arrives after A ran its turn, answers A 503 naming the turn, and B at once', async () => {
+  it("stops tenant A's statement when tenant B's query arrives after A ran its turn, answers A 503 naming the turn, and B at once", async () => {
     const aStarted = Date.now();
     const a = runner.rows(heavy(budgetOf('a')));
-    await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
+    await until((n) => n > 0, 10_000, "A's statement shows in system.processes");
     // A keeps its turn until it has run turnMs and someone waits: B arrives after that, so A must be stopped on B's arrival.
     await until(() => Date.now() - aStarted > embeddedTurnMs + 200, 5000, 'A has run past its turn');
     expect(await running(), 'alone, A ran past its turn').to.equal(1);
@@ -86,7 +88,7 @@ describe('api/a tenant\'s long statement gives up the embedded store\'s turn to 
     const bMs = Date.now() - asked;
     expect(b.ok).to.equal(true);
     if (b.ok) expect(Number(b.value[0]?.one)).to.equal(1);
-    expect(bMs, 'B waits only for the KILL of A\'s statement, not for its minute').to.be.below(1000);
+    expect(bMs, "B waits only for the KILL of A's statement, not for its minute").to.be.below(1000);
     const answer = await a;
     expect(answer.ok).to.equal(false);
     if (!answer.ok) {
@@ -95,10 +97,10 @@ describe('api/a tenant\'s long statement gives up the embedded store\'s turn to 
     }
   });
 
-  it('gives B\'s query the turn at most about turnMs after A\'s statement started when B came sooner', async () => {
+  it("gives B's query the turn at most about turnMs after A's statement started when B came sooner", async () => {
     const aStarted = Date.now();
     const a = runner.rows(heavy(budgetOf('a')));
-    await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
+    await until((n) => n > 0, 10_000, "A's statement shows in system.processes");
     const b = await runner.rows(trivial(budgetOf('b')));
     const bAnsweredAfter = Date.now() - aStarted;
     expect(b.ok).to.equal(true);
@@ -110,17 +112,19 @@ describe('api/a tenant\'s long statement gives up the embedded store\'s turn to 
     const client = new AbortController();
     const aStarted = Date.now();
     let settled = false;
-    const a = runner.rows(heavy(budgetOf('a', client.signal))).finally(() => { settled = true; });
-    await until((n) => n > 0, 10_000, 'A\'s statement shows in system.processes');
+    const a = runner.rows(heavy(budgetOf('a', client.signal))).finally(() => {
+      settled = true;
+    });
+    await until((n) => n > 0, 10_000, "A's statement shows in system.processes");
     const own = runner.rows(trivial(budgetOf('a')));
     // Watched for three turns: the statement stays in the store and its answer does not come.
     await until(() => settled || Date.now() - aStarted > 3 * embeddedTurnMs, 10_000, 'three turns pass');
-    expect(settled, 'A\'s statement was not stopped').to.equal(false);
+    expect(settled, "A's statement was not stopped").to.equal(false);
     expect(await running()).to.equal(1);
     client.abort();
     const answer = await a;
     expect(answer.ok).to.equal(false);
     if (!answer.ok) expect(answer.error.message).to.not.contain('turn');
-    expect((await own).ok, 'A\'s own next query ran once the first was cancelled').to.equal(true);
+    expect((await own).ok, "A's own next query ran once the first was cancelled").to.equal(true);
   });
 });

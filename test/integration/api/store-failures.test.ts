@@ -16,20 +16,33 @@ const queryTimeoutMs = 1000;
 
 describe('api/query timeout and graceful stop', () => {
   let store: Store;
-  before(async () => { store = await migratedStore('timeout'); });
-  after(async () => { await store.close(); });
+  before(async () => {
+    store = await migratedStore('timeout');
+  });
+  after(async () => {
+    await store.close();
+  });
 
   async function start(runner: QueryRunner): Promise<{ url: string; stop: () => Promise<void> }> {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
     const proc = await testProcessContext(store, { keys: keys.value });
     const api = await startApiWith(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, runner);
-    return { url: `http://127.0.0.1:${api.ports['api'] ?? 0}`, stop: async () => { await api.stop(); proc.stop(); } };
+    return {
+      url: `http://127.0.0.1:${api.ports['api'] ?? 0}`,
+      stop: async () => {
+        await api.stop();
+        proc.stop();
+      },
+    };
   }
 
-  const logs = (url: string): Promise<Response> => fetch(`${url}/v1/tenants/acme/logs`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ startTime: 1 }),
-  });
+  const logs = (url: string): Promise<Response> =>
+    fetch(`${url}/v1/tenants/acme/logs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ startTime: 1 }),
+    });
 
   it('answers 503 with a clear message when the query runs past the limit', async () => {
     const api = await start(slowRunner(store, queryTimeoutMs).runner);
@@ -38,7 +51,7 @@ describe('api/query timeout and graceful stop', () => {
       const res = await logs(api.url);
       expect(Date.now() - started).to.be.within(900, 5000);
       expect(res.status).to.equal(503);
-      const body = await res.json() as { error: { code: string; message: string } };
+      const body = (await res.json()) as { error: { code: string; message: string } };
       expect(body.error.code).to.equal('unavailable');
       expect(body.error.message).to.match(/longer than 1 s and was cancelled/);
     } finally {
@@ -51,7 +64,7 @@ describe('api/query timeout and graceful stop', () => {
     try {
       const res = await logs(api.url);
       expect(res.status).to.equal(503);
-      const body = await res.json() as { error: { code: string; message: string } };
+      const body = (await res.json()) as { error: { code: string; message: string } };
       expect(body.error.code).to.equal('unavailable');
       expect(body.error.message).not.to.contain('10.0.0.1');
     } finally {
@@ -85,7 +98,11 @@ describe('api/query timeout and graceful stop', () => {
     expect(res.status).to.equal(503);
     await stopped;
     let refused = false;
-    try { await logs(api.url); } catch { refused = true; }
+    try {
+      await logs(api.url);
+    } catch {
+      refused = true;
+    }
     expect(refused).to.equal(true);
   });
 });

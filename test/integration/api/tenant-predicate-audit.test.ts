@@ -8,7 +8,7 @@ import { migratedStore } from '../../support/embedded-store.ts';
 describe('tenant predicate audit', function () {
   this.timeout(60_000);
 
-  it('accepts a statement that binds its tenant, refuses one over tenants\' rows that does not', () => {
+  it("accepts a statement that binds its tenant, refuses one over tenants' rows that does not", () => {
     expect(namesItsTenant('SELECT count() FROM db.logs WHERE tenant_id = {p0:String} AND timestamp > now()')).to.equal(true);
     expect(namesItsTenant('SELECT * FROM db.metric_series WHERE tenant_id IN {p1:Array(String)}')).to.equal(true);
     expect(namesItsTenant('SELECT 1')).to.equal(true);

@@ -25,8 +25,12 @@ const nowS = (): number => Math.floor(Date.now() / 1000);
 describe('api/tenant settings', function () {
   this.timeout(60_000);
   let h: Harness;
-  before(async () => { h = await startHarness('tenant_settings'); });
-  after(async () => { await h.close(); });
+  before(async () => {
+    h = await startHarness('tenant_settings');
+  });
+  after(async () => {
+    await h.close();
+  });
 
   const put = (id: string, body: unknown, options: { key?: string; query?: string } = {}): ReturnType<Harness['call']> =>
     h.call('PUT', `/v1/tenants/${id}${options.query ?? ''}`, { body, ...(options.key === undefined ? {} : { key: options.key }) });
@@ -40,9 +44,18 @@ describe('api/tenant settings', function () {
     await put('plain', { name: 'Plain' });
     const reply = await h.call('GET', '/v1/tenants/plain');
     expect(reply.body).to.deep.equal({
-      id: 'plain', name: 'Plain', limits: builtInDefaults.limits, retention: builtInDefaults.retention,
+      id: 'plain',
+      name: 'Plain',
+      limits: builtInDefaults.limits,
+      retention: builtInDefaults.retention,
       sources: {
-        limits: { ingestBytesPerSecond: 'default', ingestBurstBytes: 'default', maxConcurrentQueries: 'default', maxQueryDays: 'default', queryTimeoutSeconds: 'default' },
+        limits: {
+          ingestBytesPerSecond: 'default',
+          ingestBurstBytes: 'default',
+          maxConcurrentQueries: 'default',
+          maxQueryDays: 'default',
+          queryTimeoutSeconds: 'default',
+        },
         retention: { logsDays: 'default', tracesDays: 'default', metricsDays: 'default' },
       },
     });
@@ -95,7 +108,10 @@ describe('api/tenant settings', function () {
       expect(reply.status, JSON.stringify(body)).to.equal(400);
       for (const w of words) expect(field(reply.body, 'error', 'message'), JSON.stringify(body)).to.contain(w);
     }
-    expect((await put('acme', { limits: { maxConcurrentQueries: 1000, maxQueryDays: 36_500 }, retention: { logsDays: 1 } })).status, 'the bounds themselves').to.equal(200);
+    expect(
+      (await put('acme', { limits: { maxConcurrentQueries: 1000, maxQueryDays: 36_500 }, retention: { logsDays: 1 } })).status,
+      'the bounds themselves',
+    ).to.equal(200);
     const badSource = await put('acme', {}, { query: '?source=stack' });
     expect(badSource.status).to.equal(400);
     expect((await h.call('PUT', '/v1/settings/tenant-defaults', { body: { retention: { tracesDays: -1 } } })).status).to.equal(400);
@@ -116,12 +132,18 @@ describe('api/tenant settings', function () {
     expect((await h.call('PUT', '/v1/settings/tenant-defaults', { key: keys.adminAcme, body: { limits: { maxQueryDays: 1 } } })).status).to.equal(403);
   });
 
-  it('hides rows older than the tenant\'s retention on every query route, at once, and shows them again when it grows', async () => {
+  it("hides rows older than the tenant's retention on every query route, at once, and shows them again when it grows", async () => {
     const old = nowNs() - 10n * dayNs;
     const recent = nowNs() - dayNs;
     await insertRows(h.store, 'logs', [logRow({ tenant: 'ret', ns: old, logId: 'old' }), logRow({ tenant: 'ret', ns: recent, logId: 'new' })]);
-    await insertRows(h.store, 'spans', [spanRow({ tenant: 'ret', ns: old, traceId: 'a'.repeat(32), spanId: 'old0000000000000' }), spanRow({ tenant: 'ret', ns: recent, traceId: 'b'.repeat(32), spanId: 'new0000000000000' })]);
-    await insertRows(h.store, 'metrics', [metricRow({ tenant: 'ret', name: 'm', ns: old, value: 1 }), metricRow({ tenant: 'ret', name: 'm', ns: recent, value: 2 })]);
+    await insertRows(h.store, 'spans', [
+      spanRow({ tenant: 'ret', ns: old, traceId: 'a'.repeat(32), spanId: 'old0000000000000' }),
+      spanRow({ tenant: 'ret', ns: recent, traceId: 'b'.repeat(32), spanId: 'new0000000000000' }),
+    ]);
+    await insertRows(h.store, 'metrics', [
+      metricRow({ tenant: 'ret', name: 'm', ns: old, value: 1 }),
+      metricRow({ tenant: 'ret', name: 'm', ns: recent, value: 2 }),
+    ]);
     await put('ret', {});
     const startTime = nowS() - 20 * 86_400;
     const seen = async (): Promise<{ logs: unknown; traces: unknown; points: unknown }> => {
@@ -133,7 +155,10 @@ describe('api/tenant settings', function () {
       const counts = (field(series.body, 'series', 0, 'values') as number[] | undefined) ?? [];
       return {
         logs: (field(logs.body, 'data') as { logId: string }[]).map((l) => l.logId),
-        traces: [...(field(traces.body, 'data') as { spanId: string }[]).map((s) => s.spanId), ...(field(byId.body, 'data') as { spanId: string }[]).map((s) => `byId:${s.spanId}`)],
+        traces: [
+          ...(field(traces.body, 'data') as { spanId: string }[]).map((s) => s.spanId),
+          ...(field(byId.body, 'data') as { spanId: string }[]).map((s) => `byId:${s.spanId}`),
+        ],
         points: counts.reduce((a, b) => a + b, 0),
       };
     };
@@ -141,7 +166,11 @@ describe('api/tenant settings', function () {
     await put('ret', { retention: { logsDays: 5, tracesDays: 5, metricsDays: 5 } });
     expect(await seen()).to.deep.equal({ logs: ['new'], traces: ['new0000000000000'], points: 1 });
     await put('ret', { retention: { logsDays: null, tracesDays: null, metricsDays: null } });
-    expect(await seen(), 'rows are hidden, not deleted').to.deep.equal({ logs: ['new', 'old'], traces: ['new0000000000000', 'old0000000000000', 'byId:old0000000000000'], points: 2 });
+    expect(await seen(), 'rows are hidden, not deleted').to.deep.equal({
+      logs: ['new', 'old'],
+      traces: ['new0000000000000', 'old0000000000000', 'byId:old0000000000000'],
+      points: 2,
+    });
   });
 
   it('refuses a range longer than limits.maxQueryDays with a 400 naming it, measured after the start moves up to the retention', async () => {
@@ -167,26 +196,38 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
   const keyB = 'tenant-limits-key-b-0123456789';
   const admin = 'tenant-limits-admin-0123456789';
   let store: Store;
-  before(async () => { store = await migratedStore('tenant_query_limits'); });
-  after(async () => { await store.close(); });
+  before(async () => {
+    store = await migratedStore('tenant_query_limits');
+  });
+  after(async () => {
+    await store.close();
+  });
 
-  async function start(target: QueryTarget): Promise<{ call: (key: string, method: string, path: string, body: unknown) => Promise<Response>; stop: () => Promise<void> }> {
-    const parsed = parseKeys(JSON.stringify([
-      { key: keyA, name: 'a', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
-      { key: keyB, name: 'b', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
-      { key: admin, name: 'admin', scopes: ['read', 'admin'], tenants: ['*'] },
-    ]), 'test');
+  async function start(
+    target: QueryTarget,
+  ): Promise<{ call: (key: string, method: string, path: string, body: unknown) => Promise<Response>; stop: () => Promise<void> }> {
+    const parsed = parseKeys(
+      JSON.stringify([
+        { key: keyA, name: 'a', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
+        { key: keyB, name: 'b', scopes: ['read'], tenants: ['held', 'free', 'slow'] },
+        { key: admin, name: 'admin', scopes: ['read', 'admin'], tenants: ['*'] },
+      ]),
+      'test',
+    );
     if (!parsed.ok) throw new Error(parsed.error);
     const gate = createStoreGate(storeGatePolicy('server', { maxConcurrentQueries: 8, embeddedTimeoutMs: 10_000, memoryLimitBytes: 2 * 1024 ** 3 }, undefined));
     const proc = await testProcessContext(store, { keys: parsed.value });
     const runner = createQueryRunner(target, 20_000, silentLogger, gate);
     // The runner's gate is one of the server's, whatever the store's mode.
-    const running = await startApiWith({ ...proc.ctx, storeGate: gate },
-      { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
+    const running = await startApiWith({ ...proc.ctx, storeGate: gate }, { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
-      call: (key, method, path, body) => fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      stop: async () => { await running.stop(); proc.stop(); },
+      call: (key, method, path, body) =>
+        fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      stop: async () => {
+        await running.stop();
+        proc.stop();
+      },
     };
   }
 
@@ -200,21 +241,24 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
       const second = await api.call(keyB, 'POST', '/v1/tenants/held/traces', { startTime: 0 });
       expect(second.status, 'another key, the same tenant').to.equal(429);
       expect(second.headers.get('retry-after')).to.equal('1');
-      const body = await second.json() as { error: { code: string; message: string } };
+      const body = (await second.json()) as { error: { code: string; message: string } };
       expect(body.error.code).to.equal('rate_limited');
       expect(body.error.message).to.contain('limits.maxConcurrentQueries').and.contain('1 queries running');
-      expect((await api.call(keyB, 'POST', '/v1/tenants/held/usage', { startTime: Math.floor(Date.now() / 1000) - 86_400, interval: 'day' })).status, 'usage counts too').to.equal(429);
+      expect(
+        (await api.call(keyB, 'POST', '/v1/tenants/held/usage', { startTime: Math.floor(Date.now() / 1000) - 86_400, interval: 'day' })).status,
+        'usage counts too',
+      ).to.equal(429);
       expect((await api.call(keyB, 'POST', '/v1/tenants/free/logs', { startTime: 0 })).status, 'another tenant').to.equal(200);
       trap.release();
       expect((await first).status).to.equal(200);
-      expect((await api.call(keyB, 'POST', '/v1/tenants/held/logs', { startTime: 0 })).status, 'the tenant\'s place is free again').to.equal(200);
+      expect((await api.call(keyB, 'POST', '/v1/tenants/held/logs', { startTime: 0 })).status, "the tenant's place is free again").to.equal(200);
     } finally {
       trap.release();
       await api.stop();
     }
   });
 
-  it('cancels a query in ClickHouse after the tenant\'s limits.queryTimeoutSeconds and answers 503', async () => {
+  it("cancels a query in ClickHouse after the tenant's limits.queryTimeoutSeconds and answers 503", async () => {
     const trap = trappingTarget(store, /\.(logs|spans)\b/);
     const api = await start(trap.target);
     try {
@@ -225,7 +269,7 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
       expect(reply.status).to.equal(503);
       expect(reply.headers.get('retry-after')).to.equal('5');
       expect(tookMs, 'well before the process limit of 20 s').to.be.below(10_000);
-      const body = await reply.json() as { error: { code: string } };
+      const body = (await reply.json()) as { error: { code: string } };
       expect(body.error.code).to.equal('unavailable');
     } finally {
       await api.stop();

@@ -17,9 +17,15 @@ describe('api/tenants', () => {
   let h: Harness;
   before(async () => {
     h = await startHarness('tenants');
-    await insertRows(h.store, 'logs', [...ids, 'acme', 'globex'].map((tenant, i) => logRow({ tenant, ns: secondsNs(1_795_000_000 + i), logId: `l${i}` })));
+    await insertRows(
+      h.store,
+      'logs',
+      [...ids, 'acme', 'globex'].map((tenant, i) => logRow({ tenant, ns: secondsNs(1_795_000_000 + i), logId: `l${i}` })),
+    );
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('lists every tenant sorted by id with both cursor names, default page 100', async () => {
     const reply = await h.call('GET', '/v1/tenants');
@@ -73,7 +79,7 @@ describe('api/tenants', () => {
     expect((field(byId.body, 'data') as unknown[]).length).to.equal(10);
   });
 
-  it('lists only the key\'s tenants', async () => {
+  it("lists only the key's tenants", async () => {
     const reply = await h.call('GET', '/v1/tenants', { key: keys.readAcme });
     expect((field(reply.body, 'data') as unknown[]).map(record)).to.deep.equal([{ id: 'acme', name: '' }]);
   });

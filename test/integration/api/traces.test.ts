@@ -19,23 +19,66 @@ describe('api/traces', () => {
   before(async () => {
     h = await startHarness('traces');
     await insertRows(h.store, 'spans', [
-      spanRow({ tenant: 'acme', ns: at(1), traceId: 'T1', spanId: 'root', name: 'GET /checkout', kind: 'SERVER', service: 'web', durationNs: 5_000_000, status: 'OK',
-        resource: { 'service.name': 'web', region: 'eu' }, attrs: { 'http.method': 'GET' } }),
-      spanRow({ tenant: 'acme', ns: at(2), traceId: 'T1', spanId: 'child1', parent: 'root', name: 'SELECT cart', kind: 'CLIENT', service: 'web', durationNs: 1_000_000, status: 'ERROR', message: 'timeout', scope: { lib: 'pg' } }),
+      spanRow({
+        tenant: 'acme',
+        ns: at(1),
+        traceId: 'T1',
+        spanId: 'root',
+        name: 'GET /checkout',
+        kind: 'SERVER',
+        service: 'web',
+        durationNs: 5_000_000,
+        status: 'OK',
+        resource: { 'service.name': 'web', region: 'eu' },
+        attrs: { 'http.method': 'GET' },
+      }),
+      spanRow({
+        tenant: 'acme',
+        ns: at(2),
+        traceId: 'T1',
+        spanId: 'child1',
+        parent: 'root',
+        name: 'SELECT cart',
+        kind: 'CLIENT',
+        service: 'web',
+        durationNs: 1_000_000,
+        status: 'ERROR',
+        message: 'timeout',
+        scope: { lib: 'pg' },
+      }),
       spanRow({ tenant: 'acme', ns: at(3), traceId: 'T1', spanId: 'child2', parent: 'root', name: 'publish', kind: 'PRODUCER', durationNs: 2_000_000 }),
-      spanRow({ tenant: 'acme', ns: at(4), traceId: 'T2', spanId: 'other', name: 'consume', kind: 'CONSUMER', durationNs: 3_000_000, attrs: { 'http.method': 'POST' } }),
+      spanRow({
+        tenant: 'acme',
+        ns: at(4),
+        traceId: 'T2',
+        spanId: 'other',
+        name: 'consume',
+        kind: 'CONSUMER',
+        durationNs: 3_000_000,
+        attrs: { 'http.method': 'POST' },
+      }),
       spanRow({ tenant: 'acme', ns: at(5), traceId: 'T2', spanId: 'inner', parent: 'other', name: 'work', kind: 'UNSPECIFIED', durationNs: 3_000_001 }),
       spanRow({ tenant: 'globex', ns: at(1), traceId: 'T1', spanId: 'globex-root', name: 'GET /checkout' }),
     ]);
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('returns spans newest first in the documented shape', async () => {
     const reply = await q({});
     expect(ids(reply)).to.deep.equal(['inner', 'other', 'child2', 'child1', 'root']);
     expect(field(reply.body, 'data', 4)).to.deep.equal({
-      timestamp: (T + 1) * 1000, traceId: 'T1', spanId: 'root', parentSpanId: '', spanName: 'GET /checkout', spanKind: 'SERVER',
-      serviceName: 'web', duration: 5_000_000, statusCode: 'OK', statusMessage: null,
+      timestamp: (T + 1) * 1000,
+      traceId: 'T1',
+      spanId: 'root',
+      parentSpanId: '',
+      spanName: 'GET /checkout',
+      spanKind: 'SERVER',
+      serviceName: 'web',
+      duration: 5_000_000,
+      statusCode: 'OK',
+      statusMessage: null,
     });
     expect(field(reply.body, 'data', 3, 'statusMessage')).to.equal('timeout');
     expect(field(reply.body, 'data', 0, 'spanKind')).to.equal('INTERNAL');

@@ -11,10 +11,17 @@ describe('api/usage', () => {
   let h: Harness;
   before(async () => {
     h = await startHarness('usage');
-    const day = (tenant: string, d: string, l: number, b: number, s: number, m: number): Record<string, unknown> =>
-      ({ tenant_id: tenant, day: d, log_records: l, log_bytes: b, spans: s, metric_points: m });
+    const day = (tenant: string, d: string, l: number, b: number, s: number, m: number): Record<string, unknown> => ({
+      tenant_id: tenant,
+      day: d,
+      log_records: l,
+      log_bytes: b,
+      spans: s,
+      metric_points: m,
+    });
     await h.store.client.insert({
-      table: queryTable(h.store, 'usage_daily'), format: 'JSONEachRow',
+      table: queryTable(h.store, 'usage_daily'),
+      format: 'JSONEachRow',
       values: [
         day('acme', '2026-09-30', 1000, 1000, 1000, 1000),
         day('acme', '2026-10-01', 1, 10, 2, 3),
@@ -26,10 +33,17 @@ describe('api/usage', () => {
         day('globex', '2026-10-31', 555, 555, 555, 555),
       ],
     });
-    const rejected = (tenant: string, d: string, signal: string, reason: string, items: number, bytes: number): Record<string, unknown> =>
-      ({ tenant_id: tenant, day: d, signal, reason, items, bytes });
+    const rejected = (tenant: string, d: string, signal: string, reason: string, items: number, bytes: number): Record<string, unknown> => ({
+      tenant_id: tenant,
+      day: d,
+      signal,
+      reason,
+      items,
+      bytes,
+    });
     await h.store.client.insert({
-      table: queryTable(h.store, 'usage_rejected_daily'), format: 'JSONEachRow',
+      table: queryTable(h.store, 'usage_rejected_daily'),
+      format: 'JSONEachRow',
       values: [
         rejected('acme', '2026-10-31', 'traces', 'rate_limited', 40, 4000),
         rejected('acme', '2026-10-31', 'traces', 'rate_limited', 2, 200), // a second part: summed at read time
@@ -43,7 +57,9 @@ describe('api/usage', () => {
 
   const none = { units: 0, bytes: 0, reasons: {} };
   const noneRejected = { logs: none, metrics: none, traces: none };
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it('answers per UTC day: totals over the days touching the range, one entry per day', async () => {
     const reply = await h.post('/v1/tenants/acme/usage', { startTime: utc('2026-10-30') + 43_200, endTime: utc('2026-11-01') + 3600, interval: 'day' });
@@ -51,16 +67,33 @@ describe('api/usage', () => {
     const tracesRejected = { units: 43, bytes: 4250, reasons: { rate_limited: 42, timestamp_too_old: 1 } };
     const logsRejected = { units: 7, bytes: 700, reasons: { rate_limited: 7 } };
     expect(reply.body).to.deep.equal({
-      logs: { bytes: 121, units: 13 }, metrics: { units: 19 }, traces: { units: 16 },
+      logs: { bytes: 121, units: 13 },
+      metrics: { units: 19 },
+      traces: { units: 16 },
       rejected: { logs: logsRejected, metrics: none, traces: tracesRejected },
       data: [
-        { start: utc('2026-10-30') * 1000, end: utc('2026-10-31') * 1000, logs: { bytes: 10, units: 1 }, metrics: { units: 3 }, traces: { units: 2 }, rejected: noneRejected },
         {
-          start: utc('2026-10-31') * 1000, end: utc('2026-11-01') * 1000, logs: { bytes: 41, units: 5 }, metrics: { units: 7 }, traces: { units: 6 },
+          start: utc('2026-10-30') * 1000,
+          end: utc('2026-10-31') * 1000,
+          logs: { bytes: 10, units: 1 },
+          metrics: { units: 3 },
+          traces: { units: 2 },
+          rejected: noneRejected,
+        },
+        {
+          start: utc('2026-10-31') * 1000,
+          end: utc('2026-11-01') * 1000,
+          logs: { bytes: 41, units: 5 },
+          metrics: { units: 7 },
+          traces: { units: 6 },
           rejected: { logs: none, metrics: none, traces: tracesRejected },
         },
         {
-          start: utc('2026-11-01') * 1000, end: utc('2026-11-02') * 1000, logs: { bytes: 70, units: 7 }, metrics: { units: 9 }, traces: { units: 8 },
+          start: utc('2026-11-01') * 1000,
+          end: utc('2026-11-02') * 1000,
+          logs: { bytes: 70, units: 7 },
+          metrics: { units: 9 },
+          traces: { units: 8 },
           rejected: { logs: logsRejected, metrics: none, traces: none },
         },
       ],
@@ -79,11 +112,19 @@ describe('api/usage', () => {
     expect(field(reply.body, 'logs')).to.deep.equal({ bytes: 231, units: 114 });
     expect(field(reply.body, 'data')).to.deep.equal([
       {
-        start: utc('2026-10-01') * 1000, end: utc('2026-11-01') * 1000, logs: { bytes: 61, units: 7 }, metrics: { units: 13 }, traces: { units: 10 },
+        start: utc('2026-10-01') * 1000,
+        end: utc('2026-11-01') * 1000,
+        logs: { bytes: 61, units: 7 },
+        metrics: { units: 13 },
+        traces: { units: 10 },
         rejected: { logs: none, metrics: none, traces: { units: 43, bytes: 4250, reasons: { rate_limited: 42, timestamp_too_old: 1 } } },
       },
       {
-        start: utc('2026-11-01') * 1000, end: utc('2026-12-01') * 1000, logs: { bytes: 170, units: 107 }, metrics: { units: 109 }, traces: { units: 108 },
+        start: utc('2026-11-01') * 1000,
+        end: utc('2026-12-01') * 1000,
+        logs: { bytes: 170, units: 107 },
+        metrics: { units: 109 },
+        traces: { units: 108 },
         rejected: { logs: { units: 1007, bytes: 1700, reasons: { rate_limited: 1007 } }, metrics: none, traces: none },
       },
     ]);
@@ -92,7 +133,10 @@ describe('api/usage', () => {
   it('counts what ingestion writes, through the materialized views', async () => {
     const now = BigInt(Date.now()) * 1_000_000n;
     await insertRows(h.store, 'logs', [logRow({ tenant: 'fresh', ns: now, logId: 'x', body: 'héllo', attrs: { ab: 'cd' } })]);
-    await insertRows(h.store, 'spans', [spanRow({ tenant: 'fresh', ns: now, traceId: 't', spanId: 's' }), spanRow({ tenant: 'fresh', ns: now, traceId: 't', spanId: 's2' })]);
+    await insertRows(h.store, 'spans', [
+      spanRow({ tenant: 'fresh', ns: now, traceId: 't', spanId: 's' }),
+      spanRow({ tenant: 'fresh', ns: now, traceId: 't', spanId: 's2' }),
+    ]);
     const reply = await h.post('/v1/tenants/fresh/usage', { startTime: Date.now() / 1000 - 60 });
     // Bytes are UTF-8: "héllo" is 6 bytes, plus "ab" and "cd".
     expect(field(reply.body, 'logs')).to.deep.equal({ bytes: 10, units: 1 });
@@ -103,8 +147,11 @@ describe('api/usage', () => {
     const empty = await h.post('/v1/tenants/nobody/usage', { startTime: utc('2026-10-31'), endTime: utc('2026-11-01') });
     expect(field(empty.body, 'logs')).to.deep.equal({ bytes: 0, units: 0 });
     for (const body of [
-      { startTime: utc('2026-10-31'), interval: 'week' }, { startTime: utc('2026-10-31'), endTime: utc('2026-10-30') },
-      { startTime: 0, endTime: utc('2026-10-30'), interval: 'day' }, { interval: 'day' }, { startTime: 1, granularity: 'day' },
+      { startTime: utc('2026-10-31'), interval: 'week' },
+      { startTime: utc('2026-10-31'), endTime: utc('2026-10-30') },
+      { startTime: 0, endTime: utc('2026-10-30'), interval: 'day' },
+      { interval: 'day' },
+      { startTime: 1, granularity: 'day' },
     ]) {
       expect((await h.post('/v1/tenants/acme/usage', body)).status, JSON.stringify(body)).to.equal(400);
     }

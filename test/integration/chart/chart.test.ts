@@ -17,13 +17,21 @@ const root = join(import.meta.dirname, '..', '..', '..');
 const chart = join(root, 'charts', 'tenantry');
 const valuesFiles = ['', 'ci/stack-values.yaml', 'ci/namespaced-values.yaml', 'ci/dev-values.yaml'];
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+};
 
 const helmFound = findHelm();
 
 async function helm(args: readonly string[], kubeconfig?: string): Promise<string> {
   if (!helmFound.ok) throw new Error(helmFound.reason);
-  const { stdout } = await execFileAsync(helmFound.helm, [...args, ...(kubeconfig === undefined ? [] : ['--kubeconfig', kubeconfig])], { cwd: root, maxBuffer: 32 * 1024 * 1024 });
+  const { stdout } = await execFileAsync(helmFound.helm, [...args, ...(kubeconfig === undefined ? [] : ['--kubeconfig', kubeconfig])], {
+    cwd: root,
+    maxBuffer: 32 * 1024 * 1024,
+  });
   return stdout;
 }
 
@@ -38,7 +46,9 @@ async function helmFails(args: readonly string[]): Promise<string> {
 }
 
 function manifests(text: string): Manifest[] {
-  return parseAllDocuments(text).map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null);
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
 }
 
 function valuesArgs(file: string): string[] {
@@ -61,18 +71,28 @@ describe('Helm chart charts/tenantry', function () {
       const objects = manifests(await helm(['template', 'rel', chart, '--namespace', 'obs', ...valuesArgs(file)]));
       expect(objects.map((o) => o.kind)).to.include.members(['ServiceAccount', 'Deployment']);
       for (const o of objects) {
-        expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include.keys('helm.sh/chart', 'app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by');
+        expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include.keys(
+          'helm.sh/chart',
+          'app.kubernetes.io/name',
+          'app.kubernetes.io/instance',
+          'app.kubernetes.io/version',
+          'app.kubernetes.io/managed-by',
+        );
       }
       const deployment = objects.find((o) => o.kind === 'Deployment');
       expect(JSON.stringify(deployment)).to.contain('"args":["operator"]').and.contain('"readOnlyRootFilesystem":true').and.contain('"runAsNonRoot":true');
-      const rules = objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role').flatMap((o) => (o as unknown as { rules: Array<{ resources: string[]; verbs: string[] }> }).rules);
+      const rules = objects
+        .filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')
+        .flatMap((o) => (o as unknown as { rules: Array<{ resources: string[]; verbs: string[] }> }).rules);
       expect(rules.flatMap((r) => r.resources)).to.not.include.members(['*', 'pods', 'nodes', 'customresourcedefinitions']);
       expect(rules.flatMap((r) => r.verbs)).to.not.include('*');
     });
   }
 
   it('grants the operator exactly the rules it is tested with under least privilege', async () => {
-    const fixture = manifests(await readFile(join(root, 'test', 'fixtures', 'k8s', 'operator-rbac.yaml'), 'utf8')).find((o) => o.kind === 'ClusterRole') as unknown as { rules: unknown[] };
+    const fixture = manifests(await readFile(join(root, 'test', 'fixtures', 'k8s', 'operator-rbac.yaml'), 'utf8')).find(
+      (o) => o.kind === 'ClusterRole',
+    ) as unknown as { rules: unknown[] };
     const rendered = manifests(await helm(['template', 'rel', chart])).find((o) => o.kind === 'ClusterRole') as unknown as { rules: unknown[] };
     expect(rendered.rules).to.deep.equal(fixture.rules);
   });
@@ -81,20 +101,24 @@ describe('Helm chart charts/tenantry', function () {
     const names = (await readdir(join(root, 'crds'))).filter((n) => n.endsWith('.yaml'));
     expect(names).to.have.length(2);
     for (const name of names) {
-      expect(await readFile(join(chart, 'crds', name), 'utf8'), `charts/tenantry/crds/${name} is a copy of crds/${name}`).to.equal(await readFile(join(root, 'crds', name), 'utf8'));
+      expect(await readFile(join(chart, 'crds', name), 'utf8'), `charts/tenantry/crds/${name} is a copy of crds/${name}`).to.equal(
+        await readFile(join(root, 'crds', name), 'utf8'),
+      );
     }
   });
 
-  it('rejects bad values with Helm\'s own schema error', async () => {
+  it("rejects bad values with Helm's own schema error", async () => {
     expect(await helmFails(['template', 'rel', chart, '--set', 'operator.replicas=two'])).to.contain("at '/operator/replicas': got string, want integer");
     expect(await helmFails(['template', 'rel', chart, '--set', 'operator.replica=2'])).to.contain("additional properties 'replica' not allowed");
     expect(await helmFails(['template', 'rel', chart, '--set', 'rbac.scope=namespaced'])).to.contain('/rbac/scope');
     expect(await helmFails(['template', 'rel', chart, '--set', 'image.pullPolicy=Sometimes'])).to.contain('/image/pullPolicy');
-    expect(await helmFails(['template', 'rel', chart, '--set', 'stack.create=true', '--set', 'stack.apiKeys.create=true', '--set', 'stack.apiKeys.adminKey=short'])).to.contain('at least 16 characters');
+    expect(
+      await helmFails(['template', 'rel', chart, '--set', 'stack.create=true', '--set', 'stack.apiKeys.create=true', '--set', 'stack.apiKeys.adminKey=short']),
+    ).to.contain('at least 16 characters');
     expect(await helmFails(['template', 'rel', chart, '--set', 'rbac.scope=namespace'])).to.contain('needs operator.watchNamespaces');
   });
 
-  it('puts the given keys and a generated admin entry into the stack\'s Secret', async () => {
+  it("puts the given keys and a generated admin entry into the stack's Secret", async () => {
     const objects = manifests(await helm(['template', 'rel', chart, ...valuesArgs('ci/stack-values.yaml')]));
     const secret = objects.find((o) => o.kind === 'Secret') as unknown as { metadata: { name: string }; stringData: Record<string, string> };
     const stack = objects.find((o) => o.kind === 'ObservabilityStack');
@@ -122,10 +146,17 @@ describe('Helm chart against a real kube-apiserver', function () {
     await (server as KubeTestServer | undefined)?.stop();
   });
 
-  const get = async (args: readonly string[]): Promise<Record<string, unknown>> => JSON.parse(await server.kubectl(['get', ...args, '-o', 'json'])) as Record<string, unknown>;
-  const exists = async (args: readonly string[]): Promise<boolean> => server.kubectl(['get', ...args]).then(() => true, () => false);
+  const get = async (args: readonly string[]): Promise<Record<string, unknown>> =>
+    JSON.parse(await server.kubectl(['get', ...args, '-o', 'json'])) as Record<string, unknown>;
+  const exists = async (args: readonly string[]): Promise<boolean> =>
+    server.kubectl(['get', ...args]).then(
+      () => true,
+      () => false,
+    );
   /** kubectl wait: a watch on the object, so the test wakes on the event, not on a timer. */
-  const waitFor = async (condition: string, object: string): Promise<void> => { await server.kubectl(['wait', '-n', 'tenantry', `--for=${condition}`, '--timeout=60s', object]); };
+  const waitFor = async (condition: string, object: string): Promise<void> => {
+    await server.kubectl(['wait', '-n', 'tenantry', `--for=${condition}`, '--timeout=60s', object]);
+  };
 
   it('every rendered manifest is accepted by the API server (kubectl apply --dry-run=server)', async () => {
     await server.kubectl(['apply', '--server-side', '-f', join(chart, 'crds')]);
@@ -138,7 +169,7 @@ describe('Helm chart against a real kube-apiserver', function () {
     }
   });
 
-  it('installs, runs the operator on the chart\'s stack, upgrades and uninstalls as a user expects', async () => {
+  it("installs, runs the operator on the chart's stack, upgrades and uninstalls as a user expects", async () => {
     const kubeconfig = server.kubeconfigPath;
     await helm(['install', 'tenantry', chart, '--namespace', 'tenantry', '--create-namespace', ...valuesArgs('ci/stack-values.yaml')], kubeconfig);
     // The operator's own objects and the stack are there.
@@ -149,9 +180,15 @@ describe('Helm chart against a real kube-apiserver', function () {
     expect(await exists(['clusterrole/tenantry'])).to.equal(true);
 
     // Pods do not run here (no kubelet), so run the operator process itself with the chart's settings.
-    operator = startTenantry(['operator'], testEnvironment(root, {
-      TENANTRY_KUBECONFIG: kubeconfig, TENANTRY_OPERATOR_PORT: '0', TENANTRY_LEADER_ELECTION: 'off', TENANTRY_LOG_LEVEL: 'warn',
-    }));
+    operator = startTenantry(
+      ['operator'],
+      testEnvironment(root, {
+        TENANTRY_KUBECONFIG: kubeconfig,
+        TENANTRY_OPERATOR_PORT: '0',
+        TENANTRY_LEADER_ELECTION: 'off',
+        TENANTRY_LOG_LEVEL: 'warn',
+      }),
+    );
     for (const child of ['statefulset/demo-gateway', 'deployment/demo-api', 'service/demo-gateway', 'service/demo-api']) {
       await waitFor('create', child);
       expect(await exists(['-n', 'tenantry', child]), child).to.equal(true);
@@ -161,7 +198,21 @@ describe('Helm chart against a real kube-apiserver', function () {
     expect(gateway).to.have.nested.property('metadata.ownerReferences[0].kind', 'ObservabilityStack');
 
     // helm upgrade with changed values reaches the operator Deployment and, through the stack, the children.
-    await helm(['upgrade', 'tenantry', chart, '--namespace', 'tenantry', ...valuesArgs('ci/stack-values.yaml'), '--set', 'operator.replicas=2', '--set', 'stack.spec.gateway.replicas=3'], kubeconfig);
+    await helm(
+      [
+        'upgrade',
+        'tenantry',
+        chart,
+        '--namespace',
+        'tenantry',
+        ...valuesArgs('ci/stack-values.yaml'),
+        '--set',
+        'operator.replicas=2',
+        '--set',
+        'stack.spec.gateway.replicas=3',
+      ],
+      kubeconfig,
+    );
     expect(await get(['-n', 'tenantry', 'deployment/tenantry'])).to.have.nested.property('spec.replicas', 2);
     await waitFor('jsonpath={.spec.replicas}=3', 'statefulset/demo-gateway');
     expect(await get(['-n', 'tenantry', 'statefulset/demo-gateway']), 'gateway scaled to 3 by the operator').to.have.nested.property('spec.replicas', 3);

@@ -37,7 +37,9 @@ describe('metric names read from the code against a running process', function (
     const expected = new Map([...registeredMetrics(root)].filter(([name]) => !name.startsWith('tenantry_operator_')));
     for (const [name, type] of await processMetrics()) expected.set(name, type);
     expect(expected.size).to.be.greaterThan(30);
-    const missing = [...expected].filter(([name, type]) => served.get(name) !== type).map(([name, type]) => `${name} (${type}, served: ${served.get(name) ?? 'absent'})`);
+    const missing = [...expected]
+      .filter(([name, type]) => served.get(name) !== type)
+      .map(([name, type]) => `${name} (${type}, served: ${served.get(name) ?? 'absent'})`);
     expect(missing).to.deep.equal([]);
   });
 });

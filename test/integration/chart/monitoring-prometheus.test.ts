@@ -25,17 +25,40 @@ const root = join(import.meta.dirname, '..', '..', '..');
 const chart = join(root, 'charts', 'tenantry');
 const key = 'monitoring-test-key-0123456789';
 
-interface QueryAnswer { status: string; error?: string; data?: { result: unknown[] } }
+interface QueryAnswer {
+  status: string;
+  error?: string;
+  data?: { result: unknown[] };
+}
 
 /** Grafana's variables as Grafana would send them with "All" selected. */
 function asGrafanaSends(expr: string): string {
-  return expr.replace(/\$__rate_interval|\$__interval/g, '1m').replace(/\$__range/g, '5m').replace(/\$(namespace|tenant)\b/g, '.*');
+  return expr
+    .replace(/\$__rate_interval|\$__interval/g, '1m')
+    .replace(/\$__range/g, '5m')
+    .replace(/\$(namespace|tenant)\b/g, '.*');
 }
 
 function logsRequest(tenant: string, lines: number): string {
   const now = BigInt(Date.now()) * 1_000_000n;
-  const logRecords = Array.from({ length: lines }, (_, i) => ({ timeUnixNano: String(now + BigInt(i)), severityText: 'INFO', body: { stringValue: `line ${i}` } }));
-  return JSON.stringify({ resourceLogs: [{ resource: { attributes: [{ key: 'tenant.id', value: { stringValue: tenant } }, { key: 'service.name', value: { stringValue: 'checkout' } }] }, scopeLogs: [{ logRecords }] }] });
+  const logRecords = Array.from({ length: lines }, (_, i) => ({
+    timeUnixNano: String(now + BigInt(i)),
+    severityText: 'INFO',
+    body: { stringValue: `line ${i}` },
+  }));
+  return JSON.stringify({
+    resourceLogs: [
+      {
+        resource: {
+          attributes: [
+            { key: 'tenant.id', value: { stringValue: tenant } },
+            { key: 'service.name', value: { stringValue: 'checkout' } },
+          ],
+        },
+        scopeLogs: [{ logRecords }],
+      },
+    ],
+  });
 }
 
 describe('chart alert and dashboard queries on a real Prometheus scraping Tenantry', function () {
@@ -49,22 +72,32 @@ describe('chart alert and dashboard queries on a real Prometheus scraping Tenant
   const query = async (expr: string): Promise<QueryAnswer> => {
     if (prometheus === undefined) throw new Error('no prometheus');
     const res = await fetch(`${prometheus.url}/api/v1/query`, { method: 'POST', body: new URLSearchParams({ query: expr }) });
-    return await res.json() as QueryAnswer;
+    return (await res.json()) as QueryAnswer;
   };
 
   before(async function () {
     skipUnlessFound(this, prometheusFound);
     if (!prometheusFound.ok) return;
     dir = await mkdtemp(join(tmpdir(), 'tenantry-monitoring-'));
-    tenantry = startTenantry(['all'], testEnvironment(join(dir, 'data'), {
-      // The tenants dashboard's queries read per-tenant series.
-      TENANTRY_METRICS_TENANT_LABELS: 'on',
-      TENANTRY_API_KEYS: JSON.stringify([{ name: 'test', key, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] }]),
-    }));
+    tenantry = startTenantry(
+      ['all'],
+      testEnvironment(join(dir, 'data'), {
+        // The tenants dashboard's queries read per-tenant series.
+        TENANTRY_METRICS_TENANT_LABELS: 'on',
+        TENANTRY_API_KEYS: JSON.stringify([{ name: 'test', key, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] }]),
+      }),
+    );
     const ports = await tenantry.started();
     const otlp = `http://127.0.0.1:${String(ports['otlpHttp'])}`;
-    for (const [tenant, lines] of [['acme', 20], ['globex', 5]] as const) {
-      const res = await fetch(`${otlp}/v1/logs`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: logsRequest(tenant, lines) });
+    for (const [tenant, lines] of [
+      ['acme', 20],
+      ['globex', 5],
+    ] as const) {
+      const res = await fetch(`${otlp}/v1/logs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: logsRequest(tenant, lines),
+      });
       expect(res.status, await res.text()).to.equal(200);
     }
     // One API request, so the API's request metrics have series.
@@ -101,14 +134,18 @@ describe('chart alert and dashboard queries on a real Prometheus scraping Tenant
     const allowedEmpty = [/rejected|truncations|throttled|ok="false"|dead_letter|tenantry_operator_|refused/];
     expect(empty.filter((p) => !allowedEmpty.some((r) => r.test(p)))).to.deep.equal([]);
     const perTenant = await query('sum by (tenant) (tenantry_gateway_tenant_accepted_items_total)');
-    const counts = Object.fromEntries((perTenant.data?.result as Array<{ metric: { tenant: string }; value: [number, string] }>).map((r) => [r.metric.tenant, Number(r.value[1])]));
+    const counts = Object.fromEntries(
+      (perTenant.data?.result as Array<{ metric: { tenant: string }; value: [number, string] }>).map((r) => [r.metric.tenant, Number(r.value[1])]),
+    );
     expect(counts).to.deep.equal({ acme: 20, globex: 5 });
   });
 
   it('every alert expression evaluates without an error, and none fires on a healthy process', async function () {
     skipUnlessFound(this, helmFound);
     if (!helmFound.ok) return;
-    const text = (await execFileAsync(helmFound.helm, ['template', 'rel', chart, '--set', 'monitoring.enabled=true', '--show-only', 'templates/prometheus-rules.yaml'])).stdout;
+    const text = (
+      await execFileAsync(helmFound.helm, ['template', 'rel', chart, '--set', 'monitoring.enabled=true', '--show-only', 'templates/prometheus-rules.yaml'])
+    ).stdout;
     const rule = parseAllDocuments(text).map((d) => d.toJS() as { spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } })[0];
     const rules = rule?.spec.groups.flatMap((g) => g.rules) ?? [];
     expect(rules.length).to.be.greaterThan(10);

@@ -30,10 +30,27 @@ const fixtures = join(root, 'test', 'fixtures', 'monitoring');
 /** The two values of the README: the switch and the label kube-prometheus-stack's Prometheus selects. */
 const twoValues = ['--set', 'monitoring.enabled=true', '--set', 'monitoring.labels.release=kube-prometheus-stack'];
 
-interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown>; data?: Record<string, string> }
-interface Rule { alert?: string; expr: string; for?: string; labels?: Record<string, string> }
-interface RuleGroup { name: string; rules: Rule[] }
-interface Selector { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values: string[] }> }
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+}
+interface Rule {
+  alert?: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+}
+interface RuleGroup {
+  name: string;
+  rules: Rule[];
+}
+interface Selector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: string; values: string[] }>;
+}
 
 const helmFound = findHelm();
 const prometheusFound = findPrometheus();
@@ -45,7 +62,9 @@ async function helm(args: readonly string[]): Promise<string> {
 
 async function render(...args: string[]): Promise<Manifest[]> {
   const text = await helm(['template', 'rel', chart, '--namespace', 'tenantry', ...args]);
-  return parseAllDocuments(text).map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null);
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
 }
 
 async function helmFails(args: readonly string[]): Promise<string> {
@@ -87,7 +106,13 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
     expect(monitoring.map((o) => o.kind).sort()).to.deep.equal(['PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
     for (const o of monitoring) expect(o.metadata.labels, o.kind).to.include({ release: 'kube-prometheus-stack' });
     for (const o of [...monitoring, ...objects.filter((x) => x.kind === 'ConfigMap')]) {
-      expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include.keys('helm.sh/chart', 'app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by');
+      expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include.keys(
+        'helm.sh/chart',
+        'app.kubernetes.io/name',
+        'app.kubernetes.io/instance',
+        'app.kubernetes.io/version',
+        'app.kubernetes.io/managed-by',
+      );
       expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).to.equal('tenantry');
     }
     const dashboards = objects.filter((o) => o.kind === 'ConfigMap');
@@ -100,13 +125,29 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
     }
   });
 
-  it('each part switches off on its own; the dashboards\' label, namespace and annotations are configurable', async () => {
-    const kinds = async (...args: string[]): Promise<string[]> => (await render('--set', 'monitoring.enabled=true', ...args)).filter((o) => o.apiVersion === 'monitoring.coreos.com/v1' || o.kind === 'ConfigMap').map((o) => o.kind).sort();
+  it("each part switches off on its own; the dashboards' label, namespace and annotations are configurable", async () => {
+    const kinds = async (...args: string[]): Promise<string[]> =>
+      (await render('--set', 'monitoring.enabled=true', ...args))
+        .filter((o) => o.apiVersion === 'monitoring.coreos.com/v1' || o.kind === 'ConfigMap')
+        .map((o) => o.kind)
+        .sort();
     expect(await kinds('--set', 'monitoring.serviceMonitors.enabled=false')).to.deep.equal(['ConfigMap', 'ConfigMap', 'PrometheusRule']);
     expect(await kinds('--set', 'monitoring.rules.enabled=false')).to.deep.equal(['ConfigMap', 'ConfigMap', 'PodMonitor', 'ServiceMonitor']);
     expect(await kinds('--set', 'monitoring.dashboards.enabled=false')).to.deep.equal(['PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
-    const custom = (await render('--set', 'monitoring.enabled=true', '--set', 'monitoring.dashboards.label=my_dashboards', '--set', 'monitoring.dashboards.labelValue=yes', '--set', 'monitoring.dashboards.namespace=grafana', '--set', 'monitoring.dashboards.annotations.grafana_folder=Tenantry'))
-      .filter((o) => o.kind === 'ConfigMap');
+    const custom = (
+      await render(
+        '--set',
+        'monitoring.enabled=true',
+        '--set',
+        'monitoring.dashboards.label=my_dashboards',
+        '--set',
+        'monitoring.dashboards.labelValue=yes',
+        '--set',
+        'monitoring.dashboards.namespace=grafana',
+        '--set',
+        'monitoring.dashboards.annotations.grafana_folder=Tenantry',
+      )
+    ).filter((o) => o.kind === 'ConfigMap');
     for (const d of custom) {
       expect(d.metadata.labels).to.include({ my_dashboards: 'yes' }).and.not.have.property('grafana_dashboard');
       expect(d.metadata.namespace).to.equal('grafana');
@@ -123,25 +164,37 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
       expect(selects(spec.selector, service.metadata?.labels ?? {}), service.metadata?.name).to.equal(true);
       const ports = (service.spec?.ports ?? []).map((p) => p.name);
       // The gateway answers /metrics on its OTLP/HTTP port, the API on its HTTP port (src/ops/ops-endpoints.ts).
-      expect(spec.endpoints.filter((e) => ports.includes(e.port)).map((e) => e.port), service.metadata?.name).to.deep.equal([service.metadata?.name === 'demo-gateway' ? 'otlp-http' : 'http']);
+      expect(
+        spec.endpoints.filter((e) => ports.includes(e.port)).map((e) => e.port),
+        service.metadata?.name,
+      ).to.deep.equal([service.metadata?.name === 'demo-gateway' ? 'otlp-http' : 'http']);
     }
     for (const component of ['clickhouse', 'clickhouse-keeper', 'migrate']) {
-      expect(selects(spec.selector, { 'app.kubernetes.io/name': 'tenantry', 'app.kubernetes.io/managed-by': 'tenantry-operator', 'app.kubernetes.io/component': component }), component).to.equal(false);
+      expect(
+        selects(spec.selector, {
+          'app.kubernetes.io/name': 'tenantry',
+          'app.kubernetes.io/managed-by': 'tenantry-operator',
+          'app.kubernetes.io/component': component,
+        }),
+        component,
+      ).to.equal(false);
     }
     const scoped = only(await render(...twoValues, '--set', 'operator.watchNamespaces={team-a,team-b}'), 'ServiceMonitor');
     expect(scoped.spec?.['namespaceSelector']).to.deep.equal({ matchNames: ['team-a', 'team-b'] });
   });
 
-  it('the PodMonitor selects the operator\'s pods on their ops port and keeps the stack\'s namespace label', async () => {
+  it("the PodMonitor selects the operator's pods on their ops port and keeps the stack's namespace label", async () => {
     const objects = await render(...twoValues);
     const spec = only(objects, 'PodMonitor').spec as { selector: Selector; podMetricsEndpoints: Array<{ port: string; honorLabels: boolean }> };
-    const deployment = only(objects, 'Deployment') as unknown as { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Array<{ ports: Array<{ name: string }> }> } } } };
+    const deployment = only(objects, 'Deployment') as unknown as {
+      spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Array<{ ports: Array<{ name: string }> }> } } };
+    };
     expect(selects(spec.selector, deployment.spec.template.metadata.labels)).to.equal(true);
     expect(deployment.spec.template.spec.containers[0]?.ports.map((p) => p.name)).to.include(spec.podMetricsEndpoints[0]?.port);
     expect(spec.podMetricsEndpoints[0]?.honorLabels).to.equal(true);
   });
 
-  it('rejects bad monitoring values with Helm\'s schema error', async () => {
+  it("rejects bad monitoring values with Helm's schema error", async () => {
     expect(await helmFails(['template', 'rel', chart, '--set', 'monitoring.enable=true'])).to.contain("additional properties 'enable' not allowed");
     expect(await helmFails(['template', 'rel', chart, '--set', 'monitoring.rules.gatewayErrorRatio=5'])).to.contain('/monitoring/rules/gatewayErrorRatio');
     expect(await helmFails(['template', 'rel', chart, '--set', 'monitoring.serviceMonitors.interval=soon'])).to.contain('/monitoring/serviceMonitors/interval');
@@ -157,7 +210,10 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
   describe('alert rules', () => {
     let dir: string | undefined;
     let groups: RuleGroup[];
-    const work = (): string => { if (dir === undefined) throw new Error('no rules folder'); return dir; };
+    const work = (): string => {
+      if (dir === undefined) throw new Error('no rules folder');
+      return dir;
+    };
     before(async function () {
       skipUnlessFound(this, helmFound);
       dir = await mkdtemp(join(tmpdir(), 'tenantry-rules-'));
@@ -165,13 +221,21 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
       await writeFile(join(dir, 'rules.yaml'), stringify({ groups }));
       await copyFile(join(fixtures, 'alerts-test.yaml'), join(dir, 'alerts-test.yaml'));
     });
-    after(async () => { if (dir !== undefined) await rm(dir, { recursive: true, force: true }); });
+    after(async () => {
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    });
 
     it('alert on what the issue names: gateway 5xx and 429, write queue, ClickHouse inserts, query timeouts, reconcile errors, a stack Degraded for 10 minutes', () => {
       const alerts = new Map(groups.flatMap((g) => g.rules).map((r) => [r.alert ?? '', r]));
       expect([...alerts.keys()]).to.include.members([
-        'TenantryGatewayErrors', 'TenantryGatewayThrottling', 'TenantryWriteAheadLogFilling', 'TenantryWriteQueueSaturated',
-        'TenantryClickHouseInsertFailures', 'TenantryQueryTimeouts', 'TenantryOperatorReconcileErrors', 'TenantryStackDegraded',
+        'TenantryGatewayErrors',
+        'TenantryGatewayThrottling',
+        'TenantryWriteAheadLogFilling',
+        'TenantryWriteQueueSaturated',
+        'TenantryClickHouseInsertFailures',
+        'TenantryQueryTimeouts',
+        'TenantryOperatorReconcileErrors',
+        'TenantryStackDegraded',
       ]);
       expect(alerts.get('TenantryStackDegraded')?.for).to.equal('10m');
       for (const r of alerts.values()) expect(r.labels?.['severity'], r.alert).to.be.oneOf(['critical', 'warning', 'info']);
@@ -194,7 +258,9 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
     it('pass promtool test rules: each alert fires on its input series after its for, and not before or elsewhere', async function () {
       skipUnlessFound(this, prometheusFound);
       if (!prometheusFound.ok) return;
-      const run = await execFileAsync(prometheusFound.found.promtool, ['test', 'rules', 'alerts-test.yaml'], { cwd: work() }).catch((e: unknown) => e as { stdout: string; stderr: string });
+      const run = await execFileAsync(prometheusFound.found.promtool, ['test', 'rules', 'alerts-test.yaml'], { cwd: work() }).catch(
+        (e: unknown) => e as { stdout: string; stderr: string },
+      );
       expect(`${run.stdout}${run.stderr}`).to.contain('SUCCESS').and.not.contain('FAILED');
     });
 
@@ -204,7 +270,9 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
       const broken = groups.map((g) => ({ ...g, rules: g.rules.map((r) => (r.alert === 'TenantryStackDegraded' ? { ...r, for: '30m' } : r)) }));
       await writeFile(join(work(), 'rules.yaml'), stringify({ groups: broken }));
       try {
-        const run = await execFileAsync(prometheusFound.found.promtool, ['test', 'rules', 'alerts-test.yaml'], { cwd: work() }).catch((e: unknown) => e as { stdout: string; stderr: string });
+        const run = await execFileAsync(prometheusFound.found.promtool, ['test', 'rules', 'alerts-test.yaml'], { cwd: work() }).catch(
+          (e: unknown) => e as { stdout: string; stderr: string },
+        );
         expect(`${run.stdout}${run.stderr}`).to.contain('FAILED').and.contain('TenantryStackDegraded');
       } finally {
         await writeFile(join(work(), 'rules.yaml'), stringify({ groups }));
@@ -223,12 +291,21 @@ describe('Helm chart monitoring objects against a real kube-apiserver', function
     if (!binaries.ok) return;
     server = await startKubeTestServer(binaries.binaries);
   });
-  after(async () => { await server?.stop(); });
+  after(async () => {
+    await server?.stop();
+  });
 
-  it('are accepted by the API server with prometheus-operator\'s CRDs (kubectl apply --dry-run=server --validate=strict)', async () => {
+  it("are accepted by the API server with prometheus-operator's CRDs (kubectl apply --dry-run=server --validate=strict)", async () => {
     const srv = server as KubeTestServer;
     await srv.kubectl(['apply', '--server-side', '-f', join(chart, 'crds'), '-f', join(fixtures, 'prometheus-operator-crds.yaml')]);
-    await srv.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+    await srv.kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/servicemonitors.monitoring.coreos.com',
+      'crd/podmonitors.monitoring.coreos.com',
+      'crd/prometheusrules.monitoring.coreos.com',
+    ]);
     for (const ns of ['tenantry', 'grafana']) await srv.kubectl(['create', 'namespace', ns]);
     const variants: string[][] = [
       ['-f', join(chart, 'ci', 'monitoring-values.yaml')],
@@ -240,7 +317,8 @@ describe('Helm chart monitoring objects against a real kube-apiserver', function
       const rendered = await helm(['template', 'rel', chart, '--namespace', 'tenantry', ...args]);
       const out = await srv.kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], rendered);
       if (args.includes(join(chart, 'ci', 'production-values.yaml'))) expect(out).to.contain('observabilitystack.tenantry.dev/prod created (server dry run)');
-      expect(out, args.join(' ')).to.contain('podmonitor.monitoring.coreos.com/rel-tenantry-operator created (server dry run)')
+      expect(out, args.join(' '))
+        .to.contain('podmonitor.monitoring.coreos.com/rel-tenantry-operator created (server dry run)')
         .and.contain('servicemonitor.monitoring.coreos.com/rel-tenantry-stacks created (server dry run)')
         .and.contain('prometheusrule.monitoring.coreos.com/rel-tenantry created (server dry run)')
         .and.contain('configmap/rel-tenantry-dashboard-tenants created (server dry run)');
@@ -249,8 +327,16 @@ describe('Helm chart monitoring objects against a real kube-apiserver', function
 
   it('the strict check has teeth: a misspelt monitor field is refused', async () => {
     const srv = server as KubeTestServer;
-    const bad = JSON.stringify({ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'bad', namespace: 'tenantry' }, spec: { selector: {}, endpoints: [{ prot: 'http' }] } });
-    const error = await srv.kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], bad).then(() => '', (e: unknown) => String((e as { stderr?: unknown }).stderr ?? e));
+    const bad = JSON.stringify({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { name: 'bad', namespace: 'tenantry' },
+      spec: { selector: {}, endpoints: [{ prot: 'http' }] },
+    });
+    const error = await srv.kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], bad).then(
+      () => '',
+      (e: unknown) => String((e as { stderr?: unknown }).stderr ?? e),
+    );
     expect(error).to.contain('unknown field "spec.endpoints[0].prot"');
   });
 });

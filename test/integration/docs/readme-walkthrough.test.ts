@@ -29,7 +29,9 @@ describe('the README walkthrough (send a span, a log and a metric, query them ba
   let dir: string;
   let running: TenantryProcess | undefined;
 
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'tenantry-readme-')); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tenantry-readme-'));
+  });
   after(async () => {
     await running?.stop('SIGKILL');
     await rm(dir, { recursive: true, force: true });
@@ -45,10 +47,11 @@ describe('the README walkthrough (send a span, a log and a metric, query them ba
     running = startTenantry(['all'], testEnvironment(join(dir, 'data')));
     const ports = await running.started();
     await writeFile(join(dir, 'tenantry.log'), running.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-    const local = (script: string): string => script
-      .replaceAll('http://localhost:4318', `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`)
-      .replaceAll('http://localhost:8080', `http://127.0.0.1:${ports['api'] ?? 0}`)
-      .replaceAll('NOW=$(date +%s)', `NOW=${Math.floor(Date.now() / 1000)}`);
+    const local = (script: string): string =>
+      script
+        .replaceAll('http://localhost:4318', `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`)
+        .replaceAll('http://localhost:8080', `http://127.0.0.1:${ports['api'] ?? 0}`)
+        .replaceAll('NOW=$(date +%s)', `NOW=${Math.floor(Date.now() / 1000)}`);
     const shell = async (script: string): Promise<string> => (await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, timeout: 30_000 })).stdout;
 
     const sent = local(send);
@@ -68,7 +71,9 @@ describe('the README walkthrough (send a span, a log and a metric, query them ba
       const missing = [...expected.v1.filter((s) => !answers.v1.includes(s)), ...expected.compat.filter((s) => !answers.compat.includes(s))];
       if (missing.length === 0) break;
       if (Date.now() > deadline) expect.fail(`after 20 s the README's queries still miss ${JSON.stringify(missing)}:\n${answers.v1}\n${answers.compat}`);
-      await new Promise((resolve) => { setTimeout(resolve, 250); });
+      await new Promise((resolve) => {
+        setTimeout(resolve, 250);
+      });
     }
     expect(answers.v1).to.include('"traceId":"5b8efff798038103d269b633813fc60c"');
     expect(await running.stop('SIGTERM'), 'Ctrl-C (SIGINT or SIGTERM) stops it with exit code 0').to.equal(0);

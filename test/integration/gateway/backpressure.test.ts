@@ -15,8 +15,12 @@ import { post, protobufHeaders, statusOf, tracesJson, tracesProtobuf } from './s
 function gatedSink(real: RowSink): { sink: RowSink; release: () => void; started: Promise<void> } {
   let open: () => void = () => undefined;
   let markStarted: () => void = () => undefined;
-  const started = new Promise<void>((resolve) => { markStarted = resolve; });
-  const gate = new Promise<void>((resolve) => { open = resolve; });
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
   const sink: RowSink = {
     insert: async (table, chunks, token) => {
       markStarted();
@@ -24,7 +28,13 @@ function gatedSink(real: RowSink): { sink: RowSink; release: () => void; started
       return real.insert(table, chunks, token);
     },
   };
-  return { sink, release: () => { open(); }, started };
+  return {
+    sink,
+    release: () => {
+      open();
+    },
+    started,
+  };
 }
 
 const manySpans = (prefix: string): { name: string }[] => Array.from({ length: 30 }, (_, i) => ({ name: `${prefix}-${i}-${'x'.repeat(40)}` }));
@@ -48,7 +58,10 @@ describe('gateway: backpressure and storage failures', function () {
         },
       });
     });
-    after(async () => { release(); await gw.close(); });
+    after(async () => {
+      release();
+      await gw.close();
+    });
 
     it('answers 429 with Retry-After and RetryInfo, and RESOURCE_EXHAUSTED with RetryInfo over gRPC; logged requests are stored', async () => {
       const first = tracesJson({ 'tenant.id': 'q' }, [{ name: 'first' }, { name: 'first-2' }, { name: 'first-3' }]);
@@ -83,7 +96,9 @@ describe('gateway: backpressure and storage failures', function () {
           // An INSERT tried again after a failure: by then the gateway has reported the failure.
           let failures = 0;
           let markRetried: () => void = () => undefined;
-          retried = new Promise((resolve) => { markRetried = resolve; });
+          retried = new Promise((resolve) => {
+            markRetried = resolve;
+          });
           return {
             insert: async (table, chunks, token) => {
               if (failures > 0) markRetried();
@@ -95,7 +110,9 @@ describe('gateway: backpressure and storage failures', function () {
         },
       });
     });
-    after(async () => { await gw.close(); });
+    after(async () => {
+      await gw.close();
+    });
 
     it('keeps acknowledging into the log while inserts fail, is unready meanwhile, and stores every acknowledged row once afterwards', async () => {
       await gw.store.client.command({ query: `RENAME TABLE ${gw.store.database}.spans TO ${gw.store.database}.spans_away` });
@@ -107,10 +124,16 @@ describe('gateway: backpressure and storage failures', function () {
       expect(gw.readiness.reasons()).to.deep.equal(['waiting for ClickHouse accepting writes']);
 
       await gw.store.client.command({ query: `RENAME TABLE ${gw.store.database}.spans_away TO ${gw.store.database}.spans` });
-      const rows = await select<{ span_name: string; n: string }>(gw.store, `SELECT span_name, toString(count()) AS n FROM ${gw.store.database}.spans WHERE tenant_id = 'down' GROUP BY span_name ORDER BY span_name`);
-      expect(rows).to.deep.equal([{ span_name: 'during-1', n: '2' }, { span_name: 'during-2', n: '1' }, { span_name: 'during-3', n: '1' }]);
+      const rows = await select<{ span_name: string; n: string }>(
+        gw.store,
+        `SELECT span_name, toString(count()) AS n FROM ${gw.store.database}.spans WHERE tenant_id = 'down' GROUP BY span_name ORDER BY span_name`,
+      );
+      expect(rows).to.deep.equal([
+        { span_name: 'during-1', n: '2' },
+        { span_name: 'during-2', n: '1' },
+        { span_name: 'during-3', n: '1' },
+      ]);
       expect(gw.readiness.isReady()).to.equal(true);
     });
   });
 });
-

@@ -35,10 +35,14 @@ describe('gateway: a compressible flood under the default limits', function () {
   const decoded = identicalSpans('tenant-a', 16 * 1000 * 1000);
   const gz = gzipSync(decoded);
 
-  before(async () => { gw = await startTestGateway('compressible_flood', { settings: defaultSettingsView(), maxRequestBytes: 16 * MiB }); });
-  after(async () => { await gw.close(); });
+  before(async () => {
+    gw = await startTestGateway('compressible_flood', { settings: defaultSettingsView(), maxRequestBytes: 16 * MiB });
+  });
+  after(async () => {
+    await gw.close();
+  });
 
-  it('takes turns: another tenant is answered while one flow\'s bodies wait, and a body that would wait over 5 s is refused 429 unread', async () => {
+  it("takes turns: another tenant is answered while one flow's bodies wait, and a body that would wait over 5 s is refused 429 unread", async () => {
     // 16 bodies of a key of every tenant (one flow: its key) at once; tenant-c's bucket runs dry after two, the rest still cost their decoding.
     const flood = identicalSpans('tenant-c', 16 * 1000 * 1000);
     const floodGz = gzipSync(flood);
@@ -57,7 +61,10 @@ describe('gateway: a compressible flood under the default limits', function () {
     const others = answers.filter((a) => a.who === 'other');
     const floods = answers.filter((a) => a.who === 'flood');
     expect(others.length, 'the other tenant was served while the flood waited').to.be.greaterThan(0);
-    expect(others.every((a) => a.status === 200), JSON.stringify(others)).to.equal(true);
+    expect(
+      others.every((a) => a.status === 200),
+      JSON.stringify(others),
+    ).to.equal(true);
     // Answered before the flood's first answer: the other tenant did not wait behind the flood's bodies.
     const firstFlood = Math.min(...floods.map((a) => a.at));
     expect(others.filter((a) => a.at < firstFlood).length).to.be.at.least(3);
@@ -98,12 +105,18 @@ describe('gateway: a compressible flood under the default limits', function () {
 
     // In debt, the key bound to tenant-a is refused before its body: a body announced and never sent is answered at once.
     const unread = await new Promise<number>((resolve, reject) => {
-      const req = request(`${gw.httpUrl}/v1/traces`, { method: 'POST', headers: { ...gzipHeaders(keys.tenantA), 'content-length': String(gz.length) } }, (res) => {
-        resolve(res.statusCode ?? 0);
-        res.resume();
-        req.destroy();
+      const req = request(
+        `${gw.httpUrl}/v1/traces`,
+        { method: 'POST', headers: { ...gzipHeaders(keys.tenantA), 'content-length': String(gz.length) } },
+        (res) => {
+          resolve(res.statusCode ?? 0);
+          res.resume();
+          req.destroy();
+        },
+      );
+      req.on('error', (error) => {
+        if (!req.destroyed) reject(error);
       });
-      req.on('error', (error) => { if (!req.destroyed) reject(error); });
       req.write(gz.subarray(0, 100));
     });
     expect(unread).to.equal(429);

@@ -44,7 +44,10 @@ const inflightLimit = 1024 * 1024;
 const slack = 1500;
 
 /** The listeners of target `all` on one store, configured the way the process decodes them. */
-async function startAll(store: Store, dataDir: string): Promise<{ gateway: RunningComponent; api: RunningComponent; registry: Registry; stopSettings: () => void }> {
+async function startAll(
+  store: Store,
+  dataDir: string,
+): Promise<{ gateway: RunningComponent; api: RunningComponent; registry: Registry; stopSettings: () => void }> {
   const decoded = decodeConfig('all', {
     TENANTRY_DATA_DIR: dataDir,
     TENANTRY_MAX_CONNECTIONS: String(maxConnections),
@@ -59,7 +62,12 @@ async function startAll(store: Store, dataDir: string): Promise<{ gateway: Runni
   if (!parsed.ok) throw new Error(parsed.error);
   const registry = new Registry();
   const config = decoded.value;
-  const { ctx, stop: stopSettings } = await testProcessContext(store, { keys: parsed.value, registry, queries: config.queries, batchDelayMs: config.gateway.writer.maxBatchDelayMs });
+  const { ctx, stop: stopSettings } = await testProcessContext(store, {
+    keys: parsed.value,
+    registry,
+    queries: config.queries,
+    batchDelayMs: config.gateway.writer.maxBatchDelayMs,
+  });
   const gateway = await startGatewayWith(ctx, { ...config.gateway, otlpHttpPort: 0, otlpGrpcPort: 0 }, clickHouseRowSink(store));
   const api = await startApi(ctx, { ...config.api, port: 0 });
   return { gateway, api, registry, stopSettings };
@@ -70,7 +78,13 @@ function post(url: string, body: Buffer, headers: Record<string, string>): Promi
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => { chunks.push(c); }).on('end', () => { resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }); });
+      res
+        .on('data', (c: Buffer) => {
+          chunks.push(c);
+        })
+        .on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) });
+        });
     });
     req.on('error', reject).end(body);
   });
@@ -81,7 +95,9 @@ async function connectionsReach(registry: Registry, listener: string, count: num
   for (;;) {
     const gauge = await registry.getSingleMetricAsString('tenantry_listener_connections');
     if (gauge.includes(`listener="${listener}"} ${count}\n`) || gauge.endsWith(`listener="${listener}"} ${count}`)) return;
-    await new Promise((resolve) => { setImmediate(resolve); });
+    await new Promise((resolve) => {
+      setImmediate(resolve);
+    });
   }
 }
 
@@ -100,9 +116,15 @@ function rawRequest(port: number, head: string): { socket: Socket; answer: Promi
       received += chunk;
       if (received.includes('\r\n\r\n')) resolve(received);
     });
-    socket.on('close', () => { resolve(received); });
+    socket.on('close', () => {
+      resolve(received);
+    });
   });
-  const closed = new Promise<number>((resolve) => { socket.on('close', () => { resolve(performance.now() - opened); }); });
+  const closed = new Promise<number>((resolve) => {
+    socket.on('close', () => {
+      resolve(performance.now() - opened);
+    });
+  });
   return { socket, answer, closed };
 }
 
@@ -130,7 +152,9 @@ async function inflightReaches(registry: Registry, bytes: number): Promise<void>
   for (;;) {
     const gauge = await registry.getSingleMetricAsString('tenantry_gateway_inflight_request_bytes');
     if (new RegExp(` ${bytes}$`, 'm').test(gauge)) return;
-    await new Promise((resolve) => { setImmediate(resolve); });
+    await new Promise((resolve) => {
+      setImmediate(resolve);
+    });
   }
 }
 
@@ -182,7 +206,14 @@ describe('gateway: connection hygiene', function () {
     });
 
     it('answers 408 and closes an authenticated chunked body that never ends, within the body timeout, while another tenant is served', async () => {
-      const slow = slowloris({ host: '127.0.0.1', port: httpPort, mode: 'body', headers: { authorization: `Bearer ${keys.a}` }, intervalMs: 50, limitMs: 10_000 });
+      const slow = slowloris({
+        host: '127.0.0.1',
+        port: httpPort,
+        mode: 'body',
+        headers: { authorization: `Bearer ${keys.a}` },
+        intervalMs: 50,
+        limitMs: 10_000,
+      });
       const other = await post(`http://127.0.0.1:${httpPort}/v1/traces`, spans('b'), protobufHeaders(keys.b));
       expect(other.status).to.equal(200);
       const result = await slow;
@@ -244,11 +275,13 @@ describe('gateway: connection hygiene', function () {
     it('at the cap, closes a new connection on arrival while the API, its ops paths and OTLP/gRPC keep answering, then reclaims the idle ones', async () => {
       await connectionsReach(all.registry, 'otlp-http', 0);
       // The flood: as many idle keep-alive connections as the cap allows, each after one unauthenticated request.
-      const flood = await Promise.all(Array.from({ length: maxConnections }, async () => {
-        const conn = rawRequest(httpPort, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-        expect(await conn.answer).to.match(/^HTTP\/1\.1 200 /);
-        return conn;
-      }));
+      const flood = await Promise.all(
+        Array.from({ length: maxConnections }, async () => {
+          const conn = rawRequest(httpPort, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+          expect(await conn.answer).to.match(/^HTTP\/1\.1 200 /);
+          return conn;
+        }),
+      );
       expect((await fetch(`http://127.0.0.1:${apiPort}/healthz`)).status).to.equal(200);
       expect((await fetch(`http://127.0.0.1:${apiPort}/v1/tenants`, { headers: { authorization: `Bearer ${keys.reader}` } })).status).to.be.below(500);
       expect((await grpcExport(`http://${grpcUrl}`, tracePath, spans('b'), keys.b)).code).to.equal(grpc.status.OK);
@@ -279,17 +312,30 @@ describe('gateway: connection hygiene', function () {
 
   describe('OTLP/gRPC', () => {
     let session: ClientHttp2Session | undefined;
-    afterEach(() => { session?.destroy(); session = undefined; });
+    afterEach(() => {
+      session?.destroy();
+      session = undefined;
+    });
 
     /** Opens an Export call on a raw HTTP/2 connection: its response headers (trailers-only answers carry grpc-status), and the stream. */
     function openCall(key: string): { headers: Promise<IncomingHttpHeaders>; stream: ReturnType<ClientHttp2Session['request']> } {
       session = connectHttp2(`http://${grpcUrl}`);
       session.on('error', () => undefined);
-      const stream = session.request({ ':method': 'POST', ':path': tracePath, 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${key}` });
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': tracePath,
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        authorization: `Bearer ${key}`,
+      });
       stream.on('error', () => undefined);
       const headers = new Promise<IncomingHttpHeaders>((resolve) => {
-        stream.on('response', (h) => { if (h['grpc-status'] !== undefined) resolve(h); });
-        stream.on('trailers', (h: IncomingHttpHeaders) => { resolve(h); });
+        stream.on('response', (h) => {
+          if (h['grpc-status'] !== undefined) resolve(h);
+        });
+        stream.on('trailers', (h: IncomingHttpHeaders) => {
+          resolve(h);
+        });
       });
       return { headers, stream };
     }
@@ -311,7 +357,9 @@ describe('gateway: connection hygiene', function () {
     it('answers UNAUTHENTICATED on the metadata alone to an unknown key sending a message that never ends', async () => {
       const call = openCall('not-a-key-0123456789');
       call.stream.write(prefix(1_000_000));
-      const trickle = setInterval(() => { call.stream.write(Buffer.alloc(1024)); }, 20);
+      const trickle = setInterval(() => {
+        call.stream.write(Buffer.alloc(1024));
+      }, 20);
       const started = performance.now();
       const headers = await call.headers;
       clearInterval(trickle);
@@ -323,10 +371,16 @@ describe('gateway: connection hygiene', function () {
       const call = openCall(keys.a);
       const opened = session;
       call.stream.write(prefix(100_000));
-      const trickle = setInterval(() => { if (call.stream.writable) call.stream.write(Buffer.alloc(16)); }, 20);
+      const trickle = setInterval(() => {
+        if (call.stream.writable) call.stream.write(Buffer.alloc(16));
+      }, 20);
       // Read the (empty) response body: a stream whose readable side is never consumed emits no 'close'.
       call.stream.resume();
-      const streamClosed = new Promise<number>((resolve) => { call.stream.on('close', () => { resolve(call.stream.rstCode); }); });
+      const streamClosed = new Promise<number>((resolve) => {
+        call.stream.on('close', () => {
+          resolve(call.stream.rstCode);
+        });
+      });
       const started = performance.now();
       const other = await grpcExport(`http://${grpcUrl}`, tracePath, spans('b'), keys.b);
       expect(other.code).to.equal(grpc.status.OK);
@@ -342,7 +396,12 @@ describe('gateway: connection hygiene', function () {
 
     it('answers RESOURCE_EXHAUSTED with RetryInfo when the in-flight budget cannot hold the message, while a small one of another tenant succeeds', async () => {
       const holder = await holdBudget(httpPort, all.registry);
-      const big = tracesProtobuf(tracesJson({ 'tenant.id': 'a' }, Array.from({ length: 2000 }, (_, i) => ({ name: `span-${i}-${'x'.repeat(100)}` }))));
+      const big = tracesProtobuf(
+        tracesJson(
+          { 'tenant.id': 'a' },
+          Array.from({ length: 2000 }, (_, i) => ({ name: `span-${i}-${'x'.repeat(100)}` })),
+        ),
+      );
       expect(big.length).to.be.above(200 * 1024);
       const refused = await grpcExport(`http://${grpcUrl}`, tracePath, big, keys.a);
       expect(refused.code).to.equal(grpc.status.RESOURCE_EXHAUSTED);

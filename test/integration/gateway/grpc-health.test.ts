@@ -38,12 +38,16 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
     // A condition the test holds: the process is not ready until it says so.
     readiness = new Readiness(['held by the test']);
     proc = await testProcessContext(store, { keys: parsed.value, readiness });
-    gateway = await startGatewayWith(proc.ctx, {
-      otlpHttpPort: 0,
-      otlpGrpcPort: 0,
-      maxRequestBytes: 1024 * 1024,
-      writer: { logDir, maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024 },
-    }, clickHouseRowSink(store));
+    gateway = await startGatewayWith(
+      proc.ctx,
+      {
+        otlpHttpPort: 0,
+        otlpGrpcPort: 0,
+        maxRequestBytes: 1024 * 1024,
+        writer: { logDir, maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024 },
+      },
+      clickHouseRowSink(store),
+    );
     address = `127.0.0.1:${gateway.ports['otlpGrpc'] ?? 0}`;
   });
 

@@ -14,8 +14,12 @@ describe('gateway: OTLP/gRPC', function () {
   this.timeout(30_000);
   let gw: TestGateway;
   const limit = 64 * 1024;
-  before(async () => { gw = await startTestGateway('grpc', { maxRequestBytes: limit }); });
-  after(async () => { await gw.close(); });
+  before(async () => {
+    gw = await startTestGateway('grpc', { maxRequestBytes: limit });
+  });
+  after(async () => {
+    await gw.close();
+  });
   const body = tracesProtobuf(tracesJson({ 'tenant.id': 'g' }, [{ name: 's' }]));
 
   it('answers UNAUTHENTICATED without a key or with an unknown one', async () => {
@@ -35,14 +39,22 @@ describe('gateway: OTLP/gRPC', function () {
     expect(zipped.code).to.equal(grpc.status.RESOURCE_EXHAUSTED);
   });
   it('reports partial success with exact counts', async () => {
-    const json = tracesJson({}, [{ name: 'mine', attrs: { 'tenant.id': 'tenant-a' } }, { name: 'other', attrs: { 'tenant.id': 'tenant-z' } }, { name: 'none' }]);
+    const json = tracesJson({}, [
+      { name: 'mine', attrs: { 'tenant.id': 'tenant-a' } },
+      { name: 'other', attrs: { 'tenant.id': 'tenant-z' } },
+      { name: 'none' },
+    ]);
     const reply = await grpcExport(gw.grpcUrl, tracePath, tracesProtobuf(json), keys.tenantA);
     expect(reply.code).to.equal(grpc.status.OK);
     const partial = ExportTraceServiceResponse.decode(reply.body ?? Buffer.alloc(0)).partialSuccess;
     expect(Number(partial?.rejectedSpans)).to.equal(2);
     expect(partial?.errorMessage).to.include('tenant-z');
     const traceId = JSON.stringify(json).match(/"traceId":"([0-9a-f]+)"/)?.[1] ?? '';
-    const rows = await select<{ tenant_id: string; span_name: string }>(gw.store, `SELECT tenant_id, span_name FROM ${gw.store.database}.spans WHERE trace_id = {t:String}`, { t: traceId });
+    const rows = await select<{ tenant_id: string; span_name: string }>(
+      gw.store,
+      `SELECT tenant_id, span_name FROM ${gw.store.database}.spans WHERE trace_id = {t:String}`,
+      { t: traceId },
+    );
     expect(rows).to.deep.equal([{ tenant_id: 'tenant-a', span_name: 'mine' }]);
   });
   it('serves the logs service and an empty request', async () => {
@@ -54,7 +66,10 @@ describe('gateway: OTLP/gRPC', function () {
     const spans = makeSpans({ 'service.name': 'grpc-gzip', 'tenant.id': 'zipped' });
     const result = await sendSpans('grpc', { ...gw, key: keys.admin }, spans, true);
     expect(result.code, String(result.error)).to.equal(0);
-    const rows = await select<{ n: string }>(gw.store, `SELECT toString(count()) AS n FROM ${gw.store.database}.spans WHERE service_name = 'grpc-gzip' AND tenant_id = 'zipped'`);
+    const rows = await select<{ n: string }>(
+      gw.store,
+      `SELECT toString(count()) AS n FROM ${gw.store.database}.spans WHERE service_name = 'grpc-gzip' AND tenant_id = 'zipped'`,
+    );
     expect(rows).to.deep.equal([{ n: '2' }]);
   });
 });
@@ -62,8 +77,12 @@ describe('gateway: OTLP/gRPC', function () {
 describe('gateway: OTLP/gRPC gzip bomb', function () {
   this.timeout(60_000);
   let gw: TestGateway;
-  before(async () => { gw = await startTestGateway('grpc-bomb', { maxRequestBytes: 16 * 1024 * 1024 }); });
-  after(async () => { await gw.close(); });
+  before(async () => {
+    gw = await startTestGateway('grpc-bomb', { maxRequestBytes: 16 * 1024 * 1024 });
+  });
+  after(async () => {
+    await gw.close();
+  });
 
   it('answers a gzip-compressed 512 MiB message with RESOURCE_EXHAUSTED, inflating no more than the limit', async () => {
     const compressed = await gzipZeros(512 * 1024 * 1024);
@@ -75,12 +94,23 @@ describe('gateway: OTLP/gRPC gzip bomb', function () {
     const started = Date.now();
     const status = await new Promise<string>((resolve, reject) => {
       const stream = session.request({
-        ':method': 'POST', ':path': tracePath, 'content-type': 'application/grpc', te: 'trailers', 'grpc-encoding': 'gzip', authorization: `Bearer ${keys.admin}`,
+        ':method': 'POST',
+        ':path': tracePath,
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'grpc-encoding': 'gzip',
+        authorization: `Bearer ${keys.admin}`,
       });
       let code = '';
-      stream.on('response', (headers) => { code = String(headers['grpc-status'] ?? code); });
-      stream.on('trailers', (trailers: Record<string, string | string[] | undefined>) => { code = String(trailers['grpc-status'] ?? code); });
-      stream.on('close', () => { resolve(code); });
+      stream.on('response', (headers) => {
+        code = String(headers['grpc-status'] ?? code);
+      });
+      stream.on('trailers', (trailers: Record<string, string | string[] | undefined>) => {
+        code = String(trailers['grpc-status'] ?? code);
+      });
+      stream.on('close', () => {
+        resolve(code);
+      });
       stream.on('error', reject);
       stream.resume();
       stream.end(Buffer.concat([frame, compressed]));

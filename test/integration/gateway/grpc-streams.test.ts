@@ -41,9 +41,16 @@ function bearer(): grpc.Metadata {
 /** One unary Export on `client`: its status code and details. */
 function exportOn(client: grpc.Client, body: Buffer): Promise<{ code: grpc.status; details: string }> {
   return new Promise((resolve) => {
-    client.makeUnaryRequest(tracePath, (b: Buffer) => b, (b: Buffer) => b, body, bearer(), (error) => {
-      resolve(error === null ? { code: grpc.status.OK, details: '' } : { code: error.code, details: error.details });
-    });
+    client.makeUnaryRequest(
+      tracePath,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      bearer(),
+      (error) => {
+        resolve(error === null ? { code: grpc.status.OK, details: '' } : { code: error.code, details: error.details });
+      },
+    );
   });
 }
 
@@ -54,10 +61,18 @@ function rawCall(session: ClientHttp2Session): { stream: ReturnType<ClientHttp2S
   // Read the (empty) response body: a stream whose readable side is never consumed emits no 'close'.
   stream.resume();
   const status = new Promise<number>((resolve) => {
-    stream.on('response', (h: IncomingHttpHeaders) => { if (h['grpc-status'] !== undefined) resolve(Number(h['grpc-status'])); });
-    stream.on('trailers', (h: IncomingHttpHeaders) => { resolve(Number(h['grpc-status'])); });
+    stream.on('response', (h: IncomingHttpHeaders) => {
+      if (h['grpc-status'] !== undefined) resolve(Number(h['grpc-status']));
+    });
+    stream.on('trailers', (h: IncomingHttpHeaders) => {
+      resolve(Number(h['grpc-status']));
+    });
   });
-  const closed = new Promise<number>((resolve) => { stream.on('close', () => { resolve(stream.rstCode); }); });
+  const closed = new Promise<number>((resolve) => {
+    stream.on('close', () => {
+      resolve(stream.rstCode);
+    });
+  });
   return { stream, status, closed };
 }
 
@@ -67,14 +82,18 @@ async function startGateway(store: Store, bodyTimeoutMs: number): Promise<{ addr
   if (!parsed.ok) throw new Error(parsed.error);
   const logDir = mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
   const proc = await testProcessContext(store, { keys: parsed.value });
-  const gateway = await startGatewayWith(proc.ctx, {
-    otlpHttpPort: 0,
-    otlpGrpcPort: 0,
-    maxRequestBytes: 2 * 1024 * 1024,
-    maxInflightBytes: inflightLimit,
-    listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs },
-    writer: { logDir, maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 256 * 1024 * 1024 },
-  }, clickHouseRowSink(store));
+  const gateway = await startGatewayWith(
+    proc.ctx,
+    {
+      otlpHttpPort: 0,
+      otlpGrpcPort: 0,
+      maxRequestBytes: 2 * 1024 * 1024,
+      maxInflightBytes: inflightLimit,
+      listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs },
+      writer: { logDir, maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 256 * 1024 * 1024 },
+    },
+    clickHouseRowSink(store),
+  );
   return {
     address: `127.0.0.1:${gateway.ports['otlpGrpc'] ?? 0}`,
     stop: async () => {
@@ -128,10 +147,16 @@ describe('OTLP/gRPC per-stream limits (issue 35)', function () {
       let stalledEnded = false;
       // A client-streaming call that never sends its message: grpc-js sends the headers at once, then nothing.
       const stalled = new Promise<grpc.status>((resolve) => {
-        client.makeClientStreamRequest(tracePath, (b: Buffer) => b, (b: Buffer) => b, bearer(), (error) => {
-          stalledEnded = true;
-          resolve(error?.code ?? grpc.status.OK);
-        });
+        client.makeClientStreamRequest(
+          tracePath,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          bearer(),
+          (error) => {
+            stalledEnded = true;
+            resolve(error?.code ?? grpc.status.OK);
+          },
+        );
       });
       const codes: grpc.status[] = [];
       // Exports run on the channel throughout the stall and for a while after its answer, when a dropped connection would fail them.
@@ -152,8 +177,12 @@ describe('OTLP/gRPC per-stream limits (issue 35)', function () {
 
   describe('with a body timeout longer than the burst', () => {
     let roomy: { address: string; stop: () => Promise<void> };
-    before(async () => { roomy = await startGateway(store, 20_000); });
-    after(async () => { await roomy.stop(); });
+    before(async () => {
+      roomy = await startGateway(store, 20_000);
+    });
+    after(async () => {
+      await roomy.stop();
+    });
 
     it('answers each of 120 concurrent 256 KiB exports on one channel OK or RESOURCE_EXHAUSTED, none UNAVAILABLE, each on its own stream', async () => {
       const client = new grpc.Client(roomy.address, grpc.credentials.createInsecure());
@@ -164,7 +193,10 @@ describe('OTLP/gRPC per-stream limits (issue 35)', function () {
         const results = await Promise.all(Array.from({ length: 120 }, () => exportOn(client, big)));
         const tally: Record<string, number> = {};
         for (const r of results) tally[grpc.status[r.code]] = (tally[grpc.status[r.code]] ?? 0) + 1;
-        expect(Object.keys(tally).filter((k) => k !== 'OK' && k !== 'RESOURCE_EXHAUSTED'), JSON.stringify(tally)).to.deep.equal([]);
+        expect(
+          Object.keys(tally).filter((k) => k !== 'OK' && k !== 'RESOURCE_EXHAUSTED'),
+          JSON.stringify(tally),
+        ).to.deep.equal([]);
         expect(tally['OK'] ?? 0, JSON.stringify(tally)).to.be.above(0);
         // Refusals were per stream: the channel kept its one connection.
         expect(client.getChannel().getConnectivityState(false)).to.equal(grpc.connectivityState.READY);

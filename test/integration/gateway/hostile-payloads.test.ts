@@ -19,21 +19,32 @@ const deepSpanRejected = '1 spans rejected: 1 attribute value or body nested dee
 describe('gateway: hostile payloads', function () {
   this.timeout(60_000);
   let gw: TestGateway;
-  before(async () => { gw = await startTestGateway('hostile', { maxRequestBytes: 16 * 1024 * 1024 }); });
-  after(async () => { await gw.close(); });
+  before(async () => {
+    gw = await startTestGateway('hostile', { maxRequestBytes: 16 * 1024 * 1024 });
+  });
+  after(async () => {
+    await gw.close();
+  });
 
   const spanNames = async (t: string): Promise<string[]> =>
-    (await select<{ span_name: string }>(gw.store, `SELECT span_name FROM ${gw.store.database}.spans WHERE tenant_id = {t:String} ORDER BY span_name`, { t })).map((r) => r.span_name);
+    (
+      await select<{ span_name: string }>(gw.store, `SELECT span_name FROM ${gw.store.database}.spans WHERE tenant_id = {t:String} ORDER BY span_name`, { t })
+    ).map((r) => r.span_name);
 
   /** tenant-a's own spans, sent while the hostile request is in flight; each must be a plain 200. */
   const neighbour = async (): Promise<void> => {
-    const res = await post(`${gw.httpUrl}/v1/traces`, tracesProtobuf(tracesJson({ 'tenant.id': 'tenant-a' }, [{ name: 'neighbour' }])), protobufHeaders(keys.tenantA));
+    const res = await post(
+      `${gw.httpUrl}/v1/traces`,
+      tracesProtobuf(tracesJson({ 'tenant.id': 'tenant-a' }, [{ name: 'neighbour' }])),
+      protobufHeaders(keys.tenantA),
+    );
     expect(res.status).to.equal(200);
     expect(tracePartialSuccess(res.body).rejected).to.equal(0);
   };
 
   /** A span with a value nested `levels` deep and a plain span, of tenant `t`, in protobuf. */
-  const deepProtobuf = (t: string, levels: number): Buffer => request([tenant(t)], [span('deep', [keyValue('deep', nestedKvlist(levels, stringValue('leaf')))]), span('plain')]);
+  const deepProtobuf = (t: string, levels: number): Buffer =>
+    request([tenant(t)], [span('deep', [keyValue('deep', nestedKvlist(levels, stringValue('leaf')))]), span('plain')]);
 
   describe('values nested 60 deep', () => {
     it('rejects only the span holding one, over OTLP/HTTP protobuf', async () => {
@@ -44,8 +55,14 @@ describe('gateway: hostile payloads', function () {
     });
 
     it('rejects only the span holding one, over OTLP/HTTP JSON, at 60 and at 100,000 levels', async () => {
-      for (const [t, levels] of [['deep-json', 60], ['deeper-json', 100_000]] as const) {
-        const [res] = await Promise.all([post(`${gw.httpUrl}/v1/traces`, tracesJsonWithValue(t, nestedKvlistJson(levels)), jsonHeaders(keys.admin)), neighbour()]);
+      for (const [t, levels] of [
+        ['deep-json', 60],
+        ['deeper-json', 100_000],
+      ] as const) {
+        const [res] = await Promise.all([
+          post(`${gw.httpUrl}/v1/traces`, tracesJsonWithValue(t, nestedKvlistJson(levels)), jsonHeaders(keys.admin)),
+          neighbour(),
+        ]);
         expect(res.status).to.equal(200);
         expect(JSON.parse(res.body.toString())).to.deep.equal({ partialSuccess: { rejectedSpans: 1, errorMessage: deepSpanRejected } });
         expect(await spanNames(t)).to.deep.equal(['plain']);
@@ -84,13 +101,24 @@ describe('gateway: hostile payloads', function () {
     });
 
     it('stores a top-level string that is not valid UTF-8 as its bytes, and a JSON body that is not as its decoded text', async () => {
-      const protobuf = await post(`${gw.httpUrl}/v1/traces`, request([tenant('utf8-flat')], [span('flat', [keyValue('v', stringValue(invalid))])]), protobufHeaders(keys.admin));
+      const protobuf = await post(
+        `${gw.httpUrl}/v1/traces`,
+        request([tenant('utf8-flat')], [span('flat', [keyValue('v', stringValue(invalid))])]),
+        protobufHeaders(keys.admin),
+      );
       expect(protobuf.status).to.equal(200);
       const [before, after] = tracesJsonWithValue('utf8-json', '{"stringValue":"HERE"}').split('HERE');
-      const jsonRes = await post(`${gw.httpUrl}/v1/traces`, Buffer.concat([Buffer.from(before ?? ''), invalid, Buffer.from(after ?? '')]), jsonHeaders(keys.admin));
+      const jsonRes = await post(
+        `${gw.httpUrl}/v1/traces`,
+        Buffer.concat([Buffer.from(before ?? ''), invalid, Buffer.from(after ?? '')]),
+        jsonHeaders(keys.admin),
+      );
       expect(jsonRes.status).to.equal(200);
       expect(await spanNames('utf8-flat')).to.deep.equal(['flat']);
-      const [stored] = await select<{ v: string }>(gw.store, `SELECT span_attributes['deep'] AS v FROM ${gw.store.database}.spans WHERE tenant_id = 'utf8-json'`);
+      const [stored] = await select<{ v: string }>(
+        gw.store,
+        `SELECT span_attributes['deep'] AS v FROM ${gw.store.database}.spans WHERE tenant_id = 'utf8-json'`,
+      );
       expect(stored?.v).to.equal('a\ufffd\ufffdb');
     });
   });
@@ -100,7 +128,10 @@ describe('gateway: hostile payloads', function () {
       const body = `{"resourceSpans":[{"scopeSpans":[{"spans":[${Array(2_000_000).fill('{}').join(',')}]}]}]}`;
       const [res] = await Promise.all([post(`${gw.httpUrl}/v1/traces`, body, jsonHeaders(keys.admin)), neighbour()]);
       expect(res.status).to.equal(400);
-      expect(JSON.parse(res.body.toString())).to.include({ code: 3, message: `invalid OTLP/JSON: 2000006 objects and arrays in ${body.length} bytes, more than one per 8 bytes` });
+      expect(JSON.parse(res.body.toString())).to.include({
+        code: 3,
+        message: `invalid OTLP/JSON: 2000006 objects and arrays in ${body.length} bytes, more than one per 8 bytes`,
+      });
     });
   });
 

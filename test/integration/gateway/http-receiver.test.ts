@@ -3,17 +3,34 @@
 import { expect } from 'chai';
 import { startTestGateway, keys, select } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
-import { gzip, jsonHeaders, logsProtobuf, metricsProtobuf, post, protobufHeaders, statusOf, tracePartialSuccess, tracesJson, tracesProtobuf } from './support/payloads.ts';
+import {
+  gzip,
+  jsonHeaders,
+  logsProtobuf,
+  metricsProtobuf,
+  post,
+  protobufHeaders,
+  statusOf,
+  tracePartialSuccess,
+  tracesJson,
+  tracesProtobuf,
+} from './support/payloads.ts';
 
 describe('gateway: OTLP/HTTP', function () {
   this.timeout(30_000);
   let gw: TestGateway;
   const limit = 64 * 1024;
-  before(async () => { gw = await startTestGateway('http', { maxRequestBytes: limit }); });
-  after(async () => { await gw.close(); });
+  before(async () => {
+    gw = await startTestGateway('http', { maxRequestBytes: limit });
+  });
+  after(async () => {
+    await gw.close();
+  });
 
   const spansOf = async (traceId: string): Promise<{ tenant_id: string; span_name: string }[]> =>
-    select(gw.store, `SELECT tenant_id, span_name FROM ${gw.store.database}.spans WHERE trace_id = {t:String} ORDER BY span_name`, { t: traceId.toLowerCase() });
+    select(gw.store, `SELECT tenant_id, span_name FROM ${gw.store.database}.spans WHERE trace_id = {t:String} ORDER BY span_name`, {
+      t: traceId.toLowerCase(),
+    });
 
   describe('authentication', () => {
     const body = tracesProtobuf(tracesJson({ 'tenant.id': 'a' }, [{ name: 's' }]));
@@ -34,7 +51,10 @@ describe('gateway: OTLP/HTTP', function () {
       expect(statusOf(res.body).code).to.equal(7);
     });
     it('accepts the key in x-api-key', async () => {
-      const res = await post(`${gw.httpUrl}/v1/logs`, logsProtobuf({ 'tenant.id': 'xkey' }, [{ body: 'hello' }]), { 'content-type': 'application/x-protobuf', 'x-api-key': keys.admin });
+      const res = await post(`${gw.httpUrl}/v1/logs`, logsProtobuf({ 'tenant.id': 'xkey' }, [{ body: 'hello' }]), {
+        'content-type': 'application/x-protobuf',
+        'x-api-key': keys.admin,
+      });
       expect(res.status).to.equal(200);
     });
   });
@@ -70,7 +90,9 @@ describe('gateway: OTLP/HTTP', function () {
       expect(JSON.parse(json.body.toString())).to.deep.equal({});
     });
     it('reads OTLP/JSON with upper-case hex ids and unknown fields', async () => {
-      const request = tracesJson({ 'tenant.id': 'json-tenant' }, [{ name: 'upper' }]) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+      const request = tracesJson({ 'tenant.id': 'json-tenant' }, [{ name: 'upper' }]) as {
+        resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[];
+      };
       const span = request.resourceSpans[0]?.scopeSpans[0]?.spans[0] ?? {};
       const traceId = String(span['traceId']).toUpperCase();
       span['traceId'] = traceId;
@@ -80,11 +102,17 @@ describe('gateway: OTLP/HTTP', function () {
       const res = await post(`${gw.httpUrl}/v1/traces`, JSON.stringify(request), jsonHeaders(keys.admin));
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('application/json');
-      const rows = await select<{ span_id: string; tenant_id: string }>(gw.store, `SELECT span_id, tenant_id FROM ${gw.store.database}.spans WHERE trace_id = {t:String}`, { t: traceId.toLowerCase() });
+      const rows = await select<{ span_id: string; tenant_id: string }>(
+        gw.store,
+        `SELECT span_id, tenant_id FROM ${gw.store.database}.spans WHERE trace_id = {t:String}`,
+        { t: traceId.toLowerCase() },
+      );
       expect(rows).to.deep.equal([{ span_id: 'abcdef0123456789', tenant_id: 'json-tenant' }]);
     });
     it('stores lone UTF-16 surrogates of OTLP/JSON as U+FFFD and duplicate attribute keys without failing the batch', async () => {
-      const json = tracesJson({ 'tenant.id': 'odd-text' }, [{ name: 'a\ud800b', attrs: { k: '\udc00' } }]) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+      const json = tracesJson({ 'tenant.id': 'odd-text' }, [{ name: 'a\ud800b', attrs: { k: '\udc00' } }]) as {
+        resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[];
+      };
       const span = json.resourceSpans[0]?.scopeSpans[0]?.spans[0] ?? {};
       (span['attributes'] as unknown[]).push({ key: 'k', value: { stringValue: 'again' } });
       const res = await post(`${gw.httpUrl}/v1/traces`, JSON.stringify(json), jsonHeaders(keys.admin));
@@ -100,7 +128,9 @@ describe('gateway: OTLP/HTTP', function () {
       const other = tracesJson({ 'tenant.id': 'gz' }, [{ name: 'zipped-json' }]);
       const b = await post(`${gw.httpUrl}/v1/traces`, gzip(JSON.stringify(other)), { ...jsonHeaders(keys.admin), 'content-encoding': 'gzip' });
       expect(b.status).to.equal(200);
-      expect(await spansOf(String((json['resourceSpans'] as { scopeSpans: { spans: { traceId: string }[] }[] }[])[0]?.scopeSpans[0]?.spans[0]?.traceId))).to.deep.equal([{ tenant_id: 'gz', span_name: 'zipped' }]);
+      expect(
+        await spansOf(String((json['resourceSpans'] as { scopeSpans: { spans: { traceId: string }[] }[] }[])[0]?.scopeSpans[0]?.spans[0]?.traceId)),
+      ).to.deep.equal([{ tenant_id: 'gz', span_name: 'zipped' }]);
       const bad = await post(`${gw.httpUrl}/v1/traces`, Buffer.from('not gzip at all'), { ...protobufHeaders(keys.admin), 'content-encoding': 'gzip' });
       expect(bad.status).to.equal(400);
     });
@@ -139,10 +169,12 @@ describe('gateway: OTLP/HTTP', function () {
       expect(partial.message).to.include('9 spans rejected');
       expect(partial.message).to.include('1 no tenant.id attribute');
       expect(partial.message).to.include('2 tenant.id is neither a string nor an integer');
-      expect(partial.message).to.include("6 tenant.id is not 1-150 bytes");
+      expect(partial.message).to.include('6 tenant.id is not 1-150 bytes');
       const traceId = JSON.stringify(json).match(/"traceId":"([0-9a-f]+)"/)?.[1] ?? '';
       expect(await spansOf(traceId)).to.deep.equal([
-        { tenant_id: 'y'.repeat(150), span_name: 'ok-150' }, { tenant_id: '42', span_name: 'ok-int' }, { tenant_id: "Ab0._~!*'()-", span_name: 'ok-string' },
+        { tenant_id: 'y'.repeat(150), span_name: 'ok-150' },
+        { tenant_id: '42', span_name: 'ok-int' },
+        { tenant_id: "Ab0._~!*'()-", span_name: 'ok-string' },
       ]);
     });
 
@@ -158,11 +190,18 @@ describe('gateway: OTLP/HTTP', function () {
       expect(body.partialSuccess.rejectedSpans).to.equal(1);
       expect(body.partialSuccess.errorMessage).to.include('may not write to tenant "tenant-b"');
       const traceId = JSON.stringify(json).match(/"traceId":"([0-9a-f]+)"/)?.[1] ?? '';
-      expect(await spansOf(traceId)).to.deep.equal([{ tenant_id: 'tenant-a', span_name: 'mine-1' }, { tenant_id: 'tenant-a', span_name: 'mine-2' }]);
+      expect(await spansOf(traceId)).to.deep.equal([
+        { tenant_id: 'tenant-a', span_name: 'mine-1' },
+        { tenant_id: 'tenant-a', span_name: 'mine-2' },
+      ]);
     });
 
     it('reports rejected log records and data points', async () => {
-      const logs = await post(`${gw.httpUrl}/v1/logs`, logsProtobuf({}, [{ body: 'kept', attrs: { 'tenant.id': 'l1' } }, { body: 'lost' }]), protobufHeaders(keys.admin));
+      const logs = await post(
+        `${gw.httpUrl}/v1/logs`,
+        logsProtobuf({}, [{ body: 'kept', attrs: { 'tenant.id': 'l1' } }, { body: 'lost' }]),
+        protobufHeaders(keys.admin),
+      );
       expect(logs.status).to.equal(200);
       const { ExportLogsServiceResponse, ExportMetricsServiceResponse } = await import('../../../gateway/wire/otlp-messages.ts');
       expect(Number(ExportLogsServiceResponse.decode(logs.body).partialSuccess?.rejectedLogRecords)).to.equal(1);
@@ -187,7 +226,9 @@ describe('gateway: OTLP/HTTP', function () {
       expect(over.headers.get('retry-after')).to.equal(null);
     });
     it('applies the limit after decompression', async () => {
-      expect((await post(`${gw.httpUrl}/v1/traces`, gzip(bodyOfSize(limit)), { ...protobufHeaders(keys.admin), 'content-encoding': 'gzip' })).status).to.equal(200);
+      expect((await post(`${gw.httpUrl}/v1/traces`, gzip(bodyOfSize(limit)), { ...protobufHeaders(keys.admin), 'content-encoding': 'gzip' })).status).to.equal(
+        200,
+      );
       const over = await post(`${gw.httpUrl}/v1/traces`, gzip(bodyOfSize(limit + 1)), { ...protobufHeaders(keys.admin), 'content-encoding': 'gzip' });
       expect(over.status).to.equal(413);
     });

@@ -50,7 +50,10 @@ describe('gateway: /metrics exposure', function () {
       for (const name of forged) expect(metrics, name).not.to.contain(name);
       expect(metrics).to.match(/tenantry_gateway_tenant_accepted_items_total\{tenant="tenant-a",signal="traces"\} 1\n/);
       expect(metrics).to.match(/tenantry_gateway_tenant_rejected_items_total\{tenant="__none__",signal="traces",reason="tenant_not_allowed"\} 30\n/);
-      expect(tenantLines(metrics).every((l) => /tenant="(tenant-a|__none__)"/.test(l)), tenantLines(metrics).join('\n')).to.equal(true);
+      expect(
+        tenantLines(metrics).every((l) => /tenant="(tenant-a|__none__)"/.test(l)),
+        tenantLines(metrics).join('\n'),
+      ).to.equal(true);
     });
   });
 
@@ -61,7 +64,10 @@ describe('gateway: /metrics exposure', function () {
       expect(bare.status).to.equal(401);
       expect(bare.headers.get('www-authenticate')).to.equal('Bearer');
       expect(await bare.text()).not.to.contain('tenantry_');
-      expect((await fetch(`${gw.httpUrl}/metrics`, { headers: { authorization: `Bearer ${keys.admin}` } })).status, 'an API key is not the metrics key').to.equal(401);
+      expect(
+        (await fetch(`${gw.httpUrl}/metrics`, { headers: { authorization: `Bearer ${keys.admin}` } })).status,
+        'an API key is not the metrics key',
+      ).to.equal(401);
       const keyed = await fetch(`${gw.httpUrl}/metrics`, { headers: { authorization: `Bearer ${metricsKey}` } });
       expect(keyed.status).to.equal(200);
       expect(await keyed.text()).to.contain('tenantry_gateway_requests_total');

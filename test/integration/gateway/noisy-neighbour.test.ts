@@ -29,7 +29,12 @@ const keys = { admin: 'noisy-admin-key-0123456789', a: 'noisy-a-key-0123456789',
 
 /** A request of `spans` spans for `tenant`, about 110 decoded bytes per span. */
 const spansFor = (tenant: string, spans: number, tag: string): Buffer =>
-  tracesProtobuf(tracesJson({ 'tenant.id': tenant, 'service.name': 'noisy' }, Array.from({ length: spans }, (_, i) => ({ name: `${tag}-${i}-${'x'.repeat(60)}` }))));
+  tracesProtobuf(
+    tracesJson(
+      { 'tenant.id': tenant, 'service.name': 'noisy' },
+      Array.from({ length: spans }, (_, i) => ({ name: `${tag}-${i}-${'x'.repeat(60)}` })),
+    ),
+  );
 
 /** One request's answer time and status. */
 async function timed(url: string, body: Buffer, key: string): Promise<{ ms: number; status: number }> {
@@ -52,13 +57,22 @@ async function trickle(url: string, count: number): Promise<{ ms: number; status
     const due = start + i * 50;
     const wait = due - performance.now();
     // Pacing of the load itself (one request every 50 ms), not a wait for a state: no assertion follows it.
-    if (wait > 0) await new Promise((resolve) => { setTimeout(resolve, wait); });
+    if (wait > 0)
+      await new Promise((resolve) => {
+        setTimeout(resolve, wait);
+      });
     out.push(await timed(url, body, keys.b));
   }
   return out;
 }
 
-interface FloodTotals { acceptedBytes: number; expectedBytes: number; seconds: number; statuses: Map<number, number>; retryAfters: Set<string> }
+interface FloodTotals {
+  acceptedBytes: number;
+  expectedBytes: number;
+  seconds: number;
+  statuses: Map<number, number>;
+  retryAfters: Set<string>;
+}
 
 /** A's flood: 10× its limit offered by 4 paced clients of 16 KB requests, in a worker thread; stop() ends it and resolves with its report. */
 function flood(url: string): { stop: () => Promise<FloodReport> } {
@@ -67,10 +81,19 @@ function flood(url: string): { stop: () => Promise<FloodReport> } {
   const job: FloodJob = { url, key: keys.a, body, clients, intervalMs: (body.length * clients * 1000) / (10 * limit) };
   const worker = new Worker(new URL('../../../support/flood-worker.ts', import.meta.url), { workerData: job });
   const report = new Promise<FloodReport>((resolve, reject) => {
-    worker.once('message', (r: FloodReport) => { resolve(r); });
+    worker.once('message', (r: FloodReport) => {
+      resolve(r);
+    });
     worker.once('error', reject);
   });
-  return { stop: async () => { worker.postMessage('stop'); const r = await report; await worker.terminate(); return r; } };
+  return {
+    stop: async () => {
+      worker.postMessage('stop');
+      const r = await report;
+      await worker.terminate();
+      return r;
+    },
+  };
 }
 
 describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', function () {
@@ -83,23 +106,27 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'tenantry-noisy-'));
-    tenantry = startTenantry(['all'], testEnvironment(dataDir, {
-      // The per-tenant series checked below name the tenants.
-      TENANTRY_METRICS_TENANT_LABELS: 'on',
-      TENANTRY_API_KEYS: JSON.stringify([
-        { key: keys.admin, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] },
-        { key: keys.a, scopes: ['ingest'], tenants: ['A'] },
-        { key: keys.b, scopes: ['ingest'], tenants: ['B'] },
-        { key: keys.both, scopes: ['ingest'], tenants: ['A', 'B'] },
-      ]),
-    }));
+    tenantry = startTenantry(
+      ['all'],
+      testEnvironment(dataDir, {
+        // The per-tenant series checked below name the tenants.
+        TENANTRY_METRICS_TENANT_LABELS: 'on',
+        TENANTRY_API_KEYS: JSON.stringify([
+          { key: keys.admin, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] },
+          { key: keys.a, scopes: ['ingest'], tenants: ['A'] },
+          { key: keys.b, scopes: ['ingest'], tenants: ['B'] },
+          { key: keys.both, scopes: ['ingest'], tenants: ['A', 'B'] },
+        ]),
+      }),
+    );
     const ports = await tenantry.started();
     otlp = `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`;
     grpcUrl = `http://127.0.0.1:${ports['otlpGrpc'] ?? 0}`;
     api = `http://127.0.0.1:${ports['api'] ?? 0}`;
     // A's own limit through the API; B keeps the process default (8 MiB/s). The process's settings cache refreshes on the write.
     const put = await fetch(`${api}/v1/tenants/A`, {
-      method: 'PUT', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' },
+      method: 'PUT',
+      headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' },
       body: JSON.stringify({ limits: { ingestBytesPerSecond: limit, ingestBurstBytes: burst } }),
     });
     expect(put.status, await put.text()).to.equal(200);
@@ -116,9 +143,9 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
     const a: FloodTotals = { acceptedBytes: 0, expectedBytes: 0, seconds: 0, statuses: new Map(), retryAfters: new Set() };
     for (let round = 0; round < 5; round++) {
       // 2 s alone: A's bucket (one 16 KB request in debt at most) is full again when its flood starts.
-      alone.push(...await trickle(url, 40));
+      alone.push(...(await trickle(url, 40)));
       const flooding = flood(url);
-      during.push(...await trickle(url, 40));
+      during.push(...(await trickle(url, 40)));
       const r = await flooding.stop();
       a.acceptedBytes += r.acceptedBytes;
       a.expectedBytes += limit * r.seconds + burst;
@@ -139,7 +166,9 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
       const reply = await post(`${otlp}/v1/traces`, big, protobufHeaders(keys.a));
       if (reply.status === 200) return;
       expect(reply.status).to.equal(429);
-      await new Promise((resolve) => { setTimeout(resolve, Number(reply.headers.get('retry-after')) * 1000); });
+      await new Promise((resolve) => {
+        setTimeout(resolve, Number(reply.headers.get('retry-after')) * 1000);
+      });
     }
     throw new Error('A was never accepted');
   }
@@ -149,12 +178,25 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
     await trickle(url, 20); // warm-up: connections, JIT, first parts
     const { alone, during, a } = await measure(url);
 
-    expect(alone.every((r) => r.status === 200), 'B alone always 200').to.equal(true);
-    const p99 = (phase: readonly { ms: number }[]): string => quantile(phase.map((r) => r.ms), 0.99).toFixed(1);
-    expect(during.every((r) => r.status === 200), `B during the flood always 200 (p99 alone ${p99(alone)} ms, during ${p99(during)} ms)`).to.equal(true);
+    expect(
+      alone.every((r) => r.status === 200),
+      'B alone always 200',
+    ).to.equal(true);
+    const p99 = (phase: readonly { ms: number }[]): string =>
+      quantile(
+        phase.map((r) => r.ms),
+        0.99,
+      ).toFixed(1);
+    expect(
+      during.every((r) => r.status === 200),
+      `B during the flood always 200 (p99 alone ${p99(alone)} ms, during ${p99(during)} ms)`,
+    ).to.equal(true);
 
     const expected = a.expectedBytes;
-    expect(a.acceptedBytes, `A accepted ${a.acceptedBytes} B in ${a.seconds.toFixed(2)} s (statuses ${JSON.stringify([...a.statuses])})`).to.be.within(0.9 * expected, 1.1 * expected);
+    expect(a.acceptedBytes, `A accepted ${a.acceptedBytes} B in ${a.seconds.toFixed(2)} s (statuses ${JSON.stringify([...a.statuses])})`).to.be.within(
+      0.9 * expected,
+      1.1 * expected,
+    );
     expect(a.statuses.get(429) ?? 0).to.be.greaterThan(0);
     expect([...a.statuses.keys()].every((s) => s === 200 || s === 429)).to.equal(true);
     expect([...a.retryAfters].every((v) => Number(v) >= 1)).to.equal(true);
@@ -170,7 +212,9 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
         res.resume();
         req.destroy();
       });
-      req.on('error', (error) => { if (!req.destroyed) reject(error); });
+      req.on('error', (error) => {
+        if (!req.destroyed) reject(error);
+      });
       req.write(Buffer.alloc(100)); // 100 of the 1,000,000 bytes announced; the rest never comes
     });
     expect(reply.status).to.equal(429);
@@ -189,7 +233,7 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
     expect(Number(RetryInfo.decode(status.details[0]?.value ?? new Uint8Array()).retryDelay?.seconds)).to.be.at.least(1);
   });
 
-  it('rejects A\'s items through partial success in a request shared with B, accepting B\'s; a request of A alone by a two-tenant key is answered 429', async () => {
+  it("rejects A's items through partial success in a request shared with B, accepting B's; a request of A alone by a two-tenant key is answered 429", async () => {
     const mixed = {
       resourceSpans: [
         ...(tracesJson({ 'tenant.id': 'A' }, [{ name: 'a1' }, { name: 'a2' }, { name: 'a3' }]) as { resourceSpans: unknown[] }).resourceSpans,
@@ -212,17 +256,22 @@ describe('gateway: noisy neighbour (all process, per-tenant ingest limits)', fun
     expect(Number(onlyA.headers.get('retry-after'))).to.be.at.least(1);
   });
 
-  it('reports A\'s rate-limited units in its usage, and counts throttled requests per tenant in the metrics', async () => {
+  it("reports A's rate-limited units in its usage, and counts throttled requests per tenant in the metrics", async () => {
     // The gateway writes rejected sums every 5 s and reports no event when it does: poll for them (bounded).
     let rejected = 0;
     for (const deadline = Date.now() + 20_000; rejected === 0 && Date.now() < deadline;) {
       const reply = await fetch(`${api}/v1/tenants/A/usage`, {
-        method: 'POST', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ startTime: Date.now() / 1000 - 3600 }),
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ startTime: Date.now() / 1000 - 3600 }),
       });
       expect(reply.status).to.equal(200);
-      const body = await reply.json() as { rejected: { traces: { units: number; reasons: Record<string, number> } } };
+      const body = (await reply.json()) as { rejected: { traces: { units: number; reasons: Record<string, number> } } };
       rejected = body.rejected.traces.reasons['rate_limited'] ?? 0;
-      if (rejected === 0) await new Promise((resolve) => { setTimeout(resolve, 500); });
+      if (rejected === 0)
+        await new Promise((resolve) => {
+          setTimeout(resolve, 500);
+        });
     }
     expect(rejected).to.be.greaterThan(0);
     const metrics = await (await fetch(`${otlp}/metrics`)).text();

@@ -29,7 +29,10 @@ const keyText = JSON.stringify([
 // Per-tenant labels on: the throttling test reads a tenant's series.
 const start = (dataDir: string, env: Record<string, string> = {}): TenantryProcess =>
   startTenantry(['all'], testEnvironment(dataDir, { TENANTRY_API_KEYS: keyText, TENANTRY_METRICS_TENANT_LABELS: 'on', ...env }));
-const urls = (ports: Record<string, number>): { gateway: string; api: string } => ({ gateway: `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`, api: `http://127.0.0.1:${ports['api'] ?? 0}` });
+const urls = (ports: Record<string, number>): { gateway: string; api: string } => ({
+  gateway: `http://127.0.0.1:${ports['otlpHttp'] ?? 0}`,
+  api: `http://127.0.0.1:${ports['api'] ?? 0}`,
+});
 const body = (series: readonly SeriesSpec[]): Buffer => snappyBlock(encodeWriteRequest(series));
 
 describe('gateway: Prometheus remote write in the tenantry process', function () {
@@ -46,7 +49,8 @@ describe('gateway: Prometheus remote write in the tenantry process', function ()
       ({ gateway, api } = urls(await tenantry.started()));
       // 1 KiB/s and a 1 KiB burst: one request of a few KiB puts the tenant in debt for seconds.
       const put = await fetch(`${api}/v1/tenants/rw-limited`, {
-        method: 'PUT', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' },
+        method: 'PUT',
+        headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' },
         body: JSON.stringify({ limits: { ingestBytesPerSecond: 1024, ingestBurstBytes: 1024 } }),
       });
       expect(put.status, await put.text()).to.equal(200);
@@ -56,10 +60,16 @@ describe('gateway: Prometheus remote write in the tenantry process', function ()
       rmSync(dataDir, { recursive: true, force: true });
     });
 
-    const timeseries = async (tenant: string, key: string, metrics: string[], groupBy: string[] = []): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const timeseries = async (
+      tenant: string,
+      key: string,
+      metrics: string[],
+      groupBy: string[] = [],
+    ): Promise<{ status: number; body: Record<string, unknown> }> => {
       const nowS = Date.now() / 1000;
       const res = await fetch(`${api}/v1/tenants/${tenant}/timeseries`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ startTime: nowS - 600, endTime: nowS + 60, interval: 3600, queries: [{ metrics, groupBy, operator: 'sum' }] }),
       });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -76,39 +86,58 @@ describe('gateway: Prometheus remote write in the tenantry process', function ()
       // The API reads ClickHouse; an acknowledged row is there once its block is inserted, which no event announces: poll (bounded).
       let reply = await timeseries('rw-a', keys.reader, ['rw_requests_total'], ['service.name']);
       for (let i = 0; i < 50 && (reply.body['series'] as unknown[] | undefined)?.length !== 2; i++) {
-        await new Promise((resolve) => { setTimeout(resolve, 100); });
+        await new Promise((resolve) => {
+          setTimeout(resolve, 100);
+        });
         reply = await timeseries('rw-a', keys.reader, ['rw_requests_total'], ['service.name']);
       }
       expect(reply.status).to.equal(200);
-      const found = (reply.body['series'] as { labels: Record<string, string>; values: number[]; emptyBuckets: number[] }[])
-        .map((s) => [s.labels['service.name'], s.values.filter((_, i) => !s.emptyBuckets.includes(i))]);
-      expect(found).to.have.deep.members([['cart', [5]], ['web', [7]]]);
+      const found = (reply.body['series'] as { labels: Record<string, string>; values: number[]; emptyBuckets: number[] }[]).map((s) => [
+        s.labels['service.name'],
+        s.values.filter((_, i) => !s.emptyBuckets.includes(i)),
+      ]);
+      expect(found).to.have.deep.members([
+        ['cart', [5]],
+        ['web', [7]],
+      ]);
       // A key of tenant rw-a asking for another tenant learns nothing.
       expect((await timeseries('rw-b', keys.reader, ['rw_requests_total'])).status).to.equal(404);
     });
 
     it('answers 429 + Retry-After to a tenant over its ingest limit before its body is read, whether its key names it or X-Scope-OrgID does; nothing of them stored', async () => {
       const t = Date.now() - 10_000;
-      const request = (run: string): Buffer => body(Array.from({ length: 40 }, (_, i) => ({
-        labels: { __name__: `limited_${run}`, job: 'load', series: `s-${i}-${'x'.repeat(40)}` }, samples: [{ value: i, timestampMs: t }],
-      })));
+      const request = (run: string): Buffer =>
+        body(
+          Array.from({ length: 40 }, (_, i) => ({
+            labels: { __name__: `limited_${run}`, job: 'load', series: `s-${i}-${'x'.repeat(40)}` },
+            samples: [{ value: i, timestampMs: t }],
+          })),
+        );
       const first = await pushRemoteWrite(gateway, request('first'), remoteWriteHeaders({ authorization: `Bearer ${keys.limited}` }));
       expect(first.status, first.text).to.equal(204);
       const before = await pushRemoteWrite(gateway, request('before'), remoteWriteHeaders({ authorization: `Bearer ${keys.limited}` }));
       expect(before.status, before.text).to.equal(429);
       expect(Number(before.retryAfter)).to.be.at.least(1);
       expect(before.text).to.contain('ingestBytesPerSecond');
-      const after = await pushRemoteWrite(gateway, request('after'), remoteWriteHeaders({ authorization: `Bearer ${keys.admin}`, 'X-Scope-OrgID': 'rw-limited' }));
+      const after = await pushRemoteWrite(
+        gateway,
+        request('after'),
+        remoteWriteHeaders({ authorization: `Bearer ${keys.admin}`, 'X-Scope-OrgID': 'rw-limited' }),
+      );
       expect(after.status, after.text).to.equal(429);
       expect(Number(after.retryAfter)).to.be.at.least(1);
-      const metrics = (await (await fetch(`${gateway}/metrics`)).text()).split('\n').filter((l) => l.startsWith('tenantry_gateway_throttled_requests_total{') && l.includes('tenant="rw-limited"'));
+      const metrics = (await (await fetch(`${gateway}/metrics`)).text())
+        .split('\n')
+        .filter((l) => l.startsWith('tenantry_gateway_throttled_requests_total{') && l.includes('tenant="rw-limited"'));
       // The tenant is known before the body either way (the key's only tenant, or X-Scope-OrgID): both refused unread.
       expect(metrics.map((l) => /stage="(\w+)"/.exec(l)?.[1]).sort()).to.deep.equal(['before_body']);
       expect(metrics.map((l) => Number(l.split(' ').pop()))).to.deep.equal([2]);
       // The first request's rows arrive (poll, bounded: no event); the refused ones never were in the log.
       let stored = await timeseries('rw-limited', keys.admin, ['limited_first', 'limited_before', 'limited_after']);
       for (let i = 0; i < 50 && (stored.body['series'] as unknown[] | undefined)?.length !== 1; i++) {
-        await new Promise((resolve) => { setTimeout(resolve, 100); });
+        await new Promise((resolve) => {
+          setTimeout(resolve, 100);
+        });
         stored = await timeseries('rw-limited', keys.admin, ['limited_first', 'limited_before', 'limited_after']);
       }
       expect((stored.body['metadata'] as { name: string }[]).map((m) => m.name)).to.deep.equal(['limited_first']);
@@ -122,16 +151,36 @@ describe('gateway: Prometheus remote write in the tenantry process', function ()
       const first = start(dataDir, { TENANTRY_BATCH_MAX_DELAY_MS: '200' });
       const { gateway } = urls(await first.started());
       const t = Date.now() - 10_000;
-      const statuses = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await pushRemoteWrite(gateway,
-        body([{ labels: { __name__: 'durable', job: 'kill', push: String(i) }, samples: [{ value: i, timestampMs: t }, { value: i + 0.5, timestampMs: t + 1000 }] }]),
-        remoteWriteHeaders({ authorization: basicAuth(keys.a) }))).status));
+      const statuses = await Promise.all(
+        Array.from(
+          { length: 20 },
+          async (_, i) =>
+            (
+              await pushRemoteWrite(
+                gateway,
+                body([
+                  {
+                    labels: { __name__: 'durable', job: 'kill', push: String(i) },
+                    samples: [
+                      { value: i, timestampMs: t },
+                      { value: i + 0.5, timestampMs: t + 1000 },
+                    ],
+                  },
+                ]),
+                remoteWriteHeaders({ authorization: basicAuth(keys.a) }),
+              )
+            ).status,
+        ),
+      );
       expect(statuses).to.deep.equal(Array.from({ length: 20 }, () => 204));
       await first.stop('SIGKILL');
       const second = start(dataDir);
       await second.started();
       expect(await second.stop('SIGTERM')).to.equal(0);
-      const rows = await queryDataDir<{ push: string; n: string; values: number[] }>(dataDir,
-        "SELECT attributes['push'] AS push, toString(count()) AS n, arraySort(groupArray(value)) AS values FROM tenantry.metrics WHERE tenant_id = 'rw-a' AND metric_name = 'durable' GROUP BY push ORDER BY toUInt32(push)");
+      const rows = await queryDataDir<{ push: string; n: string; values: number[] }>(
+        dataDir,
+        "SELECT attributes['push'] AS push, toString(count()) AS n, arraySort(groupArray(value)) AS values FROM tenantry.metrics WHERE tenant_id = 'rw-a' AND metric_name = 'durable' GROUP BY push ORDER BY toUInt32(push)",
+      );
       expect(rows).to.deep.equal(Array.from({ length: 20 }, (_, i) => ({ push: String(i), n: '2', values: [i, i + 0.5] })));
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

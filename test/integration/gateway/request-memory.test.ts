@@ -59,7 +59,11 @@ describe('gateway: memory of one request, in the tenantry process', function () 
   /** The neighbour's ordinary spans, `times` requests one after the other, each a plain 200. */
   const neighbour = async (times: number): Promise<void> => {
     for (let i = 0; i < times; i++) {
-      const res = await post(`${tenantry.httpUrl}/v1/traces`, tracesProtobuf(tracesJson({ 'tenant.id': 'neighbour' }, [{ name: 'n' }])), protobufHeaders(neighbourKey));
+      const res = await post(
+        `${tenantry.httpUrl}/v1/traces`,
+        tracesProtobuf(tracesJson({ 'tenant.id': 'neighbour' }, [{ name: 'n' }])),
+        protobufHeaders(neighbourKey),
+      );
       expect(res.status).to.equal(200);
       expect(tracePartialSuccess(res.body).rejected).to.equal(0);
     }
@@ -89,8 +93,10 @@ describe('gateway: memory of one request, in the tenantry process', function () 
     console.log(`      three 1 MiB × 1,000-span requests: peak RSS +${(growth / MiB).toFixed(0)} MiB, ${seconds.toFixed(1)} s`);
     expect(growth).to.be.below(256 * MiB);
     await stop(tenantry);
-    const [stored] = await queryDataDir<{ n: string; longest: string }>(dataDir,
-      "SELECT toString(count()) AS n, toString(max(length(resource_attributes['big']))) AS longest FROM tenantry.spans WHERE tenant_id = 'memory'");
+    const [stored] = await queryDataDir<{ n: string; longest: string }>(
+      dataDir,
+      "SELECT toString(count()) AS n, toString(max(length(resource_attributes['big']))) AS longest FROM tenantry.spans WHERE tenant_id = 'memory'",
+    );
     expect(stored).to.deep.equal({ n: '3000', longest: '16384' });
     const [neighbours] = await queryDataDir<{ n: string }>(dataDir, "SELECT toString(count()) AS n FROM tenantry.spans WHERE tenant_id = 'neighbour'");
     expect(neighbours?.n).to.equal('6');
@@ -111,18 +117,25 @@ describe('gateway: hostile payloads in the tenantry process', function () {
   });
 
   it('applies the limits its settings give (TENANTRY_MAX_VALUE_DEPTH=4, TENANTRY_MAX_SPAN_NAME_BYTES=3)', async () => {
-    const body = request([keyValue('tenant.id', stringValue('settings'))], [span('five', [keyValue('v', nestedKvlist(5, stringValue('x')))]), span('four', [keyValue('v', nestedKvlist(4, stringValue('x')))])]);
+    const body = request(
+      [keyValue('tenant.id', stringValue('settings'))],
+      [span('five', [keyValue('v', nestedKvlist(5, stringValue('x')))]), span('four', [keyValue('v', nestedKvlist(4, stringValue('x')))])],
+    );
     const res = await post(`${tenantry.httpUrl}/v1/traces`, body, protobufHeaders(processKey));
     expect(res.status).to.equal(200);
     expect(tracePartialSuccess(res.body)).to.deep.equal({
       rejected: 1,
-      message: '1 spans rejected: 1 attribute value or body nested deeper than 4 levels (TENANTRY_MAX_VALUE_DEPTH); truncated: 1 span names to 3 bytes (TENANTRY_MAX_SPAN_NAME_BYTES)',
+      message:
+        '1 spans rejected: 1 attribute value or body nested deeper than 4 levels (TENANTRY_MAX_VALUE_DEPTH); truncated: 1 span names to 3 bytes (TENANTRY_MAX_SPAN_NAME_BYTES)',
     });
   });
 
   it('answers values nested 60 deep and invalid UTF-8 without a 5xx and without an error-level log line', async () => {
     const deep = request([keyValue('tenant.id', stringValue('hostile'))], [span('deep', [keyValue('v', nestedKvlist(60, stringValue('x')))]), span('plain')]);
-    const invalid = request([keyValue('tenant.id', stringValue('hostile'))], [span('bad', [keyValue('v', nestedKvlist(2, stringValue(Buffer.from([0xff, 0xfe]))))])]);
+    const invalid = request(
+      [keyValue('tenant.id', stringValue('hostile'))],
+      [span('bad', [keyValue('v', nestedKvlist(2, stringValue(Buffer.from([0xff, 0xfe]))))])],
+    );
     const answers = await Promise.all([
       post(`${tenantry.httpUrl}/v1/traces`, deep, protobufHeaders(processKey)).then((r) => r.status),
       post(`${tenantry.httpUrl}/v1/traces`, tracesJsonWithValue('hostile', nestedKvlistJson(60)), jsonHeaders(processKey)).then((r) => r.status),

@@ -9,26 +9,47 @@ import type { TestGateway } from './support/gateway-harness.ts';
 import { jsonHeaders, post } from './support/payloads.ts';
 import { encodeWriteRequest, pushRemoteWrite, remoteWriteHeaders, snappyBlock } from '../../../support/remote-write-request.ts';
 
-const spans = (tenant: string, spec: readonly { name: string; kind: unknown; start?: unknown }[]): string => JSON.stringify({
-  resourceSpans: [{
-    resource: { attributes: [{ key: 'tenant.id', value: { stringValue: tenant } }] },
-    scopeSpans: [{
-      spans: spec.map((s, i) => ({
-        traceId: '0102030405060708090a0b0c0d0e0f10', spanId: `000000000000000${i}`, name: s.name, kind: s.kind,
-        startTimeUnixNano: s.start ?? String(BigInt(Date.now()) * 1_000_000n), endTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
-      })),
-    }],
-  }],
-});
+const spans = (tenant: string, spec: readonly { name: string; kind: unknown; start?: unknown }[]): string =>
+  JSON.stringify({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'tenant.id', value: { stringValue: tenant } }] },
+        scopeSpans: [
+          {
+            spans: spec.map((s, i) => ({
+              traceId: '0102030405060708090a0b0c0d0e0f10',
+              spanId: `000000000000000${i}`,
+              name: s.name,
+              kind: s.kind,
+              startTimeUnixNano: s.start ?? String(BigInt(Date.now()) * 1_000_000n),
+              endTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+            })),
+          },
+        ],
+      },
+    ],
+  });
 
 describe('gateway: stricter decoding', function () {
   this.timeout(60_000);
   let gw: TestGateway;
-  before(async () => { gw = await startTestGateway('strict_decoding'); });
-  after(async () => { await gw.close(); });
+  before(async () => {
+    gw = await startTestGateway('strict_decoding');
+  });
+  after(async () => {
+    await gw.close();
+  });
 
   it('OTLP/JSON: spans of kind 99 and -1 are rejected through partial success, naming the value; the others are stored', async () => {
-    const reply = await post(`${gw.httpUrl}/v1/traces`, spans('strict', [{ name: 'ok', kind: 2 }, { name: 'k99', kind: 99 }, { name: 'km1', kind: -1 }]), jsonHeaders(keys.admin));
+    const reply = await post(
+      `${gw.httpUrl}/v1/traces`,
+      spans('strict', [
+        { name: 'ok', kind: 2 },
+        { name: 'k99', kind: 99 },
+        { name: 'km1', kind: -1 },
+      ]),
+      jsonHeaders(keys.admin),
+    );
     expect(reply.status).to.equal(200);
     const body = JSON.parse(reply.body.toString()) as { partialSuccess?: { rejectedSpans?: string | number; errorMessage?: string } };
     expect(Number(body.partialSuccess?.rejectedSpans)).to.equal(2);
@@ -49,10 +70,12 @@ describe('gateway: stricter decoding', function () {
     const headers = remoteWriteHeaders({ authorization: `Bearer ${keys.tenantA}` });
     const t = Date.now() - 1000;
     for (const name of ['', 'bad\nname', 'del\u007f']) {
-      const body = snappyBlock(encodeWriteRequest([
-        { labels: { __name__: 'fine_series', job: 'j' }, samples: [{ value: 1, timestampMs: t }] },
-        { labels: { __name__: 'bad_series', [name]: 'v' }, samples: [{ value: 1, timestampMs: t }] },
-      ]));
+      const body = snappyBlock(
+        encodeWriteRequest([
+          { labels: { __name__: 'fine_series', job: 'j' }, samples: [{ value: 1, timestampMs: t }] },
+          { labels: { __name__: 'bad_series', [name]: 'v' }, samples: [{ value: 1, timestampMs: t }] },
+        ]),
+      );
       const reply = await pushRemoteWrite(gw.httpUrl, body, headers);
       expect(reply.status, JSON.stringify(name)).to.equal(400);
       expect(reply.text).to.match(/label name (is empty|".*" contains a control character)/);

@@ -20,19 +20,28 @@ import { keys, startTestGateway } from './support/gateway-harness.ts';
 import { post, protobufHeaders, tracesJson, tracesProtobuf } from './support/payloads.ts';
 
 const tenant = 'drained-tenant';
-const spanBody = (name: string, spans: number): Buffer => tracesProtobuf(tracesJson({ 'tenant.id': tenant }, Array.from({ length: spans }, (_, i) => ({ name: `${name}-${i}` }))));
+const spanBody = (name: string, spans: number): Buffer =>
+  tracesProtobuf(
+    tracesJson(
+      { 'tenant.id': tenant },
+      Array.from({ length: spans }, (_, i) => ({ name: `${name}-${i}` })),
+    ),
+  );
 
 async function count(store: Store, query: string): Promise<string> {
   const rs = await store.client.query({ query, format: 'JSONEachRow', query_params: { tenant } });
   return (await rs.json<{ n: string }>())[0]?.n ?? '';
 }
 
-describe('gateway: draining a departed replica\'s write-ahead log', function () {
+describe("gateway: draining a departed replica's write-ahead log", function () {
   // Two writer stops while ClickHouse fails each wait out logged-writer.ts' 30 s stop timeout.
   this.timeout(150_000);
   let store: Store;
   let dir: string;
-  before(async () => { store = await migratedStore('wal_drain'); dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-drain-')); });
+  before(async () => {
+    store = await migratedStore('wal_drain');
+    dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-drain-'));
+  });
   after(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -57,7 +66,12 @@ describe('gateway: draining a departed replica\'s write-ahead log', function () 
     const config: WriterConfig = { maxBatchRows: 100, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, logDir: dir };
     // A first drain whose INSERTs reach ClickHouse but whose answers are lost: it fails, and the segments stay.
     const real = clickHouseRowSink(store);
-    const lostAnswers: RowSink = { insert: async (table, chunks, token) => { await real.insert(table, chunks, token); return fail({ kind: 'unavailable', message: 'connection reset' }); } };
+    const lostAnswers: RowSink = {
+      insert: async (table, chunks, token) => {
+        await real.insert(table, chunks, token);
+        return fail({ kind: 'unavailable', message: 'connection reset' });
+      },
+    };
     const failed = await drainLogDirectory(lostAnswers, config, silentLogger, 1_000);
     expect(failed.ok).to.equal(false);
     expect(failed.ok ? 0 : failed.error.segmentsLeft).to.equal(left);
@@ -74,7 +88,10 @@ describe('gateway: draining a departed replica\'s write-ahead log', function () 
   it('an empty directory (a replica that drained on SIGTERM) drains at once', async () => {
     const config: WriterConfig = { maxBatchRows: 100, maxBatchBytes: 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 1024 * 1024, logDir: dir };
     const started = performance.now();
-    expect(await drainLogDirectory(clickHouseRowSink(store), config, silentLogger, 30_000)).to.deep.equal({ ok: true, value: { segmentsFound: 0, rowsInserted: 0, rowsDeadLettered: 0 } });
+    expect(await drainLogDirectory(clickHouseRowSink(store), config, silentLogger, 30_000)).to.deep.equal({
+      ok: true,
+      value: { segmentsFound: 0, rowsInserted: 0, rowsDeadLettered: 0 },
+    });
     expect(performance.now() - started).to.be.below(5_000);
   });
 });

@@ -21,22 +21,35 @@ import { post, protobufHeaders, statusOf, tracesJson, tracesProtobuf } from './s
 function downUntilReleased(real: RowSink): { sink: RowSink; release: () => void } {
   let down = true;
   return {
-    sink: { insert: (table, chunks, token) => (down ? Promise.resolve(fail({ kind: 'unavailable', message: 'connection refused' })) : real.insert(table, chunks, token)) },
-    release: () => { down = false; },
+    sink: {
+      insert: (table, chunks, token) =>
+        down ? Promise.resolve(fail({ kind: 'unavailable', message: 'connection refused' })) : real.insert(table, chunks, token),
+    },
+    release: () => {
+      down = false;
+    },
   };
 }
 
 const spanBody = (tenant: string, name: string, spans = 1): Buffer =>
-  tracesProtobuf(tracesJson({ 'tenant.id': tenant }, Array.from({ length: spans }, (_, i) => ({ name: spans === 1 ? name : `${name}-${i}` }))));
+  tracesProtobuf(
+    tracesJson(
+      { 'tenant.id': tenant },
+      Array.from({ length: spans }, (_, i) => ({ name: spans === 1 ? name : `${name}-${i}` })),
+    ),
+  );
 
 describe('gateway: write-ahead log on real ClickHouse', function () {
   this.timeout(60_000);
 
-  describe('a crash after a block\'s INSERT and before the log is truncated', () => {
+  describe("a crash after a block's INSERT and before the log is truncated", () => {
     let store: Store;
     let dir: string;
     const gateways: TestGateway[] = [];
-    before(async () => { store = await migratedStore('wal_crash'); dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-crash-')); });
+    before(async () => {
+      store = await migratedStore('wal_crash');
+      dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-crash-'));
+    });
     after(async () => {
       for (const gw of gateways) await gw.close();
       rmSync(dir, { recursive: true, force: true });
@@ -44,12 +57,21 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
 
     it('replays the block with its token: rows, usage and tenant discovery count it once', async () => {
       let inserted: () => void = () => undefined;
-      const insertDone = new Promise<void>((resolve) => { inserted = resolve; });
+      const insertDone = new Promise<void>((resolve) => {
+        inserted = resolve;
+      });
       // The fault: the INSERT succeeds, then the answer never comes back, so the segment is never deleted:
       // what a kill -9 at that point leaves. That gateway is abandoned, as a killed process would be.
       const dying = await startTestGateway('wal_crash', {
-        store, writer: { logDir: dir, maxBatchDelayMs: 60_000 },
-        sink: (real) => ({ insert: async (table, chunks, token) => { await real.insert(table, chunks, token); inserted(); return new Promise(() => undefined); } }),
+        store,
+        writer: { logDir: dir, maxBatchDelayMs: 60_000 },
+        sink: (real) => ({
+          insert: async (table, chunks, token) => {
+            await real.insert(table, chunks, token);
+            inserted();
+            return new Promise(() => undefined);
+          },
+        }),
       });
       expect((await post(`${dying.httpUrl}/v1/traces`, spanBody('crash-tenant', 'replayed', 250), protobufHeaders(keys.admin))).status).to.equal(200);
       void dying.flush();
@@ -66,11 +88,14 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
     });
   });
 
-  describe('a crash after one split half\'s INSERT', () => {
+  describe("a crash after one split half's INSERT", () => {
     let store: Store;
     let dir: string;
     const gateways: TestGateway[] = [];
-    before(async () => { store = await migratedStore('wal_split_crash'); dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-split-')); });
+    before(async () => {
+      store = await migratedStore('wal_split_crash');
+      dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-split-'));
+    });
     after(async () => {
       for (const gw of gateways) await gw.close();
       rmSync(dir, { recursive: true, force: true });
@@ -78,11 +103,14 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
 
     it('stores every acknowledged row exactly once when the restarted process replays the segment', async () => {
       let firstHalfStored: () => void = () => undefined;
-      const halfDone = new Promise<void>((resolve) => { firstHalfStored = resolve; });
+      const halfDone = new Promise<void>((resolve) => {
+        firstHalfStored = resolve;
+      });
       // The fault, at the sink port: ClickHouse refuses the whole block for its rows (so the block is split by request),
       // stores the first half, and the process dies before it answers: what a kill -9 at that point leaves.
       const dying = await startTestGateway('wal_split_crash', {
-        store, writer: { logDir: dir, maxBatchDelayMs: 60_000 },
+        store,
+        writer: { logDir: dir, maxBatchDelayMs: 60_000 },
         sink: (real) => ({
           insert: async (table, chunks, token) => {
             if (!/-[ab]$/.test(token)) return fail({ kind: 'invalid_query', message: 'Cannot parse input' });
@@ -100,15 +128,20 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
       await halfDone;
       const db = store.database;
       const count = `SELECT toString(count()) AS n FROM ${db}.spans WHERE tenant_id = 'split-tenant'`;
-      expect(await rows(store, count), 'the first half is stored before the crash').to.deep.equal([{ n: String(requests / 2 * 25) }]);
+      expect(await rows(store, count), 'the first half is stored before the crash').to.deep.equal([{ n: String((requests / 2) * 25) }]);
 
       const restarted = await startTestGateway('wal_split_crash', { store, writer: { logDir: dir } });
       gateways.push(restarted);
       await restarted.flush();
       expect(await rows(store, count)).to.deep.equal([{ n: String(requests * 25) }]);
-      const perSpan = await rows(store, `SELECT span_name, toString(count()) AS n FROM ${db}.spans WHERE tenant_id = 'split-tenant' GROUP BY span_name HAVING count() > 1`);
+      const perSpan = await rows(
+        store,
+        `SELECT span_name, toString(count()) AS n FROM ${db}.spans WHERE tenant_id = 'split-tenant' GROUP BY span_name HAVING count() > 1`,
+      );
       expect(perSpan, 'no span stored twice').to.deep.equal([]);
-      expect(await rows(store, `SELECT toString(sum(spans)) AS n FROM ${db}.usage_daily WHERE tenant_id = 'split-tenant'`)).to.deep.equal([{ n: String(requests * 25) }]);
+      expect(await rows(store, `SELECT toString(sum(spans)) AS n FROM ${db}.usage_daily WHERE tenant_id = 'split-tenant'`)).to.deep.equal([
+        { n: String(requests * 25) },
+      ]);
     });
   });
 
@@ -119,23 +152,30 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
       gw = await startTestGateway('wal_parts', { writer: { maxBatchDelayMs: 1000, maxBatchRows: 100_000 } });
       await gw.store.client.command({ query: `SYSTEM STOP MERGES ${gw.store.database}.spans` });
     });
-    after(async () => { await gw.close(); });
+    after(async () => {
+      await gw.close();
+    });
 
     it('stay at about one per table per second under 8 closed-loop clients, whatever their number', async () => {
       const started = Date.now();
       const deadline = started + 3000;
       let acknowledged = 0;
-      await Promise.all(Array.from({ length: 8 }, async (_, client) => {
-        for (let i = 0; Date.now() < deadline && i < 10_000; i++) {
-          const res = await post(`${gw.httpUrl}/v1/traces`, spanBody('parts', `c${client}-r${i}`, 20), protobufHeaders(keys.admin));
-          expect(res.status).to.equal(200);
-          acknowledged += 20;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, client) => {
+          for (let i = 0; Date.now() < deadline && i < 10_000; i++) {
+            const res = await post(`${gw.httpUrl}/v1/traces`, spanBody('parts', `c${client}-r${i}`, 20), protobufHeaders(keys.admin));
+            expect(res.status).to.equal(200);
+            acknowledged += 20;
+          }
+        }),
+      );
       await gw.flush();
       const seconds = (Date.now() - started) / 1000;
-      const [parts] = await select<{ parts: string; rows: string }>(gw.store,
-        `SELECT toString(count()) AS parts, toString(sum(rows)) AS rows FROM system.parts WHERE database = {db:String} AND table = 'spans' AND active`, { db: gw.store.database });
+      const [parts] = await select<{ parts: string; rows: string }>(
+        gw.store,
+        `SELECT toString(count()) AS parts, toString(sum(rows)) AS rows FROM system.parts WHERE database = {db:String} AND table = 'spans' AND active`,
+        { db: gw.store.database },
+      );
       expect(Number(parts?.rows)).to.equal(acknowledged);
       // One part per elapsed second, plus the last partial second's block.
       expect(Number(parts?.parts)).to.be.at.most(Math.ceil(seconds) + 1);
@@ -169,7 +209,11 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
       mkdirSync(logDir);
       gw = await startTestGateway('wal_full', {
         writer: { logDir, maxBatchDelayMs: 0 },
-        sink: (real) => { const g = downUntilReleased(real); release = g.release; return g.sink; },
+        sink: (real) => {
+          const g = downUntilReleased(real);
+          release = g.release;
+          return g.sink;
+        },
       });
       const acknowledged: string[] = [];
       let refused: { status: number; body: Buffer } | undefined;
@@ -181,7 +225,7 @@ describe('gateway: write-ahead log on real ClickHouse', function () {
       }
       expect(refused?.status).to.equal(503);
       const status = statusOf(refused?.body ?? Buffer.alloc(0));
-      expect(status.message).to.equal('storage unavailable: the write-ahead log\'s disk is full');
+      expect(status.message).to.equal("storage unavailable: the write-ahead log's disk is full");
       expect(status.message).to.not.contain(mountPoint);
       expect(gw.readiness.isReady()).to.equal(false);
       expect(gw.readiness.reasons()).to.include('waiting for write-ahead log disk');

@@ -22,19 +22,27 @@ const MiB = 1024 * 1024;
 const gzipHeaders = (key: string): Record<string, string> => ({ ...protobufHeaders(key), 'content-encoding': 'gzip' });
 const bearer = (key: string, extra: Record<string, string> = {}): Record<string, string> => remoteWriteHeaders({ authorization: `Bearer ${key}`, ...extra });
 const spansOf = (tenant: string): Buffer => tracesProtobuf(tracesJson({ 'tenant.id': tenant }, [{ name: 'after-zeros' }]));
-const series = (name: string): Buffer => snappyBlock(encodeWriteRequest([{ labels: { __name__: name, job: 'j' }, samples: [{ value: 1, timestampMs: Date.now() - 1000 }] }]));
+const series = (name: string): Buffer =>
+  snappyBlock(encodeWriteRequest([{ labels: { __name__: name, job: 'j' }, samples: [{ value: 1, timestampMs: Date.now() - 1000 }] }]));
 
 describe('gateway: bodies of zero bytes', function () {
   this.timeout(60_000);
 
   describe('are undecodable on every path', () => {
     let gw: TestGateway;
-    before(async () => { gw = await startTestGateway('zero_bodies'); });
-    after(async () => { await gw.close(); });
+    before(async () => {
+      gw = await startTestGateway('zero_bodies');
+    });
+    after(async () => {
+      await gw.close();
+    });
 
     for (const signal of ['traces', 'logs', 'metrics'] as const) {
       it(`OTLP/HTTP ${signal}: 400 INVALID_ARGUMENT naming field number 0, plain and gzipped`, async () => {
-        for (const [body, headers] of [[Buffer.alloc(4096), protobufHeaders(keys.admin)], [await gzipZeros(MiB), gzipHeaders(keys.admin)]] as const) {
+        for (const [body, headers] of [
+          [Buffer.alloc(4096), protobufHeaders(keys.admin)],
+          [await gzipZeros(MiB), gzipHeaders(keys.admin)],
+        ] as const) {
           const reply = await post(`${gw.httpUrl}/v1/${signal}`, body, headers);
           expect(reply.status).to.equal(400);
           const status = statusOf(reply.body);
@@ -64,8 +72,12 @@ describe('gateway: bodies of zero bytes', function () {
     const limits = resolveEffective({ api: { limits: { ingestBytesPerSecond: 1024, ingestBurstBytes: 64 * 1024 } } }, builtInDefaults);
     const settings: TenantSettingsView = { effective: () => limits, generation: 0 };
     let gw: TestGateway;
-    before(async () => { gw = await startTestGateway('zero_bodies_charged', { settings }); });
-    after(async () => { await gw.close(); });
+    before(async () => {
+      gw = await startTestGateway('zero_bodies_charged', { settings });
+    });
+    after(async () => {
+      await gw.close();
+    });
 
     it('a key bound to one tenant: 400, then its tenant is over its limit (429 before the body)', async () => {
       expect((await post(`${gw.httpUrl}/v1/traces`, spansOf('tenant-a'), protobufHeaders(keys.tenantA))).status).to.equal(200);
@@ -97,7 +109,7 @@ describe('gateway: bodies of zero bytes', function () {
       expect(Number(http.headers.get('retry-after'))).to.be.greaterThan(60);
     });
 
-    it('the charged bytes are the tenants\' rejected usage (reason invalid_body)', async () => {
+    it("the charged bytes are the tenants' rejected usage (reason invalid_body)", async () => {
       await gw.stop();
       const rs = await gw.store.client.query({
         query: `SELECT tenant_id, signal, sum(items) AS items, sum(bytes) AS bytes FROM ${queryTable(gw.store, 'usage_rejected_daily')}
@@ -116,8 +128,12 @@ describe('gateway: bodies of zero bytes', function () {
     const limits = resolveEffective({ api: { limits: { ingestBytesPerSecond: 1024, ingestBurstBytes: 64 * 1024 } } }, builtInDefaults);
     const settings: TenantSettingsView = { effective: () => limits, generation: 0 };
     let gw: TestGateway;
-    before(async () => { gw = await startTestGateway('zero_bodies_too_large', { settings, maxRequestBytes: 256 * 1024 }); });
-    after(async () => { await gw.close(); });
+    before(async () => {
+      gw = await startTestGateway('zero_bodies_too_large', { settings, maxRequestBytes: 256 * 1024 });
+    });
+    after(async () => {
+      await gw.close();
+    });
 
     it('is charged what was inflated: 413, then 429, and counted as body_too_large', async () => {
       const bomb = await post(`${gw.httpUrl}/v1/traces`, await gzipZeros(4 * MiB), gzipHeaders(keys.tenantA));

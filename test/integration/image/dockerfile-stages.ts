@@ -20,7 +20,11 @@ export interface Stage {
 
 /** The stages of a Dockerfile, comments and line continuations resolved. */
 export function parseDockerfile(text: string): Stage[] {
-  const logical = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const logical = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const stages: Array<{ name: string; base: string; instructions: Instruction[] }> = [];
   for (const line of logical) {
     const m = /^(\S+)\s*(.*)$/.exec(line);
@@ -66,7 +70,10 @@ export function ignoredByDockerignore(path: string, patterns: readonly string[])
 
 /** The patterns of a .dockerignore file. */
 export function parseDockerignore(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
 }
 
 /**
@@ -80,14 +87,19 @@ export function parseDockerignore(text: string): string[] {
  * - any other absolute path is taken inside `root`.
  */
 export function localRunCommand(command: string, root: string): string {
-  return command.split('&&').map((part) => part.trim()).filter((part) => !/^npm cache clean\b/.test(part)).map((part) => {
-    const link = /^ln -s (\/\S+) (\/\S+)$/.exec(part);
-    if (link !== null) {
-      const target = link[1] ?? '';
-      const at = link[2] ?? '';
-      return `mkdir -p ${root}${posix.dirname(at)} && ln -sfn ${relative(dirname(at), target)} ${root}${at}`;
-    }
-    const rooted = part.replace(/(^|\s)(\/[\w./-]+)/g, (_m, space: string, path: string) => `${space}${root}${path}`);
-    return /^npm install\b/.test(rooted) ? rooted.replace(/^npm install\b/, 'npm install --prefer-offline') : rooted;
-  }).join(' && ');
+  return command
+    .split('&&')
+    .map((part) => part.trim())
+    .filter((part) => !/^npm cache clean\b/.test(part))
+    .map((part) => {
+      const link = /^ln -s (\/\S+) (\/\S+)$/.exec(part);
+      if (link !== null) {
+        const target = link[1] ?? '';
+        const at = link[2] ?? '';
+        return `mkdir -p ${root}${posix.dirname(at)} && ln -sfn ${relative(dirname(at), target)} ${root}${at}`;
+      }
+      const rooted = part.replace(/(^|\s)(\/[\w./-]+)/g, (_m, space: string, path: string) => `${space}${root}${path}`);
+      return /^npm install\b/.test(rooted) ? rooted.replace(/^npm install\b/, 'npm install --prefer-offline') : rooted;
+    })
+    .join(' && ');
 }

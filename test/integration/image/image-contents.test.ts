@@ -27,7 +27,11 @@ async function closedPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
   if (address === null || typeof address === 'string') throw new Error('bug: no port');
   return address.port;
 }
@@ -52,7 +56,12 @@ function expectImageUserOnReadOnlyTree(p: ImageProcess, uid: number): void {
   const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
   expect([uids?.[1], uids?.[2]]).to.deep.equal([String(uid), String(uid)]);
   const cwd = readlinkSync(`/proc/${p.child.pid}/cwd`);
-  const mount = readFileSync(`/proc/${p.child.pid}/mountinfo`, 'utf8').split('\n').find((l) => { const at = l.split(' ')[4]; return at !== undefined && at !== '/' && cwd.startsWith(at); });
+  const mount = readFileSync(`/proc/${p.child.pid}/mountinfo`, 'utf8')
+    .split('\n')
+    .find((l) => {
+      const at = l.split(' ')[4];
+      return at !== undefined && at !== '/' && cwd.startsWith(at);
+    });
   expect(mount?.split(' ')[5], `mount of ${cwd}`).to.match(/^ro\b/);
 }
 
@@ -60,7 +69,7 @@ async function status(port: unknown, path: string): Promise<number> {
   return (await fetch(`http://127.0.0.1:${String(port)}${path}`)).status;
 }
 
-describe('the image\'s contents (Dockerfile stages reproduced without Docker)', function () {
+describe("the image's contents (Dockerfile stages reproduced without Docker)", function () {
   this.timeout(600_000);
   let tree: ImageTree;
   let uid = 1000;
@@ -69,7 +78,9 @@ describe('the image\'s contents (Dockerfile stages reproduced without Docker)', 
   let marker = '';
 
   before(async function () {
-    tree = buildImageTree(repo, (line) => { console.log(`      ${line}`); });
+    tree = buildImageTree(repo, (line) => {
+      console.log(`      ${line}`);
+    });
     uid = Number(tree.user.split(':')[0]);
     const iso = isolation();
     if (!iso.ok) console.log(`      (${iso.reason})`);
@@ -80,7 +91,9 @@ describe('the image\'s contents (Dockerfile stages reproduced without Docker)', 
     utimesSync(marker, past, past);
   });
 
-  after(() => { if (marker !== '') rmSync(dirname(marker), { recursive: true, force: true }); });
+  after(() => {
+    if (marker !== '') rmSync(dirname(marker), { recursive: true, force: true });
+  });
 
   afterEach(async () => {
     for (const p of running.splice(0)) {
@@ -92,7 +105,8 @@ describe('the image\'s contents (Dockerfile stages reproduced without Docker)', 
   it('holds production dependencies only: no chdb, no dev tools, the native modules of its dependencies', () => {
     const modules = join(tree.root, tree.workdir, 'node_modules');
     expect(existsSync(join(modules, 'chdb')), 'chdb').to.equal(false);
-    for (const dev of ['mocha', 'typescript', 'eslint', 'protobufjs-cli', 'testcontainers', 'node']) expect(existsSync(join(modules, dev)), dev).to.equal(false);
+    for (const dev of ['mocha', 'typescript', 'eslint', 'protobufjs-cli', 'testcontainers', 'node'])
+      expect(existsSync(join(modules, dev)), dev).to.equal(false);
     for (const prod of ['@clickhouse/client', '@grpc/grpc-js', 'koa', 'protobufjs', 'io-ts']) expect(existsSync(join(modules, prod)), prod).to.equal(true);
     expect(existsSync(join(tree.root, 'usr', 'local', 'bin', 'tenantry')), 'the ENTRYPOINT on PATH').to.equal(true);
     expect(tree.user).to.equal('1000:1000');
@@ -101,8 +115,12 @@ describe('the image\'s contents (Dockerfile stages reproduced without Docker)', 
   it('gateway: starts, live and unready, waiting for ClickHouse; only its write-ahead log is written', async () => {
     const wal = writableDir('tenantry-image-wal-', uid);
     const p = startFromImage(tree, ['gateway'], {
-      ...common, TENANTRY_CLICKHOUSE_URL: clickhouse, TENANTRY_API_KEYS: keys, TENANTRY_WAL_DIR: wal,
-      TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '0',
+      ...common,
+      TENANTRY_CLICKHOUSE_URL: clickhouse,
+      TENANTRY_API_KEYS: keys,
+      TENANTRY_WAL_DIR: wal,
+      TENANTRY_OTLP_HTTP_PORT: '0',
+      TENANTRY_OTLP_GRPC_PORT: '0',
     });
     running.push(p);
     const ports = (await p.waitForLine((l) => l['msg'] === 'tenantry started', 60_000))['ports'] as Record<string, number>;
@@ -129,7 +147,7 @@ describe('the image\'s contents (Dockerfile stages reproduced without Docker)', 
     expect(strayWrites(uid, marker, [])).to.deep.equal([]);
   });
 
-  it('migrate: reaches ClickHouse\'s address, fails there with the reason, writes nothing', async () => {
+  it("migrate: reaches ClickHouse's address, fails there with the reason, writes nothing", async () => {
     const p = startFromImage(tree, ['migrate'], { ...common, TENANTRY_CLICKHOUSE_URL: clickhouse });
     running.push(p);
     const failed = await p.waitForLine((l) => String(l['msg']).startsWith('schema migration failed'), 60_000);
@@ -144,11 +162,19 @@ describe('the image\'s contents (Dockerfile stages reproduced without Docker)', 
     chmodSync(config, 0o755);
     const kubeconfig = join(config, 'kubeconfig');
     const server = `https://127.0.0.1:${await closedPort()}`;
-    writeFileSync(kubeconfig, [
-      'apiVersion: v1', 'kind: Config', 'current-context: c',
-      `clusters: [{name: c, cluster: {server: "${server}", insecure-skip-tls-verify: true}}]`,
-      'users: [{name: u, user: {token: image-test}}]', 'contexts: [{name: c, context: {cluster: c, user: u}}]', '',
-    ].join('\n'), { mode: 0o644 });
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: c',
+        `clusters: [{name: c, cluster: {server: "${server}", insecure-skip-tls-verify: true}}]`,
+        'users: [{name: u, user: {token: image-test}}]',
+        'contexts: [{name: c, context: {cluster: c, user: u}}]',
+        '',
+      ].join('\n'),
+      { mode: 0o644 },
+    );
     const p = startFromImage(tree, ['operator'], { ...common, TENANTRY_KUBECONFIG: kubeconfig, TENANTRY_OPERATOR_PORT: '0', TMPDIR: tmp });
     running.push(p);
     const ports = (await p.waitForLine((l) => l['msg'] === 'tenantry started', 60_000))['ports'] as Record<string, number>;

@@ -23,7 +23,9 @@ export interface ImageProcess {
 
 /** Whether this process can mount and switch users (root), or why not. */
 export function isolation(): { readonly ok: true } | { readonly ok: false; readonly reason: string } {
-  return process.getuid?.() === 0 ? { ok: true } : { ok: false, reason: 'not root: runs as the current user on a writable tree (no mount namespace, no uid switch)' };
+  return process.getuid?.() === 0
+    ? { ok: true }
+    : { ok: false, reason: 'not root: runs as the current user on a writable tree (no mount namespace, no uid switch)' };
 }
 
 /** The command line that runs `args` from the tree; `mountPoint` is where the tree appears. */
@@ -32,8 +34,9 @@ export function imageCommand(tree: ImageTree, mountPoint: string, args: readonly
   const entry = [...tree.entrypoint, ...args];
   if (!asRoot) return { command: entry[0] ?? 'tenantry', args: entry.slice(1), cwd: join(tree.root, tree.workdir) };
   // $0 tree, $1 mount point, $2 workdir, $3 uid, $4 gid, then the entrypoint and its arguments.
-  const script = 'u=$3 g=$4; mount --bind "$0" "$1" && mount -o remount,bind,ro "$1" && cd "$1$2" && shift 4 && '
-    + 'exec setpriv --reuid="$u" --regid="$g" --clear-groups --inh-caps=-all -- "$@"';
+  const script =
+    'u=$3 g=$4; mount --bind "$0" "$1" && mount -o remount,bind,ro "$1" && cd "$1$2" && shift 4 && ' +
+    'exec setpriv --reuid="$u" --regid="$g" --clear-groups --inh-caps=-all -- "$@"';
   return {
     command: 'unshare',
     args: ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, tree.root, mountPoint, tree.workdir, uid ?? '1000', gid ?? uid ?? '1000', ...entry],
@@ -49,7 +52,11 @@ export function startFromImage(tree: ImageTree, args: readonly string[], env: Re
   const bin = join(mountPoint, 'usr', 'local', 'bin');
   const path = `${dirname(process.execPath)}:${bin}:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin`;
   const cmd = imageCommand(tree, mountPoint, args, asRoot);
-  const child = spawn(cmd.command, cmd.args, { cwd: cmd.cwd, env: { PATH: path, HOME: '/nonexistent', ...tree.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd.command, cmd.args, {
+    cwd: cmd.cwd,
+    env: { PATH: path, HOME: '/nonexistent', ...tree.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: Array<Record<string, unknown>> = [];
   const waiters: Array<{ match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];
   let text = '';
@@ -62,12 +69,22 @@ export function startFromImage(tree: ImageTree, args: readonly string[], env: Re
       const raw = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
       let line: Record<string, unknown>;
-      try { line = JSON.parse(raw) as Record<string, unknown>; } catch { line = { unparsed: raw }; }
+      try {
+        line = JSON.parse(raw) as Record<string, unknown>;
+      } catch {
+        line = { unparsed: raw };
+      }
       lines.push(line);
-      for (const w of [...waiters]) if (w.match(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+      for (const w of [...waiters])
+        if (w.match(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
     }
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+  });
   const exited = new Promise<number | string | null>((resolve) => {
     child.once('exit', (code, signal) => {
       // The mount lived in the process's own namespace: the mount point is an empty folder again.
@@ -76,15 +93,28 @@ export function startFromImage(tree: ImageTree, args: readonly string[], env: Re
     });
   });
   return {
-    child, lines, exited,
+    child,
+    lines,
+    exited,
     output: () => text,
     waitForLine: (match, timeoutMs) => {
       const seen = lines.find(match);
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => { reject(new Error(`no matching log line within ${timeoutMs} ms:\n${text}`)); }, timeoutMs);
-        waiters.push({ match, resolve: (l) => { clearTimeout(timer); resolve(l); } });
-        void exited.then((code) => { clearTimeout(timer); reject(new Error(`exited (${code}) before the line:\n${text}`)); });
+        const timer = setTimeout(() => {
+          reject(new Error(`no matching log line within ${timeoutMs} ms:\n${text}`));
+        }, timeoutMs);
+        waiters.push({
+          match,
+          resolve: (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          },
+        });
+        void exited.then((code) => {
+          clearTimeout(timer);
+          reject(new Error(`exited (${code}) before the line:\n${text}`));
+        });
       });
     },
   };

@@ -31,18 +31,23 @@ function contextFiles(context: string, source: string, ignore: readonly string[]
   const full = join(context, source);
   if (ignoredByDockerignore(source, ignore) || !existsSync(full)) return [];
   if (!statSync(full).isDirectory()) return [source];
-  return readdirSync(full).sort().flatMap((name) => contextFiles(context, `${source}/${name}`, ignore));
+  return readdirSync(full)
+    .sort()
+    .flatMap((name) => contextFiles(context, `${source}/${name}`, ignore));
 }
 
 /** Hash of the Dockerfile, .dockerignore, every context file a COPY reads, and the Node that runs the RUNs. */
 function inputsHash(context: string, stages: readonly Stage[], ignore: readonly string[]): string {
-  const h = createHash('sha256').update(process.version).update(readFileSync(join(context, 'Dockerfile')));
+  const h = createHash('sha256')
+    .update(process.version)
+    .update(readFileSync(join(context, 'Dockerfile')));
   for (const s of stages) {
     for (const i of s.instructions) {
       if (i.keyword !== 'COPY') continue;
       const copy = parseCopy(i.args);
       if (copy.from !== undefined) continue;
-      for (const src of copy.sources) for (const f of contextFiles(context, src.replace(/^\.\//, ''), ignore)) h.update(f).update(readFileSync(join(context, f)));
+      for (const src of copy.sources)
+        for (const f of contextFiles(context, src.replace(/^\.\//, ''), ignore)) h.update(f).update(readFileSync(join(context, f)));
     }
   }
   return h.digest('hex').slice(0, 16);
@@ -70,7 +75,8 @@ export function buildImageTree(context: string, say: (line: string) => void): Im
   for (const stage of stages) runStage(context, stage, work, ignore, say);
   writeFileSync(join(work, 'complete'), new Date().toISOString());
   // Finished trees of other inputs go; trees being built by other processes (`.building-<pid>`) stay.
-  for (const old of readdirSync(cacheRoot)) if (/^tree-[0-9a-f]{16}$/.test(old) && join(cacheRoot, old) !== done) rmSync(join(cacheRoot, old), { recursive: true, force: true });
+  for (const old of readdirSync(cacheRoot))
+    if (/^tree-[0-9a-f]{16}$/.test(old) && join(cacheRoot, old) !== done) rmSync(join(cacheRoot, old), { recursive: true, force: true });
   if (existsSync(join(done, 'complete'))) rmSync(work, { recursive: true, force: true });
   else renameSync(work, done);
   say(`image tree: built in ${((Date.now() - started) / 1000).toFixed(0)} s (${done})`);
@@ -102,7 +108,10 @@ function runStage(context: string, stage: Stage, work: string, ignore: readonly 
   let firstRun = true;
   for (const i of stage.instructions) {
     layer.update(`${i.keyword} ${i.args}\n`);
-    if (i.keyword === 'WORKDIR') { workdir = i.args; mkdirSync(inRoot(root, workdir), { recursive: true }); }
+    if (i.keyword === 'WORKDIR') {
+      workdir = i.args;
+      mkdirSync(inRoot(root, workdir), { recursive: true });
+    }
     if (i.keyword === 'ENV') for (const [k, v] of i.args.split(' ').map((kv) => kv.split('='))) if (k !== undefined && v !== undefined) env[k] = v;
     if (i.keyword === 'COPY') {
       const copy = parseCopy(i.args);
@@ -116,7 +125,7 @@ function runStage(context: string, stage: Stage, work: string, ignore: readonly 
         const files = contextFiles(context, base, ignore);
         const isDir = statSync(join(context, base)).isDirectory();
         for (const f of files) {
-          const target = isDir ? join(dest, relative(base, f)) : (copy.dest.endsWith('/') ? join(dest, f.split('/').pop() ?? f) : dest);
+          const target = isDir ? join(dest, relative(base, f)) : copy.dest.endsWith('/') ? join(dest, f.split('/').pop() ?? f) : dest;
           mkdirSync(dirname(target), { recursive: true });
           cpSync(join(context, f), target);
           layer.update(f).update(readFileSync(join(context, f)));
@@ -135,7 +144,8 @@ function runStage(context: string, stage: Stage, work: string, ignore: readonly 
         say(`image tree: ${stage.name}: RUN ${i.args.slice(0, 100)}`);
         const path = `${dirname(process.execPath)}:${process.env['PATH'] ?? '/usr/bin:/bin'}`;
         const run = spawnSync('sh', ['-c', localRunCommand(i.args, root)], { cwd, env: { ...process.env, ...env, PATH: path }, encoding: 'utf8' });
-        if (run.status !== 0) throw new Error(`image tree: ${stage.name}: RUN ${i.args} failed (${run.status ?? run.signal}):\n${`${run.stdout}\n${run.stderr}`.slice(-4000)}`);
+        if (run.status !== 0)
+          throw new Error(`image tree: ${stage.name}: RUN ${i.args} failed (${run.status ?? run.signal}):\n${`${run.stdout}\n${run.stderr}`.slice(-4000)}`);
         say(`image tree: ${stage.name}: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
         if (firstRun) {
           for (const old of readdirSync(cacheRoot)) if (old.startsWith(`layer-${stage.name}-`)) rmSync(join(cacheRoot, old), { recursive: true, force: true });

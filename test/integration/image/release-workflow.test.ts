@@ -22,10 +22,14 @@ function actionlint(files: readonly string[]): { status: number | null; output: 
 }
 
 describe('the release workflow', () => {
-  before(function () { skipUnlessFound(this, found); });
+  before(function () {
+    skipUnlessFound(this, found);
+  });
 
   it('passes actionlint', () => {
-    const files = readdirSync(workflows).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(workflows, f));
+    const files = readdirSync(workflows)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .map((f) => join(workflows, f));
     expect(files.map((f) => f.split('/').pop())).to.include('release.yaml');
     const result = actionlint(files);
     expect(result.output).to.equal('');
@@ -36,7 +40,10 @@ describe('the release workflow', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tenantry-actionlint-'));
     try {
       const broken = join(dir, 'broken.yaml');
-      writeFileSync(broken, 'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    needs: [missing]\n    steps:\n      - run: echo ${{ github.nonexistent_context_field }}\n');
+      writeFileSync(
+        broken,
+        'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    needs: [missing]\n    steps:\n      - run: echo ${{ github.nonexistent_context_field }}\n',
+      );
       const result = actionlint([broken]);
       expect(result.status).to.not.equal(0);
       expect(result.output).to.contain('missing');
@@ -46,7 +53,9 @@ describe('the release workflow', () => {
   });
 
   it('publishes linux/amd64 and linux/arm64 images and pushes the chart as an OCI artifact, after the tests', () => {
-    const wf = parse(readFileSync(join(workflows, 'release.yaml'), 'utf8')) as { jobs: Record<string, { needs?: string[]; steps: Array<{ uses?: string; run?: string; with?: Record<string, unknown> }> }> };
+    const wf = parse(readFileSync(join(workflows, 'release.yaml'), 'utf8')) as {
+      jobs: Record<string, { needs?: string[]; steps: Array<{ uses?: string; run?: string; with?: Record<string, unknown> }> }>;
+    };
     const build = wf.jobs['image']?.steps.find((s) => s.uses?.startsWith('docker/build-push-action') === true);
     expect(String(build?.with?.['platforms'])).to.equal('linux/amd64,linux/arm64');
     expect(build?.with?.['push']).to.equal(true);

@@ -23,8 +23,12 @@ const buildScripts = (): string[] => [
 describe('licence gate', function () {
   this.timeout(180_000);
   let scratch = '';
-  before(async () => { scratch = await mkdtemp(join(tmpdir(), 'tenantry-licences-')); });
-  after(async () => { await rm(scratch, { recursive: true, force: true }); });
+  before(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'tenantry-licences-'));
+  });
+  after(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
 
   it('every production npm dependency is under an allowed licence', async () => {
     const packages = await productionPackages(process.cwd());
@@ -39,9 +43,15 @@ describe('licence gate', function () {
       await writeFile(join(project, 'node_modules', name, 'package.json'), JSON.stringify({ name, version: '1.0.0', ...manifest }));
     };
     await mkdir(project, { recursive: true });
-    await writeFile(join(project, 'package.json'), JSON.stringify({
-      name: 'fixture', version: '1.0.0', license: 'MIT', dependencies: { unlicensed: '1.0.0', copyleft: '1.0.0', fine: '1.0.0' },
-    }));
+    await writeFile(
+      join(project, 'package.json'),
+      JSON.stringify({
+        name: 'fixture',
+        version: '1.0.0',
+        license: 'MIT',
+        dependencies: { unlicensed: '1.0.0', copyleft: '1.0.0', fine: '1.0.0' },
+      }),
+    );
     await pkg('unlicensed', {});
     await pkg('copyleft', { license: 'AGPL-3.0-only' });
     await pkg('fine', { license: 'MIT' });

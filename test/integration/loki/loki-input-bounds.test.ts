@@ -26,10 +26,20 @@ const endNs = startNs + 20n * 60_000_000_000n;
 const window = { start: startNs.toString(), end: endNs.toString() };
 const rangeQuery = 'count_over_time({service_name="checkout"}[1m])';
 
-interface Answer { readonly status: number; readonly type: string; readonly text: string }
+interface Answer {
+  readonly status: number;
+  readonly type: string;
+  readonly text: string;
+}
 
 /** One input beyond its range: the endpoint, its parameters (POSTed as a form when `post`: too long for a URL), and what the 400's message must name. */
-interface Beyond { readonly what: string; readonly path: string; readonly params: Record<string, string>; readonly names: RegExp; readonly post?: true }
+interface Beyond {
+  readonly what: string;
+  readonly path: string;
+  readonly params: Record<string, string>;
+  readonly names: RegExp;
+  readonly post?: true;
+}
 
 const nested = (depth: number): string => `${'sum('.repeat(depth)}${rangeQuery}${')'.repeat(depth)}`;
 
@@ -38,8 +48,19 @@ const beyond: readonly Beyond[] = [
   { what: 'sum( nested 50 deep, instant', path: 'query', params: { query: nested(50) }, names: /query/ },
   { what: '5,000 parentheses', path: 'query_range', params: { query: `${'('.repeat(5000)}${rangeQuery}${')'.repeat(5000)}` }, names: /query/, post: true },
   { what: 'a 100 KiB query', path: 'query_range', params: { query: `{service_name="checkout"} |= "${'x'.repeat(100_000)}"` }, names: /query/, post: true },
-  { what: '500 label filters (a statement past max_query_size)', path: 'query_range', params: { query: `{service_name="checkout"}${' | a="b"'.repeat(500)}` }, names: /query/, post: true },
-  { what: '8 parsers (a statement doubling per parser)', path: 'query_range', params: { query: `{service_name="checkout"}${' | logfmt'.repeat(8)}` }, names: /parser/ },
+  {
+    what: '500 label filters (a statement past max_query_size)',
+    path: 'query_range',
+    params: { query: `{service_name="checkout"}${' | a="b"'.repeat(500)}` },
+    names: /query/,
+    post: true,
+  },
+  {
+    what: '8 parsers (a statement doubling per parser)',
+    path: 'query_range',
+    params: { query: `{service_name="checkout"}${' | logfmt'.repeat(8)}` },
+    names: /parser/,
+  },
   { what: 'topk(1e308, …)', path: 'query_range', params: { query: `topk(1e308, ${rangeQuery})` }, names: /topk/ },
   { what: 'topk(2^64, …) instant', path: 'query', params: { query: `topk(18446744073709551616, ${rangeQuery})` }, names: /topk/ },
   { what: 'range [100000000d]', path: 'query_range', params: { query: 'count_over_time({service_name="checkout"}[100000000d])' }, names: /range/ },
@@ -47,7 +68,12 @@ const beyond: readonly Beyond[] = [
   { what: 'range of 30 digits of seconds', path: 'query', params: { query: `rate({service_name="checkout"}[${'9'.repeat(30)}s])` }, names: /range/ },
   { what: 'range 400 digits with a fraction', path: 'query', params: { query: `rate({service_name="checkout"}[${'9'.repeat(400)}.5s])` }, names: /range/ },
   { what: 'offset 100000000d', path: 'query_range', params: { query: 'count_over_time({service_name="checkout"}[1m] offset 100000000d)' }, names: /offset/ },
-  { what: 'quantile φ 1e308', path: 'query_range', params: { query: 'quantile_over_time(1e308, {service_name="checkout"} | logfmt | unwrap latency [1m])' }, names: /quantile_over_time|unwrap/ },
+  {
+    what: 'quantile φ 1e308',
+    path: 'query_range',
+    params: { query: 'quantile_over_time(1e308, {service_name="checkout"} | logfmt | unwrap latency [1m])' },
+    names: /quantile_over_time|unwrap/,
+  },
   { what: 'step=1e308', path: 'query_range', params: { query: rangeQuery, step: '1e308' }, names: /step/ },
   { what: 'step=100000000d', path: 'query_range', params: { query: rangeQuery, step: '100000000d' }, names: /step/ },
   { what: 'step=-1e308', path: 'query_range', params: { query: rangeQuery, step: '-1e308' }, names: /step/ },
@@ -63,7 +89,12 @@ const beyond: readonly Beyond[] = [
   { what: 'start=1e308', path: 'query_range', params: { query: rangeQuery, start: '1e308', end: window.end }, names: /start/ },
   { what: 'start=1.5e308', path: 'query_range', params: { query: rangeQuery, start: '1.5e308', end: window.end }, names: /start/ },
   { what: 'end=30 digits', path: 'query_range', params: { query: rangeQuery, start: window.start, end: '9'.repeat(30) }, names: /end/ },
-  { what: 'end=year 9999', path: 'query_range', params: { query: '{service_name="checkout"}', start: window.start, end: '9999-12-31T23:59:59Z' }, names: /end/ },
+  {
+    what: 'end=year 9999',
+    path: 'query_range',
+    params: { query: '{service_name="checkout"}', start: window.start, end: '9999-12-31T23:59:59Z' },
+    names: /end/,
+  },
   { what: 'start=-1e18 s', path: 'query_range', params: { query: rangeQuery, start: '-1000000000.5e9', end: window.end }, names: /start/ },
   { what: 'time=1.5e308', path: 'query', params: { query: rangeQuery, time: '1.5e308' }, names: /time/ },
   { what: 'time=30 digits', path: 'query', params: { query: rangeQuery, time: '9'.repeat(30) }, names: /time/ },
@@ -75,7 +106,12 @@ const beyond: readonly Beyond[] = [
   { what: 'series start=1.5e308', path: 'series', params: { 'match[]': '{service_name="checkout"}', start: '1.5e308' }, names: /start/ },
   { what: 'index/stats end=1.5e308', path: 'index/stats', params: { query: '{service_name="checkout"}', end: '1.5e308' }, names: /end/ },
   { what: 'index/volume limit=1e308', path: 'index/volume', params: { query: '{service_name="checkout"}', ...window, limit: '1e308' }, names: /limit/ },
-  { what: 'index/volume limit=2^64', path: 'index/volume', params: { query: '{service_name="checkout"}', ...window, limit: '18446744073709551616' }, names: /limit/ },
+  {
+    what: 'index/volume limit=2^64',
+    path: 'index/volume',
+    params: { query: '{service_name="checkout"}', ...window, limit: '18446744073709551616' },
+    names: /limit/,
+  },
   { what: 'index/volume step=1e308', path: 'index/volume', params: { query: '{service_name="checkout"}', ...window, step: '1e308' }, names: /step/ },
   { what: 'detected_labels since=100000000d', path: 'detected_labels', params: { query: '{service_name="checkout"}', since: '100000000d' }, names: /since/ },
 ];
@@ -108,20 +144,28 @@ describe('Loki API: inputs beyond their range (issue 33)', function () {
   }
 
   async function post(path: string, body: Buffer | string, extra: Record<string, string>, query = ''): Promise<Answer> {
-    const response = await fetch(`${api}/loki/api/v1/${path}${query}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded', ...extra }, body });
+    const response = await fetch(`${api}/loki/api/v1/${path}${query}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded', ...extra },
+      body,
+    });
     return { status: response.status, type: response.headers.get('content-type') ?? '', text: await response.text() };
   }
 
-  const lineCount = (a: Answer): number => (JSON.parse(a.text) as { data: { result: { values: unknown[] }[] } }).data.result.reduce((n, s) => n + s.values.length, 0);
+  const lineCount = (a: Answer): number =>
+    (JSON.parse(a.text) as { data: { result: { values: unknown[] }[] } }).data.result.reduce((n, s) => n + s.values.length, 0);
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tenantry-loki-bounds-'));
-    tenantry = startTenantry(['all'], testEnvironment(join(dir, 'tenantry'), {
-      TENANTRY_API_KEYS: JSON.stringify([
-        { key: keys.ingest, scopes: ['ingest'], tenants: ['*'] },
-        { key: keys.read, scopes: ['read'], tenants: [tenant] },
-      ]),
-    }));
+    tenantry = startTenantry(
+      ['all'],
+      testEnvironment(join(dir, 'tenantry'), {
+        TENANTRY_API_KEYS: JSON.stringify([
+          { key: keys.ingest, scopes: ['ingest'], tenants: ['*'] },
+          { key: keys.read, scopes: ['read'], tenants: [tenant] },
+        ]),
+      }),
+    );
     const ports = await tenantry.started(120_000);
     api = `http://127.0.0.1:${ports['api'] ?? 0}`;
     for (const records of tenantLogs(tenant, 'alpha', startMs, perService)) {
@@ -143,7 +187,7 @@ describe('Loki API: inputs beyond their range (issue 33)', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('answers every input beyond its range with a 400 in Loki\'s shape naming the parameter', async () => {
+  it("answers every input beyond its range with a 400 in Loki's shape naming the parameter", async () => {
     const wrong: string[] = [];
     for (const c of beyond) {
       const answer = c.post === true ? await post(c.path, new URLSearchParams(c.params).toString(), {}) : await get(c.path, c.params);
@@ -162,12 +206,15 @@ describe('Loki API: inputs beyond their range (issue 33)', function () {
     expect(wrong, wrong.join('\n')).to.deep.equal([]);
   });
 
-  it('reads gzip and deflate form bodies, and refuses other encodings, other media types and oversized bodies in Loki\'s shape', async () => {
+  it("reads gzip and deflate form bodies, and refuses other encodings, other media types and oversized bodies in Loki's shape", async () => {
     const form = new URLSearchParams({ query: '{service_name="checkout"}', ...window, limit: '2' }).toString();
     const plain = await post('query_range', form, {});
     expect(plain.status, plain.text).to.equal(200);
     expect(lineCount(plain)).to.equal(2);
-    for (const [encoding, body] of [['gzip', gzipSync(form)], ['deflate', deflateSync(form)]] as const) {
+    for (const [encoding, body] of [
+      ['gzip', gzipSync(form)],
+      ['deflate', deflateSync(form)],
+    ] as const) {
       const answer = await post('query_range', body, { 'content-encoding': encoding });
       expect(answer.status, `${encoding}: ${answer.text}`).to.equal(200);
       expect(lineCount(answer), encoding).to.equal(2);
@@ -194,7 +241,7 @@ describe('Loki API: inputs beyond their range (issue 33)', function () {
     series.append('match[]', '{service_name="checkout"}');
     series.append('match[]', '{service_name="payments"}');
     const response = await fetch(`${api}/loki/api/v1/series?${series.toString()}`, { headers });
-    const body = await response.json() as { data: Record<string, string>[] };
+    const body = (await response.json()) as { data: Record<string, string>[] };
     expect(response.status).to.equal(200);
     expect([...new Set(body.data.map((s) => s['service_name']))].sort()).to.deep.equal(['checkout', 'payments']);
   });
@@ -202,37 +249,88 @@ describe('Loki API: inputs beyond their range (issue 33)', function () {
   it('never answers 5xx to generated LogQL and parameter values (fast-check, bounded)', async () => {
     const numberText = fc.oneof(
       fc.constantFrom(window.start, window.end, '60', '100', '5000', '1795000000.5', '2026-11-24T03:00:00Z'),
-      fc.constantFrom('0', '-0', '1', '-1', '1e308', '-1e308', '1e-308', 'NaN', 'Infinity', '-Infinity', '18446744073709551616', '9223372036854775808', '0x10', '1_000', '', ' ', '.5', '5.', '1e', 'e5'),
-      fc.double().map(String), fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String), fc.integer().map(String),
+      fc.constantFrom(
+        '0',
+        '-0',
+        '1',
+        '-1',
+        '1e308',
+        '-1e308',
+        '1e-308',
+        'NaN',
+        'Infinity',
+        '-Infinity',
+        '18446744073709551616',
+        '9223372036854775808',
+        '0x10',
+        '1_000',
+        '',
+        ' ',
+        '.5',
+        '5.',
+        '1e',
+        'e5',
+      ),
+      fc.double().map(String),
+      fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String),
+      fc.integer().map(String),
     );
     const duration = fc.oneof(
       fc.tuple(fc.oneof(numberText, fc.nat().map(String)), fc.constantFrom('ns', 'us', 'ms', 's', 'm', 'h', 'd', 'w', 'y', '')).map(([n, u]) => `${n}${u}`),
       fc.constantFrom('1h30m', '1.5h', '100000000d', '1e308s', `${'9'.repeat(50)}.5s`, '0s', '-5m'),
     );
-    const selector = fc.constantFrom('{service_name="checkout"}', '{service_name=~".+"}', '{service_name!="x", k8s_namespace_name="shop"}', '{a=""}', '{service_name="checkout"} |= "POST"', '{service_name="checkout"} | logfmt | status >= 500', '{service_name="checkout"} | json | drop a');
+    const selector = fc.constantFrom(
+      '{service_name="checkout"}',
+      '{service_name=~".+"}',
+      '{service_name!="x", k8s_namespace_name="shop"}',
+      '{a=""}',
+      '{service_name="checkout"} |= "POST"',
+      '{service_name="checkout"} | logfmt | status >= 500',
+      '{service_name="checkout"} | json | drop a',
+    );
     const rangeFn = fc.constantFrom('count_over_time', 'rate', 'bytes_over_time', 'bytes_rate', 'sum_over_time', 'absent_over_time');
     const vectorFn = fc.constantFrom('sum', 'avg', 'min', 'max', 'count', 'topk', 'bottomk', 'stddev');
     const metric: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
-      expr: fc.oneof({ depthSize: 'small', withCrossShrink: true },
+      expr: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
         fc.tuple(rangeFn, selector, duration, fc.option(duration)).map(([fn, s, d, o]) => `${fn}(${s}[${d}]${o === null ? '' : ` offset ${o}`})`),
-        fc.tuple(vectorFn, fc.option(numberText), fc.option(fc.constantFrom('by (service_name)', 'without (a)')), tie('expr')).map(([fn, k, g, inner]) => `${fn}${g === null ? '' : ` ${g}`}(${k === null ? '' : `${k}, `}${inner})`),
+        fc
+          .tuple(vectorFn, fc.option(numberText), fc.option(fc.constantFrom('by (service_name)', 'without (a)')), tie('expr'))
+          .map(([fn, k, g, inner]) => `${fn}${g === null ? '' : ` ${g}`}(${k === null ? '' : `${k}, `}${inner})`),
         fc.tuple(numberText, fc.constantFrom('+', '-', '*', '/', '%', '^'), numberText).map(([a, op, b]) => `vector(${a}) ${op} ${b}`),
-        fc.tuple(tie('expr'), fc.constantFrom('+', '/', 'and', '>')).map(([e, op]) => `${e} ${op} ${e}`)),
+        fc.tuple(tie('expr'), fc.constantFrom('+', '/', 'and', '>')).map(([e, op]) => `${e} ${op} ${e}`),
+      ),
     })).expr;
-    const query = fc.oneof(metric, selector, fc.string({ maxLength: 40 }), fc.nat({ max: 80 }).map((n) => nested(n)));
+    const query = fc.oneof(
+      metric,
+      selector,
+      fc.string({ maxLength: 40 }),
+      fc.nat({ max: 80 }).map((n) => nested(n)),
+    );
     const params = fc.record({
-      query, start: fc.option(numberText), end: fc.option(numberText), since: fc.option(duration), step: fc.option(fc.oneof(numberText, duration)),
-      interval: fc.option(fc.oneof(numberText, duration)), limit: fc.option(numberText), direction: fc.option(fc.constantFrom('forward', 'backward', 'FORWARD', 'x')), time: fc.option(numberText),
+      query,
+      start: fc.option(numberText),
+      end: fc.option(numberText),
+      since: fc.option(duration),
+      step: fc.option(fc.oneof(numberText, duration)),
+      interval: fc.option(fc.oneof(numberText, duration)),
+      limit: fc.option(numberText),
+      direction: fc.option(fc.constantFrom('forward', 'backward', 'FORWARD', 'x')),
+      time: fc.option(numberText),
     });
     const path = fc.constantFrom('query_range', 'query', 'labels', 'label/service_name/values', 'series', 'index/stats', 'index/volume', 'detected_labels');
     const failures: string[] = [];
-    await fc.assert(fc.asyncProperty(path, params, async (p, raw) => {
-      const sent: Record<string, string> = {};
-      for (const [name, value] of Object.entries(raw)) if (value !== null) sent[name === 'query' && p === 'series' ? 'match[]' : name] = value;
-      const answer = await get(p, sent);
-      if (answer.status >= 500 || (answer.status >= 400 && !answer.type.startsWith('text/plain'))) failures.push(`${p} ${JSON.stringify(sent).slice(0, 300)}: ${answer.status} ${answer.text.slice(0, 200)}`);
-      return answer.status < 500;
-    }), { numRuns: 300, seed: 33, endOnFailure: true });
+    await fc.assert(
+      fc.asyncProperty(path, params, async (p, raw) => {
+        const sent: Record<string, string> = {};
+        for (const [name, value] of Object.entries(raw)) if (value !== null) sent[name === 'query' && p === 'series' ? 'match[]' : name] = value;
+        const answer = await get(p, sent);
+        if (answer.status >= 500 || (answer.status >= 400 && !answer.type.startsWith('text/plain')))
+          failures.push(`${p} ${JSON.stringify(sent).slice(0, 300)}: ${answer.status} ${answer.text.slice(0, 200)}`);
+        return answer.status < 500;
+      }),
+      { numRuns: 300, seed: 33, endOnFailure: true },
+    );
     expect(failures).to.deep.equal([]);
   });
 });

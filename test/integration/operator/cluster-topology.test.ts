@@ -17,18 +17,33 @@ const ns = 'day2';
 const kinds = 'statefulsets,jobs,deployments,poddisruptionbudgets,configmaps';
 
 function stackDoc(name: string, managed: Record<string, unknown>): string {
-  return JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name, namespace: ns }, spec: { clickhouse: { managed } } });
+  return JSON.stringify({
+    apiVersion: 'tenantry.dev/v1alpha1',
+    kind: 'ObservabilityStack',
+    metadata: { name, namespace: ns },
+    spec: { clickhouse: { managed } },
+  });
 }
 
-interface Condition { type: string; status: string; reason: string; message: string }
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
 
 describe('operator: managed ClickHouse cluster changes against a real API server', function () {
   this.timeout(180_000);
   let server: KubeTestServer | undefined;
   let operator: { process: TenantryProcess; port: number } | undefined;
-  const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
-  const children = async (stack: string): Promise<KubeItem[]> => (await getJson<{ items: KubeItem[] }>(srv(), [kinds, '-n', ns, '-l', `tenantry.dev/stack=${stack}`])).items;
-  const conditions = async (stack: string): Promise<Condition[]> => ((await getJson(srv(), ['ostack', stack, '-n', ns])).status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
+  const srv = (): KubeTestServer => {
+    if (server === undefined) throw new Error('no server');
+    return server;
+  };
+  const children = async (stack: string): Promise<KubeItem[]> =>
+    (await getJson<{ items: KubeItem[] }>(srv(), [kinds, '-n', ns, '-l', `tenantry.dev/stack=${stack}`])).items;
+  const conditions = async (stack: string): Promise<Condition[]> =>
+    ((await getJson(srv(), ['ostack', stack, '-n', ns])).status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
   const condition = async (stack: string, type: string): Promise<Condition | undefined> => (await conditions(stack)).find((c) => c.type === type);
   const jobs = async (stack: string): Promise<KubeItem[]> => (await children(stack)).filter((o) => o.kind === 'Job');
 
@@ -36,17 +51,57 @@ describe('operator: managed ClickHouse cluster changes against a real API server
   const workloadsReady = async (stack: string): Promise<void> => {
     for (const o of (await children(stack)).filter((c) => c.kind === 'Deployment' || c.kind === 'StatefulSet')) {
       const n = (o.spec?.['replicas'] as number | undefined) ?? 1;
-      await srv().kubectl(['patch', `${o.kind.toLowerCase()}/${o.metadata.name}`, '-n', ns, '--subresource=status', '--type=merge', '-p',
-        JSON.stringify({ status: { observedGeneration: o.metadata.generation, replicas: n, readyReplicas: n, updatedReplicas: n, availableReplicas: n, currentReplicas: n } })]);
+      await srv().kubectl([
+        'patch',
+        `${o.kind.toLowerCase()}/${o.metadata.name}`,
+        '-n',
+        ns,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({
+          status: { observedGeneration: o.metadata.generation, replicas: n, readyReplicas: n, updatedReplicas: n, availableReplicas: n, currentReplicas: n },
+        }),
+      ]);
     }
   };
   const at = (msAgo: number): string => new Date(Date.now() - msAgo).toISOString().replace(/\.\d+Z$/, 'Z');
   /** Plays the Job controller: the Job finished, successfully or not, `msAgo` ago. */
   const jobDone = async (name: string, outcome: 'Complete' | 'Failed', msAgo = 0): Promise<void> => {
     const end = at(msAgo);
-    const status = outcome === 'Complete'
-      ? { startTime: at(msAgo + 5000), completionTime: end, succeeded: 1, conditions: [{ type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: end, lastProbeTime: end }, { type: 'Complete', status: 'True', lastTransitionTime: end, lastProbeTime: end }] }
-      : { startTime: at(msAgo + 5000), failed: 1, conditions: [{ type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: end, lastProbeTime: end }, { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: end, lastProbeTime: end }] };
+    const status =
+      outcome === 'Complete'
+        ? {
+            startTime: at(msAgo + 5000),
+            completionTime: end,
+            succeeded: 1,
+            conditions: [
+              { type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: end, lastProbeTime: end },
+              { type: 'Complete', status: 'True', lastTransitionTime: end, lastProbeTime: end },
+            ],
+          }
+        : {
+            startTime: at(msAgo + 5000),
+            failed: 1,
+            conditions: [
+              {
+                type: 'FailureTarget',
+                status: 'True',
+                reason: 'BackoffLimitExceeded',
+                message: 'Job has reached the specified backoff limit',
+                lastTransitionTime: end,
+                lastProbeTime: end,
+              },
+              {
+                type: 'Failed',
+                status: 'True',
+                reason: 'BackoffLimitExceeded',
+                message: 'Job has reached the specified backoff limit',
+                lastTransitionTime: end,
+                lastProbeTime: end,
+              },
+            ],
+          };
     await srv().kubectl(['patch', `job/${name}`, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
   };
 
@@ -75,14 +130,19 @@ describe('operator: managed ClickHouse cluster changes against a real API server
     });
     await workloadsReady('c');
     await jobDone(first, 'Complete');
-    await eventually(async () => { expect(await condition('c', 'Ready')).to.include({ status: 'True', reason: 'AllComponentsReady' }); });
+    await eventually(async () => {
+      expect(await condition('c', 'Ready')).to.include({ status: 'True', reason: 'AllComponentsReady' });
+    });
 
     await srv().kubectl(['patch', 'ostack/c', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { clickhouse: { managed: { shards: 3 } } } })]);
     const second = await eventually(async () => {
       const keys = (await children('c')).map((o) => `${o.kind}/${o.metadata.name}`);
       expect(keys).to.include.members(['StatefulSet/c-clickhouse-s2', 'PodDisruptionBudget/c-clickhouse-s2']);
       const j = await jobs('c');
-      expect(j.map((o) => o.metadata.name), 'the old Job pruned, a new one for the new topology').to.have.length(1);
+      expect(
+        j.map((o) => o.metadata.name),
+        'the old Job pruned, a new one for the new topology',
+      ).to.have.length(1);
       expect(j[0]?.metadata.name).not.to.equal(first);
       return j[0]?.metadata.name ?? '';
     });
@@ -126,14 +186,22 @@ describe('operator: managed ClickHouse cluster changes against a real API server
 
   it('refuses 1x1 → cluster, cluster → 1x1, fewer shards and another Keeper count, with how to migrate; allows fewer replicas', async () => {
     const refused = async (doc: string): Promise<string> => {
-      try { await srv().kubectl(['apply', '-f', '-'], doc); } catch (error) { return (error as Error).message; }
+      try {
+        await srv().kubectl(['apply', '-f', '-'], doc);
+      } catch (error) {
+        return (error as Error).message;
+      }
       return '';
     };
     await srv().kubectl(['apply', '-f', '-'], stackDoc('single', { shards: 1, replicas: 1 }));
-    expect(await refused(stackDoc('single', { shards: 2, replicas: 2 }))).to.contain('cannot change between one server (shards 1, replicas 1) and a cluster').and.to.contain('Create a new stack with the cluster layout and copy the data');
+    expect(await refused(stackDoc('single', { shards: 2, replicas: 2 })))
+      .to.contain('cannot change between one server (shards 1, replicas 1) and a cluster')
+      .and.to.contain('Create a new stack with the cluster layout and copy the data');
     expect(await refused(stackDoc('c', { shards: 1, replicas: 1 }))).to.contain('cannot change between one server');
     expect(await refused(stackDoc('c', { shards: 2, replicas: 2 }))).to.contain('clickhouse.managed.shards cannot be reduced');
-    expect(await refused(stackDoc('c', { shards: 3, replicas: 2, keeper: { replicas: 5 } }))).to.contain('clickhouse.managed.keeper.replicas cannot change in place');
+    expect(await refused(stackDoc('c', { shards: 3, replicas: 2, keeper: { replicas: 5 } }))).to.contain(
+      'clickhouse.managed.keeper.replicas cannot change in place',
+    );
     expect(await refused(stackDoc('c', { shards: 3, replicas: 1 }))).to.equal('');
   });
 });

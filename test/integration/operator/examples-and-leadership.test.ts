@@ -16,12 +16,16 @@ describe('operator with the shipped examples and two replicas', function () {
   this.timeout(120_000);
   let server: KubeTestServer | undefined;
   const operators: TenantryProcess[] = [];
-  const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
-  const leaders = (): TenantryProcess[] => operators.filter((p) => {
-    const became = p.lines.filter((l) => l['msg'] === 'became leader').length;
-    const lost = p.lines.filter((l) => l['msg'] === 'lost leadership').length;
-    return became > lost;
-  });
+  const srv = (): KubeTestServer => {
+    if (server === undefined) throw new Error('no server');
+    return server;
+  };
+  const leaders = (): TenantryProcess[] =>
+    operators.filter((p) => {
+      const became = p.lines.filter((l) => l['msg'] === 'became leader').length;
+      const lost = p.lines.filter((l) => l['msg'] === 'lost leadership').length;
+      return became > lost;
+    });
 
   before(async function () {
     const binaries = k8sBinariesOrSkip(this);
@@ -40,24 +44,49 @@ describe('operator with the shipped examples and two replicas', function () {
     // Still one after the leader renewed the Lease twice: both replicas run a round every 2 s,
     // so two renewals span at least one full round of the other replica.
     const renewals = new Set<string>();
-    await srv().kubectlUntil(['get', 'lease/tenantry-operator', '-n', 'kube-system', '-w', '-o', 'jsonpath={.spec.renewTime}{"\\n"}'], (line) => { renewals.add(line); return renewals.size >= 3; });
+    await srv().kubectlUntil(['get', 'lease/tenantry-operator', '-n', 'kube-system', '-w', '-o', 'jsonpath={.spec.renewTime}{"\\n"}'], (line) => {
+      renewals.add(line);
+      return renewals.size >= 3;
+    });
     expect(leaders()).to.have.length(1);
   });
 
   it('turns crds/examples into every object the stacks need, with a truthful status', async () => {
     await srv().kubectl(['apply', '-f', 'crds/', '-f', 'crds/examples/']);
-    const kinds = async (stack: string): Promise<string[]> => (await getJson<{ items: KubeItem[] }>(srv(), [owned, '-n', 'default', '-l', `tenantry.dev/stack=${stack}`])).items.map((o) => `${o.kind}/${o.metadata.name}`.replace(/-migrate-[0-9a-f]{10}$/, '-migrate'));
+    const kinds = async (stack: string): Promise<string[]> =>
+      (await getJson<{ items: KubeItem[] }>(srv(), [owned, '-n', 'default', '-l', `tenantry.dev/stack=${stack}`])).items.map((o) =>
+        `${o.kind}/${o.metadata.name}`.replace(/-migrate-[0-9a-f]{10}$/, '-migrate'),
+      );
     await eventually(async () => {
       expect(await kinds('prod')).to.have.members([
-        'Secret/prod-credentials', 'ConfigMap/prod-clickhouse-config', 'Service/prod-clickhouse', 'Service/prod-clickhouse-headless',
-        'StatefulSet/prod-clickhouse-s0', 'StatefulSet/prod-clickhouse-s1', 'ConfigMap/prod-clickhouse-keeper-config', 'Service/prod-clickhouse-keeper',
-        'StatefulSet/prod-clickhouse-keeper', 'Job/prod-migrate', 'StatefulSet/prod-gateway', 'Service/prod-gateway', 'Deployment/prod-api', 'Service/prod-api',
-        'PodDisruptionBudget/prod-gateway', 'PodDisruptionBudget/prod-api', 'PodDisruptionBudget/prod-clickhouse-s0', 'PodDisruptionBudget/prod-clickhouse-s1',
+        'Secret/prod-credentials',
+        'ConfigMap/prod-clickhouse-config',
+        'Service/prod-clickhouse',
+        'Service/prod-clickhouse-headless',
+        'StatefulSet/prod-clickhouse-s0',
+        'StatefulSet/prod-clickhouse-s1',
+        'ConfigMap/prod-clickhouse-keeper-config',
+        'Service/prod-clickhouse-keeper',
+        'StatefulSet/prod-clickhouse-keeper',
+        'Job/prod-migrate',
+        'StatefulSet/prod-gateway',
+        'Service/prod-gateway',
+        'Deployment/prod-api',
+        'Service/prod-api',
+        'PodDisruptionBudget/prod-gateway',
+        'PodDisruptionBudget/prod-api',
+        'PodDisruptionBudget/prod-clickhouse-s0',
+        'PodDisruptionBudget/prod-clickhouse-s1',
         'PodDisruptionBudget/prod-clickhouse-keeper',
       ]);
       expect(await kinds('shared-ch')).to.have.members([
-        'Job/shared-ch-migrate', 'StatefulSet/shared-ch-gateway', 'Service/shared-ch-gateway', 'Deployment/shared-ch-api', 'Service/shared-ch-api',
-        'PodDisruptionBudget/shared-ch-gateway', 'PodDisruptionBudget/shared-ch-api',
+        'Job/shared-ch-migrate',
+        'StatefulSet/shared-ch-gateway',
+        'Service/shared-ch-gateway',
+        'Deployment/shared-ch-api',
+        'Service/shared-ch-api',
+        'PodDisruptionBudget/shared-ch-gateway',
+        'PodDisruptionBudget/shared-ch-api',
       ]);
       expect(await kinds('demo')).to.include.members(['StatefulSet/demo-clickhouse-s0', 'StatefulSet/demo-gateway', 'Deployment/demo-api', 'Job/demo-migrate']);
     }, 30_000);
@@ -66,7 +95,12 @@ describe('operator with the shipped examples and two replicas', function () {
       expect(out).to.match(/prod\s+False\s+WorkloadsNotReady\s+http:\/\/prod-gateway\.default\.svc:4318\s+http:\/\/prod-api\.default\.svc:8080/);
       return out;
     });
-    console.log(table.split('\n').map((l) => `      ${l}`).join('\n'));
+    console.log(
+      table
+        .split('\n')
+        .map((l) => `      ${l}`)
+        .join('\n'),
+    );
     // No pods run here, and the demo API is not reachable from outside a cluster: the declared Tenant says so.
     await eventually(async () => {
       const t = await getJson(srv(), ['tenant/demo-acme', '-n', 'default']);
@@ -83,6 +117,8 @@ describe('operator with the shipped examples and two replicas', function () {
     await Promise.any(operators.filter((p) => p !== leader).map((p) => p.waitForLine((l) => l['msg'] === 'became leader', 30_000)));
     expect(leaders().filter((p) => p !== leader)).to.have.length(1);
     await srv().kubectl(['patch', 'ostack/demo', '-n', 'default', '--type=merge', '-p', '{"spec":{"api":{"replicas":5}}}']);
-    await eventually(async () => { expect((await getJson(srv(), ['deployment/demo-api', '-n', 'default'])).spec?.['replicas']).to.equal(5); });
+    await eventually(async () => {
+      expect((await getJson(srv(), ['deployment/demo-api', '-n', 'default'])).spec?.['replicas']).to.equal(5);
+    });
   });
 });

@@ -13,7 +13,10 @@ describe('operator with least-privilege RBAC', function () {
   this.timeout(120_000);
   let server: KubeTestServer | undefined;
   let operator: TenantryProcess | undefined;
-  const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
+  const srv = (): KubeTestServer => {
+    if (server === undefined) throw new Error('no server');
+    return server;
+  };
 
   before(async function () {
     const binaries = k8sBinariesOrSkip(this);
@@ -29,23 +32,47 @@ describe('operator with least-privilege RBAC', function () {
   });
 
   it('the user has no rights beyond the role (sanity check of the setup)', async () => {
-    const can = async (args: string[]): Promise<string> => (await srv().kubectl(['auth', 'can-i', ...args, '--as', 'tenantry-operator']).catch((e: unknown) => (e as { stdout?: string }).stdout ?? (e as Error).message)).trim();
+    const can = async (args: string[]): Promise<string> =>
+      (
+        await srv()
+          .kubectl(['auth', 'can-i', ...args, '--as', 'tenantry-operator'])
+          .catch((e: unknown) => (e as { stdout?: string }).stdout ?? (e as Error).message)
+      ).trim();
     expect(await can(['patch', 'deployments', '-n', 'rbac'])).to.equal('yes');
     expect(await can(['create', 'pods', '-n', 'rbac'])).to.equal('no');
     expect(await can(['update', 'deployments', '-n', 'rbac'])).to.equal('no');
   });
 
   it('reconciles, prunes, writes status and Events, holds the Lease, and updates Tenant status without a 403', async () => {
-    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'least', namespace: 'rbac' }, spec: {} }));
-    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'Tenant', metadata: { name: 't', namespace: 'rbac' }, spec: { stackRef: { name: 'least' }, tenantId: 'acme' } }));
+    await srv().kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'least', namespace: 'rbac' }, spec: {} }),
+    );
+    await srv().kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'tenantry.dev/v1alpha1',
+        kind: 'Tenant',
+        metadata: { name: 't', namespace: 'rbac' },
+        spec: { stackRef: { name: 'least' }, tenantId: 'acme' },
+      }),
+    );
     await eventually(async () => {
       const s = await getJson(srv(), ['ostack', 'least', '-n', 'rbac']);
       expect((s.status?.['conditions'] as Array<{ reason: string }> | undefined)?.[0]?.reason).to.equal('WorkloadsNotReady');
     });
     const jobs = async (): Promise<string[]> => (await getJson<{ items: KubeItem[] }>(srv(), ['jobs', '-n', 'rbac'])).items.map((j) => j.metadata.name);
-    const first = await eventually(async () => { const j = await jobs(); expect(j).to.have.length(1); return j; });
+    const first = await eventually(async () => {
+      const j = await jobs();
+      expect(j).to.have.length(1);
+      return j;
+    });
     await srv().kubectl(['patch', 'ostack/least', '-n', 'rbac', '--type=merge', '-p', '{"spec":{"retention":{"tracesDays":2}}}']);
-    await eventually(async () => { const j = await jobs(); expect(j).to.have.length(1); expect(j).not.to.deep.equal(first); });
+    await eventually(async () => {
+      const j = await jobs();
+      expect(j).to.have.length(1);
+      expect(j).not.to.deep.equal(first);
+    });
     await eventually(async () => {
       const t = await getJson(srv(), ['tenant/t', '-n', 'rbac']);
       expect((t.status?.['conditions'] as Array<{ reason: string }> | undefined)?.[0]?.reason).to.equal('ApiUnavailable');

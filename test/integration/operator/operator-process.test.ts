@@ -13,9 +13,16 @@ describe('operator process start-up', function () {
   let dir = '';
   let running: TenantryProcess | undefined;
 
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'tenantry-operator-')); });
-  afterEach(async () => { await running?.stop(); running = undefined; });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tenantry-operator-'));
+  });
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('stops with a message naming TENANTRY_KUBECONFIG when the file cannot be read', async () => {
     running = startTenantry(['operator'], testEnvironment(dir, { TENANTRY_KUBECONFIG: join(dir, 'missing'), TENANTRY_OPERATOR_PORT: '0' }));
@@ -26,12 +33,18 @@ describe('operator process start-up', function () {
   it('stays alive but not ready while the API server is unreachable, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
     const kubeconfig = join(dir, 'kubeconfig');
-    await writeFile(kubeconfig, [
-      'apiVersion: v1', 'kind: Config', 'current-context: x',
-      'clusters: [{ name: c, cluster: { server: "https://127.0.0.1:' + String(port) + '", insecure-skip-tls-verify: true } }]',
-      'users: [{ name: u, user: { token: t } }]',
-      'contexts: [{ name: x, context: { cluster: c, user: u } }]', '',
-    ].join('\n'));
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: x',
+        'clusters: [{ name: c, cluster: { server: "https://127.0.0.1:' + String(port) + '", insecure-skip-tls-verify: true } }]',
+        'users: [{ name: u, user: { token: t } }]',
+        'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+        '',
+      ].join('\n'),
+    );
     running = startTenantry(['operator'], testEnvironment(dir, { TENANTRY_KUBECONFIG: kubeconfig, TENANTRY_OPERATOR_PORT: '0' }));
     const ports = await running.started();
     const base = `http://127.0.0.1:${ports['operator'] ?? 0}`;

@@ -18,15 +18,25 @@ describe('operator production options against a real API server (least privilege
   let server: KubeTestServer | undefined;
   let operator: TenantryProcess | undefined;
   let operatorPort = 0;
-  const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
-  const names = async (kind: string): Promise<string[]> => (await getJson<{ items: KubeItem[] }>(srv(), [kind, '-n', ns, '-l', 'tenantry.dev/stack=web'])).items.map((o) => o.metadata.name).sort();
+  const srv = (): KubeTestServer => {
+    if (server === undefined) throw new Error('no server');
+    return server;
+  };
+  const names = async (kind: string): Promise<string[]> =>
+    (await getJson<{ items: KubeItem[] }>(srv(), [kind, '-n', ns, '-l', 'tenantry.dev/stack=web'])).items.map((o) => o.metadata.name).sort();
   const apply = async (spec: Record<string, unknown>): Promise<void> => {
-    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'web', namespace: ns }, spec }));
+    await srv().kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'web', namespace: ns }, spec }),
+    );
   };
   /** Waits for the operator to have reconciled the stack's current generation (a watch on the status, no timer). */
   const reconciled = async (): Promise<void> => {
     const generation = (await getJson(srv(), ['ostack', 'web', '-n', ns])).metadata.generation ?? 0;
-    await srv().kubectlUntil(['get', 'ostack/web', '-n', ns, '-w', '-o', 'jsonpath={.status.observedGeneration}{"\\n"}'], (line) => line === String(generation));
+    await srv().kubectlUntil(
+      ['get', 'ostack/web', '-n', ns, '-w', '-o', 'jsonpath={.status.observedGeneration}{"\\n"}'],
+      (line) => line === String(generation),
+    );
   };
 
   before(async function () {
@@ -40,7 +50,15 @@ describe('operator production options against a real API server (least privilege
     // The operator starts its workers once every watch has listed; a fresh API server may answer the first
     // lists 429 ("storage is (re)initializing") and the watches back off. A sentinel stack reconciled
     // (a watching kubectl sees its status) means the operator is running before the tests time anything.
-    await server.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'sentinel', namespace: ns }, spec: { tenantSync: { enabled: false } } }));
+    await server.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'tenantry.dev/v1alpha1',
+        kind: 'ObservabilityStack',
+        metadata: { name: 'sentinel', namespace: ns },
+        spec: { tenantSync: { enabled: false } },
+      }),
+    );
     await server.kubectlUntil(['get', 'ostack/sentinel', '-n', ns, '-w', '-o', 'jsonpath={.status.observedGeneration}{"\\n"}'], (line) => line === '1', 90_000);
   });
 
@@ -50,7 +68,12 @@ describe('operator production options against a real API server (least privilege
   });
 
   it('the tested role grants exactly the HPA and NetworkPolicy verbs the operator uses, and no update', async () => {
-    const can = async (args: string[]): Promise<string> => (await srv().kubectl(['auth', 'can-i', ...args, '--as', 'tenantry-operator']).catch((e: unknown) => (e as { stdout?: string }).stdout ?? (e as Error).message)).trim();
+    const can = async (args: string[]): Promise<string> =>
+      (
+        await srv()
+          .kubectl(['auth', 'can-i', ...args, '--as', 'tenantry-operator'])
+          .catch((e: unknown) => (e as { stdout?: string }).stdout ?? (e as Error).message)
+      ).trim();
     for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete']) {
       expect(await can([verb, 'horizontalpodautoscalers.autoscaling', '-n', ns]), `${verb} hpa`).to.equal('yes');
       expect(await can([verb, 'networkpolicies.networking.k8s.io', '-n', ns]), `${verb} networkpolicy`).to.equal('yes');
@@ -69,27 +92,39 @@ describe('operator production options against a real API server (least privilege
     // The API server keeps the spread constraints as sent (matchLabelKeys included).
     const constraints = (gateway.spec?.['template'] as { spec: { topologySpreadConstraints: Array<Record<string, unknown>> } }).spec.topologySpreadConstraints;
     expect(constraints.map((c) => [c['topologyKey'], c['whenUnsatisfiable'], c['matchLabelKeys']])).to.deep.equal([
-      ['topology.kubernetes.io/zone', 'ScheduleAnyway', ['controller-revision-hash']], ['kubernetes.io/hostname', 'ScheduleAnyway', ['controller-revision-hash']],
+      ['topology.kubernetes.io/zone', 'ScheduleAnyway', ['controller-revision-hash']],
+      ['kubernetes.io/hostname', 'ScheduleAnyway', ['controller-revision-hash']],
     ]);
 
-    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 } }, api: { autoscaling: { enabled: true } }, networkPolicy: { enabled: true } });
+    await apply({
+      tenantSync: { enabled: false },
+      gateway: { replicas: 3, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 } },
+      api: { autoscaling: { enabled: true } },
+      networkPolicy: { enabled: true },
+    });
     await reconciled();
     expect(await names('hpa')).to.deep.equal(['web-api', 'web-gateway']);
     expect(await names('networkpolicy')).to.deep.equal(['web-api', 'web-clickhouse', 'web-gateway', 'web-migrate']);
     const hpa = await getJson(srv(), ['hpa', 'web-gateway', '-n', ns]);
     expect(hpa.spec).to.deep.include({ minReplicas: 2, maxReplicas: 6, scaleTargetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web-gateway' } });
     const policy = await getJson(srv(), ['networkpolicy', 'web-clickhouse', '-n', ns]);
-    expect(policy.spec?.['ingress']).to.deep.equal([{ from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'tenantry-operator', 'tenantry.dev/stack': 'web' } } }] }]);
+    expect(policy.spec?.['ingress']).to.deep.equal([
+      { from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'tenantry-operator', 'tenantry.dev/stack': 'web' } } }] },
+    ]);
 
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3 } });
     await reconciled();
     // Pruning deletes in the background; the objects have no finalizers, so they are gone once the reconcile ends.
-    await eventually(async () => { expect(await names('hpa')).to.deep.equal([]); });
-    await eventually(async () => { expect(await names('networkpolicy')).to.deep.equal([]); });
+    await eventually(async () => {
+      expect(await names('hpa')).to.deep.equal([]);
+    });
+    await eventually(async () => {
+      expect(await names('networkpolicy')).to.deep.equal([]);
+    });
     expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(3);
   });
 
-  it('hands the replica count to the HPA: enabling autoscaling does not reset it, and the HPA\'s scaling is not undone', async () => {
+  it("hands the replica count to the HPA: enabling autoscaling does not reset it, and the HPA's scaling is not undone", async () => {
     await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4 } });
     await reconciled();
     expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas']).to.equal(4);
@@ -99,14 +134,29 @@ describe('operator production options against a real API server (least privilege
     // The HPA controller scales through the scale subresource (no controller manager runs here, so do what it does).
     await srv().kubectl(['scale', 'statefulset/web-gateway', '-n', ns, '--replicas=7']);
     // A spec change makes the operator apply the StatefulSet again.
-    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 8 } }, retention: { logsDays: 9 } });
+    await apply({
+      tenantSync: { enabled: false },
+      gateway: { replicas: 4, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 8 } },
+      retention: { logsDays: 9 },
+    });
     await reconciled();
-    expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas'], 'the HPA\'s count stands').to.equal(7);
+    expect((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['replicas'], "the HPA's count stands").to.equal(7);
   });
 
-  it('exports each stack\'s Degraded condition for the alert: 0 for a healthy stack, 1 for one whose Secret is missing', async () => {
-    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'broken', namespace: ns }, spec: { tenantSync: { enabled: false }, apiKeys: { secretName: 'missing' } } }));
-    await srv().kubectlUntil(['get', 'ostack/broken', '-n', ns, '-w', '-o', 'jsonpath={.status.conditions[?(@.type=="Degraded")].status}{"\\n"}'], (line) => line === 'True');
+  it("exports each stack's Degraded condition for the alert: 0 for a healthy stack, 1 for one whose Secret is missing", async () => {
+    await srv().kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'tenantry.dev/v1alpha1',
+        kind: 'ObservabilityStack',
+        metadata: { name: 'broken', namespace: ns },
+        spec: { tenantSync: { enabled: false }, apiKeys: { secretName: 'missing' } },
+      }),
+    );
+    await srv().kubectlUntil(
+      ['get', 'ostack/broken', '-n', ns, '-w', '-o', 'jsonpath={.status.conditions[?(@.type=="Degraded")].status}{"\\n"}'],
+      (line) => line === 'True',
+    );
     // The gauge reads the watch cache, which the status write's event reaches a moment after the API server has it.
     const text = await eventually(async () => {
       const t = await (await fetch(`http://127.0.0.1:${operatorPort}/metrics`)).text();
@@ -117,9 +167,19 @@ describe('operator production options against a real API server (least privilege
   });
 
   it('the CRD refuses bad production options with a sentence', async () => {
-    const refused = async (spec: Record<string, unknown>): Promise<string> => srv().kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'bad', namespace: ns }, spec }))
-      .then(() => '', (e: unknown) => String((e as { stderr?: unknown }).stderr ?? e));
-    expect(await refused({ gateway: { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 2 } } })).to.contain('autoscaling.minReplicas must not exceed autoscaling.maxReplicas');
+    const refused = async (spec: Record<string, unknown>): Promise<string> =>
+      srv()
+        .kubectl(
+          ['apply', '--dry-run=server', '-f', '-'],
+          JSON.stringify({ apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'bad', namespace: ns }, spec }),
+        )
+        .then(
+          () => '',
+          (e: unknown) => String((e as { stderr?: unknown }).stderr ?? e),
+        );
+    expect(await refused({ gateway: { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 2 } } })).to.contain(
+      'autoscaling.minReplicas must not exceed autoscaling.maxReplicas',
+    );
     expect(await refused({ topologySpread: { zone: 'Sometimes' } })).to.contain('spec.topologySpread.zone: Unsupported value: "Sometimes"');
     expect(await refused({ api: { autoscaling: { targetCPUUtilizationPercentage: 0 } } })).to.contain('spec.api.autoscaling.targetCPUUtilizationPercentage');
   });

@@ -20,10 +20,17 @@ const tenantIds = ['acme', 'Globex', 'initech.prod'];
 
 function logsFor(tenant: string): unknown {
   return {
-    resourceLogs: [{
-      resource: { attributes: [{ key: 'tenant.id', value: { stringValue: tenant } }, { key: 'service.name', value: { stringValue: 'shop' } }] },
-      scopeLogs: [{ logRecords: [{ timeUnixNano: String(Date.now() * 1e6), severityNumber: 9, body: { stringValue: `hello from ${tenant}` } }] }],
-    }],
+    resourceLogs: [
+      {
+        resource: {
+          attributes: [
+            { key: 'tenant.id', value: { stringValue: tenant } },
+            { key: 'service.name', value: { stringValue: 'shop' } },
+          ],
+        },
+        scopeLogs: [{ logRecords: [{ timeUnixNano: String(Date.now() * 1e6), severityNumber: 9, body: { stringValue: `hello from ${tenant}` } }] }],
+      },
+    ],
   };
 }
 
@@ -34,7 +41,10 @@ describe('operator tenant mirroring against a real all process', function () {
   let operator: { process: TenantryProcess; port: number } | undefined;
   let dataDir = '';
   let api = '';
-  const srv = (): KubeTestServer => { if (server === undefined) throw new Error('no server'); return server; };
+  const srv = (): KubeTestServer => {
+    if (server === undefined) throw new Error('no server');
+    return server;
+  };
   const auth = { authorization: `Bearer ${adminKey}` };
   const storedName = async (id: string): Promise<string | undefined> => {
     const res = await fetch(`${api}/v1/tenants/${encodeURIComponent(id)}`, { headers: auth });
@@ -45,16 +55,32 @@ describe('operator tenant mirroring against a real all process', function () {
   before(async function () {
     const binaries = k8sBinariesOrSkip(this);
     dataDir = await mkdtemp(join(tmpdir(), 'tenantry-mirror-'));
-    all = startTenantry(['all'], testEnvironment(dataDir, { TENANTRY_API_KEYS: JSON.stringify([{ key: adminKey, scopes: ['ingest', 'read', 'admin'], tenants: ['*'], name: 'admin' }]) }));
+    all = startTenantry(
+      ['all'],
+      testEnvironment(dataDir, { TENANTRY_API_KEYS: JSON.stringify([{ key: adminKey, scopes: ['ingest', 'read', 'admin'], tenants: ['*'], name: 'admin' }]) }),
+    );
     server = await startKubeTestServer(binaries);
     const ports = await all.started(90_000);
     api = `http://127.0.0.1:${ports['api'] ?? 0}`;
     for (const id of tenantIds) {
-      const res = await fetch(`http://127.0.0.1:${ports['otlpHttp'] ?? 0}/v1/logs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(logsFor(id)) });
+      const res = await fetch(`http://127.0.0.1:${ports['otlpHttp'] ?? 0}/v1/logs`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(logsFor(id)),
+      });
       expect(res.status, await res.text()).to.equal(200);
     }
     await createNamespace(server, ns);
-    await server.kubectl(['create', 'secret', 'generic', 'keys', '-n', ns, `--from-literal=admin-key=${adminKey}`, `--from-literal=api-keys.json=[{"key":"${adminKey}","scopes":["admin"],"tenants":["*"]}]`]);
+    await server.kubectl([
+      'create',
+      'secret',
+      'generic',
+      'keys',
+      '-n',
+      ns,
+      `--from-literal=admin-key=${adminKey}`,
+      `--from-literal=api-keys.json=[{"key":"${adminKey}","scopes":["admin"],"tenants":["*"]}]`,
+    ]);
     operator = await startOperatorProcess(server, { TENANTRY_WATCH_NAMESPACES: ns });
   });
 
@@ -66,10 +92,15 @@ describe('operator tenant mirroring against a real all process', function () {
   });
 
   it('creates one Tenant per tenant the API reports, labelled and owned by the stack, with the stored name in status', async () => {
-    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'tenantry.dev/v1alpha1', kind: 'ObservabilityStack', metadata: { name: 'demo', namespace: ns },
-      spec: { apiKeys: { secretName: 'keys' }, tenantSync: { apiUrl: api, intervalSeconds: 1 } },
-    }));
+    await srv().kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'tenantry.dev/v1alpha1',
+        kind: 'ObservabilityStack',
+        metadata: { name: 'demo', namespace: ns },
+        spec: { apiKeys: { secretName: 'keys' }, tenantSync: { apiUrl: api, intervalSeconds: 1 } },
+      }),
+    );
     const stack = await getJson(srv(), ['ostack', 'demo', '-n', ns]);
     const items = await eventually(async () => {
       const list = await tenants();
@@ -87,31 +118,50 @@ describe('operator tenant mirroring against a real all process', function () {
       expect(t.spec?.['stackRef']).to.deep.equal({ name: 'demo' });
       expect(t.status?.['storedName']).to.be.a('string');
     }
-    await eventually(async () => { expect((await getJson(srv(), ['ostack', 'demo', '-n', ns])).status?.['tenantCount']).to.equal(3); });
+    await eventually(async () => {
+      expect((await getJson(srv(), ['ostack', 'demo', '-n', ns])).status?.['tenantCount']).to.equal(3);
+    });
   });
 
   it('pushes spec.displayName to the API and shows it as the stored name', async () => {
     await srv().kubectl(['patch', 'tenant/demo-acme', '-n', ns, '--type=merge', '-p', '{"spec":{"displayName":"ACME Corporation"}}']);
-    await eventually(async () => { expect(await storedName('acme')).to.equal('ACME Corporation'); });
-    await eventually(async () => { expect((await getJson(srv(), ['tenant/demo-acme', '-n', ns])).status?.['storedName']).to.equal('ACME Corporation'); });
+    await eventually(async () => {
+      expect(await storedName('acme')).to.equal('ACME Corporation');
+    });
+    await eventually(async () => {
+      expect((await getJson(srv(), ['tenant/demo-acme', '-n', ns])).status?.['storedName']).to.equal('ACME Corporation');
+    });
   });
 
   it('reverts a rename through the API that contradicts spec (GitOps wins)', async () => {
-    const res = await fetch(`${api}/v1/tenants/acme`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'renamed elsewhere' }) });
+    const res = await fetch(`${api}/v1/tenants/acme`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'renamed elsewhere' }),
+    });
     expect(res.status).to.equal(200);
     expect(await storedName('acme')).to.equal('renamed elsewhere');
-    await eventually(async () => { expect(await storedName('acme')).to.equal('ACME Corporation'); }, 15_000);
+    await eventually(async () => {
+      expect(await storedName('acme')).to.equal('ACME Corporation');
+    }, 15_000);
     const events = await srv().kubectl(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=demo-acme', '-o', 'jsonpath={.items[*].reason}']);
     expect(events).to.contain('NameSynced');
   });
 
   it('a Tenant declared before any telemetry creates the tenant record (GitOps first)', async () => {
     expect(await storedName('declared-first')).to.equal(undefined);
-    await srv().kubectl(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'tenantry.dev/v1alpha1', kind: 'Tenant', metadata: { name: 'my-tenant', namespace: ns },
-      spec: { stackRef: { name: 'demo' }, tenantId: 'declared-first', displayName: 'Declared First' },
-    }));
-    await eventually(async () => { expect(await storedName('declared-first')).to.equal('Declared First'); });
+    await srv().kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'tenantry.dev/v1alpha1',
+        kind: 'Tenant',
+        metadata: { name: 'my-tenant', namespace: ns },
+        spec: { stackRef: { name: 'demo' }, tenantId: 'declared-first', displayName: 'Declared First' },
+      }),
+    );
+    await eventually(async () => {
+      expect(await storedName('declared-first')).to.equal('Declared First');
+    });
     const status = await eventually(async () => {
       const t = await getJson(srv(), ['tenant/my-tenant', '-n', ns]);
       expect(t.status?.['storedName']).to.equal('Declared First');

@@ -49,19 +49,96 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
     const job = { 'service.name': 'node', 'service.instance.id': 'h1:9100' };
     await insertRows(store, 'metrics', [
       // Remote-written: names and labels as sent.
-      ...[0, 15, 30].map((s, i) => rw({ tenant: 'acme', name: 'node_cpu_seconds_total', type: 'sum', monotonic: true, temporality: 'cumulative', ns: ns(at(s)), value: i, resource: job, attrs: { cpu: '0', mode: 'idle' } })),
-      ...[0, 15, 30].map((s, i) => rw({ tenant: 'acme', name: 'node_cpu_seconds_total', type: 'sum', monotonic: true, temporality: 'cumulative', ns: ns(at(s)), value: 10 + i, resource: job, attrs: { cpu: '1', mode: 'idle' } })),
-      rw({ tenant: 'acme', name: 'node_cpu_seconds_total', type: 'sum', monotonic: true, temporality: 'cumulative', ns: ns(at(0)), value: 5, resource: job, attrs: { cpu: '0', mode: 'user' } }),
+      ...[0, 15, 30].map((s, i) =>
+        rw({
+          tenant: 'acme',
+          name: 'node_cpu_seconds_total',
+          type: 'sum',
+          monotonic: true,
+          temporality: 'cumulative',
+          ns: ns(at(s)),
+          value: i,
+          resource: job,
+          attrs: { cpu: '0', mode: 'idle' },
+        }),
+      ),
+      ...[0, 15, 30].map((s, i) =>
+        rw({
+          tenant: 'acme',
+          name: 'node_cpu_seconds_total',
+          type: 'sum',
+          monotonic: true,
+          temporality: 'cumulative',
+          ns: ns(at(s)),
+          value: 10 + i,
+          resource: job,
+          attrs: { cpu: '1', mode: 'idle' },
+        }),
+      ),
+      rw({
+        tenant: 'acme',
+        name: 'node_cpu_seconds_total',
+        type: 'sum',
+        monotonic: true,
+        temporality: 'cumulative',
+        ns: ns(at(0)),
+        value: 5,
+        resource: job,
+        attrs: { cpu: '0', mode: 'user' },
+      }),
       rw({ tenant: 'acme', name: 'multiline', ns: ns(at(0)), value: 1, resource: job, attrs: { text: 'a\nb' } }),
       // OTLP: names translated, attributes sanitised, job from namespace/name.
-      metricRow({ tenant: 'acme', name: 'http.server.requests', type: 'sum', monotonic: true, temporality: 'cumulative', ns: ns(at(0)), value: 7,
-        resource: { 'service.name': 'api', 'service.namespace': 'shop', 'service.instance.id': 'pod-1' }, attrs: { 'http.method': 'GET', '1st': 'x' } }),
+      metricRow({
+        tenant: 'acme',
+        name: 'http.server.requests',
+        type: 'sum',
+        monotonic: true,
+        temporality: 'cumulative',
+        ns: ns(at(0)),
+        value: 7,
+        resource: { 'service.name': 'api', 'service.namespace': 'shop', 'service.instance.id': 'pod-1' },
+        attrs: { 'http.method': 'GET', '1st': 'x' },
+      }),
       metricRow({ tenant: 'acme', name: 'queue.depth', type: 'sum', temporality: 'delta', ns: ns(at(0)), value: 1, resource: job }),
-      ...[0, 60].map((s, i) => metricRow({ tenant: 'acme', name: 'rpc.duration', type: 'histogram', temporality: 'cumulative', unit: 's', ns: ns(at(s)),
-        resource: job, count: 10 * (i + 1), sum: 2.5 * (i + 1), bounds: [0.1, 1], buckets: [2 * (i + 1), 3 * (i + 1), 5 * (i + 1)] })),
-      metricRow({ tenant: 'acme', name: 'gc.pause', type: 'summary', unit: 'ms', ns: ns(at(0)), resource: job, count: 4, sum: 9, quantiles: [0.5, 0.99], quantileValues: [1.5, 4] }),
+      ...[0, 60].map((s, i) =>
+        metricRow({
+          tenant: 'acme',
+          name: 'rpc.duration',
+          type: 'histogram',
+          temporality: 'cumulative',
+          unit: 's',
+          ns: ns(at(s)),
+          resource: job,
+          count: 10 * (i + 1),
+          sum: 2.5 * (i + 1),
+          bounds: [0.1, 1],
+          buckets: [2 * (i + 1), 3 * (i + 1), 5 * (i + 1)],
+        }),
+      ),
+      metricRow({
+        tenant: 'acme',
+        name: 'gc.pause',
+        type: 'summary',
+        unit: 'ms',
+        ns: ns(at(0)),
+        resource: job,
+        count: 4,
+        sum: 9,
+        quantiles: [0.5, 0.99],
+        quantileValues: [1.5, 4],
+      }),
       // Another tenant's series under the same names.
-      rw({ tenant: 'globex', name: 'node_cpu_seconds_total', type: 'sum', monotonic: true, temporality: 'cumulative', ns: ns(at(0)), value: 99, resource: job, attrs: { cpu: '9', mode: 'idle' } }),
+      rw({
+        tenant: 'globex',
+        name: 'node_cpu_seconds_total',
+        type: 'sum',
+        monotonic: true,
+        temporality: 'cumulative',
+        ns: ns(at(0)),
+        value: 99,
+        resource: job,
+        attrs: { cpu: '9', mode: 'idle' },
+      }),
     ]);
     // A staleness marker: a NaN whose bits JSON cannot carry.
     await store.client.command({
@@ -71,19 +148,29 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
       query_params: { scope: remoteWriteScope.name, a: at(0), b: at(15), bits: staleMarkerBits.toString() },
     });
   });
-  after(async () => { await store.close(); });
+  after(async () => {
+    await store.close();
+  });
 
   it('migrations 13 and 14 index every stored series once per tenant and day, and give each row its series id', async () => {
-    const n = await rows<{ tenants: string; series: string }>(store, `SELECT toString(uniqExact(tenant_id)) AS tenants, toString(uniqExact(tenant_id, series_id)) AS series FROM ${queryTable(store, 'metric_series')}`);
+    const n = await rows<{ tenants: string; series: string }>(
+      store,
+      `SELECT toString(uniqExact(tenant_id)) AS tenants, toString(uniqExact(tenant_id, series_id)) AS series FROM ${queryTable(store, 'metric_series')}`,
+    );
     expect(n).to.deep.equal([{ tenants: '2', series: '10' }]);
     // Migration 14: each metrics row carries the id its index row has.
-    const orphans = await rows<{ n: string }>(store, `SELECT toString(count()) AS n FROM ${queryTable(store, 'metrics')} WHERE (tenant_id, series_id) NOT IN (SELECT tenant_id, series_id FROM ${queryTable(store, 'metric_series')})`);
+    const orphans = await rows<{ n: string }>(
+      store,
+      `SELECT toString(count()) AS n FROM ${queryTable(store, 'metrics')} WHERE (tenant_id, series_id) NOT IN (SELECT tenant_id, series_id FROM ${queryTable(store, 'metric_series')})`,
+    );
     expect(orphans).to.deep.equal([{ n: '0' }]);
   });
 
   it('selects by equality, inequality, regex and negated regex', async () => {
     const cpu = m('__name__', '=', 'node_cpu_seconds_total');
-    expect(labelObjects(await select([cpu, m('cpu', '=', '1')]))).to.deep.equal([{ __name__: 'node_cpu_seconds_total', cpu: '1', instance: 'h1:9100', job: 'node', mode: 'idle' }]);
+    expect(labelObjects(await select([cpu, m('cpu', '=', '1')]))).to.deep.equal([
+      { __name__: 'node_cpu_seconds_total', cpu: '1', instance: 'h1:9100', job: 'node', mode: 'idle' },
+    ]);
     expect((await select([cpu, m('mode', '!=', 'idle')])).map((s) => s.labels.find(([k]) => k === 'mode')?.[1])).to.deep.equal(['user']);
     expect(await select([cpu, m('cpu', '=~', '0|1')])).to.have.length(3);
     expect(await select([cpu, m('mode', '=~', 'id.e')])).to.have.length(2);
@@ -94,7 +181,9 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
     expect(await select([cpu, m('zone', '!=', '')])).to.have.length(0);
     expect(await select([cpu, m('zone', '=~', '')])).to.have.length(3);
     // Names by regex, and "." matching a newline as in Prometheus 3.
-    expect(labelObjects(await select([m('__name__', '=~', 'multi.*'), m('text', '=~', 'a.b')]))).to.deep.equal([{ __name__: 'multiline', instance: 'h1:9100', job: 'node', text: 'a\nb' }]);
+    expect(labelObjects(await select([m('__name__', '=~', 'multi.*'), m('text', '=~', 'a.b')]))).to.deep.equal([
+      { __name__: 'multiline', instance: 'h1:9100', job: 'node', text: 'a\nb' },
+    ]);
   });
 
   it('reads the samples of the selected series, ascending, as Float64 milliseconds', async () => {
@@ -119,7 +208,9 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
   it('expands a histogram into cumulative buckets, _sum and _count', async () => {
     const buckets = await select([m('__name__', '=', 'rpc_duration_seconds_bucket')]);
     expect(buckets.map((s) => [s.labels.find(([k]) => k === 'le')?.[1], [...s.values]])).to.deep.equal([
-      ['+Inf', [10, 20]], ['0.1', [2, 4]], ['1', [5, 10]],
+      ['+Inf', [10, 20]],
+      ['0.1', [2, 4]],
+      ['1', [5, 10]],
     ]);
     expect((await select([m('__name__', '=', 'rpc_duration_seconds_count')])).map((s) => [...s.values])).to.deep.equal([[10, 20]]);
     expect((await select([m('__name__', '=', 'rpc_duration_seconds_sum')])).map((s) => [...s.values])).to.deep.equal([[2.5, 5]]);
@@ -129,7 +220,10 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
   it('expands a summary into quantiles, _sum and _count', async () => {
     const q = await select([m('__name__', '=~', 'gc_pause_milliseconds.*')]);
     expect(q.map((s) => [Object.fromEntries(s.labels)['__name__'], Object.fromEntries(s.labels)['quantile'], [...s.values]])).to.deep.equal([
-      ['gc_pause_milliseconds', '0.5', [1.5]], ['gc_pause_milliseconds', '0.99', [4]], ['gc_pause_milliseconds_count', undefined, [4]], ['gc_pause_milliseconds_sum', undefined, [9]],
+      ['gc_pause_milliseconds', '0.5', [1.5]],
+      ['gc_pause_milliseconds', '0.99', [4]],
+      ['gc_pause_milliseconds_count', undefined, [4]],
+      ['gc_pause_milliseconds_sum', undefined, [9]],
     ]);
   });
 
@@ -143,8 +237,8 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
 
   it('reads only [max(minT, visibleFromMs), maxT]', async () => {
     const cpu = [m('__name__', '=', 'node_cpu_seconds_total'), m('cpu', '=', '0'), m('mode', '=', 'idle')];
-    expect([...(await select(cpu, {}, at(15), at(30)))[0]?.times ?? []]).to.deep.equal([at(15), at(30)]);
-    expect([...(await select(cpu, { visibleFromMs: at(20) }, T0 - 1, at(600)))[0]?.times ?? []]).to.deep.equal([at(30)]);
+    expect([...((await select(cpu, {}, at(15), at(30)))[0]?.times ?? [])]).to.deep.equal([at(15), at(30)]);
+    expect([...((await select(cpu, { visibleFromMs: at(20) }, T0 - 1, at(600)))[0]?.times ?? [])]).to.deep.equal([at(30)]);
     expect(await select(cpu, { visibleFromMs: at(700) })).to.deep.equal([]);
   });
 
@@ -207,14 +301,20 @@ describe('prometheus-store: the ClickHouse SampleSource', function () {
         return runner.rows(statement);
       },
     };
-    const r = await source({ runner: counting }).select({ matchers: [m('__name__', '=', 'many_ids'), m('id', '=~', 'container-[0-9]*7')], minT: T0 - 1, maxT: at(600) }, never);
+    const r = await source({ runner: counting }).select(
+      { matchers: [m('__name__', '=', 'many_ids'), m('id', '=~', 'container-[0-9]*7')], minT: T0 - 1, maxT: at(600) },
+      never,
+    );
     expect(r.ok && r.value.length).to.equal(3000);
     // 30,000 values of 15 bytes or so: more than one statement, none above the batch bound (256 KiB) and its JSON quoting.
     expect(sizes.length).to.be.greaterThan(1);
     expect(Math.max(...sizes)).to.be.below(300_000);
     // Answers are kept: the same pattern again sends nothing.
     sizes.length = 0;
-    const again = await source({ runner: counting }).select({ matchers: [m('__name__', '=', 'many_ids'), m('id', '=~', 'container-[0-9]*7')], minT: T0 - 1, maxT: at(600) }, never);
+    const again = await source({ runner: counting }).select(
+      { matchers: [m('__name__', '=', 'many_ids'), m('id', '=~', 'container-[0-9]*7')], minT: T0 - 1, maxT: at(600) },
+      never,
+    );
     expect(again.ok && again.value.length).to.equal(3000);
     expect(sizes).to.deep.equal([]);
   });

@@ -19,7 +19,8 @@ import { insertRows, metricRow } from '../api/support/telemetry-rows.ts';
 
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
 const gauge = (tenant: string, pod: string): Record<string, unknown> => ({
-  ...metricRow({ tenant, name: 'up', ns: nowNs(), value: 1, resource: { 'service.name': 'node' }, attrs: { pod } }), scope_name: remoteWriteScope.name,
+  ...metricRow({ tenant, name: 'up', ns: nowNs(), value: 1, resource: { 'service.name': 'node' }, attrs: { pod } }),
+  scope_name: remoteWriteScope.name,
 });
 const pods = (t: TenantSeries): string[] => (t.byName().get('up') ?? []).map((c) => c.e.labels.find(([k]) => k === 'pod')?.[1] ?? '').sort();
 
@@ -41,17 +42,28 @@ describe('prometheus-store: the series index refreshed in the background', funct
     store = await migratedStore('series_index_refresh');
     await insertRows(store, 'metrics', [gauge('acme', 'a-1'), gauge('globex', 'g-1')]);
   });
-  after(async () => { await store.close(); });
+  after(async () => {
+    await store.close();
+  });
   // Each test counts the statements of its own runner (an earlier test's cache may still refresh through its own).
   beforeEach(() => {
     const plain = createQueryRunner(store, 10_000, silentLogger);
     const counts = { query: 0, background: 0 };
     // The background look's statements carry the budget of the scan that started it (see `get`).
-    const count = (st: Statement): void => { if (refreshBudgets.has(st.budget)) counts.background += 1; else counts.query += 1; };
+    const count = (st: Statement): void => {
+      if (refreshBudgets.has(st.budget)) counts.background += 1;
+      else counts.query += 1;
+    };
     statements = counts;
     runner = {
-      rows: <T>(st: Statement) => { count(st); return plain.rows<T>(st); },
-      manyRows: <T>(st: Statement) => { count(st); return plain.manyRows<T>(st); },
+      rows: <T>(st: Statement) => {
+        count(st);
+        return plain.rows<T>(st);
+      },
+      manyRows: <T>(st: Statement) => {
+        count(st);
+        return plain.manyRows<T>(st);
+      },
       command: (st) => plain.command(st),
     };
   });

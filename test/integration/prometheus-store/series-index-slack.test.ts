@@ -19,7 +19,8 @@ import { insertRows, metricRow } from '../api/support/telemetry-rows.ts';
 
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
 const gauge = (tenant: string, pod: string): Record<string, unknown> => ({
-  ...metricRow({ tenant, name: 'up', ns: nowNs(), value: 1, resource: { 'service.name': 'node' }, attrs: { pod } }), scope_name: remoteWriteScope.name,
+  ...metricRow({ tenant, name: 'up', ns: nowNs(), value: 1, resource: { 'service.name': 'node' }, attrs: { pod } }),
+  scope_name: remoteWriteScope.name,
 });
 const pods = (t: TenantSeries): string[] => (t.byName().get('up') ?? []).map((c) => c.e.labels.find(([k]) => k === 'pod')?.[1] ?? '').sort();
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -44,7 +45,9 @@ describe('prometheus-store: the series index looks again only within the slack b
       command: (st) => plain.command(st),
     };
   });
-  after(async () => { await store.close(); });
+  after(async () => {
+    await store.close();
+  });
 
   it('reads no series once a burst is older than the slack before a look, and still finds a new one', async () => {
     // refreshMs 0: every use looks for new series first (one brief statement, no background), so each use's rows are its look's.

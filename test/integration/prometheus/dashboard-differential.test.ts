@@ -20,7 +20,7 @@ import { pointCount } from './support/synthetic-series.ts';
 
 const tenant = 'dashboards';
 
-describe('Dashboard-shaped PromQL against Prometheus 3.16: a synthetic Kubernetes cluster\'s exporters', function () {
+describe("Dashboard-shaped PromQL against Prometheus 3.16: a synthetic Kubernetes cluster's exporters", function () {
   this.timeout(600_000);
   let stack: DifferentialStack | undefined;
   let evaluations: NamedEvaluation[] = [];
@@ -41,7 +41,13 @@ describe('Dashboard-shaped PromQL against Prometheus 3.16: a synthetic Kubernete
     const endS = span.endMs / 1000;
     evaluations = evaluationsOver([startS + 600, startS + 1337.5, endS, endS + 240], { startS: startS + 300, endS: endS + 120 }, [15, 60, 37]);
     // No event says a pushed sample is visible: poll until both count the same series at every 15 s step.
-    synced = await waitForSameAnswer(stack.reference, stack.tenantry.endpoint(tenant), 'count({cluster="c1"})', { kind: 'range', start: startS, end: endS + 300, step: 15 }, 60_000);
+    synced = await waitForSameAnswer(
+      stack.reference,
+      stack.tenantry.endpoint(tenant),
+      'count({cluster="c1"})',
+      { kind: 'range', start: startS, end: endS + 300, step: 15 },
+      60_000,
+    );
   });
 
   after(async () => {
@@ -62,7 +68,8 @@ describe('Dashboard-shaped PromQL against Prometheus 3.16: a synthetic Kubernete
   it('Prometheus 3.16 answers every dashboard query (at least 100) without error and with data', async () => {
     const result = await differential();
     expect(result.rows).to.be.at.least(100);
-    if (result.emptyRows.length > 0) console.log(`    rows Prometheus answers with no series at every evaluation: ${result.emptyRows.length}\n      ${result.emptyRows.join('\n      ')}`);
+    if (result.emptyRows.length > 0)
+      console.log(`    rows Prometheus answers with no series at every evaluation: ${result.emptyRows.length}\n      ${result.emptyRows.join('\n      ')}`);
     expect(result.referenceProblems.slice(0, 30), result.referenceProblems.slice(0, 30).join('\n')).to.deep.equal([]);
   });
 

@@ -25,11 +25,18 @@ const tenants = { rw: 'engine-rw', otlp: 'engine-otlp' };
 
 /** The twin's table: what the OTLP tenant holds, asked by the remote-written names. */
 const otlpTwinRows: DifferentialRow[] = [
-  'synth_temperature_celsius', 'avg_over_time(synth_temperature_celsius[5m])', 'max by (zone) (synth_temperature_celsius)', 'delta(synth_temperature_celsius[10m])',
-  'synth_requests_total{instance=~"app-[12]:8080"}', 'rate(synth_requests_total{instance=~"app-[12]:8080"}[5m])',
-  'increase(synth_requests_total{instance=~"app-[12]:8080"}[10m])', 'resets(synth_requests_total{instance=~"app-[12]:8080"}[1h])',
+  'synth_temperature_celsius',
+  'avg_over_time(synth_temperature_celsius[5m])',
+  'max by (zone) (synth_temperature_celsius)',
+  'delta(synth_temperature_celsius[10m])',
+  'synth_requests_total{instance=~"app-[12]:8080"}',
+  'rate(synth_requests_total{instance=~"app-[12]:8080"}[5m])',
+  'increase(synth_requests_total{instance=~"app-[12]:8080"}[10m])',
+  'resets(synth_requests_total{instance=~"app-[12]:8080"}[1h])',
   'sum by (code) (rate(synth_requests_total{instance=~"app-[12]:8080"}[5m]))',
-  'synth_http_request_duration_seconds_bucket', 'synth_http_request_duration_seconds_count', 'synth_http_request_duration_seconds_sum',
+  'synth_http_request_duration_seconds_bucket',
+  'synth_http_request_duration_seconds_count',
+  'synth_http_request_duration_seconds_sum',
   'histogram_quantile(0.9, sum by (le, handler) (rate(synth_http_request_duration_seconds_bucket[5m])))',
   'rate(synth_http_request_duration_seconds_sum[5m]) / rate(synth_http_request_duration_seconds_count[5m])',
   'sum by (le) (increase(synth_http_request_duration_seconds_bucket{handler="/api/users"}[10m]))',
@@ -55,7 +62,9 @@ describe('PromQL engine differential against Prometheus 3.16: synthetic remote w
     await sendOtlpJson(stack.tenantry.ingestUrl, stack.tenantry.bearer, otlpTwinRequests(series, tenants.otlp));
     const startS = span.startMs / 1000;
     const endS = span.endMs / 1000;
-    console.log(`    pushed ${series.length} series, ${pointCount(series)} samples and histograms in ${requests} remote-write requests to both; data ${new Date(span.startMs).toISOString()} .. ${new Date(span.endMs).toISOString()}`);
+    console.log(
+      `    pushed ${series.length} series, ${pointCount(series)} samples and histograms in ${requests} remote-write requests to both; data ${new Date(span.startMs).toISOString()} .. ${new Date(span.endMs).toISOString()}`,
+    );
     rows = engineQueries(startS, endS);
     evaluations = evaluationsOver([startS + 600, startS + 1507.5, endS + 299.999, endS + 300], { startS: startS + 180, endS: endS + 240 }, [15, 60, 37]);
     // Neither process says when a pushed sample becomes visible: poll until
@@ -63,8 +72,13 @@ describe('PromQL engine differential against Prometheus 3.16: synthetic remote w
     // slice, or a stale marker not applied, changes some step's count).
     const everyStep: PromEvaluation = { kind: 'range', start: startS, end: endS + 300, step: 15 };
     synced = await waitForSameAnswer(stack.reference, stack.tenantry.endpoint(tenants.rw), 'count({job="synthetic"})', everyStep, 60_000);
-    twinSynced = await waitForSameAnswer(stack.reference, stack.tenantry.endpoint(tenants.otlp),
-      'count({__name__=~"synth_temperature_celsius|synth_requests_total|synth_http_request_duration_seconds_.*", instance=~"app-[12]:8080"})', everyStep, 30_000);
+    twinSynced = await waitForSameAnswer(
+      stack.reference,
+      stack.tenantry.endpoint(tenants.otlp),
+      'count({__name__=~"synth_temperature_celsius|synth_requests_total|synth_http_request_duration_seconds_.*", instance=~"app-[12]:8080"})',
+      everyStep,
+      30_000,
+    );
   });
 
   after(async () => {
@@ -85,7 +99,8 @@ describe('PromQL engine differential against Prometheus 3.16: synthetic remote w
   it('Prometheus 3.16 answers every row as the table expects (at least 300 queries; errors only where deliberate)', async () => {
     const result = await differential();
     expect(result.rows).to.be.at.least(300);
-    if (result.emptyRows.length > 0) console.log(`    rows Prometheus answers with no series at every evaluation: ${result.emptyRows.length}\n      ${result.emptyRows.join('\n      ')}`);
+    if (result.emptyRows.length > 0)
+      console.log(`    rows Prometheus answers with no series at every evaluation: ${result.emptyRows.length}\n      ${result.emptyRows.join('\n      ')}`);
     expect(result.referenceProblems.slice(0, 30), result.referenceProblems.slice(0, 30).join('\n')).to.deep.equal([]);
   });
 

@@ -66,23 +66,31 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     const binaries = findPrometheus();
     if (!binaries.ok) return;
     dir = await mkdtemp(join(tmpdir(), 'tenantry-prom-diff-'));
-    tenantry = startTenantry(['all'], testEnvironment(join(dir, 'tenantry'), {
-      TENANTRY_API_KEYS: JSON.stringify([
-        { key: keys.rw, scopes: ['ingest'], tenants: [tenants.rw] },
-        { key: keys.multi, scopes: ['ingest', 'read'], tenants: [tenants.rw, tenants.otlp] },
-        { key: keys.other, scopes: ['ingest', 'read'], tenants: [tenants.other] },
-      ]),
-    }));
+    tenantry = startTenantry(
+      ['all'],
+      testEnvironment(join(dir, 'tenantry'), {
+        TENANTRY_API_KEYS: JSON.stringify([
+          { key: keys.rw, scopes: ['ingest'], tenants: [tenants.rw] },
+          { key: keys.multi, scopes: ['ingest', 'read'], tenants: [tenants.rw, tenants.otlp] },
+          { key: keys.other, scopes: ['ingest', 'read'], tenants: [tenants.other] },
+        ]),
+      }),
+    );
     const ports = await tenantry.started(180_000);
     api = ports['api'] ?? 0;
     otlp = ports['otlpHttp'] ?? 0;
     targets.push(await startDemoTarget(1, schedule), await startDemoTarget(2, { ...schedule, counterResetAt: 30 }));
     prometheus = await startPrometheus({
-      binary: binaries.found.prometheus, dir, targets: targets.map((t) => t.address),
+      binary: binaries.found.prometheus,
+      dir,
+      targets: targets.map((t) => t.address),
       remoteWrite: { url: `http://127.0.0.1:${otlp}/api/v1/push`, key: keys.rw, tenant: tenants.rw },
     });
     reference = { url: prometheus.url, headers: {} };
-    target = { url: `http://127.0.0.1:${api}/prometheus`, headers: { authorization: `Basic ${Buffer.from(`grafana:${keys.multi}`).toString('base64')}`, 'x-scope-orgid': tenants.rw } };
+    target = {
+      url: `http://127.0.0.1:${api}/prometheus`,
+      headers: { authorization: `Basic ${Buffer.from(`grafana:${keys.multi}`).toString('base64')}`, 'x-scope-orgid': tenants.rw },
+    };
 
     await Promise.all(targets.map((t) => t.scraped(3)));
     windowStart = Math.ceil(Date.now() / 1000) + 1;
@@ -100,7 +108,7 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     windowEnd = Math.floor(Date.now() / 1000) + 1;
     // Remote write drains asynchronously and says so only in its own metrics:
     // poll until everything up to the window's end was sent.
-    const drained = await until(async () => await prom.selfMetric('prometheus_remote_storage_queue_highest_sent_timestamp_seconds') >= windowEnd + 1, 60_000);
+    const drained = await until(async () => (await prom.selfMetric('prometheus_remote_storage_queue_highest_sent_timestamp_seconds')) >= windowEnd + 1, 60_000);
     expect(drained, `remote write sent everything up to ${windowEnd}:\n${prom.tail()}`).to.equal(true);
     // Tenantry makes rows visible a moment after it acknowledges them, with
     // no event a client can wait on: poll until it counts as many `up`
@@ -134,12 +142,20 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     let compared = 0;
     for (const { query, construct, instantOnly } of differentialQueries) {
       const deliberate = deliberateDifferences.get(query);
-      if (deliberate !== undefined) { console.log(`  documented  ${construct.padEnd(30)} ${query}  — ${deliberate}`); continue; }
+      if (deliberate !== undefined) {
+        console.log(`  documented  ${construct.padEnd(30)} ${query}  — ${deliberate}`);
+        continue;
+      }
       const evaluations = instantOnly === true ? instants : [...instants, ...ranges];
       // A query's evaluations run at once (6 of Tenantry's 8 concurrent queries per key): the table's time is Tenantry's latency.
-      const answers = await Promise.all(evaluations.map(async (at) => ({ at, answers: await Promise.all([promQuery(reference, query, at), promQuery(target, query, at)]) })));
+      const answers = await Promise.all(
+        evaluations.map(async (at) => ({ at, answers: await Promise.all([promQuery(reference, query, at), promQuery(target, query, at)]) })),
+      );
       const failed: string[] = [];
-      for (const { at, answers: [ref, got] } of answers) {
+      for (const {
+        at,
+        answers: [ref, got],
+      } of answers) {
         compared += 1;
         expect(ref.status, `Prometheus answered ${query}: ${summarize(ref)}`).to.equal('success');
         const why = compareAnswers(ref, got);
@@ -155,7 +171,9 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
       console.log(row);
     }
     const passedQueries = rows.filter((r) => r.startsWith('  ok')).length;
-    console.log(`    differential table: ${passedQueries} / ${differentialQueries.length} queries equal (${compared} evaluations), ${deliberateDifferences.size} documented differences`);
+    console.log(
+      `    differential table: ${passedQueries} / ${differentialQueries.length} queries equal (${compared} evaluations), ${deliberateDifferences.size} documented differences`,
+    );
     for (const m of mismatches.slice(0, 30)) console.log(`      ${m.query} [${m.at}]\n        Prometheus: ${m.reference}\n        Tenantry:   ${m.target}`);
     expect(mismatches.map((m) => `${m.query} [${m.at}]: ${m.why}`)).to.deep.equal([]);
   });
@@ -163,7 +181,7 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
   it('answers what a Grafana Prometheus data source asks (health check, metric and label browser, label_values, series) as Prometheus does', async () => {
     const get = async (endpoint: PromEndpoint, path: string): Promise<{ status: number; data: unknown }> => {
       const res = await fetch(`${endpoint.url}/api/v1${path}`, { headers: { ...endpoint.headers } });
-      const body = await res.json() as { data?: unknown };
+      const body = (await res.json()) as { data?: unknown };
       return { status: res.status, data: body.data };
     };
     const sorted = (data: unknown): unknown => (Array.isArray(data) ? (data as unknown[]).map((x) => JSON.stringify(x)).sort() : data);
@@ -172,8 +190,14 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     expect([health.resultType, (health.result as unknown[])[1]]).to.deep.equal(['scalar', '2']);
     expect((await get(target, '/status/buildinfo')).status).to.equal(200);
     const range = `start=${windowStart}&end=${windowEnd}`;
-    for (const path of [`/labels?${range}`, `/label/__name__/values?${range}`, `/label/job/values?${range}`, `/label/version/values?${range}`,
-      `/label/type/values?${range}&match[]=${encodeURIComponent('demo_memory_usage_bytes{type!="free"}')}`, `/series?${range}&match[]=demo_build_info`]) {
+    for (const path of [
+      `/labels?${range}`,
+      `/label/__name__/values?${range}`,
+      `/label/job/values?${range}`,
+      `/label/version/values?${range}`,
+      `/label/type/values?${range}&match[]=${encodeURIComponent('demo_memory_usage_bytes{type!="free"}')}`,
+      `/series?${range}&match[]=demo_build_info`,
+    ]) {
       const [ref, got] = await Promise.all([get(reference, path), get(target, path)]);
       expect(got.status, path).to.equal(200);
       expect(sorted(ref.data), `Prometheus ${path}`).not.to.deep.equal([]);
@@ -183,11 +207,24 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
 
   it('answers format_query and parse_query as Prometheus does', async () => {
     const queries = [
-      'sum by (job) (rate(http_requests_total{code=~"5.."}[5m] offset 1m))', 'a * on (x) group_left (y) b', 'up == up', 'up > bool 1',
-      'max_over_time(up[1h:5m] @ end())', 'rate(up[5m:] @ 1700000000)', 'label_replace(up, "a", "$1", "b", "(.*)")', '-1 + 2 ^ 3',
-      '(1 + -up) > bool 2', 'topk(3, up)', 'count_values("x", up)', '"str"', 'sum without (instance) (up) / ignoring (mode) group_right sum(up)',
-      'histogram_quantile(0.9, sum by (le) (rate(demo_api_request_duration_seconds_bucket[1m])))', 'up offset -5m', '{"my.metric", "label.x"="y"}',
-      'absent(nonexistent{job="x"}) or vector(1)', 'sort_desc(sum by (a, b, c) (up)) unless on (a) up',
+      'sum by (job) (rate(http_requests_total{code=~"5.."}[5m] offset 1m))',
+      'a * on (x) group_left (y) b',
+      'up == up',
+      'up > bool 1',
+      'max_over_time(up[1h:5m] @ end())',
+      'rate(up[5m:] @ 1700000000)',
+      'label_replace(up, "a", "$1", "b", "(.*)")',
+      '-1 + 2 ^ 3',
+      '(1 + -up) > bool 2',
+      'topk(3, up)',
+      'count_values("x", up)',
+      '"str"',
+      'sum without (instance) (up) / ignoring (mode) group_right sum(up)',
+      'histogram_quantile(0.9, sum by (le) (rate(demo_api_request_duration_seconds_bucket[1m])))',
+      'up offset -5m',
+      '{"my.metric", "label.x"="y"}',
+      'absent(nonexistent{job="x"}) or vector(1)',
+      'sort_desc(sum by (a, b, c) (up)) unless on (a) up',
     ];
     for (const path of ['/format_query', '/parse_query']) {
       for (const query of queries) {
@@ -216,17 +253,26 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     expect([unknown.httpStatus, unknown.status, unknown.errorType]).to.deep.equal([400, 'error', 'bad_data']);
   });
 
-  it('isolation: a key of tenants rw/otlp asking for tenant other gets 404 on every endpoint and on the push; other\'s names never show', async () => {
+  it("isolation: a key of tenants rw/otlp asking for tenant other gets 404 on every endpoint and on the push; other's names never show", async () => {
     // Tenant other gets a metric of its own through OTLP.
-    const secret = await exportOtlpTwin({ otlpHttpUrl: `http://127.0.0.1:${otlp}`, key: keys.other, tenant: tenants.other, job: 'secret-job', instance: 'secret:1' }, 1);
+    const secret = await exportOtlpTwin(
+      { otlpHttpUrl: `http://127.0.0.1:${otlp}`, key: keys.other, tenant: tenants.other, job: 'secret-job', instance: 'secret:1' },
+      1,
+    );
     expect(secret.map((r) => r.code)).to.deep.equal([0]);
     const basic = `Basic ${Buffer.from(`grafana:${keys.multi}`).toString('base64')}`;
     const asOther = { authorization: basic, 'x-scope-orgid': tenants.other };
     const base = `http://127.0.0.1:${api}/prometheus/api/v1`;
     const now = Math.floor(Date.now() / 1000);
     const paths = [
-      `/query?query=up&time=${now}`, `/query_range?query=up&start=${now - 60}&end=${now}&step=15`, '/labels', '/label/__name__/values',
-      '/label/job/values', '/series?match[]=up', '/metadata', '/status/buildinfo',
+      `/query?query=up&time=${now}`,
+      `/query_range?query=up&start=${now - 60}&end=${now}&step=15`,
+      '/labels',
+      '/label/__name__/values',
+      '/label/job/values',
+      '/series?match[]=up',
+      '/metadata',
+      '/status/buildinfo',
     ];
     for (const path of paths) {
       const res = await fetch(`${base}${path}`, { headers: asOther });
@@ -234,19 +280,30 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
       expect(res.status, `GET ${path}`).to.equal(404);
       expect(text, path).not.to.include('secret');
     }
-    const form = await fetch(`${base}/query`, { method: 'POST', headers: { ...asOther, 'content-type': 'application/x-www-form-urlencoded' }, body: 'query=up' });
+    const form = await fetch(`${base}/query`, {
+      method: 'POST',
+      headers: { ...asOther, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'query=up',
+    });
     await form.arrayBuffer();
     expect(form.status, 'POST /query').to.equal(404);
     const push = await fetch(`http://127.0.0.1:${otlp}/api/v1/push`, {
-      method: 'POST', body: compressSync(Buffer.alloc(0)),
+      method: 'POST',
+      body: compressSync(Buffer.alloc(0)),
       headers: { ...asOther, 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' },
     });
     await push.arrayBuffer();
     expect(push.status, 'POST /api/v1/push').to.equal(404);
     // The remote-write key, bound to tenant rw, naming tenant other: 404 too.
     const rwPush = await fetch(`http://127.0.0.1:${otlp}/api/v1/push`, {
-      method: 'POST', body: compressSync(Buffer.alloc(0)),
-      headers: { authorization: `Basic ${Buffer.from(`prometheus:${keys.rw}`).toString('base64')}`, 'x-scope-orgid': tenants.other, 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy' },
+      method: 'POST',
+      body: compressSync(Buffer.alloc(0)),
+      headers: {
+        authorization: `Basic ${Buffer.from(`prometheus:${keys.rw}`).toString('base64')}`,
+        'x-scope-orgid': tenants.other,
+        'content-type': 'application/x-protobuf',
+        'content-encoding': 'snappy',
+      },
     });
     await rwPush.arrayBuffer();
     expect(rwPush.status, 'POST /api/v1/push, single-tenant key').to.equal(404);
@@ -271,9 +328,12 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     const twin: PromEndpoint = { url: target.url, headers: { ...target.headers, 'x-scope-orgid': tenants.otlp } };
     const sel = `{instance="${instance}"}`;
     const shapes = [
-      `last_over_time(demo_memory_usage_bytes${sel}[10m])`, `last_over_time(demo_num_cpus${sel}[10m])`,
-      `last_over_time(demo_cpu_usage_seconds_total${sel}[10m])`, `last_over_time(demo_api_request_duration_seconds_bucket${sel}[10m])`,
-      `last_over_time(demo_api_request_duration_seconds_count${sel}[10m])`, `last_over_time(demo_api_request_duration_seconds_sum${sel}[10m])`,
+      `last_over_time(demo_memory_usage_bytes${sel}[10m])`,
+      `last_over_time(demo_num_cpus${sel}[10m])`,
+      `last_over_time(demo_cpu_usage_seconds_total${sel}[10m])`,
+      `last_over_time(demo_api_request_duration_seconds_bucket${sel}[10m])`,
+      `last_over_time(demo_api_request_duration_seconds_count${sel}[10m])`,
+      `last_over_time(demo_api_request_duration_seconds_sum${sel}[10m])`,
       `histogram_quantile(0.9, sum by (le, path) (increase(demo_api_request_duration_seconds_bucket${sel}[10m])))`,
       `sum by (mode) (increase(demo_cpu_usage_seconds_total${sel}[10m]))`,
     ];
@@ -287,8 +347,10 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
       // Compare names and label sets; OpenTelemetry scope labels, if any, are not in the scraped twin. Bucket bounds
       // compare as numbers: Prometheus 3 writes a scraped classic histogram's bounds in float form (le="1.0") and an
       // OTLP one's in Go's shortest form (le="1"), and Tenantry keeps what each path delivered.
-      const bound = (text: string): string => text.replace(/\b(le|quantile)="([^"]*)"/g, (_m, name: string, v: string) => `${name}="${Number(v.replace('Inf', 'Infinity'))}"`);
-      const strip = (sets: string[]): string[] => sets.map((s) => bound(s.replace(/, otel_scope_[a-z_]+="[^"]*"/g, '').replace(/otel_scope_[a-z_]+="[^"]*", /g, ''))).sort();
+      const bound = (text: string): string =>
+        text.replace(/\b(le|quantile)="([^"]*)"/g, (_m, name: string, v: string) => `${name}="${Number(v.replace('Inf', 'Infinity'))}"`);
+      const strip = (sets: string[]): string[] =>
+        sets.map((s) => bound(s.replace(/, otel_scope_[a-z_]+="[^"]*"/g, '').replace(/otel_scope_[a-z_]+="[^"]*", /g, ''))).sort();
       expect(strip(labelSets(ot)), query).to.deep.equal(strip(labelSets(rw)));
       expect(labelSets(ot).length, query).to.be.greaterThan(0);
     }
@@ -305,9 +367,15 @@ describe('Prometheus compatibility against the real Prometheus (remote write in,
     skipUnlessFound(this, tester);
     if (!tester.ok || prometheus === undefined) return;
     const report = await runComplianceTester({
-      tester: tester.found.tester, queriesFile: tester.found.queries, dir, referenceUrl: prometheus.url,
+      tester: tester.found.tester,
+      queriesFile: tester.found.queries,
+      dir,
+      referenceUrl: prometheus.url,
       target: { url: target.url, basicAuthPassword: keys.multi, headers: { 'X-Scope-OrgID': tenants.rw } },
-      end: windowEnd, rangeSeconds: windowEnd - windowStart, stepSeconds: 5, host: '127.0.0.1',
+      end: windowEnd,
+      rangeSeconds: windowEnd - windowStart,
+      stepSeconds: 5,
+      host: '127.0.0.1',
     });
     const failed = report.failed;
     console.log(`    compliance tester: ${report.passed} / ${report.total} passed, ${report.unsupported.length} unsupported, ${failed.length} failed`);

@@ -15,9 +15,16 @@ describe('the all process (npm start)', function () {
   let dataDir: string;
   let running: TenantryProcess | undefined;
 
-  before(async () => { dataDir = await mkdtemp(join(tmpdir(), 'tenantry-start-')); });
-  afterEach(async () => { await running?.stop('SIGKILL'); running = undefined; });
-  after(async () => { await rm(dataDir, { recursive: true, force: true }); });
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'tenantry-start-'));
+  });
+  afterEach(async () => {
+    await running?.stop('SIGKILL');
+    running = undefined;
+  });
+  after(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
 
   it('starts on an empty data dir, prints a generated admin key once, answers health on every port, and stops cleanly on SIGTERM', async () => {
     running = startTenantry(['all'], testEnvironment(dataDir));
@@ -58,7 +65,12 @@ describe('the all process (npm start)', function () {
     running = startTenantry(['all'], testEnvironment(dir, { TENANTRY_API_KEYS: JSON.stringify([{ key: 'k'.repeat(20), scopes: ['read'], tenants: ['*'] }]) }));
     await running.started();
     expect(running.lines.filter((l) => 'apiKey' in l)).to.deep.equal([]);
-    expect(await stat(join(dir, 'admin-key.json')).then(() => true, () => false)).to.equal(false);
+    expect(
+      await stat(join(dir, 'admin-key.json')).then(
+        () => true,
+        () => false,
+      ),
+    ).to.equal(false);
     await running.stop('SIGTERM');
     await rm(dir, { recursive: true, force: true });
   });

@@ -20,17 +20,32 @@ const key = 'read-only-store-key-0123456789';
 function spanJson(tenant: string, name: string): string {
   const now = BigInt(Date.now()) * 1_000_000n;
   return JSON.stringify({
-    resourceSpans: [{
-      resource: { attributes: [{ key: 'tenant.id', value: { stringValue: tenant } }] },
-      scopeSpans: [{ spans: [{ traceId: Buffer.from(name).toString('hex').padEnd(32, '0'), spanId: Buffer.from(name).toString('hex').padEnd(16, '0').slice(0, 16), name, kind: 1, startTimeUnixNano: String(now), endTimeUnixNano: String(now + 1000n) }] }],
-    }],
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'tenant.id', value: { stringValue: tenant } }] },
+        scopeSpans: [
+          {
+            spans: [
+              {
+                traceId: Buffer.from(name).toString('hex').padEnd(32, '0'),
+                spanId: Buffer.from(name).toString('hex').padEnd(16, '0').slice(0, 16),
+                name,
+                kind: 1,
+                startTimeUnixNano: String(now),
+                endTimeUnixNano: String(now + 1000n),
+              },
+            ],
+          },
+        ],
+      },
+    ],
   });
 }
 
 /** Polls until `check` holds, bounded: a row becoming queryable is no event the child process reports (readiness changes are: their log lines). */
 async function eventually(what: string, check: () => Promise<boolean>, limitMs = 30_000): Promise<void> {
   const until = Date.now() + limitMs;
-  while (!await check()) {
+  while (!(await check())) {
     if (Date.now() > until) throw new Error(`not within ${limitMs} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -61,10 +76,13 @@ describe('the all process on a data dir whose disk fills', function () {
     mountPoint = mkdtempSync(join(tmpdir(), 'tenantry-full-'));
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512m', 'tmpfs', mountPoint]);
     walDir = mkdtempSync(join(tmpdir(), 'tenantry-ro-wal-'));
-    running = startTenantry(['all'], testEnvironment(join(mountPoint, 'data'), {
-      TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] }]),
-      TENANTRY_WAL_DIR: walDir,
-    }));
+    running = startTenantry(
+      ['all'],
+      testEnvironment(join(mountPoint, 'data'), {
+        TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] }]),
+        TENANTRY_WAL_DIR: walDir,
+      }),
+    );
     const ports = await running.started();
     const otlp = `http://127.0.0.1:${String(ports['otlpHttp'])}`;
     const api = `http://127.0.0.1:${String(ports['api'])}`;
@@ -73,7 +91,11 @@ describe('the all process on a data dir whose disk fills', function () {
     /** Span names of the tenant, one entry per stored row. */
     const spans = async (): Promise<string[]> => {
       const now = Math.floor(Date.now() / 1000);
-      const res = await fetch(`${api}/v1/tenants/ro/traces`, { method: 'POST', headers, body: JSON.stringify({ startTime: now - 3600, endTime: now + 60, pagination: { limit: 100 } }) });
+      const res = await fetch(`${api}/v1/tenants/ro/traces`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ startTime: now - 3600, endTime: now + 60, pagination: { limit: 100 } }),
+      });
       if (res.status !== 200) return [];
       return ((await res.json()) as { data: { spanName: string }[] }).data.map((s) => s.spanName).sort();
     };

@@ -24,18 +24,27 @@ const keys = {
 
 /** Peak resident set of `pid` so far, in bytes (VmHWM: the kernel's own high-water mark). */
 function peakRss(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:')) ?? '';
+  const line =
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmHWM:')) ?? '';
   return Number(/(\d+) kB/.exec(line)?.[1] ?? 0) * 1024;
 }
 
-interface Answer { readonly status: number; readonly ms: number; readonly message: string }
+interface Answer {
+  readonly status: number;
+  readonly ms: number;
+  readonly message: string;
+}
 
 async function post(api: number, tenant: string, route: string, body: unknown, key = keys.read): Promise<Answer> {
   const started = Date.now();
   const res = await fetch(`http://127.0.0.1:${api}/v1/tenants/${tenant}/${route}`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
-  const parsed = await res.json() as { error?: { message?: string } };
+  const parsed = (await res.json()) as { error?: { message?: string } };
   return { status: res.status, ms: Date.now() - started, message: parsed.error?.message ?? '' };
 }
 
@@ -59,14 +68,18 @@ describe('the all process: heavy queries are bounded inside the engine', functio
   let dataDir: string;
   let running: TenantryProcess | undefined;
 
-  const start = (): TenantryProcess => startTenantry(['all'], testEnvironment(dataDir, {
-    TENANTRY_MEMORY_LIMIT_BYTES: String(memoryLimit),
-    TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS: String(tenantTimeoutSeconds),
-    TENANTRY_API_KEYS: JSON.stringify([
-      { key: keys.read, scopes: ['read'], tenants: ['alpha', 'beta'] },
-      { key: keys.ingest, scopes: ['ingest'], tenants: ['beta'] },
-    ]),
-  }));
+  const start = (): TenantryProcess =>
+    startTenantry(
+      ['all'],
+      testEnvironment(dataDir, {
+        TENANTRY_MEMORY_LIMIT_BYTES: String(memoryLimit),
+        TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS: String(tenantTimeoutSeconds),
+        TENANTRY_API_KEYS: JSON.stringify([
+          { key: keys.read, scopes: ['read'], tenants: ['alpha', 'beta'] },
+          { key: keys.ingest, scopes: ['ingest'], tenants: ['beta'] },
+        ]),
+      }),
+    );
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'tenantry-heavy-queries-'));
@@ -77,7 +90,7 @@ describe('the all process: heavy queries are bounded inside the engine', functio
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('answers each heavy query within the tenant\'s time limit with 200 or a 400 naming the bound; peak RSS stays under the bound; another tenant answers in under 1 s right after', async () => {
+  it("answers each heavy query within the tenant's time limit with 200 or a 400 naming the bound; peak RSS stays under the bound; another tenant answers in under 1 s right after", async () => {
     running = start();
     const api = (await running.started(120_000))['api'] ?? 0;
     const pid = running.child.pid ?? 0;
@@ -94,7 +107,10 @@ describe('the all process: heavy queries are bounded inside the engine', functio
     }
     const peak = peakRss(pid);
     expect(peak, `peak RSS ${Math.round(peak / 2 ** 20)} MiB; answers: ${JSON.stringify(answers)}`).to.be.below(memoryLimit);
-    expect(Object.values(answers).some((a) => a.startsWith('400') && /max_memory_usage|max_result/.test(a)), `a statement bound was hit: ${JSON.stringify(answers)}`).to.equal(true);
+    expect(
+      Object.values(answers).some((a) => a.startsWith('400') && /max_memory_usage|max_result/.test(a)),
+      `a statement bound was hit: ${JSON.stringify(answers)}`,
+    ).to.equal(true);
     expect(await running.stop('SIGTERM')).to.equal(0);
     running = undefined;
   });
@@ -103,9 +119,18 @@ describe('the all process: heavy queries are bounded inside the engine', functio
     running = start();
     const ports = await running.started(120_000);
     const api = ports['api'] ?? 0;
-    const spans = tracesProtobuf(tracesJson({ 'tenant.id': 'beta', 'service.name': 'checkout' }, Array.from({ length: 1000 }, (_, i) => ({ name: `acknowledged ${i}` }))));
+    const spans = tracesProtobuf(
+      tracesJson(
+        { 'tenant.id': 'beta', 'service.name': 'checkout' },
+        Array.from({ length: 1000 }, (_, i) => ({ name: `acknowledged ${i}` })),
+      ),
+    );
     const heavy = post(api, 'alpha', 'timeseries', heavyQueries[1]?.[1]()).catch((error: unknown) => ({ status: 0, ms: 0, message: String(error) }));
-    const ack = await fetch(`http://127.0.0.1:${ports['otlpHttp'] ?? 0}/v1/traces`, { method: 'POST', headers: { authorization: `Bearer ${keys.ingest}`, 'content-type': 'application/x-protobuf' }, body: spans });
+    const ack = await fetch(`http://127.0.0.1:${ports['otlpHttp'] ?? 0}/v1/traces`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.ingest}`, 'content-type': 'application/x-protobuf' },
+      body: spans,
+    });
     await ack.arrayBuffer();
     expect(ack.status, 'the spans are acknowledged before the stop').to.equal(200);
     // Load, not a wait for an event: the heavy statement runs for seconds before its memory bound stops it, so 300 ms on it is under way.
@@ -120,7 +145,8 @@ describe('the all process: heavy queries are bounded inside the engine', functio
     running = start();
     const again = (await running.started(120_000))['api'] ?? 0;
     const found = await fetch(`http://127.0.0.1:${again}/v1/tenants/beta/traces`, {
-      method: 'POST', headers: { authorization: `Bearer ${keys.read}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.read}`, 'content-type': 'application/json' },
       body: JSON.stringify({ startTime: now() - 3600, endTime: now() + 3600, spanName: 'acknowledged %', pagination: { limit: 1000 } }),
     });
     expect(((await found.json()) as { data: unknown[] }).data, 'every acknowledged span is stored').to.have.length(1000);

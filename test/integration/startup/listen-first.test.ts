@@ -28,19 +28,31 @@ const keysEnv = { TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', '
 async function silentClickHouse(): Promise<{ url: string; first: Promise<void>; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let arrived: () => void = () => undefined;
-  const first = new Promise<void>((resolve) => { arrived = resolve; });
-  const server: Server = createServer(() => { arrived(); });
+  const first = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const server: Server = createServer(() => {
+    arrived();
+  });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
-    socket.once('close', () => { sockets.delete(socket); });
+    socket.once('close', () => {
+      sockets.delete(socket);
+    });
   });
-  await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });
+  await new Promise<void>((resolve) => {
+    server.listen(0, '127.0.0.1', resolve);
+  });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     first,
     close: async () => {
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
     },
   };
 }
@@ -55,22 +67,34 @@ describe('start-up: every port answers before the process is ready (issue 35)', 
   let dataDir: string;
   let running: TenantryProcess | undefined;
 
-  before(async () => { dataDir = await mkdtemp(join(tmpdir(), 'tenantry-listen-first-')); });
-  afterEach(async () => { await running?.stop('SIGKILL'); running = undefined; });
-  after(async () => { await rm(dataDir, { recursive: true, force: true }); });
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'tenantry-listen-first-'));
+  });
+  afterEach(async () => {
+    await running?.stop('SIGKILL');
+    running = undefined;
+  });
+  after(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
 
   it('answers /healthz 200, /readyz 503, data 503 with Retry-After and gRPC health NOT_SERVING while start-up waits on ClickHouse', async () => {
     const clickhouse = await silentClickHouse();
     try {
       const ports = await freePorts(['otlpHttp', 'otlpGrpc', 'api']);
-      running = startTenantry(['all'], testEnvironment(dataDir, {
-        ...keysEnv,
-        TENANTRY_CLICKHOUSE_URL: clickhouse.url,
-        TENANTRY_OTLP_HTTP_PORT: String(ports.otlpHttp),
-        TENANTRY_OTLP_GRPC_PORT: String(ports.otlpGrpc),
-        TENANTRY_API_PORT: String(ports.api),
-      }));
-      const exited = running.exited.then((code) => { throw new Error(`the process exited (${String(code)}): ${running?.stderr() ?? ''}`); });
+      running = startTenantry(
+        ['all'],
+        testEnvironment(dataDir, {
+          ...keysEnv,
+          TENANTRY_CLICKHOUSE_URL: clickhouse.url,
+          TENANTRY_OTLP_HTTP_PORT: String(ports.otlpHttp),
+          TENANTRY_OTLP_GRPC_PORT: String(ports.otlpGrpc),
+          TENANTRY_API_PORT: String(ports.api),
+        }),
+      );
+      const exited = running.exited.then((code) => {
+        throw new Error(`the process exited (${String(code)}): ${running?.stderr() ?? ''}`);
+      });
       // The process is inside its start-up from here on, and stays there: its statement is never answered.
       await Promise.race([clickhouse.first, exited]);
       for (const port of [ports.otlpHttp, ports.api]) {
@@ -95,7 +119,9 @@ describe('start-up: every port answers before the process is ready (issue 35)', 
       const exported = await grpcExport(`http://${grpcAddress}`, tracePath, traces, key);
       expect(exported.code).to.equal(grpc.status.UNAVAILABLE);
 
-      expect(running.lines.map((l) => l['msg'])).to.include('listening; starting').and.not.include('tenantry started');
+      expect(running.lines.map((l) => l['msg']))
+        .to.include('listening; starting')
+        .and.not.include('tenantry started');
     } finally {
       await running?.stop('SIGKILL');
       await clickhouse.close();

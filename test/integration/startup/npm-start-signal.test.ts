@@ -26,8 +26,12 @@ function npmStart(dataDir: string): NpmStart {
   const npm = spawn('npm', ['start'], { cwd: root, env: testEnvironment(dataDir), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const ports = Promise.withResolvers<Record<string, number>>();
-  const exited = new Promise((resolve) => { npm.once('exit', resolve); });
-  void exited.then(() => { ports.reject(new Error(`npm exited before Tenantry started:\n${output}`)); });
+  const exited = new Promise((resolve) => {
+    npm.once('exit', resolve);
+  });
+  void exited.then(() => {
+    ports.reject(new Error(`npm exited before Tenantry started:\n${output}`));
+  });
   const onData = (chunk: Buffer): void => {
     output += chunk.toString('utf8');
     for (const text of output.split('\n')) {
@@ -45,8 +49,13 @@ function npmStart(dataDir: string): NpmStart {
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => { resolve(false); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      resolve(false);
+    });
   });
 }
 
@@ -80,7 +89,11 @@ describe('npm start and stop signals', function () {
   it('stops Tenantry on SIGTERM and SIGINT to npm alone and on Ctrl-C (SIGINT to the group): each time it drains once, frees its ports, and the next npm start on the same data directory starts', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'tenantry-npm-start-'));
     dataDirs.push(dataDir);
-    for (const [signal, group] of [['SIGTERM', false], ['SIGINT', false], ['SIGINT', true]] as const) {
+    for (const [signal, group] of [
+      ['SIGTERM', false],
+      ['SIGINT', false],
+      ['SIGINT', true],
+    ] as const) {
       const what = `${signal} to ${group ? 'the group (Ctrl-C)' : 'npm'}`;
       const run = npmStart(dataDir);
       started.push(run);

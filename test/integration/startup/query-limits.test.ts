@@ -31,23 +31,40 @@ function holdingTarget(store: Store): { target: QueryTarget; held: () => number;
     }
     return store.client.query(params);
   };
-  return { target: { client: { query, command: (params) => store.client.command(params) } }, held: () => held, firstHeld: arrived.promise.then(() => undefined), release: () => { gate.resolve(undefined); } };
+  return {
+    target: { client: { query, command: (params) => store.client.command(params) } },
+    held: () => held,
+    firstHeld: arrived.promise.then(() => undefined),
+    release: () => {
+      gate.resolve(undefined);
+    },
+  };
 }
 
 describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function () {
   this.timeout(30_000);
   let store: Store;
-  before(async () => { store = await migratedStore('query_limits'); });
-  after(async () => { await store.close(); });
+  before(async () => {
+    store = await migratedStore('query_limits');
+  });
+  after(async () => {
+    await store.close();
+  });
 
-  async function start(mode: Store['mode'], target: QueryTarget): Promise<{ query: (key: string, tenant: string) => Promise<Response>; stop: () => Promise<void> }> {
+  async function start(
+    mode: Store['mode'],
+    target: QueryTarget,
+  ): Promise<{ query: (key: string, tenant: string) => Promise<Response>; stop: () => Promise<void> }> {
     const decoded = decodeConfig('all', { TENANTRY_MAX_CONCURRENT_QUERIES: '1', TENANTRY_QUERY_TIMEOUT_SECONDS: '20' });
     if (!decoded.ok || decoded.value.target !== 'all') throw new Error('config');
     const { api, queries, gateway } = decoded.value;
-    const keys = parseKeys(JSON.stringify([
-      { key: keyA, name: 'a', scopes: ['read'], tenants: ['held'] },
-      { key: keyB, name: 'b', scopes: ['read'], tenants: ['free'] },
-    ]), 'test');
+    const keys = parseKeys(
+      JSON.stringify([
+        { key: keyA, name: 'a', scopes: ['read'], tenants: ['held'] },
+        { key: keyB, name: 'b', scopes: ['read'], tenants: ['free'] },
+      ]),
+      'test',
+    );
     if (!keys.ok) throw new Error(keys.error);
     const gate = createStoreGate(storeGatePolicy(mode, queries, gateway.writer.maxBatchDelayMs));
     const runner = createQueryRunner(target, api.queryTimeoutMs, silentLogger, gate);
@@ -55,10 +72,16 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
     const running = await startApiWith({ ...proc.ctx, storeGate: gate }, { ...api, port: 0 }, runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
-      query: (key, tenant) => fetch(`${url}/v1/tenants/${tenant}/logs`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ startTime: 1 }),
-      }),
-      stop: async () => { await running.stop(); proc.stop(); },
+      query: (key, tenant) =>
+        fetch(`${url}/v1/tenants/${tenant}/logs`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ startTime: 1 }),
+        }),
+      stop: async () => {
+        await running.stop();
+        proc.stop();
+      },
     };
   }
 
@@ -71,9 +94,9 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
         await holding.firstHeld;
         const started = Date.now();
         const second = await api.query(keyA, 'held');
-        expect(Date.now() - started, 'it waited for the key\'s running query first').to.be.at.least(1900);
+        expect(Date.now() - started, "it waited for the key's running query first").to.be.at.least(1900);
         expect(second.status).to.equal(429);
-        const body = await second.json() as { error: { code: string; message: string } };
+        const body = (await second.json()) as { error: { code: string; message: string } };
         expect(body.error.code).to.equal('rate_limited');
         expect(body.error.message).to.contain('TENANTRY_MAX_CONCURRENT_QUERIES').and.contain('1 queries running');
         const other = api.query(keyB, 'free');
@@ -90,9 +113,9 @@ describe('per-key query concurrency (TENANTRY_MAX_CONCURRENT_QUERIES)', function
           expect((await other).status).to.equal(200);
           const stopped = await first;
           expect(stopped.status).to.equal(503);
-          expect((await stopped.json() as { error: { message: string } }).error.message).to.contain('longer than its turn of 1 s');
+          expect(((await stopped.json()) as { error: { message: string } }).error.message).to.contain('longer than its turn of 1 s');
         }
-        expect((await api.query(keyA, 'held')).status, 'the key\'s place is free again').to.equal(200);
+        expect((await api.query(keyA, 'held')).status, "the key's place is free again").to.equal(200);
       } finally {
         holding.release();
         await api.stop();

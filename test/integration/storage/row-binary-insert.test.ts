@@ -21,9 +21,15 @@ function row(w: RowWriter, id: number, s: Buffer, tags: Record<string, string>, 
   w.string(s, 0, s.length);
   const entries = Object.entries(tags);
   w.varint(entries.length);
-  for (const [k, v] of entries) { w.text(k); w.text(v); }
+  for (const [k, v] of entries) {
+    w.text(k);
+    w.text(v);
+  }
   if (n === null) w.u8(1);
-  else { w.u8(0); w.f64(n); }
+  else {
+    w.u8(0);
+    w.f64(n);
+  }
   w.u64Parts(Number(atNs & 0xffffffffn), Number(atNs >> 32n));
 }
 
@@ -35,15 +41,24 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     await store.client.command({ query: `CREATE DATABASE ${store.database}` });
     await store.client.command({ query: `CREATE TABLE ${store.database}.bin (${target.structure}) ENGINE = MergeTree ORDER BY id` });
   });
-  after(async () => { await store.close(); });
+  after(async () => {
+    await store.close();
+  });
 
   it('stores every byte of every value, from several chunks in one INSERT, and leaves no staged file', async () => {
     const odd = Buffer.from([0x00, 0x0a, 0x09, 0x22, 0x5c, 0x27, 0xff, 0xfe, 0x2c]);
     const first = new RowWriter(16);
-    row(first, 1, odd, { 'k\u0000"': 'v\n\'', é: '日本' }, 1.5, 1_763_800_000_123_456_789n);
+    row(first, 1, odd, { 'k\u0000"': "v\n'", é: '日本' }, 1.5, 1_763_800_000_123_456_789n);
     row(first, 2, Buffer.alloc(0), {}, null, 0n);
     const second = new RowWriter(16);
-    row(second, 3, Buffer.alloc(300, 0x61), Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, `v${i}`])), Number.NaN, 9_223_372_036_854_775_807n);
+    row(
+      second,
+      3,
+      Buffer.alloc(300, 0x61),
+      Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, `v${i}`])),
+      Number.NaN,
+      9_223_372_036_854_775_807n,
+    );
     await insertRowBinary(store, target, [first.result(), second.result()]);
     const rs = await store.client.query({
       query: `SELECT id, hex(s) AS s, tags, n, toString(toUnixTimestamp64Nano(at)) AS ns, isNaN(n) AS nan FROM ${store.database}.bin ORDER BY id`,
@@ -52,7 +67,7 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     const got = await rs.json<{ id: number; s: string; tags: Record<string, string>; n: number | null; ns: string; nan: number }>();
     expect(got.map((r) => r.id)).to.deep.equal([1, 2, 3]);
     expect(got[0]?.s).to.equal(odd.toString('hex').toUpperCase());
-    expect(got[0]?.tags).to.deep.equal({ 'k\u0000"': 'v\n\'', é: '日本' });
+    expect(got[0]?.tags).to.deep.equal({ 'k\u0000"': "v\n'", é: '日本' });
     expect([got[0]?.n, got[0]?.ns]).to.deep.equal([1.5, '1763800000123456789']);
     expect([got[1]?.s, got[1]?.tags, got[1]?.n]).to.deep.equal(['', {}, null]);
     expect(Object.keys(got[2]?.tags ?? {})).to.have.length(200);
@@ -60,7 +75,7 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
   });
 
-  it('inserts a file of RowBinary rows in place (a write-ahead-log segment\'s rows file), under a path that needs quoting, and leaves the file as it was', async () => {
+  it("inserts a file of RowBinary rows in place (a write-ahead-log segment's rows file), under a path that needs quoting, and leaves the file as it was", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tenantry it's a dir\\ "));
     try {
       const w = new RowWriter(16);
@@ -70,8 +85,14 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
       writeFileSync(path, w.result());
       const before = readFileSync(path);
       await insertRowBinaryFile(store, target, path, 'file-token-1');
-      const got = await rows<{ id: number; s: string; tags: Record<string, string> }>(store, `SELECT id, hex(s) AS s, tags FROM ${store.database}.bin WHERE id IN (40, 41) ORDER BY id`);
-      expect(got).to.deep.equal([{ id: 40, s: Buffer.from('in place').toString('hex').toUpperCase(), tags: { k: 'v' } }, { id: 41, s: '00FF', tags: {} }]);
+      const got = await rows<{ id: number; s: string; tags: Record<string, string> }>(
+        store,
+        `SELECT id, hex(s) AS s, tags FROM ${store.database}.bin WHERE id IN (40, 41) ORDER BY id`,
+      );
+      expect(got).to.deep.equal([
+        { id: 40, s: Buffer.from('in place').toString('hex').toUpperCase(), tags: { k: 'v' } },
+        { id: 41, s: '00FF', tags: {} },
+      ]);
       expect(readFileSync(path).equals(before)).to.equal(true);
       expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
     } finally {
@@ -79,11 +100,18 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     }
   });
 
-  it('leaves a block\'s skip indexes to the first merge that takes its part in, and queries find its rows meanwhile', async () => {
-    await store.client.command({ query: `CREATE TABLE ${store.database}.indexed (${target.structure}, INDEX idx_s s TYPE bloom_filter(0.01) GRANULARITY 1) ENGINE = MergeTree ORDER BY id` });
-    const indexBytes = async (): Promise<number[]> => (await rows<{ b: string }>(store,
-      "SELECT toUInt64(secondary_indices_compressed_bytes) AS b FROM system.parts WHERE database = {db:String} AND table = 'indexed' AND active ORDER BY name",
-      { db: store.database })).map((r) => Number(r.b));
+  it("leaves a block's skip indexes to the first merge that takes its part in, and queries find its rows meanwhile", async () => {
+    await store.client.command({
+      query: `CREATE TABLE ${store.database}.indexed (${target.structure}, INDEX idx_s s TYPE bloom_filter(0.01) GRANULARITY 1) ENGINE = MergeTree ORDER BY id`,
+    });
+    const indexBytes = async (): Promise<number[]> =>
+      (
+        await rows<{ b: string }>(
+          store,
+          "SELECT toUInt64(secondary_indices_compressed_bytes) AS b FROM system.parts WHERE database = {db:String} AND table = 'indexed' AND active ORDER BY name",
+          { db: store.database },
+        )
+      ).map((r) => Number(r.b));
     for (const id of [1, 2]) {
       const w = new RowWriter(16);
       row(w, id, Buffer.from(`needle-${id}`), {}, null, 1n);
@@ -100,7 +128,9 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
   });
 
   it('rejects rows that do not match the structure, stores none of them, and leaves no staged file', async () => {
-    const before = await store.client.query({ query: `SELECT count() AS n FROM ${store.database}.bin`, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>());
+    const before = await store.client
+      .query({ query: `SELECT count() AS n FROM ${store.database}.bin`, format: 'JSONEachRow' })
+      .then((r) => r.json<{ n: number }>());
     const good = new RowWriter(16);
     row(good, 10, Buffer.from('ok'), {}, 1, 1n);
     const truncated = Buffer.concat([good.result(), Buffer.from([0x0b, 0x00])]);
@@ -111,12 +141,14 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
       error = e;
     }
     expect(error).to.be.instanceOf(Error);
-    const after = await store.client.query({ query: `SELECT count() AS n FROM ${store.database}.bin`, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>());
+    const after = await store.client
+      .query({ query: `SELECT count() AS n FROM ${store.database}.bin`, format: 'JSONEachRow' })
+      .then((r) => r.json<{ n: number }>());
     expect(after).to.deep.equal(before);
     expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
   });
 
-  it('runs on its own connection: an INSERT finishes while a query holds the queries\' connection', async () => {
+  it("runs on its own connection: an INSERT finishes while a query holds the queries' connection", async () => {
     const query = store.client.query({ query: 'SELECT sleep(3) AS slept', format: 'JSONEachRow' }).then(async (rs) => rs.json());
     const w = new RowWriter(16);
     row(w, 30, Buffer.from('beside'), {}, 3, 3n);
@@ -126,10 +158,13 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
   });
 
   it('writes any string as a literal ClickHouse reads back unchanged', async () => {
-    await fc.assert(fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), async (value) => {
-      const rs = await store.insertClients[0].query({ query: `SELECT ${stringLiteral(value)} AS v`, format: 'JSONEachRow' });
-      expect((await rs.json<{ v: string }>())[0]?.v).to.equal(value);
-    }), { numRuns: 200, seed: 19 });
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), async (value) => {
+        const rs = await store.insertClients[0].query({ query: `SELECT ${stringLiteral(value)} AS v`, format: 'JSONEachRow' });
+        expect((await rs.json<{ v: string }>())[0]?.v).to.equal(value);
+      }),
+      { numRuns: 200, seed: 19 },
+    );
   });
 
   it('recreates the spool folder when something removed it', async () => {
@@ -137,7 +172,9 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
     const w = new RowWriter(16);
     row(w, 20, Buffer.from('again'), {}, 2, 2n);
     await insertRowBinary(store, target, [w.result()]);
-    const got = await store.client.query({ query: `SELECT s FROM ${store.database}.bin WHERE id = 20`, format: 'JSONEachRow' }).then((r) => r.json<{ s: string }>());
+    const got = await store.client
+      .query({ query: `SELECT s FROM ${store.database}.bin WHERE id = 20`, format: 'JSONEachRow' })
+      .then((r) => r.json<{ s: string }>());
     expect(got).to.deep.equal([{ s: 'again' }]);
     expect(readdirSync(store.spoolDir ?? '')).to.deep.equal([]);
   });

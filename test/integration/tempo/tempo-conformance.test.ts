@@ -52,14 +52,17 @@ describe('Tempo API conformance (OTLP traces in, the documented Tempo HTTP API o
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tenantry-tempo-conf-'));
-    tenantry = startTenantry(['all'], testEnvironment(join(dir, 'tenantry'), {
-      TENANTRY_API_KEYS: JSON.stringify([
-        { key: keys.ingest, scopes: ['ingest'], tenants: ['*'] },
-        { key: keys.a, scopes: ['read'], tenants: [tenants.a] },
-        { key: keys.both, scopes: ['read'], tenants: [tenants.a, tenants.b] },
-      ]),
-      TENANTRY_TENANT_MAX_QUERY_DAYS: '2',
-    }));
+    tenantry = startTenantry(
+      ['all'],
+      testEnvironment(join(dir, 'tenantry'), {
+        TENANTRY_API_KEYS: JSON.stringify([
+          { key: keys.ingest, scopes: ['ingest'], tenants: ['*'] },
+          { key: keys.a, scopes: ['read'], tenants: [tenants.a] },
+          { key: keys.both, scopes: ['read'], tenants: [tenants.a, tenants.b] },
+        ]),
+        TENANTRY_TENANT_MAX_QUERY_DAYS: '2',
+      }),
+    );
     const ports = await tenantry.started(180_000);
     apiUrl = `http://127.0.0.1:${ports['api'] ?? 0}`;
     target = { url: `${apiUrl}/tempo`, headers: { authorization: `Bearer ${keys.both}`, 'x-scope-orgid': tenants.a } };
@@ -107,13 +110,17 @@ describe('Tempo API conformance (OTLP traces in, the documented Tempo HTTP API o
       const proto2 = await ask(target, `/api/v2/traces/${id}`, {}, { accept: 'application/protobuf' });
       expect([json1.status, json2.status, proto1.status, proto2.status], id).to.deep.equal([200, 200, 200, 200]);
       expect(canonicalTrace((json1.body as { batches?: unknown } | undefined)?.batches), `v1 JSON ${id}`).to.deep.equal(expected);
-      expect(canonicalTrace((json2.body as { trace?: { resourceSpans?: unknown } } | undefined)?.trace?.resourceSpans), `v2 JSON ${id}`).to.deep.equal(expected);
+      expect(canonicalTrace((json2.body as { trace?: { resourceSpans?: unknown } } | undefined)?.trace?.resourceSpans), `v2 JSON ${id}`).to.deep.equal(
+        expected,
+      );
       expect(canonicalTrace(decodeTraceV1(proto1.bytes)), `v1 protobuf ${id}`).to.deep.equal(expected);
       expect(canonicalTrace(decodeTraceV2(proto2.bytes)), `v2 protobuf ${id}`).to.deep.equal(expected);
       expect(proto1.type).to.equal('application/protobuf');
       expect(json1.type).to.match(/^application\/json/);
     }
-    rows.push(`${`trace by id x ${modelA.length}: v1/v2 JSON, v1/v2 protobuf`.padEnd(100)} ${'ok'.padEnd(7)} COMPAT-APIS.md: v1 {"batches"}, v2 {"trace": {"resourceSpans"}}, protobuf on Accept`);
+    rows.push(
+      `${`trace by id x ${modelA.length}: v1/v2 JSON, v1/v2 protobuf`.padEnd(100)} ${'ok'.padEnd(7)} COMPAT-APIS.md: v1 {"batches"}, v2 {"trace": {"resourceSpans"}}, protobuf on Accept`,
+    );
   });
 
   it('answers an absent trace 404 (v1 and v2, JSON and protobuf) and a malformed id 400', async () => {
@@ -172,11 +179,21 @@ describe('Tempo API conformance (OTLP traces in, the documented Tempo HTTP API o
     }
   });
 
-  it('isolates tenants on every endpoint: A\'s key asking for B is 404, and A\'s answers never show B', async () => {
+  it("isolates tenants on every endpoint: A's key asking for B is 404, and A's answers never show B", async () => {
     const idB = modelB[0]?.traceId ?? '';
     const aKey = { url: `${apiUrl}/tempo`, headers: { authorization: `Bearer ${keys.a}` } };
-    const paths = ['/api/echo', '/api/search?q=%7B%7D', '/api/search?tags=service.name%3Dsecret', `/api/traces/${idB}`, `/api/v2/traces/${idB}`, '/api/search/tags',
-      '/api/v2/search/tags', '/api/search/tag/service.name/values', '/api/v2/search/tag/resource.service.name/values', '/api/status/buildinfo'];
+    const paths = [
+      '/api/echo',
+      '/api/search?q=%7B%7D',
+      '/api/search?tags=service.name%3Dsecret',
+      `/api/traces/${idB}`,
+      `/api/v2/traces/${idB}`,
+      '/api/search/tags',
+      '/api/v2/search/tags',
+      '/api/search/tag/service.name/values',
+      '/api/v2/search/tag/resource.service.name/values',
+      '/api/status/buildinfo',
+    ];
     for (const path of paths) {
       const asB = await ask(aKey, path, {}, { 'x-scope-orgid': tenants.b });
       expect(asB.status, path).to.equal(404);
@@ -194,7 +211,7 @@ describe('Tempo API conformance (OTLP traces in, the documented Tempo HTTP API o
     expect(viaBoth.text).to.contain(`${secret}-`);
   });
 
-  it('applies its limits: limit and spss bounds, spss per spanset, and the tenant\'s maxQueryDays', async () => {
+  it("applies its limits: limit and spss bounds, spss per spanset, and the tenant's maxQueryDays", async () => {
     const over = await ask(target, '/api/search', { q: '{ }', limit: '10001' });
     expect([over.status, over.text]).to.satisfy(([s, t]: [number, string]) => s === 400 && t.includes('limit'));
     const spss = await ask(target, '/api/search', { q: '{ }', spss: '1001' });
@@ -203,10 +220,12 @@ describe('Tempo API conformance (OTLP traces in, the documented Tempo HTTP API o
     const one = await ask(target, '/api/search', { q: '{ }', spss: '1', limit: '100' });
     const sizes = new Map(modelA.map((t) => [searchId(t.traceId), t.spans.length]));
     for (const t of canonicalSearch(one.body)) {
-      for (const s of (t['spanSets'] as { spans: unknown[]; matched: number }[])) expect([s.spans.length, s.matched]).to.deep.equal([1, sizes.get(String(t['traceID']))]);
+      for (const s of t['spanSets'] as { spans: unknown[]; matched: number }[])
+        expect([s.spans.length, s.matched]).to.deep.equal([1, sizes.get(String(t['traceID']))]);
     }
     const byDefault = await ask(target, '/api/search', { q: '{ }', limit: '100' });
-    for (const t of canonicalSearch(byDefault.body)) for (const s of (t['spanSets'] as { spans: unknown[] }[])) expect(s.spans.length).to.equal(Math.min(3, sizes.get(String(t['traceID'])) ?? 0));
+    for (const t of canonicalSearch(byDefault.body))
+      for (const s of t['spanSets'] as { spans: unknown[] }[]) expect(s.spans.length).to.equal(Math.min(3, sizes.get(String(t['traceID'])) ?? 0));
     // API docs: limit defaults to 20; the corpus has 12 traces, so a search without limit returns them all.
     expect(canonicalSearch((await ask(target, '/api/search', { q: '{ }' })).body)).to.have.length(12);
     const now = Math.floor(Date.now() / 1000);

@@ -22,16 +22,23 @@ const key = 'tempo-heavy-read-0123456789abcdef';
 
 /** Peak resident set of `pid` so far, in bytes (VmHWM: the kernel's own high-water mark). */
 function peakRss(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:')) ?? '';
+  const line =
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmHWM:')) ?? '';
   return Number(/(\d+) kB/.exec(line)?.[1] ?? 0) * 1024;
 }
 
-interface Answer { readonly status: number; readonly ms: number; readonly text: string }
+interface Answer {
+  readonly status: number;
+  readonly ms: number;
+  readonly text: string;
+}
 
 /** A 4xx may name: a statement's memory or result bound, or one of the API's own limits. */
 const namesALimit = /max_memory_usage|max_result_rows|max_result_bytes|max_rows_to_read|limit|maxQueryDays|more than/;
 
-describe('Tempo API: a search over all of a tenant\'s spans is bounded', function () {
+describe("Tempo API: a search over all of a tenant's spans is bounded", function () {
   this.timeout(300_000);
   let dataDir: string;
   let tenantry: TenantryProcess | undefined;
@@ -39,7 +46,9 @@ describe('Tempo API: a search over all of a tenant\'s spans is bounded', functio
 
   const ask = async (tenant: string, path: string, params: Record<string, string>): Promise<Answer> => {
     const started = Date.now();
-    const response = await fetch(`${api}/tempo${path}?${new URLSearchParams(params).toString()}`, { headers: { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant } });
+    const response = await fetch(`${api}/tempo${path}?${new URLSearchParams(params).toString()}`, {
+      headers: { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant },
+    });
     const text = await response.text();
     return { status: response.status, ms: Date.now() - started, text };
   };
@@ -47,11 +56,14 @@ describe('Tempo API: a search over all of a tenant\'s spans is bounded', functio
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'tenantry-tempo-heavy-'));
     await preloadSpans(dataDir, 'heavy', spans);
-    tenantry = startTenantry(['all'], testEnvironment(dataDir, {
-      TENANTRY_MEMORY_LIMIT_BYTES: String(memoryLimit),
-      TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS: String(tenantTimeoutSeconds),
-      TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['read'], tenants: ['heavy', 'light'] }]),
-    }));
+    tenantry = startTenantry(
+      ['all'],
+      testEnvironment(dataDir, {
+        TENANTRY_MEMORY_LIMIT_BYTES: String(memoryLimit),
+        TENANTRY_TENANT_QUERY_TIMEOUT_SECONDS: String(tenantTimeoutSeconds),
+        TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['read'], tenants: ['heavy', 'light'] }]),
+      }),
+    );
     api = `http://127.0.0.1:${(await tenantry.started(120_000))['api'] ?? 0}`;
   });
 
@@ -60,7 +72,7 @@ describe('Tempo API: a search over all of a tenant\'s spans is bounded', functio
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('answers each search over all spans within the tenant\'s time limit with 200 or a 4xx naming the limit; another tenant answers in under 1 s right after', async () => {
+  it("answers each search over all spans within the tenant's time limit with 200 or a 4xx naming the limit; another tenant answers in under 1 s right after", async () => {
     const now = Math.floor(Date.now() / 1000);
     const day = { start: String(now - 86_400), end: String(now) };
     const traces = spans / spansPerTrace;
@@ -73,8 +85,16 @@ describe('Tempo API: a search over all of a tenant\'s spans is bounded', functio
       ['every span, 10,000 traces, 1,000 spans each', '/api/search', { q: '{ }', ...day, limit: '10000', spss: '1000' }],
       ['a regular expression over user_id', '/api/search', { q: '{ span.user_id =~ ".*7.*" }', ...day, limit: '10000', spss: '1000' }],
       ['the trace-level join', '/api/search', { q: '{ traceDuration > 1ms && rootServiceName =~ "svc-.*" }', ...day, limit: '10000', spss: '1000' }],
-      ['spansets joined by && and ||, selected fields', '/api/search', { q: '{ name = "op-3" } && { status = error } || { kind = server } | select(span.user_id, span.http.method)', ...day, limit: '10000', spss: '1000' }],
-      ['the legacy tag search with durations', '/api/search', { tags: 'service.name=svc http.method=GET', minDuration: '1ms', maxDuration: '2562047h', ...day, limit: '10000' }],
+      [
+        'spansets joined by && and ||, selected fields',
+        '/api/search',
+        { q: '{ name = "op-3" } && { status = error } || { kind = server } | select(span.user_id, span.http.method)', ...day, limit: '10000', spss: '1000' },
+      ],
+      [
+        'the legacy tag search with durations',
+        '/api/search',
+        { tags: 'service.name=svc http.method=GET', minDuration: '1ms', maxDuration: '2562047h', ...day, limit: '10000' },
+      ],
       ['tag names over every span', '/api/v2/search/tags', day],
       ['user_id values over every span', '/api/v2/search/tag/span.user_id/values', day],
       ['user_id values of spans a query matches', '/api/v2/search/tag/span.user_id/values', { q: '{ span.http.method = "GET" && duration > 1ms }', ...day }],
@@ -83,7 +103,9 @@ describe('Tempo API: a search over all of a tenant\'s spans is bounded', functio
     for (const [what, path, params] of heavy) {
       const answer = await ask('heavy', path, params);
       answers[what] = `${answer.status} in ${answer.ms} ms${answer.status === 200 ? '' : ` ${answer.text.slice(0, 120)}`}`;
-      expect(answer.status === 200 || (answer.status >= 400 && answer.status < 500 && namesALimit.test(answer.text)), `${what}: ${answers[what]}`).to.equal(true);
+      expect(answer.status === 200 || (answer.status >= 400 && answer.status < 500 && namesALimit.test(answer.text)), `${what}: ${answers[what]}`).to.equal(
+        true,
+      );
       expect(answer.ms, `${what} answered within the tenant's ${tenantTimeoutSeconds} s`).to.be.below(tenantTimeoutSeconds * 1000 + 1000);
       const trivial = await ask('light', '/api/search', { q: '{ name = "x" }' });
       expect(trivial.status, trivial.text).to.equal(200);

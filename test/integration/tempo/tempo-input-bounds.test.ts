@@ -22,10 +22,19 @@ const corpus = traceCorpus(tenant, 3, Date.now());
 const nowS = Math.floor(Date.now() / 1000);
 const window = { start: String(nowS - 3600), end: String(nowS + 60) };
 
-interface Answer { readonly status: number; readonly type: string; readonly text: string }
+interface Answer {
+  readonly status: number;
+  readonly type: string;
+  readonly text: string;
+}
 
 /** One input beyond its range: the path under /tempo, its parameters, and what the 400's message must name. */
-interface Beyond { readonly what: string; readonly path: string; readonly params: Record<string, string>; readonly names: RegExp }
+interface Beyond {
+  readonly what: string;
+  readonly path: string;
+  readonly params: Record<string, string>;
+  readonly names: RegExp;
+}
 
 const nestedParens = (depth: number): string => `{ ${'('.repeat(depth)}name = "a"${')'.repeat(depth)} }`;
 const search = '/api/search';
@@ -62,8 +71,18 @@ const beyond: readonly Beyond[] = [
   { what: 'TraceQL nested 50 deep', path: search, params: { q: nestedParens(50) }, names: /TraceQL|nest|deep/ },
   { what: 'TraceQL nested 300 deep', path: search, params: { q: nestedParens(300) }, names: /TraceQL|nest|deep/ },
   { what: 'TraceQL of 10,000 characters', path: search, params: { q: `{ name = "${'x'.repeat(10_000)}" }` }, names: /TraceQL|long|characters/ },
-  { what: 'TraceQL of 400 conditions', path: search, params: { q: `{ ${Array.from({ length: 400 }, (_, i) => `span.k${i} = "v"`).join(' || ')} }` }, names: /TraceQL|conditions|complex/ },
-  { what: 'TraceQL of 60 spansets', path: search, params: { q: Array.from({ length: 60 }, (_, i) => `{ span.k${i} = "v" }`).join(' || ') }, names: /TraceQL|spanset|complex/ },
+  {
+    what: 'TraceQL of 400 conditions',
+    path: search,
+    params: { q: `{ ${Array.from({ length: 400 }, (_, i) => `span.k${i} = "v"`).join(' || ')} }` },
+    names: /TraceQL|conditions|complex/,
+  },
+  {
+    what: 'TraceQL of 60 spansets',
+    path: search,
+    params: { q: Array.from({ length: 60 }, (_, i) => `{ span.k${i} = "v" }`).join(' || ') },
+    names: /TraceQL|spanset|complex/,
+  },
   { what: 'legacy search with 65 tags', path: search, params: { tags: Array.from({ length: 65 }, (_, i) => `k${i}=v`).join(' ') }, names: /tags/ },
   { what: 'legacy search tag with a bad escape', path: search, params: { tags: 'a="\\q"' }, names: /tags/ },
   { what: 'tag values q nested 50 deep', path: valuesV2, params: { q: nestedParens(50) }, names: /TraceQL|nest|deep/ },
@@ -87,8 +106,16 @@ const within: readonly { what: string; path: string; params: Record<string, stri
   { what: 'TraceQL duration < 2562047h', path: search, params: { q: '{ duration < 2562047h }', ...window } },
   { what: 'TraceQL span.x > 2^53 - 1', path: search, params: { q: '{ span.x > 9007199254740991 }', ...window } },
   { what: 'TraceQL nested 16 deep', path: search, params: { q: nestedParens(16), ...window } },
-  { what: 'TraceQL of 128 conditions', path: search, params: { q: `{ ${Array.from({ length: 128 }, (_, i) => `span.k${i} =~ "v.*"`).join(' || ')} }`, ...window } },
-  { what: 'TraceQL of 32 spansets', path: search, params: { q: Array.from({ length: 32 }, (_, i) => `{ span.k${i} = "v" && duration > 1ms }`).join(' || '), ...window } },
+  {
+    what: 'TraceQL of 128 conditions',
+    path: search,
+    params: { q: `{ ${Array.from({ length: 128 }, (_, i) => `span.k${i} =~ "v.*"`).join(' || ')} }`, ...window },
+  },
+  {
+    what: 'TraceQL of 32 spansets',
+    path: search,
+    params: { q: Array.from({ length: 32 }, (_, i) => `{ span.k${i} = "v" && duration > 1ms }`).join(' || '), ...window },
+  },
   { what: 'TraceQL of 8,000 characters', path: search, params: { q: `{ name = "${'x'.repeat(7_980)}" }`, ...window } },
   { what: 'legacy search with 64 tags', path: search, params: { tags: Array.from({ length: 64 }, (_, i) => `k${i}=v`).join(' '), ...window } },
   { what: 'tag values limit=1', path: valuesV2, params: { limit: '1', maxStaleValues: '0', ...window } },
@@ -112,12 +139,15 @@ describe('Tempo API: inputs beyond their range (issue 33)', function () {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tenantry-tempo-bounds-'));
-    tenantry = startTenantry(['all'], testEnvironment(join(dir, 'tenantry'), {
-      TENANTRY_API_KEYS: JSON.stringify([
-        { key: keys.ingest, scopes: ['ingest'], tenants: ['*'] },
-        { key: keys.read, scopes: ['read'], tenants: [tenant] },
-      ]),
-    }));
+    tenantry = startTenantry(
+      ['all'],
+      testEnvironment(join(dir, 'tenantry'), {
+        TENANTRY_API_KEYS: JSON.stringify([
+          { key: keys.ingest, scopes: ['ingest'], tenants: ['*'] },
+          { key: keys.read, scopes: ['read'], tenants: [tenant] },
+        ]),
+      }),
+    );
     const ports = await tenantry.started(120_000);
     api = `http://127.0.0.1:${ports['api'] ?? 0}`;
     await exportSpans(`http://127.0.0.1:${ports['otlpHttp'] ?? 0}/v1/traces`, { authorization: `Bearer ${keys.ingest}` }, corpus);
@@ -137,7 +167,7 @@ describe('Tempo API: inputs beyond their range (issue 33)', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('answers every input beyond its range with a 400 in Tempo\'s shape naming the parameter', async () => {
+  it("answers every input beyond its range with a 400 in Tempo's shape naming the parameter", async () => {
     const wrong: string[] = [];
     for (const c of beyond) {
       const answer = await get(c.path, c.params);
@@ -158,14 +188,14 @@ describe('Tempo API: inputs beyond their range (issue 33)', function () {
     expect((JSON.parse(one.text) as { tagValues: unknown[] }).tagValues, 'tag values limit=1').to.have.length(1);
   });
 
-  it('refuses a parameter given twice, in Tempo\'s shape, as the other compatibility APIs do', async () => {
+  it("refuses a parameter given twice, in Tempo's shape, as the other compatibility APIs do", async () => {
     const twice = await get(search, 'q=%7B%7D&limit=1&limit=2');
     expect([twice.status, twice.type.startsWith('text/plain'), twice.text.includes('"limit"')], twice.text).to.deep.equal([400, true, true]);
     const q = await get(search, 'q=%7B%7D&q=%7B%7D');
     expect([q.status, q.text.includes('"q"')], q.text).to.deep.equal([400, true]);
   });
 
-  it('answers the mount\'s own refusals in Tempo\'s shape', async () => {
+  it("answers the mount's own refusals in Tempo's shape", async () => {
     const unknown = await get('/api/nope', {});
     expect([unknown.status, unknown.type.startsWith('text/plain')], unknown.text).to.deep.equal([404, true]);
     const post = await fetch(`${api}/tempo/api/search`, { method: 'DELETE', headers });
@@ -177,15 +207,62 @@ describe('Tempo API: inputs beyond their range (issue 33)', function () {
   it('never answers 5xx to generated TraceQL and parameter values (fast-check, bounded)', async () => {
     const numberText = fc.oneof(
       fc.constantFrom(window.start, window.end, '1', '20', '10000', '1795000000.5'),
-      fc.constantFrom('0', '-0', '-1', '1e308', '-1e308', '1e-308', 'NaN', 'Infinity', '18446744073709551616', '9223372036854775808', '9223372036854775807', '0x10', '1_000', '', ' ', '.5', '5.', '1e', 'e5'),
-      fc.double().map(String), fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String), fc.integer().map(String),
+      fc.constantFrom(
+        '0',
+        '-0',
+        '-1',
+        '1e308',
+        '-1e308',
+        '1e-308',
+        'NaN',
+        'Infinity',
+        '18446744073709551616',
+        '9223372036854775808',
+        '9223372036854775807',
+        '0x10',
+        '1_000',
+        '',
+        ' ',
+        '.5',
+        '5.',
+        '1e',
+        'e5',
+      ),
+      fc.double().map(String),
+      fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String),
+      fc.integer().map(String),
     );
     const duration = fc.oneof(
-      fc.tuple(fc.oneof(fc.nat().map(String), fc.bigInt({ min: 0n, max: 2n ** 80n }).map(String), fc.constantFrom('1.5', '.5', '0', '9'.repeat(30))), fc.constantFrom('ns', 'us', 'µs', 'ms', 's', 'm', 'h', 'd', '')).map(([n, u]) => `${n}${u}`),
+      fc
+        .tuple(
+          fc.oneof(fc.nat().map(String), fc.bigInt({ min: 0n, max: 2n ** 80n }).map(String), fc.constantFrom('1.5', '.5', '0', '9'.repeat(30))),
+          fc.constantFrom('ns', 'us', 'µs', 'ms', 's', 'm', 'h', 'd', ''),
+        )
+        .map(([n, u]) => `${n}${u}`),
       fc.constantFrom('1h30m', '1.5h', '1e308s', `${'9'.repeat(50)}.5s`, '0s', '-5m', '2562047h', '2562048h'),
     );
-    const field = fc.constantFrom('name', 'status', 'kind', 'duration', 'traceDuration', 'rootName', 'rootServiceName', 'statusMessage', 'span.http.method', 'resource.service.name', '.x', 'span.db.rows', 'span:duration', 'event.name', 'parent.x');
-    const value = fc.oneof(numberText.filter((s) => s.trim() !== ''), duration, fc.constantFrom('"GET"', '`a.*`', '"("', '"[z-a]"', 'error', 'ok', 'server', 'true', 'nil', '"\\q"', "'x'"));
+    const field = fc.constantFrom(
+      'name',
+      'status',
+      'kind',
+      'duration',
+      'traceDuration',
+      'rootName',
+      'rootServiceName',
+      'statusMessage',
+      'span.http.method',
+      'resource.service.name',
+      '.x',
+      'span.db.rows',
+      'span:duration',
+      'event.name',
+      'parent.x',
+    );
+    const value = fc.oneof(
+      numberText.filter((s) => s.trim() !== ''),
+      duration,
+      fc.constantFrom('"GET"', '`a.*`', '"("', '"[z-a]"', 'error', 'ok', 'server', 'true', 'nil', '"\\q"', "'x'"),
+    );
     const op = fc.constantFrom('=', '!=', '>', '>=', '<', '<=', '=~', '!~', '>>', '&&');
     const comparison = fc.tuple(field, op, value).map(([f, o, v]) => `${f} ${o} ${v}`);
     const filter = fc.array(comparison, { minLength: 0, maxLength: 4 }).chain((cs) => fc.constantFrom('&&', '||').map((j) => `{ ${cs.join(` ${j} `)} }`));
@@ -197,30 +274,43 @@ describe('Tempo API: inputs beyond their range (issue 33)', function () {
       fc.string({ maxLength: 40 }),
     );
     // A parameter is mostly absent (or a sensible value), so most requests reach the statement instead of a 400 on another parameter.
-    const sometimes = <T>(arb: fc.Arbitrary<T>, sensible?: fc.Arbitrary<T>): fc.Arbitrary<T | null> => fc.oneof(
-      { weight: 12, arbitrary: sensible === undefined ? fc.constant(null) : fc.oneof(fc.constant(null), sensible) }, { weight: 1, arbitrary: arb },
-    );
+    const sometimes = <T>(arb: fc.Arbitrary<T>, sensible?: fc.Arbitrary<T>): fc.Arbitrary<T | null> =>
+      fc.oneof({ weight: 12, arbitrary: sensible === undefined ? fc.constant(null) : fc.oneof(fc.constant(null), sensible) }, { weight: 1, arbitrary: arb });
     const params = fc.record({
-      q: fc.option(traceQl, { freq: 8 }), start: sometimes(numberText, fc.constant(window.start)), end: sometimes(numberText, fc.constant(window.end)),
-      limit: sometimes(numberText), spss: sometimes(numberText), minDuration: sometimes(duration), maxDuration: sometimes(duration),
-      tags: sometimes(fc.constantFrom('service.name=shop', 'a="b c"', '"oops', 'k=')), maxStaleValues: sometimes(numberText),
+      q: fc.option(traceQl, { freq: 8 }),
+      start: sometimes(numberText, fc.constant(window.start)),
+      end: sometimes(numberText, fc.constant(window.end)),
+      limit: sometimes(numberText),
+      spss: sometimes(numberText),
+      minDuration: sometimes(duration),
+      maxDuration: sometimes(duration),
+      tags: sometimes(fc.constantFrom('service.name=shop', 'a="b c"', '"oops', 'k=')),
+      maxStaleValues: sometimes(numberText),
       scope: sometimes(fc.constantFrom('span', 'resource', 'intrinsic', 'x')),
     });
     const id = fc.oneof(fc.constantFrom(...traceIds(corpus)), fc.stringMatching(/^[0-9a-fA-Fg-z]{1,40}$/));
     const path = fc.oneof(
       { weight: 6, arbitrary: fc.constant(search) },
-      { weight: 3, arbitrary: fc.constantFrom('/api/search/tag/http.method/values', valuesV2, '/api/v2/search/tag/status/values', '/api/v2/search/tag/duration/values') },
+      {
+        weight: 3,
+        arbitrary: fc.constantFrom('/api/search/tag/http.method/values', valuesV2, '/api/v2/search/tag/status/values', '/api/v2/search/tag/duration/values'),
+      },
       { weight: 1, arbitrary: fc.constantFrom('/api/search/tags', '/api/v2/search/tags') },
-      { weight: 1, arbitrary: id.map((t) => `/api/traces/${t}`) }, { weight: 1, arbitrary: id.map((t) => `/api/v2/traces/${t}`) },
+      { weight: 1, arbitrary: id.map((t) => `/api/traces/${t}`) },
+      { weight: 1, arbitrary: id.map((t) => `/api/v2/traces/${t}`) },
     );
     const failures: string[] = [];
-    await fc.assert(fc.asyncProperty(path, params, async (p, raw) => {
-      const sent: Record<string, string> = {};
-      for (const [name, v] of Object.entries(raw)) if (v !== null) sent[name] = v;
-      const answer = await get(p, sent);
-      if (answer.status >= 500 || (answer.status >= 400 && !answer.type.startsWith('text/plain'))) failures.push(`${p} ${JSON.stringify(sent).slice(0, 300)}: ${answer.status} ${answer.text.slice(0, 200)}`);
-      return answer.status < 500;
-    }), { numRuns: 300, seed: 33, endOnFailure: true });
+    await fc.assert(
+      fc.asyncProperty(path, params, async (p, raw) => {
+        const sent: Record<string, string> = {};
+        for (const [name, v] of Object.entries(raw)) if (v !== null) sent[name] = v;
+        const answer = await get(p, sent);
+        if (answer.status >= 500 || (answer.status >= 400 && !answer.type.startsWith('text/plain')))
+          failures.push(`${p} ${JSON.stringify(sent).slice(0, 300)}: ${answer.status} ${answer.text.slice(0, 200)}`);
+        return answer.status < 500;
+      }),
+      { numRuns: 300, seed: 33, endOnFailure: true },
+    );
     expect(failures).to.deep.equal([]);
   });
 });

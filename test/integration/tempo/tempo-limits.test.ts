@@ -31,7 +31,9 @@ describe('Tempo API limits', function () {
         FROM numbers(${maxTagValues + 50})`,
     });
   });
-  after(async () => { await h.close(); });
+  after(async () => {
+    await h.close();
+  });
 
   it(`returns the first ${maxTraceSpans} spans of a larger trace, and v2 says PARTIAL`, async () => {
     const v2 = await h.call('GET', `/tempo/api/v2/traces/${big}`, { headers });
@@ -41,7 +43,9 @@ describe('Tempo API limits', function () {
     expect(body.message).to.contain(String(maxTraceSpans));
     const count = body.trace.resourceSpans.flatMap((r) => r.scopeSpans).reduce((n, s) => n + s.spans.length, 0);
     expect(count).to.equal(maxTraceSpans);
-    const response = await fetch(`${h.base}/tempo/api/v2/traces/${big}`, { headers: { ...headers, authorization: `Bearer ${keys.admin}`, accept: 'application/protobuf' } });
+    const response = await fetch(`${h.base}/tempo/api/v2/traces/${big}`, {
+      headers: { ...headers, authorization: `Bearer ${keys.admin}`, accept: 'application/protobuf' },
+    });
     const bytes = new Uint8Array(await response.arrayBuffer());
     const spans = (decodeTraceV2(bytes) as { scopeSpans: { spans: unknown[] }[] }[]).flatMap((r) => r.scopeSpans).reduce((n, s) => n + s.spans.length, 0);
     expect(spans).to.equal(maxTraceSpans);

@@ -44,20 +44,28 @@ describe('trace index (migration 8)', function () {
     });
     traceId = (await rows<{ id: string }>(store, `SELECT ${id(31_337)} AS id`))[0]?.id ?? '';
   });
-  after(async () => { await store.close(); });
+  after(async () => {
+    await store.close();
+  });
 
   it('records the first and last span time of every trace per tenant', async () => {
-    const indexed = await rows<{ n: string; first: string; last: string }>(store,
-      `SELECT toString(count()) AS n, toString(min(first_seen)) AS first, toString(max(last_seen)) AS last FROM ${store.database}.trace_index WHERE tenant_id = 'acme' AND trace_id = {t:String}`, { t: traceId });
-    const actual = await rows<{ first: string; last: string }>(store,
-      `SELECT toString(min(timestamp)) AS first, toString(max(timestamp)) AS last FROM ${store.database}.spans WHERE tenant_id = 'acme' AND trace_id = {t:String}`, { t: traceId });
+    const indexed = await rows<{ n: string; first: string; last: string }>(
+      store,
+      `SELECT toString(count()) AS n, toString(min(first_seen)) AS first, toString(max(last_seen)) AS last FROM ${store.database}.trace_index WHERE tenant_id = 'acme' AND trace_id = {t:String}`,
+      { t: traceId },
+    );
+    const actual = await rows<{ first: string; last: string }>(
+      store,
+      `SELECT toString(min(timestamp)) AS first, toString(max(timestamp)) AS last FROM ${store.database}.spans WHERE tenant_id = 'acme' AND trace_id = {t:String}`,
+      { t: traceId },
+    );
     expect(indexed[0]?.first).to.equal(actual[0]?.first);
     expect(indexed[0]?.last).to.equal(actual[0]?.last);
     const total = await rows<{ n: string }>(store, `SELECT toString(uniqExact(tenant_id, trace_id)) AS n FROM ${store.database}.trace_index`);
     expect(total[0]?.n).to.equal(String(traces + 1));
   });
 
-  it('reads the trace\'s own granules only; without the index, the bloom filter of every granule in the window', async () => {
+  it("reads the trace's own granules only; without the index, the bloom filter of every granule in the window", async () => {
     const indexed = traceSql(store, scanOf('acme', 'traces', now), traceId, range);
     const windowOnly = traceSql(store, scanOf('acme', 'traces', now), traceId, range, false);
     const withIndex = await spansGranules(store, indexed.sql, indexed.params.values);
@@ -72,7 +80,7 @@ describe('trace index (migration 8)', function () {
     expect(spans).to.have.length(spansPerTrace);
   });
 
-  it('finds no span of another tenant\'s trace with the same id', async () => {
+  it("finds no span of another tenant's trace with the same id", async () => {
     const zero = (await rows<{ id: string }>(store, `SELECT ${id(0)} AS id`))[0]?.id ?? '';
     const acme = traceSql(store, scanOf('acme', 'traces', now), zero, range);
     const found = await rows<{ span_name: string }>(store, acme.sql, acme.params.values);
@@ -83,7 +91,11 @@ describe('trace index (migration 8)', function () {
   });
 
   it('falls back to the window when a trace has no index row', async () => {
-    await store.client.command({ query: `ALTER TABLE ${store.database}.trace_index DELETE WHERE trace_id = {t:String}`, query_params: { t: traceId }, clickhouse_settings: { mutations_sync: '2' } });
+    await store.client.command({
+      query: `ALTER TABLE ${store.database}.trace_index DELETE WHERE trace_id = {t:String}`,
+      query_params: { t: traceId },
+      clickhouse_settings: { mutations_sync: '2' },
+    });
     const q = traceSql(store, scanOf('acme', 'traces', now), traceId, range);
     expect(await rows(store, q.sql, q.params.values)).to.have.length(spansPerTrace);
   });

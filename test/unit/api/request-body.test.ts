@@ -17,7 +17,9 @@ const app = new Koa();
 function parseJsonBody(text: string): Promise<Result<unknown, ApiError>> {
   const bytes = Buffer.from(text);
   const req = Object.assign(Readable.from([bytes]), {
-    method: 'POST', url: '/', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    method: 'POST',
+    url: '/',
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
   }) as unknown as IncomingMessage;
   return readBody(app.createContext(req, new ServerResponse(req)));
 }
@@ -52,10 +54,12 @@ describe('api/request body parts', () => {
   it('parses like JSON.parse for any object', async () => {
     // A __proto__ key at any depth is refused (the test above); fc.jsonValue() writes one now and then, so such values are left out.
     const withoutProto = fc.dictionary(fc.string(), fc.jsonValue()).filter((v) => !JSON.stringify(v).includes('"__proto__"'));
-    await fc.assert(fc.asyncProperty(withoutProto, async (value) => {
-      const text = JSON.stringify(value);
-      expect(await parseJsonBody(text)).to.deep.equal({ ok: true, value: JSON.parse(text) as unknown });
-    }));
+    await fc.assert(
+      fc.asyncProperty(withoutProto, async (value) => {
+        const text = JSON.stringify(value);
+        expect(await parseJsonBody(text)).to.deep.equal({ ok: true, value: JSON.parse(text) as unknown });
+      }),
+    );
   });
 
   it('reads form fields; a repeated name becomes an array; __proto__ stays a plain field', () => {

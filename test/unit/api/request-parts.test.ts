@@ -30,9 +30,11 @@ describe('api/request parts', () => {
   });
 
   it('turns ns text into whole ms exactly as the bigint division does', () => {
-    fc.assert(fc.property(fc.bigInt({ min: -(10n ** 18n), max: 2n ** 63n - 1n }), (ns) => {
-      expect(nsTextToMs(ns.toString())).to.equal(Number(ns / 1_000_000n));
-    }));
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 18n), max: 2n ** 63n - 1n }), (ns) => {
+        expect(nsTextToMs(ns.toString())).to.equal(Number(ns / 1_000_000n));
+      }),
+    );
     expect(nsTextToMs('999999')).to.equal(0);
     expect(nsTextToMs('1795000000123456789')).to.equal(1_795_000_000_123);
   });
@@ -47,7 +49,9 @@ describe('api/request parts', () => {
   it('reads the aggregated metric description as an unnamed or a named tuple', () => {
     const expected = { name: 'm', type: 'sum', temporality: 'cumulative', monotonic: true, unit: 'By', description: 'bytes sent' };
     expect(infoOfTuple('m', ['sum', 'cumulative', true, 'By', 'bytes sent'])).to.deep.equal(expected);
-    expect(infoOfTuple('m', { metric_type: 'sum', temporality: 'cumulative', is_monotonic: true, unit: 'By', description: 'bytes sent' })).to.deep.equal(expected);
+    expect(infoOfTuple('m', { metric_type: 'sum', temporality: 'cumulative', is_monotonic: true, unit: 'By', description: 'bytes sent' })).to.deep.equal(
+      expected,
+    );
   });
 
   it('picks the smallest default interval giving at most 300 points', () => {
@@ -94,20 +98,27 @@ describe('api/request parts', () => {
   });
 
   it('never puts a filter value or attribute key into SQL text', () => {
-    fc.assert(fc.property(fc.array(fc.string({ minLength: 1 }), { minLength: 1, maxLength: 4 }), fc.string({ minLength: 1 }), (values, key) => {
-      const params = new SqlParams();
-      const sql = [matchAny(params, 'c', values), matchAnyInsensitive(params, 'body', values), ...matchAttributes(params, ['m'], { [key]: values })].join(' ');
-      // The SQL is made only of our own fixed text and placeholders.
-      expect(sql.replace(/\{p\d+:[A-Za-z0-9()]+\}/g, '')).to.match(/^[A-Za-z0-9_ ()=,[\]]*$/);
-      expect(Object.values(params.values).flat()).to.include.members(values.filter((v) => !v.includes('%')));
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.string({ minLength: 1 }), { minLength: 1, maxLength: 4 }), fc.string({ minLength: 1 }), (values, key) => {
+        const params = new SqlParams();
+        const sql = [matchAny(params, 'c', values), matchAnyInsensitive(params, 'body', values), ...matchAttributes(params, ['m'], { [key]: values })].join(
+          ' ',
+        );
+        // The SQL is made only of our own fixed text and placeholders.
+        expect(sql.replace(/\{p\d+:[A-Za-z0-9()]+\}/g, '')).to.match(/^[A-Za-z0-9_ ()=,[\]]*$/);
+        expect(Object.values(params.values).flat()).to.include.members(values.filter((v) => !v.includes('%')));
+      }),
+    );
   });
 
   it('lists the UTC days and months touching a range', () => {
     const day = 86_400_000_000_000n;
     expect(periodsTouching(0n, day, 'day', 10)?.map((p) => p.firstDay)).to.deep.equal([0]);
     expect(periodsTouching(1n, day + 1n, 'day', 10)?.map((p) => p.firstDay)).to.deep.equal([0, 1]);
-    expect(periodsTouching(day * 20n, day * 40n, 'month', 10)).to.deep.equal([{ firstDay: 0, endDay: 31 }, { firstDay: 31, endDay: 59 }]);
+    expect(periodsTouching(day * 20n, day * 40n, 'month', 10)).to.deep.equal([
+      { firstDay: 0, endDay: 31 },
+      { firstDay: 31, endDay: 59 },
+    ]);
     expect(periodsTouching(0n, day * 100n, 'day', 10)).to.equal(undefined);
   });
 });

@@ -35,29 +35,59 @@ describe('api/route middleware and reply', () => {
   let base = '';
 
   before(async () => {
-    const parsed = parseKeys(JSON.stringify([
-      { key: keys.readAcme, scopes: ['read'], tenants: ['acme'] },
-      { key: keys.adminAcme, scopes: ['admin'], tenants: ['acme'] },
-      { key: keys.admin, scopes: ['read', 'admin'], tenants: ['*'] },
-    ]), 'test');
+    const parsed = parseKeys(
+      JSON.stringify([
+        { key: keys.readAcme, scopes: ['read'], tenants: ['acme'] },
+        { key: keys.adminAcme, scopes: ['admin'], tenants: ['acme'] },
+        { key: keys.admin, scopes: ['read', 'admin'], tenants: ['*'] },
+      ]),
+      'test',
+    );
     if (!parsed.ok) throw new Error(parsed.error);
-    const app = createApp({ schema: { database: 'db', cluster: undefined }, runner, now: () => 1_795_000_000_000_000_000n, pageMaxBytes: 1_048_576, settings: fixedSettings(), keys: parsed.value, log: silentLogger, metrics: httpMetrics(new Registry()) });
+    const app = createApp({
+      schema: { database: 'db', cluster: undefined },
+      runner,
+      now: () => 1_795_000_000_000_000_000n,
+      pageMaxBytes: 1_048_576,
+      settings: fixedSettings(),
+      keys: parsed.value,
+      log: silentLogger,
+      metrics: httpMetrics(new Registry()),
+    });
     const koa = app.callback();
-    server.on('request', (req, res) => { void koa(req, res); });
-    await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve); });
+    server.on('request', (req, res) => {
+      void koa(req, res);
+    });
+    await new Promise<void>((resolve) => {
+      server.listen(0, '127.0.0.1', resolve);
+    });
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(async () => { await new Promise((resolve) => { server.close(resolve); }); });
+  after(async () => {
+    await new Promise((resolve) => {
+      server.close(resolve);
+    });
+  });
 
-  const call = async (method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: { error?: { code: string; message: string; requestId: string } }; requestId: string | null }> => {
+  const call = async (
+    method: string,
+    path: string,
+    key: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: { error?: { code: string; message: string; requestId: string } }; requestId: string | null }> => {
     const res = await fetch(base + path, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: res.status, body: await res.json() as { error?: { code: string; message: string; requestId: string } }, requestId: res.headers.get('x-request-id') };
+    return {
+      status: res.status,
+      body: (await res.json()) as { error?: { code: string; message: string; requestId: string } },
+      requestId: res.headers.get('x-request-id'),
+    };
   };
 
-  it('checks the tenant before the scope: a tenant outside the key\'s list is 404 even without the scope', async () => {
+  it("checks the tenant before the scope: a tenant outside the key's list is 404 even without the scope", async () => {
     const before = runner.reads();
     expect((await call('POST', '/v1/tenants/globex/logs', keys.adminAcme, { startTime: 1 })).status).to.equal(404);
     expect((await call('POST', '/v1/tenants/acme/logs', keys.adminAcme, { startTime: 1 })).status).to.equal(403);
@@ -76,7 +106,7 @@ describe('api/route middleware and reply', () => {
     expect(runner.reads()).to.equal(before);
   });
 
-  it('sends the handler\'s value as JSON and its error with status, envelope and request id', async () => {
+  it("sends the handler's value as JSON and its error with status, envelope and request id", async () => {
     answer = () => ok([]);
     const page = await call('POST', '/v1/tenants/acme/logs', keys.readAcme, { startTime: 1 });
     expect(page.status).to.equal(200);

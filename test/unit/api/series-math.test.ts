@@ -5,9 +5,24 @@ import type { RawPoint } from '../../../api/v1/timeseries/series-math.ts';
 import { planBuckets } from '../../../api/v1/timeseries/bucket-plan.ts';
 
 const point = (p: Partial<RawPoint> & { ms: number }): RawPoint => ({
-  stream: 's1', temporality: 'cumulative', value: 0, count: 0, sum: 0, min: null, max: null, bucket_counts: [], explicit_bounds: [],
-  exp_scale: 0, exp_zero_count: 0, exp_positive_offset: 0, exp_positive_bucket_counts: [], exp_negative_offset: 0, exp_negative_bucket_counts: [],
-  quantiles: [], quantile_values: [], ...p,
+  stream: 's1',
+  temporality: 'cumulative',
+  value: 0,
+  count: 0,
+  sum: 0,
+  min: null,
+  max: null,
+  bucket_counts: [],
+  explicit_bounds: [],
+  exp_scale: 0,
+  exp_zero_count: 0,
+  exp_positive_offset: 0,
+  exp_positive_bucket_counts: [],
+  exp_negative_offset: 0,
+  exp_negative_bucket_counts: [],
+  quantiles: [],
+  quantile_values: [],
+  ...p,
 });
 
 describe('api/timeseries series math', () => {
@@ -28,7 +43,18 @@ describe('api/timeseries series math', () => {
   it('takes quantiles from exponential buckets', () => {
     // scale 0: base 2; positive bucket i holds (2^i, 2^(i+1)]. Buckets 1 → (2,4] ×10, 2 → (4,8] ×10.
     // Rank 15 of 20 → bucket (4,8], halfway: 4 + 4 * 5/10 = 6.
-    expect(exponentialQuantile(0.75, 0, 0, new Map([[1, 10], [2, 10]]), new Map())).to.equal(6);
+    expect(
+      exponentialQuantile(
+        0.75,
+        0,
+        0,
+        new Map([
+          [1, 10],
+          [2, 10],
+        ]),
+        new Map(),
+      ),
+    ).to.equal(6);
     // Negative values come first: bucket -(2,4] ×10 and zero ×10 → rank 5 → -4 + 2 * 5/10 = -3.
     expect(exponentialQuantile(0.25, 0, 10, new Map(), new Map([[1, 10]]))).to.equal(-3);
   });
@@ -38,8 +64,11 @@ describe('api/timeseries series math', () => {
     if (!plan.ok) throw new Error(plan.error.message);
     // Cumulative counter: 100 (lookback, before start) → 130 → 160 | reset → 20 → 50.
     const points = [
-      point({ ms: -10_000, value: 100 }), point({ ms: 10_000, value: 130 }), point({ ms: 50_000, value: 160 }),
-      point({ ms: 70_000, value: 20 }), point({ ms: 110_000, value: 50 }),
+      point({ ms: -10_000, value: 100 }),
+      point({ ms: 10_000, value: 130 }),
+      point({ ms: 50_000, value: 160 }),
+      point({ ms: 70_000, value: 20 }),
+      point({ ms: 110_000, value: 50 }),
     ];
     // Bucket 0: 30 + 30 = 60; bucket 1: reset contributes 20, then 30 → 50.
     expect(seriesValues('sum', 'increase', points, plan.value, 0)).to.deep.equal([60, 50]);
@@ -50,8 +79,10 @@ describe('api/timeseries series math', () => {
     const plan = planBuckets(0, 180_000, 60);
     if (!plan.ok) throw new Error(plan.error.message);
     const points = [
-      point({ stream: 'a', ms: 1000, value: 10 }), point({ stream: 'a', ms: 2000, value: 15 }),
-      point({ stream: 'b', ms: 1500, value: 1000 }), point({ stream: 'b', ms: 2500, value: 1001 }),
+      point({ stream: 'a', ms: 1000, value: 10 }),
+      point({ stream: 'a', ms: 2000, value: 15 }),
+      point({ stream: 'b', ms: 1500, value: 1000 }),
+      point({ stream: 'b', ms: 2500, value: 1001 }),
     ];
     expect(seriesValues('sum', 'increase', points, plan.value, 0)).to.deep.equal([6, null, null]);
     expect(seriesValues('histogram', 'count', [], plan.value, 0)).to.deep.equal([0, 0, 0]);

@@ -6,8 +6,12 @@ import { statementLimits } from '../../../src/target/statement-limits.ts';
 const gib = 1024 ** 3;
 
 describe('statement bounds', () => {
-  it('derives embedded memory and both modes\' result bounds from the process memory', () => {
-    expect(statementLimits('embedded', { memoryLimitBytes: 2 * gib })).to.deep.equal({ memoryBytes: gib / 2, resultBytes: 64 * 1024 ** 2, resultRows: 1024 ** 2 });
+  it("derives embedded memory and both modes' result bounds from the process memory", () => {
+    expect(statementLimits('embedded', { memoryLimitBytes: 2 * gib })).to.deep.equal({
+      memoryBytes: gib / 2,
+      resultBytes: 64 * 1024 ** 2,
+      resultRows: 1024 ** 2,
+    });
     expect(statementLimits('server', { memoryLimitBytes: 2 * gib })).to.deep.equal({ resultBytes: 64 * 1024 ** 2, resultRows: 1024 ** 2 });
   });
 

@@ -65,21 +65,30 @@ describe('API keys', () => {
   });
 
   it('compares the presented digest with every key, matching or not (no early exit)', () => {
-    for (const [presented, position] of [[ingestKey, 'first'], [adminKey, 'last'], ['no-such-key-at-all', 'none']] as const) {
+    for (const [presented, position] of [
+      [ingestKey, 'first'],
+      [adminKey, 'last'],
+      ['no-such-key-at-all', 'none'],
+    ] as const) {
       let comparisons = 0;
-      const keys = ring(keysJson, (a, b) => { comparisons++; return timingSafeEqual(a, b); });
+      const keys = ring(keysJson, (a, b) => {
+        comparisons++;
+        return timingSafeEqual(a, b);
+      });
       keys.authenticate(presented);
       expect(comparisons, `match: ${position}`).to.equal(3);
     }
   });
 
   it('finds any key among many, and no other (property)', () => {
-    fc.assert(fc.property(fc.uniqueArray(fc.string({ minLength: 16, maxLength: 40 }), { minLength: 1, maxLength: 8 }), fc.nat(), (texts, pick) => {
-      const keys = ring(JSON.stringify(texts.map((key, i) => ({ key, scopes: ['read'], tenants: [`t${i}`], name: `k${i}` }))));
-      const index = pick % texts.length;
-      expect(keys.authenticate(texts[index])?.name).to.equal(`k${index}`);
-      expect(keys.authenticate(`${texts[index] ?? ''}x`)).to.equal(undefined);
-    }));
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ minLength: 16, maxLength: 40 }), { minLength: 1, maxLength: 8 }), fc.nat(), (texts, pick) => {
+        const keys = ring(JSON.stringify(texts.map((key, i) => ({ key, scopes: ['read'], tenants: [`t${i}`], name: `k${i}` }))));
+        const index = pick % texts.length;
+        expect(keys.authenticate(texts[index])?.name).to.equal(`k${index}`);
+        expect(keys.authenticate(`${texts[index] ?? ''}x`)).to.equal(undefined);
+      }),
+    );
   });
 
   it('reads YAML as well as JSON', () => {
@@ -96,7 +105,14 @@ describe('API keys', () => {
     expect(failure(JSON.stringify([{ key: adminKey, scopes: [], tenants: ['*'] }]))).to.contain('has no scopes');
     expect(failure(JSON.stringify([{ key: adminKey, scopes: ['read'], tenants: [] }]))).to.contain('lists no tenants');
     expect(failure(JSON.stringify([{ key: adminKey, scopes: ['read'], tenants: ['*', 'acme'] }]))).to.contain('mixes "*"');
-    expect(failure(JSON.stringify([{ key: adminKey, scopes: ['read'], tenants: ['*'] }, { key: adminKey, scopes: ['admin'], tenants: ['*'] }]))).to.contain('repeats a key');
+    expect(
+      failure(
+        JSON.stringify([
+          { key: adminKey, scopes: ['read'], tenants: ['*'] },
+          { key: adminKey, scopes: ['admin'], tenants: ['*'] },
+        ]),
+      ),
+    ).to.contain('repeats a key');
     expect(failure(JSON.stringify([{ key: adminKey, scopes: ['read'], tenants: ['*'], tenant: 'x' }]))).to.contain('unknown field "tenant"');
     expect(failure(JSON.stringify([{ key: adminKey, sha256: sha256(adminKey).toString('hex'), scopes: ['read'], tenants: ['*'] }]))).to.contain('give one');
   });

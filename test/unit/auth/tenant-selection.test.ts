@@ -9,12 +9,15 @@ const everyTenantKey = 'read-key-for-every-tenant';
 const ingestKey = 'ingest-key-for-acme-only';
 
 function ring(): KeyRing {
-  const parsed = parseKeys(JSON.stringify([
-    { key: oneTenantKey, scopes: ['read'], tenants: ['acme'] },
-    { key: twoTenantKey, scopes: ['read'], tenants: ['acme', 'globex'] },
-    { key: everyTenantKey, scopes: ['read'], tenants: ['*'] },
-    { key: ingestKey, scopes: ['ingest'], tenants: ['acme'] },
-  ]), 'test');
+  const parsed = parseKeys(
+    JSON.stringify([
+      { key: oneTenantKey, scopes: ['read'], tenants: ['acme'] },
+      { key: twoTenantKey, scopes: ['read'], tenants: ['acme', 'globex'] },
+      { key: everyTenantKey, scopes: ['read'], tenants: ['*'] },
+      { key: ingestKey, scopes: ['ingest'], tenants: ['acme'] },
+    ]),
+    'test',
+  );
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.value;
 }

@@ -9,11 +9,15 @@ import { dashboardExprs, exportedSeriesNames, metricNamesIn, registeredMetrics }
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const folder = join(root, 'charts', 'tenantry', 'dashboards');
-const files = readdirSync(folder).filter((f) => f.endsWith('.json')).map((f) => join(folder, f));
+const files = readdirSync(folder)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => join(folder, f));
 
 describe('chart dashboards and the metrics the code exports', () => {
   let exported: Set<string>;
-  before(async () => { exported = await exportedSeriesNames(root); });
+  before(async () => {
+    exported = await exportedSeriesNames(root);
+  });
 
   it('finds the metrics of every component in the code (gateway, API, listeners, operator, process)', () => {
     const registered = registeredMetrics(root);
@@ -24,12 +28,20 @@ describe('chart dashboards and the metrics the code exports', () => {
     expect(registered.get('tenantry_operator_reconciles_total')).to.equal('counter');
     expect(registered.get('tenantry_operator_leader')).to.equal('gauge');
     expect(registered.get('tenantry_operator_stack_condition'), 'a name held in a const').to.equal('gauge');
-    expect(exported).to.include.members(['tenantry_process_cpu_seconds_total', 'tenantry_gateway_insert_duration_seconds_count', 'tenantry_gateway_admission_wait_seconds_bucket']);
+    expect(exported).to.include.members([
+      'tenantry_process_cpu_seconds_total',
+      'tenantry_gateway_insert_duration_seconds_count',
+      'tenantry_gateway_admission_wait_seconds_bucket',
+    ]);
     expect(exported).to.not.include('tenantry_gateway_requests_total_bucket');
   });
 
   it('reads metric names out of PromQL, and rejects what is not PromQL', () => {
-    expect(metricNamesIn('histogram_quantile(0.99, sum by (le) (rate(a_bucket{x=~"$namespace"}[$__rate_interval]))) / b > on(pod) c')).to.deep.equal(['a_bucket', 'b', 'c']);
+    expect(metricNamesIn('histogram_quantile(0.99, sum by (le) (rate(a_bucket{x=~"$namespace"}[$__rate_interval]))) / b > on(pod) c')).to.deep.equal([
+      'a_bucket',
+      'b',
+      'c',
+    ]);
     expect(() => metricNamesIn('sum(rate(a[5m])')).to.throw('not valid PromQL');
   });
 
@@ -49,13 +61,23 @@ describe('chart dashboards and the metrics the code exports', () => {
     it(`every expression of ${file.slice(folder.length + 1)} is PromQL naming exported metrics only`, () => {
       const exprs = dashboardExprs(file);
       expect(exprs.length).to.be.greaterThan(5);
-      const unknown = exprs.flatMap((e) => metricNamesIn(e.expr).filter((n) => !exported.has(n)).map((n) => `${e.panel}: ${n}`));
+      const unknown = exprs.flatMap((e) =>
+        metricNamesIn(e.expr)
+          .filter((n) => !exported.has(n))
+          .map((n) => `${e.panel}: ${n}`),
+      );
       expect(unknown, 'metrics no component exports').to.deep.equal([]);
     });
   }
 
   it('lays panels out as Grafana needs: unique ids, within 24 columns, no overlap, every query on the datasource variable', () => {
-    type Panel = { id: number; type: string; gridPos: { x: number; y: number; w: number; h: number }; datasource?: { uid: string }; targets?: Array<{ datasource?: { uid: string } }> };
+    type Panel = {
+      id: number;
+      type: string;
+      gridPos: { x: number; y: number; w: number; h: number };
+      datasource?: { uid: string };
+      targets?: Array<{ datasource?: { uid: string } }>;
+    };
     for (const file of files) {
       const d = JSON.parse(readFileSync(file, 'utf8')) as { panels: Panel[]; templating: { list: Array<{ name: string; type: string }> } };
       expect(d.templating.list.find((v) => v.name === 'datasource')?.type, file).to.equal('datasource');
@@ -80,8 +102,11 @@ describe('chart dashboards and the metrics the code exports', () => {
   it('the per-tenant dashboard covers ingest, rejections, throttling and usage per tenant', () => {
     const names = new Set(dashboardExprs(join(folder, 'tenants.json')).flatMap((e) => metricNamesIn(e.expr)));
     expect([...names]).to.include.members([
-      'tenantry_gateway_tenant_accepted_items_total', 'tenantry_gateway_tenant_accepted_bytes_total',
-      'tenantry_gateway_tenant_rejected_items_total', 'tenantry_gateway_tenant_rejected_bytes_total', 'tenantry_gateway_throttled_requests_total',
+      'tenantry_gateway_tenant_accepted_items_total',
+      'tenantry_gateway_tenant_accepted_bytes_total',
+      'tenantry_gateway_tenant_rejected_items_total',
+      'tenantry_gateway_tenant_rejected_bytes_total',
+      'tenantry_gateway_throttled_requests_total',
     ]);
   });
 });

@@ -11,7 +11,7 @@ describe('classifyStoreError', () => {
     for (const code of [243, 242, 74, 75, 76, 77, 1001]) expect(classifyStoreError(chError(code)).kind, String(code)).to.equal('unavailable');
   });
 
-  it('tells timeouts, the request\'s own mistakes and unknown codes apart', () => {
+  it("tells timeouts, the request's own mistakes and unknown codes apart", () => {
     expect(classifyStoreError(chError(159)).kind).to.equal('timeout');
     expect(classifyStoreError(chError(62)).kind).to.equal('invalid_query');
     expect(classifyStoreError(chError(49)).kind).to.equal('internal');
@@ -27,7 +27,11 @@ describe('classifyStoreError', () => {
   });
 
   it('classifies network errors and aborts without a ClickHouse code', () => {
-    expect(classifyStoreError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).to.deep.equal({ kind: 'unavailable', message: 'refused', code: undefined });
+    expect(classifyStoreError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).to.deep.equal({
+      kind: 'unavailable',
+      message: 'refused',
+      code: undefined,
+    });
     expect(classifyStoreError(Object.assign(new Error('aborted'), { name: 'AbortError' })).kind).to.equal('timeout');
     expect(classifyStoreError('text').kind).to.equal('internal');
   });

@@ -19,22 +19,30 @@ describe('schema DDL', () => {
   it('creates a Replicated local table and a Distributed front on a cluster', () => {
     const [local, distributed] = createTable(cluster, usageDailyTable);
     expect(local).to.match(/^CREATE TABLE IF NOT EXISTS obs\.usage_daily_local ON CLUSTER main \(/);
-    expect(local).to.contain("ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/obs/usage_daily_local', '{replica}', (log_records, log_bytes, spans, metric_points))");
-    expect(distributed).to.equal('CREATE TABLE IF NOT EXISTS obs.usage_daily ON CLUSTER main AS obs.usage_daily_local ENGINE = Distributed(main, obs, usage_daily_local, cityHash64(tenant_id))');
+    expect(local).to.contain(
+      "ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/obs/usage_daily_local', '{replica}', (log_records, log_bytes, spans, metric_points))",
+    );
+    expect(distributed).to.equal(
+      'CREATE TABLE IF NOT EXISTS obs.usage_daily ON CLUSTER main AS obs.usage_daily_local ENGINE = Distributed(main, obs, usage_daily_local, cityHash64(tenant_id))',
+    );
     expect(storageTable(cluster, 'logs')).to.equal('obs.logs_local');
     expect(queryTable(cluster, 'logs')).to.equal('obs.logs');
   });
 
   it('points materialized views at the local tables on a cluster', () => {
     const view = createMaterializedView(cluster, 'logs_usage_mv', 'logs', 'usage_daily', 'SELECT tenant_id FROM {from}');
-    expect(view).to.equal('CREATE MATERIALIZED VIEW IF NOT EXISTS obs.logs_usage_mv ON CLUSTER main TO obs.usage_daily_local AS\nSELECT tenant_id FROM obs.logs_local');
+    expect(view).to.equal(
+      'CREATE MATERIALIZED VIEW IF NOT EXISTS obs.logs_usage_mv ON CLUSTER main TO obs.usage_daily_local AS\nSELECT tenant_id FROM obs.logs_local',
+    );
   });
 
   it('puts tenant_id first in every signal and usage sort key, on both layouts', () => {
     for (const target of [single, cluster]) {
       const statements = migrations.flatMap((m) => m.statements({ ...target, retention }));
       // Signal and usage tables; tenant_settings is keyed by source first, gateway_replicas has no tenant.
-      const perTenant = statements.filter((s) => /^CREATE TABLE IF NOT EXISTS obs\.(logs|spans|metrics|usage_daily|usage_rejected_daily)(_v5)?(_local)? /.test(s));
+      const perTenant = statements.filter((s) =>
+        /^CREATE TABLE IF NOT EXISTS obs\.(logs|spans|metrics|usage_daily|usage_rejected_daily)(_v5)?(_local)? /.test(s),
+      );
       const keys = perTenant.flatMap((s) => /ORDER BY (.+)/.exec(s)?.[1] ?? []);
       expect(keys).to.have.length.greaterThanOrEqual(8);
       for (const key of keys) expect(key).to.match(/^\(?tenant_id\b/);
@@ -68,7 +76,9 @@ describe('schema DDL', () => {
     expect(create).to.contain('retention_days UInt16 DEFAULT 30');
     expect(create).to.contain('log_attributes Map(LowCardinality(String), String) CODEC(ZSTD(6))');
     expect(create).to.not.contain('non_replicated_deduplication_window');
-    expect(logs.find((s) => s.startsWith('INSERT'))).to.match(/^INSERT INTO obs\.logs_v5 \(tenant_id, .*\) SELECT tenant_id, .* FROM obs\.logs SETTINGS distributed_foreground_insert = 1$/);
+    expect(logs.find((s) => s.startsWith('INSERT'))).to.match(
+      /^INSERT INTO obs\.logs_v5 \(tenant_id, .*\) SELECT tenant_id, .* FROM obs\.logs SETTINGS distributed_foreground_insert = 1$/,
+    );
   });
 
   it('rebuilds the signal tables for migration 5 on one node with the deduplication window of migration 2', () => {

@@ -8,14 +8,22 @@ const hosts = ['s0-0', 's0-1', 's1-0', 's1-1'];
 
 // The objects as system.tables reports them in each layout the conversion passes through.
 const oldLocal = (host: string): HostObject => ({
-  host, name: 'schema_migrations_local', engine: 'ReplicatedReplacingMergeTree',
-  create: "CREATE TABLE obs.schema_migrations_local (`version` UInt32) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/obs/schema_migrations_local', '{replica}', applied_at) ORDER BY version",
+  host,
+  name: 'schema_migrations_local',
+  engine: 'ReplicatedReplacingMergeTree',
+  create:
+    "CREATE TABLE obs.schema_migrations_local (`version` UInt32) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/obs/schema_migrations_local', '{replica}', applied_at) ORDER BY version",
 });
 const front = (host: string, name = 'schema_migrations'): HostObject => ({
-  host, name, engine: 'Distributed', create: `CREATE TABLE obs.${name} (\`version\` UInt32) ENGINE = Distributed('tenantry', 'obs', 'schema_migrations_local', version)`,
+  host,
+  name,
+  engine: 'Distributed',
+  create: `CREATE TABLE obs.${name} (\`version\` UInt32) ENGINE = Distributed('tenantry', 'obs', 'schema_migrations_local', version)`,
 });
 const replicated = (host: string, name = 'schema_migrations'): HostObject => ({
-  host, name, engine: 'ReplicatedReplacingMergeTree',
+  host,
+  name,
+  engine: 'ReplicatedReplacingMergeTree',
   create: `CREATE TABLE obs.${name} (\`version\` UInt32) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/obs/schema_migrations', '{replica}', applied_at) ORDER BY version`,
 });
 const old = (h: string): HostObject[] => [front(h), oldLocal(h)];
@@ -26,7 +34,7 @@ const current = (h: string): HostObject[] => [replicated(h)];
 const converted = current;
 
 const conversion = [
-  "CREATE TABLE IF NOT EXISTS obs.schema_migrations_replicated ON CLUSTER tenantry (\n  version UInt32,\n  name String,\n  checksum String,\n  applied_at DateTime64(3) DEFAULT now64(3)\n)\n" +
+  'CREATE TABLE IF NOT EXISTS obs.schema_migrations_replicated ON CLUSTER tenantry (\n  version UInt32,\n  name String,\n  checksum String,\n  applied_at DateTime64(3) DEFAULT now64(3)\n)\n' +
     "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/obs/schema_migrations', '{replica}', applied_at)\nORDER BY version",
   'INSERT INTO obs.schema_migrations_replicated (version, name, checksum, applied_at) SELECT version, name, checksum, applied_at FROM obs.schema_migrations SETTINGS skip_unavailable_shards = 0',
   'EXCHANGE TABLES obs.schema_migrations AND obs.schema_migrations_replicated ON CLUSTER tenantry',
@@ -35,7 +43,7 @@ const conversion = [
 ];
 
 describe('schema_migrations upgrade from the sharded layout (migrations-table.ts)', () => {
-  it('reads each server\'s layout from the engines system.tables reports', () => {
+  it("reads each server's layout from the engines system.tables reports", () => {
     expect(hostLayout([])).to.equal('none');
     expect(hostLayout(old('a'))).to.equal('sharded');
     expect(hostLayout(copied('a'))).to.equal('sharded');
@@ -84,8 +92,9 @@ describe('schema_migrations upgrade from the sharded layout (migrations-table.ts
     const plan = migrationsTablePlan(t, hosts, objects);
     expect(plan).to.deep.equal({
       kind: 'refuse',
-      message: 'obs.schema_migrations is being converted to one replicated table: still Distributed on s0-0, replicated on s0-1, s1-0, s1-1. ' +
-        'If the distributed DDL queue still holds the conversion\'s statements for some of them, wait until it has run them, then run migrate again; ' +
+      message:
+        'obs.schema_migrations is being converted to one replicated table: still Distributed on s0-0, replicated on s0-1, s1-0, s1-1. ' +
+        "If the distributed DDL queue still holds the conversion's statements for some of them, wait until it has run them, then run migrate again; " +
         'if not (a server created the new table before the conversion, e.g. by an earlier migrate), drop that empty schema_migrations on it by hand (DROP TABLE … SYNC) and run migrate again',
     });
     const odd = migrationsTablePlan(t, hosts, [...hosts.flatMap(current).filter((o) => o.host !== 's1-1'), replicated('s1-1', 'schema_migrations_replicated')]);
@@ -102,13 +111,20 @@ describe('schema_migrations upgrade from the sharded layout (migrations-table.ts
           queries.push({ query, params: query_params });
           return Promise.resolve({ json: () => Promise.resolve(query.includes('system.one') ? hosts.map((host) => ({ host })) : hosts.flatMap(old)) });
         },
-        command: ({ query }: { query: string }) => { commands.push(query); return Promise.resolve({}); },
+        command: ({ query }: { query: string }) => {
+          commands.push(query);
+          return Promise.resolve({});
+        },
       },
     } as unknown as Pick<Store, 'client'>;
     expect(await upgradeMigrationsTable(store, t)).to.deep.equal({ ok: true, value: conversion });
     expect(commands).to.deep.equal(conversion);
     expect(queries[1]?.query).to.contain('clusterAllReplicas({c:String}, system.tables)').and.to.contain('name IN {names:Array(String)}');
-    expect(queries[1]?.params).to.deep.equal({ c: 'tenantry', db: 'obs', names: ['schema_migrations', 'schema_migrations_replicated', 'schema_migrations_local'] });
+    expect(queries[1]?.params).to.deep.equal({
+      c: 'tenantry',
+      db: 'obs',
+      names: ['schema_migrations', 'schema_migrations_replicated', 'schema_migrations_local'],
+    });
   });
 });
 
@@ -135,7 +151,15 @@ describe('migrate on a cluster with the old schema_migrations (fake store at the
       },
       insert: () => Promise.resolve({}),
     };
-    const store = { client, insertClients: [client], mode: 'server', database: 'obs', cluster: 'tenantry', spoolDir: undefined, close: () => Promise.resolve() } as unknown as Store;
+    const store = {
+      client,
+      insertClients: [client],
+      mode: 'server',
+      database: 'obs',
+      cluster: 'tenantry',
+      spoolDir: undefined,
+      close: () => Promise.resolve(),
+    } as unknown as Store;
     return { store, commands };
   }
 

@@ -8,7 +8,8 @@ import { logsTable, metricsTable, shardingKeys, spansTable, traceIndexTable } fr
 
 const cluster = { database: 'obs', cluster: 'main' };
 const retention = { logsDays: 30, tracesDays: 30, metricsDays: 90 };
-const nonDeterministic = /\b(rand|rand32|rand64|randConstant|randCanonical|generateUUIDv4|generateUUIDv7|now|now64|today|rowNumberInAllBlocks|rowNumberInBlock|blockNumber)\s*\(/i;
+const nonDeterministic =
+  /\b(rand|rand32|rand64|randConstant|randCanonical|generateUUIDv4|generateUUIDv7|now|now64|today|rowNumberInAllBlocks|rowNumberInBlock|blockNumber)\s*\(/i;
 
 describe('deterministic sharding of the signal tables (migration 9)', () => {
   it('every Distributed front a migration creates shards by a function of the row, never by rand() or the clock', () => {
@@ -19,7 +20,7 @@ describe('deterministic sharding of the signal tables (migration 9)', () => {
     for (const [table, s] of latest) expect(nonDeterministic.test(s), `${table}: ${s}`).to.equal(false);
   });
 
-  it('the keys leave out retention_days (read from the settings at each INSERT, so it may differ on a retry) and name only the table\'s columns', () => {
+  it("the keys leave out retention_days (read from the settings at each INSERT, so it may differ on a retry) and name only the table's columns", () => {
     const specs = { logs: logsTable(retention), spans: spansTable(retention), metrics: metricsTable(retention), traceIndex: traceIndexTable };
     for (const [name, spec] of Object.entries(specs)) {
       const key = shardingKeys[name as keyof typeof shardingKeys];

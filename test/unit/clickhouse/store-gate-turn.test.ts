@@ -24,11 +24,17 @@ class Statement {
   readonly run = (budget: StatementBudget): Promise<string> => {
     this.budget = budget;
     return new Promise<string>((resolve) => {
-      this.#end = () => { resolve('done'); };
-      budget.turn?.signal.addEventListener('abort', () => {
-        this.firedAt = this.#clock.now();
-        if (this.#endOnSignal) this.#end?.();
-      }, { once: true });
+      this.#end = () => {
+        resolve('done');
+      };
+      budget.turn?.signal.addEventListener(
+        'abort',
+        () => {
+          this.firedAt = this.#clock.now();
+          if (this.#endOnSignal) this.#end?.();
+        },
+        { once: true },
+      );
     });
   };
 
@@ -47,12 +53,23 @@ const a = tenant('A', 'a');
 const b = tenant('B', 'b');
 
 function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): StoreGate {
-  return createStoreGate({
-    exclusive: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 10_000, turnMs: 1000, queryThreads: 1, ...overrides,
-  }, clock);
+  return createStoreGate(
+    {
+      exclusive: true,
+      maxConcurrentQueries: () => 8,
+      keyWaitMs: 2000,
+      queryShare: 0.25,
+      ingestActiveMs: 2000,
+      maxRunMs: 10_000,
+      turnMs: 1000,
+      queryThreads: 1,
+      ...overrides,
+    },
+    clock,
+  );
 }
 
-describe('the store gate\'s turn signal (embedded ClickHouse)', () => {
+describe("the store gate's turn signal (embedded ClickHouse)", () => {
   it('never fires while the statement has the store to itself: a tenant alone gets its whole time limit', async () => {
     const clock = new ManualClock();
     const gate = gateWith(clock);
@@ -74,7 +91,7 @@ describe('the store gate\'s turn signal (embedded ClickHouse)', () => {
     await second;
   });
 
-  it('fires as soon as another tenant\'s query arrives after the statement ran turnMs, and that query starts once the statement ended', async () => {
+  it("fires as soon as another tenant's query arrives after the statement ran turnMs, and that query starts once the statement ended", async () => {
     const clock = new ManualClock();
     const gate = gateWith(clock);
     const heavy = new Statement(clock);
@@ -83,7 +100,7 @@ describe('the store gate\'s turn signal (embedded ClickHouse)', () => {
     await clock.advance(4000);
     const lightTurn = gate.query(b, 30_000, light.run);
     await settle();
-    expect(heavy.firedAt, 'fired at B\'s arrival').to.equal(4000);
+    expect(heavy.firedAt, "fired at B's arrival").to.equal(4000);
     expect((await heavyTurn).ok, 'the gate passes on what the statement answered; the runner turns the stop into its 503').to.equal(true);
     expect(light.started).to.equal(true);
     expect(light.budget?.ms).to.equal(10_000);
@@ -91,7 +108,7 @@ describe('the store gate\'s turn signal (embedded ClickHouse)', () => {
     expect((await lightTurn).ok).to.equal(true);
   });
 
-  it('fires turnMs after the statement started when another tenant\'s query was already waiting or came sooner', async () => {
+  it("fires turnMs after the statement started when another tenant's query was already waiting or came sooner", async () => {
     const clock = new ManualClock();
     const gate = gateWith(clock);
     const heavy = new Statement(clock);
@@ -123,12 +140,17 @@ describe('the store gate\'s turn signal (embedded ClickHouse)', () => {
     expect((await heavyTurn).ok).to.equal(true);
   });
 
-  it('while ingest is active, waits for the waiting tenant\'s own pause to end before it fires', async () => {
+  it("while ingest is active, waits for the waiting tenant's own pause to end before it fires", async () => {
     const clock = new ManualClock();
     const gate = gateWith(clock);
     // Ingest runs all along: B's 400 ms statement earns B a pause of 1200 ms (share 0.25).
     let endInsert: () => void = () => undefined;
-    const insert = gate.insert(() => new Promise<void>((resolve) => { endInsert = resolve; }));
+    const insert = gate.insert(
+      () =>
+        new Promise<void>((resolve) => {
+          endInsert = resolve;
+        }),
+    );
     const first = new Statement(clock);
     const firstTurn = gate.query(b, 30_000, first.run);
     await clock.advance(400);

@@ -11,7 +11,14 @@ class Work {
   piece(name: string): () => Promise<string> {
     return () => {
       this.log.push(name);
-      return new Promise<string>((resolve, reject) => { this.#pending.set(name, { resolve: () => { resolve(name); }, reject }); });
+      return new Promise<string>((resolve, reject) => {
+        this.#pending.set(name, {
+          resolve: () => {
+            resolve(name);
+          },
+          reject,
+        });
+      });
     };
   }
 
@@ -38,9 +45,20 @@ const keyA: QueryCaller = { key: 'A' };
 const keyB: QueryCaller = { key: 'B' };
 
 function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): StoreGate {
-  return createStoreGate({
-    exclusive: true, maxConcurrentQueries: () => 8, keyWaitMs: 2000, queryShare: 0.25, ingestActiveMs: 2000, maxRunMs: 5000, turnMs: 1000, queryThreads: 1, ...overrides,
-  }, clock);
+  return createStoreGate(
+    {
+      exclusive: true,
+      maxConcurrentQueries: () => 8,
+      keyWaitMs: 2000,
+      queryShare: 0.25,
+      ingestActiveMs: 2000,
+      maxRunMs: 5000,
+      turnMs: 1000,
+      queryThreads: 1,
+      ...overrides,
+    },
+    clock,
+  );
 }
 
 describe('the store gate', () => {
@@ -68,8 +86,11 @@ describe('the store gate', () => {
       const work = new Work();
       const gate = gateWith(clock);
       const turns = [
-        gate.query(keyA, 30_000, work.piece('a1')), gate.query(keyA, 30_000, work.piece('a2')), gate.query(keyA, 30_000, work.piece('a3')),
-        gate.query(keyB, 30_000, work.piece('b1')), gate.query(keyB, 30_000, work.piece('b2')),
+        gate.query(keyA, 30_000, work.piece('a1')),
+        gate.query(keyA, 30_000, work.piece('a2')),
+        gate.query(keyA, 30_000, work.piece('a3')),
+        gate.query(keyB, 30_000, work.piece('b1')),
+        gate.query(keyB, 30_000, work.piece('b2')),
       ];
       for (let i = 0; i < 5; i++) {
         await settled();
@@ -79,7 +100,7 @@ describe('the store gate', () => {
       expect(work.log).to.deep.equal(['a1', 'b1', 'a2', 'b2', 'a3']);
     });
 
-    it('while ingest is active, keeps each tenant to its share of the time: after its query of d ms its next waits 3d (share 0.25); another tenant\'s does not, nor does an INSERT', async () => {
+    it("while ingest is active, keeps each tenant to its share of the time: after its query of d ms its next waits 3d (share 0.25); another tenant's does not, nor does an INSERT", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock);
@@ -94,7 +115,7 @@ describe('the store gate', () => {
       await clock.advance(100);
       await work.finish('a1');
       await a1;
-      expect(work.running(), 'B is not held by A\'s pause').to.deep.equal(['b1']);
+      expect(work.running(), "B is not held by A's pause").to.deep.equal(['b1']);
       await work.finish('b1');
       expect(work.running(), 'a2 yields right after a1').to.deep.equal([]);
       const second = gate.insert(work.piece('insert 2'));
@@ -142,22 +163,28 @@ describe('the store gate', () => {
       expect(work.log).to.deep.equal(['long', 'next']);
     });
 
-    it('gives a statement what is left of its query\'s time limit, at most the limit per statement, and the policy\'s threads', async () => {
+    it("gives a statement what is left of its query's time limit, at most the limit per statement, and the policy's threads", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock);
       const budgets: StatementBudget[] = [];
-      const take = (budget: StatementBudget): Promise<string> => { budgets.push(budget); return Promise.resolve('ok'); };
+      const take = (budget: StatementBudget): Promise<string> => {
+        budgets.push(budget);
+        return Promise.resolve('ok');
+      };
       const first = gate.query(keyA, 30_000, work.piece('first'));
       const late = gate.query(keyB, 7000, take);
       await clock.advance(4000);
       await work.finish('first');
       await Promise.all([first, late]);
       await gate.query(keyA, 30_000, take);
-      expect(budgets.map((b) => ({ ms: b.ms, threads: b.threads }))).to.deep.equal([{ ms: 3000, threads: 1 }, { ms: 5000, threads: 1 }]);
+      expect(budgets.map((b) => ({ ms: b.ms, threads: b.threads }))).to.deep.equal([
+        { ms: 3000, threads: 1 },
+        { ms: 5000, threads: 1 },
+      ]);
     });
 
-    it('passes on a failure of the work and frees the turn and the key\'s place', async () => {
+    it("passes on a failure of the work and frees the turn and the key's place", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock, { maxConcurrentQueries: () => 1 });
@@ -188,22 +215,26 @@ describe('the store gate', () => {
       return work.log;
     }
 
-    it('gives the next turn to the tenant that has used the least store time: a heavy tenant\'s queries wait for a light one\'s', async () => {
+    it("gives the next turn to the tenant that has used the least store time: a heavy tenant's queries wait for a light one's", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock);
       const heavy = tenant('A', 'heavy');
       const light = tenant('B', 'light');
       const turns = [
-        gate.query(heavy, 30_000, work.piece('a1')), gate.query(heavy, 30_000, work.piece('a2')), gate.query(heavy, 30_000, work.piece('a3')),
-        gate.query(light, 30_000, work.piece('b1')), gate.query(light, 30_000, work.piece('b2')), gate.query(light, 30_000, work.piece('b3')),
+        gate.query(heavy, 30_000, work.piece('a1')),
+        gate.query(heavy, 30_000, work.piece('a2')),
+        gate.query(heavy, 30_000, work.piece('a3')),
+        gate.query(light, 30_000, work.piece('b1')),
+        gate.query(light, 30_000, work.piece('b2')),
+        gate.query(light, 30_000, work.piece('b3')),
       ];
       // Round-robin would run a1 b1 a2 b2 a3 b3: B would wait behind each of A's 1 s statements.
       const order = await runAll(clock, work, turns, (name) => (name.startsWith('a') ? 1000 : 10));
       expect(order).to.deep.equal(['a1', 'b1', 'b2', 'b3', 'a2', 'a3']);
     });
 
-    it('counts a tenant\'s queries as one whatever key sends them, and a tenant back from idle saves up no credit', async () => {
+    it("counts a tenant's queries as one whatever key sends them, and a tenant back from idle saves up no credit", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock);
@@ -212,11 +243,19 @@ describe('the store gate', () => {
       const y = tenant('K1', 'y');
       // Tenant y ran once, long ago; then x alone used 3 s of store time.
       await runAll(clock, work, [gate.query(y, 30_000, work.piece('y0'))], () => 10);
-      await runAll(clock, work, [gate.query(x1, 30_000, work.piece('x0')), gate.query(x2, 30_000, work.piece('x00')), gate.query(x1, 30_000, work.piece('x000'))], () => 1000);
+      await runAll(
+        clock,
+        work,
+        [gate.query(x1, 30_000, work.piece('x0')), gate.query(x2, 30_000, work.piece('x00')), gate.query(x1, 30_000, work.piece('x000'))],
+        () => 1000,
+      );
       work.log.length = 0;
       const turns = [
-        gate.query(x1, 30_000, work.piece('x1')), gate.query(x2, 30_000, work.piece('x2')),
-        gate.query(y, 30_000, work.piece('y1')), gate.query(y, 30_000, work.piece('y2')), gate.query(y, 30_000, work.piece('y3')),
+        gate.query(x1, 30_000, work.piece('x1')),
+        gate.query(x2, 30_000, work.piece('x2')),
+        gate.query(y, 30_000, work.piece('y1')),
+        gate.query(y, 30_000, work.piece('y2')),
+        gate.query(y, 30_000, work.piece('y3')),
       ];
       // y comes back level with x1's start (3 s used), not at its own 10 ms (which would run y1 y2 y3 before x2): after one turn to catch up, they alternate.
       const order = await runAll(clock, work, turns, () => 1000);
@@ -225,7 +264,7 @@ describe('the store gate', () => {
   });
 
   describe('per-key query limits', () => {
-    it('lets a query over its key\'s limit wait for one of the key\'s own, then refuses it after the wait; another key is not held', async () => {
+    it("lets a query over its key's limit wait for one of the key's own, then refuses it after the wait; another key is not held", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock, { exclusive: false, maxConcurrentQueries: () => 2 });
@@ -247,7 +286,7 @@ describe('the store gate', () => {
       expect(work.log).to.not.include('a4');
     });
 
-    it('counts a key\'s queries that wait for embedded ClickHouse\'s turn as in flight', async () => {
+    it("counts a key's queries that wait for embedded ClickHouse's turn as in flight", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock, { maxConcurrentQueries: () => 1 });
@@ -263,7 +302,7 @@ describe('the store gate', () => {
   });
 
   describe('per-tenant query limits', () => {
-    it('counts a tenant\'s queries across keys, refuses one over the tenant\'s limit after the wait, and lets other tenants through', async () => {
+    it("counts a tenant's queries across keys, refuses one over the tenant's limit after the wait, and lets other tenants through", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock, { exclusive: false, maxConcurrentQueries: () => 8 });
@@ -280,12 +319,12 @@ describe('the store gate', () => {
       expect((await Promise.all([a1, other])).every((t) => t.ok)).to.equal(true);
       const b2 = gate.query({ key: 'B', tenant: acme }, 30_000, work.piece('b2'));
       await settled();
-      expect(work.running(), 'the tenant\'s place is free again').to.deep.equal(['b2']);
+      expect(work.running(), "the tenant's place is free again").to.deep.equal(['b2']);
       await work.finish('b2');
       expect((await b2).ok).to.equal(true);
     });
 
-    it('gives the tenant\'s place back when the key\'s limit refuses the query', async () => {
+    it("gives the tenant's place back when the key's limit refuses the query", async () => {
       const clock = new ManualClock();
       const work = new Work();
       const gate = gateWith(clock, { exclusive: false, maxConcurrentQueries: () => 1 });

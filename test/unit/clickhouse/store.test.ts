@@ -11,7 +11,9 @@ describe('opening the store', () => {
   });
 
   it('opens server mode without touching chdb', async () => {
-    const result = await openStore({ kind: 'server', url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'tenantry', cluster: 'main' }, () => Promise.reject(new Error('must not load chdb')));
+    const result = await openStore({ kind: 'server', url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'tenantry', cluster: 'main' }, () =>
+      Promise.reject(new Error('must not load chdb')),
+    );
     if (!result.ok) throw new Error(result.error);
     expect([result.value.mode, result.value.database, result.value.cluster]).to.deep.equal(['server', 'tenantry', 'main']);
     await result.value.close();

@@ -26,12 +26,25 @@ describe('config decoding', () => {
     expect(config.host).to.equal('0.0.0.0');
     expect(config.logLevel).to.equal('info');
     expect(config.gateway).to.deep.equal({
-      otlpHttpPort: 4318, otlpGrpcPort: 4317, maxRequestBytes: 16 * 1024 * 1024,
+      otlpHttpPort: 4318,
+      otlpGrpcPort: 4317,
+      maxRequestBytes: 16 * 1024 * 1024,
       writer: config.gateway.writer,
-      listener: { maxConnections: undefined, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }, maxInflightBytes: 256 * 1024 * 1024, metricsTenantLabels: false,
+      listener: { maxConnections: undefined, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 },
+      maxInflightBytes: 256 * 1024 * 1024,
+      metricsTenantLabels: false,
       items: {
-        maxAttributes: 128, maxAttributeKeyBytes: 1024, maxAttributeValueBytes: 16 * 1024, maxLogBodyBytes: 256 * 1024, maxSpanNameBytes: 1024, maxSpanEvents: 128,
-        maxSpanLinks: 128, maxValueDepth: 16, maxFutureSkewMs: 600_000, maxRequestExpansion: 16, retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 },
+        maxAttributes: 128,
+        maxAttributeKeyBytes: 1024,
+        maxAttributeValueBytes: 16 * 1024,
+        maxLogBodyBytes: 256 * 1024,
+        maxSpanNameBytes: 1024,
+        maxSpanEvents: 128,
+        maxSpanLinks: 128,
+        maxValueDepth: 16,
+        maxFutureSkewMs: 600_000,
+        maxRequestExpansion: 16,
+        retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 },
       },
     });
     expect(config.api).to.deep.equal({ port: 8080, queryTimeoutMs: 30_000, pageMaxBytes: 8 * 1_048_576, listener: config.gateway.listener });
@@ -49,17 +62,42 @@ describe('config decoding', () => {
 
   it('decodes a value for every variable', () => {
     const config = ok('all', {
-      TENANTRY_LOG_LEVEL: 'debug', TENANTRY_HOST: '127.0.0.1', TENANTRY_DATA_DIR: '/var/lib/tenantry',
-      TENANTRY_CLICKHOUSE_DATABASE: 'obs_2', TENANTRY_LOGS_RETENTION_DAYS: '7', TENANTRY_TRACES_RETENTION_DAYS: '14',
-      TENANTRY_METRICS_RETENTION_DAYS: '400', TENANTRY_API_KEYS: '[]', TENANTRY_OTLP_HTTP_PORT: '0', TENANTRY_OTLP_GRPC_PORT: '14317',
-      TENANTRY_MAX_REQUEST_BYTES: '512KiB', TENANTRY_BATCH_MAX_ROWS: '1000', TENANTRY_BATCH_MAX_BYTES: '1MB',
-      TENANTRY_BATCH_MAX_DELAY_MS: '0', TENANTRY_WAL_MAX_BYTES: '64MiB', TENANTRY_WAL_DIR: '/var/lib/tenantry-wal', TENANTRY_WAL_SYNC: 'fsync', TENANTRY_API_PORT: '9090', TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
+      TENANTRY_LOG_LEVEL: 'debug',
+      TENANTRY_HOST: '127.0.0.1',
+      TENANTRY_DATA_DIR: '/var/lib/tenantry',
+      TENANTRY_CLICKHOUSE_DATABASE: 'obs_2',
+      TENANTRY_LOGS_RETENTION_DAYS: '7',
+      TENANTRY_TRACES_RETENTION_DAYS: '14',
+      TENANTRY_METRICS_RETENTION_DAYS: '400',
+      TENANTRY_API_KEYS: '[]',
+      TENANTRY_OTLP_HTTP_PORT: '0',
+      TENANTRY_OTLP_GRPC_PORT: '14317',
+      TENANTRY_MAX_REQUEST_BYTES: '512KiB',
+      TENANTRY_BATCH_MAX_ROWS: '1000',
+      TENANTRY_BATCH_MAX_BYTES: '1MB',
+      TENANTRY_BATCH_MAX_DELAY_MS: '0',
+      TENANTRY_WAL_MAX_BYTES: '64MiB',
+      TENANTRY_WAL_DIR: '/var/lib/tenantry-wal',
+      TENANTRY_WAL_SYNC: 'fsync',
+      TENANTRY_API_PORT: '9090',
+      TENANTRY_QUERY_TIMEOUT_SECONDS: '5',
       TENANTRY_API_PAGE_MAX_BYTES: '2MiB',
-      TENANTRY_MAX_CONNECTIONS: '500', TENANTRY_HEADERS_TIMEOUT_MS: '2000', TENANTRY_BODY_TIMEOUT_MS: '5000', TENANTRY_MAX_INFLIGHT_BYTES: '64MiB',
-      TENANTRY_METRICS_KEY: 'scrape-key', TENANTRY_METRICS_TENANT_LABELS: 'on',
-      TENANTRY_MAX_ATTRIBUTES: '64', TENANTRY_MAX_ATTRIBUTE_KEY_BYTES: '256', TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES: '2KiB', TENANTRY_MAX_LOG_BODY_BYTES: '1MiB',
-      TENANTRY_MAX_SPAN_NAME_BYTES: '512', TENANTRY_MAX_SPAN_EVENTS: '10', TENANTRY_MAX_SPAN_LINKS: '0', TENANTRY_MAX_VALUE_DEPTH: '4',
-      TENANTRY_MAX_FUTURE_SKEW_SECONDS: '60', TENANTRY_MAX_REQUEST_EXPANSION: '8',
+      TENANTRY_MAX_CONNECTIONS: '500',
+      TENANTRY_HEADERS_TIMEOUT_MS: '2000',
+      TENANTRY_BODY_TIMEOUT_MS: '5000',
+      TENANTRY_MAX_INFLIGHT_BYTES: '64MiB',
+      TENANTRY_METRICS_KEY: 'scrape-key',
+      TENANTRY_METRICS_TENANT_LABELS: 'on',
+      TENANTRY_MAX_ATTRIBUTES: '64',
+      TENANTRY_MAX_ATTRIBUTE_KEY_BYTES: '256',
+      TENANTRY_MAX_ATTRIBUTE_VALUE_BYTES: '2KiB',
+      TENANTRY_MAX_LOG_BODY_BYTES: '1MiB',
+      TENANTRY_MAX_SPAN_NAME_BYTES: '512',
+      TENANTRY_MAX_SPAN_EVENTS: '10',
+      TENANTRY_MAX_SPAN_LINKS: '0',
+      TENANTRY_MAX_VALUE_DEPTH: '4',
+      TENANTRY_MAX_FUTURE_SKEW_SECONDS: '60',
+      TENANTRY_MAX_REQUEST_EXPANSION: '8',
     });
     if (config.target !== 'all') throw new Error('wrong target');
     expect(config.logLevel).to.equal('debug');
@@ -68,15 +106,40 @@ describe('config decoding', () => {
     expect(config.storage.retention).to.deep.equal({ logsDays: 7, tracesDays: 14, metricsDays: 400 });
     expect(config.keys.json).to.equal('[]');
     expect(config.gateway).to.deep.equal({
-      otlpHttpPort: 0, otlpGrpcPort: 14317, maxRequestBytes: 512 * 1024,
-      writer: { maxBatchRows: 1000, maxBatchBytes: 1_000_000, maxBatchDelayMs: 0, maxLogBytes: 64 * 1024 * 1024, logDir: '/var/lib/tenantry-wal', logSync: 'fsync' },
-      listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000, metricsKey: 'scrape-key' }, maxInflightBytes: 64 * 1024 * 1024, metricsTenantLabels: true,
+      otlpHttpPort: 0,
+      otlpGrpcPort: 14317,
+      maxRequestBytes: 512 * 1024,
+      writer: {
+        maxBatchRows: 1000,
+        maxBatchBytes: 1_000_000,
+        maxBatchDelayMs: 0,
+        maxLogBytes: 64 * 1024 * 1024,
+        logDir: '/var/lib/tenantry-wal',
+        logSync: 'fsync',
+      },
+      listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000, metricsKey: 'scrape-key' },
+      maxInflightBytes: 64 * 1024 * 1024,
+      metricsTenantLabels: true,
       items: {
-        maxAttributes: 64, maxAttributeKeyBytes: 256, maxAttributeValueBytes: 2048, maxLogBodyBytes: 1024 * 1024, maxSpanNameBytes: 512, maxSpanEvents: 10,
-        maxSpanLinks: 0, maxValueDepth: 4, maxFutureSkewMs: 60_000, maxRequestExpansion: 8, retention: { logsDays: 7, tracesDays: 14, metricsDays: 400 },
+        maxAttributes: 64,
+        maxAttributeKeyBytes: 256,
+        maxAttributeValueBytes: 2048,
+        maxLogBodyBytes: 1024 * 1024,
+        maxSpanNameBytes: 512,
+        maxSpanEvents: 10,
+        maxSpanLinks: 0,
+        maxValueDepth: 4,
+        maxFutureSkewMs: 60_000,
+        maxRequestExpansion: 8,
+        retention: { logsDays: 7, tracesDays: 14, metricsDays: 400 },
       },
     });
-    expect(config.api).to.deep.equal({ port: 9090, queryTimeoutMs: 5000, pageMaxBytes: 2 * 1_048_576, listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000, metricsKey: 'scrape-key' } });
+    expect(config.api).to.deep.equal({
+      port: 9090,
+      queryTimeoutMs: 5000,
+      pageMaxBytes: 2 * 1_048_576,
+      listener: { maxConnections: 500, headersTimeoutMs: 2000, bodyTimeoutMs: 5000, metricsKey: 'scrape-key' },
+    });
   });
 
   it('puts the write-ahead log in the data directory unless TENANTRY_WAL_DIR names another, as an absolute path', () => {
@@ -89,15 +152,31 @@ describe('config decoding', () => {
   });
 
   it('decodes server mode with a cluster and the keys file', () => {
-    const config = ok('gateway', { ...server, TENANTRY_CLICKHOUSE_USER: 'ingest', TENANTRY_CLICKHOUSE_PASSWORD: ' p w ', TENANTRY_CLICKHOUSE_CLUSTER: 'main', TENANTRY_API_KEYS_FILE: '/etc/tenantry/keys.yaml' });
+    const config = ok('gateway', {
+      ...server,
+      TENANTRY_CLICKHOUSE_USER: 'ingest',
+      TENANTRY_CLICKHOUSE_PASSWORD: ' p w ',
+      TENANTRY_CLICKHOUSE_CLUSTER: 'main',
+      TENANTRY_API_KEYS_FILE: '/etc/tenantry/keys.yaml',
+    });
     if (config.target !== 'gateway') throw new Error('wrong target');
-    expect(config.storage.clickhouse).to.deep.equal({ kind: 'server', url: 'http://clickhouse:8123', user: 'ingest', password: ' p w ', database: 'tenantry', cluster: 'main' });
+    expect(config.storage.clickhouse).to.deep.equal({
+      kind: 'server',
+      url: 'http://clickhouse:8123',
+      user: 'ingest',
+      password: ' p w ',
+      database: 'tenantry',
+      cluster: 'main',
+    });
     expect(config.keys.file).to.equal('/etc/tenantry/keys.yaml');
   });
 
   it('decodes the operator port', () => {
     const config = ok('operator', { TENANTRY_OPERATOR_PORT: '9443' });
-    expect(config).to.deep.include({ target: 'operator', operator: { port: 9443, kubeconfig: undefined, namespaces: [], leaderElection: { enabled: true, namespace: 'default' } } });
+    expect(config).to.deep.include({
+      target: 'operator',
+      operator: { port: 9443, kubeconfig: undefined, namespaces: [], leaderElection: { enabled: true, namespace: 'default' } },
+    });
   });
 
   const bad: ReadonlyArray<[string, string]> = [
@@ -164,7 +243,12 @@ describe('config decoding', () => {
   ];
 
   it('decodes the per-tenant defaults, with retention from the retention variables, and checks byte bounds', () => {
-    const decoded = decodeConfig('all', { TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: '1MiB', TENANTRY_TENANT_MAX_QUERY_DAYS: '31', TENANTRY_LOGS_RETENTION_DAYS: '7', TENANTRY_SETTINGS_REFRESH_SECONDS: '2' });
+    const decoded = decodeConfig('all', {
+      TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: '1MiB',
+      TENANTRY_TENANT_MAX_QUERY_DAYS: '31',
+      TENANTRY_LOGS_RETENTION_DAYS: '7',
+      TENANTRY_SETTINGS_REFRESH_SECONDS: '2',
+    });
     if (!decoded.ok || decoded.value.target !== 'all') throw new Error('expected a config');
     expect(decoded.value.settings).to.deep.equal({
       defaults: {
@@ -173,12 +257,25 @@ describe('config decoding', () => {
       },
       refreshMs: 2000,
     });
-    expect(errors('all', { TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: '512' })).to.deep.equal(['TENANTRY_TENANT_INGEST_BYTES_PER_SECOND=512 is invalid: it must be at least 1024']);
-    expect(errors('gateway', { ...server, TENANTRY_API_KEYS: '[]', TENANTRY_TENANT_INGEST_BURST_BYTES: '101GiB' })).to.deep.equal([`TENANTRY_TENANT_INGEST_BURST_BYTES=${101 * 1024 ** 3} is invalid: it must be at most ${100 * 1024 ** 3}`]);
+    expect(errors('all', { TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: '512' })).to.deep.equal([
+      'TENANTRY_TENANT_INGEST_BYTES_PER_SECOND=512 is invalid: it must be at least 1024',
+    ]);
+    expect(errors('gateway', { ...server, TENANTRY_API_KEYS: '[]', TENANTRY_TENANT_INGEST_BURST_BYTES: '101GiB' })).to.deep.equal([
+      `TENANTRY_TENANT_INGEST_BURST_BYTES=${101 * 1024 ** 3} is invalid: it must be at most ${100 * 1024 ** 3}`,
+    ]);
   });
 
   it('covers every variable with a bad-value case', () => {
-    const tested = new Set([...bad.map(([name]) => name), 'TENANTRY_CLICKHOUSE_USER', 'TENANTRY_CLICKHOUSE_PASSWORD', 'TENANTRY_API_KEYS', 'TENANTRY_API_KEYS_FILE', 'TENANTRY_OPERATOR_PORT', ...operatorBad.map(([name]) => name), 'TENANTRY_KUBECONFIG']);
+    const tested = new Set([
+      ...bad.map(([name]) => name),
+      'TENANTRY_CLICKHOUSE_USER',
+      'TENANTRY_CLICKHOUSE_PASSWORD',
+      'TENANTRY_API_KEYS',
+      'TENANTRY_API_KEYS_FILE',
+      'TENANTRY_OPERATOR_PORT',
+      ...operatorBad.map(([name]) => name),
+      'TENANTRY_KUBECONFIG',
+    ]);
     expect(Object.keys(allVariables).filter((name) => !tested.has(name))).to.deep.equal([]);
   });
 
@@ -196,7 +293,9 @@ describe('config decoding', () => {
 
   it('decodes the operator watch scope and leader election', () => {
     const config = ok('operator', { TENANTRY_WATCH_NAMESPACES: 'obs, team-a', TENANTRY_LEADER_ELECTION: 'off', TENANTRY_KUBECONFIG: '/k/config' });
-    expect(config).to.deep.include({ operator: { port: 8081, kubeconfig: '/k/config', namespaces: ['obs', 'team-a'], leaderElection: { enabled: false, namespace: 'default' } } });
+    expect(config).to.deep.include({
+      operator: { port: 8081, kubeconfig: '/k/config', namespaces: ['obs', 'team-a'], leaderElection: { enabled: false, namespace: 'default' } },
+    });
   });
 
   it('lets an empty ClickHouse user fall back to "default" and keeps an empty password', () => {

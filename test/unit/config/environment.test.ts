@@ -8,7 +8,8 @@ describe('settings from environment and flags', () => {
 
   it('parses positional words and both flag forms', () => {
     expect(parseArgs(['gateway', '--api-port=9090', '--log-level', 'debug'])).to.deep.equal({
-      ok: true, value: { positional: ['gateway'], settings: { TENANTRY_API_PORT: '9090', TENANTRY_LOG_LEVEL: 'debug' } },
+      ok: true,
+      value: { positional: ['gateway'], settings: { TENANTRY_API_PORT: '9090', TENANTRY_LOG_LEVEL: 'debug' } },
     });
   });
 

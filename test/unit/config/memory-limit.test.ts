@@ -2,11 +2,13 @@ import { expect } from 'chai';
 import { detectedMemoryBytes } from '../../../src/config/memory-limit.ts';
 
 /** A reader over a fake /sys: missing files throw as readFileSync does. */
-const files = (entries: Record<string, string>) => (path: string): string => {
-  const text = entries[path];
-  if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-  return text;
-};
+const files =
+  (entries: Record<string, string>) =>
+  (path: string): string => {
+    const text = entries[path];
+    if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    return text;
+  };
 
 describe('detectedMemoryBytes', () => {
   const machine = 16 * 1024 ** 3;
@@ -25,7 +27,7 @@ describe('detectedMemoryBytes', () => {
     expect(detectedMemoryBytes(files({}), machine)).to.equal(machine);
   });
 
-  it('never exceeds the machine\'s memory', () => {
+  it("never exceeds the machine's memory", () => {
     expect(detectedMemoryBytes(files({ '/sys/fs/cgroup/memory.max': String(64 * 1024 ** 3) }), machine)).to.equal(machine);
   });
 });

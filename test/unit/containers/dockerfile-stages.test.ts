@@ -8,8 +8,11 @@ import { ignoredByDockerignore, localRunCommand, parseCopy, parseDockerfile, par
 describe('Dockerfile stages (image test)', () => {
   const stages = parseDockerfile(readFileSync('Dockerfile', 'utf8'));
 
-  it('reads the project\'s Dockerfile: a build stage and a runtime stage on node:24-slim, running as uid 1000', () => {
-    expect(stages.map((s) => [s.name, s.base])).to.deep.equal([['build', 'node:24-slim'], ['runtime', 'node:24-slim']]);
+  it("reads the project's Dockerfile: a build stage and a runtime stage on node:24-slim, running as uid 1000", () => {
+    expect(stages.map((s) => [s.name, s.base])).to.deep.equal([
+      ['build', 'node:24-slim'],
+      ['runtime', 'node:24-slim'],
+    ]);
     const runtime = stages[1]?.instructions ?? [];
     expect(runtime.find((i) => i.keyword === 'USER')?.args).to.equal('1000:1000');
     expect(runtime.find((i) => i.keyword === 'ENTRYPOINT')?.args).to.equal('["tenantry"]');
@@ -24,7 +27,10 @@ describe('Dockerfile stages (image test)', () => {
 
   it('joins continued lines and drops comments', () => {
     const [s] = parseDockerfile('# c\nFROM a AS b\nRUN x \\\n && y\n# d\nCOPY p q ./\n');
-    expect(s?.instructions).to.deep.equal([{ keyword: 'RUN', args: 'x && y' }, { keyword: 'COPY', args: 'p q ./' }]);
+    expect(s?.instructions).to.deep.equal([
+      { keyword: 'RUN', args: 'x && y' },
+      { keyword: 'COPY', args: 'p q ./' },
+    ]);
   });
 
   it('reads COPY with and without --from', () => {
@@ -41,8 +47,9 @@ describe('Dockerfile stages (image test)', () => {
 
   it('runs RUN commands inside the root: no npm cache wipe, npm cache first, relative symlinks, rooted paths', () => {
     expect(localRunCommand('npm install --omit=dev && npm cache clean --force', '/r')).to.equal('npm install --prefer-offline --omit=dev');
-    expect(localRunCommand('chmod +x dist/src/cli.js && ln -s /app/dist/src/cli.js /usr/local/bin/tenantry', '/r'))
-      .to.equal('chmod +x dist/src/cli.js && mkdir -p /r/usr/local/bin && ln -sfn ../../../app/dist/src/cli.js /r/usr/local/bin/tenantry');
+    expect(localRunCommand('chmod +x dist/src/cli.js && ln -s /app/dist/src/cli.js /usr/local/bin/tenantry', '/r')).to.equal(
+      'chmod +x dist/src/cli.js && mkdir -p /r/usr/local/bin && ln -sfn ../../../app/dist/src/cli.js /r/usr/local/bin/tenantry',
+    );
     expect(localRunCommand('cp -r /src/a /app/b', '/r')).to.equal('cp -r /r/src/a /r/app/b');
   });
 });

@@ -13,12 +13,17 @@ import { containersOf, expandReferences, resolveEnv } from '../../containers/pod
 import { clusterStack, externalSecret, keysSecret, ofComponent, serverStack, stackContainers, suiteKeys } from '../../containers/stack-definitions.ts';
 
 const credentials: GeneratedCredentials = {
-  adminKey: 'generated-admin-key-0123', clickhousePassword: 'app-pw', clickhouseDdlPassword: 'ddl-pw',
-  interserverPassword: 'interserver-pw', clusterSecret: 'cluster-secret', keeperPassword: 'keeper-pw',
+  adminKey: 'generated-admin-key-0123',
+  clickhousePassword: 'app-pw',
+  clickhouseDdlPassword: 'ddl-pw',
+  interserverPassword: 'interserver-pw',
+  clusterSecret: 'cluster-secret',
+  keeperPassword: 'keeper-pw',
 };
 const keys = suiteKeys(() => '0123456789abcdef');
 const image = 'tenantry-under-test:latest';
-const cluster = (shards: number, replicas: number): ContainerDefinition[] => stackContainers(clusterStack(shards, replicas), credentials, [keysSecret(keys)], image);
+const cluster = (shards: number, replicas: number): ContainerDefinition[] =>
+  stackContainers(clusterStack(shards, replicas), credentials, [keysSecret(keys)], image);
 
 /** Every `<host>`/`<hostname>` a configuration file names. */
 function hostsIn(xml: string): string[] {
@@ -29,7 +34,7 @@ function holdersOf(containers: readonly ContainerDefinition[], alias: string): C
   return containers.filter((c) => c.aliases.includes(alias));
 }
 
-describe('testcontainers definitions from the operator\'s desired state', () => {
+describe("testcontainers definitions from the operator's desired state", () => {
   describe('a 2×2 cluster with 3 Keepers', () => {
     const all = cluster(2, 2);
     const servers = ofComponent(all, 'clickhouse');
@@ -43,7 +48,7 @@ describe('testcontainers definitions from the operator\'s desired state', () => 
       expect(ofComponent(all, 'api')).to.have.length(1);
     });
 
-    it('every host the operator\'s config files name is the alias of exactly one container of the right kind', () => {
+    it("every host the operator's config files name is the alias of exactly one container of the right kind", () => {
       const serverConfig = servers[0]?.files.find((f) => f.path === '/etc/clickhouse-server/config.d/tenantry.xml')?.content ?? '';
       const keeperConfig = keepers[0]?.files.find((f) => f.path === '/etc/clickhouse-keeper/keeper.xml')?.content ?? '';
       const serverHosts = hostsIn(serverConfig);
@@ -54,7 +59,10 @@ describe('testcontainers definitions from the operator\'s desired state', () => 
         expect(holders[0]?.component).to.be.oneOf(['clickhouse', 'clickhouse-keeper']);
       }
       for (const host of hostsIn(keeperConfig)) expect(holdersOf(keepers, host), host).to.have.length(1);
-      for (const c of [...servers, ...keepers]) expect(c.files.every((f) => f.content === (c.component === 'clickhouse' ? servers[0] : keepers[0])?.files.find((g) => g.path === f.path)?.content)).to.equal(true);
+      for (const c of [...servers, ...keepers])
+        expect(
+          c.files.every((f) => f.content === (c.component === 'clickhouse' ? servers[0] : keepers[0])?.files.find((g) => g.path === f.path)?.content),
+        ).to.equal(true);
     });
 
     it('resolves every environment variable as the kubelet would: pod name, shard, secrets, $(VAR) references', () => {
@@ -69,7 +77,10 @@ describe('testcontainers definitions from the operator\'s desired state', () => 
     it('points migrate, gateway and API at the client Service every server answers, ON CLUSTER', () => {
       for (const c of [...ofComponent(all, 'migrate'), ...ofComponent(all, 'gateway'), ...ofComponent(all, 'api')]) {
         const host = new URL(c.env['TENANTRY_CLICKHOUSE_URL'] ?? '').hostname;
-        expect(holdersOf(all, host).map((h) => h.name), c.name).to.deep.equal(servers.map((s) => s.name));
+        expect(
+          holdersOf(all, host).map((h) => h.name),
+          c.name,
+        ).to.deep.equal(servers.map((s) => s.name));
         expect(c.env['TENANTRY_CLICKHOUSE_CLUSTER'], c.name).to.equal('tenantry');
         expect(c.image).to.equal(image);
         expect(c.user).to.equal('1000');
@@ -100,7 +111,7 @@ describe('testcontainers definitions from the operator\'s desired state', () => 
     expect(ofComponent(after, 'clickhouse').map((c) => c.env['CLICKHOUSE_SHARD'])).to.deep.equal(['0', '0', '1', '1', '2', '2']);
   });
 
-  it('a stack on an external server: no ClickHouse containers, the user Secret\'s credentials, no cluster', () => {
+  it("a stack on an external server: no ClickHouse containers, the user Secret's credentials, no cluster", () => {
     const all = stackContainers(serverStack('http://clickhouse-server:8123'), credentials, [keysSecret(keys), externalSecret('tenantry', 'server-pw')], image);
     expect(all.map((c) => c.component)).to.deep.equal(['migrate', 'gateway', 'api']);
     for (const c of all) {
@@ -113,8 +124,17 @@ describe('testcontainers definitions from the operator\'s desired state', () => 
   describe('the pod translation', () => {
     it('expands $(VAR) from earlier variables, keeps unknown references, and reads $$ as $', () => {
       expect(expandReferences('a:$(X):$(Y):$$(X)', { X: '1' })).to.equal('a:1:$(Y):$(X)');
-      expect(resolveEnv([{ name: 'A', value: 'x' }, { name: 'B', value: '$(A)-$(C)' }, { name: 'C', value: 'c' }], [], { name: 'p', namespace: 'n' }))
-        .to.deep.equal({ A: 'x', B: 'x-$(C)', C: 'c' });
+      expect(
+        resolveEnv(
+          [
+            { name: 'A', value: 'x' },
+            { name: 'B', value: '$(A)-$(C)' },
+            { name: 'C', value: 'c' },
+          ],
+          [],
+          { name: 'p', namespace: 'n' },
+        ),
+      ).to.deep.equal({ A: 'x', B: 'x-$(C)', C: 'c' });
     });
 
     it('mounts Secret items (base64 data) and ConfigMap subPaths, and refuses a missing object', () => {
@@ -122,18 +142,40 @@ describe('testcontainers definitions from the operator\'s desired state', () => 
         { kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { k: Buffer.from('secret text').toString('base64') } },
         { kind: 'ConfigMap', metadata: { name: 'c', namespace: 'n' }, data: { 'a.xml': '<a/>', 'b.xml': '<b/>' } },
         {
-          kind: 'Deployment', metadata: { name: 'd', namespace: 'n' },
-          spec: { replicas: 2, template: { metadata: { labels: { app: 'd' } }, spec: {
-            containers: [{ name: 'm', image: 'i', volumeMounts: [{ name: 'sv', mountPath: '/s' }, { name: 'cv', mountPath: '/etc/a.xml', subPath: 'a.xml' }, { name: 'cv', mountPath: '/all/' }] }],
-            volumes: [{ name: 'sv', secret: { secretName: 's', items: [{ key: 'k', path: 'file' }] } }, { name: 'cv', configMap: { name: 'c' } }],
-          } } },
+          kind: 'Deployment',
+          metadata: { name: 'd', namespace: 'n' },
+          spec: {
+            replicas: 2,
+            template: {
+              metadata: { labels: { app: 'd' } },
+              spec: {
+                containers: [
+                  {
+                    name: 'm',
+                    image: 'i',
+                    volumeMounts: [
+                      { name: 'sv', mountPath: '/s' },
+                      { name: 'cv', mountPath: '/etc/a.xml', subPath: 'a.xml' },
+                      { name: 'cv', mountPath: '/all/' },
+                    ],
+                  },
+                ],
+                volumes: [
+                  { name: 'sv', secret: { secretName: 's', items: [{ key: 'k', path: 'file' }] } },
+                  { name: 'cv', configMap: { name: 'c' } },
+                ],
+              },
+            },
+          },
         },
         { kind: 'Service', metadata: { name: 'svc', namespace: 'n' }, spec: { selector: { app: 'd' } } },
       ] as unknown as Manifest[];
       const [first, second] = containersOf(objects);
       expect(first?.files).to.deep.equal([
-        { path: '/s/file', content: 'secret text' }, { path: '/etc/a.xml', content: '<a/>' },
-        { path: '/all/a.xml', content: '<a/>' }, { path: '/all/b.xml', content: '<b/>' },
+        { path: '/s/file', content: 'secret text' },
+        { path: '/etc/a.xml', content: '<a/>' },
+        { path: '/all/a.xml', content: '<a/>' },
+        { path: '/all/b.xml', content: '<b/>' },
       ]);
       expect([first?.name, second?.name]).to.deep.equal(['d-0', 'd-1']);
       expect(second?.aliases).to.deep.equal(['svc.n.svc', 'svc']);

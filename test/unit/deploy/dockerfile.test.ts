@@ -5,7 +5,10 @@ import { expect } from 'chai';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-interface Instruction { readonly op: string; readonly args: string }
+interface Instruction {
+  readonly op: string;
+  readonly args: string;
+}
 
 async function stages(): Promise<Instruction[][]> {
   const text = (await readFile(join(root, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ');
@@ -39,7 +42,10 @@ describe('Dockerfile', () => {
     expect(installs).to.have.length(1);
     // chdb is left out by name: --omit=optional would also drop snappy's native binding (remote write needs it).
     expect(installs[0]?.args).to.contain('--omit=dev').and.contain('optionalDependencies.chdb').and.not.contain('--omit=optional');
-    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { optionalDependencies: Record<string, string>; dependencies: Record<string, string> };
+    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+      optionalDependencies: Record<string, string>;
+      dependencies: Record<string, string>;
+    };
     expect(pkg.optionalDependencies).to.have.property('chdb');
     expect(pkg.dependencies).to.not.have.property('chdb');
   });

@@ -8,7 +8,7 @@ import { nodeFlags } from '../../../src/target/node-flags.ts';
 const root = join(import.meta.dirname, '..', '..', '..');
 
 describe('node flags', () => {
-  it('are on the CLI\'s shebang line, which env -S splits into arguments', async () => {
+  it("are on the CLI's shebang line, which env -S splits into arguments", async () => {
     const first = (await readFile(join(root, 'src', 'cli.ts'), 'utf8')).split('\n')[0];
     expect(first).to.equal(`#!/usr/bin/env -S node ${nodeFlags.join(' ')}`);
   });

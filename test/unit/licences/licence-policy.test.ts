@@ -4,17 +4,20 @@ import { expect } from 'chai';
 import { goLicenceFamily, refusedGoModules, refusedNpmPackages } from '../../licences/licence-policy.ts';
 
 const agplHeader = 'GNU AFFERO GENERAL PUBLIC LICENSE\n Version 3, 19 November 2007\n\n Copyright (C) 2007 Free Software Foundation, Inc.';
-const apacheHeader = '                                 Apache License\n                           Version 2.0, January 2004\n                        http://www.apache.org/licenses/';
+const apacheHeader =
+  '                                 Apache License\n                           Version 2.0, January 2004\n                        http://www.apache.org/licenses/';
 const mitBody = 'Permission is hereby granted, free of charge, to any person obtaining a copy of this software';
 
 describe('licence policy', () => {
   it('passes permissive npm licences and SPDX choices that include one', () => {
-    expect(refusedNpmPackages([
-      { id: 'a@1.0.0', licences: ['MIT'], direct: true },
-      { id: 'b@1.0.0', licences: ['(MIT OR CC0-1.0)'], direct: false },
-      { id: 'c@1.0.0', licences: ['Apache-2.0'], direct: true },
-      { id: 'd@1.0.0', licences: ['(GPL-3.0-only OR MIT)'], direct: true },
-    ])).to.deep.equal([]);
+    expect(
+      refusedNpmPackages([
+        { id: 'a@1.0.0', licences: ['MIT'], direct: true },
+        { id: 'b@1.0.0', licences: ['(MIT OR CC0-1.0)'], direct: false },
+        { id: 'c@1.0.0', licences: ['Apache-2.0'], direct: true },
+        { id: 'd@1.0.0', licences: ['(GPL-3.0-only OR MIT)'], direct: true },
+      ]),
+    ).to.deep.equal([]);
   });
 
   it('refuses copyleft, missing, unknown and guessed licences, naming the package', () => {

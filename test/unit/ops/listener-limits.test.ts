@@ -6,10 +6,15 @@ import { connectionCap, openFileLimit, reservedDescriptors } from '../../../src/
 
 describe('listener limits', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tenantry-limits-'));
-  after(() => { rmSync(dir, { recursive: true, force: true }); });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
   const limitsFile = (openFiles: string): string => {
     const path = join(dir, `limits-${openFiles}`);
-    writeFileSync(path, `Limit                     Soft Limit           Hard Limit           Units\nMax processes             95000                95000                processes\nMax open files            ${openFiles}                1048576              files\n`);
+    writeFileSync(
+      path,
+      `Limit                     Soft Limit           Hard Limit           Units\nMax processes             95000                95000                processes\nMax open files            ${openFiles}                1048576              files\n`,
+    );
     return path;
   };
 
@@ -19,7 +24,7 @@ describe('listener limits', () => {
     expect(openFileLimit(join(dir, 'absent'))).to.equal(undefined);
   });
 
-  it('reads this process\'s limit on Linux', () => {
+  it("reads this process's limit on Linux", () => {
     if (process.platform !== 'linux') return;
     expect(openFileLimit()).to.be.above(0);
   });

@@ -9,13 +9,23 @@ import type { Listener } from '../../../src/ops/ops-listener.ts';
 import { Readiness } from '../../../src/ops/readiness.ts';
 import { slowloris } from '../../../support/slowloris.ts';
 
-interface Reply { status: number; body: string }
+interface Reply {
+  status: number;
+  body: string;
+}
 
 function get(port: number, path: string, agent?: Agent): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => { resolve({ status: res.statusCode ?? 0, body }); });
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => {
+          body += c;
+        })
+        .on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+        });
     });
     req.on('error', reject).end();
   });
@@ -25,11 +35,24 @@ describe('ops listener', () => {
   const readiness = new Readiness(['storage']);
   const log = createLogger('error', {}, () => undefined);
   let listener: Listener | undefined;
-  afterEach(async () => { await listener?.close(); listener = undefined; });
+  afterEach(async () => {
+    await listener?.close();
+    listener = undefined;
+  });
 
   it('answers the ops paths itself and hands every other path to the handler', async () => {
     const seen: string[] = [];
-    listener = await listen({ handler: (req, res) => { seen.push(req.url ?? ''); res.end('app'); }, readiness, registry: new Registry(), log, host: '127.0.0.1', port: 0 });
+    listener = await listen({
+      handler: (req, res) => {
+        seen.push(req.url ?? '');
+        res.end('app');
+      },
+      readiness,
+      registry: new Registry(),
+      log,
+      host: '127.0.0.1',
+      port: 0,
+    });
     expect(await get(listener.port, '/healthz')).to.deep.equal({ status: 200, body: 'ok\n' });
     expect((await get(listener.port, '/readyz?verbose=1')).status).to.equal(503);
     expect((await get(listener.port, '/metrics')).status).to.equal(200);
@@ -44,7 +67,14 @@ describe('ops listener', () => {
 
   it('answers 500 without details when a metrics collector throws', async () => {
     const registry = new Registry();
-    new Gauge({ name: 'broken', help: 'a collector that fails', registers: [registry], collect: () => { throw new Error('/secret/path'); } });
+    new Gauge({
+      name: 'broken',
+      help: 'a collector that fails',
+      registers: [registry],
+      collect: () => {
+        throw new Error('/secret/path');
+      },
+    });
     listener = await listen({ readiness, registry, log, host: '127.0.0.1', port: 0 });
     expect(await get(listener.port, '/metrics')).to.deep.equal({ status: 500, body: 'internal error\n' });
   });
@@ -52,9 +82,23 @@ describe('ops listener', () => {
   it('closes keep-alive connections that finish after close() began', async () => {
     const agent = new Agent({ keepAlive: true });
     let markStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => { markStarted = resolve; });
+    const started = new Promise<void>((resolve) => {
+      markStarted = resolve;
+    });
     let release: () => void = () => undefined;
-    const l = await listen({ handler: (_req, res) => { release = () => { res.end('late'); }; markStarted(); }, readiness, registry: new Registry(), log, host: '127.0.0.1', port: 0 });
+    const l = await listen({
+      handler: (_req, res) => {
+        release = () => {
+          res.end('late');
+        };
+        markStarted();
+      },
+      readiness,
+      registry: new Registry(),
+      log,
+      host: '127.0.0.1',
+      port: 0,
+    });
     const reply = get(l.port, '/slow', agent);
     await started;
     const closed = l.close();
@@ -94,13 +138,24 @@ describe('ops listener', () => {
       const open = (): { closed: Promise<void>; connected: Promise<unknown> } => {
         const socket = connect(port, '127.0.0.1');
         socket.on('error', () => undefined);
-        return { closed: new Promise((resolve) => { socket.on('close', () => { resolve(); }); }), connected: new Promise((resolve) => { socket.on('connect', resolve); }) };
+        return {
+          closed: new Promise((resolve) => {
+            socket.on('close', () => {
+              resolve();
+            });
+          }),
+          connected: new Promise((resolve) => {
+            socket.on('connect', resolve);
+          }),
+        };
       };
       const idle = [open(), open(), open()];
       await Promise.all(idle.map((c) => c.connected));
       for (;;) {
         if ((await registry.getSingleMetricAsString('tenantry_listener_connections')).includes('listener="test"} 3')) break;
-        await new Promise((resolve) => { setImmediate(resolve); });
+        await new Promise((resolve) => {
+          setImmediate(resolve);
+        });
       }
       const extra = open();
       await extra.closed;

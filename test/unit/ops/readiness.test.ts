@@ -5,7 +5,9 @@ describe('readiness', () => {
   it('is ready once every condition is done, and unready again while one fails', async () => {
     const readiness = new Readiness(['schema']);
     let ready = false;
-    const waiting = readiness.whenReady().then(() => { ready = true; });
+    const waiting = readiness.whenReady().then(() => {
+      ready = true;
+    });
     expect(readiness.reasons()).to.deep.equal(['waiting for schema']);
     readiness.done('schema');
     await waiting;

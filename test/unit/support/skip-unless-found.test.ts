@@ -26,7 +26,11 @@ function missingReason(find: () => { readonly ok: boolean; readonly reason?: str
     expect(found.ok).to.equal(false);
     return found.reason ?? '';
   } finally {
-    vars.forEach((v, i) => { const old = saved[i]; if (old === undefined) Reflect.deleteProperty(process.env, v); else process.env[v] = old; });
+    vars.forEach((v, i) => {
+      const old = saved[i];
+      if (old === undefined) Reflect.deleteProperty(process.env, v);
+      else process.env[v] = old;
+    });
     rmSync(empty, { recursive: true, force: true });
   }
 }
@@ -40,7 +44,10 @@ describe('test prerequisites (skip-unless-found)', () => {
   it('every finder names, when its binary is missing, a build script of the list', () => {
     for (const find of [findK8sBinaries, findHelm, findPrometheus, findActionlint]) {
       const reason = missingReason(find);
-      expect(list.some((p) => reason.includes(p.script)), reason).to.equal(true);
+      expect(
+        list.some((p) => reason.includes(p.script)),
+        reason,
+      ).to.equal(true);
     }
   });
 
@@ -57,7 +64,9 @@ describe('test prerequisites (skip-unless-found)', () => {
   it('skips, with the variable as its reason, when every missing prerequisite is named', () => {
     const reasons = ['helm missing; run: bash test/chart/build-helm.sh', 'k8s missing; run: bash test/k8s/build-binaries.sh'];
     expect(verdict(reasons, list, parseSkipList('k8s, helm'))).to.deep.equal({
-      kind: 'skip', label: 'TENANTRY_TEST_SKIP=helm,k8s', detail: reasons.join('; '),
+      kind: 'skip',
+      label: 'TENANTRY_TEST_SKIP=helm,k8s',
+      detail: reasons.join('; '),
     });
     expect(verdict(reasons, list, ['helm']).kind).to.equal('fail');
   });
@@ -73,11 +82,14 @@ describe('test prerequisites (skip-unless-found)', () => {
     try {
       const spec = join(dir, 'skips.test.ts');
       const support = join(process.cwd(), 'test', 'support', 'skip-unless-found.ts');
-      writeFileSync(spec, [
-        `import { skipBecause } from ${JSON.stringify(support)};`,
-        `describe('needs docker', function () { before(function () { skipBecause(this, 'no Docker engine', 'detail'); }); it('a', () => {}); it('b', () => {}); });`,
-        `describe('plain', () => { it('runs', () => {}); it.skip('later', () => {}); });`,
-      ].join('\n'));
+      writeFileSync(
+        spec,
+        [
+          `import { skipBecause } from ${JSON.stringify(support)};`,
+          `describe('needs docker', function () { before(function () { skipBecause(this, 'no Docker engine', 'detail'); }); it('a', () => {}); it('b', () => {}); });`,
+          `describe('plain', () => { it('runs', () => {}); it.skip('later', () => {}); });`,
+        ].join('\n'),
+      );
       const mocha = join(process.cwd(), 'node_modules', '.bin', 'mocha');
       const run = spawnSync(mocha, ['--no-config', '--extension', 'ts', '--reporter', 'test/support/summary-reporter.cjs', spec], { encoding: 'utf8' });
       expect(run.stdout).to.contain('tests: 1 passed, 0 failed, 3 skipped (2 no Docker engine; 1 no reason given)');
@@ -92,7 +104,14 @@ describe('test/prepare-binaries.sh', () => {
   function prepare(skip: string | undefined): { status: number | null; stdout: string; stderr: string } {
     const empty = mkdtempSync(join(tmpdir(), 'tenantry-prepare-'));
     try {
-      const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: empty, TMPDIR: empty, K8S_TEST_CACHE: empty, PEERS_CACHE: empty, ACTIONLINT_CACHE: empty };
+      const env: Record<string, string> = {
+        PATH: '/usr/bin:/bin',
+        HOME: empty,
+        TMPDIR: empty,
+        K8S_TEST_CACHE: empty,
+        PEERS_CACHE: empty,
+        ACTIONLINT_CACHE: empty,
+      };
       if (skip !== undefined) env['TENANTRY_TEST_SKIP'] = skip;
       const run = spawnSync('bash', ['test/prepare-binaries.sh'], { encoding: 'utf8', env });
       return { status: run.status, stdout: run.stdout, stderr: run.stderr };

@@ -32,7 +32,14 @@ class FakeStore implements SettingsStore {
 }
 
 function cacheWith(store: FakeStore, clock: ManualClock, lines: string[] = []): SettingsCache {
-  return new SettingsCache(store, { defaults: builtInDefaults, refreshMs: 5000, clock, log: createLogger('info', {}, (line) => { lines.push(line); }) });
+  return new SettingsCache(store, {
+    defaults: builtInDefaults,
+    refreshMs: 5000,
+    clock,
+    log: createLogger('info', {}, (line) => {
+      lines.push(line);
+    }),
+  });
 }
 
 describe('the tenant settings cache', () => {

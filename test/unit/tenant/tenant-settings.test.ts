@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import {
-  boundViolation, builtInDefaults, limitBounds, limitFields, oldestVisibleNs, resolveEffective, retentionBounds, retentionDaysOf, retentionFields,
+  boundViolation,
+  builtInDefaults,
+  limitBounds,
+  limitFields,
+  oldestVisibleNs,
+  resolveEffective,
+  retentionBounds,
+  retentionDaysOf,
+  retentionFields,
 } from '../../../src/tenant/settings/tenant-settings.ts';
 import { defaultSettingsView } from '../../../support/fixed-settings.ts';
 
@@ -17,13 +25,22 @@ describe('tenant settings', () => {
   });
 
   it('resolves each field on its own: tenant before api before stack before default', () => {
-    const s = resolveEffective({
-      tenant: { limits: { maxQueryDays: 1 } },
-      api: { limits: { maxQueryDays: 2, maxConcurrentQueries: 3 }, retention: { logsDays: 4 } },
-      stack: { limits: { maxQueryDays: 5, maxConcurrentQueries: 6, queryTimeoutSeconds: 7 }, retention: { logsDays: 8, tracesDays: 9 } },
-    }, defaults);
+    const s = resolveEffective(
+      {
+        tenant: { limits: { maxQueryDays: 1 } },
+        api: { limits: { maxQueryDays: 2, maxConcurrentQueries: 3 }, retention: { logsDays: 4 } },
+        stack: { limits: { maxQueryDays: 5, maxConcurrentQueries: 6, queryTimeoutSeconds: 7 }, retention: { logsDays: 8, tracesDays: 9 } },
+      },
+      defaults,
+    );
     expect(s.limits).to.deep.equal({ ...defaults.limits, maxQueryDays: 1, maxConcurrentQueries: 3, queryTimeoutSeconds: 7 });
-    expect(s.sources.limits).to.deep.equal({ ingestBytesPerSecond: 'default', ingestBurstBytes: 'default', maxQueryDays: 'tenant', maxConcurrentQueries: 'api', queryTimeoutSeconds: 'stack' });
+    expect(s.sources.limits).to.deep.equal({
+      ingestBytesPerSecond: 'default',
+      ingestBurstBytes: 'default',
+      maxQueryDays: 'tenant',
+      maxConcurrentQueries: 'api',
+      queryTimeoutSeconds: 'stack',
+    });
     expect(s.retention).to.deep.equal({ logsDays: 4, tracesDays: 9, metricsDays: defaults.retention.metricsDays });
     expect(s.sources.retention).to.deep.equal({ logsDays: 'api', tracesDays: 'stack', metricsDays: 'default' });
   });

@@ -55,7 +55,20 @@ interface Group {
 const ignored = (op: string, where: string): string => `PromQL info: ignored histogram in ${op} aggregation${where}`;
 
 function newGroup(labels: Labels): Group {
-  return { labels, count: 0, f: 0, mean: 0, c: 0, hasFloat: false, hasHistogram: false, incompatible: false, incrementalMean: false, seen: false, dropName: false, values: noValues };
+  return {
+    labels,
+    count: 0,
+    f: 0,
+    mean: 0,
+    c: 0,
+    hasFloat: false,
+    hasHistogram: false,
+    incompatible: false,
+    incrementalMean: false,
+    seen: false,
+    dropName: false,
+    values: noValues,
+  };
 }
 
 // Shared by every group of an operator other than quantile, which never adds to it.
@@ -63,26 +76,53 @@ const noValues: number[] = [];
 
 /** Starts group `g` afresh with its step's first element (Prometheus' first-seen initialisation). */
 function start(op: AggregateOp, g: Group, e: VectorElement, notes: string[], where: string): void {
-  g.count = 1; g.f = e.f; g.mean = e.f; g.c = 0; g.h = undefined;
-  g.hasFloat = false; g.hasHistogram = false; g.incompatible = false; g.incrementalMean = false;
-  g.seen = true; g.dropName = e.dropName === true; g.values = noValues;
+  g.count = 1;
+  g.f = e.f;
+  g.mean = e.f;
+  g.c = 0;
+  g.h = undefined;
+  g.hasFloat = false;
+  g.hasHistogram = false;
+  g.incompatible = false;
+  g.incrementalMean = false;
+  g.seen = true;
+  g.dropName = e.dropName === true;
+  g.values = noValues;
   switch (op) {
-    case 'sum': case 'avg':
+    case 'sum':
+    case 'avg':
       if (e.h === undefined) g.hasFloat = true;
-      else { g.h = e.h; g.hasHistogram = true; }
+      else {
+        g.h = e.h;
+        g.hasHistogram = true;
+      }
       break;
-    case 'stddev': case 'stdvar':
-      if (e.h !== undefined) { g.seen = false; notes.push(ignored(op, where)); } else g.f = Number.isFinite(e.f) ? 0 : NaN;
+    case 'stddev':
+    case 'stdvar':
+      if (e.h !== undefined) {
+        g.seen = false;
+        notes.push(ignored(op, where));
+      } else g.f = Number.isFinite(e.f) ? 0 : NaN;
       break;
     case 'quantile':
-      if (e.h !== undefined) { g.seen = false; notes.push(ignored(op, where)); }
+      if (e.h !== undefined) {
+        g.seen = false;
+        notes.push(ignored(op, where));
+      }
       g.values = [e.f];
       break;
-    case 'group': g.f = 1; break;
-    case 'min': case 'max':
-      if (e.h !== undefined) { g.seen = false; notes.push(ignored(op, where)); }
+    case 'group':
+      g.f = 1;
       break;
-    default: break;
+    case 'min':
+    case 'max':
+      if (e.h !== undefined) {
+        g.seen = false;
+        notes.push(ignored(op, where));
+      }
+      break;
+    default:
+      break;
   }
 }
 
@@ -103,15 +143,29 @@ function accumulate(op: AggregateOp, g: Group, e: VectorElement, notes: string[]
   const f = e.f;
   switch (op) {
     case 'sum':
-      if (e.h !== undefined) { g.hasHistogram = true; addHistogramTo(g, e.h, notes, where); } else { g.hasFloat = true; [g.f, g.c] = kahanInc(f, g.f, g.c); }
+      if (e.h !== undefined) {
+        g.hasHistogram = true;
+        addHistogramTo(g, e.h, notes, where);
+      } else {
+        g.hasFloat = true;
+        [g.f, g.c] = kahanInc(f, g.f, g.c);
+      }
       return;
     case 'avg':
       g.count++;
-      if (e.h !== undefined) { g.hasHistogram = true; addHistogramTo(g, e.h, notes, where); return; }
+      if (e.h !== undefined) {
+        g.hasHistogram = true;
+        addHistogramTo(g, e.h, notes, where);
+        return;
+      }
       g.hasFloat = true;
       if (!g.incrementalMean) {
         const [v, c] = kahanInc(f, g.f, g.c);
-        if (Number.isFinite(v) || Number.isNaN(v)) { g.f = v; g.c = c; return; }
+        if (Number.isFinite(v) || Number.isNaN(v)) {
+          g.f = v;
+          g.c = c;
+          return;
+        }
         // The sum would overflow: continue with an incremental mean, as Prometheus does.
         g.incrementalMean = true;
         g.mean = g.f / (g.count - 1);
@@ -123,16 +177,28 @@ function accumulate(op: AggregateOp, g: Group, e: VectorElement, notes: string[]
       }
       return;
     case 'max':
-      if (e.h !== undefined) { notes.push(ignored(op, where)); return; }
+      if (e.h !== undefined) {
+        notes.push(ignored(op, where));
+        return;
+      }
       if (g.f < f || Number.isNaN(g.f)) g.f = f;
       return;
     case 'min':
-      if (e.h !== undefined) { notes.push(ignored(op, where)); return; }
+      if (e.h !== undefined) {
+        notes.push(ignored(op, where));
+        return;
+      }
       if (g.f > f || Number.isNaN(g.f)) g.f = f;
       return;
-    case 'count': g.count++; return;
-    case 'stddev': case 'stdvar': {
-      if (e.h !== undefined) { notes.push(ignored(op, where)); return; }
+    case 'count':
+      g.count++;
+      return;
+    case 'stddev':
+    case 'stdvar': {
+      if (e.h !== undefined) {
+        notes.push(ignored(op, where));
+        return;
+      }
       g.count++;
       const delta = f - g.mean;
       g.mean += delta / g.count;
@@ -140,27 +206,40 @@ function accumulate(op: AggregateOp, g: Group, e: VectorElement, notes: string[]
       return;
     }
     case 'quantile':
-      if (e.h !== undefined) { notes.push(ignored(op, where)); return; }
+      if (e.h !== undefined) {
+        notes.push(ignored(op, where));
+        return;
+      }
       g.values.push(f);
       return;
-    default: return;
+    default:
+      return;
   }
 }
 
 function finish(op: AggregateOp, g: Group, q: number, notes: string[], where: string): { f: number; h?: FloatHistogram } | undefined {
   switch (op) {
-    case 'sum': case 'avg': {
-      if (g.hasFloat && g.hasHistogram) { notes.push(`PromQL warning: encountered a mix of histograms and floats for aggregation${where}`); return undefined; }
+    case 'sum':
+    case 'avg': {
+      if (g.hasFloat && g.hasHistogram) {
+        notes.push(`PromQL warning: encountered a mix of histograms and floats for aggregation${where}`);
+        return undefined;
+      }
       if (g.incompatible) return undefined;
       if (g.hasHistogram && g.h !== undefined) return { f: 0, h: compactHistogram(op === 'avg' ? divideHistogram(g.h, g.count) : g.h) };
       if (op === 'sum') return { f: g.f + g.c };
       return { f: g.incrementalMean ? g.mean + g.c : g.f / g.count + g.c / g.count };
     }
-    case 'count': return { f: g.count };
-    case 'stdvar': return { f: g.f / g.count };
-    case 'stddev': return { f: Math.sqrt(g.f / g.count) };
-    case 'quantile': return { f: quantileOf(q, g.values) };
-    default: return { f: g.f };
+    case 'count':
+      return { f: g.count };
+    case 'stdvar':
+      return { f: g.f / g.count };
+    case 'stddev':
+      return { f: Math.sqrt(g.f / g.count) };
+    case 'quantile':
+      return { f: quantileOf(q, g.values) };
+    default:
+      return { f: g.f };
   }
 }
 
@@ -214,7 +293,13 @@ export class Grouping {
  * vector; `grouping` is the node's, shared by its steps (a fresh one per call
  * computes the same answer).
  */
-export function aggregate(spec: AggregationSpec, input: Vector, param: number, t: number, grouping = new Grouping(spec.grouping, spec.without)): AggregationOutput {
+export function aggregate(
+  spec: AggregationSpec,
+  input: Vector,
+  param: number,
+  t: number,
+  grouping = new Grouping(spec.grouping, spec.without),
+): AggregationOutput {
   const notes: string[] = [];
   const step = ++grouping.step;
   const { accumulators, startedAt } = grouping;
@@ -278,7 +363,11 @@ export function aggregateK(spec: AggregationSpec, input: Vector, param: number, 
   const groups = new Map<string, VectorElement[]>();
   for (const e of input) {
     const key = grouping.of(e.labels).key;
-    if (e.h !== undefined) { notes.push(`PromQL info: ignored histogram in ${spec.op} aggregation${spec.where}`); if (!groups.has(key)) continue; continue; }
+    if (e.h !== undefined) {
+      notes.push(`PromQL info: ignored histogram in ${spec.op} aggregation${spec.where}`);
+      if (!groups.has(key)) continue;
+      continue;
+    }
     const g = groups.get(key);
     if (g === undefined) groups.set(key, [e]);
     else g.push(e);

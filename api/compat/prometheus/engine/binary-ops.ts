@@ -21,20 +21,34 @@ export interface BinopOutput {
 /** Prometheus' scalarBinop: both sides scalars (comparisons only with bool). */
 export function scalarBinop(op: BinaryOp, l: number, r: number): number {
   switch (op) {
-    case '+': return l + r;
-    case '-': return l - r;
-    case '*': return l * r;
-    case '/': return l / r;
-    case '^': return Math.pow(l, r);
-    case '%': return goMod(l, r);
-    case 'atan2': return Math.atan2(l, r);
-    case '==': return l === r ? 1 : 0;
-    case '!=': return l !== r ? 1 : 0;
-    case '>': return l > r ? 1 : 0;
-    case '<': return l < r ? 1 : 0;
-    case '>=': return l >= r ? 1 : 0;
-    case '<=': return l <= r ? 1 : 0;
-    default: return NaN;
+    case '+':
+      return l + r;
+    case '-':
+      return l - r;
+    case '*':
+      return l * r;
+    case '/':
+      return l / r;
+    case '^':
+      return Math.pow(l, r);
+    case '%':
+      return goMod(l, r);
+    case 'atan2':
+      return Math.atan2(l, r);
+    case '==':
+      return l === r ? 1 : 0;
+    case '!=':
+      return l !== r ? 1 : 0;
+    case '>':
+      return l > r ? 1 : 0;
+    case '<':
+      return l < r ? 1 : 0;
+    case '>=':
+      return l >= r ? 1 : 0;
+    case '<=':
+      return l <= r ? 1 : 0;
+    default:
+      return NaN;
   }
 }
 
@@ -44,11 +58,20 @@ const goMod = (l: number, r: number): number => l % r;
 const typeName = (h: FloatHistogram | undefined): string => (h === undefined ? 'float' : 'histogram');
 
 /** One element of a binary operation: its float or histogram, whether it is kept (comparisons filter), and an annotation. Not an ok/fail union. */
-interface ElemOutcome { readonly f: number; readonly h?: FloatHistogram; readonly keep: boolean; readonly info?: string }
+interface ElemOutcome {
+  readonly f: number;
+  readonly h?: FloatHistogram;
+  readonly keep: boolean;
+  readonly info?: string;
+}
 
 /** Prometheus' vectorElemBinop: one pair of values. */
 function elemBinop(op: BinaryOp, lf: number, rf: number, lh: FloatHistogram | undefined, rh: FloatHistogram | undefined, where: string): ElemOutcome {
-  const incompatible = (): ElemOutcome => ({ f: 0, keep: false, info: `PromQL info: incompatible sample types encountered for binary operator "${op}": ${typeName(lh)} ${op} ${typeName(rh)}${where}` });
+  const incompatible = (): ElemOutcome => ({
+    f: 0,
+    keep: false,
+    info: `PromQL info: incompatible sample types encountered for binary operator "${op}": ${typeName(lh)} ${op} ${typeName(rh)}${where}`,
+  });
   if (lh === undefined && rh === undefined) {
     if (isComparison(op)) return { f: lf, keep: scalarBinop(op, lf, rf) === 1 };
     return { f: scalarBinop(op, lf, rf), keep: true };
@@ -62,9 +85,21 @@ function elemBinop(op: BinaryOp, lf: number, rf: number, lh: FloatHistogram | un
   if (lh === undefined || rh === undefined) return incompatible();
   if (op === '+' || op === '-') {
     const sum = addHistograms(lh, rh, op === '-');
-    if (!sum.ok) return { f: 0, keep: false, info: `PromQL warning: vector contains a mix of histograms with exponential and custom buckets schemas for metric name ""${where}` };
+    if (!sum.ok)
+      return {
+        f: 0,
+        keep: false,
+        info: `PromQL warning: vector contains a mix of histograms with exponential and custom buckets schemas for metric name ""${where}`,
+      };
     const h = compactHistogram(op === '-' ? { ...sum.value.h, counterResetHint: 'gauge' } : sum.value.h);
-    return { f: 0, h, keep: true, ...(sum.value.boundsReconciled ? { info: `PromQL info: mismatched custom buckets were reconciled during ${op === '+' ? 'addition' : 'subtraction'}${where}` } : {}) };
+    return {
+      f: 0,
+      h,
+      keep: true,
+      ...(sum.value.boundsReconciled
+        ? { info: `PromQL info: mismatched custom buckets were reconciled during ${op === '+' ? 'addition' : 'subtraction'}${where}` }
+        : {}),
+    };
   }
   if (op === '==') return { f: 0, h: lh, keep: histogramsEqual(lh, rh) };
   if (op === '!=') return { f: 0, h: lh, keep: !histogramsEqual(lh, rh) };
@@ -110,7 +145,11 @@ export function vectorBinop(op: BinaryOp, lhsIn: Vector, rhsIn: Vector, m: Vecto
     const dup = right.get(key);
     if (dup !== undefined) {
       const [a, b] = [labelsString(rs.labels), labelsString(dup.labels)].sort();
-      stop(execution(`found duplicate series for the match group ${labelsString(matchLabels(rs.labels, m.on, m.labels))} on the ${swapped ? 'left' : 'right'} hand-side of the operation: [${a ?? ''}, ${b ?? ''}];many-to-many matching not allowed: matching labels must be unique on one side`));
+      stop(
+        execution(
+          `found duplicate series for the match group ${labelsString(matchLabels(rs.labels, m.on, m.labels))} on the ${swapped ? 'left' : 'right'} hand-side of the operation: [${a ?? ''}, ${b ?? ''}];many-to-many matching not allowed: matching labels must be unique on one side`,
+        ),
+      );
     }
     right.set(key, rs);
   }
@@ -152,8 +191,15 @@ export function vectorScalarBinop(op: BinaryOp, vector: Vector, scalar: number, 
     let h = res.h;
     let keep = res.keep;
     // A comparison keeps the vector's value even when the scalar is on the left.
-    if (isComparison(op) && swap) { f = e.f; h = e.h; }
-    if (returnBool) { f = keep ? 1 : 0; h = undefined; keep = true; }
+    if (isComparison(op) && swap) {
+      f = e.f;
+      h = e.h;
+    }
+    if (returnBool) {
+      f = keep ? 1 : 0;
+      h = undefined;
+      keep = true;
+    }
     if (!keep) continue;
     const dropName = e.dropName === true || changesMetricSchema(op) || returnBool;
     out.push({ labels: e.labels, t: e.t, f, ...(h === undefined ? {} : { h }), ...(dropName ? { dropName } : {}) });

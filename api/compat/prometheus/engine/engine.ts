@@ -64,7 +64,11 @@ export function selectRanges(query: ParsedQuery, start: number, end: number, loo
   return selectorRanges(query.expr, start, end, lookbackMs);
 }
 
-async function fetchAll(source: SampleSource, ranges: readonly SelectorRange[], signal: AbortSignal): Promise<Result<Map<VectorSelector, readonly StoredSeries[]>, PromError>> {
+async function fetchAll(
+  source: SampleSource,
+  ranges: readonly SelectorRange[],
+  signal: AbortSignal,
+): Promise<Result<Map<VectorSelector, readonly StoredSeries[]>, PromError>> {
   // Selectors written the same way over the same range are read once. A source that reads several selectors
   // together gets them all (one statement for the query); otherwise one selector after another: a query takes one
   // of its tenant's query slots at a time (limits.maxConcurrentQueries counts statements), and the embedded store
@@ -76,7 +80,9 @@ async function fetchAll(source: SampleSource, ranges: readonly SelectorRange[], 
   if (source.selectAll !== undefined && unique.size > 1) {
     const answers = await source.selectAll([...unique.values()], signal);
     if (!answers.ok) return answers;
-    [...unique.keys()].forEach((key, i) => { seen.set(key, answers.value[i] ?? []); });
+    [...unique.keys()].forEach((key, i) => {
+      seen.set(key, answers.value[i] ?? []);
+    });
   } else {
     for (const [key, request] of unique) {
       const answer = await source.select(request, signal);
@@ -85,20 +91,37 @@ async function fetchAll(source: SampleSource, ranges: readonly SelectorRange[], 
     }
   }
   const fetched = new Map<VectorSelector, readonly StoredSeries[]>();
-  ranges.forEach((r, i) => { fetched.set(r.selector, seen.get(keys[i] ?? '') ?? []); });
+  ranges.forEach((r, i) => {
+    fetched.set(r.selector, seen.get(keys[i] ?? '') ?? []);
+  });
   if (signal.aborted) return fail(abortError(signal));
   return ok(fetched);
 }
 
-async function run(source: SampleSource, query: ParsedQuery, start: number, end: number, interval: number, options: QueryOptions, shape: (ev: Evaluator) => Promise<QueryValue>): Promise<Result<QueryAnswer, PromError>> {
+async function run(
+  source: SampleSource,
+  query: ParsedQuery,
+  start: number,
+  end: number,
+  interval: number,
+  options: QueryOptions,
+  shape: (ev: Evaluator) => Promise<QueryValue>,
+): Promise<Result<QueryAnswer, PromError>> {
   const signal = options.signal ?? new AbortController().signal;
   const lookbackMs = options.lookbackMs ?? defaultLookbackMs;
   const fetched = await fetchAll(source, selectRanges(query, start, end, lookbackMs), signal);
   if (!fetched.ok) return fetched;
   const input: EvaluationInput = {
-    text: query.text, functions: options.functions ?? functionTable, fetched: fetched.value, queryStart: start, queryEnd: end, lookbackMs,
-    maxSamples: options.maxSamples ?? defaultMaxSamples, subqueryStepMs: options.subqueryStepMs ?? defaultSubqueryStepMs,
-    delayedNameRemoval: options.delayedNameRemoval ?? false, signal,
+    text: query.text,
+    functions: options.functions ?? functionTable,
+    fetched: fetched.value,
+    queryStart: start,
+    queryEnd: end,
+    lookbackMs,
+    maxSamples: options.maxSamples ?? defaultMaxSamples,
+    subqueryStepMs: options.subqueryStepMs ?? defaultSubqueryStepMs,
+    delayedNameRemoval: options.delayedNameRemoval ?? false,
+    signal,
   };
   const state = new QueryState();
   try {
@@ -112,7 +135,11 @@ async function run(source: SampleSource, query: ParsedQuery, start: number, end:
 
 /** Names removed from series marked for it, then equal label sets merged or refused (Prometheus' cleanupMetricLabels). */
 function cleanup(series: EvalSeries[]): EvalSeries[] {
-  for (const s of series) if (s.dropName) { s.labels = dropMetricName(s.labels); s.dropName = false; }
+  for (const s of series)
+    if (s.dropName) {
+      s.labels = dropMetricName(s.labels);
+      s.dropName = false;
+    }
   return mergeSameLabels(series);
 }
 
@@ -146,7 +173,11 @@ export async function instantQuery(source: SampleSource, query: ParsedQuery, t: 
     if (e.kind === 'matrix' || e.kind === 'subquery') return { resultType: 'matrix', result: sortedMatrix(await rangeValue(ev, e, t)) };
     const series = await ev.eval(query.expr);
     if (type === 'scalar') return { resultType: 'scalar', result: { t, f: series[0]?.floats[0]?.f ?? NaN } };
-    for (const s of series) if (s.dropName) { s.labels = dropMetricName(s.labels); s.dropName = false; }
+    for (const s of series)
+      if (s.dropName) {
+        s.labels = dropMetricName(s.labels);
+        s.dropName = false;
+      }
     const vector = series.map((s) => {
       const h = s.histograms[0];
       return h === undefined ? { labels: s.labels, t, f: s.floats[0]?.f ?? NaN } : { labels: s.labels, t, f: 0, h: h.h };
@@ -157,9 +188,17 @@ export async function instantQuery(source: SampleSource, query: ParsedQuery, t: 
 }
 
 /** A range query over [start, end] every `step` ms: always a matrix sorted by labels. */
-export async function rangeQuery(source: SampleSource, query: ParsedQuery, start: number, end: number, step: number, options: QueryOptions = {}): Promise<Result<QueryAnswer, PromError>> {
+export async function rangeQuery(
+  source: SampleSource,
+  query: ParsedQuery,
+  start: number,
+  end: number,
+  step: number,
+  options: QueryOptions = {},
+): Promise<Result<QueryAnswer, PromError>> {
   const type = typeOf(query.expr);
-  if (type !== 'scalar' && type !== 'vector') return fail(badData(`invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`));
+  if (type !== 'scalar' && type !== 'vector')
+    return fail(badData(`invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`));
   if (step <= 0) return fail(badData('zero or negative query resolution step widths are not accepted. Try a positive integer'));
   return run(source, query, start, end, step, options, async (ev): Promise<QueryValue> => {
     const series = cleanup(await ev.eval(query.expr));

@@ -50,11 +50,12 @@ export async function evalCall(ev: Evaluator, e: CallExpr): Promise<EvalSeries[]
   const before = ev.state.current;
   const values: EvalSeries[][] = [];
   for (const [i, a] of args.entries()) values.push(i === matrixIndex || a.kind === 'string' ? [] : await ev.eval(a));
-  const stepArgs = (vectors: Vector[]): StepArg[] => args.map((a, i): StepArg => {
-    if (a.kind === 'string') return { type: 'string', value: a.value };
-    if (typeOf(a) === 'scalar') return { type: 'scalar', value: vectors[i]?.[0]?.f ?? NaN };
-    return { type: 'vector', value: vectors[i] ?? [] };
-  });
+  const stepArgs = (vectors: Vector[]): StepArg[] =>
+    args.map((a, i): StepArg => {
+      if (a.kind === 'string') return { type: 'string', value: a.value };
+      if (typeOf(a) === 'scalar') return { type: 'scalar', value: vectors[i]?.[0]?.f ?? NaN };
+      return { type: 'vector', value: vectors[i] ?? [] };
+    });
   if (matrixIndex < 0) {
     return ev.stepwise(before, values, (vectors, t) => {
       const context: CallContext = { t, windowStart: t, windowEnd: t, ...(matchers === undefined ? {} : { selectorMatchers: matchers }) };
@@ -85,8 +86,15 @@ async function windowSources(ev: Evaluator, m: MatrixSelector | SubqueryExpr): P
 
 /** A function over a range vector: at each step every series' window, then the call. */
 async function overWindows(
-  ev: Evaluator, e: CallExpr, def: FunctionDef, m: MatrixSelector | SubqueryExpr, matrixIndex: number,
-  values: EvalSeries[][], stepArgs: (vectors: Vector[]) => StepArg[], before: number, matchers: readonly LabelMatcher[] | undefined,
+  ev: Evaluator,
+  e: CallExpr,
+  def: FunctionDef,
+  m: MatrixSelector | SubqueryExpr,
+  matrixIndex: number,
+  values: EvalSeries[][],
+  stepArgs: (vectors: Vector[]) => StepArg[],
+  before: number,
+  matchers: readonly LabelMatcher[] | undefined,
 ): Promise<EvalSeries[]> {
   const sources = await windowSources(ev, m);
   const offsetMs = m.kind === 'matrix' ? m.selector.offsetMs : m.offsetMs;
@@ -155,4 +163,3 @@ async function timestampOfSelector(ev: Evaluator, e: CallExpr, def: FunctionDef,
     return ev.settleNames(answer(ev, e, def, def.call([{ type: 'vector', value: vector }], context), t));
   });
 }
-

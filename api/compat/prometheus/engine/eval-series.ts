@@ -31,7 +31,10 @@ export const stepCount = (r: StepRange): number => (r.end < r.start ? 0 : Math.f
  */
 export class EvalFailure extends Error {
   readonly error: PromError;
-  constructor(error: PromError) { super(error.message); this.error = error; }
+  constructor(error: PromError) {
+    super(error.message);
+    this.error = error;
+  }
 }
 
 /** Ends the evaluation with `error`. */
@@ -95,7 +98,9 @@ export class SeriesCursor {
   private hi = 0;
   private readonly series: EvalSeries;
 
-  constructor(series: EvalSeries) { this.series = series; }
+  constructor(series: EvalSeries) {
+    this.series = series;
+  }
 
   /** The element at step `t` (steps must be asked in ascending order). */
   at(t: number): VectorElement | undefined {

@@ -52,7 +52,10 @@ export class QueryState {
   /** A stored series' points without markers, converted once per query. */
   pointsOf(s: StoredSeries): SeriesPoints {
     let p = this.points.get(s);
-    if (p === undefined) { p = pointsOf(s); this.points.set(s, p); }
+    if (p === undefined) {
+      p = pointsOf(s);
+      this.points.set(s, p);
+    }
     return p;
   }
 
@@ -72,7 +75,9 @@ const tooManySamples = (): PromError => execution('query processing would load t
 export function abortError(signal: AbortSignal): PromError {
   const reason: unknown = signal.reason;
   const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
-  return timedOut ? { type: 'timeout', message: 'query timed out in expression evaluation' } : { type: 'canceled', message: 'query was canceled in expression evaluation' };
+  return timedOut
+    ? { type: 'timeout', message: 'query timed out in expression evaluation' }
+    : { type: 'canceled', message: 'query was canceled in expression evaluation' };
 }
 
 /** Evaluates expressions over one range of steps. */
@@ -88,7 +93,9 @@ export class Evaluator {
   }
 
   /** An evaluator over other steps (subqueries, pinned parts) sharing this query's state. */
-  over(range: StepRange): Evaluator { return new Evaluator(this.input, this.state, range); }
+  over(range: StepRange): Evaluator {
+    return new Evaluator(this.input, this.state, range);
+  }
 
   /** The step times, ascending. */
   steps(): number[] {
@@ -98,7 +105,9 @@ export class Evaluator {
   }
 
   /** " (1:5)": where a node stands, as Prometheus appends it to annotations. */
-  where(pos: PosRange): string { return ` (${positionOf(this.input.text, pos.start)})`; }
+  where(pos: PosRange): string {
+    return ` (${positionOf(this.input.text, pos.start)})`;
+  }
 
   note(messages: readonly string[] | undefined): void {
     for (const m of messages ?? []) this.state.annotations.add(m);
@@ -106,7 +115,10 @@ export class Evaluator {
 
   /** Checks the abort signal and, now and then, lets the event loop run so that timers (the query timeout) fire. */
   async tick(): Promise<void> {
-    if (this.state.due()) await new Promise<void>((resolve) => { setImmediate(resolve); });
+    if (this.state.due())
+      await new Promise<void>((resolve) => {
+        setImmediate(resolve);
+      });
     if (this.input.signal.aborted) stop(abortError(this.input.signal));
   }
 
@@ -135,14 +147,23 @@ export class Evaluator {
     if (this.range.end < this.range.start) return [];
     if (this.range.start !== this.range.end && worthPinning(e)) return this.pinned(e);
     switch (e.kind) {
-      case 'number': return this.constant(e.value);
-      case 'paren': return this.eval(e.expr);
-      case 'unary': return e.op === '+' ? this.eval(e.expr) : this.negate(await this.eval(e.expr));
-      case 'vector': return this.selector(e);
-      case 'binary': return this.binary(e);
-      case 'aggregate': return this.aggregation(e);
-      case 'call': return evalCall(this, e);
-      case 'string': case 'matrix': case 'subquery':
+      case 'number':
+        return this.constant(e.value);
+      case 'paren':
+        return this.eval(e.expr);
+      case 'unary':
+        return e.op === '+' ? this.eval(e.expr) : this.negate(await this.eval(e.expr));
+      case 'vector':
+        return this.selector(e);
+      case 'binary':
+        return this.binary(e);
+      case 'aggregate':
+        return this.aggregation(e);
+      case 'call':
+        return evalCall(this, e);
+      case 'string':
+      case 'matrix':
+      case 'subquery':
         throw new Error(`a ${typeOf(e)} is not evaluated step by step`);
     }
   }
@@ -172,7 +193,10 @@ export class Evaluator {
       s.dropName = true;
       s.floats = s.floats.map((p) => ({ t: p.t, f: -p.f }));
       s.histograms = s.histograms.map((p) => ({ t: p.t, h: scaleHistogram(p.h, -1) }));
-      if (!this.input.delayedNameRemoval) { s.labels = dropMetricName(s.labels); s.dropName = false; }
+      if (!this.input.delayedNameRemoval) {
+        s.labels = dropMetricName(s.labels);
+        s.dropName = false;
+      }
     }
     return this.input.delayedNameRemoval ? series : mergeSameLabels(series);
   }
@@ -191,7 +215,13 @@ export class Evaluator {
         const i = lookup.indexAt((at ?? t) - e.offsetMs);
         if (i < 0) continue;
         const h = histograms?.[i];
-        if (h === undefined) { s.floats.push({ t, f: values[i] ?? 0 }); this.hold(1); } else { s.histograms.push({ t, h }); this.hold(histogramSize(h)); }
+        if (h === undefined) {
+          s.floats.push({ t, f: values[i] ?? 0 });
+          this.hold(1);
+        } else {
+          s.histograms.push({ t, h });
+          this.hold(histogramSize(h));
+        }
       }
       if (s.floats.length + s.histograms.length > 0) out.push(s);
     }
@@ -215,7 +245,10 @@ export class Evaluator {
       await this.tick();
       const vectors = cursors.map((cs) => {
         const v: VectorElement[] = [];
-        for (const c of cs) { const e = c.at(t); if (e !== undefined) v.push(e); }
+        for (const c of cs) {
+          const e = c.at(t);
+          if (e !== undefined) v.push(e);
+        }
         return v;
       });
       const result = fn(vectors, t, step++);
@@ -347,10 +380,22 @@ export class Evaluator {
    * element per point, whatever its value or kind), its series in the order stepwise makes them (by
    * the step, then the input series, of each group's first element).
    */
-  private async countGroups(before: number, input: readonly CountInput[], grouping: Grouping, op: 'count' | 'group', inputHeld = (): number => 0): Promise<EvalSeries[]> {
+  private async countGroups(
+    before: number,
+    input: readonly CountInput[],
+    grouping: Grouping,
+    op: 'count' | 'group',
+    inputHeld = (): number => 0,
+  ): Promise<EvalSeries[]> {
     const { start, interval } = this.range;
     const steps = stepCount(this.range);
-    interface Slots { readonly labels: Labels; readonly counts: Uint32Array; readonly drop: Uint8Array; firstStep: number; firstSeries: number }
+    interface Slots {
+      readonly labels: Labels;
+      readonly counts: Uint32Array;
+      readonly drop: Uint8Array;
+      firstStep: number;
+      firstSeries: number;
+    }
     const slots: (Slots | undefined)[] = [];
     const used: Slots[] = [];
     for (let si = 0; si < input.length; si++) {
@@ -370,7 +415,10 @@ export class Evaluator {
         }
         slot.counts[k] = (slot.counts[k] ?? 0) + 1;
         if (s.dropName) slot.drop[k] = 1;
-        if (k < slot.firstStep) { slot.firstStep = k; slot.firstSeries = si; }
+        if (k < slot.firstStep) {
+          slot.firstStep = k;
+          slot.firstSeries = si;
+        }
       });
     }
     // The input's samples count while the answer is made, as a selector's do before stepwise.
@@ -403,7 +451,9 @@ export class Evaluator {
     const series = await this.over({ start, end: parentEnd - e.offsetMs, interval: stepMs }).eval(e.expr);
     // Counter-reset hints cannot be trusted across a subquery's re-sampled points (Prometheus resets them to unknown).
     for (const s of series) {
-      s.histograms = s.histograms.map((p) => (p.h.counterResetHint === 'reset' || p.h.counterResetHint === 'not_reset' ? { t: p.t, h: { ...p.h, counterResetHint: 'unknown' } } : p));
+      s.histograms = s.histograms.map((p) =>
+        p.h.counterResetHint === 'reset' || p.h.counterResetHint === 'not_reset' ? { t: p.t, h: { ...p.h, counterResetHint: 'unknown' } } : p,
+      );
     }
     return series;
   }
@@ -451,7 +501,10 @@ export function mergeSameLabels(series: EvalSeries[]): EvalSeries[] {
   for (const s of series) {
     const key = labelsKey(s.labels);
     const base = byKey.get(key);
-    if (base === undefined) { byKey.set(key, s); continue; }
+    if (base === undefined) {
+      byKey.set(key, s);
+      continue;
+    }
     merged = true;
     base.floats = [...base.floats, ...s.floats].sort((a, b) => a.t - b.t);
     base.histograms = [...base.histograms, ...s.histograms].sort((a, b) => a.t - b.t);

@@ -8,8 +8,13 @@ import type { LabelMatcher } from './sample-source.ts';
 const maxLineLength = 100;
 
 const durationUnits: readonly (readonly [string, number, boolean])[] = [
-  ['y', 365 * 86_400_000, true], ['w', 7 * 86_400_000, true], ['d', 86_400_000, false],
-  ['h', 3_600_000, false], ['m', 60_000, false], ['s', 1000, false], ['ms', 1, false],
+  ['y', 365 * 86_400_000, true],
+  ['w', 7 * 86_400_000, true],
+  ['d', 86_400_000, false],
+  ['h', 3_600_000, false],
+  ['m', 60_000, false],
+  ['s', 1000, false],
+  ['ms', 1, false],
 ];
 
 /** Milliseconds as Prometheus' model.Duration prints them ("1h30m", "0s"; years and weeks only when exact). */
@@ -20,7 +25,10 @@ export function formatDuration(ms: number): string {
   for (const [unit, size, exact] of durationUnits) {
     if (exact && rest % size !== 0) continue;
     const n = Math.floor(rest / size);
-    if (n > 0) { out += `${n}${unit}`; rest -= n * size; }
+    if (n > 0) {
+      out += `${n}${unit}`;
+      rest -= n * size;
+    }
   }
   return out;
 }
@@ -39,7 +47,8 @@ export function goQuote(s: string): string {
     else if (c === 9) out += '\\t';
     else if (c === 11) out += '\\v';
     else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if ((c >= 0x80 && c < 0xa0) || c === 0xad || c === 0xfeff) out += c > 0xffff ? `\\U${c.toString(16).padStart(8, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`;
+    else if ((c >= 0x80 && c < 0xa0) || c === 0xad || c === 0xfeff)
+      out += c > 0xffff ? `\\U${c.toString(16).padStart(8, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`;
     else out += ch;
   }
   return `${out}"`;
@@ -111,15 +120,24 @@ export function formatExpr(e: Expr): string {
     case 'number':
       if (e.duration) return e.value < 0 ? `-${formatDuration(Math.round(-e.value * 1000))}` : formatDuration(Math.round(e.value * 1000));
       return formatFloatPlain(e.value);
-    case 'string': return goQuote(e.value);
-    case 'vector': return `${selectorBody(e)}${atString(e.at)}${offsetString(e.offsetMs)}`;
-    case 'matrix': return `${selectorBody(e.selector)}[${formatDuration(e.rangeMs)}]${atString(e.selector.at)}${offsetString(e.selector.offsetMs)}`;
-    case 'subquery': return `${formatExpr(e.expr)}${subquerySuffix(e)}`;
-    case 'paren': return `(${formatExpr(e.expr)})`;
-    case 'unary': return `${e.op}${formatExpr(e.expr)}`;
-    case 'binary': return `${formatExpr(e.lhs)} ${e.op}${e.bool ? ' bool' : ''}${matchingString(e.matching)} ${formatExpr(e.rhs)}`;
-    case 'aggregate': return `${aggregatePrefix(e)}(${e.param === undefined ? '' : `${formatExpr(e.param)}, `}${formatExpr(e.expr)})`;
-    case 'call': return `${e.fn}(${e.args.map(formatExpr).join(', ')})`;
+    case 'string':
+      return goQuote(e.value);
+    case 'vector':
+      return `${selectorBody(e)}${atString(e.at)}${offsetString(e.offsetMs)}`;
+    case 'matrix':
+      return `${selectorBody(e.selector)}[${formatDuration(e.rangeMs)}]${atString(e.selector.at)}${offsetString(e.selector.offsetMs)}`;
+    case 'subquery':
+      return `${formatExpr(e.expr)}${subquerySuffix(e)}`;
+    case 'paren':
+      return `(${formatExpr(e.expr)})`;
+    case 'unary':
+      return `${e.op}${formatExpr(e.expr)}`;
+    case 'binary':
+      return `${formatExpr(e.lhs)} ${e.op}${e.bool ? ' bool' : ''}${matchingString(e.matching)} ${formatExpr(e.rhs)}`;
+    case 'aggregate':
+      return `${aggregatePrefix(e)}(${e.param === undefined ? '' : `${formatExpr(e.param)}, `}${formatExpr(e.expr)})`;
+    case 'call':
+      return `${e.fn}(${e.args.map(formatExpr).join(', ')})`;
   }
 }
 

@@ -21,14 +21,44 @@ export type FunctionSignatures = ReadonlyMap<string, Pick<FunctionDef, 'name' | 
 
 /** Functions Prometheus 3.16 only offers with --enable-feature=promql-experimental-functions (or duration expressions). */
 const experimentalFunctions = new Set([
-  'double_exponential_smoothing', 'histogram_quantiles', 'info', 'mad_over_time', 'sort_by_label', 'sort_by_label_desc',
-  'ts_of_first_over_time', 'ts_of_last_over_time', 'ts_of_max_over_time', 'ts_of_min_over_time', 'start_timestamp',
-  'start', 'end', 'range', 'step', 'min_of', 'max_of',
+  'double_exponential_smoothing',
+  'histogram_quantiles',
+  'info',
+  'mad_over_time',
+  'sort_by_label',
+  'sort_by_label_desc',
+  'ts_of_first_over_time',
+  'ts_of_last_over_time',
+  'ts_of_max_over_time',
+  'ts_of_min_over_time',
+  'start_timestamp',
+  'start',
+  'end',
+  'range',
+  'step',
+  'min_of',
+  'max_of',
 ]);
 
 const binaryOps: Readonly<Record<string, BinaryOp>> = {
-  Add: '+', Sub: '-', Mul: '*', Div: '/', Mod: '%', Pow: '^', Atan2: 'atan2', Eql: '==', Neq: '!=', Gtr: '>', Lss: '<', Gte: '>=', Lte: '<=',
-  And: 'and', Or: 'or', Unless: 'unless', TrimUpper: '</', TrimLower: '>/',
+  Add: '+',
+  Sub: '-',
+  Mul: '*',
+  Div: '/',
+  Mod: '%',
+  Pow: '^',
+  Atan2: 'atan2',
+  Eql: '==',
+  Neq: '!=',
+  Gtr: '>',
+  Lss: '<',
+  Gte: '>=',
+  Lte: '<=',
+  And: 'and',
+  Or: 'or',
+  Unless: 'unless',
+  TrimUpper: '</',
+  TrimLower: '>/',
 };
 
 const matchOps: Readonly<Record<string, MatchOp>> = { EqlSingle: '=', Neq: '!=', EqlRegex: '=~', NeqRegex: '!~' };
@@ -38,7 +68,10 @@ const maxAtSeconds = 9_223_372_036_854_776;
 
 class ParseFailure extends Error {
   readonly pos: number;
-  constructor(pos: number, message: string) { super(message); this.pos = pos; }
+  constructor(pos: number, message: string) {
+    super(message);
+    this.pos = pos;
+  }
 }
 
 const children = (node: SyntaxNode): SyntaxNode[] => {
@@ -59,13 +92,22 @@ class Walker {
   private readonly text: string;
   private readonly functions: FunctionSignatures;
 
-  constructor(text: string, functions: FunctionSignatures) { this.text = text; this.functions = functions; }
+  constructor(text: string, functions: FunctionSignatures) {
+    this.text = text;
+    this.functions = functions;
+  }
 
-  private src(node: SyntaxNode): string { return this.text.slice(node.from, node.to); }
+  private src(node: SyntaxNode): string {
+    return this.text.slice(node.from, node.to);
+  }
 
-  private fail(pos: number | PosRange, message: string): never { throw new ParseFailure(typeof pos === 'number' ? pos : pos.start, message); }
+  private fail(pos: number | PosRange, message: string): never {
+    throw new ParseFailure(typeof pos === 'number' ? pos : pos.start, message);
+  }
 
-  private range(node: SyntaxNode): PosRange { return { start: node.from, end: node.to }; }
+  private range(node: SyntaxNode): PosRange {
+    return { start: node.from, end: node.to };
+  }
 
   private string(node: SyntaxNode): string {
     const r = unquoteString(this.src(node));
@@ -75,7 +117,8 @@ class Walker {
   private duration(node: SyntaxNode): number {
     const parts = children(node);
     const literal = parts[0];
-    if (parts.length !== 1 || literal?.name !== 'NumberDurationLiteralInDurationContext') return this.fail(node.from, 'experimental duration expression is not enabled');
+    if (parts.length !== 1 || literal?.name !== 'NumberDurationLiteralInDurationContext')
+      return this.fail(node.from, 'experimental duration expression is not enabled');
     const ms = parseDurationLiteral(this.src(literal));
     return ms.ok ? ms.value : this.fail(node.from, ms.error);
   }
@@ -93,7 +136,11 @@ class Walker {
     const op = matchOps[opNode.firstChild?.name ?? ''] ?? this.fail(opNode.from, `unexpected matcher operator "${this.src(opNode)}"`);
     const m: LabelMatcher = { name: this.labelName(nameNode), op, value: this.string(valueNode) };
     if (op === '=~' || op === '!~') {
-      try { new RegExp(`^(?:${m.value})$`, 'su'); } catch (e) { this.fail(node.from, `error parsing regexp: ${(e as Error).message}`); }
+      try {
+        new RegExp(`^(?:${m.value})$`, 'su');
+      } catch (e) {
+        this.fail(node.from, `error parsing regexp: ${(e as Error).message}`);
+      }
     }
     return m;
   }
@@ -142,7 +189,8 @@ class Walker {
     }
     args.forEach((arg, i) => {
       const want = def.argTypes[Math.min(i, n - 1)];
-      if (want !== undefined && typeOf(arg) !== want) this.fail(arg.pos, `expected type ${documentedType(want)} in call to function "${name}", got ${documentedType(typeOf(arg))}`);
+      if (want !== undefined && typeOf(arg) !== want)
+        this.fail(arg.pos, `expected type ${documentedType(want)} in call to function "${name}", got ${documentedType(typeOf(arg))}`);
     });
     return { kind: 'call', fn: name, args, returnType: def.returnType, pos };
   }
@@ -151,7 +199,8 @@ class Walker {
     const opNode = node.getChild('AggregateOp');
     const name = opNode === null ? '' : this.src(opNode);
     const pos = this.range(node);
-    if (name === 'limitk' || name === 'limit_ratio') return this.fail(pos, `${name}() is experimental and must be enabled with --enable-feature=promql-experimental-functions`);
+    if (name === 'limitk' || name === 'limit_ratio')
+      return this.fail(pos, `${name}() is experimental and must be enabled with --enable-feature=promql-experimental-functions`);
     if (!(aggregateOps as readonly string[]).includes(name)) return this.fail(pos, `unknown aggregation "${name}"`);
     const op = name as AggregateOp;
     const modifier = node.getChild('AggregateModifier');
@@ -169,7 +218,12 @@ class Walker {
       if (typeOf(param) !== wantParam) this.fail(param.pos, `expected type ${wantParam} in aggregation parameter, got ${documentedType(typeOf(param))}`);
     }
     return {
-      kind: 'aggregate', op, expr, grouping: this.grouping(modifier), without: modifier?.getChild('Without') != null, pos,
+      kind: 'aggregate',
+      op,
+      expr,
+      grouping: this.grouping(modifier),
+      without: modifier?.getChild('Without') != null,
+      pos,
       ...(param === undefined ? {} : { param }),
     };
   }
@@ -194,10 +248,11 @@ class Walker {
     if (op === '</' || op === '>/') this.fail(opNode.from, `binary operator "${op}" is not supported`);
     if (node.getChild('FillModifier') !== null) this.fail(pos, 'binop fill modifiers are experimental and not enabled');
     const signed = /^\s*([-+])/.exec(this.src(l))?.[1];
-    const lhs: Expr = op === '^' && l.name === 'NumberDurationLiteral' && signed !== undefined
-      // The grammar reads "-1" as one literal; in PromQL unary minus binds looser than ^: -1 ^ 2 is -(1 ^ 2).
-      ? this.number(l, true)
-      : this.expr(l);
+    const lhs: Expr =
+      op === '^' && l.name === 'NumberDurationLiteral' && signed !== undefined
+        ? // The grammar reads "-1" as one literal; in PromQL unary minus binds looser than ^: -1 ^ 2 is -(1 ^ 2).
+          this.number(l, true)
+        : this.expr(l);
     const rhs = this.expr(r);
     const bool = node.getChild('BoolModifier') !== null;
     const clause = node.getChild('MatchingModifierClause');
@@ -216,7 +271,9 @@ class Walker {
     const rt = typeOf(rhs);
     if (bool && !isComparison(op)) this.fail(opPos, 'bool modifier can only be used on comparison operators');
     if (isComparison(op) && !bool && lt === 'scalar' && rt === 'scalar') this.fail(opPos, 'comparisons between scalars must use BOOL modifier');
-    if (matching.on) for (const label of matching.include) if (matching.labels.includes(label)) this.fail(opPos, `label "${label}" must not occur in ON and GROUP clause at once`);
+    if (matching.on)
+      for (const label of matching.include)
+        if (matching.labels.includes(label)) this.fail(opPos, `label "${label}" must not occur in ON and GROUP clause at once`);
     if (lt !== 'scalar' && lt !== 'vector') this.fail(lhs.pos, 'binary expression must contain only scalar and instant vector types');
     if (rt !== 'scalar' && rt !== 'vector') this.fail(rhs.pos, 'binary expression must contain only scalar and instant vector types');
     const vectors = lt === 'vector' && rt === 'vector';
@@ -340,7 +397,8 @@ class Walker {
     if (inner.kind === 'unary') {
       const x = this.postfix(inner.expr, apply);
       const t = typeOf(x);
-      if (t !== 'scalar' && t !== 'vector') this.fail(inner.pos, `unary expression only allowed on expressions of type scalar or instant vector, got "${documentedType(t)}"`);
+      if (t !== 'scalar' && t !== 'vector')
+        this.fail(inner.pos, `unary expression only allowed on expressions of type scalar or instant vector, got "${documentedType(t)}"`);
       return { ...inner, expr: x, pos: { start: inner.pos.start, end: x.pos.end } };
     }
     return apply(inner);
@@ -353,7 +411,8 @@ class Walker {
     const e = this.expr(inner);
     const pos = this.range(node);
     const t = typeOf(e);
-    if (t !== 'scalar' && t !== 'vector') this.fail(pos, `unary expression only allowed on expressions of type scalar or instant vector, got "${documentedType(t)}"`);
+    if (t !== 'scalar' && t !== 'vector')
+      this.fail(pos, `unary expression only allowed on expressions of type scalar or instant vector, got "${documentedType(t)}"`);
     const sign = this.src(op) === '-' ? '-' : '+';
     // Prometheus folds a sign into a number literal.
     if (e.kind === 'number') return { ...e, value: sign === '-' ? -e.value : e.value, pos };
@@ -361,26 +420,41 @@ class Walker {
   }
 
   expr(node: SyntaxNode): Expr {
-    if (node.type.isError) return this.fail(node.from, `unexpected ${node.from >= this.text.length ? 'end of input' : `"${this.text.slice(node.from, node.to + 1)}"`}`);
+    if (node.type.isError)
+      return this.fail(node.from, `unexpected ${node.from >= this.text.length ? 'end of input' : `"${this.text.slice(node.from, node.to + 1)}"`}`);
     switch (node.name) {
-      case 'NumberDurationLiteral': return this.number(node);
-      case 'StringLiteral': return { kind: 'string', value: this.string(node), pos: this.range(node) };
-      case 'VectorSelector': return this.vectorSelector(node);
-      case 'MatrixSelector': return this.matrix(node);
-      case 'SubqueryExpr': return this.subquery(node);
-      case 'OffsetExpr': return this.offset(node);
-      case 'StepInvariantExpr': return this.at(node);
-      case 'FunctionCall': return this.call(node);
-      case 'AggregateExpr': return this.aggregate(node);
-      case 'BinaryExpr': return this.binary(node);
-      case 'UnaryExpr': return this.unary(node);
+      case 'NumberDurationLiteral':
+        return this.number(node);
+      case 'StringLiteral':
+        return { kind: 'string', value: this.string(node), pos: this.range(node) };
+      case 'VectorSelector':
+        return this.vectorSelector(node);
+      case 'MatrixSelector':
+        return this.matrix(node);
+      case 'SubqueryExpr':
+        return this.subquery(node);
+      case 'OffsetExpr':
+        return this.offset(node);
+      case 'StepInvariantExpr':
+        return this.at(node);
+      case 'FunctionCall':
+        return this.call(node);
+      case 'AggregateExpr':
+        return this.aggregate(node);
+      case 'BinaryExpr':
+        return this.binary(node);
+      case 'UnaryExpr':
+        return this.unary(node);
       case 'ParenExpr': {
         const inner = children(node)[0];
         return inner === undefined ? this.fail(node.from, 'empty parentheses') : { kind: 'paren', expr: this.expr(inner), pos: this.range(node) };
       }
-      case 'AnchoredExpr': return this.fail(node.from, 'anchored modifier is experimental and not enabled');
-      case 'SmoothedExpr': return this.fail(node.from, 'smoothed modifier is experimental and not enabled');
-      default: return this.fail(node.from, `unexpected expression "${this.src(node)}"`);
+      case 'AnchoredExpr':
+        return this.fail(node.from, 'anchored modifier is experimental and not enabled');
+      case 'SmoothedExpr':
+        return this.fail(node.from, 'smoothed modifier is experimental and not enabled');
+      default:
+        return this.fail(node.from, `unexpected expression "${this.src(node)}"`);
     }
   }
 }
@@ -390,7 +464,11 @@ export function matchesEmpty(m: LabelMatcher): boolean {
   if (m.op === '=') return m.value === '';
   if (m.op === '!=') return m.value !== '';
   let re: RegExp;
-  try { re = new RegExp(`^(?:${m.value})$`, 'su'); } catch { return false; }
+  try {
+    re = new RegExp(`^(?:${m.value})$`, 'su');
+  } catch {
+    return false;
+  }
   return m.op === '=~' ? re.test('') : !re.test('');
 }
 
@@ -401,7 +479,12 @@ export function parseExpr(text: string, functions: FunctionSignatures): Result<E
   const tree = parser.parse(text);
   const [top, extra] = children(tree.topNode);
   let error: SyntaxNode | undefined;
-  tree.iterate({ enter: (n) => { if (error === undefined && n.type.isError) error = n.node; return error === undefined; } });
+  tree.iterate({
+    enter: (n) => {
+      if (error === undefined && n.type.isError) error = n.node;
+      return error === undefined;
+    },
+  });
   if (error !== undefined) {
     // A name the grammar does not know as a function, called: name it, as Prometheus does.
     const called = /([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(text.slice(0, error.from));

@@ -18,20 +18,17 @@ export const setOps = ['and', 'or', 'unless'] as const;
 /** Native-histogram bucket trimming (`</`, `>/`). */
 export const trimOps = ['</', '>/'] as const;
 
-export type ArithmeticOp = typeof arithmeticOps[number];
-export type ComparisonOp = typeof comparisonOps[number];
-export type SetOp = typeof setOps[number];
-export type TrimOp = typeof trimOps[number];
+export type ArithmeticOp = (typeof arithmeticOps)[number];
+export type ComparisonOp = (typeof comparisonOps)[number];
+export type SetOp = (typeof setOps)[number];
+export type TrimOp = (typeof trimOps)[number];
 export type BinaryOp = ArithmeticOp | ComparisonOp | SetOp | TrimOp;
 
 export const aggregateOps = ['sum', 'avg', 'min', 'max', 'count', 'group', 'stddev', 'stdvar', 'topk', 'bottomk', 'quantile', 'count_values'] as const;
-export type AggregateOp = typeof aggregateOps[number];
+export type AggregateOp = (typeof aggregateOps)[number];
 
 /** `@ <timestamp>` (Unix ms), `@ start()` or `@ end()`. */
-export type AtModifier =
-  | { readonly kind: 'time'; readonly ms: number }
-  | { readonly kind: 'start' }
-  | { readonly kind: 'end' };
+export type AtModifier = { readonly kind: 'time'; readonly ms: number } | { readonly kind: 'start' } | { readonly kind: 'end' };
 
 export interface NumberLiteral {
   readonly kind: 'number';
@@ -132,20 +129,29 @@ export interface CallExpr {
 }
 
 export type Expr =
-  | NumberLiteral | StringLiteral | VectorSelector | MatrixSelector | SubqueryExpr
-  | ParenExpr | UnaryExpr | BinaryExpr | AggregateExpr | CallExpr;
+  NumberLiteral | StringLiteral | VectorSelector | MatrixSelector | SubqueryExpr | ParenExpr | UnaryExpr | BinaryExpr | AggregateExpr | CallExpr;
 
 /** The type of value an expression evaluates to, as Prometheus' Expr.Type(). */
 export function typeOf(e: Expr): ValueType {
   switch (e.kind) {
-    case 'number': return 'scalar';
-    case 'string': return 'string';
-    case 'vector': return 'vector';
-    case 'matrix': case 'subquery': return 'matrix';
-    case 'paren': case 'unary': return typeOf(e.expr);
-    case 'binary': return typeOf(e.lhs) === 'scalar' && typeOf(e.rhs) === 'scalar' ? 'scalar' : 'vector';
-    case 'aggregate': return 'vector';
-    case 'call': return e.returnType;
+    case 'number':
+      return 'scalar';
+    case 'string':
+      return 'string';
+    case 'vector':
+      return 'vector';
+    case 'matrix':
+    case 'subquery':
+      return 'matrix';
+    case 'paren':
+    case 'unary':
+      return typeOf(e.expr);
+    case 'binary':
+      return typeOf(e.lhs) === 'scalar' && typeOf(e.rhs) === 'scalar' ? 'scalar' : 'vector';
+    case 'aggregate':
+      return 'vector';
+    case 'call':
+      return e.returnType;
   }
 }
 

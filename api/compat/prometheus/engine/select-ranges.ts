@@ -60,16 +60,30 @@ export function selectRanges(expr: Expr, start: number, end: number, lookbackMs:
         out.push({ selector: e, request: { matchers: e.matchers, minT: from - e.offsetMs, maxT: to - e.offsetMs } });
         return;
       }
-      case 'matrix': visit(e.selector, path, e.rangeMs); return;
-      case 'subquery': visit(e.expr, [...path, e], 0); return;
-      case 'paren': case 'unary': visit(e.expr, path, 0); return;
-      case 'binary': visit(e.lhs, path, 0); visit(e.rhs, path, 0); return;
+      case 'matrix':
+        visit(e.selector, path, e.rangeMs);
+        return;
+      case 'subquery':
+        visit(e.expr, [...path, e], 0);
+        return;
+      case 'paren':
+      case 'unary':
+        visit(e.expr, path, 0);
+        return;
+      case 'binary':
+        visit(e.lhs, path, 0);
+        visit(e.rhs, path, 0);
+        return;
       case 'aggregate':
         if (e.param !== undefined) visit(e.param, path, 0);
         visit(e.expr, path, 0);
         return;
-      case 'call': for (const a of e.args) visit(a, path, 0); return;
-      case 'number': case 'string': return;
+      case 'call':
+        for (const a of e.args) visit(a, path, 0);
+        return;
+      case 'number':
+      case 'string':
+        return;
     }
   };
   visit(expr, [], 0);

@@ -5,18 +5,39 @@
 import type { Expr } from './promql-ast.ts';
 
 /** Functions whose answer depends on the step's time even when their arguments do not (AtModifierUnsafeFunctions). */
-const stepDependent = new Set(['days_in_month', 'day_of_month', 'day_of_week', 'day_of_year', 'hour', 'minute', 'month', 'year', 'predict_linear', 'time', 'timestamp']);
+const stepDependent = new Set([
+  'days_in_month',
+  'day_of_month',
+  'day_of_week',
+  'day_of_year',
+  'hour',
+  'minute',
+  'month',
+  'year',
+  'predict_linear',
+  'time',
+  'timestamp',
+]);
 
 /** Whether `e` answers the same at every step. */
 export function isStepInvariant(e: Expr): boolean {
   switch (e.kind) {
-    case 'vector': return e.at !== undefined;
-    case 'matrix': return e.selector.at !== undefined;
-    case 'subquery': return e.at !== undefined;
-    case 'number': case 'string': return true;
-    case 'paren': case 'unary': return isStepInvariant(e.expr);
-    case 'aggregate': return isStepInvariant(e.expr);
-    case 'binary': return isStepInvariant(e.lhs) && isStepInvariant(e.rhs);
+    case 'vector':
+      return e.at !== undefined;
+    case 'matrix':
+      return e.selector.at !== undefined;
+    case 'subquery':
+      return e.at !== undefined;
+    case 'number':
+    case 'string':
+      return true;
+    case 'paren':
+    case 'unary':
+      return isStepInvariant(e.expr);
+    case 'aggregate':
+      return isStepInvariant(e.expr);
+    case 'binary':
+      return isStepInvariant(e.lhs) && isStepInvariant(e.rhs);
     case 'call': {
       const args = e.args.map(unwrap);
       const all = args.every(isStepInvariant);

@@ -51,7 +51,10 @@ export class InstantLookup {
   private readonly series: StoredSeries;
   private readonly lookbackMs: number;
 
-  constructor(series: StoredSeries, lookbackMs: number) { this.series = series; this.lookbackMs = lookbackMs; }
+  constructor(series: StoredSeries, lookbackMs: number) {
+    this.series = series;
+    this.lookbackMs = lookbackMs;
+  }
 
   /** The sample that stands for `refTime` (ascending across calls; a smaller time restarts the search). */
   at(refTime: number): Found | undefined {
@@ -80,12 +83,17 @@ export class WindowCursor<P extends { readonly t: number }> {
   private hi = 0;
   private readonly points: readonly P[];
 
-  constructor(points: readonly P[]) { this.points = points; }
+  constructor(points: readonly P[]) {
+    this.points = points;
+  }
 
   /** The points with from < t <= to (windows must move forward; an earlier one restarts). */
   window(from: number, to: number): P[] {
     const p = this.points;
-    if ((this.lo > 0 && (p[this.lo - 1]?.t ?? -Infinity) > from) || (this.hi > 0 && (p[this.hi - 1]?.t ?? -Infinity) > to)) { this.lo = 0; this.hi = 0; }
+    if ((this.lo > 0 && (p[this.lo - 1]?.t ?? -Infinity) > from) || (this.hi > 0 && (p[this.hi - 1]?.t ?? -Infinity) > to)) {
+      this.lo = 0;
+      this.hi = 0;
+    }
     while (this.lo < p.length && (p[this.lo]?.t ?? Infinity) <= from) this.lo++;
     if (this.hi < this.lo) this.hi = this.lo;
     while (this.hi < p.length && (p[this.hi]?.t ?? Infinity) <= to) this.hi++;

@@ -17,15 +17,19 @@ export const keys = {
   ingest: 'ingest-only-key-0123456789',
 } as const;
 
-export interface KeySpec { readonly key: string; readonly scopes: readonly string[]; readonly tenants: readonly string[] }
+export interface KeySpec {
+  readonly key: string;
+  readonly scopes: readonly string[];
+  readonly tenants: readonly string[];
+}
 
-const baseKeys = ([
+const baseKeys = [
   { key: keys.admin, scopes: ['read', 'admin'], tenants: ['*'], name: 'admin' },
   { key: keys.readAcme, scopes: ['read'], tenants: ['acme'], name: 'read-acme' },
   { key: keys.readGlobex, scopes: ['read'], tenants: ['globex'], name: 'read-globex' },
   { key: keys.adminAcme, scopes: ['admin'], tenants: ['acme'], name: 'admin-acme' },
   { key: keys.ingest, scopes: ['ingest'], tenants: ['*'], name: 'ingest' },
-]);
+];
 
 export interface Reply {
   readonly status: number;
@@ -49,7 +53,12 @@ export interface Harness {
 }
 
 /** Starts the API; `extraKeys` adds keys (e.g. one per generated tenant). */
-export async function startHarness(prefix: string, extraKeys: readonly KeySpec[] = [], queryTimeoutMs = 10_000, pageMaxBytes = 8 * 1_048_576): Promise<Harness> {
+export async function startHarness(
+  prefix: string,
+  extraKeys: readonly KeySpec[] = [],
+  queryTimeoutMs = 10_000,
+  pageMaxBytes = 8 * 1_048_576,
+): Promise<Harness> {
   const store = await migratedStore(prefix);
   const parsed = parseKeys(JSON.stringify([...baseKeys, ...extraKeys]), 'test keys');
   if (!parsed.ok) throw new Error(parsed.error);
@@ -71,18 +80,28 @@ export async function startHarness(prefix: string, extraKeys: readonly KeySpec[]
     const res = await fetch(base + path, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
     const text = await res.text();
     let body: unknown;
-    try { body = JSON.parse(text); } catch { body = undefined; }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
     return { status: res.status, headers: res.headers, text, body };
   };
   return {
-    store, api, registry, base, call, statementsSeen: audit.seen,
+    store,
+    api,
+    registry,
+    base,
+    call,
+    statementsSeen: audit.seen,
     post: (path, body, key) => call('POST', path, { body, key: key ?? keys.admin }),
     close: async () => {
       await api.stop();
       proc.stop();
       await store.close();
       const offenders = audit.offenders();
-      if (offenders.length > 0) throw new Error(`${offenders.length} statement(s) read tenants' rows without a bound tenant predicate:\n${offenders.slice(0, 5).join('\n')}`);
+      if (offenders.length > 0)
+        throw new Error(`${offenders.length} statement(s) read tenants' rows without a bound tenant predicate:\n${offenders.slice(0, 5).join('\n')}`);
     },
   };
 }

@@ -40,7 +40,9 @@ export function checkSchema(value: unknown, schema: Schema, components: Readonly
     }
   }
   if (Array.isArray(value) && typeof schema['items'] === 'object') {
-    value.forEach((v, i) => { problems.push(...checkSchema(v, schema['items'] as Schema, components, `${at}[${String(i)}]`)); });
+    value.forEach((v, i) => {
+      problems.push(...checkSchema(v, schema['items'] as Schema, components, `${at}[${String(i)}]`));
+    });
   }
   return problems;
 }

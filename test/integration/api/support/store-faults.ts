@@ -51,5 +51,11 @@ export function trappingTarget(store: Store, tables: RegExp): { target: QueryTar
     }
     return store.client.query(params);
   };
-  return { target: { client: { query, command: (params) => store.client.command(params) } }, firstHeld: arrived.promise.then(() => undefined), release: () => { gate.resolve(undefined); } };
+  return {
+    target: { client: { query, command: (params) => store.client.command(params) } },
+    firstHeld: arrived.promise.then(() => undefined),
+    release: () => {
+      gate.resolve(undefined);
+    },
+  };
 }

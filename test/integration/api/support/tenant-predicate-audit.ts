@@ -43,9 +43,14 @@ export function auditedStore(store: Store): AuditedStore {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || !['query', 'command', 'exec'].includes(String(property))) return value;
-      return (args: unknown) => { record(args); return (value as (a: unknown) => unknown).call(target, args); };
+      return (args: unknown) => {
+        record(args);
+        return (value as (a: unknown) => unknown).call(target, args);
+      };
     },
   });
-  const wrapped = new Proxy(store, { get: (target, property, receiver): unknown => (property === 'client' ? client : Reflect.get(target, property, receiver)) });
+  const wrapped = new Proxy(store, {
+    get: (target, property, receiver): unknown => (property === 'client' ? client : Reflect.get(target, property, receiver)),
+  });
   return { store: wrapped, offenders: () => offenders, seen: () => seen };
 }

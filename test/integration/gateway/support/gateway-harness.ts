@@ -65,7 +65,7 @@ export interface HarnessOptions {
 const flushers = new WeakMap<Store, () => Promise<void>>();
 
 export async function startTestGateway(prefix: string, options: HarnessOptions = {}): Promise<TestGateway> {
-  const store = options.store ?? await migratedStore(prefix);
+  const store = options.store ?? (await migratedStore(prefix));
   const parsed = parseKeys(keyText, 'test keys');
   if (!parsed.ok) throw new Error(parsed.error);
   const registry = new Registry();
@@ -80,11 +80,19 @@ export async function startTestGateway(prefix: string, options: HarnessOptions =
     ...(options.metricsTenantLabels === undefined ? {} : { metricsTenantLabels: options.metricsTenantLabels }),
   };
   const real = clickHouseRowSink(store);
-  const proc = await testProcessContext(store, { keys: parsed.value, readiness, registry, ...(options.settings === undefined ? {} : { settings: options.settings }) });
+  const proc = await testProcessContext(store, {
+    keys: parsed.value,
+    readiness,
+    registry,
+    ...(options.settings === undefined ? {} : { settings: options.settings }),
+  });
   const gateway = await startGatewayWith(proc.ctx, config, options.sink?.(real) ?? real);
   flushers.set(store, () => gateway.flush());
   let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> => (stopped ??= gateway.stop().then(() => { proc.stop(); }));
+  const stop = (): Promise<void> =>
+    (stopped ??= gateway.stop().then(() => {
+      proc.stop();
+    }));
   return {
     store,
     registry,

@@ -5,17 +5,29 @@ import * as grpc from '@grpc/grpc-js';
 export const tracePath = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 export const logsPath = '/opentelemetry.proto.collector.logs.v1.LogsService/Export';
 
-export interface GrpcReply { code: grpc.status; details: string; body: Buffer | undefined; trailers: grpc.Metadata | undefined }
+export interface GrpcReply {
+  code: grpc.status;
+  details: string;
+  body: Buffer | undefined;
+  trailers: grpc.Metadata | undefined;
+}
 
 export function grpcExport(url: string, path: string, body: Buffer, key: string | undefined, options: grpc.ClientOptions = {}): Promise<GrpcReply> {
   const client = new grpc.Client(url.replace(/^http:\/\//, ''), grpc.credentials.createInsecure(), options);
   const metadata = new grpc.Metadata();
   if (key !== undefined) metadata.set('authorization', `Bearer ${key}`);
   return new Promise((resolve) => {
-    client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, body, metadata, (error, value) => {
-      client.close();
-      if (error === null) resolve({ code: grpc.status.OK, details: '', body: value, trailers: undefined });
-      else resolve({ code: error.code, details: error.details, body: undefined, trailers: error.metadata });
-    });
+    client.makeUnaryRequest(
+      path,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      metadata,
+      (error, value) => {
+        client.close();
+        if (error === null) resolve({ code: grpc.status.OK, details: '', body: value, trailers: undefined });
+        else resolve({ code: error.code, details: error.details, body: undefined, trailers: error.metadata });
+      },
+    );
   });
 }

@@ -23,10 +23,18 @@ function statusOf(response: Buffer): StatusName {
 export function healthCheck(address: string, service = ''): Promise<StatusName | grpc.status> {
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
   return new Promise((resolve) => {
-    client.makeUnaryRequest('/grpc.health.v1.Health/Check', (b: Buffer) => b, (b: Buffer) => b, request(service), new grpc.Metadata(), { deadline: Date.now() + 10_000 }, (error, value) => {
-      client.close();
-      resolve(error === null ? statusOf(value ?? Buffer.alloc(0)) : error.code);
-    });
+    client.makeUnaryRequest(
+      '/grpc.health.v1.Health/Check',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      request(service),
+      new grpc.Metadata(),
+      { deadline: Date.now() + 10_000 },
+      (error, value) => {
+        client.close();
+        resolve(error === null ? statusOf(value ?? Buffer.alloc(0)) : error.code);
+      },
+    );
   });
 }
 
@@ -41,7 +49,13 @@ export interface HealthWatch {
 /** Watch: the statuses the server streams, one by one. */
 export function healthWatch(address: string, service = ''): HealthWatch {
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
-  const call = client.makeServerStreamRequest('/grpc.health.v1.Health/Watch', (b: Buffer) => b, (b: Buffer) => b, request(service), new grpc.Metadata());
+  const call = client.makeServerStreamRequest(
+    '/grpc.health.v1.Health/Watch',
+    (b: Buffer) => b,
+    (b: Buffer) => b,
+    request(service),
+    new grpc.Metadata(),
+  );
   const received: StatusName[] = [];
   const waiting: { resolve: (s: StatusName) => void; reject: (e: Error) => void }[] = [];
   let done = false;
@@ -52,8 +66,12 @@ export function healthWatch(address: string, service = ''): HealthWatch {
     else waiter.resolve(status);
   });
   const ended = new Promise<grpc.status>((resolve) => {
-    call.on('error', (error: grpc.ServiceError) => { resolve(error.code); });
-    call.on('status', (status: grpc.StatusObject) => { resolve(status.code); });
+    call.on('error', (error: grpc.ServiceError) => {
+      resolve(error.code);
+    });
+    call.on('status', (status: grpc.StatusObject) => {
+      resolve(status.code);
+    });
   });
   void ended.then(() => {
     done = true;
@@ -65,9 +83,13 @@ export function healthWatch(address: string, service = ''): HealthWatch {
       const first = received.shift();
       if (first !== undefined) return Promise.resolve(first);
       if (done) return Promise.reject(new Error('the watch ended'));
-      return new Promise((resolve, reject) => { waiting.push({ resolve, reject }); });
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+      });
     },
     ended,
-    cancel: () => { call.cancel(); },
+    cancel: () => {
+      call.cancel();
+    },
   };
 }

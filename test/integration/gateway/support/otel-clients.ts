@@ -26,7 +26,11 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 export type Protocol = 'http/protobuf' | 'http/json' | 'grpc';
 export const protocols: readonly Protocol[] = ['http/protobuf', 'http/json', 'grpc'];
 
-export interface Endpoint { readonly httpUrl: string; readonly grpcUrl: string; readonly key: string }
+export interface Endpoint {
+  readonly httpUrl: string;
+  readonly grpcUrl: string;
+  readonly key: string;
+}
 
 function grpcMetadata(key: string): Metadata {
   const metadata = new Metadata();
@@ -34,10 +38,15 @@ function grpcMetadata(key: string): Metadata {
   return metadata;
 }
 
-interface Exporter<T> { export(items: T, done: (result: ExportResult) => void): void; shutdown(): Promise<void> }
+interface Exporter<T> {
+  export(items: T, done: (result: ExportResult) => void): void;
+  shutdown(): Promise<void>;
+}
 
 async function send<T>(exporter: Exporter<T>, items: T): Promise<ExportResult> {
-  const result = await new Promise<ExportResult>((resolve) => { exporter.export(items, resolve); });
+  const result = await new Promise<ExportResult>((resolve) => {
+    exporter.export(items, resolve);
+  });
   await exporter.shutdown();
   return result;
 }
@@ -46,27 +55,36 @@ export function sendSpans(protocol: Protocol, to: Endpoint, spans: ReadableSpan[
   const headers = { authorization: `Bearer ${to.key}` };
   const compression = gzip ? 'gzip' : 'none';
   switch (protocol) {
-    case 'http/protobuf': return send(new TracesProto({ url: `${to.httpUrl}/v1/traces`, headers, compression: compression as never }), spans);
-    case 'http/json': return send(new TracesJson({ url: `${to.httpUrl}/v1/traces`, headers, compression: compression as never }), spans);
-    case 'grpc': return send(new TracesGrpc({ url: to.grpcUrl, metadata: grpcMetadata(to.key), compression: compression as never }), spans);
+    case 'http/protobuf':
+      return send(new TracesProto({ url: `${to.httpUrl}/v1/traces`, headers, compression: compression as never }), spans);
+    case 'http/json':
+      return send(new TracesJson({ url: `${to.httpUrl}/v1/traces`, headers, compression: compression as never }), spans);
+    case 'grpc':
+      return send(new TracesGrpc({ url: to.grpcUrl, metadata: grpcMetadata(to.key), compression: compression as never }), spans);
   }
 }
 
 export function sendLogs(protocol: Protocol, to: Endpoint, records: ReadableLogRecord[]): Promise<ExportResult> {
   const headers = { authorization: `Bearer ${to.key}` };
   switch (protocol) {
-    case 'http/protobuf': return send(new LogsProto({ url: `${to.httpUrl}/v1/logs`, headers }), records);
-    case 'http/json': return send(new LogsJson({ url: `${to.httpUrl}/v1/logs`, headers }), records);
-    case 'grpc': return send(new LogsGrpc({ url: to.grpcUrl, metadata: grpcMetadata(to.key) }), records);
+    case 'http/protobuf':
+      return send(new LogsProto({ url: `${to.httpUrl}/v1/logs`, headers }), records);
+    case 'http/json':
+      return send(new LogsJson({ url: `${to.httpUrl}/v1/logs`, headers }), records);
+    case 'grpc':
+      return send(new LogsGrpc({ url: to.grpcUrl, metadata: grpcMetadata(to.key) }), records);
   }
 }
 
 export function sendMetrics(protocol: Protocol, to: Endpoint, metrics: ResourceMetrics): Promise<ExportResult> {
   const headers = { authorization: `Bearer ${to.key}` };
   switch (protocol) {
-    case 'http/protobuf': return send(new MetricsProto({ url: `${to.httpUrl}/v1/metrics`, headers }), metrics);
-    case 'http/json': return send(new MetricsJson({ url: `${to.httpUrl}/v1/metrics`, headers }), metrics);
-    case 'grpc': return send(new MetricsGrpc({ url: to.grpcUrl, metadata: grpcMetadata(to.key) }), metrics);
+    case 'http/protobuf':
+      return send(new MetricsProto({ url: `${to.httpUrl}/v1/metrics`, headers }), metrics);
+    case 'http/json':
+      return send(new MetricsJson({ url: `${to.httpUrl}/v1/metrics`, headers }), metrics);
+    case 'grpc':
+      return send(new MetricsGrpc({ url: to.grpcUrl, metadata: grpcMetadata(to.key) }), metrics);
   }
 }
 
@@ -78,10 +96,15 @@ export function makeSpans(resource: Attributes, spanAttributes: Attributes[] = [
   for (const attributes of spanAttributes) {
     const root = tracer.startSpan('GET /checkout', { kind: SpanKind.SERVER, attributes: { 'http.method': 'GET', ...attributes } });
     root.addEvent('cache miss', { 'cache.key': 'cart:1' });
-    const child = tracer.startSpan('SELECT carts', {
-      kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql', ...attributes },
-      links: [{ context: root.spanContext(), attributes: { 'link.kind': 'follows' } }],
-    }, trace.setSpan(context.active(), root));
+    const child = tracer.startSpan(
+      'SELECT carts',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'db.system': 'postgresql', ...attributes },
+        links: [{ context: root.spanContext(), attributes: { 'link.kind': 'follows' } }],
+      },
+      trace.setSpan(context.active(), root),
+    );
     child.setStatus({ code: SpanStatusCode.ERROR, message: 'connection reset' });
     child.end();
     root.setStatus({ code: SpanStatusCode.OK });
@@ -90,9 +113,11 @@ export function makeSpans(resource: Attributes, spanAttributes: Attributes[] = [
   return memory.getFinishedSpans();
 }
 
-
 /** Log records made by the SDK. */
-export function makeLogs(resource: Attributes, records: { body: string; attributes?: Attributes; severity?: SeverityNumber; severityText?: string }[]): ReadableLogRecord[] {
+export function makeLogs(
+  resource: Attributes,
+  records: { body: string; attributes?: Attributes; severity?: SeverityNumber; severityText?: string }[],
+): ReadableLogRecord[] {
   const memory = new InMemoryLogRecordExporter();
   const provider = new LoggerProvider({ resource: resourceFromAttributes(resource), processors: [new SimpleLogRecordProcessor({ exporter: memory })] });
   const logger = provider.getLogger('log-scope', '0.1.0');
@@ -103,8 +128,12 @@ export function makeLogs(resource: Attributes, records: { body: string; attribut
 }
 
 class CollectingReader extends MetricReader {
-  protected override onShutdown(): Promise<void> { return Promise.resolve(); }
-  protected override onForceFlush(): Promise<void> { return Promise.resolve(); }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 /** Metrics made by the SDK: a counter (monotonic sum), an up-down counter, a histogram and a gauge, per attribute set. */

@@ -9,7 +9,14 @@ type Attr = Record<string, string | number | boolean | { double: number }>;
 export function kv(attrs: Attr): object[] {
   return Object.entries(attrs).map(([key, v]) => ({
     key,
-    value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : typeof v === 'number' ? { intValue: v } : { doubleValue: v.double },
+    value:
+      typeof v === 'string'
+        ? { stringValue: v }
+        : typeof v === 'boolean'
+          ? { boolValue: v }
+          : typeof v === 'number'
+            ? { intValue: v }
+            : { doubleValue: v.double },
   }));
 }
 
@@ -20,38 +27,57 @@ export function traceIdHex(): string {
   return (Date.now().toString(16) + counter.toString(16).padStart(8, '0')).padStart(32, 'a');
 }
 
-export interface SpanSpec { name: string; attrs?: Attr }
+export interface SpanSpec {
+  name: string;
+  attrs?: Attr;
+}
 
 /** An ExportTraceServiceRequest object (OTLP/JSON shape with hex ids) of one resource. */
 export function tracesJson(resource: Attr, spans: SpanSpec[], traceId = traceIdHex()): Record<string, unknown> {
   const now = BigInt(Date.now()) * 1_000_000n;
   return {
-    resourceSpans: [{
-      resource: { attributes: kv(resource) },
-      scopeSpans: [{
-        scope: { name: 'raw' },
-        spans: spans.map((s, i) => ({
-          traceId, spanId: (i + 1).toString(16).padStart(16, '0'), name: s.name, kind: 2,
-          startTimeUnixNano: now.toString(), endTimeUnixNano: (now + 1_500_000n).toString(), attributes: kv(s.attrs ?? {}),
-        })),
-      }],
-    }],
+    resourceSpans: [
+      {
+        resource: { attributes: kv(resource) },
+        scopeSpans: [
+          {
+            scope: { name: 'raw' },
+            spans: spans.map((s, i) => ({
+              traceId,
+              spanId: (i + 1).toString(16).padStart(16, '0'),
+              name: s.name,
+              kind: 2,
+              startTimeUnixNano: now.toString(),
+              endTimeUnixNano: (now + 1_500_000n).toString(),
+              attributes: kv(s.attrs ?? {}),
+            })),
+          },
+        ],
+      },
+    ],
   };
 }
 
 /** Converts an OTLP/JSON traces object to protobuf bytes. */
 export function tracesProtobuf(json: Record<string, unknown>): Buffer {
   const copy = structuredClone(json) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
-  for (const rs of copy.resourceSpans) for (const ss of rs.scopeSpans) for (const s of ss.spans) {
-    for (const f of ['traceId', 'spanId', 'parentSpanId']) if (typeof s[f] === 'string') s[f] = Buffer.from(s[f], 'hex');
-  }
+  for (const rs of copy.resourceSpans)
+    for (const ss of rs.scopeSpans)
+      for (const s of ss.spans) {
+        for (const f of ['traceId', 'spanId', 'parentSpanId']) if (typeof s[f] === 'string') s[f] = Buffer.from(s[f], 'hex');
+      }
   return Buffer.from(ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(copy)).finish());
 }
 
 export function logsProtobuf(resource: Attr, records: { body: string; attrs?: Attr }[]): Buffer {
   const now = (BigInt(Date.now()) * 1_000_000n).toString();
   const message = ExportLogsServiceRequest.fromObject({
-    resourceLogs: [{ resource: { attributes: kv(resource) }, scopeLogs: [{ logRecords: records.map((r) => ({ timeUnixNano: now, body: { stringValue: r.body }, attributes: kv(r.attrs ?? {}) })) }] }],
+    resourceLogs: [
+      {
+        resource: { attributes: kv(resource) },
+        scopeLogs: [{ logRecords: records.map((r) => ({ timeUnixNano: now, body: { stringValue: r.body }, attributes: kv(r.attrs ?? {}) })) }],
+      },
+    ],
   });
   return Buffer.from(ExportLogsServiceRequest.encode(message).finish());
 }
@@ -59,12 +85,21 @@ export function logsProtobuf(resource: Attr, records: { body: string; attrs?: At
 export function metricsProtobuf(resource: Attr, points: Attr[]): Buffer {
   const now = (BigInt(Date.now()) * 1_000_000n).toString();
   const message = ExportMetricsServiceRequest.fromObject({
-    resourceMetrics: [{ resource: { attributes: kv(resource) }, scopeMetrics: [{ metrics: [{ name: 'raw.gauge', gauge: { dataPoints: points.map((p) => ({ timeUnixNano: now, asDouble: 1, attributes: kv(p) })) } }] }] }],
+    resourceMetrics: [
+      {
+        resource: { attributes: kv(resource) },
+        scopeMetrics: [{ metrics: [{ name: 'raw.gauge', gauge: { dataPoints: points.map((p) => ({ timeUnixNano: now, asDouble: 1, attributes: kv(p) })) } }] }],
+      },
+    ],
   });
   return Buffer.from(ExportMetricsServiceRequest.encode(message).finish());
 }
 
-export interface RawResponse { status: number; headers: Headers; body: Buffer }
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
 
 /** POSTs a body to the gateway. */
 export async function post(url: string, body: Uint8Array | string, headers: Record<string, string>): Promise<RawResponse> {

@@ -21,10 +21,13 @@ export interface TenantryProcess {
 }
 
 export async function startTenantry(dataDir: string, env: Record<string, string> = {}): Promise<TenantryProcess> {
-  const p = spawnTenantry(['all'], testEnvironment(dataDir, {
-    TENANTRY_API_KEYS: JSON.stringify([{ key: processKey, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] }]),
-    ...env,
-  }));
+  const p = spawnTenantry(
+    ['all'],
+    testEnvironment(dataDir, {
+      TENANTRY_API_KEYS: JSON.stringify([{ key: processKey, scopes: ['ingest', 'read', 'admin'], tenants: ['*'] }]),
+      ...env,
+    }),
+  );
   const ports = await p.started();
   return {
     child: p.child,
@@ -37,7 +40,10 @@ export async function startTenantry(dataDir: string, env: Record<string, string>
 
 /** Runs a query against a stopped process's data directory, in a child process. */
 export async function queryDataDir<T>(dataDir: string, sql: string): Promise<T[]> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'read-data-dir.ts'), dataDir, sql], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'read-data-dir.ts'), dataDir, sql], {
+    cwd: root,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return JSON.parse(stdout) as T[];
 }
 

@@ -3,12 +3,25 @@
 // sample values by timestamp), with streams and series in a canonical order,
 // since the Loki API promises no order among them.
 
-export interface LokiAnswer { readonly status: number; readonly body: unknown; readonly text: string }
+export interface LokiAnswer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly text: string;
+}
 
 type Labels = Record<string, string>;
-interface StreamResult { stream: Labels; values: ([string, string] | [string, string, Record<string, Labels>])[] }
-interface MatrixResult { metric: Labels; values: [number, string][] }
-interface VectorResult { metric: Labels; value: [number, string] }
+interface StreamResult {
+  stream: Labels;
+  values: ([string, string] | [string, string, Record<string, Labels>])[];
+}
+interface MatrixResult {
+  metric: Labels;
+  values: [number, string][];
+}
+interface VectorResult {
+  metric: Labels;
+  value: [number, string];
+}
 
 const key = (labels: Labels): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
 
@@ -21,12 +34,26 @@ function dataOf(answer: LokiAnswer): { resultType?: string; result?: unknown } {
 function streams(answer: LokiAnswer, direction: 'forward' | 'backward'): unknown {
   const result = (dataOf(answer).result ?? []) as StreamResult[];
   // A categorized entry's third element: structured metadata and parsed labels, each in canonical order.
-  const extra = (e: Record<string, Labels> | undefined): string => (e === undefined ? '' : ` ${JSON.stringify(Object.entries(e).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, key(v)]))}`);
+  const extra = (e: Record<string, Labels> | undefined): string =>
+    e === undefined
+      ? ''
+      : ` ${JSON.stringify(
+          Object.entries(e)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, v]) => [k, key(v)]),
+        )}`;
   const entries = result.flatMap((s) => s.values.map(([ts, line, more]) => ({ ts, line, labels: `${key(s.stream)}${extra(more)}` })));
   // Equal timestamps have no defined order across streams: order by time, then line, then labels.
   const sign = direction === 'forward' ? 1 : -1;
-  entries.sort((a, b) => (a.ts === b.ts ? (a.line === b.line ? a.labels.localeCompare(b.labels) : a.line.localeCompare(b.line)) : sign * (BigInt(a.ts) < BigInt(b.ts) ? -1 : 1)));
-  return { resultType: 'streams', encodingFlags: (answer.body as { data?: { encodingFlags?: unknown } }).data?.encodingFlags, streams: result.length, entries: entries.map((e) => `${e.ts} ${e.line} ${e.labels}`) };
+  entries.sort((a, b) =>
+    a.ts === b.ts ? (a.line === b.line ? a.labels.localeCompare(b.labels) : a.line.localeCompare(b.line)) : sign * (BigInt(a.ts) < BigInt(b.ts) ? -1 : 1),
+  );
+  return {
+    resultType: 'streams',
+    encodingFlags: (answer.body as { data?: { encodingFlags?: unknown } }).data?.encodingFlags,
+    streams: result.length,
+    entries: entries.map((e) => `${e.ts} ${e.line} ${e.labels}`),
+  };
 }
 
 /**

@@ -13,10 +13,17 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 
-interface Service { readonly resource: Attributes; readonly lines: (i: number) => { body: string; attributes: Attributes } }
+interface Service {
+  readonly resource: Attributes;
+  readonly lines: (i: number) => { body: string; attributes: Attributes };
+}
 
 const severities: readonly (readonly [SeverityNumber, string])[] = [
-  [SeverityNumber.INFO, 'INFO'], [SeverityNumber.INFO, 'INFO'], [SeverityNumber.WARN, 'WARN'], [SeverityNumber.ERROR, 'ERROR'], [SeverityNumber.DEBUG, 'DEBUG'],
+  [SeverityNumber.INFO, 'INFO'],
+  [SeverityNumber.INFO, 'INFO'],
+  [SeverityNumber.WARN, 'WARN'],
+  [SeverityNumber.ERROR, 'ERROR'],
+  [SeverityNumber.DEBUG, 'DEBUG'],
 ];
 
 const paths = ['/api/cart', '/api/pay', '/health', '/api/items'];
@@ -26,17 +33,38 @@ function services(tenant: string, tag: string): Service[] {
   const common = { 'tenant.id': tenant, 'host.name': `host-${tag}` };
   return [
     {
-      resource: { ...common, 'service.name': 'checkout', 'service.namespace': 'shop', 'deployment.environment': 'prod', 'k8s.namespace.name': 'shop', 'k8s.pod.name': `checkout-${tag}`, 'service.version': '1.4.2' },
+      resource: {
+        ...common,
+        'service.name': 'checkout',
+        'service.namespace': 'shop',
+        'deployment.environment': 'prod',
+        'k8s.namespace.name': 'shop',
+        'k8s.pod.name': `checkout-${tag}`,
+        'service.version': '1.4.2',
+      },
       lines: (i) => ({
         body: `${tag} method=${i % 3 === 0 ? 'POST' : 'GET'} path=${paths[i % paths.length] ?? ''} status=${i % 7 === 0 ? 500 : 200} duration=${(i * 37) % 900}ms msg="request done" service_version=2.${i % 3}`,
-        attributes: { 'http.method': i % 3 === 0 ? 'POST' : 'GET', 'user.id': i % 5, retry: i % 4 === 0, 'http.request-id': `r-${i}`, 'odd..__key': 'x', '9lives': i % 2 },
+        attributes: {
+          'http.method': i % 3 === 0 ? 'POST' : 'GET',
+          'user.id': i % 5,
+          retry: i % 4 === 0,
+          'http.request-id': `r-${i}`,
+          'odd..__key': 'x',
+          '9lives': i % 2,
+        },
       }),
     },
     {
       resource: { ...common, 'service.name': 'payments', 'service.namespace': 'shop', 'deployment.environment': 'dev', 'cloud.region': 'eu-west-1' },
       lines: (i) => ({
-        body: JSON.stringify({ tag, status: i % 6 === 0 ? 502 : 201, amount: (i * 13) % 250, currency: i % 2 === 0 ? 'EUR' : 'USD', user: { id: `u${i % 4}`, tier: i % 3 === 0 ? 'gold' : 'basic' } }),
-        attributes: { 'payment.provider': i % 2 === 0 ? 'stripe' : 'adyen', 'amount.cents': (i * 13) % 250 * 100 },
+        body: JSON.stringify({
+          tag,
+          status: i % 6 === 0 ? 502 : 201,
+          amount: (i * 13) % 250,
+          currency: i % 2 === 0 ? 'EUR' : 'USD',
+          user: { id: `u${i % 4}`, tier: i % 3 === 0 ? 'gold' : 'basic' },
+        }),
+        attributes: { 'payment.provider': i % 2 === 0 ? 'stripe' : 'adyen', 'amount.cents': ((i * 13) % 250) * 100 },
       }),
     },
     {
@@ -66,26 +94,56 @@ export interface FixtureRecord {
 
 /** Records of one tenant as plain data, per service: `perService` lines, 10 s apart from `startMs` (service s offset by s seconds). */
 export function fixtureRecords(tenant: string, tag: string, startMs: number, perService: number): FixtureRecord[][] {
-  return services(tenant, tag).map((service, s) => Array.from({ length: perService }, (_, i) => {
-    const [severityNumber, severityText] = severities[(i + s) % severities.length] ?? [SeverityNumber.INFO, 'INFO'];
-    const line = service.lines(i);
-    const timestampMs = startMs + i * 10_000 + s * 1000;
-    const traced = i % 3 === 1
-      ? { traceId: (i * 7919 + s + 1).toString(16).padStart(32, '0'), spanId: (i * 104729 + s + 1).toString(16).padStart(16, '0'), flags: TraceFlags.SAMPLED }
-      : undefined;
-    return { resource: service.resource, body: line.body, attributes: line.attributes, severityNumber, severityText, timestampMs, observedMs: timestampMs + 5, ...(traced === undefined ? {} : { trace: traced }) };
-  }));
+  return services(tenant, tag).map((service, s) =>
+    Array.from({ length: perService }, (_, i) => {
+      const [severityNumber, severityText] = severities[(i + s) % severities.length] ?? [SeverityNumber.INFO, 'INFO'];
+      const line = service.lines(i);
+      const timestampMs = startMs + i * 10_000 + s * 1000;
+      const traced =
+        i % 3 === 1
+          ? {
+              traceId: (i * 7919 + s + 1).toString(16).padStart(32, '0'),
+              spanId: (i * 104729 + s + 1).toString(16).padStart(16, '0'),
+              flags: TraceFlags.SAMPLED,
+            }
+          : undefined;
+      return {
+        resource: service.resource,
+        body: line.body,
+        attributes: line.attributes,
+        severityNumber,
+        severityText,
+        timestampMs,
+        observedMs: timestampMs + 5,
+        ...(traced === undefined ? {} : { trace: traced }),
+      };
+    }),
+  );
 }
 
 /** Records of one tenant, made by the SDK: `fixtureRecords` emitted through a LoggerProvider per service. */
 export function tenantLogs(tenant: string, tag: string, startMs: number, perService: number): ReadableLogRecord[][] {
   return fixtureRecords(tenant, tag, startMs, perService).map((records) => {
     const memory = new InMemoryLogRecordExporter();
-    const provider = new LoggerProvider({ resource: resourceFromAttributes(records[0]?.resource ?? {}), processors: [new SimpleLogRecordProcessor({ exporter: memory })] });
+    const provider = new LoggerProvider({
+      resource: resourceFromAttributes(records[0]?.resource ?? {}),
+      processors: [new SimpleLogRecordProcessor({ exporter: memory })],
+    });
     const logger = provider.getLogger(scope.name, scope.version);
     for (const r of records) {
-      const traced = r.trace === undefined ? undefined : trace.setSpanContext(context.active(), { traceId: r.trace.traceId, spanId: r.trace.spanId, traceFlags: r.trace.flags });
-      logger.emit({ body: r.body, attributes: r.attributes, severityNumber: r.severityNumber, severityText: r.severityText, timestamp: r.timestampMs, observedTimestamp: r.observedMs, ...(traced === undefined ? {} : { context: traced }) });
+      const traced =
+        r.trace === undefined
+          ? undefined
+          : trace.setSpanContext(context.active(), { traceId: r.trace.traceId, spanId: r.trace.spanId, traceFlags: r.trace.flags });
+      logger.emit({
+        body: r.body,
+        attributes: r.attributes,
+        severityNumber: r.severityNumber,
+        severityText: r.severityText,
+        timestamp: r.timestampMs,
+        observedTimestamp: r.observedMs,
+        ...(traced === undefined ? {} : { context: traced }),
+      });
     }
     return memory.getFinishedLogRecords();
   });
@@ -94,7 +152,9 @@ export function tenantLogs(tenant: string, tag: string, startMs: number, perServ
 /** Sends records with the official http/protobuf exporter to `url` (an /otlp/v1/logs or /v1/logs endpoint). */
 export async function exportLogs(url: string, headers: Record<string, string>, records: ReadableLogRecord[]): Promise<ExportResult> {
   const exporter = new OTLPLogExporter({ url, headers });
-  const result = await new Promise<ExportResult>((resolve) => { exporter.export(records, resolve); });
+  const result = await new Promise<ExportResult>((resolve) => {
+    exporter.export(records, resolve);
+  });
   await exporter.shutdown();
   return result;
 }

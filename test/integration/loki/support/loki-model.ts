@@ -24,10 +24,24 @@ export interface Entry {
  * OTLP logs"); every other attribute is structured metadata.
  */
 const streamResourceAttributes = new Set([
-  'service.name', 'service.namespace', 'service.instance.id', 'deployment.environment', 'deployment.environment.name',
-  'cloud.region', 'cloud.availability_zone', 'k8s.cluster.name', 'k8s.namespace.name', 'k8s.pod.name', 'k8s.container.name',
-  'container.name', 'k8s.replicaset.name', 'k8s.deployment.name', 'k8s.statefulset.name', 'k8s.daemonset.name',
-  'k8s.cronjob.name', 'k8s.job.name',
+  'service.name',
+  'service.namespace',
+  'service.instance.id',
+  'deployment.environment',
+  'deployment.environment.name',
+  'cloud.region',
+  'cloud.availability_zone',
+  'k8s.cluster.name',
+  'k8s.namespace.name',
+  'k8s.pod.name',
+  'k8s.container.name',
+  'container.name',
+  'k8s.replicaset.name',
+  'k8s.deployment.name',
+  'k8s.statefulset.name',
+  'k8s.daemonset.name',
+  'k8s.cronjob.name',
+  'k8s.job.name',
 ]);
 
 /** An attribute name as a label name (send-data/otel: characters other than letters, digits and `_` become `_`; a leading digit gets `key_`). */
@@ -124,17 +138,26 @@ export function streamsBody(entries: readonly Entry[], options: { direction?: 'f
   for (const e of chosen) {
     const stream = options.categorize === true ? e.stream : labelsOf(e);
     const key = labelKey(stream);
-    const extra = { ...(Object.keys(e.metadata).length > 0 ? { structuredMetadata: e.metadata } : {}), ...(Object.keys(e.parsed).length > 0 ? { parsed: e.parsed } : {}) };
+    const extra = {
+      ...(Object.keys(e.metadata).length > 0 ? { structuredMetadata: e.metadata } : {}),
+      ...(Object.keys(e.parsed).length > 0 ? { parsed: e.parsed } : {}),
+    };
     const value = options.categorize === true ? [e.tsNs.toString(), e.line, extra] : [e.tsNs.toString(), e.line];
     const found = streams.get(key) ?? { stream, values: [] };
     found.values.push(value);
     streams.set(key, found);
   }
-  return { status: 'success', data: { resultType: 'streams', ...(options.categorize === true ? { encodingFlags: ['categorize-labels'] } : {}), result: [...streams.values()] } };
+  return {
+    status: 'success',
+    data: { resultType: 'streams', ...(options.categorize === true ? { encodingFlags: ['categorize-labels'] } : {}), result: [...streams.values()] },
+  };
 }
 
 /** A series: its labels and a value per evaluation time (ns). */
-export interface Series { readonly metric: Labels; readonly points: ReadonlyMap<bigint, number> }
+export interface Series {
+  readonly metric: Labels;
+  readonly points: ReadonlyMap<bigint, number>;
+}
 
 const nsPerSecond = 1_000_000_000n;
 
@@ -170,17 +193,19 @@ export function rangeAggregation(fn: RangeFunction, entries: readonly Entry[], r
     group.entries.push(e);
     groups.set(key, group);
   }
-  return [...groups.values()].map(({ metric, entries: own }) => {
-    const points = new Map<bigint, number>();
-    for (const t of times) {
-      const inRange = own.filter((e) => e.tsNs > t - range && e.tsNs <= t);
-      if (inRange.length === 0) continue;
-      const bytes = inRange.reduce((n, e) => n + Buffer.byteLength(e.line), 0);
-      const value = { count_over_time: inRange.length, rate: inRange.length / rangeSeconds, bytes_over_time: bytes, bytes_rate: bytes / rangeSeconds }[fn];
-      points.set(t, value);
-    }
-    return { metric, points };
-  }).filter((s) => s.points.size > 0);
+  return [...groups.values()]
+    .map(({ metric, entries: own }) => {
+      const points = new Map<bigint, number>();
+      for (const t of times) {
+        const inRange = own.filter((e) => e.tsNs > t - range && e.tsNs <= t);
+        if (inRange.length === 0) continue;
+        const bytes = inRange.reduce((n, e) => n + Buffer.byteLength(e.line), 0);
+        const value = { count_over_time: inRange.length, rate: inRange.length / rangeSeconds, bytes_over_time: bytes, bytes_rate: bytes / rangeSeconds }[fn];
+        points.set(t, value);
+      }
+      return { metric, points };
+    })
+    .filter((s) => s.points.size > 0);
 }
 
 /** Grouping of a vector aggregation: `by (…)` keeps those labels, `without (…)` drops them (query/metric_queries#built-in-aggregation-operators). */
@@ -214,7 +239,10 @@ export function topk(k: number, series: readonly Series[]): Series[] {
   const times = new Set(series.flatMap((s) => [...s.points.keys()]));
   const kept = series.map((s) => ({ metric: s.metric, points: new Map<bigint, number>() }));
   for (const t of times) {
-    const ranked = kept.map((s, i) => ({ i, v: series[i]?.points.get(t) })).filter((r): r is { i: number; v: number } => r.v !== undefined).sort((a, b) => b.v - a.v);
+    const ranked = kept
+      .map((s, i) => ({ i, v: series[i]?.points.get(t) }))
+      .filter((r): r is { i: number; v: number } => r.v !== undefined)
+      .sort((a, b) => b.v - a.v);
     for (const { i, v } of ranked.slice(0, k)) kept[i]?.points.set(t, v);
   }
   return kept.filter((s) => s.points.size > 0);
@@ -225,10 +253,25 @@ export const seconds = (ns: bigint): number => Number(ns) / 1e9;
 
 /** A range query's matrix answer. */
 export function matrixBody(series: readonly Series[]): unknown {
-  return { status: 'success', data: { resultType: 'matrix', result: series.map((s) => ({ metric: s.metric, values: [...s.points].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, v]) => [seconds(t), String(v)]) })) } };
+  return {
+    status: 'success',
+    data: {
+      resultType: 'matrix',
+      result: series.map((s) => ({ metric: s.metric, values: [...s.points].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, v]) => [seconds(t), String(v)]) })),
+    },
+  };
 }
 
 /** An instant query's vector answer at `timeNs`. */
 export function vectorBody(series: readonly Series[], timeNs: bigint): unknown {
-  return { status: 'success', data: { resultType: 'vector', result: series.flatMap((s) => { const v = s.points.get(timeNs); return v === undefined ? [] : [{ metric: s.metric, value: [seconds(timeNs), String(v)] }]; }) } };
+  return {
+    status: 'success',
+    data: {
+      resultType: 'vector',
+      result: series.flatMap((s) => {
+        const v = s.points.get(timeNs);
+        return v === undefined ? [] : [{ metric: s.metric, value: [seconds(timeNs), String(v)] }];
+      }),
+    },
+  };
 }

@@ -9,7 +9,11 @@
 import type { PromAnswer } from './promql-client.ts';
 
 type RawPoint = readonly [number, string];
-interface RawHistogram { readonly count?: string; readonly sum?: string; readonly buckets?: ReadonlyArray<readonly [number, string, string, string]> }
+interface RawHistogram {
+  readonly count?: string;
+  readonly sum?: string;
+  readonly buckets?: ReadonlyArray<readonly [number, string, string, string]>;
+}
 type RawHistogramPoint = readonly [number, RawHistogram];
 
 /** One point of a series: a float or a native histogram. */
@@ -26,7 +30,13 @@ export function labelKey(metric: unknown): string {
   return `{${labels.map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`).join(', ')}}`;
 }
 
-interface RawSeries { metric?: unknown; value?: RawPoint; values?: RawPoint[]; histogram?: RawHistogramPoint; histograms?: RawHistogramPoint[] }
+interface RawSeries {
+  metric?: unknown;
+  value?: RawPoint;
+  values?: RawPoint[];
+  histogram?: RawHistogramPoint;
+  histograms?: RawHistogramPoint[];
+}
 
 function pointsOf(s: RawSeries): Point[] {
   const floats: Point[] = [...(s.value === undefined ? [] : [s.value]), ...(s.values ?? [])].map(([t, v]) => ({ t, v }));
@@ -38,21 +48,29 @@ function pointsOf(s: RawSeries): Point[] {
 function seriesOf(answer: PromAnswer): Series[] {
   const result = answer.result;
   switch (answer.resultType) {
-    case 'scalar': case 'string': {
+    case 'scalar':
+    case 'string': {
       const [t, v] = result as RawPoint;
       return [{ key: '{}', points: [{ t, v }] }];
     }
-    case 'vector': case 'matrix': return (result as RawSeries[]).map((s) => ({ key: labelKey(s.metric), points: pointsOf(s) }));
-    default: return [];
+    case 'vector':
+    case 'matrix':
+      return (result as RawSeries[]).map((s) => ({ key: labelKey(s.metric), points: pointsOf(s) }));
+    default:
+      return [];
   }
 }
 
 /** A sample value as Prometheus prints it (`+Inf`, `-Inf` and `NaN` are not JavaScript number literals). */
 export function parseValue(text: string): number {
   switch (text) {
-    case '+Inf': case 'Inf': return Infinity;
-    case '-Inf': return -Infinity;
-    default: return Number(text);
+    case '+Inf':
+    case 'Inf':
+      return Infinity;
+    case '-Inf':
+      return -Infinity;
+    default:
+      return Number(text);
   }
 }
 
@@ -75,14 +93,16 @@ function histogramDiff(a: RawHistogram, b: RawHistogram): string | undefined {
   for (const [i, [rule, lo, hi, n]] of ab.entries()) {
     const o = bb[i];
     if (o === undefined) return 'internal: bucket index';
-    if (o[0] !== rule || !sameValue(lo, o[1]) || !sameValue(hi, o[2]) || !sameValue(n, o[3])) return `bucket ${i} ${JSON.stringify(o)}, expected ${JSON.stringify([rule, lo, hi, n])}`;
+    if (o[0] !== rule || !sameValue(lo, o[1]) || !sameValue(hi, o[2]) || !sameValue(n, o[3]))
+      return `bucket ${i} ${JSON.stringify(o)}, expected ${JSON.stringify([rule, lo, hi, n])}`;
   }
   return undefined;
 }
 
 function pointDiff(key: string, r: Point, g: Point, j: number): string | undefined {
   if (g.t !== r.t) return `${key}: point ${j} at ${g.t}, expected ${r.t}`;
-  if ('v' in r) return 'v' in g ? (sameValue(r.v, g.v) ? undefined : `${key} @${r.t}: ${g.v}, expected ${r.v}`) : `${key} @${r.t}: a histogram, expected ${r.v}`;
+  if ('v' in r)
+    return 'v' in g ? (sameValue(r.v, g.v) ? undefined : `${key} @${r.t}: ${g.v}, expected ${r.v}`) : `${key} @${r.t}: a histogram, expected ${r.v}`;
   if ('v' in g) return `${key} @${r.t}: ${g.v}, expected a histogram`;
   const d = histogramDiff(r.h, g.h);
   return d === undefined ? undefined : `${key} @${r.t}: ${d}`;
@@ -90,7 +110,11 @@ function pointDiff(key: string, r: Point, g: Point, j: number): string | undefin
 
 function seriesDiff(r: Series, g: Series): string | undefined {
   if (r.points.length !== g.points.length) {
-    const times = (s: Series): string => s.points.slice(0, 3).map((p) => p.t).join(',');
+    const times = (s: Series): string =>
+      s.points
+        .slice(0, 3)
+        .map((p) => p.t)
+        .join(',');
     return `${r.key}: ${g.points.length} points, expected ${r.points.length} (first times ${times(g)} vs ${times(r)})`;
   }
   for (const [j, p] of r.points.entries()) {
@@ -120,7 +144,10 @@ function orderedRuns(series: readonly Series[]): Series[] {
   let run: Series[] = [];
   for (const s of series) {
     const last = run[run.length - 1];
-    if (last !== undefined && !sameValue(firstValue(last), firstValue(s))) { out.push(...run.sort(byKey)); run = []; }
+    if (last !== undefined && !sameValue(firstValue(last), firstValue(s))) {
+      out.push(...run.sort(byKey));
+      run = [];
+    }
     run.push(s);
   }
   out.push(...run.sort(byKey));
@@ -131,7 +158,9 @@ function orderedRuns(series: readonly Series[]): Series[] {
 export function answerDiff(reference: PromAnswer, target: PromAnswer, ordered: boolean): string | undefined {
   if (reference.status !== 'success') {
     if (target.status === 'success') return `answered ${String(target.resultType)}, expected error ${reference.errorType ?? ''} (${reference.error ?? ''})`;
-    return target.errorType === reference.errorType ? undefined : `error ${target.errorType ?? target.status} (${(target.error ?? '').slice(0, 200)}), expected ${reference.errorType ?? ''} (${reference.error ?? ''})`;
+    return target.errorType === reference.errorType
+      ? undefined
+      : `error ${target.errorType ?? target.status} (${(target.error ?? '').slice(0, 200)}), expected ${reference.errorType ?? ''} (${reference.error ?? ''})`;
   }
   if (target.status !== 'success') return `HTTP ${target.httpStatus} ${target.errorType ?? target.status}: ${(target.error ?? '').slice(0, 200)}`;
   if (reference.resultType !== target.resultType) return `resultType ${String(target.resultType)}, expected ${String(reference.resultType)}`;

@@ -65,13 +65,17 @@ export function constructsOf(cases: readonly ComplianceCase[]): Map<string, numb
 }
 
 function configYaml(o: ComplianceOptions): string {
-  const headers = Object.entries(o.target.headers ?? {}).map(([k, v]) => `    ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join('\n');
+  const headers = Object.entries(o.target.headers ?? {})
+    .map(([k, v]) => `    ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join('\n');
   return [
     'reference_target_config:',
     `  query_url: ${JSON.stringify(o.referenceUrl)}`,
     'test_target_config:',
     `  query_url: ${JSON.stringify(o.target.url)}`,
-    ...(o.target.basicAuthPassword !== undefined ? ['  basic_auth_user: "compliance"', `  basic_auth_pass: ${JSON.stringify(o.target.basicAuthPassword)}`] : []),
+    ...(o.target.basicAuthPassword !== undefined
+      ? ['  basic_auth_user: "compliance"', `  basic_auth_pass: ${JSON.stringify(o.target.basicAuthPassword)}`]
+      : []),
     ...(headers !== '' ? ['  headers:', headers] : []),
     'query_time_parameters:',
     `  end_time: "${o.end}"`,
@@ -87,14 +91,24 @@ export async function runComplianceTester(o: ComplianceOptions): Promise<Complia
   const queriesFile = join(o.dir, 'compliance-queries.yml');
   writeFileSync(configFile, configYaml(o));
   writeFileSync(queriesFile, readFileSync(o.queriesFile, 'utf8').replaceAll('demo.promlabs.com', o.host));
-  const child = spawn(o.tester, [
-    `-config-file=${configFile}`, `-config-file=${queriesFile}`, '-output-format=json', '-output-passing', '-query-parallelism=2',
-  ], { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    o.tester,
+    [`-config-file=${configFile}`, `-config-file=${queriesFile}`, '-output-format=json', '-output-passing', '-query-parallelism=2'],
+    { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
-  child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
-  const exitCode = await new Promise<number | null>((resolve) => { child.once('exit', (code) => { resolve(code); }); });
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    stdout += c;
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const exitCode = await new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      resolve(code);
+    });
+  });
   let parsed: { totalResults?: number; results?: TesterResult[] };
   try {
     parsed = JSON.parse(stdout) as typeof parsed;
@@ -110,7 +124,7 @@ export async function runComplianceTester(o: ComplianceOptions): Promise<Complia
     const failure = r.unexpectedFailure ?? '';
     if ((r.diff ?? '') === '' && failure === '' && r.unexpectedSuccess !== true) passed += 1;
     else if (failure !== '' && isUnsupportedRefusal(failure)) unsupported.push({ query, detail: failure.slice(0, 200) });
-    else failed.push({ query, detail: (failure !== '' ? failure : r.unexpectedSuccess === true ? 'unexpected success' : r.diff ?? '').slice(0, 600) });
+    else failed.push({ query, detail: (failure !== '' ? failure : r.unexpectedSuccess === true ? 'unexpected success' : (r.diff ?? '')).slice(0, 600) });
   }
   return { total: parsed.totalResults ?? results.length, passed, unsupported, failed, exitCode };
 }

@@ -61,8 +61,11 @@ function demoRegistry(seed: number, schedule: DemoSchedule): { registry: Registr
   const intermittent = new Gauge({ name: 'demo_intermittent_metric', help: 'Present part of the time.', labelNames: ['phase'], registers });
   const build = new Gauge({ name: 'demo_build_info', help: 'Build version (label churn).', labelNames: ['version'], registers });
   const duration = new Histogram({
-    name: 'demo_api_request_duration_seconds', help: 'API request durations.', labelNames: ['method', 'path', 'status'],
-    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
+    name: 'demo_api_request_duration_seconds',
+    help: 'API request durations.',
+    labelNames: ['method', 'path', 'status'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
   });
   cpus.set(seed % 2 === 0 ? 4 : 8);
   const step = (scrape: number): void => {
@@ -89,20 +92,40 @@ export async function startDemoTarget(seed: number, schedule: DemoSchedule): Pro
   let scrapes = 0;
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const server: Server = createServer((req, res) => {
-    if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
     scrapes += 1;
     step(scrapes);
     void registry.metrics().then((text) => {
       res.writeHead(200, { 'content-type': registry.contentType }).end(text);
-      for (const w of waiters.filter((x) => x.count <= scrapes)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+      for (const w of waiters.filter((x) => x.count <= scrapes)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
     });
   });
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     address: `127.0.0.1:${port}`,
     scrapes: () => scrapes,
-    scraped: (count) => (scrapes >= count ? Promise.resolve() : new Promise((resolve) => { waiters.push({ count, resolve }); })),
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => { resolve(); }); }),
+    scraped: (count) =>
+      scrapes >= count
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            waiters.push({ count, resolve });
+          }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          resolve();
+        });
+      }),
   };
 }

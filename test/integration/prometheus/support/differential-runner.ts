@@ -71,10 +71,15 @@ async function annotatedQuery(endpoint: PromEndpoint, query: string, at: PromEva
 async function ask(endpoint: PromEndpoint, query: string, at: PromEvaluation): Promise<Asked> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<Asked>((resolve) => {
-    timer = setTimeout(() => { resolve({ answer: { httpStatus: 0, status: 'timeout', error: `no answer within ${answerTimeoutMs} ms` }, notes: noNotes }); }, answerTimeoutMs);
+    timer = setTimeout(() => {
+      resolve({ answer: { httpStatus: 0, status: 'timeout', error: `no answer within ${answerTimeoutMs} ms` }, notes: noNotes });
+    }, answerTimeoutMs);
   });
   try {
-    return await Promise.race([annotatedQuery(endpoint, query, at).catch((e: unknown) => ({ answer: { httpStatus: 0, status: 'fetch-failed', error: String(e) }, notes: noNotes })), timeout]);
+    return await Promise.race([
+      annotatedQuery(endpoint, query, at).catch((e: unknown) => ({ answer: { httpStatus: 0, status: 'fetch-failed', error: String(e) }, notes: noNotes })),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -102,16 +107,27 @@ function referenceProblem(row: DifferentialRow, evaluation: string, answer: Prom
     return answer.status === 'success' ? undefined : `${row.query} [${evaluation}]: Prometheus failed: ${describeAnswer(answer)}`;
   }
   if (answer.status === 'success') return `${row.query} [${evaluation}]: Prometheus answered, but the row expects error ${row.error}`;
-  return answer.errorType === row.error ? undefined : `${row.query} [${evaluation}]: Prometheus error ${answer.errorType ?? ''}, the row expects ${row.error}: ${answer.error ?? ''}`;
+  return answer.errorType === row.error
+    ? undefined
+    : `${row.query} [${evaluation}]: Prometheus error ${answer.errorType ?? ''}, the row expects ${row.error}: ${answer.error ?? ''}`;
 }
 
 /** Asks both endpoints every row at every evaluation (range ones skipped for instantOnly rows) and compares. */
-export async function runDifferential(rows: readonly DifferentialRow[], evaluations: readonly NamedEvaluation[], reference: PromEndpoint, target: PromEndpoint, parallel = 6): Promise<DifferentialOutcome> {
+export async function runDifferential(
+  rows: readonly DifferentialRow[],
+  evaluations: readonly NamedEvaluation[],
+  reference: PromEndpoint,
+  target: PromEndpoint,
+  parallel = 6,
+): Promise<DifferentialOutcome> {
   const jobs = rows.flatMap((row) => evaluations.filter((e) => row.instantOnly !== true || e.at.kind === 'instant').map((e) => ({ row, e })));
-  const answers = await pool(jobs.map(({ row, e }) => async () => {
-    const [ref, got] = await Promise.all([ask(reference, row.query, e.at), ask(target, row.query, e.at)]);
-    return { row, e, ref, got };
-  }), parallel);
+  const answers = await pool(
+    jobs.map(({ row, e }) => async () => {
+      const [ref, got] = await Promise.all([ask(reference, row.query, e.at), ask(target, row.query, e.at)]);
+      return { row, e, ref, got };
+    }),
+    parallel,
+  );
   const referenceProblems: string[] = [];
   const differences: Difference[] = [];
   const differentRows = new Set<DifferentialRow>();
@@ -130,8 +146,13 @@ export async function runDifferential(rows: readonly DifferentialRow[], evaluati
   const differentConstructs = new Map<string, number>();
   for (const row of differentRows) differentConstructs.set(row.construct, (differentConstructs.get(row.construct) ?? 0) + 1);
   return {
-    rows: rows.length, evaluations: answers.length, equalRows: rows.length - differentRows.size,
-    equalEvaluations: answers.length - differences.length, referenceProblems, differences, differentConstructs,
+    rows: rows.length,
+    evaluations: answers.length,
+    equalRows: rows.length - differentRows.size,
+    equalEvaluations: answers.length - differences.length,
+    referenceProblems,
+    differences,
+    differentConstructs,
     emptyRows: rows.filter((r) => !withData.has(r)).map((r) => r.query),
   };
 }
@@ -140,24 +161,38 @@ export async function runDifferential(rows: readonly DifferentialRow[], evaluati
 export function differentialReport(title: string, outcome: DifferentialOutcome, shown = 25): string {
   const lines = [
     `    ${title}: ${outcome.equalRows} equal / ${outcome.rows - outcome.equalRows} different queries ` +
-    `(${outcome.equalEvaluations} / ${outcome.evaluations} evaluations equal)`,
+      `(${outcome.equalEvaluations} / ${outcome.evaluations} evaluations equal)`,
   ];
   if (outcome.differentConstructs.size > 0) {
-    lines.push(`      differing by construct: ${[...outcome.differentConstructs].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} x${n}`).join(', ')}`);
+    lines.push(
+      `      differing by construct: ${[...outcome.differentConstructs]
+        .sort((a, b) => b[1] - a[1])
+        .map(([c, n]) => `${c} x${n}`)
+        .join(', ')}`,
+    );
   }
   const seen = new Set<string>();
   for (const d of outcome.differences) {
     if (seen.has(d.row.query) || seen.size >= shown) continue;
     seen.add(d.row.query);
-    lines.push(`      ${d.row.query}  [${d.evaluation}] (${d.row.construct})\n        why:        ${d.why}\n        Prometheus: ${d.reference}\n        Tenantry:   ${d.target}`);
+    lines.push(
+      `      ${d.row.query}  [${d.evaluation}] (${d.row.construct})\n        why:        ${d.why}\n        Prometheus: ${d.reference}\n        Tenantry:   ${d.target}`,
+    );
   }
   return lines.join('\n');
 }
 
 /** The instant times and range steps every query is asked at, over [startS, endS] (unix seconds). */
-export function evaluationsOver(instants: readonly number[], range: { readonly startS: number; readonly endS: number }, steps: readonly number[]): NamedEvaluation[] {
+export function evaluationsOver(
+  instants: readonly number[],
+  range: { readonly startS: number; readonly endS: number },
+  steps: readonly number[],
+): NamedEvaluation[] {
   return [
     ...instants.map((time) => ({ name: `instant@${time}`, at: { kind: 'instant' as const, time } })),
-    ...steps.map((step) => ({ name: `range ${range.startS}..${range.endS} step ${step}s`, at: { kind: 'range' as const, start: range.startS, end: range.endS, step } })),
+    ...steps.map((step) => ({
+      name: `range ${range.startS}..${range.endS} step ${step}s`,
+      at: { kind: 'range' as const, start: range.startS, end: range.endS, step },
+    })),
   ];
 }

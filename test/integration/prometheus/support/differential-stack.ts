@@ -33,10 +33,20 @@ export async function startReferencePrometheus(binary: string, dir: string): Pro
   // window only guards against a slice arriving late; slices are sent in order.
   writeFileSync(configFile, JSON.stringify({ global: { evaluation_interval: '1m' }, storage: { tsdb: { out_of_order_time_window: '2h' } } }, null, 2));
   const url = `http://127.0.0.1:${port}`;
-  const { tail, stop } = await spawnReady('prometheus', binary, [
-    `--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`,
-    '--web.enable-remote-write-receiver', '--log.level=warn',
-  ], dir, `${url}/-/ready`, 60_000);
+  const { tail, stop } = await spawnReady(
+    'prometheus',
+    binary,
+    [
+      `--config.file=${configFile}`,
+      `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--web.enable-remote-write-receiver',
+      '--log.level=warn',
+    ],
+    dir,
+    `${url}/-/ready`,
+    60_000,
+  );
   return { url, tail, stop };
 }
 
@@ -56,9 +66,12 @@ export interface TenantryStack {
 /** Starts Tenantry `all` with one key that may ingest and read every tenant named. */
 export async function startTenantryStack(dir: string, tenants: readonly string[]): Promise<TenantryStack> {
   const key = 'engine-diff-key-0123456789abcdef0123';
-  const process = startTenantry(['all'], testEnvironment(join(dir, 'tenantry'), {
-    TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', 'read'], tenants }]),
-  }));
+  const process = startTenantry(
+    ['all'],
+    testEnvironment(join(dir, 'tenantry'), {
+      TENANTRY_API_KEYS: JSON.stringify([{ key, scopes: ['ingest', 'read'], tenants }]),
+    }),
+  );
   const ports = await process.started(180_000);
   const basic = `Basic ${Buffer.from(`grafana:${key}`).toString('base64')}`;
   return {
@@ -83,7 +96,13 @@ async function post(url: string, body: Buffer, headers: Record<string, string>):
 }
 
 /** Pushes the series to Prometheus and to Tenantry (as `tenant`) in 5-minute slices, oldest first. */
-export async function pushToBoth(series: readonly SeriesSpec[], span: { startMs: number; endMs: number }, prometheus: ReferencePrometheus, tenantry: TenantryStack, tenant: string): Promise<number> {
+export async function pushToBoth(
+  series: readonly SeriesSpec[],
+  span: { startMs: number; endMs: number },
+  prometheus: ReferencePrometheus,
+  tenantry: TenantryStack,
+  tenant: string,
+): Promise<number> {
   let requests = 0;
   for (const slice of timeSlices(sortedLabels(series), span.startMs, span.endMs, 5 * 60_000)) {
     const body = snappyBlock(withStaleMarkers(encodeWriteRequest(slice), staleSentinel));
@@ -132,13 +151,19 @@ export async function startDifferentialStack(binary: string, prefix: string, ten
   };
   if (p.status === 'rejected' || t.status === 'rejected') {
     await stopAll();
-    throw p.status === 'rejected' ? p.reason as Error : (t as PromiseRejectedResult).reason as Error;
+    throw p.status === 'rejected' ? (p.reason as Error) : ((t as PromiseRejectedResult).reason as Error);
   }
   return { prometheus: p.value, tenantry: t.value, reference: { url: p.value.url, headers: {} }, stop: stopAll };
 }
 
 /** Polls until both endpoints answer `query` at `at` with the same text (the data has landed on both); returns both last answers. */
-export async function waitForSameAnswer(reference: PromEndpoint, target: PromEndpoint, query: string, at: PromEvaluation, timeoutMs: number): Promise<{ same: boolean; reference: string; target: string }> {
+export async function waitForSameAnswer(
+  reference: PromEndpoint,
+  target: PromEndpoint,
+  query: string,
+  at: PromEvaluation,
+  timeoutMs: number,
+): Promise<{ same: boolean; reference: string; target: string }> {
   let last = { same: false, reference: '', target: '' };
   await until(async () => {
     const [r, t] = await Promise.all([answerText(reference, query, at), answerText(target, query, at)]);

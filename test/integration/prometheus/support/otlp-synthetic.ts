@@ -17,11 +17,16 @@ export const otlpCounterInstances = ['app-1:8080', 'app-2:8080'];
 
 type Attr = { key: string; value: { stringValue: string } };
 const attrs = (labels: Readonly<Record<string, string>>, skip: readonly string[]): Attr[] =>
-  Object.entries(labels).filter(([k]) => !skip.includes(k)).map(([key, v]) => ({ key, value: { stringValue: v } }));
+  Object.entries(labels)
+    .filter(([k]) => !skip.includes(k))
+    .map(([key, v]) => ({ key, value: { stringValue: v } }));
 const ns = (ms: number): string => `${BigInt(ms) * 1_000_000n}`;
 const resourceKeys = ['__name__', 'job', 'instance', 'le'];
 
-interface Point { readonly timestampMs: number; readonly value: number }
+interface Point {
+  readonly timestampMs: number;
+  readonly value: number;
+}
 const pointsOf = (s: SeriesSpec): Point[] => (s.samples ?? []).map((x) => ({ timestampMs: x.timestampMs, value: x.value }));
 
 /** Start times of a cumulative series: the first sample's time, and each reset's (a value below the previous one). */
@@ -38,26 +43,52 @@ function startTimes(points: readonly Point[]): number[] {
 
 function resourceMetrics(tenant: string, instance: string, metrics: unknown[]): unknown {
   return {
-    resource: { attributes: [
-      { key: 'service.name', value: { stringValue: syntheticJob } }, { key: 'service.instance.id', value: { stringValue: instance } },
-      { key: 'tenant.id', value: { stringValue: tenant } },
-    ] },
+    resource: {
+      attributes: [
+        { key: 'service.name', value: { stringValue: syntheticJob } },
+        { key: 'service.instance.id', value: { stringValue: instance } },
+        { key: 'tenant.id', value: { stringValue: tenant } },
+      ],
+    },
     scopeMetrics: [{ scope: { name: 'engine-differential' }, metrics }],
   };
 }
 
 function gaugeMetric(series: readonly SeriesSpec[]): unknown {
-  return { name: 'synth.temperature', unit: 'Cel', gauge: { dataPoints: series.flatMap((s) => pointsOf(s).map((p) => ({
-    attributes: attrs(s.labels, resourceKeys), timeUnixNano: ns(p.timestampMs), asDouble: p.value,
-  }))) } };
+  return {
+    name: 'synth.temperature',
+    unit: 'Cel',
+    gauge: {
+      dataPoints: series.flatMap((s) =>
+        pointsOf(s).map((p) => ({
+          attributes: attrs(s.labels, resourceKeys),
+          timeUnixNano: ns(p.timestampMs),
+          asDouble: p.value,
+        })),
+      ),
+    },
+  };
 }
 
 function counterMetric(series: readonly SeriesSpec[]): unknown {
-  return { name: 'synth.requests', unit: '{request}', sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: series.flatMap((s) => {
-    const points = pointsOf(s);
-    const starts = startTimes(points);
-    return points.map((p, i) => ({ attributes: attrs(s.labels, resourceKeys), startTimeUnixNano: ns(starts[i] ?? 0), timeUnixNano: ns(p.timestampMs), asDouble: p.value }));
-  }) } };
+  return {
+    name: 'synth.requests',
+    unit: '{request}',
+    sum: {
+      aggregationTemporality: 2,
+      isMonotonic: true,
+      dataPoints: series.flatMap((s) => {
+        const points = pointsOf(s);
+        const starts = startTimes(points);
+        return points.map((p, i) => ({
+          attributes: attrs(s.labels, resourceKeys),
+          startTimeUnixNano: ns(starts[i] ?? 0),
+          timeUnixNano: ns(p.timestampMs),
+          asDouble: p.value,
+        }));
+      }),
+    },
+  };
 }
 
 /** The classic histogram of one instance and handler, from its remote-written _bucket/_sum/_count series. */
@@ -71,9 +102,13 @@ function histogramPoints(all: readonly SeriesSpec[], instance: string, handler: 
   return counts.map((c, i) => {
     const cumulative = buckets.map((b) => b[i]?.value ?? 0);
     return {
-      attributes: [{ key: 'handler', value: { stringValue: handler } }], startTimeUnixNano: ns(starts[i] ?? 0), timeUnixNano: ns(c.timestampMs),
-      count: String(c.value), sum: sums[i]?.value ?? 0, explicitBounds: classicBounds.filter((b) => b !== '+Inf').map(Number),
-      bucketCounts: cumulative.map((v, k) => String(v - (k === 0 ? 0 : cumulative[k - 1] ?? 0))),
+      attributes: [{ key: 'handler', value: { stringValue: handler } }],
+      startTimeUnixNano: ns(starts[i] ?? 0),
+      timeUnixNano: ns(c.timestampMs),
+      count: String(c.value),
+      sum: sums[i]?.value ?? 0,
+      explicitBounds: classicBounds.filter((b) => b !== '+Inf').map(Number),
+      bucketCounts: cumulative.map((v, k) => String(v - (k === 0 ? 0 : (cumulative[k - 1] ?? 0)))),
     };
   });
 }
@@ -88,8 +123,11 @@ export function otlpTwinRequests(series: readonly SeriesSpec[], tenant: string):
     if (otlpCounterInstances.includes(instance)) metrics.push(counterMetric(of('synth_requests_total')));
     const handlers = [...new Set(of('synth_http_request_duration_seconds_count').map((s) => s.labels['handler'] ?? ''))];
     if (handlers.length > 0) {
-      metrics.push({ name: 'synth.http.request.duration', unit: 's', histogram: { aggregationTemporality: 2,
-        dataPoints: handlers.flatMap((h) => histogramPoints(series, instance, h)) } });
+      metrics.push({
+        name: 'synth.http.request.duration',
+        unit: 's',
+        histogram: { aggregationTemporality: 2, dataPoints: handlers.flatMap((h) => histogramPoints(series, instance, h)) },
+      });
     }
     return { resourceMetrics: [resourceMetrics(tenant, instance, metrics)] };
   });
@@ -99,7 +137,10 @@ export function otlpTwinRequests(series: readonly SeriesSpec[], tenant: string):
 export async function sendOtlpJson(ingestUrl: string, bearer: string, requests: readonly unknown[]): Promise<void> {
   for (const body of requests) {
     const res = await fetch(`${ingestUrl}/v1/metrics`, {
-      method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: bearer }, signal: AbortSignal.timeout(60_000),
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', authorization: bearer },
+      signal: AbortSignal.timeout(60_000),
     });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`OTLP export: ${res.status} ${text.slice(0, 500)}`);

@@ -21,14 +21,22 @@ export interface OtlpTwinTarget {
 }
 
 class CollectingReader extends MetricReader {
-  protected override onShutdown(): Promise<void> { return Promise.resolve(); }
-  protected override onForceFlush(): Promise<void> { return Promise.resolve(); }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
-interface Exporter<T> { export(items: T, done: (result: ExportResult) => void): void }
+interface Exporter<T> {
+  export(items: T, done: (result: ExportResult) => void): void;
+}
 
 function send<T>(exporter: Exporter<T>, items: T): Promise<ExportResult> {
-  return new Promise<ExportResult>((resolve) => { exporter.export(items, resolve); });
+  return new Promise<ExportResult>((resolve) => {
+    exporter.export(items, resolve);
+  });
 }
 
 /** Records `rounds` rounds of values and exports the cumulative state after each; resolves when every export was acknowledged. */
@@ -43,7 +51,9 @@ export async function exportOtlpTwin(to: OtlpTwinTarget, rounds: number): Promis
   const memory = meter.createGauge('demo.memory.usage', { unit: 'By', description: 'Memory by type.' });
   const cpus = meter.createGauge('demo.num.cpus', { description: 'CPUs.' });
   const duration = meter.createHistogram('demo.api.request.duration', {
-    unit: 's', description: 'API request durations.', advice: { explicitBucketBoundaries: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] },
+    unit: 's',
+    description: 'API request durations.',
+    advice: { explicitBucketBoundaries: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] },
   });
   const exporter = new OTLPMetricExporter({ url: `${to.otlpHttpUrl}/v1/metrics`, headers: { authorization: `Bearer ${to.key}` } });
   const results: ExportResult[] = [];
@@ -52,7 +62,11 @@ export async function exportOtlpTwin(to: OtlpTwinTarget, rounds: number): Promis
       for (const [i, mode] of ['idle', 'user', 'system'].entries()) cpu.add(round + i * 0.5, { mode });
       for (const [i, type] of ['free', 'used', 'buffers', 'cached'].entries()) memory.record((i + 1) * 1e8 + round * 1000, { type });
       cpus.record(4);
-      for (const [i, labels] of [{ method: 'GET', path: '/api/foo', status: '200' }, { method: 'POST', path: '/api/foo', status: '200' }, { method: 'GET', path: '/api/bar', status: '500' }].entries()) {
+      for (const [i, labels] of [
+        { method: 'GET', path: '/api/foo', status: '200' },
+        { method: 'POST', path: '/api/foo', status: '200' },
+        { method: 'GET', path: '/api/bar', status: '500' },
+      ].entries()) {
         duration.record(0.02 * (round + i), labels);
         duration.record(0.3 * (i + 1), labels);
       }

@@ -39,13 +39,17 @@ function configOf(options: PrometheusOptions): Record<string, unknown> {
   };
   const rw = options.remoteWrite;
   if (rw !== undefined) {
-    config['remote_write'] = [{
-      // The key is bound to the tenant; Prometheus 3 sends the header too.
-      url: rw.url, basic_auth: { username: 'prometheus', password: rw.key }, headers: { 'X-Scope-OrgID': rw.tenant },
-      // Small, quick batches: the test waits for the queue to drain before it compares.
-      queue_config: { batch_send_deadline: '200ms', max_samples_per_send: 2000, min_backoff: '50ms', max_backoff: '1s' },
-      metadata_config: { send: true, send_interval: '2s' },
-    }];
+    config['remote_write'] = [
+      {
+        // The key is bound to the tenant; Prometheus 3 sends the header too.
+        url: rw.url,
+        basic_auth: { username: 'prometheus', password: rw.key },
+        headers: { 'X-Scope-OrgID': rw.tenant },
+        // Small, quick batches: the test waits for the queue to drain before it compares.
+        queue_config: { batch_send_deadline: '200ms', max_samples_per_send: 2000, min_backoff: '50ms', max_backoff: '1s' },
+        metadata_config: { send: true, send_interval: '2s' },
+      },
+    ];
   }
   return config;
 }
@@ -56,10 +60,14 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
   const configFile = join(options.dir, 'prometheus.yml');
   writeFileSync(configFile, JSON.stringify(configOf(options), null, 2));
   const url = `http://127.0.0.1:${port}`;
-  const { child, tail, stop } = await spawnReady('prometheus', options.binary, [
-    `--config.file=${configFile}`, `--storage.tsdb.path=${join(options.dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level=warn',
-  ], options.dir, `${url}/-/ready`, 60_000);
+  const { child, tail, stop } = await spawnReady(
+    'prometheus',
+    options.binary,
+    [`--config.file=${configFile}`, `--storage.tsdb.path=${join(options.dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    options.dir,
+    `${url}/-/ready`,
+    60_000,
+  );
   const selfMetric = async (name: string): Promise<number> => {
     const res = await fetch(`${url}/metrics`);
     const text = await res.text();

@@ -10,8 +10,7 @@ export interface PromEndpoint {
 }
 
 export type PromEvaluation =
-  | { readonly kind: 'instant'; readonly time: number }
-  | { readonly kind: 'range'; readonly start: number; readonly end: number; readonly step: number };
+  { readonly kind: 'instant'; readonly time: number } | { readonly kind: 'range'; readonly start: number; readonly end: number; readonly step: number };
 
 /** The parts of Prometheus's response envelope the comparison reads. */
 export interface PromAnswer {
@@ -44,7 +43,9 @@ export async function promQuery(endpoint: PromEndpoint, query: string, at: PromE
     params.set('end', String(at.end));
     params.set('step', String(at.step));
     res = await fetch(`${endpoint.url}/api/v1/query_range`, {
-      method: 'POST', headers: { ...endpoint.headers, 'content-type': 'application/x-www-form-urlencoded' }, body: params.toString(),
+      method: 'POST',
+      headers: { ...endpoint.headers, 'content-type': 'application/x-www-form-urlencoded' },
+      body: params.toString(),
     });
   }
   return parseAnswer(res.status, await res.text());
@@ -58,15 +59,24 @@ function parseAnswer(httpStatus: number, text: string): PromAnswer {
     return { httpStatus, status: 'unparsable', error: text.slice(0, 300) };
   }
   if (typeof body !== 'object' || body === null) return { httpStatus, status: 'unparsable', error: text.slice(0, 300) };
-  const b = body as { status?: unknown; errorType?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown }; warnings?: unknown; infos?: unknown };
+  const b = body as {
+    status?: unknown;
+    errorType?: unknown;
+    error?: unknown;
+    data?: { resultType?: unknown; result?: unknown };
+    warnings?: unknown;
+    infos?: unknown;
+  };
   const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const answer: PromAnswer = {
-    httpStatus, status: String(b.status),
+    httpStatus,
+    status: String(b.status),
     ...(typeof b.errorType === 'string' ? { errorType: b.errorType } : {}),
     ...(typeof b.error === 'string' ? { error: b.error } : {}),
     ...(typeof b.data?.resultType === 'string' ? { resultType: b.data.resultType } : {}),
     ...(b.data?.result !== undefined ? { result: b.data.result } : {}),
-    warnings: strings(b.warnings), infos: strings(b.infos),
+    warnings: strings(b.warnings),
+    infos: strings(b.infos),
   };
   return answer;
 }
@@ -82,21 +92,32 @@ type RawPoint = readonly [number, string];
 function seriesOf(answer: PromAnswer): Series[] {
   const result = answer.result;
   switch (answer.resultType) {
-    case 'scalar': case 'string': return [{ key: '{}', points: [result as RawPoint] }];
-    case 'vector': return (result as Array<{ metric: unknown; value: RawPoint }>).map((s) => ({ key: labelKey(s.metric), points: [s.value] }))
-      .sort((a, b) => (a.key < b.key ? -1 : 1));
-    case 'matrix': return (result as Array<{ metric: unknown; values: RawPoint[] }>).map((s) => ({ key: labelKey(s.metric), points: s.values }))
-      .sort((a, b) => (a.key < b.key ? -1 : 1));
-    default: return [];
+    case 'scalar':
+    case 'string':
+      return [{ key: '{}', points: [result as RawPoint] }];
+    case 'vector':
+      return (result as Array<{ metric: unknown; value: RawPoint }>)
+        .map((s) => ({ key: labelKey(s.metric), points: [s.value] }))
+        .sort((a, b) => (a.key < b.key ? -1 : 1));
+    case 'matrix':
+      return (result as Array<{ metric: unknown; values: RawPoint[] }>)
+        .map((s) => ({ key: labelKey(s.metric), points: s.values }))
+        .sort((a, b) => (a.key < b.key ? -1 : 1));
+    default:
+      return [];
   }
 }
 
 /** A sample value as Prometheus prints it (`+Inf`, `-Inf` and `NaN` are not JavaScript number literals). */
 function parseValue(text: string): number {
   switch (text) {
-    case '+Inf': case 'Inf': return Infinity;
-    case '-Inf': return -Infinity;
-    default: return Number(text);
+    case '+Inf':
+    case 'Inf':
+      return Infinity;
+    case '-Inf':
+      return -Infinity;
+    default:
+      return Number(text);
   }
 }
 
@@ -147,7 +168,10 @@ export function compareAnswers(reference: PromAnswer, target: PromAnswer): strin
 export function summarize(answer: PromAnswer): string {
   if (answer.status !== 'success') return `${answer.httpStatus} ${answer.errorType ?? ''} ${answer.error ?? ''}`.slice(0, 300);
   const series = seriesOf(answer);
-  return `${String(answer.resultType)} ${series.length} series ${series.slice(0, 2).map((s) => `${s.key}=${JSON.stringify(s.points.slice(0, 2))}`).join(' ')}`.slice(0, 400);
+  return `${String(answer.resultType)} ${series.length} series ${series
+    .slice(0, 2)
+    .map((s) => `${s.key}=${JSON.stringify(s.points.slice(0, 2))}`)
+    .join(' ')}`.slice(0, 400);
 }
 
 /** The label sets of an answer (for shape comparisons that ignore values). */

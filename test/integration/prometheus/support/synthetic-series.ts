@@ -92,12 +92,16 @@ function gauges(g: Grid): SeriesSpec[] {
   for (const [n, instance] of ['app-1:8080', 'app-2:8080', 'app-3:8080'].entries()) {
     for (const [z, zone] of ['inlet', 'outlet'].entries()) {
       const base = 20 + n * 5 + z * 2.5;
-      out.push({ labels: { __name__: 'synth_temperature_celsius', job: syntheticJob, instance, zone },
-        samples: samples(g, (i) => r6(base + 8 * Math.sin(i / 9 + n) - 3 + rand() * 2)) });
+      out.push({
+        labels: { __name__: 'synth_temperature_celsius', job: syntheticJob, instance, zone },
+        samples: samples(g, (i) => r6(base + 8 * Math.sin(i / 9 + n) - 3 + rand() * 2)),
+      });
     }
     // Memory in bytes: large, integral values.
-    out.push({ labels: { __name__: 'synth_memory_bytes', job: syntheticJob, instance },
-      samples: samples(g, (i) => Math.round(2e9 + n * 3e8 + i * 1e6 * (n + 1) + rand() * 5e6)) });
+    out.push({
+      labels: { __name__: 'synth_memory_bytes', job: syntheticJob, instance },
+      samples: samples(g, (i) => Math.round(2e9 + n * 3e8 + i * 1e6 * (n + 1) + rand() * 5e6)),
+    });
   }
   // A gauge crossing zero (sgn, abs, clamp).
   out.push({ labels: { __name__: 'synth_balance', job: syntheticJob, instance: 'ledger:1' }, samples: samples(g, (i) => r6(Math.cos(i / 11) * 7.5)) });
@@ -108,8 +112,10 @@ function staleness(g: Grid): SeriesSpec[] {
   const marker = (i: number): SampleSpec => ({ value: staleSentinel, timestampMs: at(g, i) });
   return [
     // Ends with a marker at 100, comes back at 130, ends again at 160.
-    { labels: { __name__: 'synth_ephemeral_value', job: syntheticJob, instance: 'eph-1' },
-      samples: [...samples(g, (i) => i * 0.5, 0, 100), marker(100), ...samples(g, (i) => i * 0.25, 130, 160), marker(160)] },
+    {
+      labels: { __name__: 'synth_ephemeral_value', job: syntheticJob, instance: 'eph-1' },
+      samples: [...samples(g, (i) => i * 0.5, 0, 100), marker(100), ...samples(g, (i) => i * 0.25, 130, 160), marker(160)],
+    },
     // Ends without a marker at 90: visible for 5 more minutes through the lookback.
     { labels: { __name__: 'synth_ephemeral_value', job: syntheticJob, instance: 'eph-2' }, samples: samples(g, (i) => 100 - i, 0, 90) },
     // Starts late.
@@ -144,7 +150,10 @@ function classicHistograms(g: Grid): SeriesSpec[] {
       let sum = 0;
       for (let i = 0; i < g.points; i++) {
         // app-2 /api/users restarts at 110: every series of the histogram resets together.
-        if (n === 1 && handler === '/api/users' && i === 110) { cumulative.fill(0); sum = 0; }
+        if (n === 1 && handler === '/api/users' && i === 110) {
+          cumulative.fill(0);
+          sum = 0;
+        }
         const requests = 3 + Math.floor(rand() * 8);
         for (let k = 0; k < requests; k++) {
           const d = -Math.log(1 - rand()) * (handler === '/api/orders' ? 0.3 : 0.08) * (1 + n);
@@ -159,7 +168,10 @@ function classicHistograms(g: Grid): SeriesSpec[] {
         out.push({ labels: { __name__: 'synth_http_request_duration_seconds_bucket', ...base, le }, samples: samples(g, (i) => buckets[b]?.[i]) });
       }
       out.push({ labels: { __name__: 'synth_http_request_duration_seconds_sum', ...base }, samples: samples(g, (i) => sums[i]) });
-      out.push({ labels: { __name__: 'synth_http_request_duration_seconds_count', ...base }, samples: samples(g, (i) => buckets[classicBounds.length - 1]?.[i]) });
+      out.push({
+        labels: { __name__: 'synth_http_request_duration_seconds_count', ...base },
+        samples: samples(g, (i) => buckets[classicBounds.length - 1]?.[i]),
+      });
     }
   }
   return out;
@@ -167,7 +179,7 @@ function classicHistograms(g: Grid): SeriesSpec[] {
 
 /** Dense bucket counts from index `offset` as one span with deltas, as Prometheus encodes integer histograms. */
 function spanOf(offset: number, counts: readonly number[]): { spans: { offset: number; length: number }[]; deltas: number[] } {
-  return { spans: [{ offset, length: counts.length }], deltas: counts.map((c, i) => c - (i === 0 ? 0 : counts[i - 1] ?? 0)) };
+  return { spans: [{ offset, length: counts.length }], deltas: counts.map((c, i) => c - (i === 0 ? 0 : (counts[i - 1] ?? 0))) };
 }
 
 function nativeHistograms(g: Grid): SeriesSpec[] {
@@ -185,7 +197,12 @@ function nativeHistograms(g: Grid): SeriesSpec[] {
     let sum = 0;
     const histograms: HistogramSpec[] = [];
     for (let i = 0; i < g.points; i++) {
-      if (i === shape.resetAt) { positive.fill(0); negative.fill(0); zero = 0; sum = 0; }
+      if (i === shape.resetAt) {
+        positive.fill(0);
+        negative.fill(0);
+        zero = 0;
+        sum = 0;
+      }
       const base = 2 ** (2 ** -shape.schema);
       for (let k = 0; k < 6; k++) {
         const b = Math.floor(rand() * shape.width);
@@ -203,10 +220,16 @@ function nativeHistograms(g: Grid): SeriesSpec[] {
       const neg = spanOf(1, negative);
       const count = zero + positive.reduce((a, c) => a + c, 0) + negative.reduce((a, c) => a + c, 0);
       histograms.push({
-        countInt: count, sum: r6(sum), schema: shape.schema, zeroThreshold: 0.001, zeroCountInt: zero,
-        positiveSpans: pos.spans, positiveDeltas: pos.deltas,
+        countInt: count,
+        sum: r6(sum),
+        schema: shape.schema,
+        zeroThreshold: 0.001,
+        zeroCountInt: zero,
+        positiveSpans: pos.spans,
+        positiveDeltas: pos.deltas,
         ...(shape.negative ? { negativeSpans: neg.spans, negativeDeltas: neg.deltas } : {}),
-        resetHint: 0, timestampMs: at(g, i),
+        resetHint: 0,
+        timestampMs: at(g, i),
       });
     }
     out.push({ labels: { __name__: 'synth_native_latency_seconds', job: syntheticJob, instance: shape.instance }, histograms });
@@ -234,7 +257,8 @@ function summaries(g: Grid): SeriesSpec[] {
       q['0.9'].push(r6(0.05 + rand() * 0.03));
       q['0.99'].push(r6(0.1 + rand() * 0.2));
     }
-    for (const [quantile, values] of Object.entries(q)) out.push({ labels: { __name__: 'synth_rpc_duration_seconds', ...base, quantile }, samples: samples(g, (i) => values[i]) });
+    for (const [quantile, values] of Object.entries(q))
+      out.push({ labels: { __name__: 'synth_rpc_duration_seconds', ...base, quantile }, samples: samples(g, (i) => values[i]) });
     out.push({ labels: { __name__: 'synth_rpc_duration_seconds_sum', ...base }, samples: samples(g, (i) => sums[i]) });
     out.push({ labels: { __name__: 'synth_rpc_duration_seconds_count', ...base }, samples: samples(g, (i) => counts[i]) });
   }
@@ -245,15 +269,30 @@ function names(g: Grid): SeriesSpec[] {
   const rand = seeded(89);
   return [
     // UTF-8 metric and label names (Prometheus 3 accepts them over remote write).
-    { labels: { __name__: 'my.metric', job: syntheticJob, 'label.with.dots': 'x', instance: 'utf-1' }, samples: samples(g, (i) => r6(10 + rand() * 5 + i * 0.01)) },
+    {
+      labels: { __name__: 'my.metric', job: syntheticJob, 'label.with.dots': 'x', instance: 'utf-1' },
+      samples: samples(g, (i) => r6(10 + rand() * 5 + i * 0.01)),
+    },
     { labels: { __name__: 'my.metric', job: syntheticJob, 'label.with.dots': 'y', instance: 'utf-1' }, samples: samples(g, () => r6(20 + rand() * 5)) },
-    { labels: { __name__: 'http.server.request.count', job: syntheticJob, 'service.name': 'checkout', 'http.route': '/cart' }, samples: samples(g, (i) => i * 3 + (i > 70 ? 1 : 0)) },
-    { labels: { __name__: 'http.server.request.count', job: syntheticJob, 'service.name': 'checkout', 'http.route': '/pay' }, samples: samples(g, (i) => i * 2) },
+    {
+      labels: { __name__: 'http.server.request.count', job: syntheticJob, 'service.name': 'checkout', 'http.route': '/cart' },
+      samples: samples(g, (i) => i * 3 + (i > 70 ? 1 : 0)),
+    },
+    {
+      labels: { __name__: 'http.server.request.count', job: syntheticJob, 'service.name': 'checkout', 'http.route': '/pay' },
+      samples: samples(g, (i) => i * 2),
+    },
     // Recording-rule style names.
     { labels: { __name__: 'job:synth_requests:rate5m', job: syntheticJob, code: '200' }, samples: samples(g, (i) => r6(0.8 + 0.2 * Math.sin(i / 7))) },
     { labels: { __name__: 'job:synth_requests:rate5m', job: syntheticJob, code: '500' }, samples: samples(g, (i) => r6(0.01 + 0.005 * Math.cos(i / 5))) },
-    { labels: { __name__: 'instance:synth_cpu:ratio', job: syntheticJob, instance: 'app-1:8080' }, samples: samples(g, (i) => r6(0.25 + 0.1 * Math.sin(i / 13))) },
-    { labels: { __name__: 'instance:synth_cpu:ratio', job: syntheticJob, instance: 'app-2:8080' }, samples: samples(g, (i) => r6(0.55 + 0.1 * Math.cos(i / 17))) },
+    {
+      labels: { __name__: 'instance:synth_cpu:ratio', job: syntheticJob, instance: 'app-1:8080' },
+      samples: samples(g, (i) => r6(0.25 + 0.1 * Math.sin(i / 13))),
+    },
+    {
+      labels: { __name__: 'instance:synth_cpu:ratio', job: syntheticJob, instance: 'app-2:8080' },
+      samples: samples(g, (i) => r6(0.55 + 0.1 * Math.cos(i / 17))),
+    },
   ];
 }
 
@@ -262,8 +301,10 @@ function specialValues(g: Grid): SeriesSpec[] {
     { labels: { __name__: 'synth_special_value', job: syntheticJob, kind: 'nan' }, samples: samples(g, () => NaN) },
     { labels: { __name__: 'synth_special_value', job: syntheticJob, kind: 'pos_inf' }, samples: samples(g, () => Infinity) },
     { labels: { __name__: 'synth_special_value', job: syntheticJob, kind: 'neg_inf' }, samples: samples(g, () => -Infinity) },
-    { labels: { __name__: 'synth_special_value', job: syntheticJob, kind: 'mixed' },
-      samples: samples(g, (i) => (i % 17 === 5 ? NaN : i % 23 === 7 ? Infinity : i % 29 === 11 ? -Infinity : i % 3)) },
+    {
+      labels: { __name__: 'synth_special_value', job: syntheticJob, kind: 'mixed' },
+      samples: samples(g, (i) => (i % 17 === 5 ? NaN : i % 23 === 7 ? Infinity : i % 29 === 11 ? -Infinity : i % 3)),
+    },
     { labels: { __name__: 'synth_special_value', job: syntheticJob, kind: 'zero' }, samples: samples(g, () => 0) },
   ];
 }
@@ -276,12 +317,18 @@ function manySeries(g: Grid): SeriesSpec[] {
       const labels = { job: syntheticJob, pool: `pool-${p}`, worker: `w${String(w).padStart(2, '0')}`, region: w % 3 === 0 ? 'eu' : w % 3 === 1 ? 'us' : 'ap' };
       // Distinct values at every step (ties make sort orders implementation-defined).
       const level = p * 100 + w * 7.3;
-      out.push({ labels: { __name__: 'synth_worker_load', ...labels }, samples: samples(g, (i) => r6(level + 20 * Math.sin(i / 10 + w) + rand() * 0.001 + (p * 12 + w) * 1e-4)) });
+      out.push({
+        labels: { __name__: 'synth_worker_load', ...labels },
+        samples: samples(g, (i) => r6(level + 20 * Math.sin(i / 10 + w) + rand() * 0.001 + (p * 12 + w) * 1e-4)),
+      });
       out.push({ labels: { __name__: 'synth_worker_up', ...labels }, samples: samples(g, (i) => ((i + w + p) % 19 === 0 ? 0 : 1)) });
-      out.push({ labels: { __name__: 'synth_worker_jobs_total', ...labels }, samples: samples(g, (i) => Math.floor(i * (1 + w % 4) + p * 3)) });
+      out.push({ labels: { __name__: 'synth_worker_jobs_total', ...labels }, samples: samples(g, (i) => Math.floor(i * (1 + (w % 4)) + p * 3)) });
     }
     out.push({ labels: { __name__: 'synth_pool_capacity', job: syntheticJob, pool: `pool-${p}` }, samples: samples(g, () => 1000 + p * 250) });
-    out.push({ labels: { __name__: 'synth_pool_info', job: syntheticJob, pool: `pool-${p}`, owner: p % 2 === 0 ? 'team-a' : 'team-b', tier: `t${p % 3}` }, samples: samples(g, () => 1) });
+    out.push({
+      labels: { __name__: 'synth_pool_info', job: syntheticJob, pool: `pool-${p}`, owner: p % 2 === 0 ? 'team-a' : 'team-b', tier: `t${p % 3}` },
+      samples: samples(g, () => 1),
+    });
   }
   return out;
 }
@@ -304,7 +351,10 @@ function irregular(g: Grid): SeriesSpec[] {
     out.push({ labels: { __name__: 'synth_irregular_gauge', job: syntheticJob, instance }, samples: s });
     // A counter on the same irregular times.
     let c = 0;
-    out.push({ labels: { __name__: 'synth_irregular_events_total', job: syntheticJob, instance }, samples: s.map((x, i) => ({ value: (c += 1 + (i % 5)), timestampMs: x.timestampMs })) });
+    out.push({
+      labels: { __name__: 'synth_irregular_events_total', job: syntheticJob, instance },
+      samples: s.map((x, i) => ({ value: (c += 1 + (i % 5)), timestampMs: x.timestampMs })),
+    });
   }
   return out;
 }
@@ -313,8 +363,17 @@ function irregular(g: Grid): SeriesSpec[] {
 export function syntheticSeries(startMs: number, endMs: number): SeriesSpec[] {
   const g: Grid = { startMs, points: Math.floor((endMs - startMs) / stepMs) + 1 };
   return [
-    ...counters(g), ...gauges(g), ...staleness(g), ...churn(g), ...classicHistograms(g), ...nativeHistograms(g),
-    ...summaries(g), ...names(g), ...specialValues(g), ...manySeries(g), ...irregular(g),
+    ...counters(g),
+    ...gauges(g),
+    ...staleness(g),
+    ...churn(g),
+    ...classicHistograms(g),
+    ...nativeHistograms(g),
+    ...summaries(g),
+    ...names(g),
+    ...specialValues(g),
+    ...manySeries(g),
+    ...irregular(g),
   ];
 }
 

@@ -11,11 +11,18 @@ const day = 86_400;
 
 /** Gauge `metric` of `tenant`: `points` points spread over the last 30 days, over `series` values of user_id. */
 export function preloadGauge(dataDir: string, tenant: string, metric: string, series: number, points: number): Promise<void> {
-  const child = spawn(process.execPath, [import.meta.filename, dataDir, tenant, metric, String(series), String(points)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [import.meta.filename, dataDir, tenant, metric, String(series), String(points)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => { if (code === 0) resolve(); else reject(new Error(`preloading metrics failed (${code}): ${stderr}`)); });
+    child.once('exit', (code) => {
+      if (code === 0) resolve();
+      else reject(new Error(`preloading metrics failed (${code}): ${stderr}`));
+    });
   });
 }
 
@@ -41,6 +48,7 @@ async function writeGauge(dataDir: string, tenant: string, metric: string, serie
 
 if (import.meta.main) {
   const [dataDir, tenant, metric, series, points] = process.argv.slice(2);
-  if (dataDir === undefined || tenant === undefined || metric === undefined || series === undefined || points === undefined) throw new Error('usage: preload-metrics.ts <dataDir> <tenant> <metric> <series> <points>');
+  if (dataDir === undefined || tenant === undefined || metric === undefined || series === undefined || points === undefined)
+    throw new Error('usage: preload-metrics.ts <dataDir> <tenant> <metric> <series> <points>');
   await writeGauge(dataDir, tenant, metric, Number(series), Number(points));
 }

@@ -39,7 +39,11 @@ export interface ModelTrace {
 }
 
 const kinds: Readonly<Record<number, Kind>> = {
-  [SpanKind.INTERNAL]: 'internal', [SpanKind.SERVER]: 'server', [SpanKind.CLIENT]: 'client', [SpanKind.PRODUCER]: 'producer', [SpanKind.CONSUMER]: 'consumer',
+  [SpanKind.INTERNAL]: 'internal',
+  [SpanKind.SERVER]: 'server',
+  [SpanKind.CLIENT]: 'client',
+  [SpanKind.PRODUCER]: 'producer',
+  [SpanKind.CONSUMER]: 'consumer',
 };
 const statuses: Readonly<Record<number, Status>> = { [SpanStatusCode.UNSET]: 'unset', [SpanStatusCode.OK]: 'ok', [SpanStatusCode.ERROR]: 'error' };
 
@@ -57,23 +61,44 @@ export function corpusModel(spans: readonly ReadableSpan[]): ModelTrace[] {
   for (const s of spans) {
     const traceId = s.spanContext().traceId;
     let t = traces.get(traceId);
-    if (t === undefined) { t = { traceId, spans: [] }; traces.set(traceId, t); }
+    if (t === undefined) {
+      t = { traceId, spans: [] };
+      traces.set(traceId, t);
+    }
     const holder = t;
     const startNs = ns(s.startTime);
     const endNs = ns(s.endTime);
     holder.spans.push({
-      traceId, spanId: s.spanContext().spanId, parentSpanId: s.parentSpanContext?.spanId, name: s.name, kind: kinds[s.kind] ?? 'unspecified',
-      status: statuses[s.status.code] ?? 'unset', statusMessage: s.status.message ?? '', startNs, endNs, durationNs: endNs - startNs,
-      attributes: scalars(s.attributes), resource: scalars(s.resource.attributes),
+      traceId,
+      spanId: s.spanContext().spanId,
+      parentSpanId: s.parentSpanContext?.spanId,
+      name: s.name,
+      kind: kinds[s.kind] ?? 'unspecified',
+      status: statuses[s.status.code] ?? 'unset',
+      statusMessage: s.status.message ?? '',
+      startNs,
+      endNs,
+      durationNs: endNs - startNs,
+      attributes: scalars(s.attributes),
+      resource: scalars(s.resource.attributes),
       scope: { name: s.instrumentationScope.name, version: s.instrumentationScope.version ?? '' },
-      get trace(): ModelTrace { return built.get(traceId) as ModelTrace; },
+      get trace(): ModelTrace {
+        return built.get(traceId) as ModelTrace;
+      },
     });
   }
   const built = new Map<string, ModelTrace>();
   for (const t of traces.values()) {
     const startNs = t.spans.reduce((m, s) => (s.startNs < m ? s.startNs : m), t.spans[0]?.startNs ?? 0n);
     const endNs = t.spans.reduce((m, s) => (s.endNs > m ? s.endNs : m), 0n);
-    built.set(t.traceId, { traceId: t.traceId, spans: t.spans, root: t.spans.find((s) => s.parentSpanId === undefined), startNs, endNs, durationNs: endNs - startNs });
+    built.set(t.traceId, {
+      traceId: t.traceId,
+      spans: t.spans,
+      root: t.spans.find((s) => s.parentSpanId === undefined),
+      startNs,
+      endNs,
+      durationNs: endNs - startNs,
+    });
   }
   return [...built.values()];
 }

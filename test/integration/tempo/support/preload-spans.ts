@@ -15,9 +15,14 @@ export const spansPerTrace = 10;
 export function preloadSpans(dataDir: string, tenant: string, spans: number): Promise<void> {
   const child = spawn(process.execPath, [import.meta.filename, dataDir, tenant, String(spans)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => { if (code === 0) resolve(); else reject(new Error(`preloading spans failed (${code}): ${stderr}`)); });
+    child.once('exit', (code) => {
+      if (code === 0) resolve();
+      else reject(new Error(`preloading spans failed (${code}): ${stderr}`));
+    });
   });
 }
 

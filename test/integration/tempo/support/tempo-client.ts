@@ -18,25 +18,37 @@ export interface Answer {
 }
 
 /** GET `path` with query parameters. */
-export async function ask(endpoint: TempoEndpoint, path: string, params: Readonly<Record<string, string>> = {}, headers: Readonly<Record<string, string>> = {}): Promise<Answer> {
+export async function ask(
+  endpoint: TempoEndpoint,
+  path: string,
+  params: Readonly<Record<string, string>> = {},
+  headers: Readonly<Record<string, string>> = {},
+): Promise<Answer> {
   const query = new URLSearchParams(params).toString();
   const response = await fetch(`${endpoint.url}${path}${query === '' ? '' : `?${query}`}`, { headers: { ...endpoint.headers, ...headers } });
   const bytes = Buffer.from(await response.arrayBuffer());
   const text = bytes.toString('utf8');
   let body: unknown;
-  try { body = JSON.parse(text); } catch { body = undefined; }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
   return { status: response.status, type: response.headers.get('content-type') ?? '', text, bytes, body };
 }
 
 type Json = Record<string, unknown>;
-const arr = (v: unknown): Json[] => (Array.isArray(v) ? v as Json[] : []);
+const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 const byKey = (a: Json, b: Json): number => String(a['key']).localeCompare(String(b['key']));
 const str = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
 function span(s: Json): Json {
   const attributes = arr(s['attributes']).sort(byKey);
   return {
-    spanID: s['spanID'], name: s['name'], startTimeUnixNano: s['startTimeUnixNano'], durationNanos: s['durationNanos'],
+    spanID: s['spanID'],
+    name: s['name'],
+    startTimeUnixNano: s['startTimeUnixNano'],
+    durationNanos: s['durationNanos'],
     ...(attributes.length === 0 ? {} : { attributes }),
   };
 }
@@ -44,18 +56,30 @@ function span(s: Json): Json {
 /** A search answer: traces sorted by id, each spanset's spans by id; `order` keeps the answer's order of traces. */
 export function canonicalSearch(body: unknown, order = false): Json[] {
   const traces = arr((body as Json | undefined)?.['traces']).map((t) => ({
-    traceID: t['traceID'], rootServiceName: t['rootServiceName'], rootTraceName: t['rootTraceName'],
-    startTimeUnixNano: t['startTimeUnixNano'], durationMs: t['durationMs'],
-    ...(t['spanSets'] === undefined ? {} : {
-      spanSets: arr(t['spanSets']).map((set) => ({ matched: set['matched'], spans: arr(set['spans']).map(span).sort((a, b) => str(a['spanID']).localeCompare(str(b['spanID']))) })),
-    }),
+    traceID: t['traceID'],
+    rootServiceName: t['rootServiceName'],
+    rootTraceName: t['rootTraceName'],
+    startTimeUnixNano: t['startTimeUnixNano'],
+    durationMs: t['durationMs'],
+    ...(t['spanSets'] === undefined
+      ? {}
+      : {
+          spanSets: arr(t['spanSets']).map((set) => ({
+            matched: set['matched'],
+            spans: arr(set['spans'])
+              .map(span)
+              .sort((a, b) => str(a['spanID']).localeCompare(str(b['spanID']))),
+          })),
+        }),
   }));
   return order ? traces : traces.sort((a, b) => str(a.traceID).localeCompare(str(b.traceID)));
 }
 
 /** A tag-values answer, v1 (strings) or v2 (typed), sorted. */
 export function canonicalValues(body: unknown): string[] {
-  return arr((body as Json | undefined)?.['tagValues']).map((v) => (typeof v === 'string' ? v : `${str(v['type'])}:${str(v['value'])}`)).sort();
+  return arr((body as Json | undefined)?.['tagValues'])
+    .map((v) => (typeof v === 'string' ? v : `${str(v['type'])}:${str(v['value'])}`))
+    .sort();
 }
 
 /** A v2 tags answer as scope → sorted names. */
@@ -79,8 +103,12 @@ export function canonicalTrace(resourceSpans: unknown): Json[] {
         const picked: Json = {};
         for (const f of spanFields) if (s[f] !== undefined) picked[f] = s[f];
         spans.push({
-          ...picked, attributes: arr(s['attributes']).sort(byKey), events: arr(s['events']), links: arr(s['links']),
-          resource, scope: { name: scope?.['name'], version: scope?.['version'] },
+          ...picked,
+          attributes: arr(s['attributes']).sort(byKey),
+          events: arr(s['events']),
+          links: arr(s['links']),
+          resource,
+          scope: { name: scope?.['name'], version: scope?.['version'] },
         });
       }
     }
@@ -91,7 +119,7 @@ export function canonicalTrace(resourceSpans: unknown): Json[] {
 /** Protobuf bytes of the Trace message (v1) as OTLP JSON resource spans. */
 export function decodeTraceV1(bytes: Uint8Array): unknown {
   const message = opentelemetry.proto.trace.v1.TracesData.decode(bytes);
-  return (opentelemetry.proto.trace.v1.TracesData.toObject(message, { longs: String, enums: String, bytes: String, defaults: false }))['resourceSpans'];
+  return opentelemetry.proto.trace.v1.TracesData.toObject(message, { longs: String, enums: String, bytes: String, defaults: false })['resourceSpans'];
 }
 
 /** Protobuf bytes of Tempo's TraceByIDResponse (v2): field 1 holds the Trace. */

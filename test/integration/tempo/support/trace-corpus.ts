@@ -24,7 +24,10 @@ export function traceCorpus(tenant: string, traces: number, endMs: number, marke
     const service = services[t % services.length] ?? 'checkout';
     const memory = new InMemorySpanExporter();
     const resource = resourceFromAttributes({
-      'service.name': `${marker}-${service}`, 'tenant.id': tenant, 'deployment.region': regions[t % 2] ?? 'eu-west', 'host.cores': 2 + (t % 3),
+      'service.name': `${marker}-${service}`,
+      'tenant.id': tenant,
+      'deployment.region': regions[t % 2] ?? 'eu-west',
+      'host.cores': 2 + (t % 3),
     });
     const provider = new BasicTracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor(memory)] });
     const tracer = provider.getTracer('corpus', '1.0.0');
@@ -32,13 +35,25 @@ export function traceCorpus(tenant: string, traces: number, endMs: number, marke
     const rootMs = [3, 40, 250, 1200, 2000][t % 5] ?? 3;
     const method = methods[t % methods.length] ?? 'GET';
     const status = 200 + (t % 4 === 3 ? 300 : 0) + (t % 7);
-    const rootAttributes: Attributes = { 'http.method': method, 'http.status_code': status, 'http.route': `/api/${service}/${t % 4}`, 'sample.ratio': (t % 10) / 4 + 0.5, cached: t % 2 === 0 };
+    const rootAttributes: Attributes = {
+      'http.method': method,
+      'http.status_code': status,
+      'http.route': `/api/${service}/${t % 4}`,
+      'sample.ratio': (t % 10) / 4 + 0.5,
+      cached: t % 2 === 0,
+    };
     const root = tracer.startSpan(`${method} /api/${service}`, { kind: SpanKind.SERVER, startTime: start, attributes: rootAttributes });
     const parent = trace.setSpan(context.active(), root);
     const children: Span[] = [];
-    const db = tracer.startSpan(t % 3 === 0 ? 'SELECT orders' : 'SELECT carts', {
-      kind: SpanKind.CLIENT, startTime: start + 1, attributes: { 'db.system': t % 2 === 0 ? 'postgresql' : 'redis', 'db.rows': t * 3 },
-    }, parent);
+    const db = tracer.startSpan(
+      t % 3 === 0 ? 'SELECT orders' : 'SELECT carts',
+      {
+        kind: SpanKind.CLIENT,
+        startTime: start + 1,
+        attributes: { 'db.system': t % 2 === 0 ? 'postgresql' : 'redis', 'db.rows': t * 3 },
+      },
+      parent,
+    );
     if (t % 4 === 1) db.setStatus({ code: SpanStatusCode.ERROR, message: 'connection reset' });
     children.push(db);
     if (t % 2 === 0) {
@@ -49,8 +64,12 @@ export function traceCorpus(tenant: string, traces: number, endMs: number, marke
       const send = tracer.startSpan('publish order', { kind: SpanKind.PRODUCER, startTime: start + 1, attributes: { 'messaging.system': 'kafka' } }, parent);
       children.push(send);
     }
-    children.forEach((c, i) => { c.end(start + 1 + Math.max(1, Math.floor(rootMs / (i + 2)))); });
-    root.setStatus(t % 5 === 4 ? { code: SpanStatusCode.ERROR, message: 'upstream failed' } : t % 5 === 0 ? { code: SpanStatusCode.UNSET } : { code: SpanStatusCode.OK });
+    children.forEach((c, i) => {
+      c.end(start + 1 + Math.max(1, Math.floor(rootMs / (i + 2))));
+    });
+    root.setStatus(
+      t % 5 === 4 ? { code: SpanStatusCode.ERROR, message: 'upstream failed' } : t % 5 === 0 ? { code: SpanStatusCode.UNSET } : { code: SpanStatusCode.OK },
+    );
     root.end(start + rootMs);
     out.push(...memory.getFinishedSpans());
   }
@@ -60,7 +79,9 @@ export function traceCorpus(tenant: string, traces: number, endMs: number, marke
 /** Sends spans with the official http/protobuf exporter; `headers` carry the key or X-Scope-OrgID. */
 export async function exportSpans(url: string, headers: Record<string, string>, spans: ReadableSpan[]): Promise<void> {
   const exporter = new OTLPTraceExporter({ url, headers });
-  const result = await new Promise<ExportResult>((resolve) => { exporter.export(spans, resolve); });
+  const result = await new Promise<ExportResult>((resolve) => {
+    exporter.export(spans, resolve);
+  });
   await exporter.shutdown();
   if (result.code !== ExportResultCode.SUCCESS) throw new Error(`export to ${url} failed: ${String(result.error)}`);
 }

@@ -21,7 +21,7 @@ describe('durations', () => {
     expect(parsePromDuration('30m1h')).to.equal(undefined);
   });
 
-  it('reads LogQL durations as Go\'s, else Prometheus\' (Loki\'s lexer tries both)', () => {
+  it("reads LogQL durations as Go's, else Prometheus' (Loki's lexer tries both)", () => {
     expect(parseLogqlDuration('1.5s')).to.equal(1_500_000_000n);
     expect(parseLogqlDuration('2d')).to.equal(172_800_000_000_000n);
     expect(parseLogqlDuration('1d12h')).to.equal(129_600_000_000_000n);
@@ -32,19 +32,25 @@ describe('durations', () => {
 
   it('agrees across dialects on what both read, and never throws', () => {
     const component = fc.tuple(fc.nat({ max: 10_000 }), fc.constantFrom('h', 'm', 's', 'ms'));
-    fc.assert(fc.property(fc.array(component, { minLength: 1, maxLength: 4 }), (parts) => {
-      const order = ['h', 'm', 's', 'ms'];
-      const sorted = [...new Map(parts.map(([n, u]) => [u, n])).entries()].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
-      const text = sorted.map(([u, n]) => `${n}${u}`).join('');
-      const ms = parsePromDuration(text);
-      expect(ms).to.not.equal(undefined);
-      expect(parseGoDuration(text)).to.equal(BigInt(ms ?? 0) * 1_000_000n);
-      expect(parseLogqlDuration(text)).to.equal(BigInt(ms ?? 0) * 1_000_000n);
-    }), { numRuns: 300 });
-    fc.assert(fc.property(fc.string({ maxLength: 30 }), (text) => {
-      parseGoDuration(text);
-      parsePromDuration(text);
-      parseLogqlDuration(text);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.array(component, { minLength: 1, maxLength: 4 }), (parts) => {
+        const order = ['h', 'm', 's', 'ms'];
+        const sorted = [...new Map(parts.map(([n, u]) => [u, n])).entries()].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
+        const text = sorted.map(([u, n]) => `${n}${u}`).join('');
+        const ms = parsePromDuration(text);
+        expect(ms).to.not.equal(undefined);
+        expect(parseGoDuration(text)).to.equal(BigInt(ms ?? 0) * 1_000_000n);
+        expect(parseLogqlDuration(text)).to.equal(BigInt(ms ?? 0) * 1_000_000n);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 30 }), (text) => {
+        parseGoDuration(text);
+        parsePromDuration(text);
+        parseLogqlDuration(text);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -9,16 +9,26 @@ import { settingsWith } from '../../../support/tenant-scans.ts';
 
 const now = 1_800_000_000n * 1_000_000_000n;
 const key: Principal = { name: 'k', scopes: new Set(['read'] as const), tenants: new Set(['acme', 'initech']) };
-const settings = settingsWith((s) => ({ ...s, limits: { ...s.limits, maxQueryDays: 2, maxConcurrentQueries: 3, queryTimeoutSeconds: 7 }, retention: { ...s.retention, logsDays: 5 } }));
+const settings = settingsWith((s) => ({
+  ...s,
+  limits: { ...s.limits, maxQueryDays: 2, maxConcurrentQueries: 3, queryTimeoutSeconds: 7 },
+  retention: { ...s.retention, logsDays: 5 },
+}));
 const open = (signal: 'logs' | 'metrics' | 'usage', abort?: AbortSignal): TenantScan =>
   TenantScan.open({ now: () => now, settings }, { principal: key, tenantId: 'acme', ...(abort === undefined ? {} : { abort }) }, signal);
 
 describe('TenantScan', () => {
-  it('moves a range\'s start up to the oldest row retention keeps, and empties a range wholly past it', () => {
+  it("moves a range's start up to the oldest row retention keeps, and empties a range wholly past it", () => {
     const scan = open('logs');
     expect(scan.visibleFromNs).to.equal(now - 5n * nsPerDay);
-    expect(scan.window({ startNs: now - 6n * nsPerDay, endNs: now - 4n * nsPerDay })).to.deep.equal({ ok: true, value: { startNs: now - 5n * nsPerDay, endNs: now - 4n * nsPerDay } });
-    expect(scan.window({ startNs: now - 9n * nsPerDay, endNs: now - 8n * nsPerDay })).to.deep.equal({ ok: true, value: { startNs: now - 8n * nsPerDay, endNs: now - 8n * nsPerDay } });
+    expect(scan.window({ startNs: now - 6n * nsPerDay, endNs: now - 4n * nsPerDay })).to.deep.equal({
+      ok: true,
+      value: { startNs: now - 5n * nsPerDay, endNs: now - 4n * nsPerDay },
+    });
+    expect(scan.window({ startNs: now - 9n * nsPerDay, endNs: now - 8n * nsPerDay })).to.deep.equal({
+      ok: true,
+      value: { startNs: now - 8n * nsPerDay, endNs: now - 8n * nsPerDay },
+    });
   });
 
   it('refuses a visible range longer than maxQueryDays, counting the grace a read adds before a checked range', () => {
@@ -38,7 +48,7 @@ describe('TenantScan', () => {
     expect(scan.window({ startNs: 0n, endNs: now })).to.deep.equal({ ok: true, value: { startNs: 0n, endNs: now } });
   });
 
-  it('binds the tenant first in every statement and carries the tenant\'s budget', () => {
+  it("binds the tenant first in every statement and carries the tenant's budget", () => {
     const abort = new AbortController().signal;
     const scan = open('metrics', abort);
     const statement = scan.statement();
@@ -50,7 +60,7 @@ describe('TenantScan', () => {
     expect(scan.statement().params.values).to.deep.equal({ p0: 'acme' });
   });
 
-  it('reads the tenants directory only within the key\'s tenants, and across all for an all-tenants key', () => {
+  it("reads the tenants directory only within the key's tenants, and across all for an all-tenants key", () => {
     const some = new DirectoryScan({ principal: key }).statement();
     expect(some.tenantIs()).to.equal('tenant_id IN {p0:Array(String)}');
     expect(some.params.values).to.deep.equal({ p0: ['acme', 'initech'] });

@@ -24,37 +24,50 @@ function jsonRows(converter: RowConverter, request: object): RowBatch {
 
 describe('OTLP/JSON converters on random requests', () => {
   it('write decodable span rows, one per accepted span', () => {
-    fc.assert(fc.property(tracesRequest, (request) => {
-      const { resourceSpans } = ExportTraceServiceRequest.fromObject(request);
-      const batch = jsonRows(tracesFromJson(anyTime, testNow), request);
-      const spans = resourceSpans.flatMap((rs) => (rs.scopeSpans ?? []).flatMap((ss) => ss.spans ?? []));
-      expect(readRows('spans', batch.rows)).to.have.length(batch.rowCount);
-      expect(batch.rowCount + batch.rejected.count).to.equal(spans.length);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(tracesRequest, (request) => {
+        const { resourceSpans } = ExportTraceServiceRequest.fromObject(request);
+        const batch = jsonRows(tracesFromJson(anyTime, testNow), request);
+        const spans = resourceSpans.flatMap((rs) => (rs.scopeSpans ?? []).flatMap((ss) => ss.spans ?? []));
+        expect(readRows('spans', batch.rows)).to.have.length(batch.rowCount);
+        expect(batch.rowCount + batch.rejected.count).to.equal(spans.length);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('write decodable log rows, one per accepted record', () => {
-    fc.assert(fc.property(logsRequest, (request) => {
-      const { resourceLogs } = ExportLogsServiceRequest.fromObject(request);
-      const batch = jsonRows(logsFromJson(new LogIdGenerator('0000000000'), testNow, anyTime), request);
-      const records = resourceLogs.flatMap((rl) => (rl.scopeLogs ?? []).flatMap((sl) => sl.logRecords ?? []));
-      const rows = readRows('logs', batch.rows);
-      expect(rows).to.have.length(batch.rowCount);
-      expect(batch.rowCount + batch.rejected.count).to.equal(records.length);
-      for (const row of rows) expect(typeof row['timestamp'] === 'bigint' && row['timestamp'] >= 0n, String(row['timestamp'])).to.equal(true);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(logsRequest, (request) => {
+        const { resourceLogs } = ExportLogsServiceRequest.fromObject(request);
+        const batch = jsonRows(logsFromJson(new LogIdGenerator('0000000000'), testNow, anyTime), request);
+        const records = resourceLogs.flatMap((rl) => (rl.scopeLogs ?? []).flatMap((sl) => sl.logRecords ?? []));
+        const rows = readRows('logs', batch.rows);
+        expect(rows).to.have.length(batch.rowCount);
+        expect(batch.rowCount + batch.rejected.count).to.equal(records.length);
+        for (const row of rows) expect(typeof row['timestamp'] === 'bigint' && row['timestamp'] >= 0n, String(row['timestamp'])).to.equal(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('write decodable metric rows, one per accepted point of every type', () => {
-    fc.assert(fc.property(metricsRequest, (request) => {
-      const { resourceMetrics } = ExportMetricsServiceRequest.fromObject(request);
-      const batch = jsonRows(metricsFromJson(anyTime, testNow), request);
-      const points = resourceMetrics.flatMap((rm) => (rm.scopeMetrics ?? []).flatMap((sm) => (sm.metrics ?? []).flatMap((m) => {
-        const data = m.gauge ?? m.sum ?? m.histogram ?? m.exponentialHistogram ?? m.summary;
-        return data?.dataPoints ?? [];
-      })));
-      expect(readRows('metrics', batch.rows)).to.have.length(batch.rowCount);
-      expect(batch.rowCount + batch.rejected.count).to.equal(points.length);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(metricsRequest, (request) => {
+        const { resourceMetrics } = ExportMetricsServiceRequest.fromObject(request);
+        const batch = jsonRows(metricsFromJson(anyTime, testNow), request);
+        const points = resourceMetrics.flatMap((rm) =>
+          (rm.scopeMetrics ?? []).flatMap((sm) =>
+            (sm.metrics ?? []).flatMap((m) => {
+              const data = m.gauge ?? m.sum ?? m.histogram ?? m.exponentialHistogram ?? m.summary;
+              return data?.dataPoints ?? [];
+            }),
+          ),
+        );
+        expect(readRows('metrics', batch.rows)).to.have.length(batch.rowCount);
+        expect(batch.rowCount + batch.rejected.count).to.equal(points.length);
+      }),
+      { numRuns: 200 },
+    );
   });
 });

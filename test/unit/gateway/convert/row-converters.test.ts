@@ -35,30 +35,37 @@ function converted(converter: RowConverter, body: Buffer): RowBatch {
 describe('row converters', () => {
   for (const signal of ['traces', 'logs', 'metrics'] as const) {
     it(`write the same ${signal} rows and rejections from protobuf and from OTLP/JSON`, () => {
-      fc.assert(fc.property(requests[signal], (request) => {
-        const fromProtobuf = converted(converters()[signal].protobuf, Buffer.from(encoders[signal](request)));
-        const fromJson = converted(converters()[signal].json, Buffer.from(otlpJson(request)));
-        expect(fromProtobuf.table).to.equal(fromJson.table);
-        expect(fromProtobuf.rowCount).to.equal(fromJson.rowCount);
-        expect(fromProtobuf.rejected.message(nouns[signal])).to.equal(fromJson.rejected.message(nouns[signal]));
-        expect(fromProtobuf.rows.equals(fromJson.rows), rowDifference(fromJson.table, fromJson.rows, fromProtobuf.rows)).to.equal(true);
-      }), { numRuns: 300 });
+      fc.assert(
+        fc.property(requests[signal], (request) => {
+          const fromProtobuf = converted(converters()[signal].protobuf, Buffer.from(encoders[signal](request)));
+          const fromJson = converted(converters()[signal].json, Buffer.from(otlpJson(request)));
+          expect(fromProtobuf.table).to.equal(fromJson.table);
+          expect(fromProtobuf.rowCount).to.equal(fromJson.rowCount);
+          expect(fromProtobuf.rejected.message(nouns[signal])).to.equal(fromJson.rejected.message(nouns[signal]));
+          expect(fromProtobuf.rows.equals(fromJson.rows), rowDifference(fromJson.table, fromJson.rows, fromProtobuf.rows)).to.equal(true);
+        }),
+        { numRuns: 300 },
+      );
     });
   }
 
   it('never throw on mutated protobuf, and write decodable rows for whatever they accept', () => {
-    const mutated = fc.tuple(fc.constantFrom('traces', 'logs', 'metrics'), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(), fc.nat())
+    const mutated = fc
+      .tuple(fc.constantFrom('traces', 'logs', 'metrics'), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(), fc.nat())
       .chain(([signal, at, value, cut, drop]) => requests[signal].map((request) => ({ signal, request, at, value, cut, drop })));
-    fc.assert(fc.property(mutated, ({ signal, request, at, value, cut, drop }) => {
-      const body = Buffer.from(encoders[signal](request));
-      if (body.length === 0) return;
-      body[at % body.length] = value;
-      const cutAt = cut % (body.length + 1);
-      const changed = Buffer.concat([body.subarray(0, cutAt), body.subarray(Math.min(body.length, cutAt + (drop % 4)))]);
-      const result = converters()[signal].protobuf.convert(changed, new TenantResolver(principal));
-      if (result.ok) expect(readRows(result.value.table, result.value.rows)).to.have.length(result.value.rowCount);
-      else expect(result.error).to.match(/^invalid protobuf: /);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(mutated, ({ signal, request, at, value, cut, drop }) => {
+        const body = Buffer.from(encoders[signal](request));
+        if (body.length === 0) return;
+        body[at % body.length] = value;
+        const cutAt = cut % (body.length + 1);
+        const changed = Buffer.concat([body.subarray(0, cutAt), body.subarray(Math.min(body.length, cutAt + (drop % 4)))]);
+        const result = converters()[signal].protobuf.convert(changed, new TenantResolver(principal));
+        if (result.ok) expect(readRows(result.value.table, result.value.rows)).to.have.length(result.value.rowCount);
+        else expect(result.error).to.match(/^invalid protobuf: /);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('report malformed protobuf and invalid JSON as a reason, for every signal', () => {

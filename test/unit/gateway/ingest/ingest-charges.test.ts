@@ -31,18 +31,43 @@ function spans(tenant: string | undefined, count: number): Buffer {
   const attributes = tenant === undefined ? [] : [{ key: 'tenant.id', value: { stringValue: tenant } }];
   const now = String(BigInt(Date.now()) * 1_000_000n);
   const request = ExportTraceServiceRequest.fromObject({
-    resourceSpans: [{ resource: { attributes }, scopeSpans: [{ spans: Array.from({ length: count }, (_, i) => ({ name: `s${i}-${'x'.repeat(100)}`, startTimeUnixNano: now })) }] }],
+    resourceSpans: [
+      {
+        resource: { attributes },
+        scopeSpans: [{ spans: Array.from({ length: count }, (_, i) => ({ name: `s${i}-${'x'.repeat(100)}`, startTimeUnixNano: now })) }],
+      },
+    ],
   });
   return Buffer.from(ExportTraceServiceRequest.encode(request).finish());
 }
 
-function setup(written: Result<void, SubmitFailure> = ok(undefined)): { pipeline: IngestPipeline; limiter: IngestLimiter; rows: RejectedRow[]; usage: RejectedUsage } {
+function setup(written: Result<void, SubmitFailure> = ok(undefined)): {
+  pipeline: IngestPipeline;
+  limiter: IngestLimiter;
+  rows: RejectedRow[];
+  usage: RejectedUsage;
+} {
   const clock = new ManualClock();
   const limiter = new IngestLimiter(settings, { count: 1 }, clock);
   const rows: RejectedRow[] = [];
-  const usage = new RejectedUsage({ write: (r) => { rows.push(...r); return Promise.resolve(ok(undefined)); } }, { flushMs: 60_000 }, clock);
+  const usage = new RejectedUsage(
+    {
+      write: (r) => {
+        rows.push(...r);
+        return Promise.resolve(ok(undefined));
+      },
+    },
+    { flushMs: 60_000 },
+    clock,
+  );
   const writer: DurableWriter = { submit: () => Promise.resolve(written) };
-  const pipeline = new IngestPipeline(writer, gatewayMetrics(new Registry(), () => undefined), undefined, { limiter, rejected: usage }, settings);
+  const pipeline = new IngestPipeline(
+    writer,
+    gatewayMetrics(new Registry(), () => undefined),
+    undefined,
+    { limiter, rejected: usage },
+    settings,
+  );
   return { pipeline, limiter, rows, usage };
 }
 
@@ -66,7 +91,7 @@ describe('ingest pipeline: charges', () => {
     expect(body.length).to.be.greaterThan(10 * rate);
   });
 
-  it('charges items of no tenant to the key\'s own bucket, which then refuses the key before its body', async () => {
+  it("charges items of no tenant to the key's own bucket, which then refuses the key before its body", async () => {
     const { pipeline } = setup();
     expect(pipeline.refuseUnread(everyTenant, 'http', 'traces')).to.equal(undefined);
     expect(await send(pipeline, everyTenant, spans(undefined, 1000))).to.equal('accepted');
@@ -77,7 +102,7 @@ describe('ingest pipeline: charges', () => {
     expect(pipeline.refuseUnread({ ...everyTenant, name: 'other' }, 'http', 'traces')).to.equal(undefined);
   });
 
-  it('charges items of a tenant the key may not write to the key\'s only tenant', async () => {
+  it("charges items of a tenant the key may not write to the key's only tenant", async () => {
     const { pipeline, limiter } = setup();
     expect(await send(pipeline, onlyA, spans('b', 1000))).to.equal('accepted');
     expect(limiter.admits('b')).to.equal(true);
@@ -85,7 +110,7 @@ describe('ingest pipeline: charges', () => {
     expect(pipeline.refuseUnread(onlyA, 'http', 'traces')?.message).to.match(/^tenant "a" is over its ingest limit/);
   });
 
-  it('charges an undecodable body through the converters, and records it as the tenant\'s rejected usage', async () => {
+  it("charges an undecodable body through the converters, and records it as the tenant's rejected usage", async () => {
     const { pipeline, limiter, rows, usage } = setup();
     expect(await send(pipeline, onlyA, Buffer.alloc(burst * 2))).to.equal('invalid');
     expect(limiter.admits('a')).to.equal(false);

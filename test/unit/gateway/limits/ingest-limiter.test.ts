@@ -131,7 +131,16 @@ describe('ingest limiter', () => {
   it('keeps the last count when the registry fails, and starts at 1', async () => {
     const clock = new ManualClock();
     const failures: string[] = [];
-    const count = new ReplicaCount({ beat: () => Promise.resolve({ ok: false, error: 'down' }) }, { periodMs: 1000, onFailure: (m) => { failures.push(m); } }, clock);
+    const count = new ReplicaCount(
+      { beat: () => Promise.resolve({ ok: false, error: 'down' }) },
+      {
+        periodMs: 1000,
+        onFailure: (m) => {
+          failures.push(m);
+        },
+      },
+      clock,
+    );
     await count.start();
     expect(count.count).to.equal(1);
     expect(failures).to.deep.equal(['down']);

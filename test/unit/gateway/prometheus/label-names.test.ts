@@ -11,7 +11,8 @@ import { encodeWriteRequest } from '../../../../support/remote-write-request.ts'
 const nowMs = Date.UTC(2026, 10, 24, 3, 0, 0);
 const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1']) };
 const convert = remoteWriteConverter(defaultItemLimits, () => nowMs);
-const request = (labels: Record<string, string>): Buffer => encodeWriteRequest([{ labels: { __name__: 'up', ...labels }, samples: [{ value: 1, timestampMs: nowMs - 1000 }] }]);
+const request = (labels: Record<string, string>): Buffer =>
+  encodeWriteRequest([{ labels: { __name__: 'up', ...labels }, samples: [{ value: 1, timestampMs: nowMs - 1000 }] }]);
 const outcome = (body: Buffer): string => {
   const result = convert(body, 't1', new TenantResolver(principal));
   return result.ok ? `stored ${result.value.batch.rowCount}` : result.error;
@@ -24,7 +25,9 @@ describe('remote write: label names', () => {
 
   it('refuses a label name with a control character (C0, DEL, C1)', () => {
     for (const name of ['a\nb', 'tab\t', '\u0000', 'del\u007f', 'c1\u0085']) {
-      expect(outcome(request({ [name]: 'v' })), JSON.stringify(name)).to.equal(`invalid protobuf: label name ${JSON.stringify(name)} contains a control character`);
+      expect(outcome(request({ [name]: 'v' })), JSON.stringify(name)).to.equal(
+        `invalid protobuf: label name ${JSON.stringify(name)} contains a control character`,
+      );
     }
   });
 
@@ -34,6 +37,6 @@ describe('remote write: label names', () => {
   });
 
   it('takes the names Prometheus 3 takes: legacy, dotted, any UTF-8 letter', () => {
-    expect(outcome(request({ code: '200', 'http.method': 'GET', 'ñandú_é': 'x', 'ünïcode': 'y' }))).to.equal('stored 1');
+    expect(outcome(request({ code: '200', 'http.method': 'GET', ñandú_é: 'x', ünïcode: 'y' }))).to.equal('stored 1');
   });
 });

@@ -31,6 +31,11 @@ describe('remote write: metadata writes', () => {
     expect(await changed.write('a', [row('z', 'four')])).to.deep.equal({ ok: false, error: 'down' });
     sink.failing = false;
     expect((await changed.write('a', [row('z', 'four')])).ok).to.equal(true);
-    expect(sink.writes).to.deep.equal([['a', ['x:one', 'y:two']], ['b', ['x:one']], ['a', ['y:three']], ['a', ['z:four']]]);
+    expect(sink.writes).to.deep.equal([
+      ['a', ['x:one', 'y:two']],
+      ['b', ['x:one']],
+      ['a', ['y:three']],
+      ['a', ['z:four']],
+    ]);
   });
 });

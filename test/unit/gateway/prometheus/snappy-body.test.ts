@@ -17,7 +17,10 @@ describe('remote write: snappy bodies and content types', () => {
     const block = compressSync(data);
     const ok = decompressSnappy(block, 300_000);
     expect(ok.ok && ok.value.equals(data)).to.equal(true);
-    expect(decompressSnappy(block, 299_999)).to.deep.equal({ ok: false, error: { kind: 'too_large', message: 'the decompressed body (300000 bytes) exceeds the limit of 299999 bytes' } });
+    expect(decompressSnappy(block, 299_999)).to.deep.equal({
+      ok: false,
+      error: { kind: 'too_large', message: 'the decompressed body (300000 bytes) exceeds the limit of 299999 bytes' },
+    });
     // A header that promises 1 GiB in a few bytes is refused by the header alone.
     expect(decompressSnappy(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x04, 0x00]), 4 << 20)).to.have.nested.property('error.kind', 'too_large');
     const corrupt = Buffer.from(block);

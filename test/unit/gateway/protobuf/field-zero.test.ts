@@ -15,7 +15,10 @@ const converters = rowConverters();
 
 describe('protobuf wire reader: field number 0 and wire types 6, 7', () => {
   it('refuses a tag of field 0, naming it and where it is', () => {
-    expect(readWire(() => new WireReader(Buffer.from([0x00, 0x00])).tag())).to.deep.equal({ ok: false, error: 'invalid protobuf: field number 0 at byte 0 (protobuf field numbers start at 1)' });
+    expect(readWire(() => new WireReader(Buffer.from([0x00, 0x00])).tag())).to.deep.equal({
+      ok: false,
+      error: 'invalid protobuf: field number 0 at byte 0 (protobuf field numbers start at 1)',
+    });
     const read = readWire(() => {
       const r = new WireReader(Buffer.from([0x08, 0x01, 0x00, 0x00]));
       r.tag();
@@ -43,7 +46,9 @@ describe('protobuf wire reader: field number 0 and wire types 6, 7', () => {
   }
 
   it('traces: a field 0 (two zero bytes: a varint of 0) inside a valid span is invalid too', () => {
-    const body = Buffer.from(ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [{ name: 's' }] }] }] })).finish());
+    const body = Buffer.from(
+      ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [{ name: 's' }] }] }] })).finish(),
+    );
     // The innermost message (the span, last) gets a trailing field 0; every length prefix grows by two.
     const grown = (at: number): number => (body[at] ?? 0) + 2;
     const patched = Buffer.from([0x0a, grown(1), 0x12, grown(3), 0x12, grown(5), ...body.subarray(6), 0x00, 0x00]);

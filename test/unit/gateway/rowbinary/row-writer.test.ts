@@ -5,7 +5,10 @@ import { RowWriter } from '../../../../gateway/rowbinary/row-writer.ts';
 function leb128(n: number): number[] {
   const out: number[] = [];
   for (let v = n; ; v = Math.floor(v / 128)) {
-    if (v < 0x80) { out.push(v); return out; }
+    if (v < 0x80) {
+      out.push(v);
+      return out;
+    }
     out.push((v & 0x7f) | 0x80);
   }
 }
@@ -13,7 +16,12 @@ function leb128(n: number): number[] {
 describe('RowWriter (RowBinary)', () => {
   it('writes little-endian numbers, 64-bit values from halves, and doubles', () => {
     const w = new RowWriter(1);
-    w.u8(0xfe); w.u32(0xdeadbeef); w.i32(-2); w.u64Parts(0x89abcdef, 0x01234567); w.u64(2 ** 40 + 5); w.f64(-1.5);
+    w.u8(0xfe);
+    w.u32(0xdeadbeef);
+    w.i32(-2);
+    w.u64Parts(0x89abcdef, 0x01234567);
+    w.u64(2 ** 40 + 5);
+    w.f64(-1.5);
     const expected = Buffer.alloc(1 + 4 + 4 + 8 + 8 + 8);
     let at = expected.writeUInt8(0xfe, 0);
     at = expected.writeUInt32LE(0xdeadbeef, at);
@@ -27,10 +35,12 @@ describe('RowWriter (RowBinary)', () => {
   it('prefixes strings with their UTF-8 byte length and writes ids as lower-case hex', () => {
     const w = new RowWriter(1);
     const src = Buffer.from([0x00, 0xab, 0xff]);
-    w.text('é\u{1F600}'); w.string(src, 1, 3); w.hex(src, 0, 3); w.empty(); w.text('\ud800');
-    expect([...w.result()]).to.deep.equal([
-      6, ...Buffer.from('é\u{1F600}'), 2, 0xab, 0xff, 6, ...Buffer.from('00abff'), 0, 3, 0xef, 0xbf, 0xbd,
-    ]);
+    w.text('é\u{1F600}');
+    w.string(src, 1, 3);
+    w.hex(src, 0, 3);
+    w.empty();
+    w.text('\ud800');
+    expect([...w.result()]).to.deep.equal([6, ...Buffer.from('é\u{1F600}'), 2, 0xab, 0xff, 6, ...Buffer.from('00abff'), 0, 3, 0xef, 0xbf, 0xbd]);
   });
 
   it('writes lengths of 128 and more as multi-byte LEB128', () => {

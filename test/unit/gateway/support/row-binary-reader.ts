@@ -8,7 +8,10 @@ import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
 import { logsTable, metricsTable, spansTable } from '../../../../src/clickhouse/schema/tables.ts';
 
 /** A parsed type: `Map(LowCardinality(String), String)` is Map with two arguments; literals ('A' = 1, 9) have no arguments. */
-export interface TypeNode { readonly name: string; readonly args: readonly TypeNode[] }
+export interface TypeNode {
+  readonly name: string;
+  readonly args: readonly TypeNode[];
+}
 
 /**
  * A decoded value: String → string, (U)Int8-32 and Float → number, (U)Int64
@@ -18,7 +21,10 @@ export interface TypeNode { readonly name: string; readonly args: readonly TypeN
  */
 export type RowValue = string | number | bigint | boolean | null | readonly RowValue[];
 export type Row = Readonly<Record<string, RowValue>>;
-export interface Column { readonly name: string; readonly type: TypeNode }
+export interface Column {
+  readonly name: string;
+  readonly type: TypeNode;
+}
 
 /** Parses a ClickHouse type; anything after it (CODEC, DEFAULT) is ignored. */
 export function parseType(text: string): TypeNode {
@@ -58,10 +64,12 @@ const specs = { spans: spansTable(retention), logs: logsTable(retention), metric
 
 /** The columns the converters write for `table`, in order, with their schema types. */
 export function tableColumns(table: TableName): readonly Column[] {
-  const types = new Map(specs[table].columns.map((c) => {
-    const space = c.indexOf(' ');
-    return [c.slice(0, space), parseType(c.slice(space + 1))] as const;
-  }));
+  const types = new Map(
+    specs[table].columns.map((c) => {
+      const space = c.indexOf(' ');
+      return [c.slice(0, space), parseType(c.slice(space + 1))] as const;
+    }),
+  );
   return rowColumns[table].map((name) => {
     const type = types.get(name);
     if (type === undefined) throw new Error(`rowColumns.${table} names ${name}, which the table does not have`);
@@ -71,11 +79,13 @@ export function tableColumns(table: TableName): readonly Column[] {
 
 /** The names of an Enum8 by value, from its 'name' = value literals. */
 function enumNames(type: TypeNode): Map<number, string> {
-  return new Map(type.args.map((a) => {
-    const m = /^'(.*)'\s*=\s*(-?\d+)$/.exec(a.name);
-    if (m === null) throw new Error(`unreadable Enum8 element ${a.name}`);
-    return [Number(m[2]), m[1] ?? ''];
-  }));
+  return new Map(
+    type.args.map((a) => {
+      const m = /^'(.*)'\s*=\s*(-?\d+)$/.exec(a.name);
+      if (m === null) throw new Error(`unreadable Enum8 element ${a.name}`);
+      return [Number(m[2]), m[1] ?? ''];
+    }),
+  );
 }
 
 /** Reads RowBinary values from a buffer. */
@@ -109,19 +119,31 @@ export class RowBinaryReader {
   value(type: TypeNode): RowValue {
     const b = this.buf;
     switch (type.name) {
-      case 'String': return this.#string();
-      case 'LowCardinality': return this.value(this.#arg(type, 0));
-      case 'UInt8': return b.readUInt8(this.#take(1));
-      case 'Int8': return b.readInt8(this.#take(1));
-      case 'UInt16': return b.readUInt16LE(this.#take(2));
-      case 'Int16': return b.readInt16LE(this.#take(2));
-      case 'UInt32': return b.readUInt32LE(this.#take(4));
-      case 'Int32': return b.readInt32LE(this.#take(4));
-      case 'UInt64': return b.readBigUInt64LE(this.#take(8));
+      case 'String':
+        return this.#string();
+      case 'LowCardinality':
+        return this.value(this.#arg(type, 0));
+      case 'UInt8':
+        return b.readUInt8(this.#take(1));
+      case 'Int8':
+        return b.readInt8(this.#take(1));
+      case 'UInt16':
+        return b.readUInt16LE(this.#take(2));
+      case 'Int16':
+        return b.readInt16LE(this.#take(2));
+      case 'UInt32':
+        return b.readUInt32LE(this.#take(4));
+      case 'Int32':
+        return b.readInt32LE(this.#take(4));
+      case 'UInt64':
+        return b.readBigUInt64LE(this.#take(8));
       case 'Int64':
-      case 'DateTime64': return b.readBigInt64LE(this.#take(8));
-      case 'Float32': return b.readFloatLE(this.#take(4));
-      case 'Float64': return b.readDoubleLE(this.#take(8));
+      case 'DateTime64':
+        return b.readBigInt64LE(this.#take(8));
+      case 'Float32':
+        return b.readFloatLE(this.#take(4));
+      case 'Float64':
+        return b.readDoubleLE(this.#take(8));
       case 'Bool': {
         const v = b.readUInt8(this.#take(1));
         if (v > 1) throw new Error(`Bool byte ${v} at ${this.pos - 1}`);
@@ -150,7 +172,8 @@ export class RowBinaryReader {
         for (let i = 0; i < n; i++) out.push([this.value(this.#arg(type, 0)), this.value(this.#arg(type, 1))]);
         return out;
       }
-      default: throw new Error(`the reader does not know type ${type.name}`);
+      default:
+        throw new Error(`the reader does not know type ${type.name}`);
     }
   }
 
@@ -168,7 +191,12 @@ export class RowBinaryReader {
 }
 
 /** Where one column of one row lies in a RowBinary buffer. */
-interface ColumnSpan { readonly row: number; readonly column: string; readonly start: number; readonly end: number }
+interface ColumnSpan {
+  readonly row: number;
+  readonly column: string;
+  readonly start: number;
+  readonly end: number;
+}
 
 /** Decodes every row of `table`, calling `onColumn` with each column's byte range. */
 function decode(table: TableName, rows: Buffer, onColumn?: (span: ColumnSpan) => void): Row[] {
@@ -222,9 +250,15 @@ export function rowDifference(table: TableName, expected: Buffer, actual: Buffer
   let where: ColumnSpan | undefined;
   const decoded = (rows: Buffer, record: boolean): Row[] | string => {
     try {
-      return decode(table, rows, record ? (span) => {
-        if (where === undefined && span.end > at) where = span;
-      } : undefined);
+      return decode(
+        table,
+        rows,
+        record
+          ? (span) => {
+              if (where === undefined && span.end > at) where = span;
+            }
+          : undefined,
+      );
     } catch (e) {
       return e instanceof Error ? e.message : String(e);
     }

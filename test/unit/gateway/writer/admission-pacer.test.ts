@@ -9,7 +9,9 @@ import { ManualClock, settle } from '../../../support/manual-clock.ts';
 /** Tracks a promise's answer without awaiting it. */
 function watch(p: Promise<boolean>): { answer: boolean | undefined } {
   const state: { answer: boolean | undefined } = { answer: undefined };
-  void p.then((a) => { state.answer = a; });
+  void p.then((a) => {
+    state.answer = a;
+  });
   return state;
 }
 
@@ -23,7 +25,13 @@ describe('admission pacer', () => {
   beforeEach(() => {
     starved = [];
     clock = new ManualClock();
-    pacer = new AdmissionPacer(options, (table) => { starved.push(table); }, clock);
+    pacer = new AdmissionPacer(
+      options,
+      (table) => {
+        starved.push(table);
+      },
+      clock,
+    );
   });
 
   /** One INSERT of `rows` that took `seconds`: the pacer then knows the rate, and the backlog is empty. */
@@ -34,7 +42,7 @@ describe('admission pacer', () => {
     pacer.inserted('spans', rows, true, true);
   }
 
-  it('admits one block\'s rows until an INSERT has measured the rate, then waits for that INSERT, cutting the block early', async () => {
+  it("admits one block's rows until an INSERT has measured the rate, then waits for that INSERT, cutting the block early", async () => {
     for (let i = 0; i < 10; i++) expect(await pacer.admit('spans', 10_000)).to.equal(true);
     expect(pacer.backlog('spans')).to.equal(100_000);
     const waiting = watch(pacer.admit('spans', 1000));
@@ -59,7 +67,7 @@ describe('admission pacer', () => {
     expect(await pacer.admit('logs', 1000)).to.equal(true);
   });
 
-  it('lets waiters in at the measured pace, each after its own rows\' worth, without waiting for an INSERT to end', async () => {
+  it("lets waiters in at the measured pace, each after its own rows' worth, without waiting for an INSERT to end", async () => {
     await measure(1000, 1);
     expect(await pacer.admit('spans', 1000)).to.equal(true);
     pacer.inserting('spans');
@@ -98,7 +106,7 @@ describe('admission pacer', () => {
     expect(pacer.backlog('spans')).to.equal(200);
   });
 
-  it('does not count rows being inserted in the backlog: a request enters at the bucket\'s pace while their INSERT runs', async () => {
+  it("does not count rows being inserted in the backlog: a request enters at the bucket's pace while their INSERT runs", async () => {
     await measure(1000, 1);
     expect(await pacer.admit('spans', 1000)).to.equal(true);
     pacer.inserting('spans', 1000); // those 1,000 rows are in an INSERT now
@@ -111,7 +119,13 @@ describe('admission pacer', () => {
   });
 
   it('asks for an early cut while requests wait and fewer INSERTs run than insertSlots', async () => {
-    const two = new AdmissionPacer<'spans'>({ ...options, insertSlots: 2 }, (table) => { starved.push(table); }, clock);
+    const two = new AdmissionPacer<'spans'>(
+      { ...options, insertSlots: 2 },
+      (table) => {
+        starved.push(table);
+      },
+      clock,
+    );
     expect(await two.admit('spans', 1000)).to.equal(true);
     two.inserting('spans');
     await clock.advance(1000);
@@ -192,11 +206,15 @@ describe('admission pacer', () => {
     expect(pacer.waiting('spans')).to.equal(true);
   });
 
-  it('lets a small tenant in ahead of a flooding tenant\'s queue: waiting tenants take turns', async () => {
+  it("lets a small tenant in ahead of a flooding tenant's queue: waiting tenants take turns", async () => {
     await measure(1000, 1);
     expect(await pacer.admit('spans', 1000, 'flood')).to.equal(true);
     const order: string[] = [];
-    const queue = (flow: string, n: number): void => { void pacer.admit('spans', 1000, flow).then(() => { order.push(`${flow}${n}`); }); };
+    const queue = (flow: string, n: number): void => {
+      void pacer.admit('spans', 1000, flow).then(() => {
+        order.push(`${flow}${n}`);
+      });
+    };
     for (let n = 1; n <= 3; n++) queue('flood', n);
     queue('small', 1);
     for (let i = 0; i < 4; i++) {
@@ -206,7 +224,7 @@ describe('admission pacer', () => {
     expect(order).to.deep.equal(['flood1', 'small1', 'flood2', 'flood3']);
   });
 
-  it('drains the bucket slower as the real backlog grows past a second\'s worth, and not at all at the bound', async () => {
+  it("drains the bucket slower as the real backlog grows past a second's worth, and not at all at the bound", async () => {
     await measure(1000, 1);
     expect(await pacer.admit('spans', 1500)).to.equal(true); // backlog 1,500: half way to the bound, the bucket drains 450 rows/s
     const waiting = watch(pacer.admit('spans', 45));

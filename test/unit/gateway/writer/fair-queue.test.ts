@@ -3,7 +3,11 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { FairQueue } from '../../../../gateway/writer/fair-queue.ts';
 
-interface Item { readonly flow: string; readonly rows: number; readonly n: number }
+interface Item {
+  readonly flow: string;
+  readonly rows: number;
+  readonly n: number;
+}
 
 function drain(q: FairQueue<Item>): string[] {
   const out: string[] = [];
@@ -45,19 +49,26 @@ describe('fair queue', () => {
   });
 
   it('hands out every item exactly once, in arrival order per flow, whatever the mix (property)', () => {
-    fc.assert(fc.property(fc.array(fc.record({ flow: fc.constantFrom('a', 'b', 'c'), rows: fc.integer({ min: 1, max: 3000 }), remove: fc.boolean() }), { maxLength: 60 }), (ops) => {
-      const q = new FairQueue<Item>(1000);
-      const kept: Item[] = [];
-      ops.forEach((op, n) => {
-        const item = { flow: op.flow, rows: op.rows, n };
-        q.push(op.flow, item);
-        if (op.remove && n % 3 === 0) q.remove(op.flow, item);
-        else kept.push(item);
-      });
-      const out: Item[] = [];
-      for (let item = q.take(); item !== undefined; item = q.take()) out.push(item);
-      expect(out.map((i) => i.n).sort((x, y) => x - y)).to.deep.equal(kept.map((i) => i.n));
-      for (const flow of ['a', 'b', 'c']) expect(out.filter((i) => i.flow === flow).map((i) => i.n)).to.deep.equal(kept.filter((i) => i.flow === flow).map((i) => i.n));
-    }), { seed: 19, numRuns: 300 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ flow: fc.constantFrom('a', 'b', 'c'), rows: fc.integer({ min: 1, max: 3000 }), remove: fc.boolean() }), { maxLength: 60 }),
+        (ops) => {
+          const q = new FairQueue<Item>(1000);
+          const kept: Item[] = [];
+          ops.forEach((op, n) => {
+            const item = { flow: op.flow, rows: op.rows, n };
+            q.push(op.flow, item);
+            if (op.remove && n % 3 === 0) q.remove(op.flow, item);
+            else kept.push(item);
+          });
+          const out: Item[] = [];
+          for (let item = q.take(); item !== undefined; item = q.take()) out.push(item);
+          expect(out.map((i) => i.n).sort((x, y) => x - y)).to.deep.equal(kept.map((i) => i.n));
+          for (const flow of ['a', 'b', 'c'])
+            expect(out.filter((i) => i.flow === flow).map((i) => i.n)).to.deep.equal(kept.filter((i) => i.flow === flow).map((i) => i.n));
+        },
+      ),
+      { seed: 19, numRuns: 300 },
+    );
   });
 });

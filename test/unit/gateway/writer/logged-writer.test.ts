@@ -37,7 +37,12 @@ class FakeClickHouse implements RowSink {
     // ClickHouse reads a file when the INSERT runs, as this does.
     const chunks = 'file' in source ? [readFileSync(source.file)] : source.chunks;
     this.sources.push('file' in source ? 'file' : 'chunks');
-    const rows = chunks.flatMap((c) => c.toString().split('\n').filter((r) => r !== ''));
+    const rows = chunks.flatMap((c) =>
+      c
+        .toString()
+        .split('\n')
+        .filter((r) => r !== ''),
+    );
     this.insertStarted();
     const failure = this.fail?.(rows);
     if (failure !== undefined) return failure;
@@ -56,11 +61,19 @@ class RecordingObserver implements WriterObserver {
   readonly changes: string[] = [];
   readonly dead: { table: TableName; rows: number; reason: string }[] = [];
   constructor() {
-    this.health = (condition, healthy) => { this.changes.push(`${condition}: ${healthy ? 'ok' : 'failing'}`); };
+    this.health = (condition, healthy) => {
+      this.changes.push(`${condition}: ${healthy ? 'ok' : 'failing'}`);
+    };
   }
-  inserted(): void { /* counted by the fake */ }
-  submitted(): void { /* timings are the metrics' business */ }
-  deadLettered(table: TableName, rows: number, reason: string): void { this.dead.push({ table, rows, reason }); }
+  inserted(): void {
+    /* counted by the fake */
+  }
+  submitted(): void {
+    /* timings are the metrics' business */
+  }
+  deadLettered(table: TableName, rows: number, reason: string): void {
+    this.dead.push({ table, rows, reason });
+  }
 }
 
 const rows = (...names: string[]): Buffer => Buffer.from(names.map((n) => `${n}\n`).join(''));
@@ -68,7 +81,14 @@ const rows = (...names: string[]): Buffer => Buffer.from(names.map((n) => `${n}\
 /** Moves the clock on in steps until `done` settles; the log's and ClickHouse's real I/O runs between steps. */
 async function driveUntil<T>(clock: ManualClock, done: Promise<T>, stepMs = 50): Promise<T> {
   const state = { settled: false };
-  done.then(() => { state.settled = true; }, () => { state.settled = true; });
+  done.then(
+    () => {
+      state.settled = true;
+    },
+    () => {
+      state.settled = true;
+    },
+  );
   while (!state.settled) await clock.advance(stepMs);
   return done;
 }
@@ -80,18 +100,21 @@ describe('logged writer', () => {
     dir = mkdtempSync(join(tmpdir(), 'tenantry-wal-unit-'));
     config = { maxBatchRows: 1000, maxBatchBytes: 1 << 20, maxBatchDelayMs: 60_000, maxLogBytes: 1 << 20, logDir: dir };
   });
-  afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('acknowledges concurrent submissions from the log and inserts them later as one block per table', async () => {
     const ch = new FakeClickHouse();
     const writer = await LoggedWriter.open(ch, config, new RecordingObserver());
-    const answers = await Promise.all([
-      writer.submit('spans', rows('a', 'b'), 2), writer.submit('spans', rows('c'), 1), writer.submit('logs', rows('l'), 1),
-    ]);
+    const answers = await Promise.all([writer.submit('spans', rows('a', 'b'), 2), writer.submit('spans', rows('c'), 1), writer.submit('logs', rows('l'), 1)]);
     expect(answers).to.deep.equal([ok(undefined), ok(undefined), ok(undefined)]);
     expect(ch.inserts).to.deep.equal([]); // acknowledged before any INSERT: the block is not due yet
     await writer.flush();
-    expect(ch.inserts.map((i) => [i.table, i.rows])).to.have.deep.members([['spans', 3], ['logs', 1]]);
+    expect(ch.inserts.map((i) => [i.table, i.rows])).to.have.deep.members([
+      ['spans', 3],
+      ['logs', 1],
+    ]);
     expect(ch.rows.get('spans')).to.deep.equal(['a', 'b', 'c']);
     expect(writer.logBytes).to.equal(0);
     expect(readdirSync(join(dir, 'spans'))).to.deep.equal([]);
@@ -100,7 +123,9 @@ describe('logged writer', () => {
 
   it('cuts a block when it reaches maxBatchRows, and when its first rows are maxBatchDelayMs old', async () => {
     const ch = new FakeClickHouse();
-    const inserted = new Promise<void>((resolve) => { ch.insertStarted = resolve; });
+    const inserted = new Promise<void>((resolve) => {
+      ch.insertStarted = resolve;
+    });
     const byRows = await LoggedWriter.open(ch, { ...config, maxBatchRows: 3 }, new RecordingObserver(), new ManualClock());
     await byRows.submit('spans', rows('1', '2', '3'), 3);
     await inserted; // no flush, no time passing: the row bound cut it
@@ -108,7 +133,9 @@ describe('logged writer', () => {
 
     const aged = new FakeClickHouse();
     const clock = new ManualClock();
-    const agedInserted = new Promise<void>((resolve) => { aged.insertStarted = resolve; });
+    const agedInserted = new Promise<void>((resolve) => {
+      aged.insertStarted = resolve;
+    });
     const byAge = await LoggedWriter.open(aged, { ...config, logDir: join(dir, 'aged'), maxBatchDelayMs: 20 }, new RecordingObserver(), clock);
     await byAge.submit('spans', rows('x'), 1);
     await clock.advance(19);
@@ -124,13 +151,15 @@ describe('logged writer', () => {
     const clock = new ManualClock();
     const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 200, maxBatchRows: 1_000_000 }, new RecordingObserver(), clock);
     let submitted = 0;
-    const clients = Promise.all(Array.from({ length: 64 }, async (_, client) => {
-      for (let i = 0; clock.now() < 700; i++) {
-        const answer = await writer.submit(client % 2 === 0 ? 'spans' : 'logs', rows(`c${client}-${i}`), 1);
-        expect(answer).to.deep.equal(ok(undefined));
-        submitted++;
-      }
-    }));
+    const clients = Promise.all(
+      Array.from({ length: 64 }, async (_, client) => {
+        for (let i = 0; clock.now() < 700; i++) {
+          const answer = await writer.submit(client % 2 === 0 ? 'spans' : 'logs', rows(`c${client}-${i}`), 1);
+          expect(answer).to.deep.equal(ok(undefined));
+          submitted++;
+        }
+      }),
+    );
     await driveUntil(clock, clients, 10);
     await writer.flush();
     expect(submitted).to.be.greaterThan(64);
@@ -151,8 +180,15 @@ describe('logged writer', () => {
     /** Holds ClickHouse's next INSERT; resolves with its release once the INSERT has begun. */
     const holdNextInsert = (): Promise<() => void> => {
       let release: () => void = () => undefined;
-      ch.hold = new Promise((resolve) => { release = resolve; });
-      return new Promise((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(release); }; });
+      ch.hold = new Promise((resolve) => {
+        release = resolve;
+      });
+      return new Promise((resolve) => {
+        ch.insertStarted = () => {
+          ch.insertStarted = () => undefined;
+          resolve(release);
+        };
+      });
     };
 
     // One INSERT of 10 rows taking 100 ms: ClickHouse takes 100 rows a second; half a second's worth may enter at once, one second's be waiting.
@@ -168,7 +204,10 @@ describe('logged writer', () => {
     expect(await writer.submit('spans', rows(...names('b', 70)), 70)).to.deep.equal(ok(undefined));
     release = await held; // 70 rows being inserted, none done yet
     let answered = false;
-    const paced = writer.submit('spans', rows(...names('c', 10)), 10).then((r) => { answered = true; return r; });
+    const paced = writer.submit('spans', rows(...names('c', 10)), 10).then((r) => {
+      answered = true;
+      return r;
+    });
     expect(await writer.submit('logs', rows('another table'), 1)).to.deep.equal(ok(undefined));
     expect(answered).to.equal(false);
     await clock.advance(1500); // 30 rows over the half second's worth, drained at the measured pace (slowed by the backlog) while the INSERT still runs
@@ -180,14 +219,21 @@ describe('logged writer', () => {
     await writer.stop();
   });
 
-  it('cuts a waiting table\'s segment early when ClickHouse would otherwise idle until it is due', async () => {
+  it("cuts a waiting table's segment early when ClickHouse would otherwise idle until it is due", async () => {
     const ch = new FakeClickHouse();
     const clock = new ManualClock();
     // A cut delay no test waits for: only the pacer's early cut can start the second INSERT.
     const writer = await LoggedWriter.open(ch, { ...config, maxBatchDelayMs: 600_000 }, new RecordingObserver(), clock);
     let release: () => void = () => undefined;
-    ch.hold = new Promise((resolve) => { release = resolve; });
-    const started = new Promise<void>((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(); }; });
+    ch.hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    const started = new Promise<void>((resolve) => {
+      ch.insertStarted = () => {
+        ch.insertStarted = () => undefined;
+        resolve();
+      };
+    });
     expect(await writer.submit('spans', rows('a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'a10'), 10)).to.deep.equal(ok(undefined));
     void writer.seal();
     await started;
@@ -197,11 +243,19 @@ describe('logged writer', () => {
     await writer.flush();
 
     expect(await writer.submit('spans', rows('b'), 150)).to.deep.equal(ok(undefined)); // 150 rows by count: over a second's worth
-    const cutEarly = new Promise<void>((resolve) => { ch.insertStarted = () => { ch.insertStarted = () => undefined; resolve(); }; });
+    const cutEarly = new Promise<void>((resolve) => {
+      ch.insertStarted = () => {
+        ch.insertStarted = () => undefined;
+        resolve();
+      };
+    });
     // Waits; no INSERT runs, so the segment is cut once it is half a second old (the early cut's bound), not in 600 s.
     const waiting = writer.submit('spans', rows('c'), 1);
     await clock.advance(499);
-    expect(ch.inserts.map((i) => i.rows), 'not half a second old yet').to.deep.equal([10]);
+    expect(
+      ch.inserts.map((i) => i.rows),
+      'not half a second old yet',
+    ).to.deep.equal([10]);
     await clock.advance(1);
     await cutEarly;
     await clock.advance(1000);
@@ -215,11 +269,17 @@ describe('logged writer', () => {
     const ch = new FakeClickHouse();
     const writer = await LoggedWriter.open(ch, config, new RecordingObserver());
     let release: () => void = () => undefined;
-    ch.hold = new Promise((resolve) => { release = resolve; });
+    ch.hold = new Promise((resolve) => {
+      release = resolve;
+    });
     let starts = 0;
     let twoStarted: () => void = () => undefined;
-    const bothRunning = new Promise<void>((resolve) => { twoStarted = resolve; });
-    ch.insertStarted = () => { if (++starts === 2) twoStarted(); };
+    const bothRunning = new Promise<void>((resolve) => {
+      twoStarted = resolve;
+    });
+    ch.insertStarted = () => {
+      if (++starts === 2) twoStarted();
+    };
     for (const name of ['s1', 's2', 's3']) {
       expect(await writer.submit('spans', rows(name), 1)).to.deep.equal(ok(undefined));
       await writer.seal(); // a segment each; seal() resolves once it is queued for its INSERT
@@ -227,8 +287,13 @@ describe('logged writer', () => {
     await bothRunning;
     // An inserter that let the third segment go too would have queued its read before this one of the same files.
     for (const name of readdirSync(join(dir, 'spans'))) await readFile(join(dir, 'spans', name));
-    await new Promise((resolve) => { setImmediate(resolve); });
-    expect(ch.inserts.map((i) => i.token), 'two INSERTs run; the third waits for one of them').to.have.length(2);
+    await new Promise((resolve) => {
+      setImmediate(resolve);
+    });
+    expect(
+      ch.inserts.map((i) => i.token),
+      'two INSERTs run; the third waits for one of them',
+    ).to.have.length(2);
     ch.hold = undefined;
     release();
     await writer.flush();
@@ -240,7 +305,9 @@ describe('logged writer', () => {
   it('refuses with "overloaded" past maxLogBytes, counting rows the log holds until ClickHouse has them', async () => {
     const ch = new FakeClickHouse();
     let release: () => void = () => undefined;
-    ch.hold = new Promise((resolve) => { release = resolve; });
+    ch.hold = new Promise((resolve) => {
+      release = resolve;
+    });
     const writer = await LoggedWriter.open(ch, { ...config, maxLogBytes: 100 }, new RecordingObserver());
     expect(await writer.submit('spans', Buffer.alloc(60, 'a'), 1)).to.deep.equal(ok(undefined));
     const refused = await writer.submit('spans', Buffer.alloc(60, 'b'), 1);
@@ -260,7 +327,11 @@ describe('logged writer', () => {
     await crashed.submit('spans', rows('before-crash-1', 'before-crash-2'), 2);
     await crashed.submit('logs', rows('never-inserted'), 1);
     let started = 0;
-    const bothReached = new Promise<void>((resolve) => { ch.insertStarted = () => { if (++started === 2) resolve(); }; });
+    const bothReached = new Promise<void>((resolve) => {
+      ch.insertStarted = () => {
+        if (++started === 2) resolve();
+      };
+    });
     void crashed.flush(); // never resolves: both INSERTs are held after storing
     await bothReached;
     // A torn append at the end of a segment, in both of its files: never acknowledged, so never replayed.
@@ -299,18 +370,23 @@ describe('logged writer', () => {
     await writer.submit('spans', rows('after'), 1);
     await writer.flush();
     expect(ch.rows.get('spans')).to.deep.equal(['after']);
-    expect(ch.inserts.map((i) => i.token), 'numbering goes on after the segments found').to.match(/^spans-[0-9a-f]{16}-000000000008$/);
+    expect(
+      ch.inserts.map((i) => i.token),
+      'numbering goes on after the segments found',
+    ).to.match(/^spans-[0-9a-f]{16}-000000000008$/);
     await writer.stop();
   });
 
   it('gives up on stop after stopTimeoutMs while ClickHouse fails, leaving the segment for the next start', async () => {
     const ch = new FakeClickHouse();
-    ch.fail = () => (fail({ kind: 'unavailable', message: 'connection refused' }));
+    ch.fail = () => fail({ kind: 'unavailable', message: 'connection refused' });
     const clock = new ManualClock();
     const writer = await LoggedWriter.open(ch, config, new RecordingObserver(), clock);
     expect(await writer.submit('logs', rows('kept'), 1)).to.deep.equal(ok(undefined));
     let stopped = false;
-    const stopping = writer.stop().then(() => { stopped = true; });
+    const stopping = writer.stop().then(() => {
+      stopped = true;
+    });
     await clock.advance(stopTimeoutMs - 1);
     expect(stopped, 'still retrying').to.equal(false);
     await clock.advance(1);
@@ -357,14 +433,21 @@ describe('logged writer', () => {
     const ch = new FakeClickHouse();
     // The crash point: ClickHouse refused the whole block for its rows, took the first half, and the process died before its answer.
     ch.fail = (r) => (r.length === 4 ? fail({ kind: 'invalid_query', message: 'Cannot parse input' }) : undefined);
-    const firstHalf = new Promise<void>((resolve) => { ch.insertStarted = () => { if (ch.inserts.length === 0 && ch.sources.length > 3) resolve(); }; });
+    const firstHalf = new Promise<void>((resolve) => {
+      ch.insertStarted = () => {
+        if (ch.inserts.length === 0 && ch.sources.length > 3) resolve();
+      };
+    });
     const clock = new ManualClock();
     const crashed = await LoggedWriter.open(ch, config, new RecordingObserver(), clock);
     await Promise.all(['r1', 'r2', 'r3', 'r4'].map((name) => crashed.submit('spans', rows(name), 1)));
     ch.hold = new Promise<void>(() => undefined);
     void crashed.seal();
     await driveUntil(clock, firstHalf);
-    expect(readdirSync(join(dir, 'spans')).filter((n) => n.endsWith('.splits')), 'the split is recorded before the half is inserted').to.have.length(1);
+    expect(
+      readdirSync(join(dir, 'spans')).filter((n) => n.endsWith('.splits')),
+      'the split is recorded before the half is inserted',
+    ).to.have.length(1);
 
     const replay = new FakeClickHouse();
     replay.tokens.add(ch.inserts[0]?.token ?? '');
@@ -393,7 +476,12 @@ describe('write-ahead log segments', () => {
     try {
       const sealed: Segment[] = [];
       const options = { dir, maxBytes: 1 << 20, sync: 'fsync' as const, cut: { maxRows: 1, maxBytes: 1 << 20, maxDelayMs: 60_000 } };
-      const events = { sealed: (s: Segment) => { sealed.push(s); }, diskHealth: () => undefined };
+      const events = {
+        sealed: (s: Segment) => {
+          sealed.push(s);
+        },
+        diskHealth: () => undefined,
+      };
       const first = new WriteAheadLog(options, events, await WriteAheadLog.recover(dir), systemClock);
       await first.append('spans', rows('one'), 1);
       await first.sealAll();

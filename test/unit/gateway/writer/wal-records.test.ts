@@ -2,21 +2,30 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { indexEntries, indexEntryBytes, readIndexed } from '../../../../gateway/writer/wal-records.ts';
 
-describe('write-ahead-log records (a segment\'s rows file and index)', () => {
-  const [first, second, third] = [{ rows: Buffer.from('first rows'), rowCount: 2 }, { rows: Buffer.from('second'), rowCount: 3 }, { rows: Buffer.from('third rows'), rowCount: 1 }];
+describe("write-ahead-log records (a segment's rows file and index)", () => {
+  const [first, second, third] = [
+    { rows: Buffer.from('first rows'), rowCount: 2 },
+    { rows: Buffer.from('second'), rowCount: 3 },
+    { rows: Buffer.from('third rows'), rowCount: 1 },
+  ];
   const appends = [first, second, third];
   const index = indexEntries(appends);
   const rowsFile = Buffer.concat(appends.map((a) => a.rows));
 
   it('read back exactly what was written, with the length of the rows file they cover', () => {
-    fc.assert(fc.property(fc.array(fc.record({ rows: fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), rowCount: fc.nat(10_000) }), { maxLength: 20 }), (records) => {
-      const rows = Buffer.concat(records.map((r) => r.rows));
-      const read = readIndexed(indexEntries(records), rows);
-      expect(read.validRowBytes).to.equal(rows.length);
-      expect(read.validBytes).to.equal(records.length * indexEntryBytes);
-      expect(read.rowCount).to.equal(records.reduce((n, r) => n + r.rowCount, 0));
-      expect(read.records.map((r) => ({ rows: Buffer.from(r.rows), rowCount: r.rowCount }))).to.deep.equal(records);
-    }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ rows: fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), rowCount: fc.nat(10_000) }), { maxLength: 20 }),
+        (records) => {
+          const rows = Buffer.concat(records.map((r) => r.rows));
+          const read = readIndexed(indexEntries(records), rows);
+          expect(read.validRowBytes).to.equal(rows.length);
+          expect(read.validBytes).to.equal(records.length * indexEntryBytes);
+          expect(read.rowCount).to.equal(records.reduce((n, r) => n + r.rowCount, 0));
+          expect(read.records.map((r) => ({ rows: Buffer.from(r.rows), rowCount: r.rowCount }))).to.deep.equal(records);
+        },
+      ),
+    );
   });
 
   it('stop at a torn index entry, and at an entry whose rows the rows file does not hold in full', () => {

@@ -19,7 +19,8 @@ const container = (o: StatefulSet | Deployment | Job): NonNullable<NonNullable<S
   if (c === undefined) throw new Error('no container');
   return c;
 };
-const envOf = (o: StatefulSet | Deployment | Job): Record<string, unknown> => Object.fromEntries((container(o).env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+const envOf = (o: StatefulSet | Deployment | Job): Record<string, unknown> =>
+  Object.fromEntries((container(o).env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
 const config = (objects: Manifest[], file: string): string => get<ConfigMap>(objects, 'ConfigMap/demo-clickhouse-config').data?.[file] ?? '';
 const keeperXml = (objects: Manifest[]): string => get<ConfigMap>(objects, 'ConfigMap/demo-clickhouse-keeper-config').data?.['keeper.xml'] ?? '';
 const jobName = (objects: Manifest[]): string => objects.find((o) => o.kind === 'Job')?.metadata?.name ?? '';
@@ -28,14 +29,22 @@ describe('managed ClickHouse day two (rendered objects)', () => {
   const cluster = render({ shards: 2, replicas: 2 });
 
   it('memory: the limit defaults to the request (servers and Keepers), an explicit limit stays, caches sized from it', () => {
-    expect(container(get<StatefulSet>(cluster, 'StatefulSet/demo-clickhouse-s0')).resources).to.deep.equal({ requests: { cpu: '1', memory: '4Gi' }, limits: { memory: '4Gi' } });
+    expect(container(get<StatefulSet>(cluster, 'StatefulSet/demo-clickhouse-s0')).resources).to.deep.equal({
+      requests: { cpu: '1', memory: '4Gi' },
+      limits: { memory: '4Gi' },
+    });
     expect(withMemoryLimit({ requests: { memory: '2Gi' }, limits: { memory: '3Gi' } }).limits).to.deep.equal({ memory: '3Gi' });
     expect(withMemoryLimit({ requests: { cpu: '1' } })).to.deep.equal({ requests: { cpu: '1' } });
     expect(container(get<StatefulSet>(cluster, 'StatefulSet/demo-clickhouse-keeper')).resources?.limits?.['memory']).to.equal('1Gi');
     const xml = config(cluster, 'tenantry.xml');
     expect(xml).to.contain('<max_server_memory_usage_to_ram_ratio>0.8</max_server_memory_usage_to_ram_ratio>');
     expect(xml).to.contain(`<mark_cache_size>${(4 * 2 ** 30) / 8}</mark_cache_size>`);
-    expect([quantityBytes('512Mi'), quantityBytes('1G'), quantityBytes('1.5Gi'), quantityBytes('lots')]).to.deep.equal([512 * 2 ** 20, 1e9, 1.5 * 2 ** 30, undefined]);
+    expect([quantityBytes('512Mi'), quantityBytes('1G'), quantityBytes('1.5Gi'), quantityBytes('lots')]).to.deep.equal([
+      512 * 2 ** 20,
+      1e9,
+      1.5 * 2 ** 30,
+      undefined,
+    ]);
   });
 
   it('Keeper is ready on its HTTP control /ready (in the quorum), not when its client port opens', () => {
@@ -49,10 +58,14 @@ describe('managed ClickHouse day two (rendered objects)', () => {
     const s1 = get<StatefulSet>(cluster, 'StatefulSet/demo-clickhouse-s1').spec?.template.spec;
     const selector = get<StatefulSet>(cluster, 'StatefulSet/demo-clickhouse-s1').spec?.selector.matchLabels;
     expect(selector).to.include({ 'tenantry.dev/shard': '1' });
-    expect(s1?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution).to.deep.equal([{ labelSelector: { matchLabels: selector }, topologyKey: 'kubernetes.io/hostname' }]);
+    expect(s1?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution).to.deep.equal([
+      { labelSelector: { matchLabels: selector }, topologyKey: 'kubernetes.io/hostname' },
+    ]);
     expect(s1?.topologySpreadConstraints?.[0]).to.include({ topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', maxSkew: 1 });
     const keeper = get<StatefulSet>(cluster, 'StatefulSet/demo-clickhouse-keeper').spec;
-    expect(keeper?.template.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.[0]?.labelSelector?.matchLabels).to.deep.equal(keeper?.selector.matchLabels);
+    expect(keeper?.template.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.[0]?.labelSelector?.matchLabels).to.deep.equal(
+      keeper?.selector.matchLabels,
+    );
   });
 
   it('listens on :: and 0.0.0.0 with listen_try, servers and Keepers', () => {
@@ -113,8 +126,13 @@ describe('managed ClickHouse day two (rendered objects)', () => {
     const two = render({ shards: 2, replicas: 2 });
     const added = two.map(objectKey).filter((k) => !single.map(objectKey).includes(k) && !k.startsWith('Job/'));
     expect(added.sort()).to.deep.equal([
-      'ConfigMap/demo-clickhouse-keeper-config', 'PodDisruptionBudget/demo-clickhouse-keeper', 'PodDisruptionBudget/demo-clickhouse-s0', 'PodDisruptionBudget/demo-clickhouse-s1',
-      'Service/demo-clickhouse-keeper', 'StatefulSet/demo-clickhouse-keeper', 'StatefulSet/demo-clickhouse-s1',
+      'ConfigMap/demo-clickhouse-keeper-config',
+      'PodDisruptionBudget/demo-clickhouse-keeper',
+      'PodDisruptionBudget/demo-clickhouse-s0',
+      'PodDisruptionBudget/demo-clickhouse-s1',
+      'Service/demo-clickhouse-keeper',
+      'StatefulSet/demo-clickhouse-keeper',
+      'StatefulSet/demo-clickhouse-s1',
     ]);
     expect(jobName(two)).not.to.equal(jobName(single));
   });
@@ -133,20 +151,25 @@ describe('managed ClickHouse day two (rendered objects)', () => {
     expect(jobName(render({ shards: 2, replicas: 2 }))).to.equal(jobName(cluster));
   });
 
-  it('2x3 → 2x2: the removed replica\'s volume goes with it (a later scale-up starts it empty, not read-only on metadata dropped from Keeper); deleting the stack keeps volumes', () => {
+  it("2x3 → 2x2: the removed replica's volume goes with it (a later scale-up starts it empty, not read-only on metadata dropped from Keeper); deleting the stack keeps volumes", () => {
     for (const s of ['s0', 's1']) {
-      expect(get<StatefulSet>(cluster, `StatefulSet/demo-clickhouse-${s}`).spec?.persistentVolumeClaimRetentionPolicy).to.deep.equal({ whenScaled: 'Delete', whenDeleted: 'Retain' });
+      expect(get<StatefulSet>(cluster, `StatefulSet/demo-clickhouse-${s}`).spec?.persistentVolumeClaimRetentionPolicy).to.deep.equal({
+        whenScaled: 'Delete',
+        whenDeleted: 'Retain',
+      });
     }
   });
 
-  it('the migrate Job of a cluster first waits until every server runs the new topology\'s config (a server still on the old remote_servers would hide the new hosts)', () => {
+  it("the migrate Job of a cluster first waits until every server runs the new topology's config (a server still on the old remote_servers would hide the new hosts)", () => {
     const three = render({ shards: 3, replicas: 2 });
     const spec = get<Job>(three, `Job/${jobName(three)}`).spec?.template.spec;
     const wait = spec?.initContainers?.[0];
     expect(wait?.image).to.equal(container(get<StatefulSet>(three, 'StatefulSet/demo-clickhouse-s0')).image);
     const env = Object.fromEntries((wait?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(env).to.include({ EXPECTED_HOSTS: '6', CLUSTER_NAME: 'tenantry', CLICKHOUSE_USER: 'tenantry_ddl' });
-    expect((wait?.env?.find((e) => e.name === 'CLUSTER_HOSTS')?.value ?? '').split(' ')).to.have.length(6).and.include('demo-clickhouse-s2-1.demo-clickhouse-headless.obs.svc');
+    expect((wait?.env?.find((e) => e.name === 'CLUSTER_HOSTS')?.value ?? '').split(' '))
+      .to.have.length(6)
+      .and.include('demo-clickhouse-s2-1.demo-clickhouse-headless.obs.svc');
     expect(env['CLICKHOUSE_PASSWORD']).to.deep.equal({ secretKeyRef: { name: 'demo-credentials', key: 'clickhouse-ddl-password' } });
     // The cluster name is bound, and each host must list exactly the expected servers.
     expect(wait?.command?.[2]).to.contain('WHERE cluster = {c:String}').and.contain('[ "$n" = "$EXPECTED_HOSTS" ]').and.contain('exit 1');

@@ -14,9 +14,11 @@ const gateway = (spec: unknown): StatefulSet => {
 };
 
 describe('gateway write-ahead log volume', () => {
-  it('by default: a ReadWriteOnce claim template of 2Gi in the cluster\'s default class, retained on scale-down and deletion', () => {
+  it("by default: a ReadWriteOnce claim template of 2Gi in the cluster's default class, retained on scale-down and deletion", () => {
     const s = gateway({});
-    expect(s.spec?.volumeClaimTemplates?.map((t) => [t.metadata?.name, t.spec])).to.deep.equal([['wal', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } }]]);
+    expect(s.spec?.volumeClaimTemplates?.map((t) => [t.metadata?.name, t.spec])).to.deep.equal([
+      ['wal', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } }],
+    ]);
     expect(s.spec?.persistentVolumeClaimRetentionPolicy).to.deep.equal({ whenScaled: 'Retain', whenDeleted: 'Retain' });
     expect(s.spec?.template.spec?.volumes?.map((v) => v.name)).to.deep.equal(['api-keys']);
     expect(s.spec?.template.spec?.containers[0]?.volumeMounts).to.deep.include({ name: 'wal', mountPath: '/var/lib/tenantry/wal' });

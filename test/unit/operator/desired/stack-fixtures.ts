@@ -8,6 +8,13 @@ export function stackOf(name: string, spec: unknown, generation = 1): Stack {
 }
 
 export const inputs: DesiredInputs = {
-  credentials: { adminKey: 'admin-key-value', clickhousePassword: 'ch-password', clickhouseDdlPassword: 'ch-ddl', interserverPassword: 'ch-interserver', clusterSecret: 'ch-secret', keeperPassword: 'keeper-pw' },
+  credentials: {
+    adminKey: 'admin-key-value',
+    clickhousePassword: 'ch-password',
+    clickhouseDdlPassword: 'ch-ddl',
+    interserverPassword: 'ch-interserver',
+    clusterSecret: 'ch-secret',
+    keeperPassword: 'keeper-pw',
+  },
   referencedSecretsChecksum: '',
 };

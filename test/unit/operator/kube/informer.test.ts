@@ -33,20 +33,41 @@ async function runScript(store: ObjectStore): Promise<string[]> {
       res.end(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old' } }) + '\n');
     }
   });
-  await new Promise<void>((r) => { server.listen(0, '127.0.0.1', r); });
+  await new Promise<void>((r) => {
+    server.listen(0, '127.0.0.1', r);
+  });
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
   const abort = new AbortController();
   const events: string[] = [];
   let synced = 0;
   await runInformer({
-    rest: new KubeRest(kc), type: resourceTypes.stack, namespace: 'ns', store,
-    onEvent: (e: CacheEvent) => { events.push(`${e.type} ${e.object.metadata?.name ?? ''}@${e.object.metadata?.resourceVersion ?? ''} was ${e.previous?.metadata?.resourceVersion ?? '-'}`); },
-    onSynced: () => { synced++; if (synced === 2) abort.abort(); },
-    backoff: { baseMs: 10, maxMs: 20 }, log: silentLogger, signal: abort.signal,
+    rest: new KubeRest(kc),
+    type: resourceTypes.stack,
+    namespace: 'ns',
+    store,
+    onEvent: (e: CacheEvent) => {
+      events.push(`${e.type} ${e.object.metadata?.name ?? ''}@${e.object.metadata?.resourceVersion ?? ''} was ${e.previous?.metadata?.resourceVersion ?? '-'}`);
+    },
+    onSynced: () => {
+      synced++;
+      if (synced === 2) abort.abort();
+    },
+    backoff: { baseMs: 10, maxMs: 20 },
+    log: silentLogger,
+    signal: abort.signal,
   });
   server.closeAllConnections();
-  await new Promise<void>((r) => { server.close(() => { r(); }); });
+  await new Promise<void>((r) => {
+    server.close(() => {
+      r();
+    });
+  });
   return events;
 }
 

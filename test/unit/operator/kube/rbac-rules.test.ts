@@ -8,10 +8,17 @@ import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import { ownedTypes, resourceTypes } from '../../../../operator/kube/resource-types.ts';
 
-interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
 
 const fixture = join(import.meta.dirname, '..', '..', '..', 'fixtures', 'k8s', 'operator-rbac.yaml');
-const rules = (parseAllDocuments(readFileSync(fixture, 'utf8')).map((d) => d.toJS() as { kind: string; rules?: Rule[] }).find((o) => o.kind === 'ClusterRole')?.rules) ?? [];
+const rules =
+  parseAllDocuments(readFileSync(fixture, 'utf8'))
+    .map((d) => d.toJS() as { kind: string; rules?: Rule[] })
+    .find((o) => o.kind === 'ClusterRole')?.rules ?? [];
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 
 /** The verbs granted on group/resource, over every rule. */

@@ -11,16 +11,25 @@ import { KubeRest } from '../../../../operator/kube/kube-rest.ts';
 import { runResourceWatch } from '../../../../operator/kube/resource-watch.ts';
 import { resourceTypes } from '../../../../operator/kube/resource-types.ts';
 
-interface Script { list: number; watches: string[]; failFirstLists: number }
+interface Script {
+  list: number;
+  watches: string[];
+  failFirstLists: number;
+}
 
 function fakeApi(script: Script): Server {
   return createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.searchParams.get('watch') !== 'true') {
       script.list++;
-      if (script.list <= script.failFirstLists) { res.writeHead(503).end('{"reason":"ServiceUnavailable","message":"starting"}'); return; }
+      if (script.list <= script.failFirstLists) {
+        res.writeHead(503).end('{"reason":"ServiceUnavailable","message":"starting"}');
+        return;
+      }
       const rv = String(100 * script.list);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: rv }, items: [{ metadata: { name: `listed-${rv}`, namespace: 'ns', resourceVersion: rv } }] }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ metadata: { resourceVersion: rv }, items: [{ metadata: { name: `listed-${rv}`, namespace: 'ns', resourceVersion: rv } }] }));
       return;
     }
     const from = url.searchParams.get('resourceVersion') ?? '';
@@ -31,7 +40,9 @@ function fakeApi(script: Script): Server {
       // An event, then the server closes the watch normally (after a second, like a timeout).
       res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', namespace: 'ns', resourceVersion: '101' } } }) + '\n');
       // Deliberate: a close right after opening counts as a failure; this one must look like a server timeout.
-      setTimeout(() => { res.end(); }, 1100);
+      setTimeout(() => {
+        res.end();
+      }, 1100);
     } else if (n === 2) {
       res.end(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }) + '\n');
     } else {
@@ -57,19 +68,34 @@ describe('operator list/watch loop', function () {
   it('resumes a closed watch from its resourceVersion and relists after 410 Gone', async () => {
     const script: Script = { list: 0, watches: [], failFirstLists: 1 };
     const server = fakeApi(script);
-    await new Promise<void>((r) => { server.listen(0, '127.0.0.1', r); });
+    await new Promise<void>((r) => {
+      server.listen(0, '127.0.0.1', r);
+    });
     const abort = new AbortController();
     const seen: string[] = [];
     const restarts: string[] = [];
     const done = runResourceWatch({
-      rest: restFor((server.address() as AddressInfo).port), type: resourceTypes.stack, namespace: 'ns',
-      onObject: (type, o) => { seen.push(`${type} ${o.metadata?.name ?? ''}`); if (o.metadata?.name === 'b') abort.abort(); },
-      onRestart: (reason) => { restarts.push(reason); },
-      backoff: { baseMs: 10, maxMs: 20 }, log: silentLogger, signal: abort.signal,
+      rest: restFor((server.address() as AddressInfo).port),
+      type: resourceTypes.stack,
+      namespace: 'ns',
+      onObject: (type, o) => {
+        seen.push(`${type} ${o.metadata?.name ?? ''}`);
+        if (o.metadata?.name === 'b') abort.abort();
+      },
+      onRestart: (reason) => {
+        restarts.push(reason);
+      },
+      backoff: { baseMs: 10, maxMs: 20 },
+      log: silentLogger,
+      signal: abort.signal,
     });
     await done;
     server.closeAllConnections();
-    await new Promise<void>((r) => { server.close(() => { r(); }); });
+    await new Promise<void>((r) => {
+      server.close(() => {
+        r();
+      });
+    });
     expect(restarts).to.deep.equal(['error', 'closed', 'gone']);
     expect(script.list).to.equal(3);
     // Watch 1 from the first good list (200), watch 2 resumed from the event (101), watch 3 from the relist (300).

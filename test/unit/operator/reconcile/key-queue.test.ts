@@ -10,14 +10,22 @@ class ManualClock implements Clock {
   #now = 0;
   readonly #timers = new Map<number, { at: number; fn: () => void }>();
   #next = 0;
-  now(): number { return this.#now; }
+  now(): number {
+    return this.#now;
+  }
   // The injected clock's timer: it fires only when the test advances time, never by real time.
   setTimeout(fn: () => void, ms: number): { cancel(): void } {
     const id = ++this.#next;
     this.#timers.set(id, { at: this.#now + ms, fn });
-    return { cancel: () => { this.#timers.delete(id); } };
+    return {
+      cancel: () => {
+        this.#timers.delete(id);
+      },
+    };
   }
-  get pending(): number { return this.#timers.size; }
+  get pending(): number {
+    return this.#timers.size;
+  }
   /** Moves time to the earliest timer and fires it. */
   fireNext(): void {
     const [id, timer] = [...this.#timers].sort((a, b) => a[1].at - b[1].at)[0] ?? [];
@@ -30,7 +38,12 @@ class ManualClock implements Clock {
 
 const k = (name: string): ObjectKey => ({ namespace: 'ns', name });
 
-function queue(handler: (key: ObjectKey) => Promise<Result<Handled, string>>, backoff: { baseMs: number; maxMs: number }, concurrency: number, clock = new ManualClock()): KeyQueue<ObjectKey> {
+function queue(
+  handler: (key: ObjectKey) => Promise<Result<Handled, string>>,
+  backoff: { baseMs: number; maxMs: number },
+  concurrency: number,
+  clock = new ManualClock(),
+): KeyQueue<ObjectKey> {
   return new KeyQueue<ObjectKey>({ handler, idOf: objectKeyId, backoff, concurrency, clock });
 }
 
@@ -40,14 +53,21 @@ describe('operator key queue', () => {
     let maxRunning = 0;
     const runs: string[] = [];
     let release: () => void = () => undefined;
-    const q = queue(async (key): Promise<Result<Handled, string>> => {
-      running++;
-      maxRunning = Math.max(maxRunning, running);
-      runs.push(key.name);
-      if (runs.length === 1) await new Promise<void>((r) => { release = r; });
-      running--;
-      return ok({});
-    }, { baseMs: 1, maxMs: 1 }, 4);
+    const q = queue(
+      async (key): Promise<Result<Handled, string>> => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        runs.push(key.name);
+        if (runs.length === 1)
+          await new Promise<void>((r) => {
+            release = r;
+          });
+        running--;
+        return ok({});
+      },
+      { baseMs: 1, maxMs: 1 },
+      4,
+    );
     // A handler starts synchronously on add: 'a' is running and blocked on release.
     q.add(k('a'));
     q.add(k('a'));
@@ -63,7 +83,14 @@ describe('operator key queue', () => {
 
   it('keys are typed: the same name in two namespaces is two keys', async () => {
     const runs: string[] = [];
-    const q = queue((key) => { runs.push(objectKeyId(key)); return Promise.resolve(ok({})); }, { baseMs: 1, maxMs: 1 }, 1);
+    const q = queue(
+      (key) => {
+        runs.push(objectKeyId(key));
+        return Promise.resolve(ok({}));
+      },
+      { baseMs: 1, maxMs: 1 },
+      1,
+    );
     q.add({ namespace: 'a', name: 'x/y' });
     q.add({ namespace: 'a/x', name: 'y' });
     await q.whenIdle();
@@ -74,10 +101,15 @@ describe('operator key queue', () => {
   it('retries a failing key with growing delays and resets after success', async () => {
     const clock = new ManualClock();
     const at: number[] = [];
-    const q = queue((): Promise<Result<Handled, string>> => {
-      at.push(clock.now());
-      return Promise.resolve(at.length < 4 ? fail('boom') : ok({}));
-    }, { baseMs: 20, maxMs: 1000 }, 1, clock);
+    const q = queue(
+      (): Promise<Result<Handled, string>> => {
+        at.push(clock.now());
+        return Promise.resolve(at.length < 4 ? fail('boom') : ok({}));
+      },
+      { baseMs: 20, maxMs: 1000 },
+      1,
+      clock,
+    );
     q.add(k('k'));
     for (let retry = 0; retry < 3; retry++) {
       await q.whenIdle();
@@ -95,7 +127,15 @@ describe('operator key queue', () => {
   it('addUnlessScheduled keeps a pending backoff; add supersedes it', async () => {
     let calls = 0;
     const clock = new ManualClock();
-    const q = queue((): Promise<Result<Handled, string>> => { calls++; return Promise.resolve(fail('down')); }, { baseMs: 10_000, maxMs: 10_000 }, 1, clock);
+    const q = queue(
+      (): Promise<Result<Handled, string>> => {
+        calls++;
+        return Promise.resolve(fail('down'));
+      },
+      { baseMs: 10_000, maxMs: 10_000 },
+      1,
+      clock,
+    );
     q.add(k('k'));
     await q.whenIdle();
     expect(clock.pending).to.equal(1);
@@ -112,7 +152,15 @@ describe('operator key queue', () => {
   it('schedules the resync a handler asks for', async () => {
     const clock = new ManualClock();
     let calls = 0;
-    const q = queue(() => { calls++; return Promise.resolve(ok({ resyncAfterMs: 300_000 })); }, { baseMs: 1, maxMs: 1 }, 1, clock);
+    const q = queue(
+      () => {
+        calls++;
+        return Promise.resolve(ok({ resyncAfterMs: 300_000 }));
+      },
+      { baseMs: 1, maxMs: 1 },
+      1,
+      clock,
+    );
     q.add(k('k'));
     await q.whenIdle();
     clock.fireNext();

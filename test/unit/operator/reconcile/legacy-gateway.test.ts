@@ -13,8 +13,11 @@ function cache(deployment: boolean, statefulSet?: { replicas: number; ready: num
   if (deployment) c.of(resourceTypes.deployment).set({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta });
   if (statefulSet !== undefined) {
     c.of(resourceTypes.statefulSet).set({
-      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta,
-      spec: { replicas: statefulSet.replicas }, status: { readyReplicas: statefulSet.ready, observedGeneration: statefulSet.observed },
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: meta,
+      spec: { replicas: statefulSet.replicas },
+      status: { readyReplicas: statefulSet.ready, observedGeneration: statefulSet.observed },
     });
   }
   return c;

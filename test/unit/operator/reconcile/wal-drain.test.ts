@@ -8,21 +8,38 @@ import { drainDecisions } from '../../../../operator/reconcile/wal-drain.ts';
 import { stackOf } from '../desired/stack-fixtures.ts';
 
 const labels = { 'tenantry.dev/stack': 'demo' };
-const claim = (ordinal: number, uid = `claim-${ordinal}`): KubeObject => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: `wal-demo-gateway-${ordinal}`, namespace: 'obs', uid, labels } });
+const claim = (ordinal: number, uid = `claim-${ordinal}`): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  metadata: { name: `wal-demo-gateway-${ordinal}`, namespace: 'obs', uid, labels },
+});
 const job = (ordinal: number, claimUid: string, status: Record<string, unknown> = {}): KubeObject => ({
-  apiVersion: 'batch/v1', kind: 'Job', status,
-  metadata: { name: `demo-gateway-drain-${ordinal}`, namespace: 'obs', uid: `job-${ordinal}`, labels, ownerReferences: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: `wal-demo-gateway-${ordinal}`, uid: claimUid }] },
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  status,
+  metadata: {
+    name: `demo-gateway-drain-${ordinal}`,
+    namespace: 'obs',
+    uid: `job-${ordinal}`,
+    labels,
+    ownerReferences: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: `wal-demo-gateway-${ordinal}`, uid: claimUid }],
+  },
 });
 
 function cacheWith(replicas: number | undefined, objects: KubeObject[]): ClusterCache {
   const cache = new ClusterCache();
-  if (replicas !== undefined) cache.of(resourceTypes.statefulSet).set({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo-gateway', namespace: 'obs' }, spec: { replicas } });
+  if (replicas !== undefined)
+    cache
+      .of(resourceTypes.statefulSet)
+      .set({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'demo-gateway', namespace: 'obs' }, spec: { replicas } });
   for (const o of objects) cache.of(o.kind === 'Job' ? resourceTypes.job : resourceTypes.persistentVolumeClaim).set(o);
   return cache;
 }
 
 const summary = (replicas: number | undefined, objects: KubeObject[]): string[] =>
-  drainDecisions(stackOf('demo', {}), cacheWith(replicas, objects)).map((d) => `${d.kind} ${d.kind === 'start' ? String(d.ordinal) : d.job.metadata?.name ?? ''}`);
+  drainDecisions(stackOf('demo', {}), cacheWith(replicas, objects)).map(
+    (d) => `${d.kind} ${d.kind === 'start' ? String(d.ordinal) : (d.job.metadata?.name ?? '')}`,
+  );
 
 describe('gateway write-ahead log drain decision', () => {
   it('starts a drain for each claim at an ordinal at or above the replica count, and none below', () => {

@@ -17,7 +17,15 @@ function crdDefaults(schema: Schema, path: string[] = []): Array<[string, unknow
 describe('operator stack spec', () => {
   it('an empty spec gets the documented defaults', () => {
     const s = normaliseStackSpec({});
-    expect(s.gateway).to.deep.equal({ replicas: 2, resources: defaultResources.gateway, ports: { otlpHttp: 4318, otlpGrpc: 4317 }, serviceType: 'ClusterIP', maxRequestBytes: 16777216, autoscaling: { enabled: false, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70 }, wal: { volume: 'PersistentVolumeClaim', size: '2Gi', storageClassName: undefined } });
+    expect(s.gateway).to.deep.equal({
+      replicas: 2,
+      resources: defaultResources.gateway,
+      ports: { otlpHttp: 4318, otlpGrpc: 4317 },
+      serviceType: 'ClusterIP',
+      maxRequestBytes: 16777216,
+      autoscaling: { enabled: false, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70 },
+      wal: { volume: 'PersistentVolumeClaim', size: '2Gi', storageClassName: undefined },
+    });
     expect(s.topologySpread).to.deep.equal({ zone: 'ScheduleAnyway', hostname: 'ScheduleAnyway', maxSkew: 1 });
     expect(s.networkPolicy).to.deep.equal({ enabled: false });
     expect(s.clickhouse.mode).to.equal('managed');

@@ -3,12 +3,21 @@ import { Registry } from 'prom-client';
 import type { KubeObject } from '../../../../operator/kube/kube-rest.ts';
 import { registerStackConditions } from '../../../../operator/status/stack-condition-metric.ts';
 
-const stack = (name: string, conditions: Array<{ type: string; status: string }>): KubeObject => ({ metadata: { name, namespace: 'obs' }, status: { conditions } });
+const stack = (name: string, conditions: Array<{ type: string; status: string }>): KubeObject => ({
+  metadata: { name, namespace: 'obs' },
+  status: { conditions },
+});
 
 describe('tenantry_operator_stack_condition', () => {
   it('exports each stack condition as 1 (True) or 0, follows the cache at each scrape, and goes away when unregistered', async () => {
     const registry = new Registry();
-    let stacks = [stack('a', [{ type: 'Ready', status: 'False' }, { type: 'Degraded', status: 'True' }]), stack('b', [{ type: 'Degraded', status: 'False' }])];
+    let stacks = [
+      stack('a', [
+        { type: 'Ready', status: 'False' },
+        { type: 'Degraded', status: 'True' },
+      ]),
+      stack('b', [{ type: 'Degraded', status: 'False' }]),
+    ];
     const unregister = registerStackConditions(registry, () => stacks);
     const text = await registry.metrics();
     expect(text).to.contain('tenantry_operator_stack_condition{namespace="obs",stack="a",condition="Degraded"} 1');

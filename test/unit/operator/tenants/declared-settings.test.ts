@@ -1,10 +1,18 @@
 // Declared settings, pure: reading specs and API answers, picking the values
 // of one source, comparing, describing, and the status they become.
 import { expect } from 'chai';
-import { describeValues, heldBySource, reportedSettingsOf, sameValues, settingsStatus, settingValuesOf } from '../../../../operator/tenants/declared-settings.ts';
+import {
+  describeValues,
+  heldBySource,
+  reportedSettingsOf,
+  sameValues,
+  settingsStatus,
+  settingValuesOf,
+} from '../../../../operator/tenants/declared-settings.ts';
 
 const apiTenant = {
-  id: 'acme', name: 'ACME',
+  id: 'acme',
+  name: 'ACME',
   limits: { ingestBytesPerSecond: 1048576, ingestBurstBytes: 4194304, maxConcurrentQueries: 8, maxQueryDays: 7, queryTimeoutSeconds: 30 },
   retention: { logsDays: 3, tracesDays: 30, metricsDays: 90 },
   sources: {
@@ -16,8 +24,10 @@ const apiTenant = {
 describe('operator declared settings', () => {
   it('reads the known numeric fields of a spec, both groups always present', () => {
     expect(settingValuesOf(undefined)).to.deep.equal({ limits: {}, retention: {} });
-    expect(settingValuesOf({ displayName: 'x', limits: { maxQueryDays: 7, typo: 3, queryTimeoutSeconds: '9' }, retention: { logsDays: 3 } }))
-      .to.deep.equal({ limits: { maxQueryDays: 7 }, retention: { logsDays: 3 } });
+    expect(settingValuesOf({ displayName: 'x', limits: { maxQueryDays: 7, typo: 3, queryTimeoutSeconds: '9' }, retention: { logsDays: 3 } })).to.deep.equal({
+      limits: { maxQueryDays: 7 },
+      retention: { logsDays: 3 },
+    });
   });
 
   it('reads effective values and sources from an API tenant, and nothing from one without settings', () => {

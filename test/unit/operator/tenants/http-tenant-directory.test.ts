@@ -16,7 +16,13 @@ describe('operator HTTP tenant directory', () => {
     limits: { ingestBytesPerSecond: 1048576, ingestBurstBytes: 4194304, maxConcurrentQueries: 8, maxQueryDays: 7, queryTimeoutSeconds: 30 },
     retention: { logsDays: 30, tracesDays: 30, metricsDays: 90 },
     sources: {
-      limits: { ingestBytesPerSecond: 'default', ingestBurstBytes: 'default', maxConcurrentQueries: 'default', maxQueryDays: 'tenant', queryTimeoutSeconds: 'default' },
+      limits: {
+        ingestBytesPerSecond: 'default',
+        ingestBurstBytes: 'default',
+        maxConcurrentQueries: 'default',
+        maxQueryDays: 'tenant',
+        queryTimeoutSeconds: 'default',
+      },
       retention: { logsDays: 'default', tracesDays: 'default', metricsDays: 'default' },
     },
   };
@@ -25,15 +31,30 @@ describe('operator HTTP tenant directory', () => {
     server = createServer((req, res) => {
       seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers.authorization ?? ''}`);
       const url = new URL(req.url ?? '/', 'http://x');
-      const send = (status: number, body: unknown): void => { res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)); };
-      if (req.headers.authorization !== 'Bearer k') { send(401, { error: { code: 'unauthorized', message: 'bad key' } }); return; }
+      const send = (status: number, body: unknown): void => {
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      };
+      if (req.headers.authorization !== 'Bearer k') {
+        send(401, { error: { code: 'unauthorized', message: 'bad key' } });
+        return;
+      }
       if (url.pathname === '/v1/settings/tenant-defaults') {
-        if (defaults === undefined) { send(404, { error: { code: 'not_found', message: 'no route' } }); return; }
+        if (defaults === undefined) {
+          send(404, { error: { code: 'not_found', message: 'no route' } });
+          return;
+        }
         let body = '';
-        req.on('data', (c: Buffer) => { body += c.toString(); }).on('end', () => {
-          if (req.method === 'PUT') { bodies.push(body); defaults = JSON.parse(body); }
-          send(200, defaults);
-        });
+        req
+          .on('data', (c: Buffer) => {
+            body += c.toString();
+          })
+          .on('end', () => {
+            if (req.method === 'PUT') {
+              bodies.push(body);
+              defaults = JSON.parse(body);
+            }
+            send(200, defaults);
+          });
         return;
       }
       if (url.pathname === '/v1/tenants') {
@@ -47,23 +68,39 @@ describe('operator HTTP tenant directory', () => {
       const id = decodeURIComponent(url.pathname.replace('/v1/tenants/', ''));
       if (req.method === 'PUT') {
         let body = '';
-        req.on('data', (c: Buffer) => { body += c.toString(); }).on('end', () => {
-          bodies.push(body);
-          const parsed = JSON.parse(body) as { name?: string; limits?: Record<string, number> };
-          if (parsed.limits?.['maxQueryDays'] === 0) { send(400, { error: { code: 'invalid_request', message: 'limits.maxQueryDays must be at least 1' } }); return; }
-          if (parsed.name !== undefined) names.set(id, parsed.name);
-          send(200, { id, name: names.get(id) ?? '', ...(url.searchParams.get('source') === 'tenant' ? settings : {}) });
-        });
+        req
+          .on('data', (c: Buffer) => {
+            body += c.toString();
+          })
+          .on('end', () => {
+            bodies.push(body);
+            const parsed = JSON.parse(body) as { name?: string; limits?: Record<string, number> };
+            if (parsed.limits?.['maxQueryDays'] === 0) {
+              send(400, { error: { code: 'invalid_request', message: 'limits.maxQueryDays must be at least 1' } });
+              return;
+            }
+            if (parsed.name !== undefined) names.set(id, parsed.name);
+            send(200, { id, name: names.get(id) ?? '', ...(url.searchParams.get('source') === 'tenant' ? settings : {}) });
+          });
         return;
       }
       const name = names.get(id);
-      if (name === undefined) send(404, { error: { code: 'not_found', message: 'no' } }); else send(200, { id, name });
+      if (name === undefined) send(404, { error: { code: 'not_found', message: 'no' } });
+      else send(200, { id, name });
     });
-    await new Promise<void>((r) => { server.listen(0, '127.0.0.1', r); });
+    await new Promise<void>((r) => {
+      server.listen(0, '127.0.0.1', r);
+    });
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   });
 
-  after(async () => { await new Promise<void>((r) => { server.close(() => { r(); }); }); });
+  after(async () => {
+    await new Promise<void>((r) => {
+      server.close(() => {
+        r();
+      });
+    });
+  });
 
   it('follows the cursor through every page with the admin key', async () => {
     const listed = await new HttpTenantDirectory(base, 'k').list();

@@ -14,9 +14,15 @@ class FakeDirectory implements TenantDirectory {
   defaults: Required<SettingValues> | undefined = { limits: {}, retention: {} };
   failPuts = false;
 
-  async list(): Promise<Result<StoredTenant[], string>> { return Promise.resolve(ok([])); }
-  async get(): Promise<Result<StoredTenant | undefined, string>> { return Promise.resolve(ok(undefined)); }
-  async rename(id: string, name: string): Promise<Result<StoredTenant, string>> { return Promise.resolve(ok({ id, name })); }
+  async list(): Promise<Result<StoredTenant[], string>> {
+    return Promise.resolve(ok([]));
+  }
+  async get(): Promise<Result<StoredTenant | undefined, string>> {
+    return Promise.resolve(ok(undefined));
+  }
+  async rename(id: string, name: string): Promise<Result<StoredTenant, string>> {
+    return Promise.resolve(ok({ id, name }));
+  }
 
   async putDeclaredSettings(id: string, declared: Required<SettingValues>): Promise<Result<StoredTenant, string>> {
     this.calls.push(`PUT ${id}?source=tenant ${JSON.stringify(declared)}`);
@@ -38,7 +44,11 @@ class FakeDirectory implements TenantDirectory {
 
 function tenantWith(id: string, values: SettingValues, source: SettingSource): StoredTenant {
   const from = (o: object | undefined): Record<string, SettingSource> => Object.fromEntries(Object.keys(o ?? {}).map((k) => [k, source]));
-  return { id, name: '', settings: { limits: { ...values.limits }, retention: { ...values.retention }, sources: { limits: from(values.limits), retention: from(values.retention) } } };
+  return {
+    id,
+    name: '',
+    settings: { limits: { ...values.limits }, retention: { ...values.retention }, sources: { limits: from(values.limits), retention: from(values.retention) } },
+  };
 }
 
 describe('operator settings push', () => {
@@ -65,7 +75,12 @@ describe('operator settings push', () => {
 
   it('an equal value from another source is not the declared one: pushed, so it takes the tenant source', async () => {
     const dir = new FakeDirectory();
-    const r = await pushDeclaredSettings(dir, 'acme', { limits: { maxQueryDays: 7 }, retention: {} }, tenantWith('acme', { limits: { maxQueryDays: 7 } }, 'api'));
+    const r = await pushDeclaredSettings(
+      dir,
+      'acme',
+      { limits: { maxQueryDays: 7 }, retention: {} },
+      tenantWith('acme', { limits: { maxQueryDays: 7 } }, 'api'),
+    );
     expect(r.ok && r.value.pushed).to.equal(true);
   });
 
@@ -96,11 +111,16 @@ describe('operator settings push', () => {
     expect(await pushTenantDefaults(dir, declared)).to.deep.equal(ok({ pushed: false }));
     dir.defaults = { limits: { maxConcurrentQueries: 4, maxQueryDays: 1 }, retention: { tracesDays: 14 } };
     const reverted = await pushTenantDefaults(dir, declared);
-    expect(reverted.ok && reverted.value.pushed ? reverted.value.was : undefined).to.deep.equal({ limits: { maxConcurrentQueries: 4, maxQueryDays: 1 }, retention: { tracesDays: 14 } });
+    expect(reverted.ok && reverted.value.pushed ? reverted.value.was : undefined).to.deep.equal({
+      limits: { maxConcurrentQueries: 4, maxQueryDays: 1 },
+      retention: { tracesDays: 14 },
+    });
     const removed = await pushTenantDefaults(dir, { limits: {}, retention: {} });
     expect(removed.ok && removed.value.pushed).to.equal(true);
     expect(dir.calls.filter((c) => c.startsWith('PUT'))).to.deep.equal([
-      `PUT defaults ${JSON.stringify(declared)}`, `PUT defaults ${JSON.stringify(declared)}`, `PUT defaults ${JSON.stringify({ limits: {}, retention: {} })}`,
+      `PUT defaults ${JSON.stringify(declared)}`,
+      `PUT defaults ${JSON.stringify(declared)}`,
+      `PUT defaults ${JSON.stringify({ limits: {}, retention: {} })}`,
     ]);
   });
 

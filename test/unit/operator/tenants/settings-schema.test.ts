@@ -8,10 +8,19 @@ import { parse } from 'yaml';
 import { limitBounds, limitFields, retentionBounds, retentionFields } from '../../../../src/tenant/settings/tenant-settings.ts';
 import type { Bound } from '../../../../src/tenant/settings/tenant-settings.ts';
 
-type Schema = { type?: string; minimum?: number; maximum?: number; enum?: unknown[]; properties?: Record<string, Schema>; 'x-kubernetes-preserve-unknown-fields'?: boolean };
+type Schema = {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  enum?: unknown[];
+  properties?: Record<string, Schema>;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+};
 
 function rootSchema(file: string): Schema {
-  const doc = parse(readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'crds', file), 'utf8'), { merge: true }) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } };
+  const doc = parse(readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'crds', file), 'utf8'), { merge: true }) as {
+    spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> };
+  };
   const schema = doc.spec.versions[0]?.schema.openAPIV3Schema;
   if (schema === undefined) throw new Error(`no schema in ${file}`);
   return schema;
@@ -53,7 +62,10 @@ describe('operator CRD schemas of tenant settings', () => {
   it('Tenant status has every effective field and a source enum for each', () => {
     expect(Object.keys(at(tenant, 'status.limits').properties ?? {})).to.have.members([...limitFields]);
     expect(Object.keys(at(tenant, 'status.retention').properties ?? {})).to.have.members([...retentionFields]);
-    for (const [group, fields] of [['limits', limitFields], ['retention', retentionFields]] as const) {
+    for (const [group, fields] of [
+      ['limits', limitFields],
+      ['retention', retentionFields],
+    ] as const) {
       for (const f of fields) expect(at(tenant, `status.sources.${group}.${f}`).enum, `${group}.${f}`).to.have.members(['tenant', 'api', 'stack', 'default']);
     }
   });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { preferredTenantName, sanitiseTenantId, tenantObjectName } from '../../../../operator/tenants/tenant-name.ts';
 
 const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const tenantIdChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~!*\'()-'.split(''));
+const tenantIdChar = fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~!*'()-".split(''));
 const tenantId = fc.string({ unit: tenantIdChar, minLength: 1, maxLength: 150 }).filter((s) => s !== '.' && s !== '..');
 const none = (): string | undefined => undefined;
 
@@ -14,7 +14,7 @@ describe('operator tenant object names', () => {
   });
 
   it('a lossy mapping appends a hash of the exact id, so ids differing in case do not collide', () => {
-    expect(sanitiseTenantId("Acme (EU)!")).to.equal('acme-eu');
+    expect(sanitiseTenantId('Acme (EU)!')).to.equal('acme-eu');
     const upper = preferredTenantName('demo', 'Acme');
     expect(upper).to.match(/^demo-acme-[0-9a-f]{8}$/);
     expect(upper).not.to.equal(preferredTenantName('demo', 'acme'));
@@ -31,13 +31,19 @@ describe('operator tenant object names', () => {
   });
 
   it('property: every valid tenant id maps to a valid object name of at most 253 characters', () => {
-    fc.assert(fc.property(tenantId, (id) => {
-      const name = tenantObjectName('stack-with-a-thirty-char-name1', id, none);
-      return name.length <= 253 && dns1123Subdomain.test(name);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(tenantId, (id) => {
+        const name = tenantObjectName('stack-with-a-thirty-char-name1', id, none);
+        return name.length <= 253 && dns1123Subdomain.test(name);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('property: distinct ids get distinct names', () => {
-    fc.assert(fc.property(tenantId, tenantId, (a, b) => a === b || preferredTenantName('s', a) !== preferredTenantName('s', b)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(tenantId, tenantId, (a, b) => a === b || preferredTenantName('s', a) !== preferredTenantName('s', b)),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -7,9 +7,20 @@ import { constructsOf, isUnsupportedRefusal } from '../../../integration/prometh
 import { compareAnswers, sameValue } from '../../../integration/prometheus/support/promql-client.ts';
 import type { PromAnswer } from '../../../integration/prometheus/support/promql-client.ts';
 
-const matrix = (series: Array<{ metric: Record<string, string>; values: Array<[number, string]> }>): PromAnswer => ({ httpStatus: 200, status: 'success', resultType: 'matrix', result: series });
+const matrix = (series: Array<{ metric: Record<string, string>; values: Array<[number, string]> }>): PromAnswer => ({
+  httpStatus: 200,
+  status: 'success',
+  resultType: 'matrix',
+  result: series,
+});
 const base = [
-  { metric: { __name__: 'up', instance: 'a:1' }, values: [[10, '1'], [20, '0']] as Array<[number, string]> },
+  {
+    metric: { __name__: 'up', instance: 'a:1' },
+    values: [
+      [10, '1'],
+      [20, '0'],
+    ] as Array<[number, string]>,
+  },
   { metric: { __name__: 'up', instance: 'b:1' }, values: [[10, '1']] as Array<[number, string]> },
 ];
 
@@ -24,8 +35,36 @@ describe('Prometheus proof: answer comparison', () => {
     expect(compareAnswers(matrix(base), matrix([a]))).to.match(/missing \{__name__="up", instance="b:1"\}/);
     expect(compareAnswers(matrix(base), matrix([a, b, { metric: { x: '1' }, values: [[10, '1']] }]))).to.match(/extra \{x="1"\}/);
     expect(compareAnswers(matrix(base), matrix([{ ...a, values: [[10, '1']] }, b]))).to.match(/1 points, expected 2/);
-    expect(compareAnswers(matrix(base), matrix([{ ...a, values: [[10, '1'], [21, '0']] }, b]))).to.match(/at 21, expected 20/);
-    expect(compareAnswers(matrix(base), matrix([{ ...a, values: [[10, '1.000000002'], [20, '0']] }, b]))).to.match(/1\.000000002, expected 1/);
+    expect(
+      compareAnswers(
+        matrix(base),
+        matrix([
+          {
+            ...a,
+            values: [
+              [10, '1'],
+              [21, '0'],
+            ],
+          },
+          b,
+        ]),
+      ),
+    ).to.match(/at 21, expected 20/);
+    expect(
+      compareAnswers(
+        matrix(base),
+        matrix([
+          {
+            ...a,
+            values: [
+              [10, '1.000000002'],
+              [20, '0'],
+            ],
+          },
+          b,
+        ]),
+      ),
+    ).to.match(/1\.000000002, expected 1/);
   });
 
   it('values: within 1e-9 relative, NaN equals NaN, infinities only themselves', () => {
@@ -56,9 +95,13 @@ describe('Prometheus proof: compliance report', () => {
 
   it('groups refusals by the construct they name', () => {
     const counts = constructsOf([
-      { query: 'a', detail: 'bad_data: unsupported function "time"' }, { query: 'b', detail: 'bad_data: unsupported function "time"' },
+      { query: 'a', detail: 'bad_data: unsupported function "time"' },
+      { query: 'b', detail: 'bad_data: unsupported function "time"' },
       { query: 'c', detail: 'bad_data: unsupported aggregation "stddev"' },
     ]);
-    expect([...counts]).to.deep.equal([['function "time"', 2], ['aggregation "stddev"', 1]]);
+    expect([...counts]).to.deep.equal([
+      ['function "time"', 2],
+      ['aggregation "stddev"', 1],
+    ]);
   });
 });

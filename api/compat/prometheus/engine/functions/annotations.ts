@@ -21,16 +21,13 @@ export const mixedExponentialCustomWarning = (metric: string): string =>
   `PromQL warning: vector contains a mix of histograms with exponential and custom buckets schemas for metric name ${quoted(metric)}`;
 
 /** A gauge histogram given to a counter function. */
-export const histogramNotCounterWarning = (metric: string): string =>
-  `PromQL warning: this native histogram metric is not a counter: ${quoted(metric)}`;
+export const histogramNotCounterWarning = (metric: string): string => `PromQL warning: this native histogram metric is not a counter: ${quoted(metric)}`;
 
 /** A counter histogram given to a gauge function. */
-export const histogramNotGaugeWarning = (metric: string): string =>
-  `PromQL warning: this native histogram metric is not a gauge: ${quoted(metric)}`;
+export const histogramNotGaugeWarning = (metric: string): string => `PromQL warning: this native histogram metric is not a gauge: ${quoted(metric)}`;
 
 /** A quantile outside [0, 1]. */
-export const invalidQuantileWarning = (q: number): string =>
-  `PromQL warning: quantile value should be between 0 and 1, got ${formatG(q)}`;
+export const invalidQuantileWarning = (q: number): string => `PromQL warning: quantile value should be between 0 and 1, got ${formatG(q)}`;
 
 /** A classic bucket without a parsable `le`. */
 export const badBucketLabelWarning = (metric: string, le: string): string =>

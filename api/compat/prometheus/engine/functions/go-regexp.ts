@@ -3,8 +3,20 @@
 // Go's template expansion ($1, ${1}, $name, $$) for the replacement.
 
 const posixClasses: Readonly<Record<string, string>> = {
-  alnum: '0-9A-Za-z', alpha: 'A-Za-z', ascii: '\\x00-\\x7F', blank: '\\t ', cntrl: '\\x00-\\x1F\\x7F', digit: '0-9',
-  graph: '!-~', lower: 'a-z', print: ' -~', punct: '!-/:-@[-`{-~', space: '\\t\\n\\v\\f\\r ', upper: 'A-Z', word: '0-9A-Za-z_', xdigit: '0-9A-Fa-f',
+  alnum: '0-9A-Za-z',
+  alpha: 'A-Za-z',
+  ascii: '\\x00-\\x7F',
+  blank: '\\t ',
+  cntrl: '\\x00-\\x1F\\x7F',
+  digit: '0-9',
+  graph: '!-~',
+  lower: 'a-z',
+  print: ' -~',
+  punct: '!-/:-@[-`{-~',
+  space: '\\t\\n\\v\\f\\r ',
+  upper: 'A-Z',
+  word: '0-9A-Za-z_',
+  xdigit: '0-9A-Fa-f',
 };
 
 const escapeLiteral = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
@@ -123,7 +135,7 @@ export function expandTemplate(template: string, match: RegExpExecArray): string
     i = dollar + 1 + (braced?.[0].length ?? name.length);
     if (/^[0-9]+$/.test(name)) {
       const n = Number(name);
-      out += n < match.length ? match[n] ?? '' : '';
+      out += n < match.length ? (match[n] ?? '') : '';
     } else {
       out += match.groups?.[name] ?? '';
     }

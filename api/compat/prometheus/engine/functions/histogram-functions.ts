@@ -58,7 +58,10 @@ function splitHistograms(input: Vector): { natives: VectorElement[]; groups: Map
 }
 
 const histogramQuantileDef: FunctionDef = {
-  name: 'histogram_quantile', argTypes: ['scalar', 'vector'], optional: 0, returnType: 'vector',
+  name: 'histogram_quantile',
+  argTypes: ['scalar', 'vector'],
+  optional: 0,
+  returnType: 'vector',
   call: (args, context) => {
     const q = scalarArg(args, 0);
     const { natives, groups, annotations } = splitHistograms(vectorArg(args, 1));
@@ -74,12 +77,20 @@ const histogramQuantileDef: FunctionDef = {
 };
 
 const histogramFractionDef: FunctionDef = {
-  name: 'histogram_fraction', argTypes: ['scalar', 'scalar', 'vector'], optional: 0, returnType: 'vector',
+  name: 'histogram_fraction',
+  argTypes: ['scalar', 'scalar', 'vector'],
+  optional: 0,
+  returnType: 'vector',
   call: (args, context) => {
     const lower = scalarArg(args, 0);
     const upper = scalarArg(args, 1);
     const { natives, groups, annotations } = splitHistograms(vectorArg(args, 2));
-    const out: VectorElement[] = natives.map((el) => ({ labels: el.labels, t: context.t, f: histogramFraction(lower, upper, el.h as FloatHistogram), dropName: true }));
+    const out: VectorElement[] = natives.map((el) => ({
+      labels: el.labels,
+      t: context.t,
+      f: histogramFraction(lower, upper, el.h as FloatHistogram),
+      dropName: true,
+    }));
     for (const group of groups.values()) out.push({ labels: group.labels, t: context.t, f: bucketFraction(lower, upper, group.buckets), dropName: true });
     return answer(out, [...new Set(annotations)]);
   },
@@ -109,8 +120,12 @@ function histogramVariance(h: FloatHistogram): number {
 /** A function of each native histogram in its vector argument; float elements are skipped. */
 function ofNative(name: string, f: (h: FloatHistogram) => number): FunctionDef {
   return {
-    name, argTypes: ['vector'], optional: 0, returnType: 'vector',
-    call: (args, context) => answer(vectorArg(args, 0).flatMap((el) => (el.h === undefined ? [] : [{ labels: el.labels, t: context.t, f: f(el.h), dropName: true }]))),
+    name,
+    argTypes: ['vector'],
+    optional: 0,
+    returnType: 'vector',
+    call: (args, context) =>
+      answer(vectorArg(args, 0).flatMap((el) => (el.h === undefined ? [] : [{ labels: el.labels, t: context.t, f: f(el.h), dropName: true }]))),
   };
 }
 

@@ -53,8 +53,15 @@ function indexed(spans: readonly BucketSpan[], buckets: readonly number[]): Map<
 
 function draftOf(h: FloatHistogram): Draft {
   return {
-    hint: h.counterResetHint, schema: h.schema, zeroThreshold: h.zeroThreshold, zeroCount: h.zeroCount, count: h.count, sum: h.sum,
-    pos: indexed(h.positiveSpans, h.positiveBuckets), neg: indexed(h.negativeSpans, h.negativeBuckets), custom: h.customValues,
+    hint: h.counterResetHint,
+    schema: h.schema,
+    zeroThreshold: h.zeroThreshold,
+    zeroCount: h.zeroCount,
+    count: h.count,
+    sum: h.sum,
+    pos: indexed(h.positiveSpans, h.positiveBuckets),
+    neg: indexed(h.negativeSpans, h.negativeBuckets),
+    custom: h.customValues,
   };
 }
 
@@ -77,8 +84,16 @@ function finish(d: Draft): FloatHistogram {
   const pos = spansOf(d.pos);
   const neg = spansOf(d.neg);
   const base = {
-    counterResetHint: d.hint, schema: d.schema, zeroThreshold: d.zeroThreshold, zeroCount: d.zeroCount, count: d.count, sum: d.sum,
-    positiveSpans: pos.spans, positiveBuckets: pos.buckets, negativeSpans: neg.spans, negativeBuckets: neg.buckets,
+    counterResetHint: d.hint,
+    schema: d.schema,
+    zeroThreshold: d.zeroThreshold,
+    zeroCount: d.zeroCount,
+    count: d.count,
+    sum: d.sum,
+    positiveSpans: pos.spans,
+    positiveBuckets: pos.buckets,
+    negativeSpans: neg.spans,
+    negativeBuckets: neg.buckets,
   };
   return d.custom === undefined ? base : { ...base, customValues: d.custom };
 }
@@ -89,11 +104,11 @@ export function exponentialBound(idx: number, schema: number): number {
 }
 
 function customUpper(custom: readonly number[], idx: number): number {
-  return idx < custom.length ? custom[idx] ?? Infinity : Infinity;
+  return idx < custom.length ? (custom[idx] ?? Infinity) : Infinity;
 }
 
 function customLower(custom: readonly number[], idx: number): number {
-  return idx === 0 ? -Infinity : custom[idx - 1] ?? Infinity;
+  return idx === 0 ? -Infinity : (custom[idx - 1] ?? Infinity);
 }
 
 function reduced(map: ReadonlyMap<number, number>, from: number, to: number): Map<number, number> {
@@ -204,7 +219,10 @@ function combinedHint(a: Hint, b: Hint): Hint {
 }
 
 /** What combining two histograms gives: the histogram, and whether custom bucket bounds had to be reconciled. */
-export interface SummedHistogram { readonly h: FloatHistogram; readonly boundsReconciled: boolean }
+export interface SummedHistogram {
+  readonly h: FloatHistogram;
+  readonly boundsReconciled: boolean;
+}
 
 /** What combining two histograms answers: the sum, or why there is none. */
 export type HistogramSum = Result<SummedHistogram, typeof incompatibleSchema>;
@@ -232,7 +250,10 @@ export function addHistograms(a: FloatHistogram, b: FloatHistogram, subtract = f
   }
   d.count += sign * other.count;
   d.sum += sign * other.sum;
-  for (const [side, from] of [[d.pos, other.pos], [d.neg, other.neg]] as const) {
+  for (const [side, from] of [
+    [d.pos, other.pos],
+    [d.neg, other.neg],
+  ] as const) {
     for (const [idx, c] of from) side.set(idx, (side.get(idx) ?? 0) + sign * c);
   }
   return ok({ h: finish(d), boundsReconciled });
@@ -242,8 +263,12 @@ export function addHistograms(a: FloatHistogram, b: FloatHistogram, subtract = f
 export function scaleHistogram(h: FloatHistogram, factor: number): FloatHistogram {
   const times = (xs: readonly number[]): number[] => xs.map((x) => x * factor);
   return {
-    ...h, zeroCount: h.zeroCount * factor, count: h.count * factor, sum: h.sum * factor,
-    positiveBuckets: times(h.positiveBuckets), negativeBuckets: times(h.negativeBuckets),
+    ...h,
+    zeroCount: h.zeroCount * factor,
+    count: h.count * factor,
+    sum: h.sum * factor,
+    positiveBuckets: times(h.positiveBuckets),
+    negativeBuckets: times(h.negativeBuckets),
     counterResetHint: factor < 0 ? 'gauge' : h.counterResetHint,
   };
 }
@@ -251,12 +276,25 @@ export function scaleHistogram(h: FloatHistogram, factor: number): FloatHistogra
 /** `h` divided by `divisor`; dividing by zero drops the buckets, as Prometheus does. */
 export function divideHistogram(h: FloatHistogram, divisor: number): FloatHistogram {
   if (divisor === 0) {
-    return { ...h, zeroCount: h.zeroCount / 0, count: h.count / 0, sum: h.sum / 0, positiveSpans: [], positiveBuckets: [], negativeSpans: [], negativeBuckets: [] };
+    return {
+      ...h,
+      zeroCount: h.zeroCount / 0,
+      count: h.count / 0,
+      sum: h.sum / 0,
+      positiveSpans: [],
+      positiveBuckets: [],
+      negativeSpans: [],
+      negativeBuckets: [],
+    };
   }
   const over = (xs: readonly number[]): number[] => xs.map((x) => x / divisor);
   return {
-    ...h, zeroCount: h.zeroCount / divisor, count: h.count / divisor, sum: h.sum / divisor,
-    positiveBuckets: over(h.positiveBuckets), negativeBuckets: over(h.negativeBuckets),
+    ...h,
+    zeroCount: h.zeroCount / divisor,
+    count: h.count / divisor,
+    sum: h.sum / divisor,
+    positiveBuckets: over(h.positiveBuckets),
+    negativeBuckets: over(h.negativeBuckets),
     counterResetHint: divisor < 0 ? 'gauge' : h.counterResetHint,
   };
 }
@@ -274,8 +312,16 @@ export function reduceSchema(h: FloatHistogram, schema: number): FloatHistogram 
 /** An empty histogram with `like`'s schema and custom bounds (the zero point of a counter). */
 export function emptyHistogramLike(like: FloatHistogram): FloatHistogram {
   const base = {
-    counterResetHint: 'unknown' as const, schema: like.schema, zeroThreshold: 0, zeroCount: 0, count: 0, sum: 0,
-    positiveSpans: [], positiveBuckets: [], negativeSpans: [], negativeBuckets: [],
+    counterResetHint: 'unknown' as const,
+    schema: like.schema,
+    zeroThreshold: 0,
+    zeroCount: 0,
+    count: 0,
+    sum: 0,
+    positiveSpans: [],
+    positiveBuckets: [],
+    negativeSpans: [],
+    negativeBuckets: [],
   };
   return like.customValues === undefined ? base : { ...base, customValues: like.customValues };
 }
@@ -309,7 +355,7 @@ export function detectReset(h: FloatHistogram, previous: FloatHistogram): boolea
   if (usesCustomBuckets(h) !== usesCustomBuckets(previous)) return true;
   if (usesCustomBuckets(h)) {
     const bounds = sameBounds(h.customValues, previous.customValues)
-      ? h.customValues ?? []
+      ? (h.customValues ?? [])
       : intersectBounds(h.customValues ?? [], previous.customValues ?? []);
     const cur = remapCustom(indexed(h.positiveSpans, h.positiveBuckets), h.customValues ?? [], bounds);
     const prev = remapCustom(indexed(previous.positiveSpans, previous.positiveBuckets), previous.customValues ?? [], bounds);
@@ -327,8 +373,9 @@ export function detectReset(h: FloatHistogram, previous: FloatHistogram): boolea
     for (const idx of [...out.keys()]) if (exponentialBound(idx, h.schema) <= h.zeroThreshold) out.delete(idx);
     return out;
   };
-  return bucketsDecreased(above(cur.pos, h.schema), above(prev.pos, previous.schema))
-    || bucketsDecreased(above(cur.neg, h.schema), above(prev.neg, previous.schema));
+  return (
+    bucketsDecreased(above(cur.pos, h.schema), above(prev.pos, previous.schema)) || bucketsDecreased(above(cur.neg, h.schema), above(prev.neg, previous.schema))
+  );
 }
 
 /** Whether `a` and `b` hold the same data, bit for bit (FloatHistogram.Equals; empty buckets count as absent). */
@@ -340,13 +387,18 @@ export function histogramsEqual(a: FloatHistogram, b: FloatHistogram): boolean {
   const sameMap = (x: ReadonlyMap<number, number>, y: ReadonlyMap<number, number>): boolean => {
     const xs = sortedEntries(x);
     const ys = sortedEntries(y);
-    return xs.length === ys.length && xs.every(([i, c], k) => {
-      const y = ys[k];
-      return y !== undefined && y[0] === i && same(c, y[1]);
-    });
+    return (
+      xs.length === ys.length &&
+      xs.every(([i, c], k) => {
+        const y = ys[k];
+        return y !== undefined && y[0] === i && same(c, y[1]);
+      })
+    );
   };
-  return sameMap(indexed(a.positiveSpans, a.positiveBuckets), indexed(b.positiveSpans, b.positiveBuckets))
-    && sameMap(indexed(a.negativeSpans, a.negativeBuckets), indexed(b.negativeSpans, b.negativeBuckets));
+  return (
+    sameMap(indexed(a.positiveSpans, a.positiveBuckets), indexed(b.positiveSpans, b.positiveBuckets)) &&
+    sameMap(indexed(a.negativeSpans, a.negativeBuckets), indexed(b.negativeSpans, b.negativeBuckets))
+  );
 }
 
 /**
@@ -369,10 +421,12 @@ export function allBuckets(h: FloatHistogram, reverse = false): HistogramBucket[
     if (b.lower > 0 && b.lower < z) return { ...b, lower: z };
     return b;
   };
-  const negative = sortedEntries(indexed(h.negativeSpans, h.negativeBuckets)).reverse()
+  const negative = sortedEntries(indexed(h.negativeSpans, h.negativeBuckets))
+    .reverse()
     .map(([idx, count]) => clip({ lower: -exponentialBound(idx, h.schema), upper: -exponentialBound(idx - 1, h.schema), count }));
-  const positive = sortedEntries(indexed(h.positiveSpans, h.positiveBuckets))
-    .map(([idx, count]) => clip({ lower: exponentialBound(idx - 1, h.schema), upper: exponentialBound(idx, h.schema), count }));
+  const positive = sortedEntries(indexed(h.positiveSpans, h.positiveBuckets)).map(([idx, count]) =>
+    clip({ lower: exponentialBound(idx - 1, h.schema), upper: exponentialBound(idx, h.schema), count }),
+  );
   out.push(...negative);
   if (h.zeroCount > 0) out.push({ lower: -z, upper: z, count: h.zeroCount });
   out.push(...positive);

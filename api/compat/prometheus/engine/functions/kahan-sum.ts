@@ -6,6 +6,6 @@
 export function kahanInc(inc: number, sum: number, c: number): readonly [number, number] {
   const t = sum + inc;
   if (t === Infinity || t === -Infinity) return [t, 0];
-  if (Math.abs(sum) >= Math.abs(inc)) return [t, c + ((sum - t) + inc)];
-  return [t, c + ((inc - t) + sum)];
+  if (Math.abs(sum) >= Math.abs(inc)) return [t, c + (sum - t + inc)];
+  return [t, c + (inc - t + sum)];
 }

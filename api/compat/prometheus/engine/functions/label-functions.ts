@@ -33,7 +33,10 @@ function relabelled(el: VectorElement, dst: string, value: string): VectorElemen
 }
 
 const labelReplace: FunctionDef = {
-  name: 'label_replace', argTypes: ['vector', 'string', 'string', 'string', 'string'], optional: 0, returnType: 'vector',
+  name: 'label_replace',
+  argTypes: ['vector', 'string', 'string', 'string', 'string'],
+  optional: 0,
+  returnType: 'vector',
   call: (args) => {
     const dst = stringArg(args, 1);
     const replacement = stringArg(args, 2);
@@ -51,7 +54,10 @@ const labelReplace: FunctionDef = {
 };
 
 const labelJoin: FunctionDef = {
-  name: 'label_join', argTypes: ['vector', 'string', 'string', 'string'], optional: -1, returnType: 'vector',
+  name: 'label_join',
+  argTypes: ['vector', 'string', 'string', 'string'],
+  optional: -1,
+  returnType: 'vector',
   call: (args) => {
     const dst = stringArg(args, 1);
     const separator = stringArg(args, 2);
@@ -85,11 +91,17 @@ export const labelFunctions: readonly FunctionDef[] = [
   labelReplace,
   labelJoin,
   {
-    name: 'absent', argTypes: ['vector'], optional: 0, returnType: 'vector',
+    name: 'absent',
+    argTypes: ['vector'],
+    optional: 0,
+    returnType: 'vector',
     call: (args, context) => answer(vectorArg(args, 0).length > 0 ? [] : [{ labels: absentLabels(context.selectorMatchers), t: context.t, f: 1 }]),
   },
   {
-    name: 'absent_over_time', argTypes: ['matrix'], optional: 0, returnType: 'vector',
+    name: 'absent_over_time',
+    argTypes: ['matrix'],
+    optional: 0,
+    returnType: 'vector',
     call: (args, context) => {
       const present = matrixArg(args, 0).some((s) => s.floats.length + s.histograms.length > 0);
       return answer(present ? [] : [{ labels: absentLabels(context.selectorMatchers), t: context.t, f: 1, dropName: true }]);

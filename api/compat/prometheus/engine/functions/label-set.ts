@@ -4,7 +4,6 @@
 import type { Labels } from '../sample-source.ts';
 import { compareUtf8 } from '../label-order.ts';
 
-
 /** The value of label `name`, or '' when the set has none (as Prometheus' Get). */
 export function labelValue(labels: Labels, name: string): string {
   for (const [n, v] of labels) if (n === name) return v;

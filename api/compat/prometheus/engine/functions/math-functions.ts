@@ -8,7 +8,10 @@ import { answer, scalarArg, vectorArg } from './step-args.ts';
 /** An element-wise function of the float elements of its vector argument, marking the name for removal. */
 function floatFunc(name: string, f: (x: number) => number): FunctionDef {
   return {
-    name, argTypes: ['vector'], optional: 0, returnType: 'vector',
+    name,
+    argTypes: ['vector'],
+    optional: 0,
+    returnType: 'vector',
     call: (args) => answer(mapFloats(vectorArg(args, 0), f)),
   };
 }
@@ -63,49 +66,76 @@ export const mathFunctions: readonly FunctionDef[] = [
   floatFunc('deg', (x) => (x * 180) / Math.PI),
   floatFunc('sgn', sgn),
   {
-    name: 'clamp', argTypes: ['vector', 'scalar', 'scalar'], optional: 0, returnType: 'vector',
+    name: 'clamp',
+    argTypes: ['vector', 'scalar', 'scalar'],
+    optional: 0,
+    returnType: 'vector',
     call: (args) => answer(clamp(vectorArg(args, 0), scalarArg(args, 1), scalarArg(args, 2))),
   },
   {
-    name: 'clamp_min', argTypes: ['vector', 'scalar'], optional: 0, returnType: 'vector',
+    name: 'clamp_min',
+    argTypes: ['vector', 'scalar'],
+    optional: 0,
+    returnType: 'vector',
     call: (args) => answer(clamp(vectorArg(args, 0), scalarArg(args, 1), Infinity)),
   },
   {
-    name: 'clamp_max', argTypes: ['vector', 'scalar'], optional: 0, returnType: 'vector',
+    name: 'clamp_max',
+    argTypes: ['vector', 'scalar'],
+    optional: 0,
+    returnType: 'vector',
     call: (args) => answer(clamp(vectorArg(args, 0), -Infinity, scalarArg(args, 1))),
   },
   {
     // Ties round up; the inverse of to_nearest is used as Prometheus does, for the same rounding.
-    name: 'round', argTypes: ['vector', 'scalar'], optional: 1, returnType: 'vector',
+    name: 'round',
+    argTypes: ['vector', 'scalar'],
+    optional: 1,
+    returnType: 'vector',
     call: (args) => {
       const inverse = 1 / (args.length > 1 ? scalarArg(args, 1) : 1);
       return answer(mapFloats(vectorArg(args, 0), (x) => Math.floor(x * inverse + 0.5) / inverse));
     },
   },
   {
-    name: 'timestamp', argTypes: ['vector'], optional: 0, returnType: 'vector',
+    name: 'timestamp',
+    argTypes: ['vector'],
+    optional: 0,
+    returnType: 'vector',
     call: (args) => answer(vectorArg(args, 0).map((el) => ({ labels: el.labels, t: el.t, f: el.t / 1000, dropName: true }))),
   },
   {
-    name: 'sort', argTypes: ['vector'], optional: 0, returnType: 'vector',
+    name: 'sort',
+    argTypes: ['vector'],
+    optional: 0,
+    returnType: 'vector',
     call: (args) => answer(sortByValue(vectorArg(args, 0), false)),
   },
   {
-    name: 'sort_desc', argTypes: ['vector'], optional: 0, returnType: 'vector',
+    name: 'sort_desc',
+    argTypes: ['vector'],
+    optional: 0,
+    returnType: 'vector',
     call: (args) => answer(sortByValue(vectorArg(args, 0), true)),
   },
   { name: 'time', argTypes: [], optional: 0, returnType: 'scalar', call: (_args, context) => answer(scalarResult(context.t / 1000, context.t)) },
   { name: 'pi', argTypes: [], optional: 0, returnType: 'scalar', call: (_args, context) => answer(scalarResult(Math.PI, context.t)) },
   {
     // One float element: its value; none or several: NaN.
-    name: 'scalar', argTypes: ['vector'], optional: 0, returnType: 'scalar',
+    name: 'scalar',
+    argTypes: ['vector'],
+    optional: 0,
+    returnType: 'scalar',
     call: (args, context) => {
       const floats = vectorArg(args, 0).filter((el) => el.h === undefined);
-      return answer(scalarResult(floats.length === 1 ? floats[0]?.f ?? NaN : NaN, context.t));
+      return answer(scalarResult(floats.length === 1 ? (floats[0]?.f ?? NaN) : NaN, context.t));
     },
   },
   {
-    name: 'vector', argTypes: ['scalar'], optional: 0, returnType: 'vector',
+    name: 'vector',
+    argTypes: ['scalar'],
+    optional: 0,
+    returnType: 'vector',
     call: (args, context) => answer(scalarResult(scalarArg(args, 0), context.t)),
   },
 ];

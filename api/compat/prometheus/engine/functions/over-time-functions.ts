@@ -19,18 +19,26 @@ interface Computed {
 type Compute = (series: WindowSeries, args: readonly StepArg[], context: CallContext) => Computed;
 
 /** A function of a range vector (at argument `matrixAt`) summarising each series' window. */
-function overTime(name: string, compute: Compute, extra: { readonly keepName?: boolean; readonly scalarFirst?: boolean; readonly scalarAfter?: boolean } = {}): FunctionDef {
-  const argTypes = extra.scalarFirst === true ? ['scalar', 'matrix'] as const : extra.scalarAfter === true ? ['matrix', 'scalar'] as const : ['matrix'] as const;
+function overTime(
+  name: string,
+  compute: Compute,
+  extra: { readonly keepName?: boolean; readonly scalarFirst?: boolean; readonly scalarAfter?: boolean } = {},
+): FunctionDef {
+  const argTypes =
+    extra.scalarFirst === true ? (['scalar', 'matrix'] as const) : extra.scalarAfter === true ? (['matrix', 'scalar'] as const) : (['matrix'] as const);
   const matrixAt = extra.scalarFirst === true ? 1 : 0;
   return {
-    name, argTypes, optional: 0, returnType: 'vector',
+    name,
+    argTypes,
+    optional: 0,
+    returnType: 'vector',
     call: (args, context) => {
       const out: VectorElement[] = [];
       const annotations: string[] = [];
       for (const series of matrixArg(args, matrixAt)) {
         if (series.floats.length + series.histograms.length === 0) continue;
         const computed = compute(series, args, context);
-        annotations.push(...computed.annotations ?? []);
+        annotations.push(...(computed.annotations ?? []));
         if (computed.value === undefined) continue;
         const dropName = extra.keepName === true ? series.dropName === true : true;
         out.push(elementOf(series.labels, context.t, computed.value, dropName));
@@ -110,7 +118,14 @@ function extreme(better: (cur: number, best: number) => boolean): (floats: reado
 /** Least-squares slope and intercept at `interceptTime` (ms), with compensated sums. */
 export function linearRegression(points: readonly FPoint[], interceptTime: number): readonly [number, number] {
   let n = 0;
-  let sumX = 0, cX = 0, sumY = 0, cY = 0, sumXY = 0, cXY = 0, sumX2 = 0, cX2 = 0;
+  let sumX = 0,
+    cX = 0,
+    sumY = 0,
+    cY = 0,
+    sumXY = 0,
+    cXY = 0,
+    sumX2 = 0,
+    cX2 = 0;
   const initY = points[0]?.f ?? NaN;
   let constY = true;
   for (const [i, p] of points.entries()) {
@@ -147,10 +162,7 @@ function sumOrAvg(average: boolean): Compute {
 
 /** The window's samples, floats and histograms, in time order. */
 function merged(series: WindowSeries): readonly ({ readonly f: number } | { readonly h: NonNullable<WindowSeries['histograms'][number]['h']> })[] {
-  const all = [
-    ...series.floats.map((p) => ({ t: p.t, v: { f: p.f } })),
-    ...series.histograms.map((p) => ({ t: p.t, v: { h: p.h } })),
-  ];
+  const all = [...series.floats.map((p) => ({ t: p.t, v: { f: p.f } })), ...series.histograms.map((p) => ({ t: p.t, v: { h: p.h } }))];
   return all.sort((a, b) => a.t - b.t).map((x) => x.v);
 }
 
@@ -210,7 +222,15 @@ const quantileOverTime: Compute = (series, args) => {
   const annotations: string[] = [];
   if (Number.isNaN(q) || q < 0 || q > 1) annotations.push(invalidQuantileWarning(q));
   if (series.histograms.length > 0) annotations.push(histogramIgnoredInMixedRangeInfo(metricNameOf(series)));
-  return { value: { f: quantileOf(q, series.floats.map((p) => p.f)) }, annotations };
+  return {
+    value: {
+      f: quantileOf(
+        q,
+        series.floats.map((p) => p.f),
+      ),
+    },
+    annotations,
+  };
 };
 
 const lastOverTime: Compute = (series) => {
@@ -227,7 +247,10 @@ export const overTimeFunctions: readonly FunctionDef[] = [
   overTime('count_over_time', (s) => ({ value: { f: s.floats.length + s.histograms.length } })),
   overTime('min_over_time', floatsOnly(extreme((cur, best) => cur < best))),
   overTime('max_over_time', floatsOnly(extreme((cur, best) => cur > best))),
-  overTime('stddev_over_time', floatsOnly((fs) => Math.sqrt(variance(fs)))),
+  overTime(
+    'stddev_over_time',
+    floatsOnly((fs) => Math.sqrt(variance(fs))),
+  ),
   overTime('stdvar_over_time', floatsOnly(variance)),
   overTime('quantile_over_time', quantileOverTime, { scalarFirst: true }),
   overTime('last_over_time', lastOverTime, { keepName: true }),

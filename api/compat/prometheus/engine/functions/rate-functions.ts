@@ -5,10 +5,21 @@ import type { CallContext, VectorElement, WindowSeries } from '../values.ts';
 import type { FloatHistogram } from '../sample-source.ts';
 import type { FunctionDef } from './function-types.ts';
 import {
-  histogramNotCounterWarning, histogramNotGaugeWarning, mixedExponentialCustomWarning, mixedFloatsHistogramsWarning, possibleNonCounterInfo,
+  histogramNotCounterWarning,
+  histogramNotGaugeWarning,
+  mixedExponentialCustomWarning,
+  mixedFloatsHistogramsWarning,
+  possibleNonCounterInfo,
 } from './annotations.ts';
 import {
-  addHistograms, detectReset, divideHistogram, emptyHistogramLike, reduceSchema, scaleHistogram, usesCustomBuckets, withHint,
+  addHistograms,
+  detectReset,
+  divideHistogram,
+  emptyHistogramLike,
+  reduceSchema,
+  scaleHistogram,
+  usesCustomBuckets,
+  withHint,
 } from './histogram-math.ts';
 import { elementOf, metricNameOf } from './series-output.ts';
 import type { SeriesValue } from './series-output.ts';
@@ -184,7 +195,10 @@ const counterSuffixes = ['_total', '_sum', '_count', '_bucket'];
 /** A range function applying `compute` to every series of its window. */
 function perSeries(name: string, compute: (series: WindowSeries, context: CallContext) => Computed, warnNonCounter = false): FunctionDef {
   return {
-    name, argTypes: ['matrix'], optional: 0, returnType: 'vector',
+    name,
+    argTypes: ['matrix'],
+    optional: 0,
+    returnType: 'vector',
     call: (args, context) => {
       const out: VectorElement[] = [];
       const annotations: string[] = [];

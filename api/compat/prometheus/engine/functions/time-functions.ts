@@ -11,7 +11,10 @@ function dateFunc(name: string, f: (d: Date) => number): FunctionDef {
     return Number.isNaN(d.getTime()) ? NaN : f(d);
   };
   return {
-    name, argTypes: ['vector'], optional: 1, returnType: 'vector',
+    name,
+    argTypes: ['vector'],
+    optional: 1,
+    returnType: 'vector',
     call: (args, context) => {
       if (args.length === 0) return answer([{ labels: [], t: context.t, f: of(Math.trunc(context.t / 1000)) }]);
       const out: VectorElement[] = [];

@@ -20,7 +20,12 @@ describe('LogQL parsing (the subset Tenantry runs)', () => {
     expect(parsed('{a="1", b!="2", c=~"3.*", d!~"4"} |= "x" or "y" != "z" | json | n >= 5 and (s="t" or u!~"v") | drop __error__, w')).to.deep.equal({
       kind: 'logs',
       selector: {
-        matchers: [{ name: 'a', op: '=', value: '1' }, { name: 'b', op: '!=', value: '2' }, { name: 'c', op: '=~', value: '3.*' }, { name: 'd', op: '!~', value: '4' }],
+        matchers: [
+          { name: 'a', op: '=', value: '1' },
+          { name: 'b', op: '!=', value: '2' },
+          { name: 'c', op: '=~', value: '3.*' },
+          { name: 'd', op: '!~', value: '4' },
+        ],
         stages: [
           { kind: 'line', filter: { op: '|=', values: ['x', 'y'] } },
           { kind: 'line', filter: { op: '!=', values: ['z'] } },
@@ -30,7 +35,11 @@ describe('LogQL parsing (the subset Tenantry runs)', () => {
             predicate: {
               kind: 'and',
               left: { kind: 'number', name: 'n', op: '>=', value: 5 },
-              right: { kind: 'or', left: { kind: 'match', matcher: { name: 's', op: '=', value: 't' } }, right: { kind: 'match', matcher: { name: 'u', op: '!~', value: 'v' } } },
+              right: {
+                kind: 'or',
+                left: { kind: 'match', matcher: { name: 's', op: '=', value: 't' } },
+                right: { kind: 'match', matcher: { name: 'u', op: '!~', value: 'v' } },
+              },
             },
           },
           { kind: 'drop', names: ['__error__', 'w'] },
@@ -44,18 +53,32 @@ describe('LogQL parsing (the subset Tenantry runs)', () => {
     expect(q).to.deep.equal({
       kind: 'metric',
       expr: {
-        kind: 'vector', fn: 'topk', k: 3, grouping: undefined,
+        kind: 'vector',
+        fn: 'topk',
+        k: 3,
+        grouping: undefined,
         inner: {
-          kind: 'vector', fn: 'sum', k: undefined, grouping: { mode: 'by', labels: ['a', 'b', 'c'] },
-          inner: { kind: 'range', fn: 'rate', rangeNs: 300_000_000_000n, selector: { matchers: [{ name: 'x', op: '=', value: 'y' }], stages: [{ kind: 'parser', parser: 'logfmt' }] } },
+          kind: 'vector',
+          fn: 'sum',
+          k: undefined,
+          grouping: { mode: 'by', labels: ['a', 'b', 'c'] },
+          inner: {
+            kind: 'range',
+            fn: 'rate',
+            rangeNs: 300_000_000_000n,
+            selector: { matchers: [{ name: 'x', op: '=', value: 'y' }], stages: [{ kind: 'parser', parser: 'logfmt' }] },
+          },
         },
       },
     });
     const without = parsed('sum(bytes_over_time({x="y"}[1h30m])) without (p, q)');
-    expect(without.kind === 'metric' && without.expr.kind === 'vector' ? without.expr.grouping : undefined).to.deep.equal({ mode: 'without', labels: ['p', 'q'] });
+    expect(without.kind === 'metric' && without.expr.kind === 'vector' ? without.expr.grouping : undefined).to.deep.equal({
+      mode: 'without',
+      labels: ['p', 'q'],
+    });
   });
 
-  it('folds arithmetic between vector() and numbers (Grafana\'s health check) and refuses any other binary operation', () => {
+  it("folds arithmetic between vector() and numbers (Grafana's health check) and refuses any other binary operation", () => {
     expect(parsed('vector(1)+vector(1)')).to.deep.equal({ kind: 'metric', expr: { kind: 'constant', value: 2, scalar: false } });
     expect(parsed('2 * 3')).to.deep.equal({ kind: 'metric', expr: { kind: 'constant', value: 6, scalar: true } });
     expect(refusal('2 * 3 - 1')).to.include('chained binary operations');
@@ -63,7 +86,7 @@ describe('LogQL parsing (the subset Tenantry runs)', () => {
     expect(refusal('sum(vector(1))')).to.include('not supported');
   });
 
-  it('answers a syntax error with Loki\'s line and column', () => {
+  it("answers a syntax error with Loki's line and column", () => {
     expect(refusal('{a="b"')).to.match(/^parse error at line 1, col 7: syntax error: unexpected \$end/);
     expect(refusal('{a="b"}\n  | json |')).to.match(/^parse error at line 2, col \d+: syntax error/);
     expect(refusal('')).to.match(/^parse error/);

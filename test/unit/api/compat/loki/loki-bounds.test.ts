@@ -3,11 +3,24 @@
 import { expect } from 'chai';
 import { parseLogqlDuration } from '../../../../../api/query/durations.ts';
 import { maxDurationNs, maxNesting, maxParsers, maxQueryChars, parseLogql } from '../../../../../api/compat/loki/logql-ast.ts';
-import { maxTimestampNs, parseBounds, parseInterval, parseLimit, parseSecondsOrDuration, parseStep, parseTime, parseVolumeLimit, parseVolumeStep } from '../../../../../api/compat/loki/loki-params.ts';
+import {
+  maxTimestampNs,
+  parseBounds,
+  parseInterval,
+  parseLimit,
+  parseSecondsOrDuration,
+  parseStep,
+  parseTime,
+  parseVolumeLimit,
+  parseVolumeStep,
+} from '../../../../../api/compat/loki/loki-params.ts';
 import type { Form } from '../../../../../api/compat/loki/loki-params.ts';
 import { badRequest, fromApiError } from '../../../../../api/compat/loki/loki-reply.ts';
 
-const form = (values: Record<string, string>): Form => (name) => values[name];
+const form =
+  (values: Record<string, string>): Form =>
+  (name) =>
+    values[name];
 const now = 1_795_490_000_000_000_000n;
 const errorOf = (r: { ok: boolean; error?: unknown }): string => (r.ok ? '' : String((r.error as { message?: string }).message ?? r.error));
 const range = 'count_over_time({a="b"}[1m])';
@@ -69,7 +82,7 @@ describe('Loki API bounds', () => {
     for (const r of ['3651d', '100000000d', `${'9'.repeat(30)}s`]) expect(errorOf(parseLogql(`rate({a="b"}[${r}])`)), r).to.include('range');
   });
 
-  it('writes refusals with Loki\'s status and Retry-After', () => {
+  it("writes refusals with Loki's status and Retry-After", () => {
     expect(badRequest('x')).to.deep.equal({ status: 400, message: 'x' });
     expect(fromApiError({ code: 'rate_limited', message: 'slow down' })).to.deep.equal({ status: 429, message: 'slow down', retryAfterSeconds: 1 });
     expect(fromApiError({ code: 'invalid_request', message: 'bad' })).to.deep.equal({ status: 400, message: 'bad' });

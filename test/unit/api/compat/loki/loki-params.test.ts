@@ -2,7 +2,10 @@ import { expect } from 'chai';
 import { parseBounds, parseDirection, parseLimit, parseStep, parseTimestamp } from '../../../../../api/compat/loki/loki-params.ts';
 import type { Form } from '../../../../../api/compat/loki/loki-params.ts';
 
-const form = (values: Record<string, string>): Form => (name) => values[name];
+const form =
+  (values: Record<string, string>): Form =>
+  (name) =>
+    values[name];
 const now = 1_795_490_000_000_000_000n;
 
 describe('Loki query parameters', () => {
@@ -21,7 +24,7 @@ describe('Loki query parameters', () => {
     expect(bad.ok ? '' : bad.error).to.include("could not parse 'start'");
   });
 
-  it('takes Loki\'s default step and refuses more than 11,000 points', () => {
+  it("takes Loki's default step and refuses more than 11,000 points", () => {
     const bounds = { startNs: 0n, endNs: 3_600_000_000_000n };
     expect(parseStep(form({}), bounds)).to.deep.equal({ ok: true, value: 14_000_000_000n });
     expect(parseStep(form({ step: '30s' }), bounds)).to.deep.equal({ ok: true, value: 30_000_000_000n });

@@ -13,25 +13,54 @@ describe('prometheus label order', () => {
     expect(sign(compareUtf8('\uffff', '\u{10000}'))).to.equal(-1);
     expect(sign(compareUtf8('a', 'ab'))).to.equal(-1);
     expect(compareUtf8('job', 'job')).to.equal(0);
-    fc.assert(fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
-      expect(sign(compareUtf8(a, b))).to.equal(sign(Buffer.compare(Buffer.from(a), Buffer.from(b))));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        expect(sign(compareUtf8(a, b))).to.equal(sign(Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('orders label sets pair by pair, name before value, then the shorter first', () => {
     const sets: (readonly [string, string])[][] = [
-      [['__name__', 'up'], ['job', 'b']],
-      [['__name__', 'up'], ['job', 'a'], ['zone', 'x']],
-      [['__name__', 'up'], ['job', 'a']],
-      [['__name__', 'up'], ['instance', 'z']],
+      [
+        ['__name__', 'up'],
+        ['job', 'b'],
+      ],
+      [
+        ['__name__', 'up'],
+        ['job', 'a'],
+        ['zone', 'x'],
+      ],
+      [
+        ['__name__', 'up'],
+        ['job', 'a'],
+      ],
+      [
+        ['__name__', 'up'],
+        ['instance', 'z'],
+      ],
       [['__name__', 'down']],
     ];
     expect([...sets].sort(compareLabelSets)).to.deep.equal([
       [['__name__', 'down']],
-      [['__name__', 'up'], ['instance', 'z']],
-      [['__name__', 'up'], ['job', 'a']],
-      [['__name__', 'up'], ['job', 'a'], ['zone', 'x']],
-      [['__name__', 'up'], ['job', 'b']],
+      [
+        ['__name__', 'up'],
+        ['instance', 'z'],
+      ],
+      [
+        ['__name__', 'up'],
+        ['job', 'a'],
+      ],
+      [
+        ['__name__', 'up'],
+        ['job', 'a'],
+        ['zone', 'x'],
+      ],
+      [
+        ['__name__', 'up'],
+        ['job', 'b'],
+      ],
     ]);
   });
 });

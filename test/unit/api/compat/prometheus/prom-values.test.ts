@@ -12,7 +12,10 @@ describe('prometheus time and values', () => {
     expect(parseTimeParam('1700000000.123', 'time')).to.deep.equal({ ok: true, value: 1_700_000_000_123 });
     expect(parseTimeParam('2023-11-14T22:13:20Z', 'time')).to.deep.equal({ ok: true, value: 1_700_000_000_000 });
     expect(parseTimeParam('2023-11-14T23:13:20.5+01:00', 'time')).to.deep.equal({ ok: true, value: 1_700_000_000_500 });
-    expect(parseTimeParam('yesterday', 'start')).to.deep.equal({ ok: false, error: 'invalid parameter "start": cannot parse "yesterday" to a valid timestamp' });
+    expect(parseTimeParam('yesterday', 'start')).to.deep.equal({
+      ok: false,
+      error: 'invalid parameter "start": cannot parse "yesterday" to a valid timestamp',
+    });
   });
 
   it('parses durations as Prometheus durations or float seconds', () => {
@@ -43,11 +46,13 @@ describe('prometheus time and values', () => {
   });
 
   it('prints every finite double so it reads back exactly', () => {
-    fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => {
-      const text = formatSampleValue(x);
-      expect(text).to.not.match(/e/i);
-      expect(Number(text)).to.equal(x === 0 ? 0 : x);
-    }));
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => {
+        const text = formatSampleValue(x);
+        expect(text).to.not.match(/e/i);
+        expect(Number(text)).to.equal(x === 0 ? 0 : x);
+      }),
+    );
   });
 
   it('reads ClickHouse float text', () => {

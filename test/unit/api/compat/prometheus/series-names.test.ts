@@ -5,8 +5,14 @@ import { exposedNames, otlpMetricName, prometheusType } from '../../../../../api
 import type { StoredMetric } from '../../../../../api/compat/prometheus/series-names.ts';
 import { remoteWriteScope, staleBitsLiteral } from '../../../../../api/compat/prometheus/remote-write-scope.ts';
 
-const metric = (m: Partial<StoredMetric> & { name: string }): StoredMetric =>
-  ({ type: 'gauge', unit: '', monotonic: false, temporality: 'cumulative', remoteWrite: false, ...m });
+const metric = (m: Partial<StoredMetric> & { name: string }): StoredMetric => ({
+  type: 'gauge',
+  unit: '',
+  monotonic: false,
+  temporality: 'cumulative',
+  remoteWrite: false,
+  ...m,
+});
 
 describe('prometheus series names', () => {
   it('adds unit words, _total and _ratio', () => {
@@ -33,7 +39,9 @@ describe('prometheus series names', () => {
 
   it('exposes each type as its Prometheus series (an exponential histogram as a native one); delta temporality not at all', () => {
     expect(exposedNames(metric({ name: 'd', unit: 's', type: 'histogram' }))).to.deep.equal([
-      { name: 'd_seconds_bucket', role: 'bucket' }, { name: 'd_seconds_sum', role: 'sum' }, { name: 'd_seconds_count', role: 'count' },
+      { name: 'd_seconds_bucket', role: 'bucket' },
+      { name: 'd_seconds_sum', role: 'sum' },
+      { name: 'd_seconds_count', role: 'count' },
     ]);
     expect(exposedNames(metric({ name: 'rpc', type: 'summary' })).map((e) => e.name)).to.deep.equal(['rpc', 'rpc_sum', 'rpc_count']);
     // An exponential histogram is one native histogram series under its name, as Prometheus 3's OTLP receiver makes it.

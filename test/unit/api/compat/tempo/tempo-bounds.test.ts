@@ -57,7 +57,7 @@ describe('Tempo input ranges', () => {
     expect(!escape.ok && escape.error).to.match(/^invalid tags: cannot read the quoted value/);
   });
 
-  it('bounds a TraceQL query\'s length, nesting, spansets and comparisons, at and past each edge', () => {
+  it("bounds a TraceQL query's length, nesting, spansets and comparisons, at and past each edge", () => {
     const nested = (d: number): string => `{ ${'('.repeat(d - 1)}name = "a"${')'.repeat(d - 1)} }`;
     expect(parseTraceQl(nested(maxNesting)).ok).to.equal(true);
     expect(refusal(nested(maxNesting + 1))).to.equal(`invalid TraceQL query: parentheses and braces nested ${maxNesting + 1} deep, more than ${maxNesting}`);
@@ -71,7 +71,9 @@ describe('Tempo input ranges', () => {
     expect(refusal(sets(maxSpansets + 1))).to.contain(`${maxSpansets + 1} spanset filters, more than ${maxSpansets}`);
     const conditions = (n: number): string => `{ ${Array.from({ length: n }, (_, i) => `span.k${i} = "v"`).join(' || ')} }`;
     expect(parseTraceQl(conditions(maxComparisons)).ok).to.equal(true);
-    expect(refusal(`${conditions(maxComparisons)} | select(span.x)`)).to.contain(`${maxComparisons + 1} conditions and selected fields, more than ${maxComparisons}`);
+    expect(refusal(`${conditions(maxComparisons)} | select(span.x)`)).to.contain(
+      `${maxComparisons + 1} conditions and selected fields, more than ${maxComparisons}`,
+    );
   });
 
   it('refuses numbers and durations out of range, naming them', () => {
@@ -83,7 +85,11 @@ describe('Tempo input ranges', () => {
   });
 
   it('finds comparisons it cannot run before any statement is built', () => {
-    const check = (q: string): string | undefined => { const r = parseTraceQl(q); if (!r.ok) throw new Error(r.error.message); return comparisonProblem(r.value); };
+    const check = (q: string): string | undefined => {
+      const r = parseTraceQl(q);
+      if (!r.ok) throw new Error(r.error.message);
+      return comparisonProblem(r.value);
+    };
     expect(check('{ status = 5 }')).to.match(/^invalid TraceQL query: status is compared with/);
     expect(check('{ span.x > 1s }')).to.equal('invalid TraceQL query: an attribute cannot be compared with a duration');
     expect(check('{ } && { name = "a" && status = error }')).to.equal(undefined);

@@ -29,7 +29,11 @@ describe('Tempo parameters', () => {
 
   it('reads logfmt tags, quoted values included', () => {
     const tags = parseLogfmt('service.name=cart http.url="/a b" k=');
-    expect(tags.ok && [...tags.value]).to.deep.equal([['service.name', 'cart'], ['http.url', '/a b'], ['k', '']]);
+    expect(tags.ok && [...tags.value]).to.deep.equal([
+      ['service.name', 'cart'],
+      ['http.url', '/a b'],
+      ['k', ''],
+    ]);
     expect(parseLogfmt('"oops').ok).to.equal(false);
   });
 

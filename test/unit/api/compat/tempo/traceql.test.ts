@@ -22,22 +22,44 @@ function refusal(q: string): string {
 
 describe('TraceQL parser', () => {
   it('reads intrinsics, scoped and unscoped attributes, every operator and value type', () => {
-    const q = parsed('{ span.http.method = "GET" && duration > 1.5ms || .x !~ `a.*` && resource.n <= 2 && status != error && kind = client && span.b = true && span.f >= 0.5 }');
+    const q = parsed(
+      '{ span.http.method = "GET" && duration > 1.5ms || .x !~ `a.*` && resource.n <= 2 && status != error && kind = client && span.b = true && span.f >= 0.5 }',
+    );
     const text = JSON.stringify(q, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
-    for (const part of ['"scope":"span","name":"http.method"', '"ns":"1500000n"', '"scope":"any","name":"x"', '"op":"!~"', '"scope":"resource"', '"type":"int","value":2',
-      '"type":"keyword","value":"error"', '"type":"bool","value":true', '"type":"float","value":0.5']) expect(text).to.contain(part);
+    for (const part of [
+      '"scope":"span","name":"http.method"',
+      '"ns":"1500000n"',
+      '"scope":"any","name":"x"',
+      '"op":"!~"',
+      '"scope":"resource"',
+      '"type":"int","value":2',
+      '"type":"keyword","value":"error"',
+      '"type":"bool","value":true',
+      '"type":"float","value":0.5',
+    ])
+      expect(text).to.contain(part);
   });
 
   it('reads && and || between spansets and select()', () => {
     const q = parsed('{ name = "a" } && { name = "b" } || { kind = server } | select(span.x, resource.y, name)');
     expect(q.spansets.kind).to.equal('or');
     expect(filtersOf(q.spansets)).to.have.length(3);
-    expect(q.select).to.deep.equal([{ kind: 'attribute', scope: 'span', name: 'x' }, { kind: 'attribute', scope: 'resource', name: 'y' }, { kind: 'intrinsic', name: 'name' }]);
+    expect(q.select).to.deep.equal([
+      { kind: 'attribute', scope: 'span', name: 'x' },
+      { kind: 'attribute', scope: 'resource', name: 'y' },
+      { kind: 'intrinsic', name: 'name' },
+    ]);
     expect(spansetsSql(q.spansets)).to.equal('(((c0 > 0) AND (c1 > 0)) OR (c2 > 0))');
   });
 
   it('maps span: and trace: intrinsics to their short names', () => {
-    expect(JSON.stringify(parsed('{ span:name = "a" && trace:rootService = "b" && trace:duration > 1s }'), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).to.contain('"name":"rootServiceName"').and.contain('"name":"traceDuration"');
+    expect(
+      JSON.stringify(parsed('{ span:name = "a" && trace:rootService = "b" && trace:duration > 1s }'), (_k, v: unknown) =>
+        typeof v === 'bigint' ? String(v) : v,
+      ),
+    )
+      .to.contain('"name":"rootServiceName"')
+      .and.contain('"name":"traceDuration"');
   });
 
   it('answers a syntax error with its line and column', () => {
@@ -47,8 +69,15 @@ describe('TraceQL parser', () => {
 
   it('names every construct it does not run', () => {
     const cases: [string, string][] = [
-      ['{ } >> { }', '">>"'], ['{ } > { }', '">"'], ['{ } << { }', '"<<"'], ['{ } ~ { }', '"~"'], ['{ } | count() > 1', 'count()'],
-      ['{ } | by(name)', 'by('], ['{ event:name = "x" }', 'event:name'], ['{ } | rate()', 'metrics'], ['{ span.a = 1 } | coalesce()', 'coalesce'],
+      ['{ } >> { }', '">>"'],
+      ['{ } > { }', '">"'],
+      ['{ } << { }', '"<<"'],
+      ['{ } ~ { }', '"~"'],
+      ['{ } | count() > 1', 'count()'],
+      ['{ } | by(name)', 'by('],
+      ['{ event:name = "x" }', 'event:name'],
+      ['{ } | rate()', 'metrics'],
+      ['{ span.a = 1 } | coalesce()', 'coalesce'],
     ];
     for (const [q, name] of cases) expect(refusal(q), q).to.contain(name).and.contain('not supported');
   });
@@ -57,7 +86,9 @@ describe('TraceQL parser', () => {
 describe('TraceQL SQL', () => {
   const sqlOf = (q: string): { sql: string; params: SqlParams } => {
     const params = new SqlParams();
-    const sql = filtersOf(parsed(q).spansets).map((f) => conditionSql(params, f)).join(' ');
+    const sql = filtersOf(parsed(q).spansets)
+      .map((f) => conditionSql(params, f))
+      .join(' ');
     return { sql, params };
   };
 
@@ -87,10 +118,13 @@ describe('TraceQL SQL', () => {
 
   it('builds the same statement text whatever the string values are: they travel only as parameters (property)', () => {
     const reference = sqlOf('{ span.k = "x" || name = "y" }').sql;
-    fc.assert(fc.property(fc.string({ maxLength: 30 }), fc.string({ maxLength: 30 }), (a, b) => {
-      const { sql, params } = sqlOf(`{ span.k = ${JSON.stringify(a)} || name = ${JSON.stringify(b)} }`);
-      expect(sql).to.equal(reference);
-      expect(Object.values(params.values)).to.include.members([a, b]);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 30 }), fc.string({ maxLength: 30 }), (a, b) => {
+        const { sql, params } = sqlOf(`{ span.k = ${JSON.stringify(a)} || name = ${JSON.stringify(b)} }`);
+        expect(sql).to.equal(reference);
+        expect(Object.values(params.values)).to.include.members([a, b]);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -38,7 +38,9 @@ function both(signal: SignalName, request: object): RowBatch[] {
 }
 
 const traces = (kinds: readonly unknown[]): object => ({
-  resourceSpans: [{ resource: tenant, scopeSpans: [{ spans: kinds.map((kind, i) => ({ name: `s${i}`, kind, startTimeUnixNano: time, endTimeUnixNano: time })) }] }],
+  resourceSpans: [
+    { resource: tenant, scopeSpans: [{ spans: kinds.map((kind, i) => ({ name: `s${i}`, kind, startTimeUnixNano: time, endTimeUnixNano: time })) }] },
+  ],
 });
 
 describe('stricter OTLP decoding: enums out of range, bounds not finite, negative times', () => {
@@ -57,22 +59,41 @@ describe('stricter OTLP decoding: enums out of range, bounds not finite, negativ
     };
     for (const batch of both('logs', request)) {
       expect(batch.rowCount).to.equal(2);
-      expect(batch.rejected.message('log records')).to.equal('2 log records rejected: 2 an enum value the OTLP definition does not have, e.g. severity number 25 (0 to 24)');
+      expect(batch.rejected.message('log records')).to.equal(
+        '2 log records rejected: 2 an enum value the OTLP definition does not have, e.g. severity number 25 (0 to 24)',
+      );
       expect(readRows('logs', batch.rows).map((r) => r['severity_number'])).to.deep.equal([24, 0]);
     }
   });
 
   it('rejects the points of a metric whose aggregation temporality is not one (3), not those of a gauge', () => {
-    const points = { dataPoints: [{ timeUnixNano: time, asDouble: 1 }, { timeUnixNano: time, asDouble: 2 }] };
+    const points = {
+      dataPoints: [
+        { timeUnixNano: time, asDouble: 1 },
+        { timeUnixNano: time, asDouble: 2 },
+      ],
+    };
     const request = {
-      resourceMetrics: [{
-        resource: tenant,
-        scopeMetrics: [{ metrics: [{ name: 'bad', sum: { aggregationTemporality: 3, ...points } }, { name: 'good', sum: { aggregationTemporality: 1, ...points } }, { name: 'g', gauge: points }] }],
-      }],
+      resourceMetrics: [
+        {
+          resource: tenant,
+          scopeMetrics: [
+            {
+              metrics: [
+                { name: 'bad', sum: { aggregationTemporality: 3, ...points } },
+                { name: 'good', sum: { aggregationTemporality: 1, ...points } },
+                { name: 'g', gauge: points },
+              ],
+            },
+          ],
+        },
+      ],
     };
     for (const batch of both('metrics', request)) {
       expect(batch.rowCount).to.equal(4);
-      expect(batch.rejected.message('data points')).to.equal('2 data points rejected: 2 an enum value the OTLP definition does not have, e.g. aggregation temporality 3 (0 to 2)');
+      expect(batch.rejected.message('data points')).to.equal(
+        '2 data points rejected: 2 an enum value the OTLP definition does not have, e.g. aggregation temporality 3 (0 to 2)',
+      );
       expect(readRows('metrics', batch.rows).map((r) => r['metric_name'])).to.deep.equal(['good', 'good', 'g', 'g']);
     }
   });
@@ -80,20 +101,32 @@ describe('stricter OTLP decoding: enums out of range, bounds not finite, negativ
   it('rejects a histogram point with a bound that is NaN or infinite', () => {
     const point = (explicitBounds: number[]): object => ({ timeUnixNano: time, count: '2', bucketCounts: ['1', '1', '0'], explicitBounds });
     const request = {
-      resourceMetrics: [{
-        resource: tenant,
-        scopeMetrics: [{
-          metrics: [{
-            name: 'h',
-            histogram: { aggregationTemporality: 2, dataPoints: [point([1, 2]), point([1, Number.NaN]), point([Infinity, 2]), point([-Infinity, 0]), point([0.5, 1])] },
-          }],
-        }],
-      }],
+      resourceMetrics: [
+        {
+          resource: tenant,
+          scopeMetrics: [
+            {
+              metrics: [
+                {
+                  name: 'h',
+                  histogram: {
+                    aggregationTemporality: 2,
+                    dataPoints: [point([1, 2]), point([1, Number.NaN]), point([Infinity, 2]), point([-Infinity, 0]), point([0.5, 1])],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
     };
     for (const batch of both('metrics', request)) {
       expect(batch.rowCount).to.equal(2);
       expect(batch.rejected.message('data points')).to.equal('3 data points rejected: 3 a histogram bound that is NaN or infinite, e.g. explicit bound NaN');
-      expect(readRows('metrics', batch.rows).map((r) => r['explicit_bounds'])).to.deep.equal([[1, 2], [0.5, 1]]);
+      expect(readRows('metrics', batch.rows).map((r) => r['explicit_bounds'])).to.deep.equal([
+        [1, 2],
+        [0.5, 1],
+      ]);
     }
   });
 
@@ -103,7 +136,9 @@ describe('stricter OTLP decoding: enums out of range, bounds not finite, negativ
       const result = converters.traces.json.convert(body, new TenantResolver(principal));
       expect(result.ok).to.equal(false);
       if (!result.ok) {
-        expect(result.error).to.equal(`invalid OTLP/JSON: ${JSON.stringify(startTimeUnixNano)} is negative where OTLP has an unsigned 64-bit integer: a time before 1970 or a negative count`);
+        expect(result.error).to.equal(
+          `invalid OTLP/JSON: ${JSON.stringify(startTimeUnixNano)} is negative where OTLP has an unsigned 64-bit integer: a time before 1970 or a negative count`,
+        );
         expect(result.error).not.to.match(/2262/);
       }
     }

@@ -19,17 +19,20 @@ const integerValue = fc.oneof(integerText, fc.integer(), fc.maxSafeInteger(), fc
 
 describe('otlp-json readers', () => {
   it('read fixed64 fields and repeated elements as Long.fromValue does, but refuse negative values (a time before 1970)', () => {
-    fc.assert(fc.property(integerValue, (v) => {
-      if ((typeof v === 'number' || typeof v === 'string') && Number(v) < 0) {
-        expect(() => fixed64Element(v)).to.throw('is negative where OTLP has an unsigned 64-bit integer: a time before 1970');
-        expect(() => fixed64(v)).to.throw('is negative');
-        return;
-      }
-      expect(halves(fixed64Element(v)), String(v)).to.deep.equal(halves(Long.fromValue(v, true)));
-      // fromObject left a field that reads as 0 at its default.
-      const expected = Number(v) === 0 ? [0, 0] : halves(Long.fromValue(v, true));
-      expect(halves(fixed64(v)), String(v)).to.deep.equal(expected);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(integerValue, (v) => {
+        if ((typeof v === 'number' || typeof v === 'string') && Number(v) < 0) {
+          expect(() => fixed64Element(v)).to.throw('is negative where OTLP has an unsigned 64-bit integer: a time before 1970');
+          expect(() => fixed64(v)).to.throw('is negative');
+          return;
+        }
+        expect(halves(fixed64Element(v)), String(v)).to.deep.equal(halves(Long.fromValue(v, true)));
+        // fromObject left a field that reads as 0 at its default.
+        const expected = Number(v) === 0 ? [0, 0] : halves(Long.fromValue(v, true));
+        expect(halves(fixed64(v)), String(v)).to.deep.equal(expected);
+      }),
+      { numRuns: 2000 },
+    );
     expect(halves(fixed64(null))).to.deep.equal([0, 0]);
     expect(halves(fixed64(''))).to.deep.equal([0, 0]);
     expect(() => fixed64('-')).to.throw('empty string');
@@ -39,9 +42,12 @@ describe('otlp-json readers', () => {
   });
 
   it('read int64 oneof fields (intValue, asInt) as Long.fromValue does', () => {
-    fc.assert(fc.property(integerValue, (v) => {
-      expect(int64Text(int64(v)), String(v)).to.equal(Long.fromValue(v, false).toString());
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(integerValue, (v) => {
+        expect(int64Text(int64(v)), String(v)).to.equal(Long.fromValue(v, false).toString());
+      }),
+      { numRuns: 2000 },
+    );
     expect(() => int64('')).to.throw('empty string');
     expect(() => int64('1-2')).to.throw('interior hyphen');
   });
@@ -71,14 +77,24 @@ describe('otlp-json readers', () => {
   it('report invalid JSON, a root that is not an object and invalid fields as a reason', () => {
     expect(readOtlpJson(Buffer.from('{'), () => 1)).to.deep.include({ ok: false });
     expect(readOtlpJson(Buffer.from('[]'), () => 1)).to.deep.equal({ ok: false, error: 'invalid JSON: the request must be a JSON object' });
-    expect(readOtlpJson(Buffer.from('{}'), (root) => hexId(root['x'] ?? 'q', 'traceId'))).to.deep.equal({ ok: false, error: 'invalid OTLP/JSON: traceId is not a hex string: "q"' });
+    expect(readOtlpJson(Buffer.from('{}'), (root) => hexId(root['x'] ?? 'q', 'traceId'))).to.deep.equal({
+      ok: false,
+      error: 'invalid OTLP/JSON: traceId is not a hex string: "q"',
+    });
     expect(readOtlpJson(Buffer.from('{"a":1}'), (root) => root['a'])).to.deep.equal({ ok: true, value: 1 });
-    expect(() => readOtlpJson(Buffer.from('{}'), () => { throw new TypeError('a bug'); })).to.throw('a bug');
+    expect(() =>
+      readOtlpJson(Buffer.from('{}'), () => {
+        throw new TypeError('a bug');
+      }),
+    ).to.throw('a bug');
   });
 
   it('refuses a body over 1 MiB with more than one object or array per 8 bytes before parsing it, counting none inside strings', () => {
     const dense = Buffer.from(`{"resourceSpans":[${Array(400_000).fill('{}').join(',')}]}`);
-    expect(readOtlpJson(dense, () => 'parsed')).to.deep.equal({ ok: false, error: `invalid OTLP/JSON: 400002 objects and arrays in ${dense.length} bytes, more than one per 8 bytes` });
+    expect(readOtlpJson(dense, () => 'parsed')).to.deep.equal({
+      ok: false,
+      error: `invalid OTLP/JSON: 400002 objects and arrays in ${dense.length} bytes, more than one per 8 bytes`,
+    });
     const braces = Buffer.from(JSON.stringify({ resourceSpans: [], note: '{['.repeat(600_000) + '\\"{' }));
     expect(readOtlpJson(braces, () => 'parsed')).to.deep.equal({ ok: true, value: 'parsed' });
     const sparse = Buffer.from(`{"resourceSpans":[${Array(200_000).fill('{"a":1}').join(',')}]}`);

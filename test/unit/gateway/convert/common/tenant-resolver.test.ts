@@ -19,17 +19,21 @@ describe('tenant-resolver', () => {
   });
 
   it('agrees with the rule on arbitrary strings', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 200 }), (s) => {
-      const expected = s.length >= 1 && Buffer.byteLength(s) <= 150 && /^[A-Za-z0-9._~!*'()-]+$/.test(s) && s !== '.' && s !== '..';
-      return isValidTenantId(s) === expected;
-    }));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), (s) => {
+        const expected = s.length >= 1 && Buffer.byteLength(s) <= 150 && /^[A-Za-z0-9._~!*'()-]+$/.test(s) && s !== '.' && s !== '..';
+        return isValidTenantId(s) === expected;
+      }),
+    );
   });
 
   it('reads strings as is and integers in decimal; other types are invalid', () => {
     expect(tenantOf(str('t1'))).to.deep.equal(ok('t1'));
     expect(tenantOf([{ key: 'tenant.id', value: { intValue: -12, value: 'intValue' } }])).to.deep.equal(ok('-12'));
     expect(tenantOf([{ key: 'tenant.id', value: { intValue: 12, value: 'intValue' } }])).to.deep.equal(ok('12'));
-    expect(tenantOf([{ key: 'tenant.id', value: { intValue: { low: -1, high: 0x7fffffff, unsigned: false } as never, value: 'intValue' } }])).to.deep.equal(ok('9223372036854775807'));
+    expect(tenantOf([{ key: 'tenant.id', value: { intValue: { low: -1, high: 0x7fffffff, unsigned: false } as never, value: 'intValue' } }])).to.deep.equal(
+      ok('9223372036854775807'),
+    );
     expect(tenantOf([{ key: 'tenant.id', value: { boolValue: true, value: 'boolValue' } }])).to.deep.equal(fail({ reason: 'invalid_tenant_type' }));
     expect(tenantOf([{ key: 'tenant.id', value: {} }])).to.deep.equal(fail({ reason: 'invalid_tenant_type' }));
     expect(tenantOf([{ key: 'other', value: { stringValue: 'x', value: 'stringValue' } }])).to.equal(undefined);
@@ -59,17 +63,29 @@ describe('tenant-resolver', () => {
 
   it('rejects the items of a tenant over its ingest limit (rate_limited), asking the limiter once per tenant, and counts items per tenant', () => {
     const asked: string[] = [];
-    const resolver = new TenantResolver(all, { admits: (tenant) => { asked.push(tenant); return tenant !== 'flood'; } });
+    const resolver = new TenantResolver(all, {
+      admits: (tenant) => {
+        asked.push(tenant);
+        return tenant !== 'flood';
+      },
+    });
     expect(resolver.authorize(ok('flood'))).to.deep.equal(fail({ reason: 'rate_limited', tenant: 'flood' }));
     expect(resolver.authorize(ok('flood'))).to.deep.equal(fail({ reason: 'rate_limited', tenant: 'flood' }));
     expect(resolver.authorize(ok('calm'))).to.deep.equal(ok('calm'));
     expect(asked).to.deep.equal(['flood', 'calm']);
     expect(resolver.firstTenant).to.equal('calm');
-    expect([...resolver.tenants].map(([t, s]) => [t, s.items, s.refused?.error.reason])).to.deep.equal([['flood', 2, 'rate_limited'], ['calm', 1, undefined]]);
+    expect([...resolver.tenants].map(([t, s]) => [t, s.items, s.refused?.error.reason])).to.deep.equal([
+      ['flood', 2, 'rate_limited'],
+      ['calm', 1, undefined],
+    ]);
   });
 
   it('does not ask the limiter about a tenant the key may not write', () => {
-    const resolver = new TenantResolver(onlyA, { admits: () => { throw new Error('asked'); } });
+    const resolver = new TenantResolver(onlyA, {
+      admits: () => {
+        throw new Error('asked');
+      },
+    });
     expect(resolver.authorize(ok('b'))).to.deep.equal(fail({ reason: 'tenant_not_allowed', tenant: 'b' }));
   });
 });

@@ -50,9 +50,24 @@ function request(signal: SignalName, items: ReadonlyArray<{ tenant: string; ageD
   const at = (ageDays: number): string => ns(nowMs - ageDays * dayMs);
   const name = (i: { tenant: string; ageDays: number }): string => `${i.tenant}-${i.ageDays}`;
   switch (signal) {
-    case 'traces': return { resourceSpans: items.map((i) => ({ resource: resource(i.tenant), scopeSpans: [{ spans: [{ name: name(i), startTimeUnixNano: at(i.ageDays), endTimeUnixNano: at(i.ageDays) }] }] })) };
-    case 'logs': return { resourceLogs: items.map((i) => ({ resource: resource(i.tenant), scopeLogs: [{ logRecords: [{ timeUnixNano: at(i.ageDays), body: str(name(i)) }] }] })) };
-    case 'metrics': return { resourceMetrics: items.map((i) => ({ resource: resource(i.tenant), scopeMetrics: [{ metrics: [{ name: name(i), gauge: { dataPoints: [{ timeUnixNano: at(i.ageDays), asDouble: 1 }] } }] }] })) };
+    case 'traces':
+      return {
+        resourceSpans: items.map((i) => ({
+          resource: resource(i.tenant),
+          scopeSpans: [{ spans: [{ name: name(i), startTimeUnixNano: at(i.ageDays), endTimeUnixNano: at(i.ageDays) }] }],
+        })),
+      };
+    case 'logs':
+      return {
+        resourceLogs: items.map((i) => ({ resource: resource(i.tenant), scopeLogs: [{ logRecords: [{ timeUnixNano: at(i.ageDays), body: str(name(i)) }] }] })),
+      };
+    case 'metrics':
+      return {
+        resourceMetrics: items.map((i) => ({
+          resource: resource(i.tenant),
+          scopeMetrics: [{ metrics: [{ name: name(i), gauge: { dataPoints: [{ timeUnixNano: at(i.ageDays), asDouble: 1 }] } }] }],
+        })),
+      };
   }
 }
 
@@ -75,21 +90,41 @@ const stored = (signal: SignalName, batch: RowBatch): unknown[] =>
 describe('retention per tenant at ingest', () => {
   for (const signal of ['traces', 'logs', 'metrics'] as const) {
     it(`rejects ${signal} older than their tenant's retention and keeps the same age for a tenant with a longer one`, () => {
-      const batch = convertBoth(signal, request(signal, [
-        { tenant: 'short', ageDays: 1 }, { tenant: 'short', ageDays: 3 }, { tenant: 'long', ageDays: 3 }, { tenant: 'long', ageDays: 399 },
-        { tenant: 'long', ageDays: 401 }, { tenant: 'other', ageDays: 3 },
-      ]), view());
+      const batch = convertBoth(
+        signal,
+        request(signal, [
+          { tenant: 'short', ageDays: 1 },
+          { tenant: 'short', ageDays: 3 },
+          { tenant: 'long', ageDays: 3 },
+          { tenant: 'long', ageDays: 399 },
+          { tenant: 'long', ageDays: 401 },
+          { tenant: 'other', ageDays: 3 },
+        ]),
+        view(),
+      );
       expect(stored(signal, batch)).to.deep.equal(['short-1', 'long-3', 'long-399', 'other-3']);
       expect(batch.rejected.count).to.equal(2);
       const field = { traces: 'tracesDays', logs: 'logsDays', metrics: 'metricsDays' }[signal];
-      expect(batch.rejected.message(nouns[signal])).to.equal(`2 ${nouns[signal]} rejected: 2 timestamp older than the ${signal} retention of its tenant (retention.${field}), `
-        + `e.g. ${new Date(nowMs - 3 * dayMs).toISOString()} for tenant "short" (2 days)`);
+      expect(batch.rejected.message(nouns[signal])).to.equal(
+        `2 ${nouns[signal]} rejected: 2 timestamp older than the ${signal} retention of its tenant (retention.${field}), ` +
+          `e.g. ${new Date(nowMs - 3 * dayMs).toISOString()} for tenant "short" (2 days)`,
+      );
     });
   }
 
   it('asks the settings once per tenant and request, not per item', () => {
     const asked: string[] = [];
-    convertBoth('logs', request('logs', [1, 2, 3].flatMap((d) => [{ tenant: 'short', ageDays: d }, { tenant: 'long', ageDays: d }])), view(asked));
+    convertBoth(
+      'logs',
+      request(
+        'logs',
+        [1, 2, 3].flatMap((d) => [
+          { tenant: 'short', ageDays: d },
+          { tenant: 'long', ageDays: d },
+        ]),
+      ),
+      view(asked),
+    );
     // Two conversions (protobuf and JSON), two tenants each.
     expect(asked).to.deep.equal(['short', 'long', 'short', 'long']);
   });

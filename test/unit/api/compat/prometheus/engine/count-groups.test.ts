@@ -16,12 +16,13 @@ const parsed = (q: string): ParsedQuery => {
 };
 
 // Gaps, a staleness marker, NaN and ±Inf, samples off the step grid (every 45 s), a series that starts late.
-const source = (): MemorySource => new MemorySource()
-  .load('up{job="a", pod="1"}', '1x30')
-  .load('up{job="a", pod="2"}', '1 2 _ _ _ _ _ _ _ 3 stale 4 NaN Inf -Inf 5x10', 45)
-  .load('up{job="b", pod="3"}', '0+1x20', 60, 600)
-  .load('up{job="b", pod="4"}', '7 stale _ _ 8x5', 30)
-  .load('other{job="a", pod="1"}', '1x30');
+const source = (): MemorySource =>
+  new MemorySource()
+    .load('up{job="a", pod="1"}', '1x30')
+    .load('up{job="a", pod="2"}', '1 2 _ _ _ _ _ _ _ 3 stale 4 NaN Inf -Inf 5x10', 45)
+    .load('up{job="b", pod="3"}', '0+1x20', 60, 600)
+    .load('up{job="b", pod="4"}', '7 stale _ _ 8x5', 30)
+    .load('other{job="a", pod="1"}', '1x30');
 
 async function matrix(q: string, options: QueryOptions = {}): Promise<readonly ResultSeries[] | string> {
   const r = await rangeQuery(source(), parsed(q), 0, 1_800_000, 60_000, options);
@@ -45,7 +46,7 @@ describe('PromQL count and group over a range', () => {
     });
   }
 
-  it('holds the selector\'s samples against the budget as the step-by-step path does', async () => {
+  it("holds the selector's samples against the budget as the step-by-step path does", async () => {
     let limit = 1;
     while (typeof (await matrix('sum(up)', { maxSamples: limit })) === 'string') limit += 1;
     expect(await matrix('count(up)', { maxSamples: limit - 1 })).to.equal('execution');

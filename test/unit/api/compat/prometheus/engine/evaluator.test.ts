@@ -91,16 +91,38 @@ const cases: readonly Case[] = [
   ['2 * up{job="db"}', 60, ['{instance="a",job="db"} 2']],
   ['http_requests_total / on(instance, job) up', 300, ['{instance="a",job="api"} 50', '{instance="a",job="db"} 30', '{instance="b",job="api"} Infinity']],
   ['http_requests_total - ignoring(job) group_left build_info', 300, []],
-  ['http_requests_total - on(instance) group_left build_info', 300, ['{instance="a",job="api"} 49', '{instance="a",job="db"} 29', '{instance="b",job="api"} 99']],
-  ['http_requests_total{job="api"} * on(instance) group_left(version) build_info', 300, ['{instance="a",job="api",version="1.0"} 50', '{instance="b",job="api",version="2.0"} 100']],
+  [
+    'http_requests_total - on(instance) group_left build_info',
+    300,
+    ['{instance="a",job="api"} 49', '{instance="a",job="db"} 29', '{instance="b",job="api"} 99'],
+  ],
+  [
+    'http_requests_total{job="api"} * on(instance) group_left(version) build_info',
+    300,
+    ['{instance="a",job="api",version="1.0"} 50', '{instance="b",job="api",version="2.0"} 100'],
+  ],
   ['build_info * on(instance) group_right http_requests_total{job="api"}', 300, ['{instance="a",job="api"} 50', '{instance="b",job="api"} 100']],
   ['up == on(instance, job) http_requests_total', 0, ['{instance="b",job="api"} 0']],
-  ['http_requests_total * on(instance) build_info', 300, ['error execution: multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)']],
-  ['build_info * on(instance) group_left http_requests_total', 300, ['error execution: found duplicate series for the match group {instance="a"} on the right hand-side of the operation: [{__name__="http_requests_total", instance="a", job="api"}, {__name__="http_requests_total", instance="a", job="db"}];many-to-many matching not allowed: matching labels must be unique on one side']],
+  [
+    'http_requests_total * on(instance) build_info',
+    300,
+    ['error execution: multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)'],
+  ],
+  [
+    'build_info * on(instance) group_left http_requests_total',
+    300,
+    [
+      'error execution: found duplicate series for the match group {instance="a"} on the right hand-side of the operation: [{__name__="http_requests_total", instance="a", job="api"}, {__name__="http_requests_total", instance="a", job="db"}];many-to-many matching not allowed: matching labels must be unique on one side',
+    ],
+  ],
   // Set operators.
   ['up and http_requests_total{job="db"}', 60, ['up{instance="a",job="db"} 1']],
   ['up unless on(job) http_requests_total{job="db"}', 60, ['up{instance="a",job="api"} 1', 'up{instance="b",job="api"} 0']],
-  ['up{job="db"} or http_requests_total{job="api"}', 60, ['http_requests_total{instance="a",job="api"} 10', 'http_requests_total{instance="b",job="api"} 20', 'up{instance="a",job="db"} 1']],
+  [
+    'up{job="db"} or http_requests_total{job="api"}',
+    60,
+    ['http_requests_total{instance="a",job="api"} 10', 'http_requests_total{instance="b",job="api"} 20', 'up{instance="a",job="db"} 1'],
+  ],
   ['up{job="db"} or on(instance) http_requests_total', 60, ['http_requests_total{instance="b",job="api"} 20', 'up{instance="a",job="db"} 1']],
   // Aggregations.
   ['sum by (job) (http_requests_total)', 300, ['{job="api"} 150', '{job="db"} 30']],
@@ -153,24 +175,35 @@ describe('PromQL evaluator', () => {
     expect(await range('1 + 1', 0, 120, 60)).to.deep.equal(['{} 0=2 60=2 120=2']);
   });
 
-  it('pins @ start() and @ end() to the range query\'s ends at every step', async () => {
-    expect(await range('http_requests_total{job="api",instance="a"} @ end()', 0, 120, 60)).to.deep.equal(['http_requests_total{instance="a",job="api"} 0=20 60=20 120=20']);
+  it("pins @ start() and @ end() to the range query's ends at every step", async () => {
+    expect(await range('http_requests_total{job="api",instance="a"} @ end()', 0, 120, 60)).to.deep.equal([
+      'http_requests_total{instance="a",job="api"} 0=20 60=20 120=20',
+    ]);
     expect(await range('sum(http_requests_total{job="api"} @ start())', 60, 180, 60)).to.deep.equal(['{} 60=30 120=30 180=30']);
   });
 
-  it('refuses a range vector as a range query\'s answer', async () => {
-    expect(await range('up[5m]', 0, 60, 60)).to.deep.equal(['error bad_data: invalid expression type "range vector" for range query, must be Scalar or instant Vector']);
+  it("refuses a range vector as a range query's answer", async () => {
+    expect(await range('up[5m]', 0, 60, 60)).to.deep.equal([
+      'error bad_data: invalid expression type "range vector" for range query, must be Scalar or instant Vector',
+    ]);
   });
 });
 
 describe('PromQL evaluator over native histograms', () => {
   const h = (count: number, sum: number, buckets: number[]): FloatHistogram => ({
-    counterResetHint: 'gauge', schema: 0, zeroThreshold: 0.001, zeroCount: 0, count, sum,
-    positiveSpans: [{ offset: 0, length: buckets.length }], positiveBuckets: buckets, negativeSpans: [], negativeBuckets: [],
+    counterResetHint: 'gauge',
+    schema: 0,
+    zeroThreshold: 0.001,
+    zeroCount: 0,
+    count,
+    sum,
+    positiveSpans: [{ offset: 0, length: buckets.length }],
+    positiveBuckets: buckets,
+    negativeSpans: [],
+    negativeBuckets: [],
   });
-  const source = (): MemorySource => new MemorySource()
-    .loadValues('lat{job="a"}', [h(3, 6, [1, 2]), h(4, 8, [2, 2])])
-    .loadValues('lat{job="b"}', [h(1, 1, [1, 0]), h(2, 3, [1, 1])]);
+  const source = (): MemorySource =>
+    new MemorySource().loadValues('lat{job="a"}', [h(3, 6, [1, 2]), h(4, 8, [2, 2])]).loadValues('lat{job="b"}', [h(1, 1, [1, 0]), h(2, 3, [1, 1])]);
   const at = async (q: string, t: number): Promise<string[]> => {
     const p = parseQuery(q);
     if (!p.ok) return [p.error.message];

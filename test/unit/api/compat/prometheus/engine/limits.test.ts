@@ -11,7 +11,8 @@ const parsed = (q: string): ParsedQuery => {
   return r.value;
 };
 
-const ranges = (q: string, start: number, end: number): [number, number][] => selectRanges(parsed(q), start, end, 300_000).map((r) => [r.request.minT, r.request.maxT]);
+const ranges = (q: string, start: number, end: number): [number, number][] =>
+  selectRanges(parsed(q), start, end, 300_000).map((r) => [r.request.minT, r.request.maxT]);
 
 describe('PromQL engine limits', () => {
   it('says which samples each selector needs: lookback and ranges left-open, offsets, @ and subqueries', () => {
@@ -39,7 +40,10 @@ describe('PromQL engine limits', () => {
   it('refuses a query that would hold more samples than the budget', async () => {
     const source = new MemorySource().load('up{job="a"}', '1x100').load('up{job="b"}', '1x100').load('up{job="c"}', '1x100');
     const over = await instantQuery(source, parsed('up'), 600_000, { maxSamples: 2 });
-    expect(over.ok ? 'ok' : over.error).to.deep.equal({ type: 'execution', message: 'query processing would load too many samples into memory in query execution' });
+    expect(over.ok ? 'ok' : over.error).to.deep.equal({
+      type: 'execution',
+      message: 'query processing would load too many samples into memory in query execution',
+    });
     const within = await instantQuery(source, parsed('up'), 600_000, { maxSamples: 3 });
     expect(within.ok).to.equal(true);
     const windows = await instantQuery(source, parsed('count_over_time(up[10m])'), 600_000, { maxSamples: 20 });

@@ -44,7 +44,9 @@ describe('PromQL parser', () => {
     ['count_values(1, up)', 'bad_data: 1:14: parse error: expected type string in aggregation parameter, got scalar'],
   ];
   for (const [query, message] of refusals) {
-    it(`refuses ${JSON.stringify(query)}`, () => { expect(errorOf(query)).to.equal(message); });
+    it(`refuses ${JSON.stringify(query)}`, () => {
+      expect(errorOf(query)).to.equal(message);
+    });
   }
 
   const canonical: readonly (readonly [string, string])[] = [
@@ -71,23 +73,25 @@ describe('PromQL parser', () => {
     ['"a\\nb"', '"a\\nb"'],
   ];
   for (const [query, text] of canonical) {
-    it(`prints ${JSON.stringify(query)} as Prometheus does`, () => { expect(formatted(query)).to.equal(text); });
+    it(`prints ${JSON.stringify(query)} as Prometheus does`, () => {
+      expect(formatted(query)).to.equal(text);
+    });
   }
 
   it('prettifies what is longer than 100 characters over indented lines', () => {
     const q = parseQuery('sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{namespace="kube-system", container!=""}[5m]))');
     expect(q.ok).to.equal(true);
     if (!q.ok) return;
-    expect(prettifyExpr(q.value.expr)).to.equal([
-      'sum by (namespace, pod) (',
-      '  rate(container_cpu_usage_seconds_total{container!="",namespace="kube-system"}[5m])',
-      ')',
-    ].join('\n'));
+    expect(prettifyExpr(q.value.expr)).to.equal(
+      ['sum by (namespace, pod) (', '  rate(container_cpu_usage_seconds_total{container!="",namespace="kube-system"}[5m])', ')'].join('\n'),
+    );
   });
 
   it('parses its own printing back to the same expression', () => {
     const name = fc.constantFrom('up', 'http_requests_total', 'node:cpu:rate5m', '{"my.metric"}');
-    const matcher = fc.tuple(fc.constantFrom('job', 'instance', '"a.b"'), fc.constantFrom('=', '!=', '=~', '!~'), fc.constantFrom('x', 'a.*', 'b|c', '')).map(([n, op, v]) => `${n}${op}${JSON.stringify(v)}`);
+    const matcher = fc
+      .tuple(fc.constantFrom('job', 'instance', '"a.b"'), fc.constantFrom('=', '!=', '=~', '!~'), fc.constantFrom('x', 'a.*', 'b|c', ''))
+      .map(([n, op, v]) => `${n}${op}${JSON.stringify(v)}`);
     const selector = fc.tuple(name, fc.array(matcher, { maxLength: 2 })).map(([n, ms]) => {
       if (ms.length === 0) return n;
       return n.startsWith('{') ? `{${[n.slice(1, -1), ...ms].join(',')}}` : `${n}{${ms.join(',')}}`;
@@ -97,9 +101,15 @@ describe('PromQL parser', () => {
       v: fc.oneof(
         { depthSize: 'small', withCrossShrink: true },
         fc.tuple(selector, mods).map(([s, m]) => `${s}${m}`),
-        fc.tuple(fc.constantFrom('rate', 'max_over_time', 'count_over_time'), selector, fc.constantFrom('5m', '1h30m', '90s'), mods).map(([f, s, r, m]) => `${f}(${s}[${r}]${m})`),
-        fc.tuple(fc.constantFrom('sum', 'avg', 'max', 'count'), fc.constantFrom('', ' by (job)', ' without (instance, "a.b")'), tie('v')).map(([a, g, v]) => `${a}${g} (${v})`),
-        fc.tuple(tie('v'), fc.constantFrom('+', '*', '/', '^', '>', '> bool', 'and', 'or', 'unless', '* on (job) group_left (x)', '- ignoring (a)'), tie('v')).map(([l, op, r]) => `${l} ${op} ${r}`),
+        fc
+          .tuple(fc.constantFrom('rate', 'max_over_time', 'count_over_time'), selector, fc.constantFrom('5m', '1h30m', '90s'), mods)
+          .map(([f, s, r, m]) => `${f}(${s}[${r}]${m})`),
+        fc
+          .tuple(fc.constantFrom('sum', 'avg', 'max', 'count'), fc.constantFrom('', ' by (job)', ' without (instance, "a.b")'), tie('v'))
+          .map(([a, g, v]) => `${a}${g} (${v})`),
+        fc
+          .tuple(tie('v'), fc.constantFrom('+', '*', '/', '^', '>', '> bool', 'and', 'or', 'unless', '* on (job) group_left (x)', '- ignoring (a)'), tie('v'))
+          .map(([l, op, r]) => `${l} ${op} ${r}`),
         fc.tuple(tie('v'), fc.integer({ min: -5, max: 5 })).map(([v, n]) => `${v} * ${n}`),
         tie('v').map((v) => `(${v})`),
         tie('v').map((v) => `-${v}`),
@@ -107,13 +117,16 @@ describe('PromQL parser', () => {
         fc.tuple(fc.integer({ min: 1, max: 5 }), tie('v')).map(([k, v]) => `topk(${k}, ${v})`),
       ),
     })).v;
-    fc.assert(fc.property(vector, (q) => {
-      const first = parseQuery(q);
-      if (!first.ok) return; // the generator can build a query Prometheus refuses (e.g. a comparison of scalars); refusal is checked above
-      const printed = formatExpr(first.value.expr);
-      const second = parseQuery(printed);
-      expect(second.ok, `${q} → ${printed}`).to.equal(true);
-      if (second.ok) expect(formatExpr(second.value.expr)).to.equal(printed);
-    }), { numRuns: 400 });
+    fc.assert(
+      fc.property(vector, (q) => {
+        const first = parseQuery(q);
+        if (!first.ok) return; // the generator can build a query Prometheus refuses (e.g. a comparison of scalars); refusal is checked above
+        const printed = formatExpr(first.value.expr);
+        const second = parseQuery(printed);
+        expect(second.ok, `${q} → ${printed}`).to.equal(true);
+        if (second.ok) expect(formatExpr(second.value.expr)).to.equal(printed);
+      }),
+      { numRuns: 400 },
+    );
   });
 });

@@ -9,7 +9,13 @@ import type { PromError } from '../../../../../../../api/compat/prometheus/prom-
 import type { Result } from '../../../../../../../src/result.ts';
 
 /** Calls `name` at step `t` (ms) with a window of `range` ms. */
-export function call(name: string, args: readonly StepArg[], t = 60_000, range = 60_000, selectorMatchers?: readonly LabelMatcher[]): Result<StepOutput, PromError> {
+export function call(
+  name: string,
+  args: readonly StepArg[],
+  t = 60_000,
+  range = 60_000,
+  selectorMatchers?: readonly LabelMatcher[],
+): Result<StepOutput, PromError> {
   const def = functionTable.get(name);
   if (def === undefined) throw new Error(`no function ${name}`);
   const context: CallContext = { t, windowStart: t - range, windowEnd: t, ...(selectorMatchers === undefined ? {} : { selectorMatchers }) };
@@ -43,7 +49,10 @@ export function expectClose(actual: number, expected: number): void {
   expect(Math.abs(actual - expected)).to.be.at.most(Math.abs(expected) * 1e-9 + 1e-300, `${actual} vs ${expected}`);
 }
 
-export const metric: Labels = [['__name__', 'http_requests_total'], ['job', 'api']];
+export const metric: Labels = [
+  ['__name__', 'http_requests_total'],
+  ['job', 'api'],
+];
 
 /** A range argument of one float series: [seconds, value] pairs. */
 export function floats(points: readonly (readonly [number, number])[], labels: Labels = metric): StepArg {
@@ -58,13 +67,24 @@ export function histograms(points: readonly (readonly [number, FloatHistogram])[
 
 export const scalar = (value: number): StepArg => ({ type: 'scalar', value });
 export const str = (value: string): StepArg => ({ type: 'string', value });
-export const vector = (elements: readonly (readonly [Labels, number])[], t = 60_000): StepArg =>
-  ({ type: 'vector', value: elements.map(([labels, f]) => ({ labels, t, f })) });
+export const vector = (elements: readonly (readonly [Labels, number])[], t = 60_000): StepArg => ({
+  type: 'vector',
+  value: elements.map(([labels, f]) => ({ labels, t, f })),
+});
 
 /** An exponential histogram (schema 0 unless given) with positive buckets from index `offset`. */
 export function nativeHistogram(count: number, sum: number, buckets: readonly number[], offset = 1, extra: Partial<FloatHistogram> = {}): FloatHistogram {
   return {
-    counterResetHint: 'unknown', schema: 0, zeroThreshold: 0.001, zeroCount: 0, count, sum,
-    positiveSpans: [{ offset, length: buckets.length }], positiveBuckets: buckets, negativeSpans: [], negativeBuckets: [], ...extra,
+    counterResetHint: 'unknown',
+    schema: 0,
+    zeroThreshold: 0.001,
+    zeroCount: 0,
+    count,
+    sum,
+    positiveSpans: [{ offset, length: buckets.length }],
+    positiveBuckets: buckets,
+    negativeSpans: [],
+    negativeBuckets: [],
+    ...extra,
   };
 }

@@ -5,13 +5,35 @@ import type { Labels } from '../../../../../../../api/compat/prometheus/engine/s
 import type { StepArg } from '../../../../../../../api/compat/prometheus/engine/functions/function-types.ts';
 import { call, expectClose, nativeHistogram, only, scalar, valueOf, vector, vectorOf } from './call-function.ts';
 
-const bucket = (le: string, job = 'api'): Labels => [['__name__', 'latency_bucket'], ['job', job], ['le', le]];
+const bucket = (le: string, job = 'api'): Labels => [
+  ['__name__', 'latency_bucket'],
+  ['job', job],
+  ['le', le],
+];
 const classic = (pairs: readonly (readonly [string, number])[]): StepArg => vector(pairs.map(([le, n]) => [bucket(le), n]));
-const buckets = classic([['1', 10], ['2', 20], ['4', 40], ['+Inf', 40]]);
+const buckets = classic([
+  ['1', 10],
+  ['2', 20],
+  ['4', 40],
+  ['+Inf', 40],
+]);
 
 // Two exponential buckets at schema 0: (1,2] with 4 and (2,4] with 4 observations, sum 20.
 const h = nativeHistogram(8, 20, [4, 4]);
-const native = (hist = h): StepArg => ({ type: 'vector', value: [{ labels: [['__name__', 'latency'], ['job', 'api']], t: 60_000, f: 0, h: hist }] });
+const native = (hist = h): StepArg => ({
+  type: 'vector',
+  value: [
+    {
+      labels: [
+        ['__name__', 'latency'],
+        ['job', 'api'],
+      ],
+      t: 60_000,
+      f: 0,
+      h: hist,
+    },
+  ],
+});
 
 describe('PromQL histogram functions', () => {
   it('interpolates classic buckets linearly, grouped without le', () => {
@@ -20,14 +42,52 @@ describe('PromQL histogram functions', () => {
     expectClose(valueOf(call('histogram_quantile', [scalar(0.75), buckets])), 3);
     expectClose(valueOf(call('histogram_quantile', [scalar(1), buckets])), 4);
     const el = only(call('histogram_quantile', [scalar(0.5), buckets]));
-    expect(el.labels).to.deep.equal([['__name__', 'latency_bucket'], ['job', 'api']]);
+    expect(el.labels).to.deep.equal([
+      ['__name__', 'latency_bucket'],
+      ['job', 'api'],
+    ]);
     expect(el.dropName).to.equal(true);
   });
 
   it('answers the highest finite bound for a quantile in the +Inf bucket, NaN without +Inf or observations', () => {
-    expectClose(valueOf(call('histogram_quantile', [scalar(0.99), classic([['1', 10], ['+Inf', 20]])])), 1);
-    expect(Number.isNaN(valueOf(call('histogram_quantile', [scalar(0.5), classic([['1', 10], ['2', 20]])])))).to.equal(true);
-    expect(Number.isNaN(valueOf(call('histogram_quantile', [scalar(0.5), classic([['1', 0], ['+Inf', 0]])])))).to.equal(true);
+    expectClose(
+      valueOf(
+        call('histogram_quantile', [
+          scalar(0.99),
+          classic([
+            ['1', 10],
+            ['+Inf', 20],
+          ]),
+        ]),
+      ),
+      1,
+    );
+    expect(
+      Number.isNaN(
+        valueOf(
+          call('histogram_quantile', [
+            scalar(0.5),
+            classic([
+              ['1', 10],
+              ['2', 20],
+            ]),
+          ]),
+        ),
+      ),
+    ).to.equal(true);
+    expect(
+      Number.isNaN(
+        valueOf(
+          call('histogram_quantile', [
+            scalar(0.5),
+            classic([
+              ['1', 0],
+              ['+Inf', 0],
+            ]),
+          ]),
+        ),
+      ),
+    ).to.equal(true);
     expect(Number.isNaN(valueOf(call('histogram_quantile', [scalar(0.5), classic([['+Inf', 3]])])))).to.equal(true);
   });
 
@@ -40,21 +100,48 @@ describe('PromQL histogram functions', () => {
   });
 
   it('uses the lowest bound itself when it is not above zero', () => {
-    expectClose(valueOf(call('histogram_quantile', [scalar(0.1), classic([['-1', 5], ['1', 10], ['+Inf', 10]])])), -1);
+    expectClose(
+      valueOf(
+        call('histogram_quantile', [
+          scalar(0.1),
+          classic([
+            ['-1', 5],
+            ['1', 10],
+            ['+Inf', 10],
+          ]),
+        ]),
+      ),
+      -1,
+    );
   });
 
   it('forces monotonic bucket counts with an info', () => {
     // The 2 bucket's 8 is lifted to 10: rank 6 falls in the first bucket.
-    const result = call('histogram_quantile', [scalar(0.5), classic([['1', 10], ['2', 8], ['+Inf', 12]])]);
+    const result = call('histogram_quantile', [
+      scalar(0.5),
+      classic([
+        ['1', 10],
+        ['2', 8],
+        ['+Inf', 12],
+      ]),
+    ]);
     expectClose(valueOf(result), 0.6);
     expect(result.ok && result.value.annotations?.[0]).to.match(/^PromQL info: input to histogram_quantile needed to be fixed for monotonicity/);
   });
 
   it('skips a malformed le with a warning, and keeps groups apart', () => {
-    const v = vector([[bucket('x'), 1], [bucket('1', 'a'), 1], [bucket('+Inf', 'a'), 2], [bucket('1', 'b'), 4], [bucket('+Inf', 'b'), 4]]);
+    const v = vector([
+      [bucket('x'), 1],
+      [bucket('1', 'a'), 1],
+      [bucket('+Inf', 'a'), 2],
+      [bucket('1', 'b'), 4],
+      [bucket('+Inf', 'b'), 4],
+    ]);
     const result = call('histogram_quantile', [scalar(0.5), v]);
     expect(vectorOf(result).map((e) => e.f)).to.deep.equal([1, 0.5]);
-    expect(result.ok && result.value.annotations).to.deep.equal(['PromQL warning: bucket label "le" is missing or has a malformed value of "x" for metric name "latency_bucket"']);
+    expect(result.ok && result.value.annotations).to.deep.equal([
+      'PromQL warning: bucket label "le" is missing or has a malformed value of "x" for metric name "latency_bucket"',
+    ]);
   });
 
   it('interpolates native exponential buckets on a log scale', () => {

@@ -26,7 +26,10 @@ describe('PromQL instant functions', () => {
   });
 
   it('clamps, and answers nothing when max < min', () => {
-    const v = vector([[up('a'), 5], [up('b'), -5]]);
+    const v = vector([
+      [up('a'), 5],
+      [up('b'), -5],
+    ]);
     expect(vectorOf(call('clamp', [v, scalar(-1), scalar(1)])).map((e) => e.f)).to.deep.equal([1, -1]);
     expect(vectorOf(call('clamp_min', [v, scalar(0)])).map((e) => e.f)).to.deep.equal([5, 0]);
     expect(vectorOf(call('clamp_max', [v, scalar(0)])).map((e) => e.f)).to.deep.equal([0, -5]);
@@ -41,7 +44,12 @@ describe('PromQL instant functions', () => {
   });
 
   it('sorts by value with NaN last in both directions', () => {
-    const v = vector([[up('a'), 2], [up('b'), NaN], [up('c'), 1], [up('d'), 3]]);
+    const v = vector([
+      [up('a'), 2],
+      [up('b'), NaN],
+      [up('c'), 1],
+      [up('d'), 3],
+    ]);
     expect(vectorOf(call('sort', [v])).map((e) => e.f)).to.deep.equal([1, 2, 3, NaN]);
     expect(vectorOf(call('sort_desc', [v])).map((e) => e.f)).to.deep.equal([3, 2, 1, NaN]);
   });
@@ -50,7 +58,18 @@ describe('PromQL instant functions', () => {
     expect(only(call('time', [], 90_500))).to.deep.include({ f: 90.5, labels: [] });
     expectClose(valueOf(call('pi', [])), Math.PI);
     expectClose(valueOf(call('scalar', [vector([[up('a'), 7]])])), 7);
-    expect(Number.isNaN(valueOf(call('scalar', [vector([[up('a'), 7], [up('b'), 8]])])))).to.equal(true);
+    expect(
+      Number.isNaN(
+        valueOf(
+          call('scalar', [
+            vector([
+              [up('a'), 7],
+              [up('b'), 8],
+            ]),
+          ]),
+        ),
+      ),
+    ).to.equal(true);
     expect(Number.isNaN(valueOf(call('scalar', [vector([])])))).to.equal(true);
     expect(only(call('vector', [scalar(3)]))).to.deep.include({ f: 3, labels: [] });
   });
@@ -63,8 +82,9 @@ describe('PromQL instant functions', () => {
     // 1700000000 is Tuesday 2023-11-14 22:13:20 UTC, day 318 of the year.
     const v = vector([[up('a'), 1_700_000_000]]);
     const at = (name: string): number => valueOf(call(name, [v]));
-    expect([at('year'), at('month'), at('day_of_month'), at('day_of_week'), at('day_of_year'), at('hour'), at('minute'), at('days_in_month')])
-      .to.deep.equal([2023, 11, 14, 2, 318, 22, 13, 30]);
+    expect([at('year'), at('month'), at('day_of_month'), at('day_of_week'), at('day_of_year'), at('hour'), at('minute'), at('days_in_month')]).to.deep.equal([
+      2023, 11, 14, 2, 318, 22, 13, 30,
+    ]);
     expect(only(call('days_in_month', [], Date.UTC(2024, 1, 10)))).to.deep.include({ f: 29, labels: [] });
     expect(valueOf(call('year', []))).to.equal(1970);
   });
@@ -72,7 +92,11 @@ describe('PromQL instant functions', () => {
   it('replaces labels with Go template expansion', () => {
     const v = vector([[up('api-7'), 1]]);
     const el = only(call('label_replace', [v, str('svc'), str('$1-x'), str('job'), str('(\\w+)-(\\d)')]));
-    expect(el.labels).to.deep.equal([['__name__', 'up'], ['job', 'api-7'], ['svc', 'api-x']]);
+    expect(el.labels).to.deep.equal([
+      ['__name__', 'up'],
+      ['job', 'api-7'],
+      ['svc', 'api-x'],
+    ]);
     expect(only(call('label_replace', [v, str('n'), str('${2}$$'), str('job'), str('(?P<name>\\w+)-(\\d)')])).labels).to.deep.include(['n', '7$']);
     expect(only(call('label_replace', [v, str('n'), str('$name'), str('job'), str('(?P<name>\\w+)-(\\d)')])).labels).to.deep.include(['n', 'api']);
     // `$1x` names a group "1x" that does not exist: empty, and an empty value removes the label.
@@ -88,10 +112,22 @@ describe('PromQL instant functions', () => {
   });
 
   it('refuses a bad regex, a bad destination and duplicate results as execution errors', () => {
-    const v = vector([[up('a'), 1], [up('b'), 2]]);
-    expect(call('label_replace', [v, str('x'), str('y'), str('job'), str('(')])).to.deep.equal({ ok: false, error: { type: 'execution', message: 'invalid regular expression in label_replace(): (' } });
-    expect(call('label_replace', [v, str(''), str('y'), str('job'), str('.*')])).to.deep.equal({ ok: false, error: { type: 'execution', message: 'invalid destination label name in label_replace(): ' } });
-    expect(call('label_replace', [v, str('job'), str('same'), str('job'), str('.*')])).to.deep.equal({ ok: false, error: { type: 'execution', message: 'vector cannot contain metrics with the same labelset' } });
+    const v = vector([
+      [up('a'), 1],
+      [up('b'), 2],
+    ]);
+    expect(call('label_replace', [v, str('x'), str('y'), str('job'), str('(')])).to.deep.equal({
+      ok: false,
+      error: { type: 'execution', message: 'invalid regular expression in label_replace(): (' },
+    });
+    expect(call('label_replace', [v, str(''), str('y'), str('job'), str('.*')])).to.deep.equal({
+      ok: false,
+      error: { type: 'execution', message: 'invalid destination label name in label_replace(): ' },
+    });
+    expect(call('label_replace', [v, str('job'), str('same'), str('job'), str('.*')])).to.deep.equal({
+      ok: false,
+      error: { type: 'execution', message: 'vector cannot contain metrics with the same labelset' },
+    });
   });
 
   it('joins labels with a separator', () => {
@@ -102,8 +138,11 @@ describe('PromQL instant functions', () => {
 
   it('answers absent() with the equality matchers once each', () => {
     const matchers = [
-      { name: '__name__', op: '=' as const, value: 'up' }, { name: 'job', op: '=' as const, value: 'a' },
-      { name: 'job', op: '=' as const, value: 'b' }, { name: 'env', op: '=' as const, value: 'prod' }, { name: 'zone', op: '!=' as const, value: 'x' },
+      { name: '__name__', op: '=' as const, value: 'up' },
+      { name: 'job', op: '=' as const, value: 'a' },
+      { name: 'job', op: '=' as const, value: 'b' },
+      { name: 'env', op: '=' as const, value: 'prod' },
+      { name: 'zone', op: '!=' as const, value: 'x' },
     ];
     expect(only(call('absent', [vector([])], 60_000, 60_000, matchers))).to.deep.include({ labels: [['env', 'prod']], f: 1 });
     expect(only(call('absent', [vector([])]))).to.deep.include({ labels: [], f: 1 });

@@ -8,7 +8,20 @@ import type { FloatHistogram } from '../../../../../../../api/compat/prometheus/
 import type { StepArg } from '../../../../../../../api/compat/prometheus/engine/functions/function-types.ts';
 import { call, expectClose, floats, nativeHistogram, scalar, valueOf } from './call-function.ts';
 
-const native = (h: FloatHistogram): StepArg => ({ type: 'vector', value: [{ labels: [['__name__', 'latency'], ['job', 'api']], t: 60_000, f: 0, h }] });
+const native = (h: FloatHistogram): StepArg => ({
+  type: 'vector',
+  value: [
+    {
+      labels: [
+        ['__name__', 'latency'],
+        ['job', 'api'],
+      ],
+      t: 60_000,
+      f: 0,
+      h,
+    },
+  ],
+});
 
 describe('PromQL quantiles on a rank and around the zero bucket', () => {
   it('answers the value on the rank itself, so an infinite neighbour does not make it NaN', () => {
@@ -21,7 +34,11 @@ describe('PromQL quantiles on a rank and around the zero bucket', () => {
   });
 
   it('answers -Inf for quantile_over_time of a series that is always -Inf', () => {
-    const w = floats([[10, -Infinity], [20, -Infinity], [30, -Infinity]]);
+    const w = floats([
+      [10, -Infinity],
+      [20, -Infinity],
+      [30, -Infinity],
+    ]);
     expect(valueOf(call('quantile_over_time', [scalar(0.5), w]))).to.equal(-Infinity);
     expect(valueOf(call('quantile_over_time', [scalar(0.3), w]))).to.equal(-Infinity);
   });

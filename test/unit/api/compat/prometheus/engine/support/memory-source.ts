@@ -5,7 +5,14 @@
 import type { Result } from '../../../../../../../src/result.ts';
 import { ok } from '../../../../../../../src/result.ts';
 import type { PromError } from '../../../../../../../api/compat/prometheus/prom-envelope.ts';
-import type { FloatHistogram, LabelMatcher, Labels, SampleSource, SelectRequest, StoredSeries } from '../../../../../../../api/compat/prometheus/engine/sample-source.ts';
+import type {
+  FloatHistogram,
+  LabelMatcher,
+  Labels,
+  SampleSource,
+  SelectRequest,
+  StoredSeries,
+} from '../../../../../../../api/compat/prometheus/engine/sample-source.ts';
 import { compareUtf8 } from '../../../../../../../api/compat/prometheus/engine/label-order.ts';
 
 const staleBits = (): number => new Float64Array(new BigUint64Array([0x7ff0000000000002n]).buffer)[0] ?? NaN;
@@ -17,7 +24,7 @@ export function labelsOf(text: string): Labels {
   if (m?.[1] !== undefined && m[1] !== '') pairs.push(['__name__', m[1]]);
   for (const part of (m?.[2] ?? '').matchAll(/("(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_]*)\s*=\s*("(?:[^"\\]|\\.)*")/g)) {
     const name = part[1] ?? '';
-    pairs.push([name.startsWith('"') ? JSON.parse(name) as string : name, JSON.parse(part[2] ?? '""') as string]);
+    pairs.push([name.startsWith('"') ? (JSON.parse(name) as string) : name, JSON.parse(part[2] ?? '""') as string]);
   }
   return pairs.sort((a, b) => compareUtf8(a[0], b[0]));
 }
@@ -42,10 +49,14 @@ function expand(spec: string): Value[] {
 function matches(m: LabelMatcher, value: string): boolean {
   const re = (): RegExp => new RegExp(`^(?:${m.value})$`, 'su');
   switch (m.op) {
-    case '=': return value === m.value;
-    case '!=': return value !== m.value;
-    case '=~': return re().test(value);
-    case '!~': return !re().test(value);
+    case '=':
+      return value === m.value;
+    case '!=':
+      return value !== m.value;
+    case '=~':
+      return re().test(value);
+    case '!~':
+      return !re().test(value);
   }
 }
 
@@ -71,24 +82,47 @@ export class MemorySource implements SampleSource {
       histograms.push(typeof v === 'object' ? v : undefined);
     });
     const f = new Float64Array(floats.length);
-    floats.forEach((x, i) => { f[i] = x; });
+    floats.forEach((x, i) => {
+      f[i] = x;
+    });
     // Markers keep their exact bits: written through the integer view.
     const words = new BigUint64Array(f.buffer);
-    values.filter((v) => v !== undefined).forEach((v, i) => { if (v === 'stale') words[i] = 0x7ff0000000000002n; });
-    this.series.push({ labels: labelsOf(selector), times: Float64Array.from(times), values: f, ...(histograms.some((h) => h !== undefined) ? { histograms } : {}) });
+    values
+      .filter((v) => v !== undefined)
+      .forEach((v, i) => {
+        if (v === 'stale') words[i] = 0x7ff0000000000002n;
+      });
+    this.series.push({
+      labels: labelsOf(selector),
+      times: Float64Array.from(times),
+      values: f,
+      ...(histograms.some((h) => h !== undefined) ? { histograms } : {}),
+    });
     return this;
   }
 
   select(request: SelectRequest): Promise<Result<readonly StoredSeries[], PromError>> {
     this.requests.push(request);
-    const out = this.series.filter((s) => request.matchers.every((m) => matches(m, s.labels.find(([n]) => n === m.name)?.[1] ?? ''))).map((s) => {
-      const keep = [...s.times].map((t, i) => [t, i] as const).filter(([t]) => t >= request.minT && t <= request.maxT).map(([, i]) => i);
-      const values = new Float64Array(keep.length);
-      const from = new BigUint64Array(s.values.buffer);
-      const to = new BigUint64Array(values.buffer);
-      keep.forEach((i, j) => { to[j] = from[i] ?? 0n; });
-      return { labels: s.labels, times: Float64Array.from(keep.map((i) => s.times[i] ?? 0)), values, ...(s.histograms === undefined ? {} : { histograms: keep.map((i) => s.histograms?.[i]) }) };
-    });
+    const out = this.series
+      .filter((s) => request.matchers.every((m) => matches(m, s.labels.find(([n]) => n === m.name)?.[1] ?? '')))
+      .map((s) => {
+        const keep = [...s.times]
+          .map((t, i) => [t, i] as const)
+          .filter(([t]) => t >= request.minT && t <= request.maxT)
+          .map(([, i]) => i);
+        const values = new Float64Array(keep.length);
+        const from = new BigUint64Array(s.values.buffer);
+        const to = new BigUint64Array(values.buffer);
+        keep.forEach((i, j) => {
+          to[j] = from[i] ?? 0n;
+        });
+        return {
+          labels: s.labels,
+          times: Float64Array.from(keep.map((i) => s.times[i] ?? 0)),
+          values,
+          ...(s.histograms === undefined ? {} : { histograms: keep.map((i) => s.histograms?.[i]) }),
+        };
+      });
     return Promise.resolve(ok(out));
   }
 }

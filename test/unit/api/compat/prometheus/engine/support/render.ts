@@ -15,9 +15,16 @@ const num = (f: number): string => (Number.isInteger(f) || !Number.isFinite(f) ?
 /** The answer as lines, in the answer's order. */
 export function render(value: QueryValue): string[] {
   switch (value.resultType) {
-    case 'scalar': return [`scalar ${num(value.result.f)}`];
-    case 'string': return [`string ${value.result.s}`];
-    case 'vector': return value.result.map((e) => `${labelText(e.labels)} ${e.h === undefined ? num(e.f) : `h(count=${e.h.count},sum=${e.h.sum})`}`);
-    case 'matrix': return value.result.map((s) => `${labelText(s.labels)} ${[...s.floats.map((p) => `${p.t / 1000}=${num(p.f)}`), ...s.histograms.map((p) => `${p.t / 1000}=h(count=${p.h.count})`)].join(' ')}`);
+    case 'scalar':
+      return [`scalar ${num(value.result.f)}`];
+    case 'string':
+      return [`string ${value.result.s}`];
+    case 'vector':
+      return value.result.map((e) => `${labelText(e.labels)} ${e.h === undefined ? num(e.f) : `h(count=${e.h.count},sum=${e.h.sum})`}`);
+    case 'matrix':
+      return value.result.map(
+        (s) =>
+          `${labelText(s.labels)} ${[...s.floats.map((p) => `${p.t / 1000}=${num(p.f)}`), ...s.histograms.map((p) => `${p.t / 1000}=h(count=${p.h.count})`)].join(' ')}`,
+      );
   }
 }
