@@ -171,6 +171,8 @@ interface PodSource {
   readonly labels: Readonly<Record<string, string>>;
   readonly spec: PodSpec;
   readonly headless?: string;
+  /** A StatefulSet's volume claim templates: a pod mounts its own claim by the template's name. */
+  readonly claims?: readonly string[];
   readonly runsToCompletion: boolean;
 }
 
@@ -180,7 +182,12 @@ function podSources(objects: readonly Manifest[]): PodSource[] {
     const name = o.metadata?.name ?? '';
     if (o.kind === 'StatefulSet') {
       const s = o as Kind<'StatefulSet'> & {
-        spec: { replicas?: number; serviceName?: string; template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec } };
+        spec: {
+          replicas?: number;
+          serviceName?: string;
+          template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec };
+          volumeClaimTemplates?: { metadata?: { name?: string } }[];
+        };
       };
       const replicas = s.spec.replicas ?? 1;
       return [
@@ -190,6 +197,7 @@ function podSources(objects: readonly Manifest[]): PodSource[] {
           labels: s.spec.template.metadata?.labels ?? {},
           spec: s.spec.template.spec,
           headless: s.spec.serviceName,
+          claims: (s.spec.volumeClaimTemplates ?? []).map((t) => t.metadata?.name ?? ''),
           runsToCompletion: false,
         },
       ];
@@ -239,7 +247,10 @@ export function containersOf(objects: readonly Manifest[], options: TranslateOpt
         ...(command === undefined ? {} : { command }),
         env,
         files: mountedFiles(main, source.spec.volumes ?? [], objects),
-        emptyDirs: (main.volumeMounts ?? []).filter((m) => source.spec.volumes?.find((v) => v.name === m.name)?.emptyDir !== undefined).map((m) => m.mountPath),
+        // A claim is writable scratch too: in Docker the container's own directory (no node to lose).
+        emptyDirs: (main.volumeMounts ?? [])
+          .filter((m) => source.spec.volumes?.find((v) => v.name === m.name)?.emptyDir !== undefined || source.claims?.includes(m.name) === true)
+          .map((m) => m.mountPath),
         aliases: [...podAliases, ...serviceAliases],
         ports: (main.ports ?? []).map((p) => p.containerPort),
         ...(probe === undefined ? {} : { ready: { path: probe.path ?? '/', port: portNumber(main, probe.port) } }),
