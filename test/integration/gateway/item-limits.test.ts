@@ -74,7 +74,7 @@ describe('gateway: item limits', function () {
       // Days 0-29 and 5 minutes ahead are in; days 30-149 and an hour ahead are out.
       expect(partial.rejected).to.equal(121);
       expect(partial.message).to.match(
-        /^121 spans rejected: 120 timestamp older than the traces retention of 30 days \(TENANTRY_TRACES_RETENTION_DAYS\), e\.g\. \d{4}-.*; 1 timestamp more than 600 s in the future \(TENANTRY_MAX_FUTURE_SKEW_SECONDS\)/,
+        /^121 spans rejected: 120 timestamp older than the traces retention of its tenant \(retention\.tracesDays\), e\.g\. \d{4}-.*; 1 timestamp more than 600 s in the future \(TENANTRY_MAX_FUTURE_SKEW_SECONDS\)/,
       );
       expect(await count('spans', 'days-traces')).to.equal(31);
       expect(await count('spans', 'tenant-a')).to.equal(10);
@@ -114,7 +114,7 @@ describe('gateway: item limits', function () {
       const metricsPartial = (JSON.parse(metricsRes.body.toString()) as { partialSuccess: { rejectedDataPoints: number; errorMessage: string } })
         .partialSuccess;
       expect(metricsPartial.rejectedDataPoints).to.equal(61);
-      expect(metricsPartial.errorMessage).to.match(/metrics retention of 90 days \(TENANTRY_METRICS_RETENTION_DAYS\)/);
+      expect(metricsPartial.errorMessage).to.match(/metrics retention of its tenant \(retention\.metricsDays\)/);
       expect(logsRes.code).to.equal(grpc.status.OK);
       const logsPartial = ExportLogsServiceResponse.decode(logsRes.body ?? Buffer.alloc(0)).partialSuccess;
       expect(Number(logsPartial?.rejectedLogRecords)).to.equal(121);
