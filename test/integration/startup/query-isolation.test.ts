@@ -68,6 +68,9 @@ describe('the all process: queries do not starve ingest', function () {
     running = startTenantry(
       ['all'],
       testEnvironment(dataDir, {
+        // B sends as fast as four clients can: above the default per-tenant rate (8 MiB/s), which is not what this test is about.
+        TENANTRY_TENANT_INGEST_BYTES_PER_SECOND: String(256 * 1_048_576),
+        TENANTRY_TENANT_INGEST_BURST_BYTES: String(1024 * 1_048_576),
         TENANTRY_API_KEYS: JSON.stringify([
           { key: keys.readA, scopes: ['read'], tenants: ['alpha'] },
           { key: keys.ingestB, scopes: ['ingest'], tenants: ['beta'] },
