@@ -24,7 +24,6 @@ import type { ApiError } from '../http/api-error.ts';
 import { invalidRequest } from '../http/api-error.ts';
 import type { ParamType } from './sql-params.ts';
 import { SqlParams } from './sql-params.ts';
-import { effectiveSettings } from './tenant-settings-view.ts';
 import type { TimeRange } from './time-range.ts';
 
 /** What opening a scan reads: the clock and the tenants' settings. */
@@ -102,10 +101,10 @@ export class ScanStatement {
 }
 
 /** The refusal of a range longer than limits.maxQueryDays. */
-function tooLong(days: number, maxDays: number, signal: TelemetrySignal, what: string): ApiError {
+function tooLong(days: number, maxDays: number, signal: TelemetrySignal, what: string, narrow: string): ApiError {
   return invalidRequest(
     `the time range ${what}spans ${days} days (counted from the later of its start and the start of this tenant's ${signal} retention), ` +
-      `more than this tenant's limits.maxQueryDays (${maxDays}): narrow the time range`,
+      `more than this tenant's limits.maxQueryDays (${maxDays}): narrow ${narrow}`,
   );
 }
 
@@ -128,7 +127,7 @@ export class TenantScan {
 
   /** The scan of `caller.tenantId`'s `signal` under that tenant's settings now. */
   static open(deps: ScanDeps, caller: ScanCaller, signal: TelemetrySignal): TenantScan {
-    const settings = effectiveSettings(deps, caller.tenantId);
+    const settings = deps.settings.effective(caller.tenantId);
     const { limits } = settings;
     const budget: QueryBudget = {
       caller: { key: caller.principal, tenant: { id: caller.tenantId, maxConcurrentQueries: limits.maxConcurrentQueries } },
@@ -138,23 +137,27 @@ export class TenantScan {
     return new TenantScan(caller.tenantId, signal, settings, budget, deps.now());
   }
 
-  /** The scan of the same tenant and budget over another signal (a query joining two). */
-  other(deps: ScanDeps, signal: TelemetrySignal): TenantScan {
-    return new TenantScan(this.tenantId, signal, effectiveSettings(deps, this.tenantId), this.budget, deps.now());
-  }
-
   /**
    * The part of `range` the tenant may read: its start moves up to the oldest
    * visible instant (empty, at its end, when all of it is past retention); a
    * range whose visible part is longer than limits.maxQueryDays (plus
    * `graceNs`: the lookback a read adds before a range already checked) is a
-   * 400; `what` names the range in that message.
+   * 400; `what` names the range in that message, `narrow` what the client
+   * narrows in its own API's words (default: "the time range").
    */
-  window(range: TimeRange, options: { readonly graceNs?: bigint; readonly what?: string } = {}): Result<TimeRange, ApiError> {
+  window(range: TimeRange, options: { readonly graceNs?: bigint; readonly what?: string; readonly narrow?: string } = {}): Result<TimeRange, ApiError> {
     const oldest = this.visibleFromNs;
     const startNs = range.startNs > oldest ? range.startNs : oldest < range.endNs ? oldest : range.endNs;
     if (this.#maxQueryDays !== undefined && range.endNs - startNs > BigInt(this.#maxQueryDays) * nsPerDay + (options.graceNs ?? 0n)) {
-      return fail(tooLong(Math.round((Number(range.endNs - startNs) / Number(nsPerDay)) * 10) / 10, this.#maxQueryDays, this.signal, options.what ?? ''));
+      return fail(
+        tooLong(
+          Math.round((Number(range.endNs - startNs) / Number(nsPerDay)) * 10) / 10,
+          this.#maxQueryDays,
+          this.signal,
+          options.what ?? '',
+          options.narrow ?? 'the time range',
+        ),
+      );
     }
     return ok({ startNs, endNs: range.endNs });
   }

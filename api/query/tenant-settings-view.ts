@@ -1,19 +1,14 @@
-// How the API reads and writes per-tenant settings: effective values for a
-// tenant (with where each came from), and writes of one source whose store
-// failures become API errors.
+// How the API writes per-tenant settings: the writes of one source, whose
+// store failures become API errors. Routes read a tenant's effective values
+// from the settings port itself (RouteDeps.settings).
 import type { StoreFailure } from '../../src/clickhouse/clickhouse-error.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Result } from '../../src/result.ts';
 import { fail, ok } from '../../src/result.ts';
-import type { EffectiveSettings, SettingValues, TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
+import type { SettingValues } from '../../src/tenant/settings/tenant-settings.ts';
 import type { ApiError } from '../http/api-error.ts';
 import { internal, unavailable } from '../http/api-error.ts';
 import type { RouteDeps } from './deps.ts';
-
-/** Effective settings of a tenant, as the API shows them. */
-export function effectiveSettings(deps: { readonly settings: TenantSettingsView }, tenantId: string): EffectiveSettings {
-  return deps.settings.effective(tenantId);
-}
 
 /** A settings write's failure as the API answers it. */
 export function settingsWriteError(failure: StoreFailure, log: Logger | undefined): ApiError {

@@ -9,7 +9,6 @@ import type { CompatApi, CompatContext, CompatRouter } from '../compat-api.ts';
 import type { Result } from '../../../src/result.ts';
 import { fail, ok } from '../../../src/result.ts';
 import type { RouteDeps } from '../../query/deps.ts';
-import { effectiveSettings } from '../../query/tenant-settings-view.ts';
 import { TenantScan } from '../../query/tenant-scan.ts';
 import type { PromError } from './prom-envelope.ts';
 import { badData, writeError, writeStatus, writeSuccess } from './prom-envelope.ts';
@@ -54,8 +53,8 @@ function lookback(params: PromParams): Result<number, PromError> {
 /** The tenant's retention start (Unix ms), and a 400 when [startMs, endMs] spans more than limits.maxQueryDays. */
 function tenantLimits(scan: TenantScan, startMs: number, endMs: number): Result<number, PromError> {
   const range = { startNs: BigInt(Math.round(startMs)) * 1_000_000n, endNs: BigInt(Math.round(Math.max(startMs, endMs))) * 1_000_000n };
-  const checked = scan.window(range, { what: 'of start/end ' });
-  if (!checked.ok) return fail(badData(checked.error.message.replace('narrow the time range', 'narrow start/end')));
+  const checked = scan.window(range, { what: 'of start/end ', narrow: 'start/end' });
+  if (!checked.ok) return fail(badData(checked.error.message));
   return ok(Number(scan.visibleFromNs / 1_000_000n));
 }
 
@@ -166,7 +165,7 @@ function selectorsOf(params: PromParams): Result<LabelMatcher[][], PromError> {
 
 /** The window of a series browser request: start/end (default: the tenant's maxQueryDays up to now). */
 function browseWindow(deps: RouteDeps, scan: TenantScan, params: PromParams): Result<Window, PromError> {
-  const settings = effectiveSettings(deps, scan.tenantId);
+  const settings = deps.settings.effective(scan.tenantId);
   const end = timeParam(params, 'end', nowMs(deps));
   if (!end.ok) return end;
   const start = timeParam(params, 'start', end.value - settings.limits.maxQueryDays * 86_400_000);

@@ -66,9 +66,9 @@ function readWindow(c: PromqlContext, r: QueryRequest): Result<number, PromError
   const to = Math.max(...ranges.map((s) => s.request.maxT));
   const read = c.scan.window(
     { startNs: ns(Math.min(from, to)), endNs: ns(to) },
-    { graceNs: ns(r.lookbackMs), what: 'the query reads (its range selectors, subqueries and offsets included) ' },
+    { graceNs: ns(r.lookbackMs), what: 'the query reads (its range selectors, subqueries and offsets included) ', narrow: 'the range or the time window' },
   );
-  if (!read.ok) return fail(badData(read.error.message.replace('narrow the time range', 'narrow the range or the time window')));
+  if (!read.ok) return fail(badData(read.error.message));
   return ok(visibleFromMs);
 }
 

@@ -184,10 +184,21 @@ type Statements = (tenants: readonly string[]) => ScanStatement;
  * The index rows of tenants from `fromDay` on: of each tenant only those first inserted at or after its
  * `sinceMs` when given; `brief`, only ids, days and first inserts; `ids`, only those series.
  */
-type Reader = (runner: QueryRunner, schema: SchemaTarget, statements: Statements, tenants: readonly TenantBound[], fromDay: number) => unknown;
-function readRows(...[runner, schema, statements, tenants, fromDay, what]: [...Parameters<Reader>, 'brief']): Promise<Result<BriefRow[], ApiError>>;
 function readRows(
-  ...[runner, schema, statements, tenants, fromDay, what]: [...Parameters<Reader>, 'all' | { readonly ids: readonly string[] }]
+  runner: QueryRunner,
+  schema: SchemaTarget,
+  statements: Statements,
+  tenants: readonly TenantBound[],
+  fromDay: number,
+  what: 'brief',
+): Promise<Result<BriefRow[], ApiError>>;
+function readRows(
+  runner: QueryRunner,
+  schema: SchemaTarget,
+  statements: Statements,
+  tenants: readonly TenantBound[],
+  fromDay: number,
+  what: 'all' | { readonly ids: readonly string[] },
 ): Promise<Result<IndexRow[], ApiError>>;
 async function readRows(
   runner: QueryRunner,

@@ -39,8 +39,8 @@ export function searchWindow(query: { start?: string; end?: string }, scan: Tena
   const endNs = end.value === undefined ? nowNs + 60n * nsPerSecond : end.value + nsPerSecond;
   const startNs = start.value ?? endNs - recentNs;
   if (startNs > endNs) return fail('invalid start: start is after end');
-  const window = scan.window({ startNs, endNs });
-  return window.ok ? ok(window.value) : fail(window.error.message.replace('narrow the time range', 'narrow start/end'));
+  const window = scan.window({ startNs, endNs }, { narrow: 'start/end' });
+  return window.ok ? ok(window.value) : fail(window.error.message);
 }
 
 /** The window of a trace lookup: `start`/`end` when given, else everything retention keeps. */

@@ -19,7 +19,7 @@ import { DirectoryScan } from '../../query/tenant-scan.ts';
 import { NoInput, TenantDefaults, TenantListQuery, TenantUpdate, TenantUpdateQuery } from './tenant-codecs.ts';
 import type { Tenant } from './tenant-queries.ts';
 import { getTenant, listTenants, renameTenant } from './tenant-queries.ts';
-import { effectiveSettings, setValues, writeSettings } from '../../query/tenant-settings-view.ts';
+import { setValues, writeSettings } from '../../query/tenant-settings-view.ts';
 
 /** A tenant as the API shows it: its record and its effective settings, with the source of each value. */
 export interface TenantView extends Tenant {
@@ -29,7 +29,7 @@ export interface TenantView extends Tenant {
 }
 
 function view(deps: RouteDeps, tenant: Tenant): TenantView {
-  const { limits, retention, sources } = effectiveSettings(deps, tenant.id);
+  const { limits, retention, sources } = deps.settings.effective(tenant.id);
   return { ...tenant, limits, retention, sources };
 }
 
