@@ -86,9 +86,13 @@ describe('api body timeout', () => {
   it('cuts a stalled body at the body timeout with a 408 and one JSON log line, nothing else printed', async () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
+    // Two on one route, one on a compatibility API (which reads its own form bodies).
+    const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query'];
     const lines: string[] = [];
+    const allLogged = Promise.withResolvers<undefined>();
     const log = createLogger('debug', {}, (line) => {
       lines.push(line);
+      if (lines.length >= paths.length) allLogged.resolve(undefined);
     });
     const proc = await testProcessContext(store, { keys: keys.value, log });
     const api = await startApiWith(
@@ -96,16 +100,14 @@ describe('api body timeout', () => {
       { port: 0, queryTimeoutMs: 1000, pageMaxBytes: 1_048_576, listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs } },
       failingRunner(new Error('not reached'), 1000, log),
     );
-    // Two on one route, one on a compatibility API (which reads its own form bodies).
-    const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query'];
     let cuts: Cut[] = [];
     // Anything else the process prints (Koa's default error printer writes stacks to stderr) is caught.
     const printed = await printedDuring(async () => {
       try {
         cuts = await Promise.all(paths.map((path) => halfBody(api.ports['api'] ?? 0, path)));
-        // The log line is written as the answer goes out; give a late printer its chance.
-        const deadline = performance.now() + 500;
-        while (performance.now() < deadline && lines.length < paths.length) await new Promise((r) => setTimeout(r, 20));
+        // The log lines are written as the answers go out: wait for one per cut.
+        await allLogged.promise;
+        // What must not happen (a stack printed after the answer) has no event: give a late printer 200 ms to show itself.
         await new Promise((r) => setTimeout(r, 200));
       } finally {
         await api.stop();
@@ -136,8 +138,10 @@ describe('api body timeout', () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
     const lines: string[] = [];
+    const firstLogged = Promise.withResolvers<undefined>();
     const log = createLogger('debug', {}, (line) => {
       lines.push(line);
+      firstLogged.resolve(undefined);
     });
     // The app's own deadline far away, the listener's short: only the backstop can cut.
     const app = createApp({
@@ -168,8 +172,8 @@ describe('api body timeout', () => {
     const printed = await printedDuring(async () => {
       try {
         cut = await halfBody(http.port, '/v1/tenants/acme/logs');
-        const deadline = performance.now() + 1000;
-        while (performance.now() < deadline && lines.length === 0) await new Promise((r) => setTimeout(r, 20));
+        // The cut's log line is written as the listener answers: wait for it.
+        await firstLogged.promise;
       } finally {
         await http.close();
       }

@@ -71,6 +71,7 @@ describe('the README walkthrough (send a span, a log and a metric, query them ba
       const missing = [...expected.v1.filter((s) => !answers.v1.includes(s)), ...expected.compat.filter((s) => !answers.compat.includes(s))];
       if (missing.length === 0) break;
       if (Date.now() > deadline) expect.fail(`after 20 s the README's queries still miss ${JSON.stringify(missing)}:\n${answers.v1}\n${answers.compat}`);
+      // Becoming queryable has no event a README user (or this test) can see: poll, bounded by the deadline above.
       await new Promise((resolve) => {
         setTimeout(resolve, 250);
       });
