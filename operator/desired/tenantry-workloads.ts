@@ -50,6 +50,22 @@ export function storageEnv(stack: Stack): EnvVar[] {
   ];
 }
 
+/**
+ * The /metrics settings of a serving pod: the bearer key (gateway and API)
+ * from the Secret the stack names, never a value in the stack object; the
+ * per-tenant labels only where they exist (the gateway's series).
+ */
+function metricsEnv(stack: Stack, component: 'gateway' | 'api'): EnvVar[] {
+  const m = stack.spec.metrics;
+  return [
+    // Only when on: off is the process default, and a stack that does not ask keeps its pod template (no rollout on upgrade).
+    ...(component === 'gateway' && m.tenantLabels ? [{ name: 'TENANTRY_METRICS_TENANT_LABELS', value: 'on' }] : []),
+    ...(m.keySecretRef === undefined
+      ? []
+      : [{ name: 'TENANTRY_METRICS_KEY', valueFrom: { secretKeyRef: { name: m.keySecretRef.name, key: m.keySecretRef.key } } }]),
+  ];
+}
+
 function keysVolume(stack: Stack): { volume: Volume; mount: VolumeMount; env: EnvVar } {
   const keys = stack.spec.apiKeys;
   const secretName = keys.secretName ?? childNames(stack.ref.name).credentials;
@@ -160,7 +176,7 @@ export function topologySpread(stack: Stack, component: 'gateway' | 'api'): Topo
 /** The pod template of one serving target; `secretsChecksum` covers Secret contents the pods read. */
 function servingPodTemplate(stack: Stack, pod: ServingPod, secretsChecksum: string): NonNullable<Deployment['spec']>['template'] {
   const keys = keysVolume(stack);
-  const env = [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), keys.env, ...pod.env];
+  const env = [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), keys.env, ...pod.env, ...metricsEnv(stack, pod.component)];
   const container: Container = {
     name: pod.component,
     image: stack.spec.image,

@@ -62,11 +62,14 @@ function credentialsFor(deps: StackReconcilerDeps, stack: Stack): GeneratedCrede
   };
 }
 
-/** The names of the Secrets a stack's spec names (API keys, external ClickHouse). */
+/** The names of the Secrets a stack's spec names (API keys, external ClickHouse, the /metrics key), each once. */
 export function referencedSecretNames(stack: Stack): string[] {
-  return [stack.spec.apiKeys.secretName, stack.spec.clickhouse.mode === 'external' ? stack.spec.clickhouse.external.secretRef.name : undefined].filter(
-    (n): n is string => n !== undefined,
-  );
+  const names = [
+    stack.spec.apiKeys.secretName,
+    stack.spec.clickhouse.mode === 'external' ? stack.spec.clickhouse.external.secretRef.name : undefined,
+    stack.spec.metrics.keySecretRef?.name,
+  ].filter((n): n is string => n !== undefined);
+  return [...new Set(names)];
 }
 
 /** Checksum of the Secrets the user names (API keys, external ClickHouse); a missing one is an error. */

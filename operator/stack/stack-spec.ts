@@ -61,6 +61,18 @@ export interface Autoscaling {
 /** How a topology spread constraint treats a pod that cannot be placed evenly; Off: no constraint on that key. */
 export type SpreadMode = 'ScheduleAnyway' | 'DoNotSchedule' | 'Off';
 
+/**
+ * The gateway's and the API's /metrics: per-tenant series only when asked for
+ * (they name tenants and their volumes), and a bearer key asked of every
+ * reader, read from a Secret so that the stack object never holds it.
+ */
+export interface MetricsEndpoint {
+  /** TENANTRY_METRICS_TENANT_LABELS on the gateways. */
+  readonly tenantLabels: boolean;
+  /** TENANTRY_METRICS_KEY on the gateways and the API, from this Secret's key; absent: /metrics is open. */
+  readonly keySecretRef: { readonly name: string; readonly key: string } | undefined;
+}
+
 export interface StackSpec {
   readonly image: string;
   readonly imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never';
@@ -84,6 +96,7 @@ export interface StackSpec {
   /** Settings of every tenant that sets no value of its own (source "stack"); both groups always present, possibly empty. */
   readonly tenantDefaults: Required<SettingValues>;
   readonly tenantSync: { readonly enabled: boolean; readonly intervalSeconds: number; readonly apiUrl: string | undefined };
+  readonly metrics: MetricsEndpoint;
 }
 
 /** The identity of a stack object that children need: name, namespace, uid, generation. */
@@ -157,6 +170,13 @@ function gatewayWal(v: unknown): GatewayWal {
   return { volume: oneOf(obj(v)['volume'], ['PersistentVolumeClaim', 'EmptyDir'], 'PersistentVolumeClaim'), ...storage(v, '2Gi') };
 }
 
+function metricsEndpoint(v: unknown): MetricsEndpoint {
+  const m = obj(v);
+  const ref = obj(m['keySecretRef']);
+  const name = optStr(ref['name']);
+  return { tenantLabels: m['tenantLabels'] === true, keySecretRef: name === undefined ? undefined : { name, key: str(ref['key'], 'metrics-key') } };
+}
+
 function clickhouse(v: unknown): ClickHouseSpec {
   const c = obj(v);
   const database = str(c['database'], 'tenantry');
@@ -227,6 +247,7 @@ export function normaliseStackSpec(raw: unknown): StackSpec {
     retention: { logsDays: num(r['logsDays'], 30), tracesDays: num(r['tracesDays'], 30), metricsDays: num(r['metricsDays'], 90) },
     tenantDefaults: settingValuesOf(s['tenantDefaults']),
     tenantSync: { enabled: sync['enabled'] !== false, intervalSeconds: num(sync['intervalSeconds'], 60), apiUrl: optStr(sync['apiUrl']) },
+    metrics: metricsEndpoint(s['metrics']),
   };
 }
 

@@ -36,6 +36,7 @@ interface Manifest {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
+  stringData?: Record<string, string>;
 }
 interface Rule {
   alert?: string;
@@ -181,6 +182,43 @@ describe('Helm chart: kube-prometheus-stack fit', function () {
     }
     const scoped = only(await render(...twoValues, '--set', 'operator.watchNamespaces={team-a,team-b}'), 'ServiceMonitor');
     expect(scoped.spec?.['namespaceSelector']).to.deep.equal({ matchNames: ['team-a', 'team-b'] });
+  });
+
+  it("the ServiceMonitor sends the stacks' /metrics key from a Secret beside it, only when there is one", async () => {
+    type Endpoint = { port: string; authorization?: { type: string; credentials: { name: string; key: string } } };
+    const endpoints = (objects: Manifest[]): Endpoint[] => (only(objects, 'ServiceMonitor').spec as { endpoints: Endpoint[] }).endpoints;
+    expect(endpoints(await render(...twoValues)).map((e) => e.authorization)).to.deep.equal([undefined, undefined]);
+
+    const created = await render(
+      ...twoValues,
+      '--set',
+      'stack.create=true',
+      '--set',
+      'stack.metricsKey.create=true',
+      '--set',
+      'stack.metricsKey.key=k-0123456789abcdef',
+    );
+    const secret = created.find((o) => o.kind === 'Secret' && o.metadata.name === 'tenantry-metrics-key');
+    expect(secret?.stringData).to.deep.equal({ 'metrics-key': 'k-0123456789abcdef' });
+    // The stack names the Secret; the key itself is not in the stack object.
+    expect(only(created, 'ObservabilityStack').spec?.['metrics']).to.deep.equal({ keySecretRef: { name: 'tenantry-metrics-key', key: 'metrics-key' } });
+    const bearer = { type: 'Bearer', credentials: { name: 'tenantry-metrics-key', key: 'metrics-key' } };
+    expect(endpoints(created).map((e) => [e.port, e.authorization])).to.deep.equal([
+      ['otlp-http', bearer],
+      ['http', bearer],
+    ]);
+
+    const named = await render(
+      ...twoValues,
+      '--set',
+      'monitoring.serviceMonitors.metricsKeySecret.name=scrape',
+      '--set',
+      'monitoring.serviceMonitors.metricsKeySecret.key=k',
+    );
+    expect(endpoints(named).map((e) => e.authorization)).to.deep.equal([1, 2].map(() => ({ type: 'Bearer', credentials: { name: 'scrape', key: 'k' } })));
+    expect(
+      await helmFails(['template', 'rel', chart, '--set', 'stack.create=true', '--set', 'stack.metricsKey.create=true', '--set', 'stack.metricsKey.key=short']),
+    ).to.contain('stack.metricsKey.key must be at least 16 characters');
   });
 
   it("the PodMonitor selects the operator's pods on their ops port and keeps the stack's namespace label", async () => {

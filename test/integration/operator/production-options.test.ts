@@ -166,6 +166,59 @@ describe('operator production options against a real API server (least privilege
     expect(text).to.contain(`tenantry_operator_stack_condition{namespace="${ns}",stack="web",condition="Degraded"} 0`);
   });
 
+  it('passes the /metrics settings: tenant labels to the gateways, the key from the named Secret to gateways and API, never as a value', async () => {
+    type EnvView = Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
+    const envOf = async (kind: string, name: string): Promise<EnvView> =>
+      ((await getJson(srv(), [kind, name, '-n', ns])).spec?.['template'] as { spec: { containers: Array<{ env: EnvView }> } }).spec.containers[0]?.env ?? [];
+    const metricsEnv = (env: EnvView): EnvView => env.filter((e) => e.name.startsWith('TENANTRY_METRICS_') && !e.name.endsWith('_RETENTION_DAYS'));
+    const checksumOf = async (): Promise<unknown> =>
+      ((await getJson(srv(), ['statefulset', 'web-gateway', '-n', ns])).spec?.['template'] as { metadata: { annotations: Record<string, string> } }).metadata
+        .annotations['tenantry.dev/config-checksum'];
+
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3 } });
+    await reconciled();
+    // Off by default: no tenant id on /metrics, and no key (in-cluster scraping as before).
+    expect(metricsEnv(await envOf('statefulset', 'web-gateway'))).to.deep.equal([]);
+    expect(metricsEnv(await envOf('deployment', 'web-api'))).to.deep.equal([]);
+
+    await srv().kubectl(['create', 'secret', 'generic', 'scrape', '-n', ns, '--from-literal=metrics-key=scrape-key-0123456789']);
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3 }, metrics: { tenantLabels: true, keySecretRef: { name: 'scrape' } } });
+    await reconciled();
+    const stored = (await getJson(srv(), ['ostack', 'web', '-n', ns])).spec?.['metrics'];
+    expect(stored, 'the API server fills the key name').to.deep.equal({ tenantLabels: true, keySecretRef: { name: 'scrape', key: 'metrics-key' } });
+    const keyRef = { name: 'TENANTRY_METRICS_KEY', valueFrom: { secretKeyRef: { name: 'scrape', key: 'metrics-key' } } };
+    expect(metricsEnv(await envOf('statefulset', 'web-gateway'))).to.deep.equal([{ name: 'TENANTRY_METRICS_TENANT_LABELS', value: 'on' }, keyRef]);
+    expect(metricsEnv(await envOf('deployment', 'web-api'))).to.deep.equal([keyRef]);
+
+    // A new key in the Secret rolls the pods (env from a Secret is read only at a container's start).
+    const before = await checksumOf();
+    await srv()
+      .kubectl(['create', 'secret', 'generic', 'scrape', '-n', ns, '--from-literal=metrics-key=rotated-key-0123456789', '--dry-run=client', '-o', 'json'])
+      .then((json) => srv().kubectl(['apply', '-f', '-'], json));
+    await eventually(async () => {
+      expect(await checksumOf()).not.to.equal(before);
+    });
+
+    // The key itself has no place in the spec: the schema knows no such field.
+    const plain = await srv()
+      .kubectl(
+        ['apply', '--dry-run=server', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'tenantry.dev/v1alpha1',
+          kind: 'ObservabilityStack',
+          metadata: { name: 'web', namespace: ns },
+          spec: { metrics: { key: 'plain-key-0123456789' } },
+        }),
+      )
+      .then(
+        () => '',
+        (e: unknown) => String((e as { stderr?: unknown }).stderr ?? e),
+      );
+    expect(plain).to.contain('unknown field "spec.metrics.key"');
+    await apply({ tenantSync: { enabled: false }, gateway: { replicas: 3 } });
+    await reconciled();
+  });
+
   it('the CRD refuses bad production options with a sentence', async () => {
     const refused = async (spec: Record<string, unknown>): Promise<string> =>
       srv()

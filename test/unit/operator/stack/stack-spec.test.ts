@@ -32,6 +32,15 @@ describe('operator stack spec', () => {
     expect(s.retention).to.deep.equal({ logsDays: 30, tracesDays: 30, metricsDays: 90 });
     expect(s.tenantSync).to.deep.equal({ enabled: true, intervalSeconds: 60, apiUrl: undefined });
     expect(s.tenantDefaults).to.deep.equal({ limits: {}, retention: {} });
+    expect(s.metrics).to.deep.equal({ tenantLabels: false, keySecretRef: undefined });
+  });
+
+  it('metrics: the key is a Secret reference (key defaulted), per-tenant labels only when asked for', () => {
+    expect(normaliseStackSpec({ metrics: { tenantLabels: true, keySecretRef: { name: 'scrape' } } }).metrics).to.deep.equal({
+      tenantLabels: true,
+      keySecretRef: { name: 'scrape', key: 'metrics-key' },
+    });
+    expect(normaliseStackSpec({ metrics: { keySecretRef: { name: 'scrape', key: 'k' } } }).metrics.keySecretRef).to.deep.equal({ name: 'scrape', key: 'k' });
   });
 
   it('tenantDefaults keeps the known fields the stack sets, nothing else', () => {
@@ -43,7 +52,10 @@ describe('operator stack spec', () => {
     const doc = parse(readFileSync(crd, 'utf8'), { merge: true }) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } };
     const specSchema = doc.spec.versions[0]?.schema.openAPIV3Schema.properties?.['spec'];
     if (specSchema === undefined) throw new Error('no spec schema');
-    const normalised = normaliseStackSpec({ clickhouse: { managed: {}, external: { secretRef: {} } } }) as unknown as Record<string, unknown>;
+    const normalised = normaliseStackSpec({
+      clickhouse: { managed: {}, external: { secretRef: {} } },
+      metrics: { keySecretRef: { name: 'any' } },
+    }) as unknown as Record<string, unknown>;
     const at = (path: string): unknown => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], normalised);
     const defaults = crdDefaults(specSchema).filter(([p]) => !p.startsWith('clickhouse.external'));
     expect(defaults.length).to.be.greaterThan(15);
