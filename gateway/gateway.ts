@@ -149,7 +149,7 @@ async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: Gatew
     stop: async () => {
       // Requests in flight are answered once logged; then the log goes to ClickHouse.
       await Promise.all([ports.http.close(), ports.grpc.close()]);
-      await Promise.all([writer.stop(), ingestLimits.stop()]);
+      await Promise.all([writer.stop(), ingestLimits.stop(), pipeline.stop()]);
     },
   };
 }

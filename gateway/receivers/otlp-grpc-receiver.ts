@@ -197,7 +197,6 @@ function handler(signal: SignalName, attached: () => GrpcReceiverDeps | undefine
       callback(statusOf(starting));
       return;
     }
-    const converter = deps.pipeline.converters[signal].protobuf;
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'grpc', signal });
     const run = async (): Promise<Outcome> => {
       const auth = authorizeIngest(deps.keys, presentedKey(firstString(call.metadata, 'authorization'), firstString(call.metadata, 'x-api-key')));
@@ -206,9 +205,10 @@ function handler(signal: SignalName, attached: () => GrpcReceiverDeps | undefine
       const turn = await deps.pipeline.gate.enter(deps.pipeline.decodeFlow(auth.value));
       if (!turn.ok) return { kind: 'overloaded', ...turn.error };
       const tenants = deps.pipeline.resolver(auth.value);
-      const converted = converter.convert(call.request, tenants);
-      turn.value.release(call.request.length);
-      if (!converted.ok) return { kind: 'invalid', message: converted.error };
+      const converted = await deps.pipeline.convert(signal, 'protobuf', call.request, tenants).finally(() => {
+        turn.value.release(call.request.length);
+      });
+      if (!converted.ok) return converted.error;
       return deps.pipeline.ingest(signal, converted.value, { tenants, bytes: call.request.length, protocol: 'grpc' });
     };
     run()

@@ -14,7 +14,6 @@ import type { KeyRing } from '../../src/auth/api-keys.ts';
 import { requestPath } from '../../src/ops/ops-listener.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
-import type { RowConverters } from '../convert/row-converters.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
@@ -110,7 +109,6 @@ async function exportRequest(
   res: ServerResponse,
   signal: SignalName,
   deps: HttpReceiverDeps,
-  converters: RowConverters,
 ): Promise<{ format: WireFormat; outcome: HttpOutcome }> {
   if (req.method !== 'POST') return { format: 'json', outcome: { kind: 'method_not_allowed', message: `${req.method ?? ''} is not allowed: use POST` } };
   const format = wireFormat(req.headers['content-type']);
@@ -149,11 +147,11 @@ async function exportRequest(
     }
     cost = body.value.length;
     tenants = deps.pipeline.resolver(auth.value);
-    converted = converters[signal][format].convert(body.value, tenants);
+    converted = await deps.pipeline.convert(signal, format, body.value, tenants);
   } finally {
     turn.value.release(cost);
   }
-  if (!converted.ok) return { format, outcome: { kind: 'invalid', message: converted.error } };
+  if (!converted.ok) return { format, outcome: converted.error };
   return { format, outcome: await deps.pipeline.ingest(signal, converted.value, { tenants, bytes: cost, protocol: 'http' }) };
 }
 
@@ -161,7 +159,6 @@ const single = (v: string | string[] | undefined): string | undefined => (Array.
 
 /** The request listener of the OTLP/HTTP port. */
 export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const converters = deps.pipeline.converters;
   return (req, res) => {
     // The ops paths never get here: the shared listener answers them.
     const path = requestPath(req.url ?? '/');
@@ -175,7 +172,7 @@ export function otlpHttpHandler(deps: HttpReceiverDeps): (req: IncomingMessage, 
       return;
     }
     const timer = deps.metrics.requestSeconds.startTimer({ protocol: 'http', signal });
-    exportRequest(req, res, signal, deps, converters)
+    exportRequest(req, res, signal, deps)
       .then(({ format, outcome }) => {
         if (outcome.kind === 'internal' || outcome.kind === 'unavailable')
           deps.log.warn('export failed', { signal, kind: outcome.kind, message: outcome.message });

@@ -36,6 +36,16 @@ export interface Truncations {
 /** Whether a batch's rejections also carry truncations (every converter's do). */
 export const hasTruncations = (r: Rejections): r is Rejections & Truncations => r instanceof ItemTally;
 
+/** Everything an ItemTally counted, as plain data: what a conversion worker sends back (gateway/convert/worker/). */
+export interface TallyState {
+  readonly retention: string;
+  readonly count: number;
+  readonly byReason: readonly (readonly [RejectReason, number])[];
+  readonly examples: readonly (readonly [RejectReason, string])[];
+  readonly deniedTenants: readonly string[];
+  readonly truncated: readonly (readonly [TruncateReason, number])[];
+}
+
 export class ItemTally implements Rejections, Truncations {
   readonly #limits: ItemLimits;
   readonly #retention: string;
@@ -50,6 +60,29 @@ export class ItemTally implements Rejections, Truncations {
   constructor(limits: ItemLimits, retention: string) {
     this.#limits = limits;
     this.#retention = retention;
+  }
+
+  /** The tally of `state` (taken in a worker) under the same `limits`: it answers exactly as the worker's did. */
+  static restore(limits: ItemLimits, state: TallyState): ItemTally {
+    const tally = new ItemTally(limits, state.retention);
+    tally.#count = state.count;
+    for (const [reason, n] of state.byReason) tally.#byReason.set(reason, n);
+    for (const [reason, example] of state.examples) tally.#examples.set(reason, example);
+    for (const tenant of state.deniedTenants) tally.#deniedTenants.add(tenant);
+    for (const [reason, n] of state.truncated) tally.#truncated.set(reason, n);
+    return tally;
+  }
+
+  /** What this tally counted, as plain data (pending truncations belong to no kept row and are left out). */
+  get state(): TallyState {
+    return {
+      retention: this.#retention,
+      count: this.#count,
+      byReason: [...this.#byReason],
+      examples: [...this.#examples],
+      deniedTenants: [...this.#deniedTenants],
+      truncated: [...this.#truncated],
+    };
   }
 
   /** Rejects items (a refused tenant's resolution is a rejection); the first example of a reason is quoted in the message. */

@@ -91,6 +91,16 @@ export class TenantResolver {
     return '';
   }
 
+  /** Whether the ingest limiter admits `tenant` now: a conversion worker asks it, through this request's resolver, once per tenant. */
+  admits(tenant: string): boolean {
+    return this.#admission === undefined || this.#admission.admits(tenant);
+  }
+
+  /** Takes the tenants a conversion worker's resolver found for this request, as if this resolver had found them. */
+  adopt(found: Iterable<readonly [string, TenantItems]>): void {
+    for (const [tenant, items] of found) this.#tenants.set(tenant, { items: items.items, refused: items.refused });
+  }
+
   /** The resolution for an item, given its resource's resolution (undefined when the resource has no tenant.id). */
   resolve(resource: Resolution | undefined, itemAttributes: readonly KeyValue[] | null | undefined): Resolution {
     return this.authorize(resource ?? tenantOf(itemAttributes) ?? fail({ reason: 'missing_tenant' }));

@@ -1,0 +1,9 @@
+// A conversion worker that exits when a job's body is the bytes "crash",
+// and otherwise is the real one (convert-pool.test.ts): its listener runs
+// before the real worker's, so the pool sees a worker die mid-job.
+import { parentPort } from 'node:worker_threads';
+
+parentPort?.on('message', (job: { readonly body: Uint8Array }) => {
+  if (Buffer.from(job.body).toString() === 'crash') process.exit(3);
+});
+await import('../../../../../gateway/convert/worker/convert-worker.ts');
