@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # One image for every target: `tenantry <target>` (operator, gateway, api,
-# migrate, all). Production dependencies only: no chdb (embedded ClickHouse is
+# migrate, drain, all). Production dependencies only: no chdb (embedded ClickHouse is
 # for laptops and tests), no dev tools, no Node from npm (the base image has 24).
 
 FROM node:24-slim AS build

@@ -10,7 +10,7 @@ import { migrate } from './clickhouse/schema/migrator.ts';
 import { openStore } from './clickhouse/store.ts';
 import { createLogger } from './log/logger.ts';
 import type { Logger } from './log/logger.ts';
-import type { OpenApi, OpenGateway, StartOperator } from './target/component.ts';
+import type { OpenApi, OpenGateway, RunDrain, StartOperator } from './target/component.ts';
 import { Readiness } from './ops/readiness.ts';
 import { runServer } from './target/server-process.ts';
 import { processRegistry, waitForStopSignal } from './target/stop-signal.ts';
@@ -74,6 +74,12 @@ async function runOperator(config: Extract<Config, { target: 'operator' }>, log:
   return 0;
 }
 
+/** Runs the drain Job's work (docs/adr/0007-gateway-wal-volumes.md) and exits. */
+async function runDrain(config: Extract<Config, { target: 'drain' }>, log: Logger): Promise<number> {
+  const { runDrain: drain } = (await import('../gateway/drain/drain-target.ts')) as { runDrain: RunDrain };
+  return drain(config, log);
+}
+
 async function run(config: Config, log: Logger): Promise<number> {
   switch (config.target) {
     case 'all':
@@ -86,6 +92,8 @@ async function run(config: Config, log: Logger): Promise<number> {
       return runMigrate(config, log);
     case 'operator':
       return runOperator(config, log);
+    case 'drain':
+      return runDrain(config, log);
   }
 }
 

@@ -1,6 +1,6 @@
 // The Job that drains a scaled-away gateway replica's write-ahead log: it
 // mounts the replica's claim and inserts the segments left on it into
-// ClickHouse (gateway/drain/wal-drain-main.ts), each exactly once (a segment's
+// ClickHouse (`tenantry drain`, gateway/drain/drain-target.ts), each exactly once (a segment's
 // INSERT carries its deduplication token, and a segment is deleted only after
 // its INSERT succeeded). The operator deletes the claim once the Job succeeded
 // (docs/adr/0007-gateway-wal-volumes.md, reconcile/wal-drain.ts).
@@ -10,8 +10,12 @@ import { childNames } from './child-names.ts';
 import { childLabels, childMeta } from './object-meta.ts';
 import { storageEnv, walVolumeName } from './tenantry-workloads.ts';
 
-/** The drain entry point inside the image (built from gateway/drain/wal-drain-main.ts). */
-export const drainCommand = ['node', '/app/dist/gateway/drain/wal-drain-main.js'];
+/**
+ * The arguments of the image's ENTRYPOINT (`tenantry`) that drain a log: target
+ * `drain`, started as every other target is, so the Job depends on no path
+ * inside the image.
+ */
+export const drainArgs = ['drain'];
 
 const drainMountPath = '/var/lib/tenantry/wal';
 
@@ -47,7 +51,7 @@ export function walDrainJob(stack: Stack, ordinal: number, claim: string, claimU
               name: 'drain',
               image: stack.spec.image,
               imagePullPolicy: stack.spec.imagePullPolicy,
-              command: drainCommand,
+              args: drainArgs,
               env: [{ name: 'TENANTRY_LOG_LEVEL', value: 'info' }, ...storageEnv(stack), { name: 'TENANTRY_WAL_DIR', value: drainMountPath }],
               volumeMounts: [{ name: walVolumeName, mountPath: drainMountPath }],
               securityContext: {

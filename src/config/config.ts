@@ -24,7 +24,7 @@ import {
 } from './variables.ts';
 import type { Variable } from './variables.ts';
 
-export const targets = ['all', 'gateway', 'api', 'migrate', 'operator'] as const;
+export const targets = ['all', 'gateway', 'api', 'migrate', 'operator', 'drain'] as const;
 export type TargetName = (typeof targets)[number];
 
 export type ClickHouseConfig =
@@ -162,7 +162,9 @@ export type Config =
       readonly settings: TenantSettingsConfig;
     })
   | (Common & { readonly target: 'migrate'; readonly storage: StorageConfig })
-  | (Common & { readonly target: 'operator'; readonly operator: OperatorConfig });
+  | (Common & { readonly target: 'operator'; readonly operator: OperatorConfig })
+  /** Inserts a write-ahead log another gateway left (TENANTRY_WAL_DIR) into ClickHouse, then exits: the operator's drain Job (ADR 7). */
+  | (Common & { readonly target: 'drain'; readonly storage: StorageConfig; readonly writer: WriterConfig });
 
 /** Decodes a group of variables; every failure becomes one sentence. */
 class Decoder {
@@ -374,6 +376,11 @@ function decodeTarget(target: TargetName, d: Decoder): Config {
       return { ...c, target, storage: storage(d) };
     case 'operator':
       return { ...c, target, operator: operator(d) };
+    case 'drain': {
+      // Configured as the gateway whose log it drains: the same variables decode to the same writer.
+      const s = serverStorage(target, d);
+      return { ...c, target, storage: s, writer: gateway(d, s.dataDir, s.retention).writer };
+    }
   }
 }
 

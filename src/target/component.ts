@@ -3,7 +3,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Registry } from 'prom-client';
 import type { KeyRing } from '../auth/api-keys.ts';
-import type { ApiConfig, GatewayConfig, OperatorConfig } from '../config/config.ts';
+import type { ApiConfig, GatewayConfig, OperatorConfig, StorageConfig, WriterConfig } from '../config/config.ts';
 import type { Store } from '../clickhouse/store.ts';
 import type { StoreGate } from '../clickhouse/store-gate.ts';
 import type { Logger } from '../log/logger.ts';
@@ -67,3 +67,5 @@ export type OpenApi = (ctx: PortContext, config: ApiConfig) => Promise<OpenCompo
 export type StartGateway = (ctx: ComponentContext, config: GatewayConfig) => Promise<RunningComponent>;
 export type StartApi = (ctx: ComponentContext, config: ApiConfig) => Promise<RunningComponent>;
 export type StartOperator = (ctx: Pick<ComponentContext, 'host' | 'log' | 'readiness' | 'registry'>, config: OperatorConfig) => Promise<RunningComponent>;
+/** Drains a write-ahead-log directory into ClickHouse and answers the exit code: 0 nothing left, 1 segments left (gateway/drain/drain-target.ts). */
+export type RunDrain = (config: { readonly storage: StorageConfig; readonly writer: WriterConfig }, log: Logger) => Promise<number>;

@@ -5,8 +5,8 @@
 // read-only and only the paths the operator and chart declare writable (the
 // gateway's write-ahead log emptyDir, the operator's /tmp emptyDir). Each must
 // reach the point where it needs its server: gateway and API up and unready,
-// waiting for ClickHouse; migrate failing to reach ClickHouse; the operator up
-// and unready, waiting for the Kubernetes API server.
+// waiting for ClickHouse; migrate failing to reach ClickHouse; drain exiting 0
+// on an empty log; the operator up and unready, waiting for the Kubernetes API server.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -154,6 +154,20 @@ describe("the image's contents (Dockerfile stages reproduced without Docker)", f
     expect(String(failed['msg'])).to.contain('ECONNREFUSED');
     expect(await p.exited).to.not.equal(0);
     expect(strayWrites(uid, marker, [])).to.deep.equal([]);
+  });
+
+  it("drain (the operator's drain Job: the ENTRYPOINT with target drain): an empty log exits 0 without ClickHouse, writing only its log's folder", async () => {
+    expect(existsSync(join(tree.root, tree.workdir, 'dist', 'gateway', 'drain', 'drain-target.js')), 'the target loads it from the tree').to.equal(true);
+    const wal = writableDir('tenantry-image-drain-', uid);
+    // ClickHouse refuses connections: a replica that drained on its stop leaves nothing to insert, and its claim may go anyway.
+    const p = startFromImage(tree, ['drain'], { ...common, TENANTRY_CLICKHOUSE_URL: clickhouse, TENANTRY_WAL_DIR: wal });
+    running.push(p);
+    const drained = await p.waitForLine((l) => l['msg'] === 'write-ahead log drained', 60_000);
+    expect(drained).to.deep.include({ segmentsFound: 0, dir: wal });
+    expect(await p.exited).to.equal(0);
+    expect(p.lines.filter((l) => l['level'] === 'error' || l['level'] === 'warn')).to.deep.equal([]);
+    expect(strayWrites(uid, marker, [wal])).to.deep.equal([]);
+    rmSync(wal, { recursive: true, force: true });
   });
 
   it('operator: starts, live and unready, waiting for the Kubernetes API server; only its /tmp is written', async () => {

@@ -20,6 +20,7 @@ interface PodSpecView {
   volumes?: Array<{ name: string; emptyDir?: { sizeLimit?: string }; persistentVolumeClaim?: { claimName: string } }>;
   containers: Array<{
     command?: string[];
+    args?: string[];
     volumeMounts?: Array<{ name: string; mountPath: string }>;
     readinessProbe?: { grpc?: { port: number; service?: string } };
     livenessProbe?: { httpGet?: { path: string } };
@@ -229,7 +230,7 @@ describe('operator: gateway write-ahead-log volumes against a real API server', 
     const pod = (job.spec?.['template'] as { spec: PodSpecView }).spec;
     expect(pod.volumes).to.deep.equal([{ name: 'wal', persistentVolumeClaim: { claimName: 'wal-drain-gateway-1' } }]);
     expect(pod.containers[0]?.volumeMounts).to.deep.include({ name: 'wal', mountPath: '/var/lib/tenantry/wal' });
-    expect(pod.containers[0]?.command?.join(' ')).to.contain('wal-drain-main.js');
+    expect([pod.containers[0]?.command, pod.containers[0]?.args], "the image's ENTRYPOINT with target drain").to.deep.equal([undefined, ['drain']]);
     expect(await tryGet(srv(), ['job', 'drain-gateway-drain-0', '-n', ns]), 'replica 0 stays').to.equal(undefined);
     expect(await tryGet(srv(), ['job', 'drain-gateway-drain-2', '-n', ns]), "replica 2's pod still runs").to.equal(undefined);
 

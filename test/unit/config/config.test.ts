@@ -328,6 +328,17 @@ describe('config decoding', () => {
     expect(ok('migrate').target).to.equal('migrate');
   });
 
+  it('target drain decodes the writer exactly as the gateway whose log it drains, and needs a server', () => {
+    const settings = { ...server, TENANTRY_WAL_DIR: '/var/lib/tenantry/wal', TENANTRY_WAL_SYNC: 'fsync', TENANTRY_BATCH_MAX_ROWS: '500' };
+    const drain = ok('drain', settings);
+    const gateway = ok('gateway', settings);
+    if (drain.target !== 'drain' || gateway.target !== 'gateway') throw new Error('wrong target');
+    expect(drain.writer).to.deep.equal(gateway.gateway.writer);
+    expect(drain.writer).to.deep.include({ logDir: '/var/lib/tenantry/wal', logSync: 'fsync', maxBatchRows: 500 });
+    expect(drain.storage).to.deep.equal(gateway.storage);
+    expect(errors('drain', {})[0]).to.contain('TENANTRY_CLICKHOUSE_URL');
+  });
+
   it('refuses an unknown target', () => {
     expect(errors('everything', {})[0]).to.contain('unknown target "everything"');
   });

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { desiredObjects, objectKey } from '../../../../operator/desired/desired-state.ts';
 import type { Manifest, StatefulSet } from '../../../../operator/desired/manifest-types.ts';
-import { drainCommand, walDrainJob } from '../../../../operator/desired/wal-drain-job.ts';
+import { drainArgs, walDrainJob } from '../../../../operator/desired/wal-drain-job.ts';
 import { inputs, stackOf } from './stack-fixtures.ts';
 
 const gateway = (spec: unknown): StatefulSet => {
@@ -50,7 +50,8 @@ describe('gateway write-ahead log volume', () => {
     ]);
     const pod = job.spec?.template.spec;
     expect(pod?.volumes).to.deep.equal([{ name: 'wal', persistentVolumeClaim: { claimName: 'wal-demo-gateway-2' } }]);
-    expect(pod?.containers[0]?.command).to.deep.equal(drainCommand);
+    expect(pod?.containers[0]?.args).to.deep.equal(drainArgs);
+    expect(pod?.containers[0]?.command, "the image's ENTRYPOINT runs it").to.equal(undefined);
     expect(pod?.containers[0]?.env).to.deep.include({ name: 'TENANTRY_WAL_DIR', value: '/var/lib/tenantry/wal' });
   });
 });
