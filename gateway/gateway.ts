@@ -19,6 +19,7 @@ import { RejectedUsage, rejectedUsageFlushMs } from './limits/rejected-usage.ts'
 import { ReplicaCount, replicaHeartbeatMs } from './limits/replica-count.ts';
 import { gatewayMetrics } from './gateway-metrics.ts';
 import { IngestPipeline } from './ingest/ingest-pipeline.ts';
+import { ConvertPool } from './convert/worker/convert-pool.ts';
 import { otlpHttpHandler } from './receivers/otlp-http-receiver.ts';
 import { clickHouseMetadataSink } from './prometheus/clickhouse-metadata-sink.ts';
 import { ChangedMetadata } from './prometheus/metadata-sink.ts';
@@ -120,7 +121,14 @@ async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: Gatew
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   metrics.logBytesFrom(() => writer.logBytes);
   const ingestLimits = await startLimits(ctx, log);
-  const pipeline = new IngestPipeline(writer, metrics, config.items, ingestLimits, ctx.settings);
+  const pool = new ConvertPool({
+    limits: config.items ?? defaultItemLimits,
+    settings: ctx.settings,
+    onWorkerExit: (code, error) => {
+      log.error('a conversion worker stopped; its request was answered unavailable and the worker replaced', { code, error: error?.stack ?? error?.message });
+    },
+  });
+  const pipeline = new IngestPipeline(writer, metrics, config.items, ingestLimits, ctx.settings, undefined, { pool });
   const limits = config.listener ?? defaultListenerLimits;
   const inflight = new InflightBytes(config.maxInflightBytes ?? defaultMaxInflightBytes);
   inflight.register(ctx.registry);

@@ -43,7 +43,8 @@ import type { RejectedUsage } from '../limits/rejected-usage.ts';
 import { tenantShares } from '../limits/tenant-shares.ts';
 import type { TenantShare } from '../limits/tenant-shares.ts';
 import type { SignalName, WireFormat } from '../wire/otlp-messages.ts';
-import type { BodyFailureKind } from '../receivers/body-reader.ts';
+import { joinParts } from '../receivers/body-reader.ts';
+import type { BodyFailureKind, BodyParts } from '../receivers/body-reader.ts';
 import type { TenantSettingsView } from '../../src/tenant/settings/tenant-settings.ts';
 import type { DurableWriter } from '../writer/logged-writer.ts';
 import type { GatewayMetrics, ThrottleStage } from '../gateway-metrics.ts';
@@ -164,20 +165,22 @@ export class IngestPipeline {
   }
 
   /**
-   * Converts a request body as converters[signal][format] does (an
+   * Converts a request body (a Buffer the caller keeps, or the parts of a
+   * read body, which it gives up) as converters[signal][format] does (an
    * undecodable body is charged to its sender): inline below the offload
    * threshold, else in the worker pool. A body whose worker died is
    * `unavailable` (503 / UNAVAILABLE) and not charged: the client sends it again.
    */
-  async convert(signal: SignalName, format: WireFormat, body: Buffer, tenants: TenantResolver): Promise<Result<RowBatch, Failure>> {
-    if (body.length < this.#offloadMinBytes) {
-      const inline = this.converters[signal][format].convert(body, tenants);
+  async convert(signal: SignalName, format: WireFormat, body: Buffer | BodyParts, tenants: TenantResolver): Promise<Result<RowBatch, Failure>> {
+    const bytes = body.length;
+    if (bytes < this.#offloadMinBytes) {
+      const inline = this.converters[signal][format].convert(Buffer.isBuffer(body) ? body : joinParts(body), tenants);
       return inline.ok ? inline : fail({ kind: 'invalid', message: inline.error });
     }
     const pooled = await this.#pool.convert(signal, format, body, tenants, this.decodeFlow(tenants.principal));
     if (pooled.ok) return pooled;
     if (pooled.error.kind === 'unavailable') return fail({ kind: 'unavailable', message: pooled.error.message });
-    this.chargeUnstored(signal, body.length, 'invalid_body', { principal: tenants.principal, tenants });
+    this.chargeUnstored(signal, bytes, 'invalid_body', { principal: tenants.principal, tenants });
     return fail({ kind: 'invalid', message: pooled.error.message });
   }
 

@@ -85,11 +85,32 @@ export function discard(req: IncomingMessage, budget: number, deadline: number):
 }
 
 /** Reads the whole body within `limits`. */
-export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Result<Buffer, BodyFailure>> {
+export async function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Result<Buffer, BodyFailure>> {
+  const parts = await readBodyParts(req, limits);
+  return parts.ok ? ok(joinParts(parts.value)) : parts;
+}
+
+/** A body as the chunks it was read or inflated in, each its own or a slice: the caller owns them. */
+export interface BodyParts {
+  readonly chunks: readonly Buffer[];
+  readonly length: number;
+}
+
+/** The parts as one buffer (no copy for a single chunk). */
+export function joinParts(parts: BodyParts): Buffer {
+  return parts.chunks.length === 1 ? (parts.chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(parts.chunks, parts.length);
+}
+
+/**
+ * Reads the whole body within `limits`, as its chunks: a large body goes to
+ * a conversion worker without being joined (16 MB of fresh memory touched,
+ * ~17 ms) on the event loop.
+ */
+export function readBodyParts(req: IncomingMessage, limits: BodyLimits): Promise<Result<BodyParts, BodyFailure>> {
   const { limit, reservation } = limits;
   const deadline = Date.now() + limits.deadlineMs;
   const encoding = bodyEncoding(req.headers['content-encoding']);
-  const tooLarge = (what: string, bytes = 0): Result<Buffer, BodyFailure> =>
+  const tooLarge = (what: string, bytes = 0): Result<BodyParts, BodyFailure> =>
     fail({ kind: 'too_large', message: `${what} exceeds the limit of ${limit} bytes`, bytes });
   if (encoding === undefined) {
     const message = `unsupported Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}: use gzip or identity`;
@@ -101,7 +122,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Resu
     return Promise.resolve(tooLarge(`the body (${declared} bytes)`));
   }
   if (declared > limit && encoding === 'identity') return discard(req, discardFactor * limit, deadline).then(() => tooLarge(`the body (${declared} bytes)`));
-  const overloaded = (bytes: number): Result<Buffer, BodyFailure> =>
+  const overloaded = (bytes: number): Result<BodyParts, BodyFailure> =>
     fail({ kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', bytes });
   // The declared length is reserved before a byte is read; the caller answers without reading.
   if (!reservation.ensure(declared)) return Promise.resolve(overloaded(0));
@@ -120,7 +141,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Resu
         gunzip.destroy();
       }
     };
-    const settle = (result: Result<Buffer, BodyFailure>): void => {
+    const settle = (result: Result<BodyParts, BodyFailure>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -169,7 +190,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Resu
       if (!req.complete) settle(fail({ kind: 'invalid', message: 'the request was aborted', bytes: size }));
     });
     output.on('end', () => {
-      settle(ok(chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks, size)));
+      settle(ok({ chunks, length: size }));
     });
     output.on('error', (error: Error) => {
       if (size <= limit)

@@ -18,7 +18,7 @@ import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
 import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
 import type { Outcome } from '../ingest/outcome.ts';
 import type { SignalName, WireFormat } from '../wire/otlp-messages.ts';
-import { discard, readBody } from './body-reader.ts';
+import { discard, readBodyParts } from './body-reader.ts';
 import type { BodyFailureKind } from './body-reader.ts';
 import type { InflightBytes } from './inflight-bytes.ts';
 import { encodeExportResponse, encodeStatusJson, encodeStatusProtobuf } from './export-response.ts';
@@ -138,7 +138,7 @@ async function exportRequest(
   let converted;
   let tenants;
   try {
-    const body = await readBody(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
+    const body = await readBodyParts(req, { limit: deps.maxRequestBytes, deadlineMs: deps.bodyTimeoutMs, reservation });
     if (!body.ok) {
       cost = body.error.bytes;
       if (body.error.kind === 'request_timeout') deps.onBodyTimeout?.();

@@ -31,7 +31,8 @@ export interface ConvertJob {
   readonly id: number;
   readonly signal: SignalName;
   readonly format: WireFormat;
-  readonly body: Uint8Array;
+  /** The body in parts, joined by the worker: whole buffers moved from the main thread, slices copied. */
+  readonly parts: readonly Uint8Array[];
   /** The main thread's clock at dispatch: the request's time window, as inline conversion reads it. */
   readonly nowMs: number;
   readonly principal: Principal;

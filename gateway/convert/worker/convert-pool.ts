@@ -22,7 +22,7 @@
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, isMarkedAsUntransferable } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { fail, ok } from '../../../src/result.ts';
 import type { Result } from '../../../src/result.ts';
@@ -48,6 +48,51 @@ export interface ConvertPoolOptions {
   readonly logIdProcess?: string | undefined;
   /** Tests: another worker entry (one that crashes on purpose). */
   readonly workerFile?: URL | undefined;
+  /** Told of every worker that exits unasked (its uncaught error, if any), for the gateway's log. */
+  readonly onWorkerExit?: ((code: number, error: Error | undefined) => void) | undefined;
+}
+
+/** A body the caller gives up, in the chunks it was read in: chunks that are whole buffers move to the worker uncopied (and are detached here). */
+export interface OwnedChunks {
+  readonly chunks: readonly Uint8Array[];
+  readonly length: number;
+}
+
+/**
+ * The parts of a job's body and the buffers moved with it. A Buffer the
+ * caller keeps is copied; of owned chunks, a chunk that is its whole
+ * ArrayBuffer moves (gzip's 64 KiB output chunks: nearly all of a large
+ * body), and slices of shared or pooled memory are copied.
+ */
+function partsOf(body: Buffer | OwnedChunks): { parts: Uint8Array[]; transfer: ArrayBuffer[] } {
+  if (Buffer.isBuffer(body)) {
+    const copy = new Uint8Array(body.length);
+    copy.set(body);
+    return { parts: [copy], transfer: [copy.buffer] };
+  }
+  const parts: Uint8Array[] = [];
+  const transfer: ArrayBuffer[] = [];
+  const moved = new Set<ArrayBufferLike>();
+  for (const chunk of body.chunks) {
+    const whole = chunk.buffer;
+    if (
+      whole instanceof ArrayBuffer &&
+      chunk.byteOffset === 0 &&
+      chunk.byteLength === whole.byteLength &&
+      !moved.has(whole) &&
+      !isMarkedAsUntransferable(whole)
+    ) {
+      moved.add(whole);
+      transfer.push(whole);
+      parts.push(chunk);
+    } else {
+      const copy = new Uint8Array(chunk.byteLength);
+      copy.set(chunk);
+      transfer.push(copy.buffer);
+      parts.push(copy);
+    }
+  }
+  return { parts, transfer };
 }
 
 /** Why a job has no answer: its worker died, or the pool stopped. */
@@ -58,6 +103,7 @@ export interface PoolFailure {
 
 interface Job {
   readonly message: ConvertJob;
+  readonly transfer: readonly ArrayBuffer[];
   readonly flow: string;
   readonly tenants: TenantResolver;
   readonly done: (result: Result<RowBatch, PoolFailure>) => void;
@@ -69,6 +115,7 @@ interface Slot {
   readonly port: MessagePort;
   readonly flag: Int32Array;
   job: Job | undefined;
+  error: Error | undefined;
 }
 
 /** The default size: one worker per core but one (at least one). */
@@ -106,19 +153,18 @@ export class ConvertPool {
   }
 
   /**
-   * Converts `body` in a worker as converters[signal][format] would inline;
+   * Converts `body` in a worker as converters[signal][format] would inline
+   * (a Buffer is copied, owned chunks move: see OwnedChunks);
    * `tenants` answers the worker's admission questions and receives the
    * tenants it found. Invalid bodies are `invalid`; a dead worker or a
    * stopped pool `unavailable`. A converter's exception (a bug) rejects.
    */
-  convert(signal: SignalName, format: WireFormat, body: Buffer, tenants: TenantResolver, flow: string): Promise<Result<RowBatch, PoolFailure>> {
+  convert(signal: SignalName, format: WireFormat, body: Buffer | OwnedChunks, tenants: TenantResolver, flow: string): Promise<Result<RowBatch, PoolFailure>> {
     if (this.#stopped) return Promise.resolve(fail({ kind: 'unavailable', message: 'the gateway is stopping' }));
-    // A copy the worker owns: transferred, so the main thread's body stays whole for whoever still reads it.
-    const copy = new Uint8Array(body.length);
-    copy.set(body);
-    const message: ConvertJob = { id: this.#nextId++, signal, format, body: copy, nowMs: this.#now(), principal: tenants.principal };
+    const { parts, transfer } = partsOf(body);
+    const message: ConvertJob = { id: this.#nextId++, signal, format, parts, nowMs: this.#now(), principal: tenants.principal };
     return new Promise((resolve, reject) => {
-      this.#queue.push({ message, flow, tenants, done: resolve, fault: reject });
+      this.#queue.push({ message, transfer, flow, tenants, done: resolve, fault: reject });
       this.#pump();
     });
   }
@@ -152,7 +198,7 @@ export class ConvertPool {
       const job = this.#next();
       slot.job = job;
       this.#running.set(job.flow, (this.#running.get(job.flow) ?? 0) + 1);
-      slot.worker.postMessage(job.message, [job.message.body.buffer as ArrayBuffer]);
+      slot.worker.postMessage(job.message, [...job.transfer]);
     }
   }
 
@@ -183,7 +229,7 @@ export class ConvertPool {
       port: port2,
     };
     const worker = new Worker(this.#options.workerFile ?? defaultWorkerFile, { workerData: setup, transferList: [port2] });
-    const slot: Slot = { worker, port: port1, flag: new Int32Array(signal), job: undefined };
+    const slot: Slot = { worker, port: port1, flag: new Int32Array(signal), job: undefined, error: undefined };
     this.#slots.add(slot);
     // Neither keeps the process alive: the gateway's listeners do, and stop() ends the workers.
     worker.unref();
@@ -195,7 +241,9 @@ export class ConvertPool {
       this.#answered(slot, answer);
     });
     // An uncaught exception in a worker: its 'exit' follows, and handles the job.
-    worker.on('error', () => undefined);
+    worker.on('error', (error: unknown) => {
+      slot.error = error instanceof Error ? error : new Error(String(error));
+    });
     worker.on('exit', (code) => {
       this.#exited(slot, code);
     });
@@ -249,6 +297,7 @@ export class ConvertPool {
   #exited(slot: Slot, code: number): void {
     if (!this.#slots.delete(slot)) return; // stop() already answered its job
     slot.port.close();
+    this.#options.onWorkerExit?.(code, slot.error);
     const job = slot.job;
     slot.job = undefined;
     if (job !== undefined) {

@@ -69,7 +69,9 @@ function convert(message: ConvertJob): { answer: JobAnswer; transfer: ArrayBuffe
   nowMs = message.nowMs;
   try {
     const tenants = new TenantResolver(message.principal, admission);
-    const body = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
+    const [first] = message.parts;
+    const body =
+      message.parts.length === 1 && first !== undefined ? Buffer.from(first.buffer, first.byteOffset, first.byteLength) : Buffer.concat(message.parts);
     const result = converters[message.signal][message.format].convert(body, tenants);
     const found = [...tenants.tenants];
     if (!result.ok) return { answer: { id: message.id, kind: 'invalid', error: result.error, tenants: found }, transfer: [] };

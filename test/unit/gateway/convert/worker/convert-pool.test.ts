@@ -116,6 +116,27 @@ describe('conversion pool', function () {
     }
   });
 
+  it('converts owned chunks (moved whole buffers, copied slices) as the joined body, and detaches only the whole buffers', async () => {
+    const spans = Array.from({ length: 400 }, (_, i) => ({ name: `span-${i}`, startTimeUnixNano: String(BigInt(nowMs) * 1_000_000n) }));
+    const body = Buffer.from(
+      encoders.traces({ resourceSpans: [{ resource: { attributes: [{ key: 'tenant.id', value: { stringValue: 't1' } }] }, scopeSpans: [{ spans }] }] }),
+    );
+    const expected = inline.traces.protobuf.convert(body, resolver([]));
+    if (!expected.ok) return expect.fail(expected.error);
+    // A whole buffer, a slice of a larger one, and the rest as another whole buffer.
+    const whole = new Uint8Array(new ArrayBuffer(1000));
+    whole.set(body.subarray(0, 1000));
+    const shared = Buffer.from(body.subarray(0, 3000));
+    const slice = shared.subarray(1000, 3000);
+    const rest = new Uint8Array(body.length - 3000);
+    rest.set(body.subarray(3000));
+    const got = await pool.convert('traces', 'protobuf', { chunks: [whole, slice, rest], length: body.length }, resolver([]), 'flow');
+    if (!got.ok) return expect.fail(got.error.message);
+    expect(got.value.rows.equals(expected.value.rows)).to.equal(true);
+    expect(got.value.rowCount).to.equal(400);
+    expect([whole.byteLength, rest.byteLength, slice.byteLength]).to.deep.equal([0, 0, 2000]);
+  });
+
   it('answers a job whose worker died unavailable, replaces the worker, and converts the next job', async () => {
     const crashing = new ConvertPool({ limits: defaultItemLimits, size: 1, workerFile: new URL('./crashing-worker.ts', import.meta.url) });
     try {

@@ -3,7 +3,7 @@
 // before the real worker's, so the pool sees a worker die mid-job.
 import { parentPort } from 'node:worker_threads';
 
-parentPort?.on('message', (job: { readonly body: Uint8Array }) => {
-  if (Buffer.from(job.body).toString() === 'crash') process.exit(3);
+parentPort?.on('message', (job: { readonly parts: readonly Uint8Array[] }) => {
+  if (Buffer.concat(job.parts).toString() === 'crash') process.exit(3);
 });
 await import('../../../../../gateway/convert/worker/convert-worker.ts');
