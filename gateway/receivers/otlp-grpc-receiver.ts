@@ -6,17 +6,32 @@
 // before its message is read, and bounds the time
 // the message may take. Outcomes become gRPC statuses in `statusOf`, and
 // nowhere else.
+//
+// grpc-js refuses some messages itself, before any handler or interceptor
+// sees them: one whose length prefix is over grpc.max_receive_message_length
+// ("Received message larger than max"), one that inflates past it ("decompresses
+// to a size larger than"), one that does not inflate or names an unknown
+// encoding, one past its grpc-timeout. It sends that status straight from its
+// base call (interceptors' sendStatus is not on the way) and offers no hook
+// but the listener's onCancel, which a client going away fires too. The
+// interceptor tells the two apart by the stream: grpc-js's refusal is in the
+// headers (or trailers) it sent, a client that left got none. Such a refusal
+// is charged to the key's sender as HTTP charges a refused body
+// (chargeRefusedBody): the bytes received on the call's stream, or, for a
+// message refused while inflating, the limit it inflated to (the work done);
+// its stream is then reset so that the rest of the message is not received.
+import type { ServerHttp2Stream } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { presentedKey } from '../../src/auth/api-keys.ts';
-import type { KeyRing } from '../../src/auth/api-keys.ts';
+import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { ListenerLimits } from '../../src/ops/listener-limits.ts';
 import type { Readiness } from '../../src/ops/readiness.ts';
 import { listenerMetrics } from '../../src/ops/listener-metrics.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { authorizeIngest } from '../ingest/ingest-pipeline.ts';
-import type { IngestPipeline } from '../ingest/ingest-pipeline.ts';
+import type { IngestPipeline, UnstoredReason } from '../ingest/ingest-pipeline.ts';
 import type { Failure, Outcome } from '../ingest/outcome.ts';
 import type { SignalName } from '../wire/otlp-messages.ts';
 import { encodeExportResponse, encodeStatusProtobuf } from './export-response.ts';
@@ -110,6 +125,66 @@ function reply(signal: SignalName, outcome: Outcome, callback: grpc.sendUnaryDat
   return status.code;
 }
 
+/** The status grpc-js sent on a call's stream, if any: its refusal of a message no handler saw. */
+function sentStatus(stream: ServerHttp2Stream): { readonly code: number; readonly details: string } | undefined {
+  const sent = (stream as { sentTrailers?: Record<string, unknown> }).sentTrailers ?? stream.sentHeaders;
+  const code = sent['grpc-status'];
+  if (code === undefined) return undefined;
+  const details = typeof sent['grpc-message'] === 'string' ? sent['grpc-message'] : '';
+  let decoded = details;
+  try {
+    decoded = decodeURIComponent(details);
+  } catch {
+    // A message grpc-js encoded otherwise is still a refusal; its reason is then just less precise.
+  }
+  return { code: Number(code), details: decoded };
+}
+
+// Status codes as the numbers a stream's headers carry.
+const resourceExhausted: number = grpc.status.RESOURCE_EXHAUSTED;
+const deadlineExceeded: number = grpc.status.DEADLINE_EXCEEDED;
+
+/** What a grpc-js refusal is charged as: its reason, and whether the message was inflated up to the size limit first. */
+function refusalCharge(status: { readonly code: number; readonly details: string }): {
+  readonly reason: UnstoredReason;
+  readonly inflatedToLimit: boolean;
+} {
+  if (status.code === resourceExhausted) return { reason: 'body_too_large', inflatedToLimit: status.details.includes('decompresses to a size') };
+  if (status.code === deadlineExceeded) return { reason: 'body_timeout', inflatedToLimit: false };
+  return { reason: 'invalid_body', inflatedToLimit: false };
+}
+
+/**
+ * Counts the bytes a call's stream receives from now on, and charges them to
+ * `principal` once the call ends without its message having reached the
+ * handler and with a status grpc-js sent itself (see the header). Answers
+ * undefined when grpc-js's stream is not where it keeps it (a newer grpc-js):
+ * then nothing is counted, and nothing breaks.
+ */
+function watchRefusal(call: object, charge: (bytes: number, status: { code: number; details: string }) => void): { ended(): void } | undefined {
+  const stream: unknown = (call as { stream?: unknown }).stream;
+  if (typeof stream !== 'object' || stream === null || !('sentHeaders' in stream) || typeof (stream as { on?: unknown }).on !== 'function') return undefined;
+  const s = stream as ServerHttp2Stream;
+  let bytes = 0;
+  // grpc-js pauses the stream explicitly, so one more 'data' listener does not make it flow.
+  s.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+  });
+  return {
+    ended: () => {
+      const status = sentStatus(s);
+      if (status === undefined) return;
+      // The client may still be sending the refused message: reset its stream alone, and charge what arrived by then.
+      resetStream(call);
+      if (s.closed || s.destroyed) charge(bytes, status);
+      else
+        s.once('close', () => {
+          charge(bytes, status);
+        });
+    },
+  };
+}
+
 const overloaded: Failure = { kind: 'overloaded', message: 'too many request bytes in flight on this gateway: retry later', retryAfterSeconds: 1 };
 
 /**
@@ -126,15 +201,26 @@ function admission(attached: () => GrpcReceiverDeps | undefined, bodyTimeoutMs: 
     if (signal === undefined) return new grpc.ServerInterceptingCall(call);
     let reservation: Reservation | undefined;
     let timer: NodeJS.Timeout | undefined;
+    // Whether the message reached the handler, and whether a status went out through this interceptor (its own or the handler's).
+    let passed = false;
+    let answered = false;
+    let refusal: { ended(): void } | undefined;
     const finish = (): void => {
       clearTimeout(timer);
       reservation?.release();
     };
     // A refused call's client may still be sending its message: its stream alone is reset, the connection's other calls go on.
     const refuse = (failure: GrpcFailure): void => {
+      answered = true;
       finish();
       call.sendStatus(statusOf(failure));
       resetStream(call);
+    };
+    const watch = (deps: GrpcReceiverDeps, principal: Principal): void => {
+      refusal = watchRefusal(call, (bytes, status) => {
+        const { reason, inflatedToLimit } = refusalCharge(status);
+        deps.pipeline.chargeUnstored(signal, inflatedToLimit ? Math.max(bytes, deps.maxRequestBytes) : bytes, reason, { principal });
+      });
     };
     return new grpc.ServerInterceptingCall(call, {
       start: (next) => {
@@ -164,9 +250,11 @@ function admission(attached: () => GrpcReceiverDeps | undefined, bodyTimeoutMs: 
               onBodyTimeout();
               refuse({ kind: 'request_timeout', message: `the request message did not arrive within ${bodyTimeoutMs} ms` });
             }, bodyTimeoutMs);
+            watch(deps, auth.value);
             admit(metadata);
           },
           onReceiveMessage: (message: Buffer, pass) => {
+            passed = true;
             clearTimeout(timer);
             if (reservation?.ensure(message.length) !== true) {
               refuse(overloaded);
@@ -174,10 +262,15 @@ function admission(attached: () => GrpcReceiverDeps | undefined, bodyTimeoutMs: 
             }
             pass(message);
           },
-          onCancel: finish,
+          onCancel: () => {
+            finish();
+            // Ended with neither the handler nor this interceptor answering: grpc-js refused the message itself, or the client left.
+            if (!passed && !answered) refusal?.ended();
+          },
         });
       },
       sendStatus: (status, send) => {
+        answered = true;
         finish();
         send(status);
       },
