@@ -6,9 +6,12 @@
 //                  up to its sample statement: the tenant's series index
 //                  (cached, kept fresh in the background as the API does) and
 //                  the matchers;
-//   sample read    the sample statement (one per time range the selectors
-//                  read) in ClickHouse, its answer handed to the process
-//                  (RowBinary), then decoded and merged per series;
+//   sample read    through the API's cache of recent samples: the listing
+//                  of the table's parts, then the sample statement of what
+//                  the cache does not hold (none when nothing is new; one
+//                  per time range the selectors read) in ClickHouse, its
+//                  answer handed to the process (RowBinary), then decoded
+//                  and merged per series;
 //   evaluation     the engine's rangeQuery over those series held in memory;
 //   encoding       queryData and JSON.stringify of the envelope, as Koa does.
 // Beside them, the whole path as the API runs it (rangeQuery over the
@@ -26,6 +29,7 @@ import type { SampleSource, SelectRequest, StoredSeries } from '../../api/compat
 import { queryData } from '../../api/compat/prometheus/promql-json.ts';
 import { maxQuerySamples } from '../../api/compat/prometheus/promql-query.ts';
 import { SeriesIndexCache, dayOf } from '../../api/compat/prometheus/series-index.ts';
+import { SampleCache } from '../../api/compat/prometheus/sample-cache.ts';
 import { createQueryRunner } from '../../api/query/query-runner.ts';
 import type { QueryRunner, StatementSettings } from '../../api/query/query-runner.ts';
 import { createStoreGate } from '../../src/clickhouse/store-gate.ts';
@@ -100,8 +104,12 @@ function watched(runner: QueryRunner, ledger: Ledger): QueryRunner {
     rows: <T>(statement: Statement) => runner.rows<T>(statement),
     manyRows: async <T>(statement: Statement, settings?: StatementSettings) => {
       const t = performance.now();
+      // The sample cache's listing of parts starts the sample read; any other is the series index's.
+      const parts = statement.sql.includes('system.parts');
+      if (parts) ledger.firstStart ??= t;
       const r = await runner.manyRows<T>(statement, settings);
-      ledger.indexMs += performance.now() - t;
+      if (parts) ledger.lastEnd = performance.now();
+      else ledger.indexMs += performance.now() - t;
       return r;
     },
     command: (statement) => runner.command(statement),
@@ -143,6 +151,7 @@ async function runOnce(
   store: Store,
   runners: { plain: QueryRunner; served: QueryRunner },
   index: SeriesIndexCache,
+  samples: SampleCache,
   parsed: ParsedQuery,
   tenantId: string,
   into: PhaseTimes,
@@ -156,6 +165,7 @@ async function runOnce(
     visibleFromMs: plan.visibleFromMs,
     maxSamples: maxQuerySamples,
     index,
+    samples,
   };
   const source = createPromSampleSource(options);
   const signal = new AbortController().signal;
@@ -240,6 +250,8 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
       }
     }
     const index = new SeriesIndexCache();
+    // As the API holds it: one per process, keyed by tenant.
+    const samples = new SampleCache();
     const times = new Map<string, PhaseTimes>();
     let skipped = 0;
     for (const q of plan.queries) {
@@ -248,13 +260,13 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
       const into = emptyTimes();
       // One untimed run per tenant first: the index cached, as in the timed HTTP runs.
       const tenants = [...new Set(Array.from({ length: plan.runs }, (_, r) => plan.tenantOf(q, r)))];
-      for (const tenant of tenants) if (Date.now() < deadline) await runOnce(plan, store, runners, index, parsed.value, tenant, emptyTimes());
+      for (const tenant of tenants) if (Date.now() < deadline) await runOnce(plan, store, runners, index, samples, parsed.value, tenant, emptyTimes());
       for (let r = 0; r < plan.runs; r++) {
         if (Date.now() >= deadline) {
           skipped += 1;
           continue;
         }
-        await runOnce(plan, store, runners, index, parsed.value, plan.tenantOf(q, r), into);
+        await runOnce(plan, store, runners, index, samples, parsed.value, plan.tenantOf(q, r), into);
       }
       times.set(q.name, into);
     }

@@ -61,7 +61,7 @@ function phaseRows(timings: readonly QueryTiming[], parts: Breakdown): Row[] {
     if (p === undefined || p.whole.length === 0) return [];
     const phases: [string, number][] = [
       ['series lookup', p50(p.lookup)],
-      ['sample statement', p50(p.statement)],
+      ['sample read', p50(p.statement)],
       ['decode', p50(p.decode)],
       ['evaluation', p50(p.evaluation)],
       ['encoding', p50(p.encoding)],
@@ -92,7 +92,7 @@ function phaseRows(timings: readonly QueryTiming[], parts: Breakdown): Row[] {
 const phaseHead = [
   'query',
   'lookup (index stmt)',
-  'sample stmt',
+  'sample read (parts, stmt)',
   'decode',
   'evaluation',
   'encoding',

@@ -3,7 +3,8 @@
 // the tenant's cached series index (series-index.ts: only series with rows
 // on the days the range touches), applies the matchers
 // (series-matchers.ts), then reads the samples of exactly those series in
-// one statement (sample-reader.ts) over [max(minT, visibleFromMs), maxT]
+// one statement (sample-reader.ts; through the API's cache of recent
+// samples, sample-cache.ts, when it has one) over [max(minT, visibleFromMs), maxT]
 // (the selectors of a query over one range: one statement for them all),
 // and turns each stored row into the samples of the Prometheus series it
 // appears as: its value, sum or count, one bucket or quantile, or the row as
@@ -22,6 +23,7 @@ import { execution, fromApiError } from './prom-envelope.ts';
 import { staleMarkerBits } from '../../../src/prometheus/remote-write-scope.ts';
 import type { FloatHistogram } from './engine/sample-source.ts';
 import { readSamples } from './sample-reader.ts';
+import type { SampleCache } from './sample-cache.ts';
 import type { SeriesRows } from './sample-reader.ts';
 import type { ExposedSeries } from './series-labels.ts';
 import { countPart, firstIndexedPart, otlpNativePart, partMask, sumPart, valuePart } from './series-labels.ts';
@@ -50,6 +52,8 @@ export interface PromSampleSourceOptions {
   readonly maxSeries?: number;
   /** The API's cache of tenants' series indexes (one per API, keyed by tenant inside). */
   readonly index: SeriesIndexCache;
+  /** The API's cache of recent samples (one per API, keyed by tenant inside); absent: every read is a statement. */
+  readonly samples?: SampleCache;
 }
 
 interface Chosen {
@@ -147,7 +151,8 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
       mask |= partMask(e.part);
       names.add(s.metricName);
     }
-    const answer = await readSamples(o.runner, { schema: o.schema, scan: o.scan, ids, mask, metricNames: [...names], fromMs, toMs, maxRows: o.maxSamples });
+    const r = { schema: o.schema, scan: o.scan, ids, mask, metricNames: [...names], fromMs, toMs, maxRows: o.maxSamples };
+    const answer = o.samples !== undefined ? await o.samples.read(o.runner, r) : await readSamples(o.runner, r);
     if (aborted(signal)) return fail(cancelled());
     if (!answer.ok) return fail(fromApiError(answer.error));
     if (answer.value.overBudget) return fail(execution(tooManySamples));

@@ -23,6 +23,7 @@ import { maxPointsPerSeries, parsePromqlQuery, runPromql } from './promql-query.
 import type { QueryRequest } from './promql-query.ts';
 import { queryData } from './promql-json.ts';
 import { SeriesIndexCache } from './series-index.ts';
+import { SampleCache } from './sample-cache.ts';
 import { labelNames, labelValues, metadata, seriesSets } from './label-queries.ts';
 import type { Window } from './label-queries.ts';
 
@@ -185,10 +186,11 @@ function limitParam(params: PromParams): Result<number, PromError> {
 
 const labelNamePattern = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/** What every handler is given: the routes' dependencies, the API's series index cache, the request's scan of its tenant's metrics. */
+/** What every handler is given: the routes' dependencies, the API's series index and sample caches, the request's scan of its tenant's metrics. */
 interface Ctx {
   readonly deps: RouteDeps;
   readonly index: SeriesIndexCache;
+  readonly samples: SampleCache;
   readonly scan: TenantScan;
 }
 
@@ -266,6 +268,8 @@ function listed(r: Result<{ items: unknown[]; warnings: string[] }, PromError>):
 function register(router: CompatRouter, deps: RouteDeps): void {
   // One cache of series indexes for this API, keyed by tenant inside (series-index.ts).
   const index = new SeriesIndexCache();
+  // One cache of recent samples, likewise keyed by tenant (sample-cache.ts).
+  const samples = new SampleCache();
   for (const [path, handler] of Object.entries(handlers)) {
     const route = async (ctx: CompatContext): Promise<void> => {
       // match[] repeats; any other parameter given twice is refused (docs/api.md).
@@ -274,7 +278,7 @@ function register(router: CompatRouter, deps: RouteDeps): void {
         writeStatus(ctx, errorStatus[params.error.code], params.error.message);
         return;
       }
-      const r = await handler({ deps, index, scan: TenantScan.open(deps, ctx.state.caller, 'metrics') }, params.value, ctx);
+      const r = await handler({ deps, index, samples, scan: TenantScan.open(deps, ctx.state.caller, 'metrics') }, params.value, ctx);
       if (r.ok) writeSuccess(ctx, r.value.data, r.value.warnings, r.value.infos);
       else writeError(ctx, r.error);
     };

@@ -15,6 +15,7 @@ import type { PromError } from './prom-envelope.ts';
 import { badData } from './prom-envelope.ts';
 import { createPromSampleSource } from './prom-sample-store.ts';
 import type { SeriesIndexCache } from './series-index.ts';
+import type { SampleCache } from './sample-cache.ts';
 
 /** Prometheus' limit on the points of one series in a range query. */
 export const maxPointsPerSeries = 11_000;
@@ -43,6 +44,8 @@ export type QueryRequest =
 export interface PromqlContext {
   readonly deps: RouteDeps;
   readonly index: SeriesIndexCache;
+  /** The API's cache of recent samples (keyed by tenant inside). */
+  readonly samples?: SampleCache;
   /** The request's scan of its tenant's metrics: every range read goes through its window, every statement carries its budget. */
   readonly scan: TenantScan;
 }
@@ -92,6 +95,7 @@ export async function runPromql(c: PromqlContext, r: QueryRequest): Promise<Resu
     visibleFromMs: visible.value,
     maxSamples: maxQuerySamples,
     index: c.index,
+    ...(c.samples === undefined ? {} : { samples: c.samples }),
   });
   const options = { lookbackMs: r.lookbackMs, maxSamples: maxQuerySamples, signal: querySignal(c.scan, r) };
   return r.kind === 'instant' ? instantQuery(source, r.query, r.t, options) : rangeQuery(source, r.query, r.start, r.end, r.step, options);

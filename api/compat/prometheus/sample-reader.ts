@@ -38,6 +38,8 @@ export interface SampleRead {
   readonly toMs: number;
   /** At most this many rows are read; the answer says when there were more. */
   readonly maxRows: number;
+  /** Parts of the table whose rows are not read (the sample cache holds them already). */
+  readonly excludeParts?: readonly string[];
 }
 
 /** An exponential histogram row and its OTLP flags. */
@@ -107,7 +109,7 @@ function statement(r: SampleRead, st: ScanStatement): string {
     FROM ${queryTable(r.schema, 'metrics')}
     WHERE ${st.tenantIs()} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
       AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
-      AND i != 0
+      AND i != 0${r.excludeParts === undefined || r.excludeParts.length === 0 ? '' : ` AND _part NOT IN ${p.bind(r.excludeParts, 'Array(String)')}`}
     ORDER BY metric_name, timestamp
     LIMIT ${p.bind(r.maxRows + 1, 'Int64')}`;
   // Values alone: grouped into one row per series; the ordered stream usually keeps each array ascending (checked when decoded).
@@ -354,13 +356,14 @@ function column(cols: Uint32Array, floats: number, k: number, first: number, end
   return new Float64Array(out.buffer);
 }
 
-function strictlyAscending(times: Float64Array): boolean {
+/** Whether times rise strictly (no sort or deduplication needed). */
+export function strictlyAscending(times: Float64Array): boolean {
   for (let i = 1; i < times.length; i++) if ((times[i] ?? 0) <= (times[i - 1] ?? 0)) return false;
   return true;
 }
 
 /** A series' rows sorted by time, one per timestamp (the first read): only when the store answered out of order. */
-function sortRows(s: SeriesRows): SeriesRows {
+export function sortRows(s: SeriesRows): SeriesRows {
   const order = [...s.times.keys()].sort((a, b) => (s.times[a] ?? 0) - (s.times[b] ?? 0) || a - b);
   const kept = order.filter((j, x) => x === 0 || s.times[j] !== s.times[order[x - 1] ?? 0]);
   const col = (c: Float64Array | undefined): Float64Array | undefined => {

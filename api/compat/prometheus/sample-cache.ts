@@ -1,0 +1,289 @@
+// A per-tenant cache of recent samples in the API process, so that a
+// dashboard refreshed does not pay ClickHouse's sample statement (10-20 ms
+// for a few thousand rows, most of it fixed cost) on every panel.
+//
+// An entry is one tenant's answer to one read shape (the stored series ids,
+// their metric names and the columns read) from a start time to the read's
+// end (an hour past now when the read ends near now), and the names of the metrics table's active parts listed just
+// before that read: every row of those parts was in the read (a part merged
+// away since is inside a part the read saw). A later read of the same shape
+// first lists the active parts again (system.parts: one small statement,
+// no row of any tenant) and then reads only the rows of parts not in the
+// entry's list, `_part NOT IN` (new inserts, and merges of parts, whose
+// rows were already held: duplicates are dropped, the first read kept). So
+// an answer is exactly as fresh as a direct read: nothing acknowledged and
+// inserted before the query started is missed. A mutation (a part whose
+// mutation version is new: ALTER ... DELETE, a TTL materialized) drops the
+// entry, as it may have removed rows the entry holds.
+//
+// Bounded: at most `maxTenantBytes` per tenant (its own least recently used
+// entries go first) and `maxBytes` in all (the least recently used of any
+// tenant), so one tenant can push out at most its own share of others'
+// entries. Keyed by tenant first: a read sees only its scan's tenant's
+// entries. Only a single node's table is cached (a cluster's parts are on
+// its shards), only reads of at most a day, and an answer over the read's
+// row budget is not kept.
+import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
+import type { Result } from '../../../src/result.ts';
+import { ok } from '../../../src/result.ts';
+import type { ApiError } from '../../http/api-error.ts';
+import type { QueryRunner } from '../../query/query-runner.ts';
+import type { TenantScan } from '../../query/tenant-scan.ts';
+import type { IndexedColumn, SampleAnswer, SampleRead, SeriesRows } from './sample-reader.ts';
+import { readSamples, sortRows, strictlyAscending } from './sample-reader.ts';
+
+/** Bytes the cache holds in all by default. */
+export const defaultCacheBytes = 256 * 2 ** 20;
+/** Bytes one tenant's entries hold at most by default. */
+export const defaultTenantCacheBytes = 32 * 2 ** 20;
+
+export interface SampleCacheOptions {
+  readonly maxBytes?: number;
+  readonly maxTenantBytes?: number;
+  /** Unix ms now (tests move it). */
+  readonly now?: () => number;
+}
+
+/** Reads that end within this long of now are filled ahead of now. */
+const recentMs = 5 * 60_000;
+/** Reads longer than this are read directly. */
+const maxSpanMs = 86_400_000;
+/** An entry holds rows up to this long past the read that filled it (clocks ahead, the next refreshes). */
+const aheadMs = 3_600_000;
+
+interface Entry {
+  readonly tenant: string;
+  readonly key: string;
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Per requested id (the key's order). */
+  readonly series: readonly (SeriesRows | undefined)[];
+  /** The active parts listed before the rows were read: every row of each is held. */
+  readonly parts: ReadonlySet<string>;
+  /** The highest mutation version among those parts' names. */
+  readonly mutation: number;
+  readonly bytes: number;
+}
+
+/** A cache of recent sample reads, keyed by tenant (one per API). */
+export class SampleCache {
+  readonly #maxBytes: number;
+  readonly #maxTenantBytes: number;
+  readonly #now: () => number;
+  /** In least recently used order; keys are tenant + NUL + shape. */
+  readonly #entries = new Map<string, Entry>();
+  readonly #tenantBytes = new Map<string, number>();
+  #bytes = 0;
+
+  constructor(o: SampleCacheOptions = {}) {
+    this.#maxBytes = o.maxBytes ?? defaultCacheBytes;
+    this.#maxTenantBytes = Math.min(o.maxTenantBytes ?? defaultTenantCacheBytes, this.#maxBytes);
+    this.#now = o.now ?? Date.now;
+  }
+
+  /** Bytes held in all, and by one tenant. */
+  bytes(tenant?: string): number {
+    return tenant === undefined ? this.#bytes : (this.#tenantBytes.get(tenant) ?? 0);
+  }
+
+  /** The rows `r` asks for: from the tenant's entry topped up with what is new, or read directly when it cannot be cached. */
+  async read(runner: QueryRunner, r: SampleRead): Promise<Result<SampleAnswer, ApiError>> {
+    const now = this.#now();
+    if (r.schema.cluster !== undefined || r.toMs - r.fromMs > maxSpanMs || r.ids.length === 0) return readSamples(runner, r);
+    const tenant = r.scan.tenantId;
+    const key = `${tenant}\u0000${r.mask}\u0000${r.metricNames.join('\u0001')}\u0000${r.ids.join(',')}`;
+    const parts = await activeParts(runner, r.scan, r.schema);
+    if (!parts.ok) return parts;
+    const mutation = highestMutation(parts.value);
+    const held = this.#entries.get(key);
+    const usable =
+      held !== undefined &&
+      held.fromMs <= r.fromMs &&
+      r.toMs <= held.toMs &&
+      // Not when most of it is older than the read wants (a range moved on): filled again from the read's start.
+      r.fromMs - held.fromMs <= Math.max(r.toMs - r.fromMs, 600_000) &&
+      mutation <= held.mutation;
+    let entry: Entry;
+    if (usable) {
+      const missing = parts.value.some((p) => !held.parts.has(p));
+      if (missing) {
+        const more = await readSamples(runner, { ...r, fromMs: held.fromMs, toMs: held.toMs, excludeParts: [...held.parts] });
+        if (!more.ok) return more;
+        if (more.value.overBudget) {
+          this.#drop(key);
+          return readSamples(runner, r);
+        }
+        entry = this.#entry(tenant, key, held.fromMs, held.toMs, topUp(held.series, more.value.series), parts.value, mutation);
+      } else entry = held;
+    } else {
+      // A recent read is filled to an hour ahead (the next refreshes of a dashboard fall within it), a past one to its end.
+      const toMs = r.toMs >= now - recentMs ? Math.max(r.toMs, now + aheadMs) : r.toMs;
+      const read = await readSamples(runner, { ...r, toMs });
+      if (!read.ok) return read;
+      // More rows than the budget (the hour ahead included): the direct read decides what the query gets.
+      if (read.value.overBudget) {
+        this.#drop(key);
+        return readSamples(runner, r);
+      }
+      entry = this.#entry(tenant, key, r.fromMs, toMs, read.value.series, parts.value, mutation);
+    }
+    this.#put(entry);
+    return ok(answerOf(entry.series, r.fromMs, r.toMs, r.maxRows));
+  }
+
+  #entry(
+    tenant: string,
+    key: string,
+    fromMs: number,
+    toMs: number,
+    series: readonly (SeriesRows | undefined)[],
+    parts: readonly string[],
+    mutation: number,
+  ): Entry {
+    const bytes = series.reduce((n, s) => n + (s === undefined ? 0 : bytesOf(s)), 0);
+    return { tenant, key, fromMs, toMs, series, parts: new Set(parts), mutation, bytes };
+  }
+
+  /** Stores or refreshes an entry as the most recently used, evicting the tenant's own first, then anyone's. */
+  #put(e: Entry): void {
+    this.#drop(e.key);
+    if (e.bytes > this.#maxTenantBytes) return;
+    for (const [key, old] of this.#entries) {
+      if ((this.#tenantBytes.get(e.tenant) ?? 0) + e.bytes <= this.#maxTenantBytes) break;
+      if (old.tenant === e.tenant) this.#drop(key);
+    }
+    for (const key of this.#entries.keys()) {
+      if (this.#bytes + e.bytes <= this.#maxBytes) break;
+      this.#drop(key);
+    }
+    this.#entries.set(e.key, e);
+    this.#bytes += e.bytes;
+    this.#tenantBytes.set(e.tenant, (this.#tenantBytes.get(e.tenant) ?? 0) + e.bytes);
+  }
+
+  #drop(key: string): void {
+    const old = this.#entries.get(key);
+    if (old === undefined) return;
+    this.#entries.delete(key);
+    this.#bytes -= old.bytes;
+    const left = (this.#tenantBytes.get(old.tenant) ?? 0) - old.bytes;
+    if (left <= 0) this.#tenantBytes.delete(old.tenant);
+    else this.#tenantBytes.set(old.tenant, left);
+  }
+}
+
+/** The names of the metrics table's active parts, listed in the query's own turn (no tenant's rows are read). */
+async function activeParts(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<string[], ApiError>> {
+  const st = scan.statement();
+  const sql = `SELECT name FROM system.parts WHERE database = ${st.bind(schema.database, 'String')} AND table = 'metrics' AND active`;
+  const rows = await runner.manyRows<{ name: string }>(st.finish(sql));
+  return rows.ok ? ok(rows.value.map((p) => p.name)) : rows;
+}
+
+/** The highest mutation version in part names (partition_min_max_level[_mutation]); 0 when none was mutated. */
+export function highestMutation(parts: readonly string[]): number {
+  let most = 0;
+  for (const p of parts) {
+    const fields = p.split('_');
+    if (fields.length >= 5) most = Math.max(most, Number(fields[4]) || 0);
+  }
+  return most;
+}
+
+/** Each held series with the rows read since appended: sorted by time, one row per timestamp (the held one kept). */
+function topUp(held: readonly (SeriesRows | undefined)[], more: readonly (SeriesRows | undefined)[]): (SeriesRows | undefined)[] {
+  return held.map((h, i) => {
+    const m = more[i];
+    if (m === undefined) return h;
+    if (h === undefined) return m;
+    const joined = concatRows(h, m);
+    return strictlyAscending(joined.times) ? joined : sortRows(joined);
+  });
+}
+
+function concatFloats(a: Float64Array | undefined, b: Float64Array | undefined): Float64Array | undefined {
+  if (a === undefined || b === undefined) return undefined;
+  const out = new Float64Array(a.length + b.length);
+  // Same-type set copies bits: a staleness marker's payload survives.
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** One indexed column after another, offsets rebased to start at 0. */
+function concatIndexed(a: IndexedColumn, an: number, b: IndexedColumn, bn: number): IndexedColumn {
+  const a0 = a.starts[0] ?? 0;
+  const aEnd = a.starts[an] ?? 0;
+  const b0 = b.starts[0] ?? 0;
+  const bEnd = b.starts[bn] ?? 0;
+  const values = new Float64Array(aEnd - a0 + (bEnd - b0));
+  values.set(a.values.subarray(a0, aEnd));
+  values.set(b.values.subarray(b0, bEnd), aEnd - a0);
+  const starts = new Uint32Array(an + bn + 1);
+  for (let x = 0; x <= an; x++) starts[x] = (a.starts[x] ?? 0) - a0;
+  for (let x = 1; x <= bn; x++) starts[an + x] = aEnd - a0 + (b.starts[x] ?? 0) - b0;
+  return { values, starts };
+}
+
+/** Rows of `a` then rows of `b` (same columns). */
+function concatRows(a: SeriesRows, b: SeriesRows): SeriesRows {
+  const an = a.times.length;
+  const bn = b.times.length;
+  const times = concatFloats(a.times, b.times) ?? new Float64Array(0);
+  return {
+    times,
+    value: concatFloats(a.value, b.value),
+    sum: concatFloats(a.sum, b.sum),
+    count: concatFloats(a.count, b.count),
+    ...(a.indexed !== undefined && b.indexed !== undefined ? { indexed: concatIndexed(a.indexed, an, b.indexed, bn) } : {}),
+    ...(a.exponential !== undefined && b.exponential !== undefined ? { exponential: [...a.exponential, ...b.exponential] } : {}),
+  };
+}
+
+/** First index whose time is at least `t` (times ascending). */
+function lowerBound(times: Float64Array, t: number): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((times[mid] ?? 0) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The rows of [fromMs, toMs]: views of the held arrays, never copies. */
+function sliced(s: SeriesRows, fromMs: number, toMs: number): SeriesRows | undefined {
+  const lo = lowerBound(s.times, fromMs);
+  const hi = lowerBound(s.times, toMs + 1);
+  if (hi <= lo) return undefined;
+  if (lo === 0 && hi === s.times.length) return s;
+  return {
+    times: s.times.subarray(lo, hi),
+    value: s.value?.subarray(lo, hi),
+    sum: s.sum?.subarray(lo, hi),
+    count: s.count?.subarray(lo, hi),
+    // Offsets into values stay absolute: only the row bounds move.
+    ...(s.indexed !== undefined ? { indexed: { values: s.indexed.values, starts: s.indexed.starts.subarray(lo, hi + 1) } } : {}),
+    ...(s.exponential !== undefined ? { exponential: s.exponential.slice(lo, hi) } : {}),
+  };
+}
+
+/** What the read asked for, out of an entry. */
+function answerOf(series: readonly (SeriesRows | undefined)[], fromMs: number, toMs: number, maxRows: number): SampleAnswer {
+  let rows = 0;
+  const out = series.map((s) => {
+    const part = s === undefined ? undefined : sliced(s, fromMs, toMs);
+    rows += part?.times.length ?? 0;
+    return part;
+  });
+  return { series: out, rows, overBudget: rows > maxRows };
+}
+
+/** Bytes a series' rows hold (an exponential row counted at its buckets and a fixed overhead). */
+function bytesOf(s: SeriesRows): number {
+  let n = s.times.byteLength + (s.value?.byteLength ?? 0) + (s.sum?.byteLength ?? 0) + (s.count?.byteLength ?? 0);
+  if (s.indexed !== undefined) n += s.indexed.values.byteLength + s.indexed.starts.byteLength;
+  for (const e of s.exponential ?? []) n += 96 + 8 * (e.positiveCounts.length + e.negativeCounts.length);
+  return n;
+}

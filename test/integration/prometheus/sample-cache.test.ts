@@ -1,0 +1,201 @@
+// The API's cache of recent samples (sample-cache.ts) over embedded
+// ClickHouse: a repeated read costs only the parts listing, rows inserted
+// since are read (only them) and answered at once, merges and mutations do
+// not duplicate or resurrect rows, tenants never see each other's entries,
+// and the bytes held stay within the per-tenant and total bounds.
+import { expect } from 'chai';
+import { createPromSampleSource } from '../../../api/compat/prometheus/prom-sample-store.ts';
+import type { LabelMatcher, StoredSeries } from '../../../api/compat/prometheus/engine/sample-source.ts';
+import { SampleCache, highestMutation } from '../../../api/compat/prometheus/sample-cache.ts';
+import { SeriesIndexCache } from '../../../api/compat/prometheus/series-index.ts';
+import { createQueryRunner } from '../../../api/query/query-runner.ts';
+import type { QueryRunner } from '../../../api/query/query-runner.ts';
+import type { Statement } from '../../../api/query/tenant-scan.ts';
+import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
+import type { Store } from '../../../src/clickhouse/store.ts';
+import { silentLogger } from '../../../src/log/logger.ts';
+import { remoteWriteScope } from '../../../src/prometheus/remote-write-scope.ts';
+import { migratedStore } from '../../support/embedded-store.ts';
+import { scanOf } from '../../support/tenant-scans.ts';
+import { insertRows, metricRow } from '../api/support/telemetry-rows.ts';
+
+const T0 = Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000;
+const ns = (ms: number): bigint => BigInt(ms) * 1_000_000n;
+const at = (s: number): number => T0 + s * 1000;
+const never = new AbortController().signal;
+const named = (name: string): LabelMatcher[] => [{ name: '__name__', op: '=', value: name }];
+
+/** A remote-written gauge row of `tenant`'s series `name{k=v}`. */
+const row = (tenant: string, name: string, s: number, value: number, v = 'a'): Record<string, unknown> => ({
+  ...metricRow({ tenant, name, ns: ns(at(s)), value, resource: { 'service.name': 'node' }, attrs: { k: v } }),
+  scope_name: remoteWriteScope.name,
+});
+
+/** The sample statements a runner was given (binary), and every statement's text. */
+interface Seen {
+  samples: string[];
+  all: string[];
+}
+
+function watched(runner: QueryRunner, seen: Seen): QueryRunner {
+  const binary = runner.binary?.bind(runner);
+  return {
+    rows: <T>(s: Statement) => {
+      seen.all.push(s.sql);
+      return runner.rows<T>(s);
+    },
+    manyRows: <T>(s: Statement) => {
+      seen.all.push(s.sql);
+      return runner.manyRows<T>(s);
+    },
+    command: (s) => {
+      seen.all.push(s.sql);
+      return runner.command(s);
+    },
+    ...(binary === undefined
+      ? {}
+      : {
+          binary: (s: Statement) => {
+            seen.samples.push(s.sql);
+            seen.all.push(s.sql);
+            return binary(s);
+          },
+        }),
+  };
+}
+
+const points = (series: readonly StoredSeries[]): [string, number[], number[]][] =>
+  series.map((s) => [s.labels.map(([k, v]) => `${k}=${v}`).join(','), [...s.times].map((t) => (t - T0) / 1000), [...s.values]]);
+
+describe('prometheus: the cache of recent samples', function () {
+  this.timeout(60_000);
+  let store: Store;
+  let runner: QueryRunner;
+  let index: SeriesIndexCache;
+
+  before(async () => {
+    store = await migratedStore('sample_cache');
+    runner = createQueryRunner(store, 10_000, silentLogger);
+    index = new SeriesIndexCache({ refreshMs: 0 });
+  });
+  after(async () => {
+    await store.close();
+  });
+
+  /** Selects `name` for `tenant` over the last hour through `cache`, the statements seen. */
+  async function select(cache: SampleCache, tenant: string, name: string, seen: Seen = { samples: [], all: [] }): Promise<StoredSeries[]> {
+    const source = createPromSampleSource({
+      runner: watched(runner, seen),
+      schema: store,
+      scan: scanOf(tenant, 'metrics', BigInt(Date.now()) * 1_000_000n),
+      visibleFromMs: 0,
+      maxSamples: 1_000_000,
+      index,
+      samples: cache,
+    });
+    const r = await source.select({ matchers: named(name), minT: T0 - 1, maxT: Date.now() }, never);
+    if (!r.ok) throw new Error(`${r.error.type}: ${r.error.message}`);
+    return [...r.value];
+  }
+
+  it('answers a repeated read from the entry, with only the parts listed, and reads only new parts after an insert', async () => {
+    await insertRows(
+      store,
+      'metrics',
+      [0, 15, 30].map((s) => row('acme', 'fresh_gauge', s, s)),
+    );
+    const cache = new SampleCache();
+    const first = await select(cache, 'acme', 'fresh_gauge');
+    expect(points(first)).to.deep.equal([['__name__=fresh_gauge,job=node,k=a', [0, 15, 30], [0, 15, 30]]]);
+    const seen: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'acme', 'fresh_gauge', seen))).to.deep.equal(points(first));
+    expect(seen.samples, 'no sample statement on a hit').to.deep.equal([]);
+    expect(seen.all.some((s) => s.includes('system.parts'))).to.equal(true);
+
+    // Inserted after the entry was filled: the next read has it, reading only the parts the entry does not hold.
+    await insertRows(
+      store,
+      'metrics',
+      [45, 60].map((s) => row('acme', 'fresh_gauge', s, s)),
+    );
+    const after: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'acme', 'fresh_gauge', after))).to.deep.equal([
+      ['__name__=fresh_gauge,job=node,k=a', [0, 15, 30, 45, 60], [0, 15, 30, 45, 60]],
+    ]);
+    expect(after.samples).to.have.length(1);
+    expect(after.samples[0]).to.include('_part NOT IN');
+  });
+
+  it('neither duplicates rows when parts merge nor keeps rows a mutation deleted', async () => {
+    await insertRows(
+      store,
+      'metrics',
+      [0, 15].map((s) => row('acme', 'merged_gauge', s, s)),
+    );
+    await insertRows(
+      store,
+      'metrics',
+      [30].map((s) => row('acme', 'merged_gauge', s, s)),
+    );
+    const cache = new SampleCache();
+    const want = [['__name__=merged_gauge,job=node,k=a', [0, 15, 30], [0, 15, 30]]];
+    expect(points(await select(cache, 'acme', 'merged_gauge'))).to.deep.equal(want);
+    await store.client.command({ query: `OPTIMIZE TABLE ${queryTable(store, 'metrics')} FINAL` });
+    expect(points(await select(cache, 'acme', 'merged_gauge'))).to.deep.equal(want);
+
+    await store.client.command({
+      query: `ALTER TABLE ${queryTable(store, 'metrics')} DELETE WHERE metric_name = 'merged_gauge' AND timestamp > fromUnixTimestamp64Milli(${at(20)})`,
+      clickhouse_settings: { mutations_sync: '2' },
+    });
+    expect(points(await select(cache, 'acme', 'merged_gauge'))).to.deep.equal([['__name__=merged_gauge,job=node,k=a', [0, 15], [0, 15]]]);
+  });
+
+  it("never answers one tenant from another's entry, though their series ids are equal", async () => {
+    // Same name and labels: the same stored series id in both tenants.
+    await insertRows(store, 'metrics', [
+      ...[0, 15].map((s) => row('tenant-a', 'shared_gauge', s, 1)),
+      ...[0, 15].map((s) => row('tenant-b', 'shared_gauge', s, 2)),
+    ]);
+    const cache = new SampleCache();
+    expect(points(await select(cache, 'tenant-a', 'shared_gauge'))).to.deep.equal([['__name__=shared_gauge,job=node,k=a', [0, 15], [1, 1]]]);
+    expect(cache.bytes('tenant-a')).to.be.greaterThan(0);
+    const seen: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'tenant-b', 'shared_gauge', seen))).to.deep.equal([['__name__=shared_gauge,job=node,k=a', [0, 15], [2, 2]]]);
+    expect(seen.samples, "tenant-b's own statement, not tenant-a's entry").to.have.length(1);
+    expect(points(await select(cache, 'tenant-c', 'shared_gauge'))).to.deep.equal([]);
+    expect(cache.bytes('tenant-c')).to.equal(0);
+  });
+
+  it('holds at most its per-tenant and total bytes: a tenant pushes out its own entries, not all of the others', async () => {
+    // 40 points of 16 bytes (time and value) per series: 640 bytes per entry.
+    const names = ['bound_a', 'bound_b', 'bound_c', 'bound_d'];
+    await insertRows(store, 'metrics', [
+      ...names.flatMap((n) => Array.from({ length: 40 }, (_, i) => row('heavy', n, i * 15, i))),
+      ...Array.from({ length: 40 }, (_, i) => row('light', 'bound_a', i * 15, i)),
+    ]);
+    const cache = new SampleCache({ maxTenantBytes: 1500, maxBytes: 2200 });
+    await select(cache, 'light', 'bound_a');
+    const light = cache.bytes('light');
+    expect(light).to.equal(640);
+    for (const n of names) {
+      const got = await select(cache, 'heavy', n);
+      expect(got[0]?.times.length).to.equal(40);
+      expect(cache.bytes('heavy')).to.be.at.most(1500);
+      expect(cache.bytes()).to.be.at.most(2200);
+    }
+    // heavy holds two entries (1280 bytes) at most: light's entry is still there, answered without a sample statement.
+    expect(cache.bytes('heavy')).to.equal(1280);
+    const seen: Seen = { samples: [], all: [] };
+    expect((await select(cache, 'light', 'bound_a', seen))[0]?.times.length).to.equal(40);
+    expect(seen.samples).to.deep.equal([]);
+    // An answer larger than a tenant's share is not kept at all.
+    const tiny = new SampleCache({ maxTenantBytes: 600 });
+    expect((await select(tiny, 'light', 'bound_a'))[0]?.times.length).to.equal(40);
+    expect(tiny.bytes()).to.equal(0);
+  });
+
+  it('reads the mutation version from part names', () => {
+    expect(highestMutation(['90-20261129_1_4_1', '90-20261129_5_5_0'])).to.equal(0);
+    expect(highestMutation(['90-20261129_1_4_1_7', '90-20261129_5_5_0'])).to.equal(7);
+  });
+});
