@@ -48,7 +48,22 @@ export class FairQueue<T extends { readonly rows: number }> {
     this.#size++;
   }
 
-  /** Removes an item wherever it is (it gave up waiting). */
+  /** Whether `flow` has something waiting. */
+  has(flow: string): boolean {
+    return this.#flows.has(flow);
+  }
+
+  /** Each waiting flow with its first item, in ring order (for a scheduler that may serve a flow out of turn). */
+  heads(): [string, T][] {
+    const heads: [string, T][] = [];
+    for (const name of this.#ring) {
+      const head = this.#flows.get(name)?.items[0];
+      if (head !== undefined) heads.push([name, head]);
+    }
+    return heads;
+  }
+
+  /** Removes an item wherever it is (it gave up waiting, or was served out of turn). */
   remove(flow: string, item: T): void {
     const f = this.#flows.get(flow);
     const at = f?.items.indexOf(item) ?? -1;

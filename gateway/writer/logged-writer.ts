@@ -170,7 +170,7 @@ export class LoggedWriter implements DurableWriter {
   async submit(table: TableName, rows: Buffer, rowCount: number, flow = ''): Promise<Result<void, SubmitFailure>> {
     if (rowCount === 0) return ok(undefined);
     const arrived = this.#clock.now();
-    if (this.#unhealthy.has(writerConditions.storage)) this.#pacer.bypass(table, rowCount);
+    if (this.#unhealthy.has(writerConditions.storage)) this.#pacer.bypass(table, rowCount, flow);
     else if (!(await this.#pacer.admit(table, rowCount, flow))) return fail({ kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` });
     const admitted = this.#clock.now();
     const result = await this.#wal.append(table, rows, rowCount);

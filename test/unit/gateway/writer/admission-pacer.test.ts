@@ -1,7 +1,8 @@
 // The admission pacer's schedule, on an injected clock: requests enter at
 // the pace INSERTs take rows out (a token bucket drained at the measured
 // rate), the real backlog stops them when ClickHouse is slower than
-// measured, and waiting tenants take turns.
+// measured, waiting tenants take turns, and a tenant within its share
+// enters past another's rows filling the bounds.
 import { expect } from 'chai';
 import { AdmissionPacer } from '../../../../gateway/writer/admission-pacer.ts';
 import { ManualClock, settle } from '../../../support/manual-clock.ts';
@@ -222,6 +223,33 @@ describe('admission pacer', () => {
       await settle();
     }
     expect(order).to.deep.equal(['flood1', 'small1', 'flood2', 'flood3']);
+  });
+
+  it("lets a tenant within its share of the bucket enter past another tenant's rows filling the bounds, and no further (issue 35)", async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 1000, 'flood')).to.equal(true); // the bucket is full
+    const flood = watch(pacer.admit('spans', 1000, 'flood')); // the backlog's bound: waits for an INSERT to end
+    await settle();
+    expect(flood.answer).to.equal(undefined);
+    // Two flows: each may hold 1,000 / 2 rows in the backlog past the bounds.
+    for (let i = 0; i < 5; i++) expect(await pacer.admit('spans', 100, 'small')).to.equal(true);
+    const sixth = watch(pacer.admit('spans', 100, 'small'));
+    await settle();
+    expect(sixth.answer).to.equal(undefined);
+    expect(flood.answer).to.equal(undefined);
+    // An INSERT of 1,000 rows takes out 1,000 / 1,500 of each flow's rows: small holds ~167, and its waiter enters.
+    pacer.inserting('spans', 1000);
+    pacer.inserted('spans', 1000, true, true);
+    await settle();
+    expect(sixth.answer).to.equal(true);
+  });
+
+  it('keeps one tenant alone to the bounds: the share is only for a flow beside others', async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 1000, 'flood')).to.equal(true);
+    const next = watch(pacer.admit('spans', 100, 'flood'));
+    await settle();
+    expect(next.answer).to.equal(undefined);
   });
 
   it("drains the bucket slower as the real backlog grows past a second's worth, and not at all at the bound", async () => {
