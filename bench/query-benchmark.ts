@@ -21,20 +21,21 @@ import { Readiness } from '../src/ops/readiness.ts';
 import { openProcessContext } from '../src/target/process-context.ts';
 import { builtInDefaults } from '../src/tenant/settings/tenant-settings.ts';
 import { startApi } from '../api/api.ts';
+import { isRight } from 'fp-ts/lib/Either.js';
+import type * as t from 'io-ts';
 import type { RouteDeps } from '../api/query/deps.ts';
-import { planPage } from '../api/v1/query/record-page.ts';
-import type { SqlParams } from '../api/query/sql-params.ts';
-import { TenantScan } from '../api/query/tenant-scan.ts';
-import type { TelemetrySignal } from '../api/query/tenant-scan.ts';
+import type { ScanCaller, Statement } from '../api/query/tenant-scan.ts';
 import type { Principal } from '../src/auth/api-keys.ts';
-import type { Result } from '../src/result.ts';
 import { settingsClause } from '../api/query/query-runner.ts';
-import { logsSql } from '../api/v1/logs/log-queries.ts';
-import { tracesSql } from '../api/v1/traces/trace-queries.ts';
-import { usageSql } from '../api/v1/usage/usage-queries.ts';
-import { periodsTouching } from '../api/v1/usage/usage-periods.ts';
-import { aggregateSql } from '../api/v1/timeseries/timeseries-queries.ts';
-import { planBuckets } from '../api/v1/timeseries/bucket-plan.ts';
+import { LogRequest } from '../api/v1/logs/log-codecs.ts';
+import { logPage } from '../api/v1/logs/log-queries.ts';
+import { TraceRequest } from '../api/v1/traces/trace-codecs.ts';
+import { tracePage } from '../api/v1/traces/trace-queries.ts';
+import { BoundedTimeseriesRequest } from '../api/v1/timeseries/timeseries-codecs.ts';
+import { timeseriesReport } from '../api/v1/timeseries/timeseries-report.ts';
+import { UsageQuery } from '../api/v1/usage/usage-codecs.ts';
+import { usageReport } from '../api/v1/usage/usage-queries.ts';
+import { statementOf } from './recording-runner.ts';
 
 const rows = Number(process.env['BENCH_ROWS'] ?? 10_000_000);
 const iterations = Number(process.env['BENCH_ITERATIONS'] ?? 200);
@@ -109,12 +110,23 @@ async function counts(store: Store): Promise<void> {
 
 const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
 
+/** A request body as the route decodes it (its validate() codec); the bench's bodies are valid, so a refusal is a bug here. */
+function decoded<T>(codec: t.Type<T, unknown>, body: unknown): T {
+  const d = codec.decode(body);
+  if (!isRight(d)) throw new Error(`a body the route would refuse: ${JSON.stringify(body)}`);
+  return d.right;
+}
+
 interface Case {
   readonly name: string;
   /** The API request for tenant i. */
   readonly api: (tenant: string) => { path: string; body: unknown };
-  /** The SQL the API builds for it; run with the runner's SETTINGS clause straight through the client, to split SQL cost from HTTP cost. */
-  readonly apiSql: (tenant: string) => { sql: string; params: SqlParams };
+  /**
+   * The route's own handler for that body (decoded as the route decodes it);
+   * the statement it runs, recorded (./recording-runner.ts), is run with the
+   * runner's SETTINGS clause straight through the client, to split SQL cost from HTTP cost.
+   */
+  readonly route: (deps: RouteDeps, caller: ScanCaller, body: unknown) => Promise<{ readonly ok: boolean }>;
   /** The same query by hand, for tenant i. */
   readonly sql: (tenant: string) => string;
   readonly page: boolean;
@@ -197,30 +209,17 @@ async function main(): Promise<void> {
     const start = base;
     const end = base + 7 * day;
     const lastHour = end - 3600;
-    const deps: RouteDeps = {
+    // The routes' dependencies as the API has them, but for the runner (statementOf records instead) and a clock fixed at the data's end.
+    const deps: Omit<RouteDeps, 'runner'> = {
       schema: { database: db, cluster: undefined },
-      runner: undefined as never,
       now: () => BigInt(end) * 1_000_000_000n,
       pageMaxBytes: 8 * 1_048_576,
       settings: proc.ctx.settings,
     };
-    // The API's statements as its routes build them: through a TenantScan of an all-tenants key.
+    // The API's statements as its route handlers build them, for an all-tenants key.
     const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
-    const scan = (t: string, signal: TelemetrySignal): TenantScan => TenantScan.open(deps, { principal: everyTenant, tenantId: t }, signal);
-    const known = <T>(r: Result<T, { message: string }>): T => {
-      if (!r.ok) throw new Error(r.error.message);
-      return r.value;
-    };
-    const plan = (route: string, t: string, q: { startTime: number; endTime?: number }, keys: number): Parameters<typeof logsSql>[3] => {
-      const p = planPage(route, scan(t, route === 'logs' ? 'logs' : 'traces'), q, keys, deps.now(), deps.pageMaxBytes);
-      if (!p.ok) throw new Error(p.error.message);
-      return p.value;
-    };
-    const buckets = planBuckets(lastHour * 1000, end * 1000, 60);
-    if (!buckets.ok) throw new Error(buckets.error.message);
-    const periods = periodsTouching(BigInt(end - 30 * day) * 1_000_000_000n, BigInt(end) * 1_000_000_000n, 'day', 100) ?? [];
-    const logQ = { startTime: start, endTime: end, body: ['%timeout%'] };
-    const traceQ = { startTime: start, endTime: end, spanName: ['%checkout%'], durationMin: 100_000_000, durationMax: 300_000_000 };
+    const apiStatement = (c: Case, tenant: string): Promise<Statement> =>
+      statementOf(deps, (d) => c.route(d, { principal: everyTenant, tenantId: tenant }, c.api(tenant).body));
     const window = (t: string): string =>
       `tenant_id = '${t}' AND timestamp >= fromUnixTimestamp64Nano(${start}000000000) AND timestamp < fromUnixTimestamp64Nano(${end}000000000)`;
     const cases: Case[] = [
@@ -228,7 +227,7 @@ async function main(): Promise<void> {
         name: 'logs page, body pattern',
         page: true,
         api: (t) => ({ path: `/v1/tenants/${t}/logs`, body: { startTime: start, endTime: end, body: '%timeout%' } }),
-        apiSql: (t) => logsSql(deps, scan(t, 'logs'), logQ, plan('logs', t, logQ, 1)),
+        route: (d, caller, body) => logPage(d, caller, decoded(LogRequest, body)),
         sql: (t) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, log_id, trace_id, span_id, severity_number, service_name, body FROM ${db}.logs
           WHERE ${window(t)} AND body ILIKE '%timeout%' ORDER BY timestamp DESC, log_id DESC LIMIT 101`,
       },
@@ -239,7 +238,7 @@ async function main(): Promise<void> {
           path: `/v1/tenants/${t}/traces`,
           body: { startTime: start, endTime: end, spanName: '%checkout%', durationMin: 100_000_000, durationMax: 300_000_000 },
         }),
-        apiSql: (t) => tracesSql(deps, scan(t, 'traces'), traceQ, plan('traces', t, traceQ, 2)),
+        route: (d, caller, body) => tracePage(d, caller, decoded(TraceRequest, body)),
         sql: (
           t,
         ) => `SELECT toString(toUnixTimestamp64Nano(timestamp)) AS ts_ns, trace_id, span_id, parent_span_id, span_name, toString(span_kind) AS span_kind, service_name,
@@ -254,16 +253,7 @@ async function main(): Promise<void> {
           path: `/v1/tenants/${t}/timeseries`,
           body: { startTime: lastHour, endTime: end, interval: 60, queries: { metrics: ['http.server.duration'], groupBy: ['service.name'], operator: 'avg' } },
         }),
-        apiSql: (t) =>
-          known(
-            aggregateSql(
-              deps,
-              { scan: scan(t, 'metrics'), startNs: BigInt(lastHour) * 1_000_000_000n, endNs: BigInt(end) * 1_000_000_000n, buckets: buckets.value },
-              'http.server.duration',
-              { metrics: ['http.server.duration'], groupBy: ['service.name'] },
-              'avg',
-            ),
-          ),
+        route: (d, caller, body) => timeseriesReport(d, caller, decoded(BoundedTimeseriesRequest, body)),
         // Same meaning as the API: service.name from the point, scope or resource attributes, else the column.
         sql: (
           t,
@@ -277,7 +267,7 @@ async function main(): Promise<void> {
         name: 'usage 30 days',
         page: false,
         api: (t) => ({ path: `/v1/tenants/${t}/usage`, body: { startTime: end - 30 * day, endTime: end } }),
-        apiSql: (t) => usageSql(deps, scan(t, 'usage'), periods),
+        route: (d, caller, body) => usageReport(d, caller, decoded(UsageQuery, body)),
         // Accepted and refused units, as the API reports both.
         sql: (t) => `SELECT day, '', '', sum(log_records), sum(log_bytes), sum(spans), sum(metric_points), 0, 0 FROM ${db}.usage_daily
           WHERE tenant_id = '${t}' AND day >= toDate(${end - 30 * day}) AND day < toDate(${end}) GROUP BY day
@@ -289,6 +279,9 @@ async function main(): Promise<void> {
     console.log('API = HTTP round trip through Koa; API SQL = the SQL the API builds, run straight through the client; hand = SQL written by hand\n');
     console.log('query'.padEnd(40) + '   API p50/p95    API SQL p50/p95   hand p50/p95    API÷hand p50/p95');
     for (const c of cases) {
+      // Built before timing, so the API SQL column times the statement alone.
+      const statements = new Map<string, Statement>();
+      for (let i = 0; i < tenants; i++) statements.set(`tenant-${i}`, await apiStatement(c, `tenant-${i}`));
       const [viaApi, apiSql, hand] = await measure([
         async (t) => {
           const { path, body } = c.api(t);
@@ -297,7 +290,9 @@ async function main(): Promise<void> {
           JSON.parse(res.text);
         },
         async (t) => {
-          const { sql, params } = c.apiSql(t);
+          const statement = statements.get(t);
+          if (statement === undefined) throw new Error(`bug: no statement for ${t}`);
+          const { sql, params } = statement;
           await (await store.client.query({ query: sql + apiSettings, query_params: params.values, format: 'JSONEachRow' })).json();
         },
         async (t) => {

@@ -8,15 +8,15 @@
 //   SELECT 1   the least one statement costs in this store
 // and, from the HTTP timing of the same case: HTTP + encoding = HTTP − API.
 import { isRight } from 'fp-ts/lib/Either.js';
-import { logsSql, logPage } from '../../api/v1/logs/log-queries.ts';
+import { logPage } from '../../api/v1/logs/log-queries.ts';
 import { LogRequest } from '../../api/v1/logs/log-codecs.ts';
-import { planPage } from '../../api/v1/query/record-page.ts';
 import { createQueryRunner } from '../../api/query/query-runner.ts';
-import { DirectoryScan, TenantScan } from '../../api/query/tenant-scan.ts';
+import { DirectoryScan } from '../../api/query/tenant-scan.ts';
 import type { Statement } from '../../api/query/tenant-scan.ts';
 import type { Principal } from '../../src/auth/api-keys.ts';
 import { TraceRequest } from '../../api/v1/traces/trace-codecs.ts';
-import { tracePage, tracesSql } from '../../api/v1/traces/trace-queries.ts';
+import { tracePage } from '../../api/v1/traces/trace-queries.ts';
+import { statementOf } from '../recording-runner.ts';
 import type { RouteDeps } from '../../api/query/deps.ts';
 import { openStore } from '../../src/clickhouse/store.ts';
 import { silentLogger } from '../../src/log/logger.ts';
@@ -80,7 +80,7 @@ export async function breakdowns(
         if (pick === undefined) break;
         const call = c.tenantry(pick, window);
         // The route's own decoding of the body, then its own functions.
-        const built = call.route === 'logs' ? logsStatement(deps, call.tenant, call.body) : tracesStatement(deps, call.tenant, call.body);
+        const built = await routeCall(deps, call.route, call.tenant, call.body);
         let t0 = performance.now();
         if (!(await built.page()).ok) throw new Error(`${c.name}: the API function failed`);
         api.push(performance.now() - t0);
@@ -108,28 +108,19 @@ interface Built {
 /** An all-tenants key: the bench calls the routes' functions as they would for any tenant. */
 const everyTenant: Principal = { name: 'bench', scopes: new Set(['read'] as const), tenants: '*' };
 
-function logsStatement(deps: RouteDeps, tenant: string, body: Record<string, unknown>): Built {
-  const decoded = LogRequest.decode(body);
-  if (!isRight(decoded)) throw new Error('a logs body the route would refuse');
-  const q = decoded.right;
+/** The route's own decoding of the body, its handler (page), and the statement that handler runs, recorded (../recording-runner.ts). */
+async function routeCall(deps: RouteDeps, route: 'logs' | 'traces', tenant: string, body: Record<string, unknown>): Promise<Built> {
   const caller = { principal: everyTenant, tenantId: tenant };
-  const scan = TenantScan.open(deps, caller, 'logs');
-  const plan = planPage('logs', scan, q, 1, deps.now(), deps.pageMaxBytes);
-  if (!plan.ok) throw new Error(plan.error.message);
-  const statement = logsSql(deps, scan, q, plan.value);
-  return { statement, page: () => logPage(deps, caller, q) };
-}
-
-function tracesStatement(deps: RouteDeps, tenant: string, body: Record<string, unknown>): Built {
+  if (route === 'logs') {
+    const decoded = LogRequest.decode(body);
+    if (!isRight(decoded)) throw new Error('a logs body the route would refuse');
+    const q = decoded.right;
+    return { statement: await statementOf(deps, (d) => logPage(d, caller, q)), page: () => logPage(deps, caller, q) };
+  }
   const decoded = TraceRequest.decode(body);
   if (!isRight(decoded)) throw new Error('a traces body the route would refuse');
   const q = decoded.right;
-  const caller = { principal: everyTenant, tenantId: tenant };
-  const scan = TenantScan.open(deps, caller, 'traces');
-  const plan = planPage('traces', scan, q, 2, deps.now(), deps.pageMaxBytes);
-  if (!plan.ok) throw new Error(plan.error.message);
-  const statement = tracesSql(deps, scan, q, plan.value);
-  return { statement, page: () => tracePage(deps, caller, q) };
+  return { statement: await statementOf(deps, (d) => tracePage(d, caller, q)), page: () => tracePage(deps, caller, q) };
 }
 
 /** The breakdown lines for the report. */

@@ -38,8 +38,8 @@ interface LogRow extends BoundedRow {
   log_attributes?: Record<string, string>;
 }
 
-/** Builds the SELECT of one logs page (exported for the benchmark and the SQL tests). */
-export function logsSql(deps: RouteDeps, scan: TenantScan, q: LogQuery, plan: PagePlan): Statement {
+/** Builds the SELECT of one logs page. */
+function logsSql(deps: RouteDeps, scan: TenantScan, q: LogQuery, plan: PagePlan): Statement {
   const statement = scan.statement();
   const { params } = statement;
   const where = windowConditions(statement, plan, ['log_id']);

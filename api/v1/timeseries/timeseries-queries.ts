@@ -129,8 +129,8 @@ export function infoOfTuple(name: string, tuple: InfoTuple): MetricInfo {
   return { name, type, temporality, monotonic, unit, description };
 }
 
-/** The aggregating SELECT of a gauge or sum (exported for the benchmark). */
-export function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): Result<Statement, ApiError> {
+/** The aggregating SELECT of a gauge or sum. */
+function aggregateSql(deps: RouteDeps, w: Window, metric: string, q: SeriesQuery, op: Operator): Result<Statement, ApiError> {
   const statement = w.scan.statement();
   const { params } = statement;
   const groups = (q.groupBy ?? []).map((k, i) => groupExpression(params, k, i));

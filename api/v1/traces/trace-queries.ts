@@ -45,8 +45,8 @@ interface SpanRow extends BoundedRow {
   span_attributes?: Record<string, string>;
 }
 
-/** Builds the SELECT of one traces page (exported for the benchmark). */
-export function tracesSql(deps: RouteDeps, scan: TenantScan, q: TraceQuery, plan: PagePlan): Statement {
+/** Builds the SELECT of one traces page. */
+function tracesSql(deps: RouteDeps, scan: TenantScan, q: TraceQuery, plan: PagePlan): Statement {
   const statement = scan.statement();
   const { params } = statement;
   const where = windowConditions(statement, plan, ['trace_id', 'span_id']);

@@ -81,11 +81,11 @@ function add(into: UsageCounts, row: DayRow): void {
 }
 
 /**
- * The per-day SELECT (exported for the benchmark): accepted units from
+ * The per-day SELECT: accepted units from
  * usage_daily and refused ones from usage_rejected_daily in one statement,
  * since planning a statement costs more than reading these few rows.
  */
-export function usageSql(deps: RouteDeps, scan: TenantScan, periods: readonly Period[]): Statement {
+function usageSql(deps: RouteDeps, scan: TenantScan, periods: readonly Period[]): Statement {
   const statement = scan.statement();
   const { params } = statement;
   const first = periods[0]?.firstDay ?? 0;
