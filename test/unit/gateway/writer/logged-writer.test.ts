@@ -11,7 +11,7 @@ import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
 import { LoggedWriter, stopTimeoutMs } from '../../../../gateway/writer/logged-writer.ts';
 import type { WriterObserver } from '../../../../gateway/writer/logged-writer.ts';
 import type { RowSink, RowSource, WriteFailure } from '../../../../gateway/writer/row-sink.ts';
-import { WriteAheadLog } from '../../../../gateway/writer/write-ahead-log.ts';
+import { WriteAheadLog, bulkAppendBytes } from '../../../../gateway/writer/write-ahead-log.ts';
 import type { Segment } from '../../../../gateway/writer/write-ahead-log.ts';
 import { systemClock } from '../../../../src/clock.ts';
 import type { WriterConfig } from '../../../../src/config/config.ts';
@@ -118,6 +118,21 @@ describe('logged writer', () => {
     expect(ch.rows.get('spans')).to.deep.equal(['a', 'b', 'c']);
     expect(writer.logBytes).to.equal(0);
     expect(readdirSync(join(dir, 'spans'))).to.deep.equal([]);
+    await writer.stop();
+  });
+
+  it("writes an append of at least 1 MiB to the table's bulk segment, so a small append beside it does not wait for its write", async () => {
+    const ch = new FakeClickHouse();
+    const writer = await LoggedWriter.open(ch, { ...config, maxBatchRows: 100_000, maxBatchBytes: 16 << 20, maxLogBytes: 16 << 20 }, new RecordingObserver());
+    const large = Array.from({ length: 20_000 }, (_, i) => `large-${i}-${'x'.repeat(100)}`);
+    expect(rows(...large).length).to.be.at.least(bulkAppendBytes);
+    const answers = await Promise.all([writer.submit('spans', rows(...large), large.length), writer.submit('spans', rows('s1', 's2'), 2)]);
+    expect(answers).to.deep.equal([ok(undefined), ok(undefined)]);
+    await writer.flush();
+    // Two segments, one per lane: the small append was not queued behind the large one's write.
+    expect(ch.inserts.map((i) => i.rows).sort((a, b) => a - b)).to.deep.equal([2, 20_000]);
+    expect(ch.rows.get('spans')?.length).to.equal(20_002);
+    expect(writer.logBytes).to.equal(0);
     await writer.stop();
   });
 
