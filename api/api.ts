@@ -5,7 +5,6 @@ import { listenEarly } from '../src/ops/ops-listener.ts';
 import type { EarlyListener } from '../src/ops/ops-listener.ts';
 import type { ComponentContext, OpenApi, OpenComponent, PortContext, RunningComponent, StartApi } from '../src/target/component.ts';
 import type { ApiConfig } from '../src/config/config.ts';
-import { defaultListenerLimits } from '../src/ops/listener-limits.ts';
 import { createApp } from './app.ts';
 import { httpMetrics } from './http/http-metrics.ts';
 import { createQueryRunner } from './query/query-runner.ts';
@@ -36,7 +35,7 @@ function startOn(http: EarlyListener, ctx: ComponentContext, config: ApiConfig, 
     keys: ctx.keys,
     log,
     metrics: httpMetrics(ctx.registry),
-    bodyTimeoutMs: (config.listener ?? defaultListenerLimits).bodyTimeoutMs,
+    bodyTimeoutMs: config.listener.bodyTimeoutMs,
   });
   const koa = app.callback();
   http.attach((req, res) => {

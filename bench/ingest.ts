@@ -31,6 +31,7 @@ import { TenantResolver } from '../gateway/convert/common/tenant-resolver.ts';
 import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../gateway/wire/otlp-messages.ts';
 import { clickHouseRowSink, rowTargets } from '../gateway/writer/clickhouse-row-sink.ts';
 import { logsRequest, metricsRequest, tracesRequest } from './ingest-payloads.ts';
+import { gatewayConfig } from '../support/default-config.ts';
 
 const phaseSeconds = Number(process.env['BENCH_SECONDS'] ?? 12);
 /** `--conversion`: only the in-process conversion figures (seconds, no ClickHouse). */
@@ -418,12 +419,10 @@ async function main(): Promise<void> {
     // reference, alternated twice so that a burst of load from other processes does not decide the result.
     const gwStore = await database(opened.value, 'bench_gateway');
     const logDir = mkdtempSync(join(tmpdir(), 'tenantry-bench-wal-'));
-    const gatewayConfig = {
-      otlpHttpPort: 0,
-      otlpGrpcPort: 0,
+    const config = gatewayConfig({
       maxRequestBytes: 16 * 2 ** 20,
       writer: { maxBatchRows: 100_000, maxBatchBytes: 64 * 2 ** 20, maxBatchDelayMs: 1000, maxLogBytes: 2 ** 30, logDir },
-    };
+    });
     const processOf = (store: Store): Promise<ProcessContext> =>
       openProcessContext(store, {
         host: '127.0.0.1',
@@ -434,7 +433,7 @@ async function main(): Promise<void> {
         settings: { defaults: builtInDefaults, refreshMs: 5000 },
       });
     const gwProcess = await processOf(gwStore);
-    const gateway = await startGatewayWith(gwProcess.ctx, gatewayConfig, clickHouseRowSink(gwStore));
+    const gateway = await startGatewayWith(gwProcess.ctx, config, clickHouseRowSink(gwStore));
     const gwUrl = `http://127.0.0.1:${gateway.ports['otlpHttp'] ?? 0}`;
     const refStore = await database(opened.value, 'bench_reference');
     const reference = await startReference(refStore);
@@ -462,7 +461,7 @@ async function main(): Promise<void> {
     const overProcess = await processOf(overStore);
     const overloaded = await startGatewayWith(
       overProcess.ctx,
-      { ...gatewayConfig, writer: { ...gatewayConfig.writer, maxLogBytes: 64 * 2 ** 20, logDir: join(logDir, 'overload') } },
+      { ...config, writer: { ...config.writer, maxLogBytes: 64 * 2 ** 20, logDir: join(logDir, 'overload') } },
       clickHouseRowSink(overStore),
     );
     print('overload 4x spans/s (log 64 MiB)', await load(`http://127.0.0.1:${overloaded.ports['otlpHttp'] ?? 0}/v1/traces`, traces, clients * 4, phaseSeconds));

@@ -36,6 +36,7 @@ import { timeseriesReport } from '../api/v1/timeseries/timeseries-report.ts';
 import { UsageQuery } from '../api/v1/usage/usage-codecs.ts';
 import { usageReport } from '../api/v1/usage/usage-queries.ts';
 import { statementOf } from './recording-runner.ts';
+import { apiConfig } from '../support/default-config.ts';
 
 const rows = Number(process.env['BENCH_ROWS'] ?? 10_000_000);
 const iterations = Number(process.env['BENCH_ITERATIONS'] ?? 200);
@@ -200,7 +201,7 @@ async function main(): Promise<void> {
       registry: new Registry(),
       settings: { defaults: builtInDefaults, refreshMs: 5000 },
     });
-    const api = await startApi(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 });
+    const api = await startApi(proc.ctx, apiConfig({ queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }));
     // The API runs every query with this clause (its time limit); so does the API SQL column.
     const apiSettings = settingsClause(queryTimeoutMs);
     const url = `http://127.0.0.1:${api.ports['api'] ?? 0}`;

@@ -5,7 +5,6 @@
 // first (openGateway) and answer health while the process sets up and the
 // log replays; stop() stops both listeners (in-flight requests finish once
 // their rows are logged), then moves what the log holds into ClickHouse.
-import { defaultListenerLimits } from '../src/ops/listener-limits.ts';
 import { listenerMetrics } from '../src/ops/listener-metrics.ts';
 import { listenEarly } from '../src/ops/ops-listener.ts';
 import type { EarlyListener } from '../src/ops/ops-listener.ts';
@@ -24,10 +23,9 @@ import { otlpHttpHandler } from './receivers/otlp-http-receiver.ts';
 import { clickHouseMetadataSink } from './prometheus/clickhouse-metadata-sink.ts';
 import { ChangedMetadata } from './prometheus/metadata-sink.ts';
 import { remoteWriteHandler, remoteWritePath } from './prometheus/remote-write-receiver.ts';
-import { defaultItemLimits } from './convert/common/item-limits.ts';
 import { openGrpc } from './receivers/otlp-grpc-receiver.ts';
 import type { GrpcPort } from './receivers/otlp-grpc-receiver.ts';
-import { defaultMaxInflightBytes, InflightBytes } from './receivers/inflight-bytes.ts';
+import { InflightBytes } from './receivers/inflight-bytes.ts';
 import { clickHouseRowSink } from './writer/clickhouse-row-sink.ts';
 import { LoggedWriter } from './writer/logged-writer.ts';
 import type { RowSink } from './writer/row-sink.ts';
@@ -76,7 +74,7 @@ interface GatewayPorts {
 }
 
 async function openPorts(ctx: PortContext, config: GatewayConfig): Promise<GatewayPorts> {
-  const limits = config.listener ?? defaultListenerLimits;
+  const limits = config.listener;
   const http = await listenEarly({
     readiness: ctx.readiness,
     registry: ctx.registry,
@@ -116,21 +114,21 @@ async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: Gatew
         log.warn('writes fail; acknowledged rows stay in the write-ahead log', { condition, message });
       }
     },
-    config.metricsTenantLabels ?? false,
+    config.metricsTenantLabels,
   );
   const writer = await LoggedWriter.open(sink, config.writer, metrics.writer);
   metrics.logBytesFrom(() => writer.logBytes);
   const ingestLimits = await startLimits(ctx, log);
   const pool = new ConvertPool({
-    limits: config.items ?? defaultItemLimits,
+    limits: config.items,
     settings: ctx.settings,
     onWorkerExit: (code, error) => {
       log.error('a conversion worker stopped; its request was answered unavailable and the worker replaced', { code, error: error?.stack ?? error?.message });
     },
   });
   const pipeline = new IngestPipeline(writer, metrics, config.items, ingestLimits, ctx.settings, undefined, { pool });
-  const limits = config.listener ?? defaultListenerLimits;
-  const inflight = new InflightBytes(config.maxInflightBytes ?? defaultMaxInflightBytes);
+  const limits = config.listener;
+  const inflight = new InflightBytes(config.maxInflightBytes);
   inflight.register(ctx.registry);
   const deps = { keys: ctx.keys, pipeline, metrics, log: ctx.log, maxRequestBytes: config.maxRequestBytes, inflight };
   const bodyTimeouts = listenerMetrics(ctx.registry).bodyTimeouts;
@@ -143,7 +141,7 @@ async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: Gatew
   const remoteWrite = remoteWriteHandler({
     ...deps,
     ...bodyDeps,
-    items: config.items ?? defaultItemLimits,
+    items: config.items,
     settings: ctx.settings,
     metadata: new ChangedMetadata(clickHouseMetadataSink(ctx.store)),
   });

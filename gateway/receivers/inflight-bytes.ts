@@ -7,9 +7,6 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 
-/** The budget when the configuration names none (TENANTRY_MAX_INFLIGHT_BYTES's default): 16 requests of the largest default size. */
-export const defaultMaxInflightBytes = 256 * 1024 * 1024;
-
 /** One request's share of the budget. */
 export interface Reservation {
   /** Bytes held now. */

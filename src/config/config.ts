@@ -88,22 +88,22 @@ export interface GatewayConfig {
   readonly otlpGrpcPort: number;
   readonly maxRequestBytes: number;
   readonly writer: WriterConfig;
-  /** Per-item limits; defaultItemLimits (gateway/convert/common/item-limits.ts) when absent (tests, benchmarks). */
-  readonly items?: ItemLimitsConfig;
-  /** Connection cap and timeouts of both OTLP listeners; defaultListenerLimits when absent (tests, benchmarks). */
-  readonly listener?: ListenerLimits;
-  /** OTLP request bytes in flight per process; defaultMaxInflightBytes when absent. */
-  readonly maxInflightBytes?: number;
-  /** Per-tenant metrics under the tenant's id (TENANTRY_METRICS_TENANT_LABELS); absent or false: under tenant="__all__". */
-  readonly metricsTenantLabels?: boolean;
+  /** Per-item limits (TENANTRY_MAX_ATTRIBUTES and the rest). */
+  readonly items: ItemLimitsConfig;
+  /** Connection cap and timeouts of both OTLP listeners, and the /metrics key. */
+  readonly listener: ListenerLimits;
+  /** OTLP request bytes in flight per process (TENANTRY_MAX_INFLIGHT_BYTES). */
+  readonly maxInflightBytes: number;
+  /** Per-tenant metrics under the tenant's id (TENANTRY_METRICS_TENANT_LABELS); false: under tenant="__all__". */
+  readonly metricsTenantLabels: boolean;
 }
 
 export interface ApiConfig {
   readonly port: number;
   readonly queryTimeoutMs: number;
   readonly pageMaxBytes: number;
-  /** Connection cap and timeouts of the API listener; defaultListenerLimits when absent. */
-  readonly listener?: ListenerLimits;
+  /** Connection cap and timeouts of the API listener, and the /metrics key. */
+  readonly listener: ListenerLimits;
 }
 
 /** Limits on the API's queries, applied by the process's store gate (src/clickhouse/store-gate.ts). */

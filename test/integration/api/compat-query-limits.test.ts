@@ -16,6 +16,7 @@ import type { QueryTarget } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { trappingTarget } from './support/store-faults.ts';
+import { apiConfig } from '../../../support/default-config.ts';
 
 /** One API: the table its query reads, a query and a second call, and what its refusals look like. */
 interface LimitedApi {
@@ -98,7 +99,7 @@ describe('api/compat query limits', function () {
     const proc = await testProcessContext(store, { keys: parsed.value });
     const runner = createQueryRunner(target, 20_000, silentLogger, gate);
     // The runner's gate is one of the server's, whatever the store's mode.
-    const running = await startApiWith({ ...proc.ctx, storeGate: gate }, { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
+    const running = await startApiWith({ ...proc.ctx, storeGate: gate }, apiConfig({ queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }), runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
       call: (method, path, tenant, body) =>

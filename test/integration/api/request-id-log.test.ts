@@ -11,6 +11,7 @@ import { startApiWith } from '../../../api/api.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { failingRunner } from './support/store-faults.ts';
+import { apiConfig } from '../../../support/default-config.ts';
 
 const key = 'request-id-log-key-0123456789';
 const queryTimeoutMs = 1000;
@@ -37,7 +38,7 @@ describe('api request ids in the log', () => {
       lines.push(JSON.parse(line) as Record<string, unknown>);
     });
     const proc = await testProcessContext(store, { keys: keys.value, log });
-    const api = await startApiWith(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, failingRunner(error, queryTimeoutMs, log));
+    const api = await startApiWith(proc.ctx, apiConfig({ queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }), failingRunner(error, queryTimeoutMs, log));
     try {
       await run(`http://127.0.0.1:${api.ports['api'] ?? 0}`, { lines });
     } finally {

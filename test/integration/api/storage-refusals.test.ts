@@ -12,6 +12,7 @@ import { createQueryRunner } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { insertRows, logRow, secondsNs } from './support/telemetry-rows.ts';
+import { apiConfig } from '../../../support/default-config.ts';
 
 const T = 1_795_000_000;
 const adminKey = 'refusal-admin-key-0123456789';
@@ -45,11 +46,11 @@ describe('api/storage that refuses writes', () => {
     const real = createQueryRunner(store, 5000, silentLogger);
     const refusing = createQueryRunner({ client: { query: (...a) => store.client.query(...a), command: () => Promise.reject(error) } }, 5000, silentLogger);
     const proc = await testProcessContext(store, { keys: keys.value });
-    const api = await startApiWith(
-      proc.ctx,
-      { port: 0, queryTimeoutMs: 5000, pageMaxBytes: 1_048_576 },
-      { rows: (st) => real.rows(st), manyRows: (st) => real.manyRows(st), command: (st) => refusing.command(st) },
-    );
+    const api = await startApiWith(proc.ctx, apiConfig({ queryTimeoutMs: 5000, pageMaxBytes: 1_048_576 }), {
+      rows: (st) => real.rows(st),
+      manyRows: (st) => real.manyRows(st),
+      command: (st) => refusing.command(st),
+    });
     return {
       url: `http://127.0.0.1:${api.ports['api'] ?? 0}`,
       stop: async () => {

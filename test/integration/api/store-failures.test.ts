@@ -10,6 +10,7 @@ import type { QueryRunner } from '../../../api/query/query-runner.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { failingRunner, slowRunner } from './support/store-faults.ts';
+import { apiConfig } from '../../../support/default-config.ts';
 
 const key = 'timeout-test-key-0123456789';
 const queryTimeoutMs = 1000;
@@ -27,7 +28,7 @@ describe('api/query timeout and graceful stop', () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
     const proc = await testProcessContext(store, { keys: keys.value });
-    const api = await startApiWith(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }, runner);
+    const api = await startApiWith(proc.ctx, apiConfig({ queryTimeoutMs, pageMaxBytes: 8 * 1_048_576 }), runner);
     return {
       url: `http://127.0.0.1:${api.ports['api'] ?? 0}`,
       stop: async () => {

@@ -17,6 +17,7 @@ import { field, keys, startHarness } from './support/api-harness.ts';
 import type { Harness } from './support/api-harness.ts';
 import { trappingTarget } from './support/store-faults.ts';
 import { insertRows, logRow, metricRow, spanRow } from './support/telemetry-rows.ts';
+import { apiConfig } from '../../../support/default-config.ts';
 
 const dayNs = 86_400n * 1_000_000_000n;
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
@@ -219,7 +220,7 @@ describe('api/tenant query limits (maxConcurrentQueries, queryTimeoutSeconds)', 
     const proc = await testProcessContext(store, { keys: parsed.value });
     const runner = createQueryRunner(target, 20_000, silentLogger, gate);
     // The runner's gate is one of the server's, whatever the store's mode.
-    const running = await startApiWith({ ...proc.ctx, storeGate: gate }, { port: 0, queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }, runner);
+    const running = await startApiWith({ ...proc.ctx, storeGate: gate }, apiConfig({ queryTimeoutMs: 20_000, pageMaxBytes: 1_048_576 }), runner);
     const url = `http://127.0.0.1:${running.ports['api'] ?? 0}`;
     return {
       call: (key, method, path, body) =>

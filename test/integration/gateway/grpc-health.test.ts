@@ -18,6 +18,7 @@ import type { ProcessContext } from '../../../src/target/process-context.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { healthCheck, healthWatch } from './support/grpc-health-client.ts';
+import { gatewayConfig } from '../../../support/default-config.ts';
 
 const traceService = 'opentelemetry.proto.collector.trace.v1.TraceService';
 
@@ -40,12 +41,10 @@ describe('OTLP/gRPC port: grpc.health.v1.Health (issue 35)', function () {
     proc = await testProcessContext(store, { keys: parsed.value, readiness });
     gateway = await startGatewayWith(
       proc.ctx,
-      {
-        otlpHttpPort: 0,
-        otlpGrpcPort: 0,
+      gatewayConfig({
         maxRequestBytes: 1024 * 1024,
         writer: { logDir, maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024 },
-      },
+      }),
       clickHouseRowSink(store),
     );
     address = `127.0.0.1:${gateway.ports['otlpGrpc'] ?? 0}`;

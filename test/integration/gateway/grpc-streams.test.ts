@@ -18,6 +18,7 @@ import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
 import { tracePath } from './support/grpc-client.ts';
 import { tracesJson, tracesProtobuf } from './support/payloads.ts';
+import { gatewayConfig } from '../../../support/default-config.ts';
 
 const key = 'grpc-streams-key-0123456789';
 const stallTimeoutMs = 800;
@@ -84,14 +85,12 @@ async function startGateway(store: Store, bodyTimeoutMs: number): Promise<{ addr
   const proc = await testProcessContext(store, { keys: parsed.value });
   const gateway = await startGatewayWith(
     proc.ctx,
-    {
-      otlpHttpPort: 0,
-      otlpGrpcPort: 0,
+    gatewayConfig({
       maxRequestBytes: 2 * 1024 * 1024,
       maxInflightBytes: inflightLimit,
       listener: { maxConnections: undefined, headersTimeoutMs: 5000, bodyTimeoutMs },
       writer: { logDir, maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 256 * 1024 * 1024 },
-    },
+    }),
     clickHouseRowSink(store),
   );
   return {

@@ -22,6 +22,7 @@ import {
   withStaleMarkers,
 } from '../../../support/remote-write-request.ts';
 import type { SeriesSpec } from '../../../support/remote-write-request.ts';
+import { gatewayConfig } from '../../../support/default-config.ts';
 
 const stale = '9218868437227405314'; // 0x7ff0000000000002
 const sentinel = 1234.0625;
@@ -297,13 +298,11 @@ describe('gateway: Prometheus remote write', function () {
       const proc = await testProcessContext(gw.store, { keys: parsed.value });
       const small = await startGatewayWith(
         proc.ctx,
-        {
-          otlpHttpPort: 0,
-          otlpGrpcPort: 0,
+        gatewayConfig({
           maxRequestBytes: limit,
           maxInflightBytes: 16 * 1024,
           writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, logDir },
-        },
+        }),
         clickHouseRowSink(gw.store),
       );
       try {

@@ -8,6 +8,7 @@ import { startApi } from '../../../../api/api.ts';
 import { migratedStore } from '../../../support/embedded-store.ts';
 import { testProcessContext } from '../../../support/process-context.ts';
 import { auditedStore } from './tenant-predicate-audit.ts';
+import { apiConfig } from '../../../../support/default-config.ts';
 
 export const keys = {
   admin: 'admin-key-0123456789abcdef',
@@ -66,7 +67,7 @@ export async function startHarness(
   // The API's statements are audited: each that reads tenants' rows must bind its tenant (checked at close).
   const audit = auditedStore(store);
   const proc = await testProcessContext(audit.store, { keys: parsed.value, registry });
-  const api = await startApi(proc.ctx, { port: 0, queryTimeoutMs, pageMaxBytes });
+  const api = await startApi(proc.ctx, apiConfig({ queryTimeoutMs, pageMaxBytes }));
   const base = `http://127.0.0.1:${api.ports['api'] ?? 0}`;
   const call: Harness['call'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };

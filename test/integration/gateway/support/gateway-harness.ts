@@ -18,6 +18,7 @@ import { clickHouseRowSink } from '../../../../gateway/writer/clickhouse-row-sin
 import type { RowSink } from '../../../../gateway/writer/row-sink.ts';
 import { migratedStore } from '../../../support/embedded-store.ts';
 import { testProcessContext } from '../../../support/process-context.ts';
+import { gatewayConfig } from '../../../../support/default-config.ts';
 
 export const keys = {
   admin: 'admin-key-0123456789abcdef',
@@ -71,14 +72,12 @@ export async function startTestGateway(prefix: string, options: HarnessOptions =
   const registry = new Registry();
   const readiness = new Readiness([]);
   const logDir = options.writer?.logDir ?? mkdtempSync(join(tmpdir(), 'tenantry-wal-'));
-  const config: GatewayConfig = {
-    otlpHttpPort: 0,
-    otlpGrpcPort: 0,
+  const config: GatewayConfig = gatewayConfig({
     maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024,
     writer: { maxBatchRows: 50_000, maxBatchBytes: 16 * 1024 * 1024, maxBatchDelayMs: 5, maxLogBytes: 64 * 1024 * 1024, ...options.writer, logDir },
     ...(options.listener === undefined ? {} : { listener: options.listener }),
     ...(options.metricsTenantLabels === undefined ? {} : { metricsTenantLabels: options.metricsTenantLabels }),
-  };
+  });
   const real = clickHouseRowSink(store);
   const proc = await testProcessContext(store, {
     keys: parsed.value,
