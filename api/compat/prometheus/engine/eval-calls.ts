@@ -7,13 +7,13 @@ import type { Result } from '../../../../src/result.ts';
 import type { PromError } from '../prom-envelope.ts';
 import { execution } from '../prom-envelope.ts';
 import type { EvalSeries } from './eval-series.ts';
-import { addPoint, labelsKey, stop } from './eval-series.ts';
+import { addPoint, dropMetricName, labelsKey, stop } from './eval-series.ts';
 import type { Evaluator } from './evaluator.ts';
 import { sortInRangeQueryWarning } from './functions/annotations.ts';
 import type { FunctionDef, StepArg, StepOutput } from './functions/function-types.ts';
 import type { CallExpr, Expr, MatrixSelector, SubqueryExpr, VectorSelector } from './promql-ast.ts';
 import { typeOf } from './promql-ast.ts';
-import type { LabelMatcher } from './sample-source.ts';
+import type { LabelMatcher, Labels } from './sample-source.ts';
 import { atTime } from './select-ranges.ts';
 import { unwrap } from './step-invariant.ts';
 import { InstantLookup, WindowCursor } from './stored-points.ts';
@@ -103,6 +103,9 @@ async function overWindows(
   const out = new Map<string, { series: EvalSeries; last: number }>();
   const owners = new Map<string, string>();
   const order: EvalSeries[] = [];
+  // A function's answer usually keeps its input series' labels array from step to step: its settled labels and keys are worked out once.
+  const dropped = new Map<Labels, SettledNames>();
+  const kept = new Map<Labels, SettledNames>();
   for (const t of ev.steps()) {
     await ev.tick();
     const windowEnd = (at ?? t) - offsetMs;
@@ -124,11 +127,13 @@ async function overWindows(
     const result = answer(ev, e, def, def.call(argList, context), t);
     ev.state.current -= held;
     for (const raw of result) {
-      const settled = ev.settleNames([raw])[0] ?? raw;
-      const key = labelsKey(settled.labels);
-      if (raw.dropName === true && !ev.input.delayedNameRemoval) {
+      const drop = raw.dropName === true && !ev.input.delayedNameRemoval;
+      const names = settledNames(drop ? dropped : kept, raw.labels, drop);
+      const settled: VectorElement = drop ? { labels: names.labels, t: raw.t, f: raw.f, ...(raw.h === undefined ? {} : { h: raw.h }) } : raw;
+      const key = names.key;
+      if (drop) {
         // Prometheus (without delayed removal) fails when two input series lose their only difference, the name.
-        const owner = labelsKey(raw.labels);
+        const owner = names.owner;
         if ((owners.get(key) ?? owner) !== owner) stop(execution('vector cannot contain metrics with the same labelset'));
         owners.set(key, owner);
       }
@@ -143,6 +148,23 @@ async function overWindows(
     }
   }
   return ev.settleCount(before, order);
+}
+
+/** An answer's labels once `__name__` is settled, their key, and (when the name was dropped) the key of the labels before. */
+interface SettledNames {
+  readonly labels: Labels;
+  readonly key: string;
+  readonly owner: string;
+}
+
+/** The settled names of `labels`, from `memo` (keyed by the array itself: label arrays are never changed in place). */
+function settledNames(memo: Map<Labels, SettledNames>, labels: Labels, drop: boolean): SettledNames {
+  const known = memo.get(labels);
+  if (known !== undefined) return known;
+  const settled = drop ? dropMetricName(labels) : labels;
+  const made = { labels: settled, key: labelsKey(settled), owner: drop ? labelsKey(labels) : '' };
+  memo.set(labels, made);
+  return made;
 }
 
 /** timestamp(selector): each element's time is its sample's own, not the step's (Prometheus' rangeEvalTimestampFunctionOverVectorSelector). */

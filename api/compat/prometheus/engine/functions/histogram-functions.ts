@@ -25,6 +25,25 @@ interface ClassicGroup {
   readonly buckets: ClassicBucket[];
 }
 
+/** A bucket series' upper bound, its labels without `le` and their key. */
+interface BucketOf {
+  readonly upperBound: number | undefined;
+  readonly labels: Labels;
+  readonly key: string;
+}
+
+/** Per labels array (never changed in place; the same array comes back at every step of a range query). */
+const buckets = new WeakMap<Labels, BucketOf>();
+
+function bucketOf(series: Labels): BucketOf {
+  const known = buckets.get(series);
+  if (known !== undefined) return known;
+  const labels = withoutLabels(series, ['le']);
+  const made = { upperBound: parseGoFloat(labelValue(series, 'le')), labels, key: labelsKey(labels) };
+  buckets.set(series, made);
+  return made;
+}
+
 /** One step's input split as Prometheus' resetHistograms does: classic groups by labels without `le`, native samples not shadowed by a group. */
 function splitHistograms(input: Vector): { natives: VectorElement[]; groups: Map<string, ClassicGroup>; annotations: string[] } {
   const groups = new Map<string, ClassicGroup>();
@@ -35,14 +54,12 @@ function splitHistograms(input: Vector): { natives: VectorElement[]; groups: Map
       natives.push(el);
       continue;
     }
-    const le = labelValue(el.labels, 'le');
-    const upperBound = parseGoFloat(le);
-    if (upperBound === undefined) {
-      annotations.push(badBucketLabelWarning(labelValue(el.labels, '__name__'), le));
+    const bucket = bucketOf(el.labels);
+    if (bucket.upperBound === undefined) {
+      annotations.push(badBucketLabelWarning(labelValue(el.labels, '__name__'), labelValue(el.labels, 'le')));
       continue;
     }
-    const labels = withoutLabels(el.labels, ['le']);
-    const key = labelsKey(labels);
+    const { upperBound, labels, key } = bucket;
     const group = groups.get(key) ?? { labels, buckets: [] };
     groups.set(key, group);
     group.buckets.push({ upperBound, count: el.f });
