@@ -83,12 +83,12 @@ describe('prometheus: the cache of recent samples', function () {
   });
 
   /** Selects `name` for `tenant` over the last hour through `cache`, the statements seen. */
-  async function select(cache: SampleCache, tenant: string, name: string, seen: Seen = { samples: [], all: [] }): Promise<StoredSeries[]> {
+  async function select(cache: SampleCache, tenant: string, name: string, seen: Seen = { samples: [], all: [] }, visibleFromMs = 0): Promise<StoredSeries[]> {
     const source = createPromSampleSource({
       runner: watched(runner, seen),
       schema: store,
       scan: scanOf(tenant, 'metrics', BigInt(Date.now()) * 1_000_000n),
-      visibleFromMs: 0,
+      visibleFromMs,
       maxSamples: 1_000_000,
       index,
       samples: cache,
@@ -124,6 +124,20 @@ describe('prometheus: the cache of recent samples', function () {
     ]);
     expect(after.samples).to.have.length(1);
     expect(after.samples[0]).to.include('_part NOT IN');
+  });
+
+  it("answers from an entry only what the tenant's retention still shows", async () => {
+    await insertRows(
+      store,
+      'metrics',
+      [0, 15, 30, 45].map((s) => row('acme', 'retained_gauge', s, s)),
+    );
+    const cache = new SampleCache();
+    expect(points(await select(cache, 'acme', 'retained_gauge'))).to.deep.equal([['__name__=retained_gauge,job=node,k=a', [0, 15, 30, 45], [0, 15, 30, 45]]]);
+    // Retention moved on (the scan's visible start): the entry still holds the older rows, the answer does not.
+    const seen: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'acme', 'retained_gauge', seen, at(20)))).to.deep.equal([['__name__=retained_gauge,job=node,k=a', [30, 45], [30, 45]]]);
+    expect(seen.samples).to.deep.equal([]);
   });
 
   it('neither duplicates rows when parts merge nor keeps rows a mutation deleted', async () => {
