@@ -28,9 +28,10 @@
 // or waiting, a flow whose own rows in the backlog stay within its equal
 // share of the bucket (rate × backlogSeconds / flows) enters past the
 // bounds and past the round robin's head. A flow's rows leave the backlog
-// in proportion when an INSERT ends (segments mix flows; which rows an
-// INSERT took is not tracked), so the attribution is approximate; the
-// backlog may pass its bound by the others' shares, at most once more.
+// when an INSERT of a segment holding them ends (a segment knows its rows
+// per flow); a split block's rows and dead letters leave every flow in
+// proportion. The backlog may pass its bound by the others' shares, at
+// most once more.
 
 import { systemClock } from '../../src/clock.ts';
 import type { Clock } from '../../src/clock.ts';
@@ -101,7 +102,7 @@ class TablePace {
   endedAt = Number.NEGATIVE_INFINITY;
   readonly waiters = new FairQueue<Waiter>(fairQuantumRows);
   wake: { cancel(): void } | undefined;
-  /** Each flow's rows in the backlog, taken out in proportion as rows leave it (see the header). */
+  /** Each flow's rows in the backlog (see the header). */
   readonly outstanding = new Map<string, number>();
 }
 
@@ -173,9 +174,10 @@ export class AdmissionPacer<Table extends string> {
    * being inserted: each INSERT's rows over the time since the later of its
    * start (taken as the earliest running one's) and the last INSERT's end,
    * so overlapping INSERTs measure what they take together, and INSERTs
-   * one after another what each takes.
+   * one after another what each takes. `flows`: the block's rows per flow,
+   * when it is a whole segment (otherwise every flow's leave in proportion).
    */
-  inserted(table: Table, rows: number, stored: boolean, admitted: boolean): void {
+  inserted(table: Table, rows: number, stored: boolean, admitted: boolean, flows?: ReadonlyMap<string, number>): void {
     const pace = this.#pace(table);
     const now = this.#clock.now();
     const started = pace.runningSince.shift();
@@ -184,7 +186,7 @@ export class AdmissionPacer<Table extends string> {
     this.#drain(pace); // at the old rate and backlog up to now
     if (admitted) pace.runningRows = Math.max(0, pace.runningRows - rows); // a previous process's INSERT began with none
     if (stored) {
-      if (admitted) this.#leave(pace, rows);
+      if (admitted) this.#leave(pace, rows, flows);
       if (seconds > 0 && rows > 0) {
         // Smoothed apart, not as rows / seconds per INSERT: an INSERT ending just after an overlapping one
         // counts only that short while, and its own ratio would be many times the table's rate.
@@ -255,10 +257,18 @@ export class AdmissionPacer<Table extends string> {
     pace.outstanding.set(flow, (pace.outstanding.get(flow) ?? 0) + rows);
   }
 
-  /** Rows leave the backlog: each flow's share of it shrinks in proportion. */
-  #leave(pace: TablePace, rows: number): void {
+  /** Rows leave the backlog: `flows`' rows when known, else each flow's in proportion. */
+  #leave(pace: TablePace, rows: number, flows?: ReadonlyMap<string, number>): void {
     const before = pace.backlog;
     pace.backlog = Math.max(0, before - rows);
+    if (flows !== undefined) {
+      for (const [flow, n] of flows) {
+        const left = (pace.outstanding.get(flow) ?? 0) - n;
+        if (left < 1) pace.outstanding.delete(flow);
+        else pace.outstanding.set(flow, left);
+      }
+      return;
+    }
     const kept = before > 0 ? pace.backlog / before : 0;
     for (const [flow, n] of pace.outstanding) {
       const left = n * kept;

@@ -173,7 +173,7 @@ export class LoggedWriter implements DurableWriter {
     if (this.#unhealthy.has(writerConditions.storage)) this.#pacer.bypass(table, rowCount, flow);
     else if (!(await this.#pacer.admit(table, rowCount, flow))) return fail({ kind: 'overloaded', message: `ClickHouse is behind on ${table}: retry later` });
     const admitted = this.#clock.now();
-    const result = await this.#wal.append(table, rows, rowCount);
+    const result = await this.#wal.append(table, rows, rowCount, flow);
     if (!result.ok) this.#pacer.withdraw(table, rowCount);
     else this.#observer.submitted(table, (admitted - arrived) / 1000, (this.#clock.now() - admitted) / 1000);
     return result;
@@ -272,7 +272,8 @@ export class LoggedWriter implements DurableWriter {
         this.#pacer.inserting(table, admitted ? event.rows : 0);
         return;
       case 'inserted':
-        this.#pacer.inserted(table, event.stats.rows, event.stats.ok, admitted);
+        // A whole segment's block takes exactly its flows' rows out; a split block's are taken in proportion.
+        this.#pacer.inserted(table, event.stats.rows, event.stats.ok, admitted, event.stats.rows === segment.rows ? segment.flows : undefined);
         this.#observer.inserted(event.stats);
         return;
       case 'storage':

@@ -73,6 +73,8 @@ export interface Segment {
   readonly rows: number;
   /** Left by a previous process: its records are checked for a torn or corrupt tail when read. */
   readonly recovered: boolean;
+  /** Rows per flow (tenant) appended by this process (the pacer's accounting); absent for a previous process's segment. */
+  readonly flows?: ReadonlyMap<string, number>;
 }
 
 /** A segment's rows as one file ClickHouse can read, holding exactly its acknowledged rows. */
@@ -101,6 +103,7 @@ export interface Recovery {
 interface Pending {
   readonly rows: Buffer;
   readonly rowCount: number;
+  readonly flow: string;
   readonly resolve: (result: Result<void, AppendFailure>) => void;
 }
 
@@ -115,6 +118,8 @@ interface Active {
   indexBytes: number;
   rowBytes: number;
   rows: number;
+  /** Acknowledged rows per flow. */
+  readonly flows: Map<string, number>;
   /** The clock's now() when the segment was opened. */
   readonly openedAt: number;
 }
@@ -248,7 +253,7 @@ export class WriteAheadLog {
   }
 
   /** Appends rows to the table's segment; resolves once they are written (and fsynced, per the sync option), or at once when refused. */
-  append(table: TableName, rows: Buffer, rowCount: number): Promise<Result<void, AppendFailure>> {
+  append(table: TableName, rows: Buffer, rowCount: number, flow = ''): Promise<Result<void, AppendFailure>> {
     if (this.#stopped) return Promise.resolve(fail({ kind: 'stopped', message: 'the gateway is shutting down' }));
     const [normal, bulk] = this.#lanes(table);
     const log = rows.length >= bulkAppendBytes ? bulk : normal;
@@ -260,7 +265,7 @@ export class WriteAheadLog {
     }
     log.pendingBytes += rows.length;
     const done = new Promise<Result<void, AppendFailure>>((resolve) => {
-      log.pending.push({ rows, rowCount, resolve });
+      log.pending.push({ rows, rowCount, flow, resolve });
     });
     this.#run(table, log);
     return done;
@@ -434,6 +439,7 @@ export class WriteAheadLog {
       active.rowBytes += batchBytes;
       active.indexBytes += index.length;
       active.rows += batch.reduce((n, p) => n + p.rowCount, 0);
+      for (const p of batch) active.flows.set(p.flow, (active.flows.get(p.flow) ?? 0) + p.rowCount);
       this.#bytes += batchBytes + index.length;
       log.pendingBytes -= batchBytes;
       this.#healthy();
@@ -535,6 +541,7 @@ export class WriteAheadLog {
       rowBytes: 0,
       rows: 0,
       openedAt: this.#clock.now(),
+      flows: new Map(),
     };
     log.active = active;
     this.#cutAfter(table, log, this.#options.cut.maxDelayMs);
@@ -604,6 +611,7 @@ export class WriteAheadLog {
       rowBytes: active.rowBytes,
       rows: active.rows,
       recovered: false,
+      flows: active.flows,
     });
   }
 }

@@ -244,6 +244,21 @@ describe('admission pacer', () => {
     expect(sixth.answer).to.equal(true);
   });
 
+  it("takes a segment's rows out of its own flows: a small tenant's segment inserted frees its whole share", async () => {
+    await measure(1000, 1);
+    expect(await pacer.admit('spans', 1000, 'flood')).to.equal(true);
+    const flood = watch(pacer.admit('spans', 1000, 'flood'));
+    for (let i = 0; i < 5; i++) expect(await pacer.admit('spans', 100, 'small')).to.equal(true);
+    // The small tenant's segment (its 500 rows) is inserted; the flood's is not: small holds nothing now.
+    pacer.inserting('spans', 500);
+    pacer.inserted('spans', 500, true, true, new Map([['small', 500]]));
+    for (let i = 0; i < 5; i++) expect(await pacer.admit('spans', 100, 'small')).to.equal(true);
+    const sixth = watch(pacer.admit('spans', 100, 'small'));
+    await settle();
+    expect(sixth.answer).to.equal(undefined);
+    expect(flood.answer).to.equal(undefined);
+  });
+
   it('keeps one tenant alone to the bounds: the share is only for a flow beside others', async () => {
     await measure(1000, 1);
     expect(await pacer.admit('spans', 1000, 'flood')).to.equal(true);
