@@ -172,6 +172,7 @@ async function runOnce(
   const fetched = new Map<string, readonly StoredSeries[]>();
   // Every selector at once, as the engine asks the source (one statement per time range).
   const requests = [...new Map(selectRanges(parsed, plan.startMs, plan.endMs, lookbackMs).map((r) => [requestKey(r.request), r.request])).values()];
+  // (Each pass opens its own scan, as each request does: the sample cache lists the table's parts once per scan.)
   const t0 = performance.now();
   const selected = await source.selectAll?.(requests, signal);
   const t1 = performance.now();
@@ -201,12 +202,26 @@ async function runOnce(
   encode(answer.value.value);
   const encoding = performance.now() - t;
   t = performance.now();
-  const whole = await rangeQuery(createPromSampleSource({ ...options, runner }), parsed, plan.startMs, plan.endMs, plan.stepMs, queryOptions);
+  const whole = await rangeQuery(
+    createPromSampleSource({ ...options, runner, scan: scanFor(tenantId) }),
+    parsed,
+    plan.startMs,
+    plan.endMs,
+    plan.stepMs,
+    queryOptions,
+  );
   if (!whole.ok) throw new Error(`${parsed.text}: ${whole.error.message}`);
   encode(whole.value.value);
   into.whole.push(performance.now() - t);
   t = performance.now();
-  const served = await rangeQuery(createPromSampleSource({ ...options, runner: runners.served }), parsed, plan.startMs, plan.endMs, plan.stepMs, queryOptions);
+  const served = await rangeQuery(
+    createPromSampleSource({ ...options, runner: runners.served, scan: scanFor(tenantId) }),
+    parsed,
+    plan.startMs,
+    plan.endMs,
+    plan.stepMs,
+    queryOptions,
+  );
   if (!served.ok) throw new Error(`${parsed.text} (served runner): ${served.error.message}`);
   encode(served.value.value);
   into.served.push(performance.now() - t);

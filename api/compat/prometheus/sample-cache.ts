@@ -73,6 +73,8 @@ export class SampleCache {
   /** In least recently used order; keys are tenant + NUL + shape. */
   readonly #entries = new Map<string, Entry>();
   readonly #tenantBytes = new Map<string, number>();
+  /** The parts listing of each request's scan (dropped with the scan). */
+  readonly #listings = new WeakMap<TenantScan, Promise<Result<string[], ApiError>>>();
   #bytes = 0;
 
   constructor(o: SampleCacheOptions = {}) {
@@ -92,7 +94,13 @@ export class SampleCache {
     if (r.schema.cluster !== undefined || r.toMs - r.fromMs > maxSpanMs || r.ids.length === 0) return readSamples(runner, r);
     const tenant = r.scan.tenantId;
     const key = `${tenant}\u0000${r.mask}\u0000${r.metricNames.join('\u0001')}\u0000${r.ids.join(',')}`;
-    const parts = await activeParts(runner, r.scan, r.schema);
+    // One listing per request: listed before its first read, it is listed before every later one.
+    let listing = this.#listings.get(r.scan);
+    if (listing === undefined) {
+      listing = activeParts(runner, r.scan, r.schema);
+      this.#listings.set(r.scan, listing);
+    }
+    const parts = await listing;
     if (!parts.ok) return parts;
     const mutation = highestMutation(parts.value);
     const held = this.#entries.get(key);

@@ -126,6 +126,36 @@ describe('prometheus: the cache of recent samples', function () {
     expect(after.samples[0]).to.include('_part NOT IN');
   });
 
+  it('lists the parts once for all the reads of one request', async () => {
+    await insertRows(
+      store,
+      'metrics',
+      [0, 15, 30, 45].map((s) => row('acme', 'twice_gauge', s, s)),
+    );
+    const seen: Seen = { samples: [], all: [] };
+    const source = createPromSampleSource({
+      runner: watched(runner, seen),
+      schema: store,
+      scan: scanOf('acme', 'metrics', BigInt(Date.now()) * 1_000_000n),
+      visibleFromMs: 0,
+      maxSamples: 1_000_000,
+      index,
+      samples: new SampleCache(),
+    });
+    // Two time ranges (as `x / x offset 1m` asks): one listing, and the second range is inside the entry the first filled.
+    const r = await source.selectAll?.(
+      [
+        { matchers: named('twice_gauge'), minT: T0 - 1, maxT: Date.now() },
+        { matchers: named('twice_gauge'), minT: T0 + 20_000, maxT: Date.now() - 60_000 },
+      ],
+      never,
+    );
+    if (r === undefined || !r.ok) throw new Error('selectAll failed');
+    expect(r.value.map((series) => series[0]?.times.length)).to.deep.equal([4, 2]);
+    expect(seen.samples).to.have.length(1);
+    expect(seen.all.filter((s) => s.includes('system.parts'))).to.have.length(1);
+  });
+
   it("answers from an entry only what the tenant's retention still shows", async () => {
     await insertRows(
       store,
