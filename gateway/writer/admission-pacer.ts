@@ -150,6 +150,23 @@ export class AdmissionPacer<Table extends string> {
     this.#enter(this.#pace(table), rows, flow);
   }
 
+  /**
+   * Lets in every request waiting, as bypass() does: ClickHouse is known to fail, so later requests enter
+   * without pacing, and those that began waiting before it was known would otherwise wait for an INSERT
+   * that cannot end while it fails, and be refused after maxWaitMs.
+   */
+  admitWaiting(): void {
+    for (const pace of this.#tables.values()) {
+      for (let waiter = pace.waiters.take(); waiter !== undefined; waiter = pace.waiters.take()) {
+        waiter.deadline.cancel();
+        this.#enter(pace, waiter.rows, waiter.flow);
+        waiter.resolve(true);
+      }
+      pace.wake?.cancel();
+      pace.wake = undefined;
+    }
+  }
+
   /** Admitted rows that left without an INSERT: the append failed, or they were dead-lettered. */
   withdraw(table: Table, rows: number): void {
     const pace = this.#pace(table);

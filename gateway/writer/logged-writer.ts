@@ -291,6 +291,8 @@ export class LoggedWriter implements DurableWriter {
     if (healthy !== this.#unhealthy.has(condition)) return;
     if (healthy) this.#unhealthy.delete(condition);
     else this.#unhealthy.add(condition);
+    // From now on submit() lets requests in unpaced; those already waiting go in with them.
+    if (!healthy && condition === writerConditions.storage) this.#pacer.admitWaiting();
     this.#observer.health(condition, healthy, message);
   }
 }

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { TableName } from '../../../../gateway/rowbinary/row-batch.ts';
-import { LoggedWriter, stopTimeoutMs } from '../../../../gateway/writer/logged-writer.ts';
+import { LoggedWriter, backpressure, stopTimeoutMs } from '../../../../gateway/writer/logged-writer.ts';
 import type { WriterObserver } from '../../../../gateway/writer/logged-writer.ts';
 import type { RowSink, RowSource, WriteFailure } from '../../../../gateway/writer/row-sink.ts';
 import { WriteAheadLog, bulkAppendBytes } from '../../../../gateway/writer/write-ahead-log.ts';
@@ -427,6 +427,63 @@ describe('logged writer', () => {
     expect(clock.now(), 'backed off 0.1 + 0.2 + 0.4 s').to.be.at.least(700);
     expect(ch.rows.get('metrics')).to.deep.equal(['m1']);
     expect(observer.changes).to.deep.equal(['ClickHouse accepting writes: failing', 'ClickHouse accepting writes: ok']);
+    await writer.stop();
+  });
+
+  it('lets in the requests that waited for the first INSERT when it fails, as it lets in those that come after', async () => {
+    // Before an INSERT has measured the rate, the pacer keeps one block (maxBatchRows) admitted and not inserted:
+    // b waits for a's INSERT. That INSERT fails; ClickHouse being down, the log takes b instead of refusing it after 5 s.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started: () => void = () => undefined;
+    const firstStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const stored: string[] = [];
+    let down = true;
+    const sink: RowSink = {
+      insert: async (_table, source) => {
+        if (down) {
+          started();
+          await gate;
+          return fail({ kind: 'unavailable', message: 'connection refused' });
+        }
+        const chunks = 'file' in source ? [readFileSync(source.file)] : source.chunks;
+        stored.push(
+          ...chunks.flatMap((c) =>
+            c
+              .toString()
+              .split('\n')
+              .filter((r) => r !== ''),
+          ),
+        );
+        return ok(undefined);
+      },
+    };
+    const clock = new ManualClock();
+    const observer = new RecordingObserver();
+    const writer = await LoggedWriter.open(sink, { ...config, maxBatchRows: 2 }, observer, clock);
+    expect(await writer.submit('spans', rows('a1', 'a2'), 2)).to.deep.equal(ok(undefined));
+    await firstStarted; // the block was cut at 2 rows; its INSERT runs
+    let answered = false;
+    const waiting = writer.submit('spans', rows('b'), 1).then((r) => {
+      answered = true;
+      return r;
+    });
+    await clock.advance(1);
+    expect(answered, 'b waits for the first INSERT').to.equal(false);
+    release();
+    // The failure is handled in promise reactions, which advance() lets run before any timer: a request still
+    // waiting then is refused when its maxWaitMs runs out here. Its append's file I/O needs no more clock.
+    await clock.advance(backpressure.maxWaitMs);
+    expect(await waiting).to.deep.equal(ok(undefined));
+    expect(observer.changes).to.deep.equal(['ClickHouse accepting writes: failing']);
+    expect(await writer.submit('spans', rows('c'), 1)).to.deep.equal(ok(undefined));
+    down = false;
+    await driveUntil(clock, writer.flush());
+    expect(stored.sort()).to.deep.equal(['a1', 'a2', 'b', 'c']);
     await writer.stop();
   });
 
