@@ -120,8 +120,12 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
           out[m.at] = built.value;
         }
       }
-      // The statements are done: the index's look for new series runs now, while the engine evaluates.
-      index.refreshInBackground(o.scan);
+      // The statements are done: the index's look for new series starts once the event loop is free again, which for a
+      // short query is after its answer is written (the look's start blocks the thread about a millisecond in the
+      // embedded store), and within milliseconds in any case.
+      setImmediate(() => {
+        index.refreshInBackground(o.scan);
+      });
       return ok(out);
     },
   };
