@@ -170,6 +170,67 @@ describe('prometheus: the cache of recent samples', function () {
     expect(seen.samples).to.deep.equal([]);
   });
 
+  it('tops up bucket and native histogram rows as a direct read answers them', async () => {
+    const resource = { 'service.name': 'node' };
+    const classic = (s: number, i: number): Record<string, unknown> =>
+      metricRow({
+        tenant: 'acme',
+        name: 'hist_classic',
+        type: 'histogram',
+        temporality: 'cumulative',
+        ns: ns(at(s)),
+        resource,
+        count: 10 * i,
+        sum: 2.5 * i,
+        bounds: [0.1, 1],
+        buckets: [2 * i, 3 * i, 5 * i],
+      });
+    const native = (s: number, i: number): Record<string, unknown> =>
+      metricRow({
+        tenant: 'acme',
+        name: 'hist_native',
+        type: 'exponential_histogram',
+        temporality: 'cumulative',
+        ns: ns(at(s)),
+        resource,
+        count: 12 * i,
+        sum: 1.5 * i,
+        expScale: 2,
+        expZero: i,
+        expPosOffset: 1,
+        expPos: [i, 2 * i, 3 * i],
+        expNegOffset: -1,
+        expNeg: [i],
+      });
+    await insertRows(store, 'metrics', [classic(0, 1), classic(15, 2), native(0, 1), native(15, 2)]);
+    const regex: LabelMatcher[] = [{ name: '__name__', op: '=~', value: 'hist_.*' }];
+    const cache = new SampleCache();
+    const read = async (through: SampleCache | undefined): Promise<string> => {
+      const source = createPromSampleSource({
+        runner,
+        schema: store,
+        scan: scanOf('acme', 'metrics', BigInt(Date.now()) * 1_000_000n),
+        visibleFromMs: 0,
+        maxSamples: 1_000_000,
+        index,
+        ...(through === undefined ? {} : { samples: through }),
+      });
+      const r = await source.select({ matchers: regex, minT: T0 - 1, maxT: Date.now() }, never);
+      if (!r.ok) throw new Error(r.error.message);
+      return JSON.stringify(r.value.map((x) => ({ labels: x.labels, times: [...x.times], values: [...x.values], histograms: x.histograms })));
+    };
+    const before = await read(cache);
+    expect(before).to.equal(await read(undefined));
+    await insertRows(store, 'metrics', [classic(30, 3), classic(45, 4), native(30, 3), native(45, 4)]);
+    const after = await read(cache);
+    expect(after).to.equal(await read(undefined));
+    expect(after).to.not.equal(before);
+    // Bucket series (3 le values), _sum, _count and the native series, each with 4 points.
+    const parsed = JSON.parse(after) as { times: number[] }[];
+    expect(parsed.length).to.be.greaterThan(1);
+    expect(parsed.map((x) => x.times.length)).to.deep.equal(parsed.map(() => 4));
+  });
+
   it('neither duplicates rows when parts merge nor keeps rows a mutation deleted', async () => {
     await insertRows(
       store,
