@@ -37,6 +37,7 @@ export const defaultCacheBytes = 256 * 2 ** 20;
 /** Bytes one tenant's entries hold at most by default. */
 export const defaultTenantCacheBytes = 32 * 2 ** 20;
 
+/** A cache's bounds (bytes in all, bytes per tenant) and its clock. */
 export interface SampleCacheOptions {
   readonly maxBytes?: number;
   readonly maxTenantBytes?: number;
