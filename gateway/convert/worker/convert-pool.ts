@@ -14,7 +14,7 @@
 // many requests of one flow get here at once.
 //
 // Workers start on the first job and are replaced when one exits. A job
-// whose worker died (a crash, the memory limit, terminate) is answered
+// whose worker died (a crash, the memory limit, a job past jobTimeoutMs) is answered
 // `unavailable` (503 / UNAVAILABLE: the client sends again), never left
 // waiting; stop() answers every job still queued or converting the same way
 // and ends the workers. Worker files load as the main thread's do: .ts under
@@ -48,6 +48,8 @@ export interface ConvertPoolOptions {
   readonly logIdProcess?: string | undefined;
   /** Tests: another worker entry (one that crashes on purpose). */
   readonly workerFile?: URL | undefined;
+  /** A job converting longer than this ends its worker (a converter that never returns: a bug) and is answered unavailable; default 30 s. */
+  readonly jobTimeoutMs?: number | undefined;
   /** Told of every worker that exits unasked (its uncaught error, if any), for the gateway's log. */
   readonly onWorkerExit?: ((code: number, error: Error | undefined) => void) | undefined;
 }
@@ -116,7 +118,11 @@ interface Slot {
   readonly flag: Int32Array;
   job: Job | undefined;
   error: Error | undefined;
+  /** Ends the worker if its job runs past jobTimeoutMs. */
+  timer: NodeJS.Timeout | undefined;
 }
+
+const defaultJobTimeoutMs = 30_000;
 
 /** The default size: one worker per core but one (at least one). */
 export const defaultPoolSize = (): number => Math.max(1, availableParallelism() - 1);
@@ -179,6 +185,7 @@ export class ConvertPool {
       const job = slot.job;
       slot.job = undefined;
       if (job !== undefined) this.#finished(job, fail(stopping));
+      clearTimeout(slot.timer);
       slot.port.close();
       ending.push(slot.worker.terminate());
     }
@@ -197,6 +204,12 @@ export class ConvertPool {
       }
       const job = this.#next();
       slot.job = job;
+      const worker = slot.worker;
+      slot.timer = setTimeout(() => {
+        slot.error = new Error(`a conversion ran longer than ${this.#options.jobTimeoutMs ?? defaultJobTimeoutMs} ms`);
+        void worker.terminate();
+      }, this.#options.jobTimeoutMs ?? defaultJobTimeoutMs);
+      slot.timer.unref();
       this.#running.set(job.flow, (this.#running.get(job.flow) ?? 0) + 1);
       slot.worker.postMessage(job.message, [...job.transfer]);
     }
@@ -229,7 +242,7 @@ export class ConvertPool {
       port: port2,
     };
     const worker = new Worker(this.#options.workerFile ?? defaultWorkerFile, { workerData: setup, transferList: [port2] });
-    const slot: Slot = { worker, port: port1, flag: new Int32Array(signal), job: undefined, error: undefined };
+    const slot: Slot = { worker, port: port1, flag: new Int32Array(signal), job: undefined, error: undefined, timer: undefined };
     this.#slots.add(slot);
     // Neither keeps the process alive: the gateway's listeners do, and stop() ends the workers.
     worker.unref();
@@ -269,6 +282,7 @@ export class ConvertPool {
     const job = slot.job;
     if (job === undefined || job.message.id !== answer.id) return;
     slot.job = undefined;
+    clearTimeout(slot.timer);
     switch (answer.kind) {
       case 'rows':
         job.tenants.adopt(answer.tenants);
@@ -297,6 +311,7 @@ export class ConvertPool {
   #exited(slot: Slot, code: number): void {
     if (!this.#slots.delete(slot)) return; // stop() already answered its job
     slot.port.close();
+    clearTimeout(slot.timer);
     this.#options.onWorkerExit?.(code, slot.error);
     const job = slot.job;
     slot.job = undefined;

@@ -165,6 +165,29 @@ describe('conversion pool', function () {
     }
   });
 
+  it('ends a worker whose job runs past jobTimeoutMs, answers the job unavailable, and converts the next job on a new worker', async () => {
+    const exits: string[] = [];
+    const hanging = new ConvertPool({
+      limits: defaultItemLimits,
+      size: 1,
+      jobTimeoutMs: 300,
+      workerFile: new URL('./crashing-worker.ts', import.meta.url),
+      onWorkerExit: (code, error) => {
+        exits.push(`${code}: ${error?.message ?? ''}`);
+      },
+    });
+    try {
+      const hung = await hanging.convert('traces', 'protobuf', Buffer.from('hang'), resolver([]), 'flow');
+      expect(hung.ok).to.equal(false);
+      if (!hung.ok) expect(hung.error.kind).to.equal('unavailable');
+      expect(exits).to.deep.equal(['1: a conversion ran longer than 300 ms']);
+      const next = await hanging.convert('traces', 'protobuf', Buffer.from(encoders.traces({ resourceSpans: [] })), resolver([]), 'flow');
+      expect(next.ok && next.value.rowCount).to.equal(0);
+    } finally {
+      await hanging.stop();
+    }
+  });
+
   it('answers jobs queued or converting when it stops unavailable, and every later job too', async () => {
     const stopping = new ConvertPool({ limits: defaultItemLimits, size: 1 });
     const body = Buffer.from(encoders.traces({ resourceSpans: [{ resource: { attributes: [{ key: 'tenant.id', value: { stringValue: 't1' } }] } }] }));
