@@ -210,7 +210,9 @@ async function compressiblePhase(url: string, api: string, bBody: Buffer, metric
   const decoded = identicalSpans('D', floodBytes);
   const gz = gzipSync(decoded);
   console.log(
-    `compressible flood: tenant D at the default limits, ${decoded.length} B bodies of identical spans (${gz.length} B gzipped) from 3 clients at ${defaultRate} B/s decoded; tenant B: its trickle and a closed loop of light queries`,
+    `compressible flood: tenant D at the default limits, ${decoded.length} B bodies of identical spans (${gz.length} B gzipped) from 3 clients at ${defaultRate} B/s decoded; tenant B: its trickle and a closed loop of light queries; load average at the start ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
   );
   const phase = {
     alone: { ingest: [] as { status: number; ms: number }[], query: [] as { status: number; ms: number }[] },
@@ -249,6 +251,15 @@ async function compressiblePhase(url: string, api: string, bBody: Buffer, metric
   ] as const) {
     console.log(`${name}: p50 ${p(xs, 0.5)} ms  p99 ${p(xs, 0.99)} ms  failures ${fails(xs)} of ${xs.length}`);
   }
+  // A p99 of 150 requests is the second slowest: the slowest few show how far apart they are.
+  const slowest = (xs: { ms: number }[]): string =>
+    xs
+      .map((r) => r.ms)
+      .sort((a, b) => b - a)
+      .slice(0, 4)
+      .map((ms) => ms.toFixed(0))
+      .join(', ');
+  console.log(`B ingest's slowest: alone ${slowest(phase.alone.ingest)} ms; beside D ${slowest(phase.during.ingest)} ms`);
   const ratio = (during: { ms: number }[], alone: { ms: number }[], q: number): string =>
     (
       quantile(
