@@ -32,6 +32,38 @@ function relabelled(el: VectorElement, dst: string, value: string): VectorElemen
   return el.h === undefined ? { labels, t: el.t, f: el.f, dropName } : { labels, t: el.t, f: el.f, h: el.h, dropName };
 }
 
+/** Compiled patterns by source (a range query asks for the same one at every step). */
+const patterns = new Map<string, RegExp | undefined>();
+
+function compiled(source: string): RegExp | undefined {
+  if (patterns.has(source)) return patterns.get(source);
+  const regex = compileAnchored(source);
+  // Bounded: a process answering many distinct patterns compiles again rather than holding them all.
+  if (patterns.size >= 256) patterns.clear();
+  patterns.set(source, regex);
+  return regex;
+}
+
+/**
+ * label_replace's answer per input labels array and call (its arguments):
+ * the same array comes back at every step of a range query, and so its
+ * answer keeps one labels array, which later steps' grouping finds by identity.
+ */
+const replacements = new WeakMap<Labels, Map<string, Labels>>();
+
+function replaced(labels: Labels, call: string, make: () => Labels): Labels {
+  let calls = replacements.get(labels);
+  if (calls === undefined) {
+    calls = new Map();
+    replacements.set(labels, calls);
+  }
+  const known = calls.get(call);
+  if (known !== undefined) return known;
+  const made = make();
+  calls.set(call, made);
+  return made;
+}
+
 const labelReplace: FunctionDef = {
   name: 'label_replace',
   argTypes: ['vector', 'string', 'string', 'string', 'string'],
@@ -42,12 +74,18 @@ const labelReplace: FunctionDef = {
     const replacement = stringArg(args, 2);
     const src = stringArg(args, 3);
     const source = stringArg(args, 4);
-    const regex = compileAnchored(source);
+    const regex = compiled(source);
     if (regex === undefined) return fail(execution(`invalid regular expression in label_replace(): ${source}`));
     if (!validLabelName(dst)) return fail(execution(`invalid destination label name in label_replace(): ${dst}`));
+    const call = `${dst}\u0000${replacement}\u0000${src}\u0000${source}`;
     const out = vectorArg(args, 0).map((el) => {
-      const match = regex.exec(labelValue(el.labels, src));
-      return match === null ? el : relabelled(el, dst, expandTemplate(replacement, match));
+      const labels = replaced(el.labels, call, () => {
+        const match = regex.exec(labelValue(el.labels, src));
+        return match === null ? el.labels : withLabel(el.labels, dst, expandTemplate(replacement, match));
+      });
+      if (labels === el.labels) return el;
+      const dropName = dst === '__name__' ? false : el.dropName === true;
+      return el.h === undefined ? { labels, t: el.t, f: el.f, dropName } : { labels, t: el.t, f: el.f, h: el.h, dropName };
     });
     return hasDuplicates(out) ? fail(duplicateLabelset) : answer(out);
   },
