@@ -58,6 +58,19 @@ describe('admission pacer', () => {
     expect(waiting.answer).to.equal(true);
   });
 
+  it('lets every waiter of every table in on admitWaiting (ClickHouse failing), counting their rows, with no refusal after maxWaitMs', async () => {
+    for (let i = 0; i < 10; i++) expect(await pacer.admit('spans', 10_000)).to.equal(true);
+    for (let i = 0; i < 10; i++) expect(await pacer.admit('logs', 10_000)).to.equal(true);
+    const waiting = [watch(pacer.admit('spans', 1000)), watch(pacer.admit('spans', 500)), watch(pacer.admit('logs', 1000))];
+    await settle();
+    expect(waiting.map((w) => w.answer)).to.deep.equal([undefined, undefined, undefined]);
+    pacer.admitWaiting();
+    await clock.advance(options.maxWaitMs);
+    expect(waiting.map((w) => w.answer)).to.deep.equal([true, true, true]);
+    expect([pacer.backlog('spans'), pacer.backlog('logs')]).to.deep.equal([101_500, 101_000]);
+    expect(pacer.waiting('spans')).to.equal(false);
+  });
+
   it('admits a second of inserting at once, then makes the next request wait; another table is not held', async () => {
     await measure(1000, 1);
     expect(await pacer.admit('spans', 600)).to.equal(true);
