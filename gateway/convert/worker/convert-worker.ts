@@ -15,6 +15,7 @@
 // the pool's answers equal inline conversion's. A request names one tenant
 // or a few, so the round trips (one event-loop turn each) are few; the
 // main thread never blocks on a worker.
+import { setPriority } from 'node:os';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { EffectiveSettings, TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import { ItemTally } from '../common/item-tally.ts';
@@ -23,8 +24,24 @@ import { LogIdGenerator } from '../logs/log-id.ts';
 import { rowConverters } from '../row-converters.ts';
 import type { ConvertJob, JobAnswer, Question, Reply, WorkerSetup } from './convert-messages.ts';
 
+/** The nice value of a conversion thread: below the event loop's (0), above idle. */
+const workerNice = 10;
+
 /** How long a worker waits for the main thread's answer before it gives the job up (the main thread is never blocked that long). */
 const answerTimeoutMs = 30_000;
+
+// Large bodies are bulk work; the event loop answers every tenant's small
+// requests. On Linux a thread has its own nice value, and setpriority on
+// "this process" (0) sets the calling thread's: the kernel then runs the
+// event loop first when cores are short. Elsewhere it would lower the whole
+// process, so it is done on Linux only; refused (a sandbox), it is skipped.
+if (process.platform === 'linux') {
+  try {
+    setPriority(0, workerNice);
+  } catch {
+    // Not allowed here: the worker runs at the process's priority.
+  }
+}
 
 const setup = workerData as WorkerSetup;
 const flag = new Int32Array(setup.signal);
