@@ -35,6 +35,22 @@ const urls = (ports: Record<string, number>): { gateway: string; api: string } =
 });
 const body = (series: readonly SeriesSpec[]): Buffer => snappyBlock(encodeWriteRequest(series));
 
+/**
+ * Reads until `done` holds or `withinMs` pass, and answers the last reading: an acknowledged row is queryable once
+ * its block is inserted, which no event announces. Bounded by time, not by a count of reads: the first INSERT into
+ * a fresh store takes about a second here and several times that on a slower machine.
+ */
+async function readUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, withinMs = 30_000): Promise<T> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || performance.now() > deadline) return value;
+    await new Promise((resolve) => {
+      setTimeout(resolve, 100);
+    });
+  }
+}
+
 describe('gateway: Prometheus remote write in the tenantry process', function () {
   this.timeout(120_000);
 
@@ -84,13 +100,10 @@ describe('gateway: Prometheus remote write in the tenantry process', function ()
       const res = await pushRemoteWrite(gateway, body(series), remoteWriteHeaders({ authorization: basicAuth(keys.a) }));
       expect(res.status, res.text).to.equal(204);
       // The API reads ClickHouse; an acknowledged row is there once its block is inserted, which no event announces: poll (bounded).
-      let reply = await timeseries('rw-a', keys.reader, ['rw_requests_total'], ['service.name']);
-      for (let i = 0; i < 50 && (reply.body['series'] as unknown[] | undefined)?.length !== 2; i++) {
-        await new Promise((resolve) => {
-          setTimeout(resolve, 100);
-        });
-        reply = await timeseries('rw-a', keys.reader, ['rw_requests_total'], ['service.name']);
-      }
+      const reply = await readUntil(
+        () => timeseries('rw-a', keys.reader, ['rw_requests_total'], ['service.name']),
+        (r) => (r.body['series'] as unknown[] | undefined)?.length === 2,
+      );
       expect(reply.status).to.equal(200);
       const found = (reply.body['series'] as { labels: Record<string, string>; values: number[]; emptyBuckets: number[] }[]).map((s) => [
         s.labels['service.name'],
@@ -133,13 +146,10 @@ describe('gateway: Prometheus remote write in the tenantry process', function ()
       expect(metrics.map((l) => /stage="(\w+)"/.exec(l)?.[1]).sort()).to.deep.equal(['before_body']);
       expect(metrics.map((l) => Number(l.split(' ').pop()))).to.deep.equal([2]);
       // The first request's rows arrive (poll, bounded: no event); the refused ones never were in the log.
-      let stored = await timeseries('rw-limited', keys.admin, ['limited_first', 'limited_before', 'limited_after']);
-      for (let i = 0; i < 50 && (stored.body['series'] as unknown[] | undefined)?.length !== 1; i++) {
-        await new Promise((resolve) => {
-          setTimeout(resolve, 100);
-        });
-        stored = await timeseries('rw-limited', keys.admin, ['limited_first', 'limited_before', 'limited_after']);
-      }
+      const stored = await readUntil(
+        () => timeseries('rw-limited', keys.admin, ['limited_first', 'limited_before', 'limited_after']),
+        (r) => (r.body['series'] as unknown[] | undefined)?.length === 1,
+      );
       expect((stored.body['metadata'] as { name: string }[]).map((m) => m.name)).to.deep.equal(['limited_first']);
     });
   });
