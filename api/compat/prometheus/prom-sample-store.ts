@@ -70,6 +70,8 @@ const aborted = (signal: AbortSignal): boolean => signal.aborted;
 export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource {
   const index = o.index;
   const maxSeries = o.maxSeries ?? defaultMaxSeries;
+  // The query begins here (before its series are looked up): a listing of parts the cache starts after this may answer it.
+  o.samples?.begin(o.scan);
   const source: SampleSource = {
     async select(request: SelectRequest, signal: AbortSignal): Promise<Result<readonly StoredSeries[], PromError>> {
       const all = await source.selectAll?.([request], signal);

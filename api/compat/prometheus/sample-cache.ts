@@ -16,6 +16,14 @@
 // mutation version is new: ALTER ... DELETE, a TTL materialized) drops the
 // entry, as it may have removed rows the entry holds.
 //
+// Concurrent requests of a tenant share one listing when that is exact: a
+// listing that started after a request began is as fresh as one the request
+// would start itself, so a request joins a listing under way only if it
+// started after the request began (a dashboard's panels, sent at once, pay
+// one or two listings instead of one each); never one that started before.
+// Order is a counter, not a clock, so that two events in one millisecond
+// are still ordered.
+//
 // Bounded: at most `maxTenantBytes` per tenant (its own least recently used
 // entries go first) and `maxBytes` in all (the least recently used of any
 // tenant), so one tenant can push out at most its own share of others'
@@ -43,6 +51,27 @@ export interface SampleCacheOptions {
   readonly maxTenantBytes?: number;
   /** Unix ms now (tests move it). */
   readonly now?: () => number;
+  /** Whether a request may join a listing under way that started after it began (default true; false: one listing per request). */
+  readonly shareListings?: boolean;
+}
+
+/** Counts of what a cache did (bench and tests read them). */
+export interface SampleCacheStats {
+  /** Parts listings sent to the store, and requests that joined one under way instead. */
+  readonly listings: number;
+  readonly joined: number;
+  /** Reads answered from an entry with no statement, from an entry topped up with new parts' rows, and entries filled. */
+  readonly hits: number;
+  readonly topUps: number;
+  readonly fills: number;
+  /** Reads not cached (too long, a cluster, over budget). */
+  readonly direct: number;
+}
+
+/** A listing of the active parts under way or done, and when it started (the cache's counter). */
+interface Listing {
+  readonly started: number;
+  readonly parts: Promise<Result<string[], ApiError>>;
 }
 
 /** Reads that end within this long of now are filled ahead of now. */
@@ -76,12 +105,31 @@ export class SampleCache {
   readonly #tenantBytes = new Map<string, number>();
   /** The parts listing of each request's scan (dropped with the scan). */
   readonly #listings = new WeakMap<TenantScan, Promise<Result<string[], ApiError>>>();
+  /** When each request began (the counter): set by `begin`, else at its first read. */
+  readonly #began = new WeakMap<TenantScan, number>();
+  /** Per tenant, the latest listing started while it is under way. */
+  readonly #inFlight = new Map<string, Listing>();
+  readonly #share: boolean;
+  /** Orders requests' beginnings and listings' starts. */
+  #tick = 0;
+  readonly #counts = { listings: 0, joined: 0, hits: 0, topUps: 0, fills: 0, direct: 0 };
   #bytes = 0;
 
   constructor(o: SampleCacheOptions = {}) {
     this.#maxBytes = o.maxBytes ?? defaultCacheBytes;
     this.#maxTenantBytes = Math.min(o.maxTenantBytes ?? defaultTenantCacheBytes, this.#maxBytes);
     this.#now = o.now ?? Date.now;
+    this.#share = o.shareListings ?? true;
+  }
+
+  /** Notes that a request reading through `scan` begins now: a listing started after this may answer its reads. */
+  begin(scan: TenantScan): void {
+    if (!this.#began.has(scan)) this.#began.set(scan, ++this.#tick);
+  }
+
+  /** What the cache did so far: listings sent and joined, reads answered from an entry, topped up, filled, or read directly. */
+  stats(): SampleCacheStats {
+    return { ...this.#counts };
   }
 
   /** Bytes held in all, and by one tenant. */
@@ -92,13 +140,13 @@ export class SampleCache {
   /** The rows `r` asks for: from the tenant's entry topped up with what is new, or read directly when it cannot be cached. */
   async read(runner: QueryRunner, r: SampleRead): Promise<Result<SampleAnswer, ApiError>> {
     const now = this.#now();
-    if (r.schema.cluster !== undefined || r.toMs - r.fromMs > maxSpanMs || r.ids.length === 0) return readSamples(runner, r);
+    if (r.schema.cluster !== undefined || r.toMs - r.fromMs > maxSpanMs || r.ids.length === 0) return this.#direct(runner, r);
     const tenant = r.scan.tenantId;
     const key = `${tenant}\u0000${r.mask}\u0000${r.metricNames.join('\u0001')}\u0000${r.ids.join(',')}`;
     // One listing per request: listed before its first read, it is listed before every later one.
     let listing = this.#listings.get(r.scan);
     if (listing === undefined) {
-      listing = activeParts(runner, r.scan, r.schema);
+      listing = this.#listingFor(runner, r.scan, r.schema);
       this.#listings.set(r.scan, listing);
     }
     const parts = await listing;
@@ -120,10 +168,14 @@ export class SampleCache {
         if (!more.ok) return more;
         if (more.value.overBudget) {
           this.#drop(key);
-          return readSamples(runner, r);
+          return this.#direct(runner, r);
         }
+        this.#counts.topUps += 1;
         entry = this.#entry(tenant, key, held.fromMs, held.toMs, topUp(held.series, more.value.series), parts.value, mutation);
-      } else entry = held;
+      } else {
+        this.#counts.hits += 1;
+        entry = held;
+      }
     } else {
       // A recent read is filled to an hour ahead (the next refreshes of a dashboard fall within it), a past one to its end.
       const toMs = r.toMs >= now - recentMs ? Math.max(r.toMs, now + aheadMs) : r.toMs;
@@ -132,12 +184,40 @@ export class SampleCache {
       // More rows than the budget (the hour ahead included): the direct read decides what the query gets.
       if (read.value.overBudget) {
         this.#drop(key);
-        return readSamples(runner, r);
+        return this.#direct(runner, r);
       }
+      this.#counts.fills += 1;
       entry = this.#entry(tenant, key, r.fromMs, toMs, read.value.series, parts.value, mutation);
     }
     this.#put(entry);
     return ok(answerOf(entry.series, r.fromMs, r.toMs, r.maxRows));
+  }
+
+  #direct(runner: QueryRunner, r: SampleRead): Promise<Result<SampleAnswer, ApiError>> {
+    this.#counts.direct += 1;
+    return readSamples(runner, r);
+  }
+
+  /** A listing that started after the request began (one under way for its tenant, joined), or its own. */
+  async #listingFor(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<string[], ApiError>> {
+    this.begin(scan);
+    const began = this.#began.get(scan) ?? 0;
+    const slot = `${scan.tenantId}\u0000${schema.database}`;
+    const under = this.#inFlight.get(slot);
+    if (this.#share && under !== undefined && under.started > began) {
+      this.#counts.joined += 1;
+      const joined = await under.parts;
+      // The listing's own request may have been cancelled (its statement killed): then list in this request's turn.
+      if (joined.ok) return joined;
+    }
+    const own: Listing = { started: ++this.#tick, parts: activeParts(runner, scan, schema) };
+    this.#counts.listings += 1;
+    this.#inFlight.set(slot, own);
+    try {
+      return await own.parts;
+    } finally {
+      if (this.#inFlight.get(slot) === own) this.#inFlight.delete(slot);
+    }
   }
 
   #entry(

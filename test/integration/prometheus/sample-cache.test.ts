@@ -156,6 +156,84 @@ describe('prometheus: the cache of recent samples', function () {
     expect(seen.all.filter((s) => s.includes('system.parts'))).to.have.length(1);
   });
 
+  it('lets a request join a listing under way only when the listing started after the request began', async () => {
+    await insertRows(
+      store,
+      'metrics',
+      [0, 15].map((s) => row('acme', 'joined_gauge', s, s)),
+    );
+    const cache = new SampleCache();
+    expect(points(await select(cache, 'acme', 'joined_gauge'))[0]?.[1]).to.deep.equal([0, 15]);
+    // The first listing after this runs in the store at once, its answer held until released.
+    let release = (): void => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const state = { firstListed: false, holding: true };
+    const holdingRunner: QueryRunner = {
+      ...watched(runner, { samples: [], all: [] }),
+      manyRows: async <T>(s: Statement) => {
+        const answer = await runner.manyRows<T>(s);
+        if (s.sql.includes('system.parts') && state.holding) {
+          state.holding = false;
+          state.firstListed = true;
+          await held;
+        }
+        return answer;
+      },
+    };
+    const sourceOf = (through: QueryRunner): ReturnType<typeof createPromSampleSource> =>
+      createPromSampleSource({
+        runner: through,
+        schema: store,
+        scan: scanOf('acme', 'metrics', BigInt(Date.now()) * 1_000_000n),
+        visibleFromMs: 0,
+        maxSamples: 1_000_000,
+        index,
+        samples: cache,
+      });
+    const ask = async (source: ReturnType<typeof createPromSampleSource>): Promise<StoredSeries[]> => {
+      const r = await source.select({ matchers: named('joined_gauge'), minT: T0 - 1, maxT: Date.now() + 60_000 }, never);
+      if (!r.ok) throw new Error(r.error.message);
+      return [...r.value];
+    };
+    const before = cache.stats();
+    // B begins, then A's listing starts (and has run in the store), then a row is inserted, then C begins.
+    const sourceB = sourceOf(runner);
+    const pA = ask(sourceOf(holdingRunner));
+    const deadline = Date.now() + 20_000;
+    while (!state.firstListed) {
+      if (Date.now() > deadline) throw new Error("A's listing never ran");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await insertRows(
+      store,
+      'metrics',
+      [30].map((s) => row('acme', 'joined_gauge', s, s)),
+    );
+    const pB = ask(sourceB);
+    while (cache.stats().joined === before.joined) {
+      if (Date.now() > deadline) throw new Error('B never joined the listing under way');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const sourceC = sourceOf(runner);
+    // C must list for itself (A's listing misses the new part): it answers while A's listing is still held.
+    const pC = ask(sourceC);
+    const timedOut = new Promise<'timeout'>((r) => {
+      setTimeout(() => {
+        r('timeout');
+      }, 10_000);
+    });
+    const c = await Promise.race([pC, timedOut]);
+    release();
+    expect(c, "C waited for A's listing").to.not.equal('timeout');
+    expect(points(c === 'timeout' ? await pC : c)[0]?.[1], "C's answer").to.deep.equal([0, 15, 30]);
+    await Promise.all([pA, pB]);
+    const after = cache.stats();
+    expect(after.listings - before.listings, "A's listing and C's").to.equal(2);
+    expect(after.joined - before.joined, 'B joined').to.equal(1);
+  });
+
   it("answers from an entry only what the tenant's retention still shows", async () => {
     await insertRows(
       store,
