@@ -17,11 +17,16 @@
 //   BENCH_PROMQL_WIDE_SERIES=10000                        # series of the count by query
 //   BENCH_PROMQL_QUERIES=1,4,10                           # only these queries (1-based, as in queries.ts)
 //   BENCH_PROMQL_BREAKDOWN=0                              # skip the in-process breakdown
+//   BENCH_PROMQL_BURST=10                                 # panels of the breakdown's dashboard-like burst (0: none)
+//   BENCH_PROMQL_LIVE=1                                   # keep remote-writing every tenant's series (15 s scrapes) while timing
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postRemoteWrite, requestPlan } from './promql/ingest.ts';
+import { startLiveIngest } from './promql/live-ingest.ts';
+import type { LiveIngest, LiveStats } from './promql/live-ingest.ts';
+import { startLocalIngest } from './promql/local-ingest.ts';
 import { difference, rangeQuery, shapeOf } from './promql/answers.ts';
 import type { Answer, Endpoint } from './promql/answers.ts';
 import { breakdown } from './promql/breakdown.ts';
@@ -42,7 +47,8 @@ import { watchPeak } from './promql/memory.ts';
 import { ensurePrometheus } from './promql/prometheus-binary.ts';
 import { benchQueries as allQueries, forPrometheus, forTenantry } from './promql/queries.ts';
 import type { BenchQuery } from './promql/queries.ts';
-import { markdownTables, percentile, phaseTable, summaryLines, timingTable } from './promql/report.ts';
+import { cacheTable, markdownTables, percentile, phaseTable, summaryLines, timingTable } from './promql/report.ts';
+import type { Store } from '../src/clickhouse/store.ts';
 import type { QueryTiming } from './promql/report.ts';
 import { settleOrSay } from './peers/process-cpu.ts';
 import { defaultTenantryRoot, startPrometheus, startTenantryAll } from './peers/servers.ts';
@@ -67,6 +73,11 @@ const benchQueries = ((raw) =>
         return q;
       }))(process.env['BENCH_PROMQL_QUERIES']);
 const withBreakdown = process.env['BENCH_PROMQL_BREAKDOWN'] !== '0';
+const burstPanels = process.env['BENCH_PROMQL_BURST'] === '0' ? 0 : intOf('BENCH_PROMQL_BURST', 10);
+/** Remote write of new samples, at the dataset's scrape rates, from the warm-up to the end of the timed queries. */
+const live = process.env['BENCH_PROMQL_LIVE'] === '1';
+/** The live ingest stops after this long whatever happens. */
+const liveMaxMs = 30 * 60_000;
 /** One wide tenant in 25 (4 of 100). */
 const wideTenantCount = Math.max(1, Math.round(tenants / 25));
 /** At most 30 % of the samples are the wide tenants'. */
@@ -192,6 +203,12 @@ async function main(): Promise<void> {
 
     const range = { start: lastSecond - 3600, end: lastSecond, step: 60 };
     const tenantFor = tenantOf(layout);
+    // New samples land after the range's end: the answers stay Prometheus', the cache tops up (and sees merges) on every read.
+    let liveIngest: LiveIngest | undefined;
+    if (live) {
+      liveIngest = startLiveIngest(`${tenantry.otlpUrl}/api/v1/push`, tenantry.key, layout, liveMaxMs);
+      say('live ingest: every tenant remote-writes a point of each series every 15 s (wide tenants every 60 s) until the timed queries end');
+    }
     // One untimed run per query and tenant on both: caches warm (Tenantry's series index, Prometheus' pages), as for a dashboard refreshed.
     for (const q of benchQueries) {
       for (const t of new Set(Array.from({ length: runs }, (_, r) => tenantFor(q, r)))) {
@@ -246,6 +263,13 @@ async function main(): Promise<void> {
       await rangeQuery(tenantryEndpoint(tenantFor(benchQueries[0] ?? { name: '', promql: '' }, r)), 'vector(1)', range);
       floor.tenantry.push(performance.now() - started);
     }
+    const liveStats: LiveStats | undefined = await liveIngest?.stop();
+    const liveLine =
+      liveStats === undefined
+        ? undefined
+        : `live ingest during the warm-up and the timed queries: ${liveStats.samples.toLocaleString('en')} samples in ${liveStats.requests} requests over ${seconds(liveStats.ms)} ` +
+          `= ${Math.round(liveStats.samples / (liveStats.ms / 1000)).toLocaleString('en')} samples/s (${liveStats.refused} refused, ${liveStats.skipped} skipped with 8 in flight)`;
+    if (liveLine !== undefined) say(liveLine);
     const floorLine =
       `vector(1), which reads nothing, over HTTP: Prometheus p50/p95 ${percentile(floor.prometheus, 0.5).toFixed(1)}/${percentile(floor.prometheus, 0.95).toFixed(1)} ms, ` +
       `Tenantry ${percentile(floor.tenantry, 0.5).toFixed(1)}/${percentile(floor.tenantry, 0.95).toFixed(1)} ms`;
@@ -267,8 +291,11 @@ async function main(): Promise<void> {
       stepMs: range.step * 1000,
       visibleFromMs: (lastSecond - 90 * 86_400) * 1000,
       budgetMs: 15 * 60_000,
+      burstPanels,
+      ...(live ? { live: (store: Store) => startLocalIngest(store, layout, lastSecond, liveMaxMs) } : {}),
     });
     console.log(`\nWhere Tenantry's time goes, in one process on its data without HTTP (p50 of ${runs} runs, ms):\n${phaseTable(timings, parts)}`);
+    console.log(`\n${cacheTable(timings, parts)}`);
     console.log(
       `\n---- markdown (docs/benchmarks.md) ----\n${markdownTables({
         timings,
@@ -278,7 +305,7 @@ async function main(): Promise<void> {
         layout,
         floor: floorLine,
         machine: `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB`,
-        ingest: `remote write ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s`,
+        ingest: `remote write ${Math.round(rw.samples / (rw.ms / 1000)).toLocaleString('en')} samples/s${liveLine === undefined ? '' : `; ${liveLine}`}`,
       })}`,
     );
   } finally {

@@ -38,6 +38,7 @@ import type { Store } from '../../src/clickhouse/store.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { ok } from '../../src/result.ts';
 import { storeGatePolicy } from '../../src/target/store-gate-policy.ts';
+import type { LocalIngest, LocalIngestStats } from './local-ingest.ts';
 import type { BenchQuery } from './queries.ts';
 import { forTenantry } from './queries.ts';
 import { fixedSettings } from '../../support/fixed-settings.ts';
@@ -55,6 +56,11 @@ export interface PhaseTimes {
   readonly whole: number[];
   /** The same through a runner with the server's store gate (embedded policy: one thread per statement). */
   readonly served: number[];
+  /** The selects through the cache (lookup, listing, any sample statement, decode), and the same read directly (no cache). */
+  readonly cachedSelect: number[];
+  readonly directSelect: number[];
+  /** What the cache did over the timed runs (the lookup pass's reads). */
+  cache: { hits: number; topUps: number; fills: number; direct: number };
   /** Series and samples the query read (last run). */
   series: number;
   samples: number;
@@ -73,6 +79,22 @@ export interface BreakdownPlan {
   readonly visibleFromMs: number;
   /** Bounds the whole breakdown (ms); runs left when it passes are skipped and said. */
   readonly budgetMs: number;
+  /** Panels of the dashboard-like burst (one tenant's narrow queries at once); 0: none. */
+  readonly burstPanels: number;
+  /** Starts inserting new points into the opened store while the queries run (BENCH_PROMQL_LIVE=1). */
+  readonly live?: (store: Store) => LocalIngest;
+}
+
+/** A dashboard's panels sent at once for one tenant, with the cache's listings shared and not. */
+export interface BurstTimes {
+  readonly tenant: string;
+  readonly panels: number;
+  /** ms from the burst's start to its last panel's answer, per round. */
+  readonly shared: number[];
+  readonly unshared: number[];
+  /** Listings sent to the store per round. */
+  readonly sharedListings: number[];
+  readonly unsharedListings: number[];
 }
 
 export interface Breakdown {
@@ -81,6 +103,9 @@ export interface Breakdown {
   readonly coldIndex: { readonly narrow: number[]; readonly wide: number[] };
   /** Runs skipped because the budget ran out. */
   readonly skipped: number;
+  readonly burst: BurstTimes | undefined;
+  /** What the local ingest did, when there was one. */
+  readonly live: LocalIngestStats | undefined;
 }
 
 const lookbackMs = 300_000;
@@ -135,6 +160,9 @@ const emptyTimes = (): PhaseTimes => ({
   encoding: [],
   whole: [],
   served: [],
+  cachedSelect: [],
+  directSelect: [],
+  cache: { hits: 0, topUps: 0, fills: 0, direct: 0 },
   series: 0,
   samples: 0,
 });
@@ -173,14 +201,27 @@ async function runOnce(
   // Every selector at once, as the engine asks the source (one statement per time range).
   const requests = [...new Map(selectRanges(parsed, plan.startMs, plan.endMs, lookbackMs).map((r) => [requestKey(r.request), r.request])).values()];
   // (Each pass opens its own scan, as each request does: the sample cache lists the table's parts once per scan.)
+  const before = samples.stats();
   const t0 = performance.now();
   const selected = await source.selectAll?.(requests, signal);
   const t1 = performance.now();
+  // What the cache did for the lookup pass's reads (one per time range).
+  const after = samples.stats();
+  into.cache.hits += after.hits - before.hits;
+  into.cache.topUps += after.topUps - before.topUps;
+  into.cache.fills += after.fills - before.fills;
+  into.cache.direct += after.direct - before.direct;
   if (selected === undefined) throw new Error('the sample source reads no selectors together');
   if (!selected.ok) throw new Error(`select for ${parsed.text} on ${tenantId}: ${selected.error.message}`);
   requests.forEach((r, i) => {
     fetched.set(requestKey(r), selected.value[i] ?? []);
   });
+  // The same selects read directly: what the cache's answer (a top-up under ingest) is measured against.
+  const d0 = performance.now();
+  const direct = await createPromSampleSource({ ...options, runner, scan: scanFor(tenantId), samples: undefined }).selectAll?.(requests, signal);
+  into.directSelect.push(performance.now() - d0);
+  if (direct === undefined || !direct.ok) throw new Error(`direct select for ${parsed.text} on ${tenantId}`);
+  into.cachedSelect.push(t1 - t0);
   const started = firstStarted(ledger);
   const lookup = (started ?? t1) - t0;
   const statement = started === undefined ? 0 : ledger.lastEnd - started;
@@ -236,6 +277,62 @@ async function runOnce(
   into.samples = all.reduce((n, s) => n + s.times.length, 0);
 }
 
+/**
+ * A dashboard refreshed: `plan.burstPanels` of the narrow queries (cycled) for one tenant at once, each its own
+ * request (scan) through the served runner, rounds alternating between a cache that lets requests join a listing
+ * under way and one that lists once per request; both warm first, so every read is answered from an entry.
+ */
+async function burstOf(
+  plan: BreakdownPlan,
+  store: Store,
+  runner: QueryRunner,
+  index: SeriesIndexCache,
+  queries: readonly BenchQuery[],
+  tenant: string,
+  deadline: number,
+): Promise<BurstTimes> {
+  const panels = Array.from({ length: plan.burstPanels }, (_, i) => {
+    const q = queries[i % queries.length];
+    const parsed = parseQuery(forTenantry(q ?? { name: '', promql: 'vector(1)' }));
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    return parsed.value;
+  });
+  const caches = { shared: new SampleCache(), unshared: new SampleCache({ shareListings: false }) };
+  const out: BurstTimes = { tenant, panels: panels.length, shared: [], unshared: [], sharedListings: [], unsharedListings: [] };
+  const once = async (cache: SampleCache): Promise<number> => {
+    await Promise.all(
+      panels.map(async (p) => {
+        const source = createPromSampleSource({
+          runner,
+          schema: store,
+          scan: scanFor(tenant),
+          visibleFromMs: plan.visibleFromMs,
+          maxSamples: maxQuerySamples,
+          index,
+          samples: cache,
+        });
+        const a = await rangeQuery(source, p, plan.startMs, plan.endMs, plan.stepMs, { lookbackMs, maxSamples: maxQuerySamples });
+        if (!a.ok) throw new Error(`${p.text}: ${a.error.message}`);
+        encode(a.value.value);
+      }),
+    );
+    return cache.stats().listings;
+  };
+  await once(caches.shared);
+  await once(caches.unshared);
+  for (let r = 0; r < plan.runs && Date.now() < deadline; r++) {
+    for (const shared of r % 2 === 0 ? [true, false] : [false, true]) {
+      const cache = shared ? caches.shared : caches.unshared;
+      const before = cache.stats().listings;
+      const t = performance.now();
+      const after = await once(cache);
+      (shared ? out.shared : out.unshared).push(performance.now() - t);
+      (shared ? out.sharedListings : out.unsharedListings).push(after - before);
+    }
+  }
+  return out;
+}
+
 /** Opens Tenantry's data in this process and times every query's phases. */
 export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
   const opened = await openStore({ kind: 'embedded', dataDir: plan.dataDir, database });
@@ -267,6 +364,7 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
     const index = new SeriesIndexCache();
     // As the API holds it: one per process, keyed by tenant.
     const samples = new SampleCache();
+    const ingest = plan.live?.(store);
     const times = new Map<string, PhaseTimes>();
     let skipped = 0;
     for (const q of plan.queries) {
@@ -285,7 +383,14 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
       }
       times.set(q.name, into);
     }
-    return { times, coldIndex, skipped };
+    const narrow = plan.queries.filter((q) => q.wide !== true);
+    const first = narrow[0];
+    const burst =
+      plan.burstPanels > 0 && first !== undefined && Date.now() < deadline
+        ? await burstOf(plan, store, runners.served, index, narrow, plan.tenantOf(first, 0), deadline)
+        : undefined;
+    const live = await ingest?.stop();
+    return { times, coldIndex, skipped, burst, live };
   } finally {
     await store.close();
   }

@@ -1,7 +1,7 @@
 // bench:promql's tables: per query the HTTP timings of both systems, the
 // answers compared and the peak RSS; then Tenantry's time per phase; and
 // the same as Markdown for docs/benchmarks.md.
-import type { Breakdown, PhaseTimes } from './breakdown.ts';
+import type { Breakdown, BurstTimes, PhaseTimes } from './breakdown.ts';
 import type { Layout } from './dataset.ts';
 import { seriesPerTenant, stepSeconds, widePoints, wideStepSeconds } from './dataset.ts';
 import type { BenchQuery } from './queries.ts';
@@ -120,11 +120,60 @@ function markdownTable(head: readonly string[], rows: readonly Row[]): string {
 /** The HTTP table, as text. */
 export const timingTable = (timings: readonly QueryTiming[]): string => textTable(timingHead, timingRows(timings));
 
+function cacheRows(timings: readonly QueryTiming[], parts: Breakdown): Row[] {
+  return timings.flatMap((t): Row[] => {
+    const p: PhaseTimes | undefined = parts.times.get(t.query.name);
+    if (p === undefined || p.cachedSelect.length === 0) return [];
+    const c = p.cache;
+    return [
+      {
+        cells: [
+          t.query.name,
+          `${ratioOf(t).toFixed(2)}x`,
+          ms(p50(p.cachedSelect)),
+          ms(percentile(p.cachedSelect, 0.95)),
+          ms(p50(p.directSelect)),
+          ms(percentile(p.directSelect, 0.95)),
+          `${(percentile(p.cachedSelect, 0.95) / percentile(p.directSelect, 0.95)).toFixed(2)}x`,
+          `${c.hits} / ${c.topUps} / ${c.fills} / ${c.direct}`,
+        ],
+      },
+    ];
+  });
+}
+const cacheHead = ['query', 'HTTP p95 ratio', 'cached p50', 'cached p95', 'direct p50', 'direct p95', 'cached/direct p95', 'hits / top-ups / fills / direct'];
+
+/** What the cache did against a direct read, per query (and the local ingest under it, if any). */
+function cacheIntro(parts: Breakdown): string {
+  const l = parts.live;
+  const under =
+    l === undefined ? 'no ingest' : `under a local ingest of one INSERT a second (${l.inserts} INSERTs in ${(l.ms / 1000).toFixed(0)} s, ${l.failed} failed)`;
+  return `The selects of each query in process (series lookup and samples) through the sample cache and read directly, ${under}; ms; the cache's reads over the timed runs:`;
+}
+
+/** The cache table, as text. */
+export const cacheTable = (timings: readonly QueryTiming[], parts: Breakdown): string =>
+  `${cacheIntro(parts)}\n${textTable(cacheHead, cacheRows(timings, parts))}`;
+
+/** The dashboard-like burst: wall time and listings per burst, listings shared and not. */
+export function burstLine(b: BurstTimes | undefined): string | undefined {
+  if (b === undefined || b.shared.length === 0) return undefined;
+  const side = (times: readonly number[], listings: readonly number[]): string =>
+    `p50/p95 ${ms(p50(times))}/${ms(percentile(times, 0.95))} ms, ${ms(p50(listings))} listings (p50)`;
+  return (
+    `${b.panels} panels of ${b.tenant} at once (through the server's store gate, ${b.shared.length} rounds each): ` +
+    `listings shared ${side(b.shared, b.sharedListings)}; one per request ${side(b.unshared, b.unsharedListings)}; ` +
+    `p95 ratio ${(percentile(b.shared, 0.95) / percentile(b.unshared, 0.95)).toFixed(2)}x`
+  );
+}
+
 /** The phase table, as text. */
 export function phaseTable(timings: readonly QueryTiming[], parts: Breakdown): string {
   const cold = (xs: readonly number[]): string => (xs.length === 0 ? '-' : `${ms(p50(xs))} ms`);
   const notes = [`  A tenant's first index load (fresh cache, p50): ${cold(parts.coldIndex.narrow)} narrow, ${cold(parts.coldIndex.wide)} wide.`];
   if (parts.skipped > 0) notes.push(`  ${parts.skipped} runs skipped: the breakdown's time budget ran out.`);
+  const burst = burstLine(parts.burst);
+  if (burst !== undefined) notes.push(`  ${burst}.`);
   return `${textTable(phaseHead, phaseRows(timings, parts))}\n${notes.join('\n')}`;
 }
 
@@ -168,5 +217,10 @@ export function markdownTables(m: MarkdownInput): string {
     `Where Tenantry's time goes, in one process on its data without HTTP (p50, ms; a tenant's first index load: ${cold(m.parts.coldIndex.narrow)} narrow, ${cold(m.parts.coldIndex.wide)} wide):`,
     '',
     markdownTable(phaseHead, phaseRows(m.timings, m.parts)),
+    ...((b) => (b === undefined ? [] : ['', `- ${b}`]))(burstLine(m.parts.burst)),
+    '',
+    cacheIntro(m.parts),
+    '',
+    markdownTable(cacheHead, cacheRows(m.timings, m.parts)),
   ].join('\n');
 }
