@@ -135,13 +135,22 @@ function cacheRows(timings: readonly QueryTiming[], parts: Breakdown): Row[] {
           ms(p50(p.directSelect)),
           ms(percentile(p.directSelect, 0.95)),
           `${(percentile(p.cachedSelect, 0.95) / percentile(p.directSelect, 0.95)).toFixed(2)}x`,
-          `${c.hits} / ${c.topUps} / ${c.fills} / ${c.direct}`,
+          `${c.hits} / ${c.topUps} / ${c.refills} / ${c.fills - c.refills} / ${c.direct}`,
         ],
       },
     ];
   });
 }
-const cacheHead = ['query', 'HTTP p95 ratio', 'cached p50', 'cached p95', 'direct p50', 'direct p95', 'cached/direct p95', 'hits / top-ups / fills / direct'];
+const cacheHead = [
+  'query',
+  'HTTP p95 ratio',
+  'cached p50',
+  'cached p95',
+  'direct p50',
+  'direct p95',
+  'cached/direct p95',
+  'hits / top-ups / refills / fills / direct',
+];
 
 /** What the cache did against a direct read, per query (and the local ingest under it, if any). */
 function cacheIntro(parts: Breakdown): string {

@@ -64,6 +64,8 @@ export interface SampleCacheStats {
   readonly hits: number;
   readonly topUps: number;
   readonly fills: number;
+  /** Entries filled again instead of topped up: the parts they do not hold had most of the table's rows. */
+  readonly refills: number;
   /** Reads not cached (too long, a cluster, over budget). */
   readonly direct: number;
 }
@@ -71,7 +73,7 @@ export interface SampleCacheStats {
 /** A listing of the active parts under way or done, and when it started (the cache's counter). */
 interface Listing {
   readonly started: number;
-  readonly parts: Promise<Result<string[], ApiError>>;
+  readonly parts: Promise<Result<PartList, ApiError>>;
 }
 
 /** Reads that end within this long of now are filled ahead of now. */
@@ -104,7 +106,7 @@ export class SampleCache {
   readonly #entries = new Map<string, Entry>();
   readonly #tenantBytes = new Map<string, number>();
   /** The parts listing of each request's scan (dropped with the scan). */
-  readonly #listings = new WeakMap<TenantScan, Promise<Result<string[], ApiError>>>();
+  readonly #listings = new WeakMap<TenantScan, Promise<Result<PartList, ApiError>>>();
   /** When each request began (the counter): set by `begin`, else at its first read. */
   readonly #began = new WeakMap<TenantScan, number>();
   /** Per tenant, the latest listing started while it is under way. */
@@ -112,7 +114,7 @@ export class SampleCache {
   readonly #share: boolean;
   /** Orders requests' beginnings and listings' starts. */
   #tick = 0;
-  readonly #counts = { listings: 0, joined: 0, hits: 0, topUps: 0, fills: 0, direct: 0 };
+  readonly #counts = { listings: 0, joined: 0, hits: 0, topUps: 0, fills: 0, refills: 0, direct: 0 };
   #bytes = 0;
 
   constructor(o: SampleCacheOptions = {}) {
@@ -151,7 +153,8 @@ export class SampleCache {
     }
     const parts = await listing;
     if (!parts.ok) return parts;
-    const mutation = highestMutation(parts.value);
+    const names = parts.value.names;
+    const mutation = highestMutation(names);
     const held = this.#entries.get(key);
     const usable =
       held !== undefined &&
@@ -162,7 +165,21 @@ export class SampleCache {
       mutation <= held.mutation;
     let entry: Entry;
     if (usable) {
-      const missing = parts.value.some((p) => !held.parts.has(p));
+      // Rows in parts the entry does not hold: new inserts, and merges of held parts (whose rows are read again).
+      let newRows = 0;
+      let allRows = 0;
+      parts.value.rows.forEach((n, i) => {
+        allRows += n;
+        if (!held.parts.has(names[i] ?? '')) newRows += n;
+      });
+      const missing = names.some((p) => !held.parts.has(p));
+      // A merge into a large part (or most of the table new): a top-up would read about what a fill reads and then
+      // drop the duplicates, so the entry is filled again instead.
+      if (missing && 2 * newRows > allRows) {
+        this.#counts.refills += 1;
+        this.#drop(key);
+        return this.read(runner, r);
+      }
       if (missing) {
         const more = await readSamples(runner, { ...r, fromMs: held.fromMs, toMs: held.toMs, excludeParts: [...held.parts] });
         if (!more.ok) return more;
@@ -171,7 +188,7 @@ export class SampleCache {
           return this.#direct(runner, r);
         }
         this.#counts.topUps += 1;
-        entry = this.#entry(tenant, key, held.fromMs, held.toMs, topUp(held.series, more.value.series), parts.value, mutation);
+        entry = this.#entry(tenant, key, held.fromMs, held.toMs, topUp(held.series, more.value.series), names, mutation);
       } else {
         this.#counts.hits += 1;
         entry = held;
@@ -187,7 +204,7 @@ export class SampleCache {
         return this.#direct(runner, r);
       }
       this.#counts.fills += 1;
-      entry = this.#entry(tenant, key, r.fromMs, toMs, read.value.series, parts.value, mutation);
+      entry = this.#entry(tenant, key, r.fromMs, toMs, read.value.series, names, mutation);
     }
     this.#put(entry);
     return ok(answerOf(entry.series, r.fromMs, r.toMs, r.maxRows));
@@ -199,7 +216,7 @@ export class SampleCache {
   }
 
   /** A listing that started after the request began (one under way for its tenant, joined), or its own. */
-  async #listingFor(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<string[], ApiError>> {
+  async #listingFor(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<PartList, ApiError>> {
     this.begin(scan);
     const began = this.#began.get(scan) ?? 0;
     const slot = `${scan.tenantId}\u0000${schema.database}`;
@@ -262,11 +279,17 @@ export class SampleCache {
 }
 
 /** The names of the metrics table's active parts, listed in the query's own turn (no tenant's rows are read). */
-async function activeParts(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<string[], ApiError>> {
+async function activeParts(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<PartList, ApiError>> {
   const st = scan.statement();
-  const sql = `SELECT name FROM system.parts WHERE database = ${st.bind(schema.database, 'String')} AND table = 'metrics' AND active`;
-  const rows = await runner.manyRows<{ name: string }>(st.finish(sql));
-  return rows.ok ? ok(rows.value.map((p) => p.name)) : rows;
+  const sql = `SELECT name, toFloat64(rows) AS rows FROM system.parts WHERE database = ${st.bind(schema.database, 'String')} AND table = 'metrics' AND active`;
+  const rows = await runner.manyRows<{ name: string; rows: number | string }>(st.finish(sql));
+  return rows.ok ? ok({ names: rows.value.map((p) => p.name), rows: rows.value.map((p) => Number(p.rows)) }) : rows;
+}
+
+/** The active parts' names and their row counts (every tenant's), in one order. */
+interface PartList {
+  readonly names: readonly string[];
+  readonly rows: readonly number[];
 }
 
 /** The highest mutation version in part names (partition_min_max_level[_mutation]); 0 when none was mutated. */
@@ -285,9 +308,30 @@ function topUp(held: readonly (SeriesRows | undefined)[], more: readonly (Series
     const m = more[i];
     if (m === undefined) return h;
     if (h === undefined) return m;
-    const joined = concatRows(h, m);
+    const fresh = newRowsOnly(h, m);
+    if (fresh === undefined) return h;
+    const joined = concatRows(h, fresh);
     return strictlyAscending(joined.times) ? joined : sortRows(joined);
   });
+}
+
+/**
+ * The rows of `m` to append to `h`: when every row of `m` up to `h`'s last time is one `h` holds (the usual case
+ * under ingest: a merged part's rows read again, then rows newer than any held), only the newer ones, found in
+ * O(m log h) instead of sorting both; otherwise all of `m` (the caller sorts). Undefined when nothing is new.
+ */
+function newRowsOnly(h: SeriesRows, m: SeriesRows): SeriesRows | undefined {
+  if (!strictlyAscending(m.times)) return m;
+  const last = h.times[h.times.length - 1] ?? -Infinity;
+  // The first row of `m` after `last`.
+  let cut = lowerBound(m.times, last);
+  if (m.times[cut] === last) cut += 1;
+  for (let x = 0; x < cut; x++) {
+    const t = m.times[x] ?? 0;
+    if (h.times[lowerBound(h.times, t)] !== t) return m;
+  }
+  if (cut === m.times.length) return undefined;
+  return cut === 0 ? m : sliced(m, m.times[cut] ?? 0, Infinity);
 }
 
 function concatFloats(a: Float64Array | undefined, b: Float64Array | undefined): Float64Array | undefined {
