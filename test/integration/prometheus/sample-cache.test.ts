@@ -377,6 +377,79 @@ describe('prometheus: the cache of recent samples', function () {
     expect(tiny.bytes()).to.equal(0);
   });
 
+  describe('a top-up after a merge of held and new parts', () => {
+    before(async () => {
+      // Ballast in another day's partition, held by every entry and untouched by the merges below, so that a merged
+      // part holds fewer than half of the table's rows: entries are topped up, not filled again.
+      const twoDaysAgo = Date.now() - 2 * 86_400_000;
+      await insertRows(
+        store,
+        'metrics',
+        Array.from({ length: 3000 }, (_, i) => ({
+          ...metricRow({ tenant: 'ballast', name: 'ballast_gauge', ns: ns(twoDaysAgo + i * 1000), value: i, resource: { 'service.name': 'node' } }),
+          scope_name: remoteWriteScope.name,
+        })),
+      );
+    });
+
+    /**
+     * Fills an entry of `name` from two parts (`held`), inserts `fresh`, merges the partitions holding `name`'s rows
+     * (one part none of whose names the entry holds) and reads again: the answer, topped up once, never filled again.
+     */
+    async function toppedUpAfterMerge(name: string, held: readonly (readonly number[])[], fresh: readonly number[]): Promise<[string, number[], number[]][]> {
+      for (const part of held) {
+        await insertRows(
+          store,
+          'metrics',
+          part.map((s) => row('acme', name, s, s)),
+        );
+      }
+      const cache = new SampleCache();
+      expect(points(await select(cache, 'acme', name))[0]?.[1]).to.deep.equal(held.flat());
+      await insertRows(
+        store,
+        'metrics',
+        fresh.map((s) => row('acme', name, s, s)),
+      );
+      const ids = await store.client.query({
+        query: `SELECT DISTINCT _partition_id AS id FROM ${queryTable(store, 'metrics')} WHERE metric_name = {name:String}`,
+        query_params: { name },
+        format: 'JSONEachRow',
+      });
+      for (const { id } of await ids.json<{ id: string }>()) {
+        await store.client.command({ query: `OPTIMIZE TABLE ${queryTable(store, 'metrics')} PARTITION ID {id:String} FINAL`, query_params: { id } });
+      }
+      const before = cache.stats();
+      const seen: Seen = { samples: [], all: [] };
+      const got = points(await select(cache, 'acme', name, seen));
+      const after = cache.stats();
+      expect(after.topUps - before.topUps, 'a top-up').to.equal(1);
+      expect(after.refills - before.refills, 'not filled again').to.equal(0);
+      expect(seen.samples).to.have.length(1);
+      expect(seen.samples[0]).to.include('_part NOT IN');
+      // The entry keeps what the top-up made (a hit answers the same), and a fresh cache's read is the direct answer.
+      const hit: Seen = { samples: [], all: [] };
+      expect(points(await select(cache, 'acme', name, hit)), 'the entry after the top-up').to.deep.equal(got);
+      expect(hit.samples).to.deep.equal([]);
+      expect(points(await select(new SampleCache(), 'acme', name)), 'a fresh read').to.deep.equal(got);
+      return got;
+    }
+
+    it('appends only the rows newer than the entry holds: none dropped, none twice', async () => {
+      // The merged part's rows: 0, 15, 30 held, 45 and 60 newer than any held.
+      expect(await toppedUpAfterMerge('appended_gauge', [[0, 15], [30]], [45, 60])).to.deep.equal([
+        ['__name__=appended_gauge,job=node,k=a', [0, 15, 30, 45, 60], [0, 15, 30, 45, 60]],
+      ]);
+    });
+
+    it("keeps a late row older than the entry's last that the entry does not hold", async () => {
+      // 20 arrived late (older than the held 30): appending only what is newer than 30 would drop it.
+      expect(await toppedUpAfterMerge('late_gauge', [[0, 15], [30]], [20, 45])).to.deep.equal([
+        ['__name__=late_gauge,job=node,k=a', [0, 15, 20, 30, 45], [0, 15, 20, 30, 45]],
+      ]);
+    });
+  });
+
   it('reads the mutation version from part names', () => {
     expect(highestMutation(['90-20261129_1_4_1', '90-20261129_5_5_0'])).to.equal(0);
     expect(highestMutation(['90-20261129_1_4_1_7', '90-20261129_5_5_0'])).to.equal(7);
