@@ -18,14 +18,14 @@
 //   BENCH_PROMQL_QUERIES=1,4,10                           # only these queries (1-based, as in queries.ts)
 //   BENCH_PROMQL_BREAKDOWN=0                              # skip the in-process breakdown
 //   BENCH_PROMQL_BURST=10                                 # panels of the breakdown's dashboard-like burst (0: none)
-//   BENCH_PROMQL_LIVE=1                                   # keep remote-writing every tenant's series (15 s scrapes) while timing
+//   BENCH_PROMQL_LIVE=1                                   # keep remote-writing every tenant's series (15 s scrapes) to both while timing
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postRemoteWrite, requestPlan } from './promql/ingest.ts';
 import { startLiveIngest } from './promql/live-ingest.ts';
-import type { LiveIngest, LiveStats } from './promql/live-ingest.ts';
+import type { LiveIngest, LiveStats, TargetStats } from './promql/live-ingest.ts';
 import { startLocalIngest } from './promql/local-ingest.ts';
 import { difference, rangeQuery, shapeOf } from './promql/answers.ts';
 import type { Answer, Endpoint } from './promql/answers.ts';
@@ -175,7 +175,8 @@ async function main(): Promise<void> {
     await run(prom.promtool, ['tsdb', 'create-blocks-from', 'openmetrics', omFile, join(promDir, 'data')], 30 * 60_000);
     say(`promtool create-blocks-from openmetrics: ${seconds(performance.now() - t0)}`);
     rmSync(omFile);
-    const prometheus = await startPrometheus(prom.prometheus, promDir);
+    // Under live ingest Prometheus receives the same new samples by remote write (its receiver is off otherwise).
+    const prometheus = await startPrometheus(prom.prometheus, promDir, { remoteWriteReceiver: live });
     stopPrometheus = () => prometheus.stop();
 
     // Tenantry: remote write from 8 closed-loop clients.
@@ -206,8 +207,20 @@ async function main(): Promise<void> {
     // New samples land after the range's end: the answers stay Prometheus', the cache tops up (and sees merges) on every read.
     let liveIngest: LiveIngest | undefined;
     if (live) {
-      liveIngest = startLiveIngest(`${tenantry.otlpUrl}/api/v1/push`, tenantry.key, layout, liveMaxMs);
-      say('live ingest: every tenant remote-writes a point of each series every 15 s (wide tenants every 60 s) until the timed queries end');
+      liveIngest = startLiveIngest(
+        [
+          {
+            name: 'Tenantry',
+            url: `${tenantry.otlpUrl}/api/v1/push`,
+            headers: (t) => ({ authorization: `Bearer ${tenantry.key}`, 'x-scope-orgid': t }),
+            tenantLabel: false,
+          },
+          { name: 'Prometheus', url: `${prometheus.url}/api/v1/write`, headers: () => ({}), tenantLabel: true },
+        ],
+        layout,
+        liveMaxMs,
+      );
+      say('live ingest: every tenant remote-writes a point of each series every 15 s (wide tenants every 60 s) to both systems until the timed queries end');
     }
     // One untimed run per query and tenant on both: caches warm (Tenantry's series index, Prometheus' pages), as for a dashboard refreshed.
     for (const q of benchQueries) {
@@ -264,11 +277,13 @@ async function main(): Promise<void> {
       floor.tenantry.push(performance.now() - started);
     }
     const liveStats: LiveStats | undefined = await liveIngest?.stop();
+    const sentTo = (t: TargetStats, ms: number): string =>
+      `${t.name} ${t.samples.toLocaleString('en')} samples in ${t.requests} requests = ${Math.round(t.samples / (ms / 1000)).toLocaleString('en')} samples/s ` +
+      `(${t.refused} refused, ${t.skipped} skipped with 8 in flight)`;
     const liveLine =
       liveStats === undefined
         ? undefined
-        : `live ingest during the warm-up and the timed queries: ${liveStats.samples.toLocaleString('en')} samples in ${liveStats.requests} requests over ${seconds(liveStats.ms)} ` +
-          `= ${Math.round(liveStats.samples / (liveStats.ms / 1000)).toLocaleString('en')} samples/s (${liveStats.refused} refused, ${liveStats.skipped} skipped with 8 in flight)`;
+        : `live ingest to both during the warm-up and the timed queries, over ${seconds(liveStats.ms)}: ${liveStats.targets.map((t) => sentTo(t, liveStats.ms)).join('; ')}`;
     if (liveLine !== undefined) say(liveLine);
     const floorLine =
       `vector(1), which reads nothing, over HTTP: Prometheus p50/p95 ${percentile(floor.prometheus, 0.5).toFixed(1)}/${percentile(floor.prometheus, 0.95).toFixed(1)} ms, ` +

@@ -151,11 +151,16 @@ export async function startVictoriaMetrics(binary: string, dir: string): Promise
   return { name: 'victoria-metrics', pid: child.pid ?? 0, dataDir: join(dir, 'data'), url, tail, stop };
 }
 
+/** What a Prometheus accepts besides OTLP: remote write 1.0 at /api/v1/write (`--web.enable-remote-write-receiver`). */
+export interface PrometheusOptions {
+  readonly remoteWriteReceiver?: boolean;
+}
+
 /**
  * Prometheus with its OTLP receiver (`--web.enable-otlp-receiver`, /api/v1/otlp/v1/metrics),
  * `--web.listen-address` (default `0.0.0.0:9090`) on loopback, nothing scraped.
  */
-export async function startPrometheus(binary: string, dir: string): Promise<HttpPeer> {
+export async function startPrometheus(binary: string, dir: string, o: PrometheusOptions = {}): Promise<HttpPeer> {
   mkdirSync(dir, { recursive: true });
   const { http } = await freePorts(['http']);
   const config = join(dir, 'prometheus.yml');
@@ -165,6 +170,7 @@ export async function startPrometheus(binary: string, dir: string): Promise<Http
     `--storage.tsdb.path=${join(dir, 'data')}`,
     `--web.listen-address=127.0.0.1:${http}`,
     '--web.enable-otlp-receiver',
+    ...(o.remoteWriteReceiver === true ? ['--web.enable-remote-write-receiver'] : []),
     '--log.level=warn',
   ];
   const url = `http://127.0.0.1:${http}`;

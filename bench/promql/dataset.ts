@@ -208,13 +208,25 @@ export async function writeOpenMetrics(file: string, l: Layout): Promise<void> {
   });
 }
 
-/** One remote write request: the given series of tenant `t` for steps [from, to), snappy-compressed. */
-export function remoteWriteRequest(t: number, series: readonly Series[], from: number, to: number, firstSecond: number, step: number): Buffer {
+/**
+ * One remote write request: the given series of tenant `t` for steps [from, to), snappy-compressed; with
+ * `tenantLabel` each series also carries `tenant="bench-…"` (for Prometheus, which holds every tenant).
+ */
+export function remoteWriteRequest(
+  t: number,
+  series: readonly Series[],
+  from: number,
+  to: number,
+  firstSecond: number,
+  step: number,
+  tenantLabel = false,
+): Buffer {
   const w = protobuf.Writer.create();
+  const extra: (readonly [string, string])[] = tenantLabel ? [['tenant', tenantName(t)]] : [];
   for (const s of series) {
     w.uint32((1 << 3) | 2).fork(); // WriteRequest.timeseries = 1
     // Remote write sends labels sorted by name.
-    const labels = [['__name__', s.name] as const, ...s.labels].sort(([a], [b]) => (a < b ? -1 : 1));
+    const labels = [['__name__', s.name] as const, ...extra, ...s.labels].sort(([a], [b]) => (a < b ? -1 : 1));
     for (const [name, value] of labels) {
       w.uint32((1 << 3) | 2)
         .fork()
