@@ -16,7 +16,8 @@ import { parseKeys } from '../../../src/auth/api-keys.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { testProcessContext } from '../../support/process-context.ts';
-import { tracePath } from './support/grpc-client.ts';
+import { exportOn, tracePath } from './support/grpc-client.ts';
+import type { GrpcReply } from './support/grpc-client.ts';
 import { tracesJson, tracesProtobuf } from './support/payloads.ts';
 import { gatewayConfig } from '../../../support/default-config.ts';
 
@@ -39,21 +40,8 @@ function bearer(): grpc.Metadata {
   return metadata;
 }
 
-/** One unary Export on `client`: its status code and details. */
-function exportOn(client: grpc.Client, body: Buffer): Promise<{ code: grpc.status; details: string }> {
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      tracePath,
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      body,
-      bearer(),
-      (error) => {
-        resolve(error === null ? { code: grpc.status.OK, details: '' } : { code: error.code, details: error.details });
-      },
-    );
-  });
-}
+/** One unary Export on `client` with the test's key. */
+const exportSmall = (client: grpc.Client, body: Buffer): Promise<GrpcReply> => exportOn(client, tracePath, body, key);
 
 /** A raw HTTP/2 Export call on `session` whose answer (trailers-only, or trailers) and close are observed. */
 function rawCall(session: ClientHttp2Session): { stream: ReturnType<ClientHttp2Session['request']>; status: Promise<number>; closed: Promise<number> } {
@@ -142,7 +130,7 @@ describe('OTLP/gRPC per-stream limits (issue 35)', function () {
   it('keeps a channel with one stalled stream serving its other calls, before and after the stall is answered', async () => {
     const client = new grpc.Client(address, grpc.credentials.createInsecure());
     try {
-      expect((await exportOn(client, small())).code).to.equal(grpc.status.OK);
+      expect((await exportSmall(client, small())).code).to.equal(grpc.status.OK);
       let stalledEnded = false;
       // A client-streaming call that never sends its message: grpc-js sends the headers at once, then nothing.
       const stalled = new Promise<grpc.status>((resolve) => {
@@ -160,9 +148,9 @@ describe('OTLP/gRPC per-stream limits (issue 35)', function () {
       const codes: grpc.status[] = [];
       // Exports run on the channel throughout the stall and for a while after its answer, when a dropped connection would fail them.
       const loop = async (): Promise<void> => {
-        while (!stalledEnded) codes.push((await exportOn(client, small())).code);
+        while (!stalledEnded) codes.push((await exportSmall(client, small())).code);
         const until = performance.now() + 1500;
-        while (performance.now() < until) codes.push((await exportOn(client, small())).code);
+        while (performance.now() < until) codes.push((await exportSmall(client, small())).code);
       };
       await Promise.all([loop(), loop(), loop(), loop()]);
       expect(await stalled).to.equal(grpc.status.DEADLINE_EXCEEDED);
@@ -189,7 +177,7 @@ describe('OTLP/gRPC per-stream limits (issue 35)', function () {
         const spans = Array.from({ length: 1200 }, (_, i) => ({ name: `span-${i}-${'x'.repeat(160)}` }));
         const big = tracesProtobuf(tracesJson({ 'tenant.id': 'streams' }, spans));
         expect(big.length).to.be.within(200 * 1024, 400 * 1024);
-        const results = await Promise.all(Array.from({ length: 120 }, () => exportOn(client, big)));
+        const results = await Promise.all(Array.from({ length: 120 }, () => exportSmall(client, big)));
         const tally: Record<string, number> = {};
         for (const r of results) tally[grpc.status[r.code]] = (tally[grpc.status[r.code]] ?? 0) + 1;
         expect(

@@ -12,8 +12,8 @@ export interface GrpcReply {
   trailers: grpc.Metadata | undefined;
 }
 
-export function grpcExport(url: string, path: string, body: Buffer, key: string | undefined, options: grpc.ClientOptions = {}): Promise<GrpcReply> {
-  const client = new grpc.Client(url.replace(/^http:\/\//, ''), grpc.credentials.createInsecure(), options);
+/** One unary Export on a channel the caller keeps (and closes): its status, details, answer and trailers. */
+export function exportOn(client: grpc.Client, path: string, body: Buffer, key: string | undefined): Promise<GrpcReply> {
   const metadata = new grpc.Metadata();
   if (key !== undefined) metadata.set('authorization', `Bearer ${key}`);
   return new Promise((resolve) => {
@@ -24,10 +24,19 @@ export function grpcExport(url: string, path: string, body: Buffer, key: string 
       body,
       metadata,
       (error, value) => {
-        client.close();
         if (error === null) resolve({ code: grpc.status.OK, details: '', body: value, trailers: undefined });
         else resolve({ code: error.code, details: error.details, body: undefined, trailers: error.metadata });
       },
     );
   });
+}
+
+/** One unary Export on a channel of its own. */
+export async function grpcExport(url: string, path: string, body: Buffer, key: string | undefined, options: grpc.ClientOptions = {}): Promise<GrpcReply> {
+  const client = new grpc.Client(url.replace(/^http:\/\//, ''), grpc.credentials.createInsecure(), options);
+  try {
+    return await exportOn(client, path, body, key);
+  } finally {
+    client.close();
+  }
 }
