@@ -21,7 +21,7 @@
 //   BENCH_PROMQL_LIVE=1                                   # keep remote-writing every tenant's series (15 s scrapes) to both while timing
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
-import { cpus, totalmem, tmpdir } from 'node:os';
+import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postRemoteWrite, requestPlan } from './promql/ingest.ts';
 import { startLiveIngest } from './promql/live-ingest.ts';
@@ -89,6 +89,11 @@ const say = (text: string): void => {
   console.log(`[bench:promql] ${text}`);
 };
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+/** The 1, 5 and 15 min load averages: the machine is shared, so a run says how busy it was. */
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ');
 
 function run(binary: string, args: readonly string[], timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -160,6 +165,7 @@ async function main(): Promise<void> {
     `${samples.toLocaleString('en')} samples: ${tenants} tenants x ${seriesPerTenant} series x ${layout.points} points every ${stepSeconds} s (${((layout.points * stepSeconds) / 3600).toFixed(1)} h), ` +
       `and tenants ${layout.wideTenants.map(tenantName).join(', ')} x ${layout.wideSeries.toLocaleString('en')} series x ${widePoints} points every ${wideStepSeconds} s`,
   );
+  say(`load average (1 / 5 / 15 min) at the start: ${load()}`);
   const dir = join(tmpdir(), `tenantry-bench-promql-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   let stopTenantry = (): Promise<void> => Promise.resolve();
@@ -276,6 +282,7 @@ async function main(): Promise<void> {
       await rangeQuery(tenantryEndpoint(tenantFor(benchQueries[0] ?? { name: '', promql: '' }, r)), 'vector(1)', range);
       floor.tenantry.push(performance.now() - started);
     }
+    say(`load average (1 / 5 / 15 min) after the timed queries: ${load()}`);
     const liveStats: LiveStats | undefined = await liveIngest?.stop();
     const sentTo = (t: TargetStats, ms: number): string =>
       `${t.name} ${t.samples.toLocaleString('en')} samples in ${t.requests} requests = ${Math.round(t.samples / (ms / 1000)).toLocaleString('en')} samples/s ` +
