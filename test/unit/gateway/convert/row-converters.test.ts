@@ -10,18 +10,8 @@ import type { RowConverter } from '../../../../gateway/convert/common/row-conver
 import { rowConverters } from '../../../../gateway/convert/row-converters.ts';
 import { TenantResolver } from '../../../../gateway/convert/common/tenant-resolver.ts';
 import type { RowBatch } from '../../../../gateway/rowbinary/row-batch.ts';
-import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
-import type { SignalName } from '../../../../gateway/wire/otlp-messages.ts';
-import { logsRequest, metricsRequest, otlpJson, principal, tracesRequest } from '../support/otlp-arbitraries.ts';
+import { encoders, nouns, otlpJson, principal, requests } from '../support/otlp-arbitraries.ts';
 import { readRows, rowDifference } from '../support/row-binary-reader.ts';
-
-const encoders: Readonly<Record<SignalName, (request: object) => Uint8Array>> = {
-  traces: (r) => ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(r)).finish(),
-  logs: (r) => ExportLogsServiceRequest.encode(ExportLogsServiceRequest.fromObject(r)).finish(),
-  metrics: (r) => ExportMetricsServiceRequest.encode(ExportMetricsServiceRequest.fromObject(r)).finish(),
-};
-const requests: Readonly<Record<SignalName, fc.Arbitrary<object>>> = { traces: tracesRequest, logs: logsRequest, metrics: metricsRequest };
-const nouns: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 
 /** A fresh table per conversion, so that both formats draw the same log ids at the same clock. */
 const converters = (): ReturnType<typeof rowConverters> => rowConverters(new LogIdGenerator('0000000000'), () => 1_700_000_000_000);

@@ -4,6 +4,8 @@
 // exercise every tenant rule (for `principal`).
 import fc from 'fast-check';
 import type { Principal } from '../../../../src/auth/api-keys.ts';
+import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../gateway/wire/otlp-messages.ts';
+import type { SignalName } from '../../../../gateway/wire/otlp-messages.ts';
 
 /** May write t1, t2, 42 and a tenant id of every allowed punctuation character. */
 export const principal: Principal = { name: 'p', scopes: new Set(['ingest']), tenants: new Set(['t1', 't2', '42', "a.b~c*(d)'!-_"]) };
@@ -221,3 +223,16 @@ export function otlpJson(request: object): string {
     return value;
   });
 }
+
+/** A request object of each signal as protobuf bytes (the generated encoders). */
+export const encoders: Readonly<Record<SignalName, (request: object) => Uint8Array>> = {
+  traces: (r) => ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(r)).finish(),
+  logs: (r) => ExportLogsServiceRequest.encode(ExportLogsServiceRequest.fromObject(r)).finish(),
+  metrics: (r) => ExportMetricsServiceRequest.encode(ExportMetricsServiceRequest.fromObject(r)).finish(),
+};
+
+/** The random requests of each signal. */
+export const requests: Readonly<Record<SignalName, fc.Arbitrary<object>>> = { traces: tracesRequest, logs: logsRequest, metrics: metricsRequest };
+
+/** What partial-success messages call each signal's items. */
+export const nouns: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };

@@ -14,21 +14,13 @@ import { TenantResolver } from '../../../../../gateway/convert/common/tenant-res
 import { LogIdGenerator } from '../../../../../gateway/convert/logs/log-id.ts';
 import { rowConverters } from '../../../../../gateway/convert/row-converters.ts';
 import { ConvertPool } from '../../../../../gateway/convert/worker/convert-pool.ts';
-import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
 import type { SignalName, WireFormat } from '../../../../../gateway/wire/otlp-messages.ts';
 import { builtInDefaults, resolveEffective } from '../../../../../src/tenant/settings/tenant-settings.ts';
 import type { TenantSettingsView } from '../../../../../src/tenant/settings/tenant-settings.ts';
-import { logsRequest, metricsRequest, otlpJson, principal, tracesRequest } from '../../support/otlp-arbitraries.ts';
+import { encoders, nouns, otlpJson, principal, requests } from '../../support/otlp-arbitraries.ts';
 import { rowDifference } from '../../support/row-binary-reader.ts';
 
 const nowMs = 1_700_000_000_000;
-const encoders: Readonly<Record<SignalName, (request: object) => Uint8Array>> = {
-  traces: (r) => ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(r)).finish(),
-  logs: (r) => ExportLogsServiceRequest.encode(ExportLogsServiceRequest.fromObject(r)).finish(),
-  metrics: (r) => ExportMetricsServiceRequest.encode(ExportMetricsServiceRequest.fromObject(r)).finish(),
-};
-const requests: Readonly<Record<SignalName, fc.Arbitrary<object>>> = { traces: tracesRequest, logs: logsRequest, metrics: metricsRequest };
-const nouns: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 const bodyOf = (signal: SignalName, format: WireFormat, request: object): Buffer =>
   format === 'protobuf' ? Buffer.from(encoders[signal](request)) : Buffer.from(otlpJson(request));
 
