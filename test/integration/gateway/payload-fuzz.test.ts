@@ -10,9 +10,9 @@ import { startTestGateway, keys } from './support/gateway-harness.ts';
 import type { TestGateway } from './support/gateway-harness.ts';
 import { grpcExport, logsPath, tracePath } from './support/grpc-client.ts';
 import { keyValue, nestedKvlist, request, span, stringValue } from './support/hostile-otlp.ts';
-import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../gateway/wire/otlp-messages.ts';
+import { ExportLogsServiceRequest, ExportMetricsServiceRequest } from '../../../gateway/wire/otlp-messages.ts';
 import type { SignalName } from '../../../gateway/wire/otlp-messages.ts';
-import { logsRequest, metricsRequest, otlpJson, tracesRequest } from '../../unit/gateway/support/otlp-arbitraries.ts';
+import { encoders, logsRequest, metricsRequest, otlpJson, tracesRequest } from '../../unit/gateway/support/otlp-arbitraries.ts';
 import { jsonHeaders, logsProtobuf, metricsProtobuf, post, protobufHeaders, tracesJson, tracesProtobuf } from './support/payloads.ts';
 
 /** fast-check's seed for every property here: a failing run is replayed with the seed and path it reports. */
@@ -21,11 +21,6 @@ const grpcPaths: Readonly<Record<SignalName, string>> = {
   traces: tracePath,
   logs: logsPath,
   metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
-};
-const encoders: Readonly<Record<SignalName, (request: object) => Uint8Array>> = {
-  traces: (r) => ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(r)).finish(),
-  logs: (r) => ExportLogsServiceRequest.encode(ExportLogsServiceRequest.fromObject(r)).finish(),
-  metrics: (r) => ExportMetricsServiceRequest.encode(ExportMetricsServiceRequest.fromObject(r)).finish(),
 };
 /** Random requests of every signal (test/unit/gateway/support/otlp-arbitraries.ts), tenant rules and 64-bit timestamps included. */
 const randomRequest = fc.oneof(

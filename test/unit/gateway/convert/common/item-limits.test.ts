@@ -10,11 +10,10 @@ import { LogIdGenerator } from '../../../../../gateway/convert/logs/log-id.ts';
 import { rowConverters } from '../../../../../gateway/convert/row-converters.ts';
 import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
 import type { RowBatch } from '../../../../../gateway/rowbinary/row-batch.ts';
-import { ExportLogsServiceRequest, ExportMetricsServiceRequest, ExportTraceServiceRequest } from '../../../../../gateway/wire/otlp-messages.ts';
 import type { SignalName } from '../../../../../gateway/wire/otlp-messages.ts';
 import { mapObject, readRows, rowDifference } from '../../support/row-binary-reader.ts';
 import type { Row } from '../../support/row-binary-reader.ts';
-import { principal } from '../../support/otlp-arbitraries.ts';
+import { encoders, nouns, principal } from '../../support/otlp-arbitraries.ts';
 import { jsonBody } from '../json-body.ts';
 
 const nowMs = 1_700_000_000_000;
@@ -36,13 +35,6 @@ const str = (s: string): object => ({ stringValue: s });
 /** An AnyValue nesting `levels` levels of arrays. */
 const nested = (levels: number): object => (levels === 0 ? str('x') : { arrayValue: { values: [nested(levels - 1)] } });
 const kv = (key: string, value: object): object => ({ key, value });
-
-const encoders: Readonly<Record<SignalName, (request: object) => Uint8Array>> = {
-  traces: (r) => ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(r)).finish(),
-  logs: (r) => ExportLogsServiceRequest.encode(ExportLogsServiceRequest.fromObject(r)).finish(),
-  metrics: (r) => ExportMetricsServiceRequest.encode(ExportMetricsServiceRequest.fromObject(r)).finish(),
-};
-const nouns: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 
 /** Converts `request` in both formats under `limits`, checks they agree, and returns the protobuf batch. */
 function convertBoth(signal: SignalName, request: object, under: ItemLimits = limits): RowBatch {
