@@ -8,6 +8,14 @@ import type { QueryLimitsConfig } from '../config/config.ts';
 /** Share of embedded ClickHouse's time queries may take while ingest is active. */
 export const embeddedQueryShare = 0.25;
 
+/**
+ * Store time a tenant's embedded queries may use at once while ingest is
+ * active before they are held to their share: a dashboard refresh (tens of
+ * PromQL panels of two or three 3-10 ms statements each) fits; a loop of
+ * heavy queries is held to its share within its first quarter second.
+ */
+export const embeddedQueryBurstMs = 250;
+
 /** Threads of an embedded query's statement: one, so that the gateway keeps a core of two. */
 export const embeddedQueryThreads = 1;
 
@@ -36,6 +44,7 @@ export function storeGatePolicy(mode: Store['mode'], queries: QueryLimitsConfig 
     maxConcurrentQueries: () => maxConcurrentQueries,
     keyWaitMs,
     queryShare: embeddedQueryShare,
+    queryBurstMs: embeddedQueryBurstMs,
     maxRunMs: embedded ? (queries?.embeddedTimeoutMs ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY,
     turnMs: embeddedTurnMs,
     queryThreads: embedded ? embeddedQueryThreads : undefined,

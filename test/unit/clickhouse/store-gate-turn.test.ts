@@ -59,6 +59,7 @@ function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): Stor
       maxConcurrentQueries: () => 8,
       keyWaitMs: 2000,
       queryShare: 0.25,
+      queryBurstMs: 0,
       ingestActiveMs: 2000,
       maxRunMs: 10_000,
       turnMs: 1000,

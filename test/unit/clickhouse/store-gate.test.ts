@@ -51,6 +51,7 @@ function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): Stor
       maxConcurrentQueries: () => 8,
       keyWaitMs: 2000,
       queryShare: 0.25,
+      queryBurstMs: 0,
       ingestActiveMs: 2000,
       maxRunMs: 5000,
       turnMs: 1000,
@@ -130,6 +131,29 @@ describe('the store gate', () => {
       expect(work.running(), '300 ms after a1').to.deep.equal(['a2']);
       await work.finish('a2');
       expect((await Promise.all([a2, b1])).map((t) => t.ok)).to.deep.equal([true, true]);
+    });
+
+    it('while ingest is active, lets a tenant spend its burst back to back, then holds it until its credit refills at its share', async () => {
+      const clock = new ManualClock();
+      const work = new Work();
+      const gate = gateWith(clock, { queryBurstMs: 100 });
+      const insert = gate.insert(work.piece('insert'));
+      await settled();
+      await work.finish('insert');
+      await insert;
+      const a = [1, 2, 3].map((i) => gate.query(keyA, 30_000, work.piece(`a${i}`)));
+      await settled();
+      await clock.advance(100);
+      await work.finish('a1'); // credit 100 - 100 × 0.75 = 25: still in its burst
+      expect(work.running(), 'a2 right after a1').to.deep.equal(['a2']);
+      await clock.advance(100);
+      await work.finish('a2'); // credit 25 - 75 = -50: refills to 0 in 200 ms
+      await clock.advance(199);
+      expect(work.running(), '199 ms after a2').to.deep.equal([]);
+      await clock.advance(1);
+      expect(work.running(), '200 ms after a2').to.deep.equal(['a3']);
+      await work.finish('a3');
+      expect((await Promise.all(a)).map((t) => t.ok)).to.deep.equal([true, true, true]);
     });
 
     it('runs queries back to back when no INSERT ran lately', async () => {
