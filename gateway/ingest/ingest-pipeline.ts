@@ -29,7 +29,9 @@
 // Conversion (convert()) runs inline for small bodies and in the conversion
 // pool's worker threads (gateway/convert/worker/) for bodies of at least
 // `offloadMinBytes` decoded, with the same results: a 16 MB body holds a
-// worker, not the event loop every other tenant's requests need.
+// worker, not the event loop every other tenant's requests need. Remote
+// write bodies, decompressed on the event loop, take the same choice
+// (convertRemoteWrite).
 import { availableParallelism } from 'node:os';
 import { hasScope } from '../../src/auth/api-keys.ts';
 import type { KeyRing, Principal } from '../../src/auth/api-keys.ts';
@@ -57,6 +59,7 @@ import { rowConverters } from '../convert/row-converters.ts';
 import type { RowConverters } from '../convert/row-converters.ts';
 import type { RowConverter } from '../convert/common/row-converter.ts';
 import { ConvertPool } from '../convert/worker/convert-pool.ts';
+import type { RemoteWriteBatch } from '../prometheus/write-request.ts';
 
 const itemNoun: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
 
@@ -184,6 +187,27 @@ export class IngestPipeline {
     if (pooled.error.kind === 'unavailable') return fail({ kind: 'unavailable', message: pooled.error.message });
     this.chargeUnstored(signal, bytes, 'invalid_body', { principal: tenants.principal, tenants });
     return fail({ kind: 'invalid', message: pooled.error.message });
+  }
+
+  /**
+   * Converts a decompressed remote write body for `tenant` as `inline` (the
+   * receiver's remoteWriteConverter) does: inline below the offload
+   * threshold, else in the worker pool, whose dead worker is `unavailable`.
+   * The body is given up (it may move to the worker). An invalid body is not
+   * charged here: the receiver charges it to the tenant it named.
+   */
+  async convertRemoteWrite(
+    body: Buffer,
+    tenant: string,
+    tenants: TenantResolver,
+    inline: (body: Buffer, tenant: string, tenants: TenantResolver) => Result<RemoteWriteBatch, string>,
+  ): Promise<Result<RemoteWriteBatch, Failure>> {
+    if (body.length < this.#offloadMinBytes) {
+      const converted = inline(body, tenant, tenants);
+      return converted.ok ? converted : fail({ kind: 'invalid', message: converted.error });
+    }
+    const pooled = await this.#pool.convertRemoteWrite({ chunks: [body], length: body.length }, tenant, tenants, this.decodeFlow(tenants.principal, tenant));
+    return pooled.ok ? pooled : fail({ kind: pooled.error.kind, message: pooled.error.message });
   }
 
   /** Ends the conversion workers: requests still converting are answered unavailable. */

@@ -3,12 +3,15 @@
 // and the synchronous questions a worker asks the main thread while it
 // converts (see convert-worker.ts for why they are synchronous). Everything
 // here is plain data that survives structured cloning; bodies and rows
-// travel as transferred ArrayBuffers, not copies.
+// travel as transferred ArrayBuffers, not copies. A job is an OTLP body or a
+// decompressed Prometheus remote write body (whose answer also carries the
+// request's metadata and its skipped native histograms).
 import type { MessagePort } from 'node:worker_threads';
 import type { Principal } from '../../../src/auth/api-keys.ts';
 import type { EffectiveSettings } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { TableName } from '../../rowbinary/row-batch.ts';
 import type { SignalName, WireFormat } from '../../wire/otlp-messages.ts';
+import type { MetricMetadata } from '../../prometheus/write-request.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import type { TallyState } from '../common/item-tally.ts';
 import type { TenantItems } from '../common/tenant-resolver.ts';
@@ -36,6 +39,14 @@ export interface ConvertJob {
   /** The main thread's clock at dispatch: the request's time window, as inline conversion reads it. */
   readonly nowMs: number;
   readonly principal: Principal;
+  /** Set for a decompressed remote write body (signal metrics, format protobuf): the tenant the request named. */
+  readonly remoteWrite?: { readonly tenant: string } | undefined;
+}
+
+/** What a remote write job returns beside its rows. */
+export interface RemoteWriteExtras {
+  readonly metadata: readonly MetricMetadata[];
+  readonly skippedHistograms: number;
 }
 
 /** The tenants a worker's resolver found, in order of appearance. */
@@ -51,6 +62,8 @@ export type JobAnswer =
       readonly rowCount: number;
       readonly tally: TallyState;
       readonly tenants: FoundTenants;
+      /** Present for a remote write job. */
+      readonly remoteWrite?: RemoteWriteExtras | undefined;
     }
   | { readonly id: number; readonly kind: 'invalid'; readonly error: string; readonly tenants: FoundTenants }
   | { readonly id: number; readonly kind: 'thrown'; readonly message: string };

@@ -5,7 +5,10 @@
 // pipeline sends only bodies above its threshold here (small ones cost less
 // inline than the hand-off); a job's answer is the same RowBatch, rejections
 // and tenants inline conversion would give (test/unit/gateway/convert/
-// worker/convert-pool.test.ts holds them equal).
+// worker/convert-pool.test.ts holds them equal). Decompressed Prometheus
+// remote write bodies are converted here too (convertRemoteWrite), with
+// their metadata and skipped histograms as the inline converter returns them
+// (remote-write-pool.test.ts).
 //
 // Jobs wait for a free worker ordered by flow (the decode gate's: a tenant,
 // or a key): the next job is the oldest of the flow with the fewest jobs
@@ -28,11 +31,12 @@ import { fail, ok } from '../../../src/result.ts';
 import type { Result } from '../../../src/result.ts';
 import type { TenantSettingsView } from '../../../src/tenant/settings/tenant-settings.ts';
 import type { RowBatch } from '../../rowbinary/row-batch.ts';
+import type { RemoteWriteBatch } from '../../prometheus/write-request.ts';
 import type { SignalName, WireFormat } from '../../wire/otlp-messages.ts';
 import type { ItemLimits } from '../common/item-limits.ts';
 import { ItemTally } from '../common/item-tally.ts';
 import type { TenantResolver } from '../common/tenant-resolver.ts';
-import type { ConvertJob, JobAnswer, Question, Reply, WorkerSetup } from './convert-messages.ts';
+import type { ConvertJob, JobAnswer, Question, Reply, RemoteWriteExtras, WorkerSetup } from './convert-messages.ts';
 
 /** The pool's settings; only `limits` is required. */
 export interface ConvertPoolOptions {
@@ -103,12 +107,18 @@ export interface PoolFailure {
   readonly message: string;
 }
 
+/** A job's rows, and a remote write job's extras. */
+interface Converted {
+  readonly batch: RowBatch;
+  readonly remoteWrite?: RemoteWriteExtras | undefined;
+}
+
 interface Job {
   readonly message: ConvertJob;
   readonly transfer: readonly ArrayBuffer[];
   readonly flow: string;
   readonly tenants: TenantResolver;
-  readonly done: (result: Result<RowBatch, PoolFailure>) => void;
+  readonly done: (result: Result<Converted, PoolFailure>) => void;
   readonly fault: (error: Error) => void;
 }
 
@@ -165,10 +175,41 @@ export class ConvertPool {
    * tenants it found. Invalid bodies are `invalid`; a dead worker or a
    * stopped pool `unavailable`. A converter's exception (a bug) rejects.
    */
-  convert(signal: SignalName, format: WireFormat, body: Buffer | OwnedChunks, tenants: TenantResolver, flow: string): Promise<Result<RowBatch, PoolFailure>> {
+  async convert(
+    signal: SignalName,
+    format: WireFormat,
+    body: Buffer | OwnedChunks,
+    tenants: TenantResolver,
+    flow: string,
+  ): Promise<Result<RowBatch, PoolFailure>> {
+    const result = await this.#enqueue(signal, format, body, tenants, flow, undefined);
+    return result.ok ? ok(result.value.batch) : result;
+  }
+
+  /**
+   * Converts a decompressed remote write body for `tenant` as
+   * remoteWriteConverter would inline: rows, metadata and skipped
+   * histograms; failures as convert's.
+   */
+  async convertRemoteWrite(body: Buffer | OwnedChunks, tenant: string, tenants: TenantResolver, flow: string): Promise<Result<RemoteWriteBatch, PoolFailure>> {
+    const result = await this.#enqueue('metrics', 'protobuf', body, tenants, flow, { tenant });
+    if (!result.ok) return result;
+    const { batch, remoteWrite } = result.value;
+    if (remoteWrite === undefined) throw new Error('a remote write job was answered without its metadata');
+    return ok({ batch, metadata: remoteWrite.metadata, skippedHistograms: remoteWrite.skippedHistograms });
+  }
+
+  #enqueue(
+    signal: SignalName,
+    format: WireFormat,
+    body: Buffer | OwnedChunks,
+    tenants: TenantResolver,
+    flow: string,
+    remoteWrite: ConvertJob['remoteWrite'],
+  ): Promise<Result<Converted, PoolFailure>> {
     if (this.#stopped) return Promise.resolve(fail({ kind: 'unavailable', message: 'the gateway is stopping' }));
     const { parts, transfer } = partsOf(body);
-    const message: ConvertJob = { id: this.#nextId++, signal, format, parts, nowMs: this.#now(), principal: tenants.principal };
+    const message: ConvertJob = { id: this.#nextId++, signal, format, parts, nowMs: this.#now(), principal: tenants.principal, remoteWrite };
     return new Promise((resolve, reject) => {
       this.#queue.push({ message, transfer, flow, tenants, done: resolve, fault: reject });
       this.#pump();
@@ -289,10 +330,13 @@ export class ConvertPool {
         this.#finished(
           job,
           ok({
-            table: answer.table,
-            rows: Buffer.from(answer.rows.buffer, answer.rows.byteOffset, answer.rows.byteLength),
-            rowCount: answer.rowCount,
-            rejected: ItemTally.restore(this.#options.limits, answer.tally),
+            batch: {
+              table: answer.table,
+              rows: Buffer.from(answer.rows.buffer, answer.rows.byteOffset, answer.rows.byteLength),
+              rowCount: answer.rowCount,
+              rejected: ItemTally.restore(this.#options.limits, answer.tally),
+            },
+            remoteWrite: answer.remoteWrite,
           }),
         );
         break;
@@ -323,7 +367,7 @@ export class ConvertPool {
     this.#pump();
   }
 
-  #finished(job: Job, result: Result<RowBatch, PoolFailure> | undefined, error?: Error): void {
+  #finished(job: Job, result: Result<Converted, PoolFailure> | undefined, error?: Error): void {
     const running = (this.#running.get(job.flow) ?? 1) - 1;
     if (running <= 0) this.#running.delete(job.flow);
     else this.#running.set(job.flow, running);

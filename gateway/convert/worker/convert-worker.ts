@@ -2,6 +2,8 @@
 // converters as the main thread (row-converters.ts; their module-global
 // ScratchWriter is per thread, so each worker has its own) and sends back
 // the rows, the tally and the tenants found. Started by convert-pool.ts.
+// Remote write bodies arrive decompressed and go through the main thread's
+// remote write converter (gateway/prometheus/write-request.ts).
 //
 // Two decisions are the main thread's, not the worker's: whether the ingest
 // limiter admits a tenant (asked once per tenant and request), and a
@@ -22,7 +24,11 @@ import { ItemTally } from '../common/item-tally.ts';
 import { TenantResolver } from '../common/tenant-resolver.ts';
 import { LogIdGenerator } from '../logs/log-id.ts';
 import { rowConverters } from '../row-converters.ts';
-import type { ConvertJob, JobAnswer, Question, Reply, WorkerSetup } from './convert-messages.ts';
+import { remoteWriteConverter } from '../../prometheus/write-request.ts';
+import { mapValue } from '../../../src/result.ts';
+import type { Result } from '../../../src/result.ts';
+import type { RowBatch } from '../../rowbinary/row-batch.ts';
+import type { ConvertJob, JobAnswer, Question, Reply, RemoteWriteExtras, WorkerSetup } from './convert-messages.ts';
 
 /** The nice value of a conversion thread: below the event loop's (0), above idle. */
 const workerNice = 10;
@@ -79,6 +85,16 @@ const admission = {
 };
 
 const converters = rowConverters(new LogIdGenerator(setup.logIdProcess), () => nowMs, setup.limits, settings);
+const remoteWrite = remoteWriteConverter(setup.limits, () => nowMs, settings);
+
+/** The job's body converted by its converter, with a remote write body's metadata and skipped histograms. */
+function converted(message: ConvertJob, body: Buffer, tenants: TenantResolver): Result<{ batch: RowBatch; extras?: RemoteWriteExtras }, string> {
+  if (message.remoteWrite === undefined) return mapValue(converters[message.signal][message.format].convert(body, tenants), (batch) => ({ batch }));
+  return mapValue(remoteWrite(body, message.remoteWrite.tenant, tenants), ({ batch, metadata, skippedHistograms }) => ({
+    batch,
+    extras: { metadata, skippedHistograms },
+  }));
+}
 
 /** Converts one job; never throws (an exception is answered as 'thrown'). */
 function convert(message: ConvertJob): { answer: JobAnswer; transfer: ArrayBuffer[] } {
@@ -89,16 +105,25 @@ function convert(message: ConvertJob): { answer: JobAnswer; transfer: ArrayBuffe
     const [first] = message.parts;
     const body =
       message.parts.length === 1 && first !== undefined ? Buffer.from(first.buffer, first.byteOffset, first.byteLength) : Buffer.concat(message.parts);
-    const result = converters[message.signal][message.format].convert(body, tenants);
+    const result = converted(message, body, tenants);
     const found = [...tenants.tenants];
     if (!result.ok) return { answer: { id: message.id, kind: 'invalid', error: result.error, tenants: found }, transfer: [] };
-    const batch = result.value;
+    const { batch, extras } = result.value;
     if (!(batch.rejected instanceof ItemTally)) throw new Error('a converter returned rejections that are not an ItemTally');
     // Own buffer, so that it can be transferred, not copied again.
     const rows = new Uint8Array(batch.rows.length);
     rows.set(batch.rows);
     return {
-      answer: { id: message.id, kind: 'rows', table: batch.table, rows, rowCount: batch.rowCount, tally: batch.rejected.state, tenants: found },
+      answer: {
+        id: message.id,
+        kind: 'rows',
+        table: batch.table,
+        rows,
+        rowCount: batch.rowCount,
+        tally: batch.rejected.state,
+        tenants: found,
+        remoteWrite: extras,
+      },
       transfer: [rows.buffer],
     };
   } catch (error) {
