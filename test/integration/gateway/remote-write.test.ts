@@ -23,6 +23,7 @@ import {
 } from '../../../support/remote-write-request.ts';
 import type { SeriesSpec } from '../../../support/remote-write-request.ts';
 import { gatewayConfig } from '../../../support/default-config.ts';
+import { defaultOffloadMinBytes } from '../../../gateway/ingest/ingest-pipeline.ts';
 
 const stale = '9218868437227405314'; // 0x7ff0000000000002
 const sentinel = 1234.0625;
@@ -194,6 +195,33 @@ describe('gateway: Prometheus remote write', function () {
     expect((await send('second')).status).to.equal(204);
     const rows = await select(gw.store, `SELECT help FROM ${gw.store.database}.prometheus_metadata FINAL WHERE tenant_id = 'meta'`);
     expect(rows).to.deep.equal([{ help: 'second' }]);
+  });
+
+  it('converts a body of the offload threshold or more (decoded) in a conversion worker: rows, metadata and skipped histograms as inline', async () => {
+    // A gateway of the default 4 MiB limit (the suite's refuses bodies above the 256 KiB threshold), with its own database.
+    const big = await startTestGateway('remote_write_pooled');
+    try {
+      const series: SeriesSpec[] = Array.from({ length: 2000 }, (_, i) => ({
+        labels: { __name__: 'pooled_total', job: 'api', run: 'pooled', i: String(i), pad: 'p'.repeat(200) },
+        samples: [{ value: i, timestampMs: t }],
+      }));
+      series.push({ labels: { __name__: 'pooled_custom', run: 'pooled' }, histograms: [{ countInt: 1, sum: 1, schema: -53, timestampMs: t }] });
+      const encoded = encodeWriteRequest(series, [{ type: metadataType.counter, family: 'pooled_total', help: 'Pooled.', unit: '' }]);
+      expect(encoded.length).to.be.at.least(defaultOffloadMinBytes);
+      const res = await pushRemoteWrite(big.httpUrl, snappyBlock(encoded), bearer(keys.tenantA));
+      expect(res.status, res.text).to.equal(204);
+      const counted = await select<{ n: string }>(
+        big.store,
+        `SELECT toString(count()) AS n FROM ${big.store.database}.metrics WHERE attributes['run'] = 'pooled' AND service_name = 'api'`,
+      );
+      expect(counted).to.deep.equal([{ n: '2000' }]);
+      const metadata = await select(big.store, `SELECT help FROM ${big.store.database}.prometheus_metadata FINAL WHERE metric_family = 'pooled_total'`);
+      expect(metadata).to.deep.equal([{ help: 'Pooled.' }]);
+      const skipped = await big.registry.getSingleMetric('tenantry_gateway_rejected_items_total')?.get();
+      expect(skipped?.values.find((v) => v.labels['reason'] === 'custom_bucket_histogram')?.value).to.equal(1);
+    } finally {
+      await big.close();
+    }
   });
 
   describe('tenant selection', () => {

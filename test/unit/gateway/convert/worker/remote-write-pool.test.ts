@@ -67,15 +67,24 @@ const labelName = fc.oneof(
 const labels = fc
   .tuple(fc.option(fc.string({ maxLength: 12 }), { freq: 30 }), fc.dictionary(labelName, fc.string({ maxLength: 12 }), { maxKeys: 6 }), fc.boolean())
   .map(([name, others, last]) => (name === null ? others : last ? { ...others, __name__: name } : { __name__: name, ...others }));
-const histogram: fc.Arbitrary<HistogramSpec> = fc.record({
-  countInt: fc.nat(100),
-  sum: fc.double({ noNaN: true }),
-  // -53: custom buckets (skipped); the others exponential.
-  schema: fc.constantFrom(-53, -2, 0, 3),
-  positiveSpans: fc.array(fc.record({ offset: fc.integer({ min: -3, max: 3 }), length: fc.nat(3) }), { maxLength: 2 }),
-  positiveDeltas: fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 6 }),
-  timestampMs: timestamp,
-});
+/** Valid spans (only the first may go back) and one delta per bucket they describe. */
+const buckets = fc
+  .tuple(fc.integer({ min: -3, max: 3 }), fc.array(fc.tuple(fc.nat(3), fc.integer({ min: 1, max: 3 })), { maxLength: 2 }))
+  .chain(([first, spans]) => {
+    const positiveSpans = spans.map(([offset, length], i) => ({ offset: i === 0 ? first : offset, length }));
+    const count = positiveSpans.reduce((n, span) => n + span.length, 0);
+    return fc.array(fc.integer({ min: 0, max: 5 }), { minLength: count, maxLength: count }).map((positiveDeltas) => ({ positiveSpans, positiveDeltas }));
+  });
+const histogram: fc.Arbitrary<HistogramSpec> = fc
+  .record({
+    countInt: fc.nat(100),
+    sum: fc.double({ noNaN: true }),
+    // -53: custom buckets (skipped); the others exponential.
+    schema: fc.constantFrom(-53, -2, 0, 3),
+    buckets,
+    timestampMs: timestamp,
+  })
+  .map(({ buckets: b, ...h }) => ({ ...h, ...b }));
 const series: fc.Arbitrary<SeriesSpec> = fc.record({
   labels,
   samples: fc.array(fc.record({ value: fc.double(), timestampMs: timestamp }), { maxLength: 4 }),
