@@ -17,7 +17,7 @@ import { IngestLimiter } from './limits/ingest-limiter.ts';
 import { RejectedUsage, rejectedUsageFlushMs } from './limits/rejected-usage.ts';
 import { ReplicaCount, replicaHeartbeatMs } from './limits/replica-count.ts';
 import { gatewayMetrics } from './gateway-metrics.ts';
-import { IngestPipeline } from './ingest/ingest-pipeline.ts';
+import { defaultDecodeGate, defaultOffloadMinBytes, IngestPipeline } from './ingest/ingest-pipeline.ts';
 import { ConvertPool } from './convert/worker/convert-pool.ts';
 import { otlpHttpHandler } from './receivers/otlp-http-receiver.ts';
 import { clickHouseMetadataSink } from './prometheus/clickhouse-metadata-sink.ts';
@@ -126,7 +126,16 @@ async function startOn(ports: GatewayPorts, ctx: ComponentContext, config: Gatew
       log.error('a conversion worker stopped; its request was answered unavailable and the worker replaced', { code, error: error?.stack ?? error?.message });
     },
   });
-  const pipeline = new IngestPipeline(writer, metrics, config.items, ingestLimits, ctx.settings, undefined, { pool });
+  const pipeline = new IngestPipeline({
+    writer,
+    metrics,
+    items: config.items,
+    limits: ingestLimits,
+    settings: ctx.settings,
+    gate: defaultDecodeGate(),
+    pool,
+    offloadMinBytes: defaultOffloadMinBytes,
+  });
   const limits = config.listener;
   const inflight = new InflightBytes(config.maxInflightBytes);
   inflight.register(ctx.registry);

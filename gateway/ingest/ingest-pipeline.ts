@@ -52,13 +52,12 @@ import type { DurableWriter } from '../writer/logged-writer.ts';
 import type { GatewayMetrics, ThrottleStage } from '../gateway-metrics.ts';
 import type { Failure, Outcome } from './outcome.ts';
 import type { RowBatch } from '../rowbinary/row-batch.ts';
-import { defaultItemLimits } from '../convert/common/item-limits.ts';
 import type { ItemLimits } from '../convert/common/item-limits.ts';
 import { hasTruncations } from '../convert/common/item-tally.ts';
 import { rowConverters } from '../convert/row-converters.ts';
 import type { RowConverters } from '../convert/row-converters.ts';
 import type { RowConverter } from '../convert/common/row-converter.ts';
-import { ConvertPool } from '../convert/worker/convert-pool.ts';
+import type { ConvertPool } from '../convert/worker/convert-pool.ts';
 import type { RemoteWriteBatch } from '../prometheus/write-request.ts';
 
 const itemNoun: Readonly<Record<SignalName, string>> = { traces: 'spans', logs: 'log records', metrics: 'data points' };
@@ -72,7 +71,7 @@ export function authorizeIngest(keys: KeyRing, presented: string | undefined): R
   return ok(principal);
 }
 
-/** The per-tenant ingest limits and where their refusals are counted for usage; absent, nothing is limited (tests). */
+/** The per-tenant ingest limits and where their refusals are counted for usage. */
 export interface IngestLimits {
   readonly limiter: IngestLimiter;
   readonly rejected: RejectedUsage;
@@ -133,10 +132,19 @@ export function defaultDecodeGate(): DecodeGate {
  */
 export const defaultOffloadMinBytes = 256 * 1024;
 
-/** Where conversion runs: the worker pool, and the smallest body sent to it. */
-export interface Offload {
-  readonly pool?: ConvertPool;
-  readonly minBytes?: number;
+/** What a pipeline is made of; the gateway builds each (gateway.ts), tests the same real parts over fake ports. */
+export interface PipelineParts {
+  readonly writer: DurableWriter;
+  readonly metrics: GatewayMetrics;
+  /** The item limits every converter applies. */
+  readonly items: ItemLimits;
+  readonly limits: IngestLimits;
+  /** Each tenant's retention: an item older is rejected. */
+  readonly settings: TenantSettingsView;
+  readonly gate: DecodeGate;
+  /** The worker pool large bodies are converted in, and the smallest body sent to it (defaultOffloadMinBytes). */
+  readonly pool: ConvertPool;
+  readonly offloadMinBytes: number;
 }
 
 export class IngestPipeline {
@@ -146,27 +154,18 @@ export class IngestPipeline {
   readonly gate: DecodeGate;
   readonly #writer: DurableWriter;
   readonly #metrics: GatewayMetrics;
-  readonly #limits: IngestLimits | undefined;
+  readonly #limits: IngestLimits;
   readonly #pool: ConvertPool;
   readonly #offloadMinBytes: number;
 
-  /** With `settings`, an item older than its tenant's retention is rejected; without, older than `limits.retention`. */
-  constructor(
-    writer: DurableWriter,
-    metrics: GatewayMetrics,
-    limits: ItemLimits = defaultItemLimits,
-    ingestLimits?: IngestLimits,
-    settings?: TenantSettingsView,
-    gate: DecodeGate = defaultDecodeGate(),
-    offload: Offload = {},
-  ) {
-    this.gate = gate;
-    this.#pool = offload.pool ?? new ConvertPool({ limits, settings });
-    this.#offloadMinBytes = offload.minBytes ?? defaultOffloadMinBytes;
-    this.#writer = writer;
-    this.#metrics = metrics;
-    this.#limits = ingestLimits;
-    this.converters = this.#charging(rowConverters(undefined, undefined, limits, settings));
+  constructor(parts: PipelineParts) {
+    this.gate = parts.gate;
+    this.#pool = parts.pool;
+    this.#offloadMinBytes = parts.offloadMinBytes;
+    this.#writer = parts.writer;
+    this.#metrics = parts.metrics;
+    this.#limits = parts.limits;
+    this.converters = this.#charging(rowConverters(undefined, undefined, parts.items, parts.settings));
   }
 
   /**
@@ -217,7 +216,7 @@ export class IngestPipeline {
 
   /** The tenant resolver of one request by `principal`: it admits only tenants within their ingest limits. */
   resolver(principal: Principal): TenantResolver {
-    return new TenantResolver(principal, this.#limits?.limiter);
+    return new TenantResolver(principal, this.#limits.limiter);
   }
 
   /** The decode gate's flow of a request: the tenant it named before its body, else the key's only tenant, else the key's bucket. */
@@ -231,8 +230,7 @@ export class IngestPipeline {
    * bucket is in debt (bytes it sent for no tenant).
    */
   refuseUnread(principal: Principal, protocol: 'http' | 'grpc', signal: SignalName, tenant: string | undefined = onlyTenant(principal)): Failure | undefined {
-    const limiter = this.#limits?.limiter;
-    if (limiter === undefined) return undefined;
+    const limiter = this.#limits.limiter;
     if (tenant !== undefined && !limiter.admits(tenant)) return this.#throttled([tenant], protocol, signal, 'before_body');
     const key = keyBucket(principal.name);
     if (!limiter.admits(key)) return { kind: 'rate_limited', message: limiter.refusal(key), retryAfterSeconds: limiter.retryAfterSeconds(key) };
@@ -248,7 +246,7 @@ export class IngestPipeline {
   /** Charges `bytes` read or parsed for a request that stored nothing (cut off, refused, undecodable) to its sender, and counts them as rejected usage. */
   chargeUnstored(signal: SignalName, bytes: number, reason: UnstoredReason, sender: Sender): void {
     const limits = this.#limits;
-    if (limits === undefined || bytes <= 0) return;
+    if (bytes <= 0) return;
     const target = senderOf(sender);
     limits.limiter.charge(target, bytes);
     if (target === keyBucket(sender.principal.name)) return;
@@ -300,15 +298,13 @@ export class IngestPipeline {
 
   /** Charges the admitted tenants their items' bytes (sign 1), or refunds them (-1). */
   #charge(shares: readonly TenantShare[], sign: 1 | -1): void {
-    const limiter = this.#limits?.limiter;
-    if (limiter === undefined) return;
+    const limiter = this.#limits.limiter;
     for (const share of shares) if (share.charged > 0) limiter.charge(share.tenant, sign * share.charged);
   }
 
   /** Charges the bytes of refused items: a rate-limited tenant its own, items of no tenant the key may write the sender. */
   #chargeRefused(shares: readonly TenantShare[], tenants: TenantResolver): void {
-    const limiter = this.#limits?.limiter;
-    if (limiter === undefined) return;
+    const limiter = this.#limits.limiter;
     let senderBytes = 0;
     for (const share of shares) {
       for (const [reason, counted] of share.rejected) {
@@ -338,17 +334,17 @@ export class IngestPipeline {
   /** Per-tenant metrics and rejected usage of a request that was answered (stored, or refused as a whole). */
   #counted(signal: SignalName, shares: readonly TenantShare[]): void {
     this.#metrics.tenants.record(signal, shares);
-    this.#limits?.rejected.record(signal, shares);
+    this.#limits.rejected.record(signal, shares);
   }
 
   /** The 429 of a request whose tenants are all over their limits: the longest of their retry times. */
   #throttled(tenants: readonly string[], protocol: 'http' | 'grpc', signal: SignalName, stage: ThrottleStage): Failure {
-    const limiter = this.#limits?.limiter;
+    const limiter = this.#limits.limiter;
     let retryAfterSeconds = 1;
     const messages: string[] = [];
     for (const tenant of tenants) {
       this.#metrics.tenants.throttled(tenant, protocol, signal, stage);
-      if (limiter === undefined || tenant === '') continue;
+      if (tenant === '') continue;
       retryAfterSeconds = Math.max(retryAfterSeconds, limiter.retryAfterSeconds(tenant));
       if (messages.length < 3) messages.push(limiter.refusal(tenant));
     }

@@ -11,7 +11,9 @@ import type { Result } from '../../../../src/result.ts';
 import { builtInDefaults, resolveEffective } from '../../../../src/tenant/settings/tenant-settings.ts';
 import type { TenantSettingsView } from '../../../../src/tenant/settings/tenant-settings.ts';
 import { gatewayMetrics } from '../../../../gateway/gateway-metrics.ts';
-import { IngestPipeline } from '../../../../gateway/ingest/ingest-pipeline.ts';
+import { defaultDecodeGate, defaultOffloadMinBytes, IngestPipeline } from '../../../../gateway/ingest/ingest-pipeline.ts';
+import { defaultItemLimits } from '../../../../gateway/convert/common/item-limits.ts';
+import { ConvertPool } from '../../../../gateway/convert/worker/convert-pool.ts';
 import { IngestLimiter, keyBucket } from '../../../../gateway/limits/ingest-limiter.ts';
 import { RejectedUsage } from '../../../../gateway/limits/rejected-usage.ts';
 import type { RejectedRow } from '../../../../gateway/limits/rejected-usage.ts';
@@ -61,13 +63,16 @@ function setup(written: Result<void, SubmitFailure> = ok(undefined)): {
     clock,
   );
   const writer: DurableWriter = { submit: () => Promise.resolve(written) };
-  const pipeline = new IngestPipeline(
+  const pipeline = new IngestPipeline({
     writer,
-    gatewayMetrics(new Registry(), () => undefined),
-    undefined,
-    { limiter, rejected: usage },
+    metrics: gatewayMetrics(new Registry(), () => undefined),
+    items: defaultItemLimits,
+    limits: { limiter, rejected: usage },
     settings,
-  );
+    gate: defaultDecodeGate(),
+    pool: new ConvertPool({ limits: defaultItemLimits, settings }),
+    offloadMinBytes: defaultOffloadMinBytes,
+  });
   return { pipeline, limiter, rows, usage };
 }
 

@@ -13,7 +13,7 @@ import type { TenantSettingsView } from '../../../../src/tenant/settings/tenant-
 import { defaultItemLimits } from '../../../../gateway/convert/common/item-limits.ts';
 import { ConvertPool } from '../../../../gateway/convert/worker/convert-pool.ts';
 import { gatewayMetrics } from '../../../../gateway/gateway-metrics.ts';
-import { IngestPipeline } from '../../../../gateway/ingest/ingest-pipeline.ts';
+import { defaultDecodeGate, IngestPipeline } from '../../../../gateway/ingest/ingest-pipeline.ts';
 import { IngestLimiter } from '../../../../gateway/limits/ingest-limiter.ts';
 import { RejectedUsage } from '../../../../gateway/limits/rejected-usage.ts';
 import type { DurableWriter } from '../../../../gateway/writer/logged-writer.ts';
@@ -47,7 +47,16 @@ function setup(pool: ConvertPool, minBytes: number): { pipeline: IngestPipeline;
   const usage = new RejectedUsage({ write: () => Promise.resolve(ok(undefined)) }, { flushMs: 60_000 }, clock);
   const writer: DurableWriter = { submit: () => Promise.resolve(ok(undefined)) };
   const metrics = gatewayMetrics(new Registry(), () => undefined);
-  const pipeline = new IngestPipeline(writer, metrics, defaultItemLimits, { limiter, rejected: usage }, settings, undefined, { pool, minBytes });
+  const pipeline = new IngestPipeline({
+    writer,
+    metrics,
+    items: defaultItemLimits,
+    limits: { limiter, rejected: usage },
+    settings,
+    gate: defaultDecodeGate(),
+    pool,
+    offloadMinBytes: minBytes,
+  });
   return { pipeline, limiter };
 }
 

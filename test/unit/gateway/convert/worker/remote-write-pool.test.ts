@@ -17,7 +17,10 @@ import { hasTruncations } from '../../../../../gateway/convert/common/item-tally
 import { TenantResolver } from '../../../../../gateway/convert/common/tenant-resolver.ts';
 import { ConvertPool } from '../../../../../gateway/convert/worker/convert-pool.ts';
 import { gatewayMetrics } from '../../../../../gateway/gateway-metrics.ts';
-import { IngestPipeline } from '../../../../../gateway/ingest/ingest-pipeline.ts';
+import { defaultDecodeGate, IngestPipeline } from '../../../../../gateway/ingest/ingest-pipeline.ts';
+import { IngestLimiter } from '../../../../../gateway/limits/ingest-limiter.ts';
+import { RejectedUsage } from '../../../../../gateway/limits/rejected-usage.ts';
+import { ManualClock } from '../../../../support/manual-clock.ts';
 import { remoteWriteConverter } from '../../../../../gateway/prometheus/write-request.ts';
 import type { RemoteWriteBatch } from '../../../../../gateway/prometheus/write-request.ts';
 import type { DurableWriter } from '../../../../../gateway/writer/logged-writer.ts';
@@ -195,18 +198,20 @@ describe('conversion pool: remote write', function () {
       const own = new ConvertPool({ limits, settings, size: 1, now: () => nowMs });
       try {
         const writer: DurableWriter = { submit: () => Promise.resolve(ok(undefined)) };
-        const pipeline = new IngestPipeline(
+        const clock = new ManualClock();
+        const pipeline = new IngestPipeline({
           writer,
-          gatewayMetrics(new Registry(), () => undefined),
-          limits,
-          undefined,
-          settings,
-          undefined,
-          {
-            pool: own,
-            minBytes,
+          metrics: gatewayMetrics(new Registry(), () => undefined),
+          items: limits,
+          limits: {
+            limiter: new IngestLimiter(settings, { count: 1 }, clock),
+            rejected: new RejectedUsage({ write: () => Promise.resolve(ok(undefined)) }, { flushMs: 60_000 }, clock),
           },
-        );
+          settings,
+          gate: defaultDecodeGate(),
+          pool: own,
+          offloadMinBytes: minBytes,
+        });
         const got = await pipeline.convertRemoteWrite(Buffer.from(body), 't1', resolver([]), inline);
         expectSame(got, expected);
         expect(own.workers).to.equal(workers);
