@@ -144,8 +144,6 @@ interface Party {
   readonly waiters: QueryWaiter[];
   /** Store time (ms) its statements have used, raised to the round's virtual time when it comes back from idle. */
   used: number;
-  /** While ingest is active, none of its queries starts before this time (its own pause after its own statement). */
-  from: number;
   /** Its store-time credit (ms) at `creditAt`: refills at the query share up to the burst, spent while ingest is active. */
   credit: number;
   creditAt: number;
@@ -226,7 +224,6 @@ class ExclusiveTurn {
       party = {
         waiters: [],
         used: this.#virtual,
-        from: Number.NEGATIVE_INFINITY,
         credit: this.#policy.queryBurstMs,
         creditAt: this.#clock.now(),
         served: -1,
@@ -237,6 +234,11 @@ class ExclusiveTurn {
       party.used = Math.max(party.used, this.#virtual);
     }
     return party;
+  }
+
+  /** While ingest is active, none of the party's queries starts before this time: when its credit is back to zero. */
+  #readyAt(party: Party): number {
+    return party.credit >= 0 ? Number.NEGATIVE_INFINITY : party.creditAt - party.credit / this.#policy.queryShare;
   }
 
   /** A party's credit refilled from its last statement to `at` (not capped). */
@@ -261,7 +263,6 @@ class ExclusiveTurn {
       const credit = Math.min(this.#policy.queryBurstMs, this.#creditAt(party, started)) - ran * (1 - share);
       party.credit = credit;
       party.creditAt = now;
-      party.from = credit >= 0 ? Number.NEGATIVE_INFINITY : now - credit / share;
     }
     this.#busy = false;
     this.#dispatch();
@@ -276,14 +277,15 @@ class ExclusiveTurn {
     let soonest = Number.POSITIVE_INFINITY;
     for (const [id, party] of this.#parties) {
       if (party.waiters.length === 0) {
-        // An idle party with no debt and no pause left is forgotten: joining again starts it at the virtual time anyway.
-        if (!party.running && party.used <= this.#virtual && party.from <= now && this.#creditAt(party, now) >= this.#policy.queryBurstMs) {
+        // An idle party with no debt and its credit refilled is forgotten: joining again starts it at the virtual time and a full burst.
+        if (!party.running && party.used <= this.#virtual && this.#creditAt(party, now) >= this.#policy.queryBurstMs) {
           this.#parties.delete(id);
         }
         continue;
       }
-      if (ingest && now < party.from) {
-        soonest = Math.min(soonest, party.from);
+      const from = this.#readyAt(party);
+      if (ingest && now < from) {
+        soonest = Math.min(soonest, from);
         continue;
       }
       if (next === undefined || party.used < next.used || (party.used === next.used && party.served < next.served)) next = party;
@@ -316,7 +318,7 @@ class ExclusiveTurn {
     let ready = Number.POSITIVE_INFINITY;
     for (const party of this.#parties.values()) {
       if (party === current.party || party.waiters.length === 0) continue;
-      ready = Math.min(ready, ingest ? Math.max(now, party.from) : now);
+      ready = Math.min(ready, ingest ? Math.max(now, this.#readyAt(party)) : now);
     }
     const at = Math.max(current.started + this.#policy.turnMs, ready);
     if (current.timer?.at === at) return;
