@@ -43,6 +43,7 @@ async function refusedForDebt(gw: TestGateway, timeoutMs: number): Promise<strin
     if (reply.code === grpc.status.RESOURCE_EXHAUSTED) return reply.details;
     expect(reply.code, reply.details).to.equal(grpc.status.OK);
     if (Date.now() > deadline) throw new Error(`still accepted after ${timeoutMs} ms: the refused message was not charged`);
+    // The charge lands inside the gateway when the refused stream closes, with no event a client can see: poll, bounded above.
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
