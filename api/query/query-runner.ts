@@ -4,7 +4,7 @@
 // out, whose client went away or whose process is shutting down is killed
 // in the store (./running-statements.ts), so it never outlives its request.
 // Every query asks the store gate for its turn (per-key concurrency;
-// embedded ClickHouse's one statement at a time, INSERTs first), and the
+// embedded ClickHouse's query slots, one statement per tenant), and the
 // time limit counts that wait. Failures come back as ApiErrors; a statement
 // over one of its bounds is a 400 naming it.
 import { EXCEPTION_TAG_HEADER_NAME, extractErrorAtTheEndOfChunk } from '@clickhouse/client';
@@ -198,15 +198,6 @@ export function createQueryRunner(
     return fail(internal());
   };
 
-  /** An embedded statement that failed leaves its entry in system.processes until the connection's next statement: one trivial statement clears it. */
-  const clearFailed = async (): Promise<void> => {
-    try {
-      await store.client.command({ query: 'SELECT 1' });
-    } catch {
-      // Only bookkeeping: the failed statement itself no longer runs.
-    }
-  };
-
   /**
    * Runs `run` in the caller's turn with the time left: ClickHouse's own
    * limits, and a KILL as the backstop for a statement that does not stop,
@@ -235,12 +226,8 @@ export function createQueryRunner(
           request.abort,
           async (s) => {
             stopped = s.stopped;
-            try {
-              return await run(settingsClause(budget.ms, budget.threads, { ...limitSettings(limits, bounded), ...statement }) + statementTag(s.id), s.signal);
-            } catch (error) {
-              if (embedded) await clearFailed();
-              throw error;
-            }
+            // A failed embedded statement's leftover entry in system.processes is cleared by the store's pool (src/clickhouse/chdb-pool.ts).
+            return await run(settingsClause(budget.ms, budget.threads, { ...limitSettings(limits, bounded), ...statement }) + statementTag(s.id), s.signal);
           },
           budget.turn?.signal,
         );

@@ -103,8 +103,10 @@ export interface StoreGate {
 }
 
 export interface GatePolicy {
-  /** True for embedded ClickHouse: one query at a time, scheduled here. */
+  /** True for embedded ClickHouse: the queries' statements are scheduled here, `querySlots` at a time. */
   readonly exclusive: boolean;
+  /** Exclusive mode: query statements at once (the store's query connections), at most one per party. */
+  readonly querySlots: number;
   /** Queries in flight per key; a tenant's own limit plugs in here. */
   readonly maxConcurrentQueries: (caller: QueryCaller) => number;
   /** How long a query over its key's limit waits for one of the key's queries to finish. */
@@ -130,7 +132,7 @@ export const openGate: StoreGate = {
 };
 
 interface QueryWaiter {
-  readonly start: (turn: AbortSignal) => void;
+  readonly start: (statement: RunningStatement) => void;
   readonly timer: { cancel(): void };
 }
 
@@ -149,24 +151,35 @@ interface Party {
   creditAt: number;
   /** When it was last served (a counter): of two parties with the same use, the one served longer ago goes first. */
   served: number;
+  /** Whether one of its statements holds a slot (a party runs one at a time). */
   running: boolean;
 }
 
-/** Embedded mode's single turn of queries, fair over tenants, each tenant paced by its own use while ingest (INSERTs beside the turn) is active. */
-class ExclusiveTurn {
+/** A query statement holding a slot: its party, start, turn signal and the timer that fires it. */
+interface RunningStatement {
+  readonly party: Party;
+  readonly started: number;
+  readonly turn: AbortController;
+  timer?: { cancel(): void; at: number };
+}
+
+/**
+ * Embedded mode's query slots (`querySlots` statements at once, one per
+ * party), fair over tenants, each tenant paced by its own use while ingest
+ * (INSERTs beside the queries) is active.
+ */
+class QuerySlots {
   readonly #clock: Clock;
   readonly #policy: GatePolicy;
-  #busy = false;
   /** INSERTs running beside the queries. */
-  #running = 0;
+  #inserts = 0;
+  readonly #running = new Set<RunningStatement>();
   readonly #parties = new Map<unknown, Party>();
   /** The `used` of the statement last started: a party coming back from idle starts here (it saves up no credit while away). */
   #virtual = 0;
   #servedCount = 0;
   #lastInsertEnd = Number.NEGATIVE_INFINITY;
   #wake: { cancel(): void; at: number } | undefined;
-  /** The query statement holding the turn: its party, start, turn signal and the timer that fires it. */
-  #current: { readonly party: Party; readonly started: number; readonly turn: AbortController; timer?: { cancel(): void; at: number } } | undefined;
 
   constructor(clock: Clock, policy: GatePolicy) {
     this.#clock = clock;
@@ -175,11 +188,11 @@ class ExclusiveTurn {
 
   /** An INSERT on its own connection: it runs at once; queries are paced while it and its successors run. */
   async insert<T>(work: () => Promise<T>): Promise<T> {
-    this.#running++;
+    this.#inserts++;
     try {
       return await work();
     } finally {
-      this.#running--;
+      this.#inserts--;
       this.#lastInsertEnd = this.#clock.now();
       this.#dispatch();
     }
@@ -187,18 +200,17 @@ class ExclusiveTurn {
 
   /**
    * Resolves with the turn signal of its statement (see turnMs) and a
-   * function that ends the turn, or undefined if `deadline` passed first.
+   * function that frees its slot, or undefined if `deadline` passed first.
    */
   queryTurn(caller: QueryCaller, deadline: number): Promise<{ readonly turn: AbortSignal; readonly end: () => void } | undefined> {
     return new Promise((resolve) => {
       const party = this.#join(partyOf(caller));
       const waiter: QueryWaiter = {
-        start: (turn) => {
-          const started = this.#clock.now();
+        start: (statement) => {
           resolve({
-            turn,
+            turn: statement.turn.signal,
             end: () => {
-              this.#queryEnded(party, started);
+              this.#queryEnded(statement);
             },
           });
         },
@@ -247,13 +259,14 @@ class ExclusiveTurn {
   }
 
   #ingestActive(now: number): boolean {
-    return this.#running > 0 || now - this.#lastInsertEnd <= this.#policy.ingestActiveMs;
+    return this.#inserts > 0 || now - this.#lastInsertEnd <= this.#policy.ingestActiveMs;
   }
 
-  #queryEnded(party: Party, started: number): void {
+  #queryEnded(statement: RunningStatement): void {
+    if (!this.#running.delete(statement)) return;
     const now = this.#clock.now();
-    this.#current?.timer?.cancel();
-    this.#current = undefined;
+    statement.timer?.cancel();
+    const { party, started } = statement;
     const ran = now - started;
     party.used += ran;
     party.running = false;
@@ -264,14 +277,11 @@ class ExclusiveTurn {
       party.credit = credit;
       party.creditAt = now;
     }
-    this.#busy = false;
     this.#dispatch();
   }
 
-  #dispatch(): void {
-    const now = this.#clock.now();
-    this.#armTurn(now);
-    if (this.#busy) return;
+  /** The waiting party whose query starts next (least store time used, then served longest ago), and the soonest end of a pause. */
+  #next(now: number): { next: Party | undefined; soonest: number } {
     const ingest = this.#ingestActive(now);
     let next: Party | undefined;
     let soonest = Number.POSITIVE_INFINITY;
@@ -283,6 +293,7 @@ class ExclusiveTurn {
         }
         continue;
       }
+      if (party.running) continue;
       const from = this.#readyAt(party);
       if (ingest && now < from) {
         soonest = Math.min(soonest, from);
@@ -290,57 +301,82 @@ class ExclusiveTurn {
       }
       if (next === undefined || party.used < next.used || (party.used === next.used && party.served < next.served)) next = party;
     }
-    if (next === undefined) {
-      if (soonest !== Number.POSITIVE_INFINITY) this.#wakeAt(soonest, now);
-      return;
+    return { next, soonest };
+  }
+
+  #dispatch(): void {
+    const now = this.#clock.now();
+    let soonest = Number.POSITIVE_INFINITY;
+    while (this.#running.size < this.#policy.querySlots) {
+      const pick = this.#next(now);
+      soonest = pick.soonest;
+      const next = pick.next;
+      if (next === undefined) break;
+      const waiter = next.waiters.shift();
+      if (waiter === undefined) break;
+      waiter.timer.cancel();
+      this.#virtual = Math.max(this.#virtual, next.used);
+      next.served = this.#servedCount++;
+      next.running = true;
+      const statement: RunningStatement = { party: next, started: now, turn: new AbortController() };
+      this.#running.add(statement);
+      waiter.start(statement);
     }
-    const waiter = next.waiters.shift();
-    if (waiter === undefined) return;
-    waiter.timer.cancel();
-    this.#virtual = Math.max(this.#virtual, next.used);
-    next.served = this.#servedCount++;
-    next.running = true;
-    this.#busy = true;
-    this.#current = { party: next, started: now, turn: new AbortController() };
-    waiter.start(this.#current.turn.signal);
+    if (this.#running.size < this.#policy.querySlots && soonest !== Number.POSITIVE_INFINITY) this.#wakeAt(soonest, now);
     this.#armTurn(now);
   }
 
   /**
-   * Sets (or moves, or drops) the running statement's turn timer: it fires
-   * `turnMs` after the statement started, or as soon as another party's
-   * query may start if that is later; never while no other party waits.
+   * Sets (or moves, or drops) the turn timer: when every slot is taken and
+   * another party's query waits (and may start: its own pause is over), the
+   * statement that started first is signalled `turnMs` after its start, or
+   * as soon as that party's query may start if that is later; never while no
+   * other party waits, and not while a signalled statement is still ending
+   * (its slot is about to free).
    */
   #armTurn(now: number): void {
-    const current = this.#current;
-    if (current === undefined || current.turn.signal.aborted) return;
+    let victim: RunningStatement | undefined;
+    let ending = false;
+    for (const r of this.#running) {
+      if (r.turn.signal.aborted) ending = true;
+      else if (victim === undefined || r.started < victim.started) victim = r;
+    }
+    for (const r of this.#running) if (r !== victim || ending) this.#disarm(r);
+    if (victim === undefined || ending) return;
     const ingest = this.#ingestActive(now);
     let ready = Number.POSITIVE_INFINITY;
-    for (const party of this.#parties.values()) {
-      if (party === current.party || party.waiters.length === 0) continue;
-      ready = Math.min(ready, ingest ? Math.max(now, this.#readyAt(party)) : now);
+    if (this.#running.size >= this.#policy.querySlots) {
+      for (const party of this.#parties.values()) {
+        if (party.running || party.waiters.length === 0) continue;
+        ready = Math.min(ready, ingest ? Math.max(now, this.#readyAt(party)) : now);
+      }
     }
-    const at = Math.max(current.started + this.#policy.turnMs, ready);
-    if (current.timer?.at === at) return;
-    current.timer?.cancel();
-    current.timer = undefined;
+    const at = Math.max(victim.started + this.#policy.turnMs, ready);
+    if (victim.timer?.at === at) return;
+    this.#disarm(victim);
     if (at === Number.POSITIVE_INFINITY) return;
     if (at <= now) {
-      current.turn.abort();
+      victim.turn.abort();
       return;
     }
+    const statement = victim;
     const timer = this.#clock.setTimeout(() => {
-      if (current.timer === undefined || this.#current !== current) return;
-      current.timer = undefined;
+      if (statement.timer === undefined || !this.#running.has(statement)) return;
+      statement.timer = undefined;
       // Checked again: the waiting party may have left (its time ran out) or paused since.
       this.#armTurn(this.#clock.now());
     }, at - now);
-    current.timer = {
+    statement.timer = {
       cancel: () => {
         timer.cancel();
       },
       at,
     };
+  }
+
+  #disarm(statement: RunningStatement | undefined): void {
+    statement?.timer?.cancel();
+    if (statement !== undefined) statement.timer = undefined;
   }
 
   /** Dispatches again at `at` (the soonest end of a party's pause), unless a wake-up is already due by then. */
@@ -364,7 +400,7 @@ class ExclusiveTurn {
 export function createStoreGate(policy: GatePolicy, clock: Clock = systemClock): StoreGate {
   const keys = new KeyConcurrency(clock);
   const tenants = new KeyConcurrency(clock);
-  const turn = policy.exclusive ? new ExclusiveTurn(clock, policy) : undefined;
+  const turn = policy.exclusive ? new QuerySlots(clock, policy) : undefined;
   return {
     insert: (work) => (turn === undefined ? work() : turn.insert(work)),
     async query(caller, timeoutMs, work) {

@@ -8,19 +8,33 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseConfig } from '../config/config.ts';
 import { fail, ok } from '../result.ts';
 import type { Result } from '../result.ts';
+import { pooledConnection } from './chdb-pool.ts';
+import type { ClientConnection } from './chdb-pool.ts';
+import { WriteEpoch } from './write-epoch.ts';
+
+/** Embedded mode: connections `client` spreads statements over, so that this many statements run at once (the store gate's query slots). */
+export const embeddedQueryConnections = 2;
 
 export interface Store {
+  /**
+   * Server mode: an HTTP client, any number of statements at once.
+   * Embedded mode: `embeddedQueryConnections` chDB connections on the data
+   * dir as one (./chdb-pool.ts): chDB runs one statement at a time per
+   * connection, so each statement goes to the least busy one, its
+   * parameters inlined (chDB would run every statement with bound
+   * parameters one at a time in the whole process).
+   */
   readonly client: ClickHouseClient;
   /**
    * The clients of the gateway's block INSERTs (src/clickhouse/row-binary-insert.ts).
    * Server mode: `client` alone, which runs any number of INSERTs at once.
    * Embedded mode: two more chDB connections on the same data dir, each
-   * running one INSERT at a time, so that an INSERT runs beside a query
-   * instead of behind it, and two INSERTs beside each other (chDB runs a
-   * connection's statements, and every statement with bound parameters in
-   * the process, one at a time).
+   * running one INSERT at a time, so that an INSERT runs beside queries
+   * instead of behind them, and two INSERTs beside each other.
    */
   readonly insertClients: readonly [ClickHouseClient, ...ClickHouseClient[]];
+  /** Embedded mode: the count of statements that may have written (no other process writes the data dir); undefined for a server. */
+  readonly writes: WriteEpoch | undefined;
   readonly mode: 'embedded' | 'server';
   /** Database that holds every table; a validated identifier, safe to splice into SQL. */
   readonly database: string;
@@ -47,8 +61,6 @@ function openSpool(dataDir: string): string {
   for (const name of readdirSync(spool)) rmSync(join(spool, name), { force: true });
   return spool;
 }
-
-type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
 export interface ChdbConnectionModule {
   // chdb types its connection against its own copy of @clickhouse/client-common;
@@ -86,6 +98,7 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
     return ok({
       client,
       insertClients: [client],
+      writes: undefined,
       mode: 'server',
       database: config.database,
       cluster: config.cluster,
@@ -103,13 +116,21 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
   try {
     mkdirSync(path, { recursive: true });
     const spoolDir = openSpool(config.dataDir);
-    const client = createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
-    const connect = (): ClickHouseClient => createClient({ connection: chdb.createChdbConnection({ path }), log: { level: ClickHouseLogLevel.OFF } });
-    const insertClients = [connect(), connect()] as const;
+    const writes = new WriteEpoch();
+    const connect = (connections: number): ClickHouseClient =>
+      createClient({
+        connection: pooledConnection(
+          Array.from({ length: connections }, () => chdb.createChdbConnection({ path })),
+          writes,
+        ),
+        log: { level: ClickHouseLogLevel.OFF },
+      });
+    const client = connect(embeddedQueryConnections);
+    const insertClients = [connect(1), connect(1)] as const;
     const close = async (): Promise<void> => {
       await Promise.all([...insertClients, client].map((c) => c.close()));
     };
-    return ok({ client, insertClients, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close });
+    return ok({ client, insertClients, writes, mode: 'embedded', database: config.database, cluster: undefined, spoolDir, close });
   } catch (error) {
     return fail(`cannot open embedded ClickHouse at ${path}: ${(error as Error).message}`);
   }

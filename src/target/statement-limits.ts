@@ -2,9 +2,9 @@
 // derived from the memory the process is given (TENANTRY_MEMORY_LIMIT_BYTES).
 //
 // - Memory (max_memory_usage), embedded mode only: chDB runs inside this
-//   process, one query statement at a time (the store gate's turn), beside
-//   the gateway, the INSERTs and chDB's own caches; a quarter of the process's
-//   memory leaves the rest to those. In server mode the engine's memory is
+//   process, two query statements at once (the store gate's slots, one per
+//   tenant), beside the gateway, the INSERTs and chDB's own caches; a
+//   quarter of the process's memory each leaves half to those. In server mode the engine's memory is
 //   the server's, bounded by its own settings profile, not this pod's limit.
 // - Result size (max_result_bytes, max_result_rows), both modes: what a
 //   statement returns is read into this process (parsed JSON costs a few

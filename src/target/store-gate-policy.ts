@@ -2,6 +2,7 @@
 // (src/clickhouse/store-gate.ts explains the scheduling). The fixed figures
 // were chosen with `npm run bench:isolation` (README, "Fault isolation").
 import type { GatePolicy } from '../clickhouse/store-gate.ts';
+import { embeddedQueryConnections } from '../clickhouse/store.ts';
 import type { Store } from '../clickhouse/store.ts';
 import type { QueryLimitsConfig } from '../config/config.ts';
 
@@ -41,6 +42,8 @@ export function storeGatePolicy(mode: Store['mode'], queries: QueryLimitsConfig 
   const embedded = mode === 'embedded';
   return {
     exclusive: embedded,
+    // One statement per connection: the store's query connections are the slots.
+    querySlots: embeddedQueryConnections,
     maxConcurrentQueries: () => maxConcurrentQueries,
     keyWaitMs,
     queryShare: embeddedQueryShare,

@@ -37,6 +37,7 @@ export async function databaseStore(prefix: string): Promise<Store> {
   return {
     client: base.client,
     insertClients: base.insertClients,
+    writes: base.writes,
     mode: base.mode,
     database,
     cluster: undefined,

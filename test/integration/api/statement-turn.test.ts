@@ -1,9 +1,12 @@
-// Issue 33, bench:isolation's heavy neighbour: on embedded ClickHouse a
-// tenant's long statement holds the store's one turn. Once it has run the
-// gate's turn (1 s) while another tenant's query waits, the runner kills it
-// (503 naming the turn limit) and the waiting query runs at once; a tenant
-// alone keeps its whole time limit. Checked through the store itself
-// (system.processes) and the answers' timing.
+// Issue 33, bench:isolation's heavy neighbour: on embedded ClickHouse the
+// store runs two query statements at once, one per tenant (the store's two
+// query connections, the gate's slots), so another tenant's query runs
+// beside a tenant's long statement. When both slots hold long statements,
+// the one that started first is killed once it has run the gate's turn
+// (1 s) while a third tenant's query waits (503 naming the turn limit), and
+// the waiting query runs at once; a tenant alone keeps its whole time
+// limit. Checked through the store itself (system.processes) and the
+// answers' timing.
 import { expect } from 'chai';
 import { createStoreGate } from '../../../src/clickhouse/store-gate.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
@@ -45,7 +48,7 @@ function trivial(budget: QueryBudget): Statement {
   return s.finish(`SELECT ${s.bind(1, 'UInt64')} AS one`);
 }
 
-describe("api/a tenant's long statement gives up the embedded store's turn to another tenant", function () {
+describe("api/a tenant's long statement runs beside other tenants' queries on embedded ClickHouse, and gives up its slot when all are taken", function () {
   this.timeout(60_000);
   let store: Store;
   let runner: StoppableQueryRunner;
@@ -76,18 +79,37 @@ describe("api/a tenant's long statement gives up the embedded store's turn to an
     await until((n) => n === 0, 5000, 'the store is idle after the test');
   });
 
-  it("stops tenant A's statement when tenant B's query arrives after A ran its turn, answers A 503 naming the turn, and B at once", async () => {
-    const aStarted = Date.now();
-    const a = runner.rows(heavy(budgetOf('a')));
+  it("answers tenant B's query at once beside tenant A's long statement, which keeps running", async () => {
+    const client = new AbortController();
+    const a = runner.rows(heavy(budgetOf('a', client.signal)));
     await until((n) => n > 0, 10_000, "A's statement shows in system.processes");
-    // A keeps its turn until it has run turnMs and someone waits: B arrives after that, so A must be stopped on B's arrival.
-    await until(() => Date.now() - aStarted > embeddedTurnMs + 200, 5000, 'A has run past its turn');
-    expect(await running(), 'alone, A ran past its turn').to.equal(1);
     const asked = Date.now();
     const b = await runner.rows<{ one: number | string }>(trivial(budgetOf('b')));
     const bMs = Date.now() - asked;
     expect(b.ok).to.equal(true);
     if (b.ok) expect(Number(b.value[0]?.one)).to.equal(1);
+    expect(bMs, "B runs in the other slot, not behind A's statement").to.be.below(500);
+    expect(await running(), "A's statement still runs").to.equal(1);
+    client.abort();
+    const answer = await a;
+    expect(answer.ok).to.equal(false);
+    if (!answer.ok) expect(answer.error.message, 'A was not stopped for B').to.not.contain('turn');
+  });
+
+  it("with both slots held by A's and C's long statements, stops A's once it ran its turn for B's query, answers A 503 naming the turn, and B at once", async () => {
+    const aStarted = Date.now();
+    const a = runner.rows(heavy(budgetOf('a')));
+    await until((n) => n > 0, 10_000, "A's statement shows in system.processes");
+    const client = new AbortController();
+    const c = runner.rows(heavy(budgetOf('c', client.signal)));
+    await until((n) => n > 1, 10_000, "C's statement shows in system.processes");
+    // A keeps its slot until it has run turnMs and someone waits: B arrives after that, so A must be stopped on B's arrival.
+    await until(() => Date.now() - aStarted > embeddedTurnMs + 200, 5000, 'A has run past its turn');
+    expect(await running(), 'no one waited: both ran past the turn').to.equal(2);
+    const asked = Date.now();
+    const b = await runner.rows<{ one: number | string }>(trivial(budgetOf('b')));
+    const bMs = Date.now() - asked;
+    expect(b.ok).to.equal(true);
     expect(bMs, "B waits only for the KILL of A's statement, not for its minute").to.be.below(1000);
     const answer = await a;
     expect(answer.ok).to.equal(false);
@@ -95,17 +117,26 @@ describe("api/a tenant's long statement gives up the embedded store's turn to an
       expect(answer.error.code).to.equal('unavailable');
       expect(answer.error.message).to.contain(`its turn of ${embeddedTurnMs / 1000} s`);
     }
+    expect(await running(), "C's statement, which started later, still runs").to.equal(1);
+    client.abort();
+    const cAnswer = await c;
+    if (!cAnswer.ok) expect(cAnswer.error.message).to.not.contain('turn');
   });
 
-  it("gives B's query the turn at most about turnMs after A's statement started when B came sooner", async () => {
+  it("gives B's query a slot at most about turnMs after A's statement started when B came sooner, both slots held", async () => {
     const aStarted = Date.now();
     const a = runner.rows(heavy(budgetOf('a')));
     await until((n) => n > 0, 10_000, "A's statement shows in system.processes");
+    const client = new AbortController();
+    const c = runner.rows(heavy(budgetOf('c', client.signal)));
+    await until((n) => n > 1, 10_000, "C's statement shows in system.processes");
     const b = await runner.rows(trivial(budgetOf('b')));
     const bAnsweredAfter = Date.now() - aStarted;
     expect(b.ok).to.equal(true);
     expect(bAnsweredAfter, 'A ran its turn, then was stopped for B').to.be.within(embeddedTurnMs, embeddedTurnMs + 1000);
     expect((await a).ok).to.equal(false);
+    client.abort();
+    await c;
   });
 
   it('lets a tenant alone run past the turn, and another query of the same tenant does not stop it', async () => {

@@ -51,11 +51,13 @@ class Statement {
 const tenant = (key: string, id: string): QueryCaller => ({ key, tenant: { id, maxConcurrentQueries: 8 } });
 const a = tenant('A', 'a');
 const b = tenant('B', 'b');
+const c = tenant('C', 'c');
 
 function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): StoreGate {
   return createStoreGate(
     {
       exclusive: true,
+      querySlots: 1,
       maxConcurrentQueries: () => 8,
       keyWaitMs: 2000,
       queryShare: 0.25,
@@ -181,5 +183,62 @@ describe("the store gate's turn signal (embedded ClickHouse)", () => {
     expect(one.budget?.turn).to.equal(undefined);
     await one.end();
     await turn;
+  });
+
+  describe("with two query slots (the embedded store's two query connections)", () => {
+    it("starts another tenant's query at once beside a long statement, which then runs to its end uncut", async () => {
+      const clock = new ManualClock();
+      const gate = gateWith(clock, { querySlots: 2 });
+      const heavy = new Statement(clock);
+      const light = new Statement(clock);
+      const heavyTurn = gate.query(a, 30_000, heavy.run);
+      await clock.advance(4000);
+      const lightTurn = gate.query(b, 30_000, light.run);
+      await settle();
+      expect(light.started, 'B starts in the free slot').to.equal(true);
+      await clock.advance(5000);
+      expect(heavy.firedAt, 'no one waits: A is never cut').to.equal(undefined);
+      await light.end();
+      await heavy.end();
+      expect((await Promise.all([heavyTurn, lightTurn])).map((t) => t.ok)).to.deep.equal([true, true]);
+    });
+
+    it('runs one statement of a tenant at a time: its second query waits for its first, though a slot is free', async () => {
+      const clock = new ManualClock();
+      const gate = gateWith(clock, { querySlots: 2 });
+      const first = new Statement(clock);
+      const second = new Statement(clock);
+      const firstTurn = gate.query(a, 30_000, first.run);
+      const secondTurn = gate.query(a, 30_000, second.run);
+      await clock.advance(2000);
+      expect(second.started, 'the other slot stays for other tenants').to.equal(false);
+      expect(first.firedAt, 'its own query does not cut it').to.equal(undefined);
+      await first.end();
+      expect(second.started).to.equal(true);
+      await second.end();
+      await Promise.all([firstTurn, secondTurn]);
+    });
+
+    it('with every slot taken, cuts only the statement that started first, turnMs after its start, for a waiting tenant', async () => {
+      const clock = new ManualClock();
+      const gate = gateWith(clock, { querySlots: 2 });
+      const older = new Statement(clock);
+      const newer = new Statement(clock);
+      const waiting = new Statement(clock);
+      const olderTurn = gate.query(a, 30_000, older.run);
+      await clock.advance(200);
+      const newerTurn = gate.query(c, 30_000, newer.run);
+      await clock.advance(100);
+      const waitingTurn = gate.query(b, 30_000, waiting.run);
+      await clock.advance(699);
+      expect([older.firedAt, waiting.started]).to.deep.equal([undefined, false]);
+      await clock.advance(1);
+      expect(older.firedAt).to.equal(1000);
+      expect(waiting.started).to.equal(true);
+      await clock.advance(5000);
+      expect(newer.firedAt, 'no one waits any more').to.equal(undefined);
+      await Promise.all([newer.end(), waiting.end()]);
+      await Promise.all([olderTurn, newerTurn, waitingTurn]);
+    });
   });
 });

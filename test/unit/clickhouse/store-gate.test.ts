@@ -48,6 +48,7 @@ function gateWith(clock: ManualClock, overrides: Partial<GatePolicy> = {}): Stor
   return createStoreGate(
     {
       exclusive: true,
+      querySlots: 1,
       maxConcurrentQueries: () => 8,
       keyWaitMs: 2000,
       queryShare: 0.25,
