@@ -3,6 +3,7 @@
 // byte budget of a records page, and the tenant settings (limits, retention).
 import type { SchemaTarget } from '../../src/clickhouse/schema/ddl.ts';
 import type { Logger } from '../../src/log/logger.ts';
+import type { WriteEpoch } from '../../src/clickhouse/write-epoch.ts';
 import type { TenantSettingsAdmin } from '../../src/tenant/settings/settings-cache.ts';
 import type { QueryRunner } from './query-runner.ts';
 
@@ -15,6 +16,8 @@ export interface RouteDeps {
   readonly pageMaxBytes: number;
   /** Per-tenant limits and retention, with the writes of the settings routes. */
   readonly settings: TenantSettingsAdmin;
+  /** Embedded store: its write epoch, which tells a cache that nothing was written since it last looked (absent: a server, which others write). */
+  readonly writes?: Pick<WriteEpoch, 'quiet'>;
   /** Where failures that are the server's fault are logged (absent: not logged). */
   readonly log?: Logger;
 }

@@ -2,7 +2,7 @@
 // `{name:Type}` placeholder of a statement becomes `_CAST(literal, 'Type')`,
 // the very expression ClickHouse's own binder substitutes for it
 // (ReplaceQueryParameterVisitor), so plans, key analysis and answers are
-// those of a bound statement.
+// those of a bound statement; a String is its quoted literal alone.
 //
 // Why: chDB's native binder keeps a statement's parameters in state that
 // is not isolated per connection, so chdb-node runs every statement with
@@ -62,7 +62,11 @@ export function inlineParams(sql: string, params: Readonly<Record<string, unknow
   if (params === undefined) return sql;
   const names = Object.keys(params);
   if (names.length === 0) return sql;
-  return sql.replace(placeholder, (whole, name: string, type: string) =>
-    Object.hasOwn(params, name) ? `_CAST(${sqlLiteral(params[name])}, ${quoted(type)})` : whole,
-  );
+  return sql.replace(placeholder, (whole, name: string, type: string) => {
+    if (!Object.hasOwn(params, name)) return whole;
+    const value = params[name];
+    // A string literal is a String already, and fits where the grammar wants a literal (PARTITION ID, a file name).
+    if (type === 'String' && typeof value === 'string') return quoted(value);
+    return `_CAST(${sqlLiteral(value)}, ${quoted(type)})`;
+  });
 }

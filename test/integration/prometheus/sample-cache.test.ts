@@ -126,6 +126,42 @@ describe('prometheus: the cache of recent samples', function () {
     expect(after.samples[0]).to.include('_part NOT IN');
   });
 
+  it('sends no statement at all while nothing was written (the embedded write epoch), and sees the next insert and mutation', async () => {
+    await insertRows(store, 'metrics', [0, 15, 30].map((s) => row('acme', 'quiet_gauge', s, s)).concat([row('globex', 'quiet_gauge', 0, 7)]));
+    const cache = new SampleCache({ writes: store.writes });
+    const want = [['__name__=quiet_gauge,job=node,k=a', [0, 15, 30], [0, 15, 30]]];
+    expect(points(await select(cache, 'acme', 'quiet_gauge'))).to.deep.equal(want);
+    const quiet: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'acme', 'quiet_gauge', quiet))).to.deep.equal(want);
+    expect(quiet.all.filter((q) => q.includes('system.parts')).length + quiet.samples.length, 'neither a listing nor a sample statement').to.equal(0);
+    // Another tenant's first read fills its own entry: the listing is reused, its rows are read.
+    const other: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'globex', 'quiet_gauge', other))).to.deep.equal([['__name__=quiet_gauge,job=node,k=a', [0], [7]]]);
+    expect(other.samples, "its own entry's rows").to.have.length(1);
+    expect(
+      other.all.some((q) => q.includes('system.parts')),
+      'the listing names parts, no rows: reused across tenants',
+    ).to.equal(false);
+    expect(cache.stats().reused).to.equal(2);
+
+    // An insert moves the epoch: the next read lists the parts again and reads the new one.
+    await insertRows(
+      store,
+      'metrics',
+      [45].map((s) => row('acme', 'quiet_gauge', s, s)),
+    );
+    const after: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'acme', 'quiet_gauge', after))).to.deep.equal([['__name__=quiet_gauge,job=node,k=a', [0, 15, 30, 45], [0, 15, 30, 45]]]);
+    expect(after.all.some((q) => q.includes('system.parts'))).to.equal(true);
+
+    // So does a mutation: rows it deleted are not answered from the entry.
+    await store.client.command({
+      query: `ALTER TABLE ${queryTable(store, 'metrics')} DELETE WHERE metric_name = 'quiet_gauge' AND timestamp > fromUnixTimestamp64Milli(${at(20)})`,
+      clickhouse_settings: { mutations_sync: '2' },
+    });
+    expect(points(await select(cache, 'acme', 'quiet_gauge'))).to.deep.equal([['__name__=quiet_gauge,job=node,k=a', [0, 15], [0, 15]]]);
+  });
+
   it('lists the parts once for all the reads of one request', async () => {
     await insertRows(
       store,

@@ -71,9 +71,7 @@ describe('embedded connections: parameters inlined, statements at once', () => {
     expect(() => sqlLiteral({ a: 1 })).to.throw(/bug/);
     expect(quoted("DateTime64(3, 'UTC')")).to.equal("'DateTime64(3, \\'UTC\\')'");
     // One pass: a value that looks like a placeholder is not replaced again.
-    expect(inlineParams('SELECT {a:String}, {b:String}, {c:UInt8}', { a: '{b:String}', b: 'x' })).to.equal(
-      "SELECT _CAST('{b:String}', 'String'), _CAST('x', 'String'), {c:UInt8}",
-    );
+    expect(inlineParams('SELECT {a:String}, {b:String}, {c:UInt8}', { a: '{b:String}', b: 'x' })).to.equal("SELECT '{b:String}', 'x', {c:UInt8}");
   });
 
   it('hands the engine every value exactly as sent, hostile strings included', async () => {
