@@ -33,6 +33,7 @@ import type { IndexedSeries, TenantSeries } from './series-index.ts';
 import type { SeriesIndexCache } from './series-index.ts';
 import { dayOf } from './series-index.ts';
 import { applyMatchers } from './series-matchers.ts';
+import { abortError } from './engine/evaluator.ts';
 
 /** Series one select may read unless the caller says otherwise. */
 export const defaultMaxSeries = 50_000;
@@ -63,7 +64,10 @@ interface Chosen {
 
 const cancelled = (): PromError => ({ type: 'canceled', message: 'query was canceled' });
 
-/** Read through a call: TypeScript would otherwise narrow `signal.aborted` across awaits. */
+/**
+ * Read through a call: TypeScript would otherwise narrow `signal.aborted` across awaits. An aborted read
+ * answers as the signal's reason says (abortError: timeout, or canceled when the client went away).
+ */
 const aborted = (signal: AbortSignal): boolean => signal.aborted;
 
 /** A SampleSource reading one tenant's series from ClickHouse. */
@@ -85,7 +89,7 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
       if (ranges.every((r) => r.fromMs > r.toMs || !Number.isFinite(r.fromMs) || !Number.isFinite(r.toMs))) return ok(out);
       const tenant = await index.get(o.runner, o.schema, o.scan, dayOf(o.visibleFromMs));
       if (!tenant.ok) return fail(fromApiError(tenant.error));
-      if (aborted(signal)) return fail(cancelled());
+      if (aborted(signal)) return fail(abortError(signal));
       // Selectors over the same time range (the usual case: every selector of a dashboard query) share one statement.
       const byRange = new Map<string, { fromMs: number; toMs: number; members: { at: number; chosen: Chosen[] }[] }>();
       for (const [at, request] of requests.entries()) {
@@ -93,7 +97,7 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
         if (fromMs > toMs || !Number.isFinite(fromMs) || !Number.isFinite(toMs)) continue;
         const chosen = await choose(tenant.value, request, fromMs, toMs);
         if (!chosen.ok) return chosen;
-        if (aborted(signal)) return fail(cancelled());
+        if (aborted(signal)) return fail(abortError(signal));
         if (chosen.value.length > maxSeries) {
           return fail(
             execution(
@@ -159,7 +163,7 @@ export function createPromSampleSource(o: PromSampleSourceOptions): SampleSource
     }
     const r = { schema: o.schema, scan: o.scan, ids, mask, metricNames: [...names], fromMs, toMs, maxRows: o.maxSamples };
     const answer = o.samples !== undefined ? await o.samples.read(o.runner, r) : await readSamples(o.runner, r);
-    if (aborted(signal)) return fail(cancelled());
+    if (aborted(signal)) return fail(abortError(signal));
     if (!answer.ok) return fail(fromApiError(answer.error));
     if (answer.value.overBudget) return fail(execution(tooManySamples));
     return ok({ rows: answer.value.series, position });

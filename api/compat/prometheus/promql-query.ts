@@ -50,8 +50,34 @@ export interface PromqlContext {
   readonly scan: TenantScan;
 }
 
-/** Parses a query, a 400 bad_data naming what is wrong or unsupported. */
-export const parsePromqlQuery = (text: string): Result<ParsedQuery, PromError> => parseQuery(text);
+/** Parsed queries kept by their text: a dashboard sends the same texts on every refresh. */
+const parsedCacheSize = 512;
+/** Longer texts are parsed each time (a cache entry's size is bounded by its text's). */
+const maxCachedQueryChars = 8192;
+const parsedByText = new Map<string, ParsedQuery>();
+
+/**
+ * Parses a query, a 400 bad_data naming what is wrong or unsupported. A
+ * parsed query is a tree of read-only nodes that evaluation never changes,
+ * so one parse serves every request with the same text: the last 512
+ * distinct texts are kept (least recently used dropped), which saves the
+ * parse (0.05-0.2 ms) on a refreshed dashboard's every request.
+ */
+export function parsePromqlQuery(text: string): Result<ParsedQuery, PromError> {
+  const kept = parsedByText.get(text);
+  if (kept !== undefined) {
+    // Map order is insertion order: moved to the end, it is the most recently used.
+    parsedByText.delete(text);
+    parsedByText.set(text, kept);
+    return ok(kept);
+  }
+  const parsed = parseQuery(text);
+  if (parsed.ok && text.length <= maxCachedQueryChars) {
+    parsedByText.set(text, parsed.value);
+    if (parsedByText.size > parsedCacheSize) parsedByText.delete(parsedByText.keys().next().value ?? '');
+  }
+  return parsed;
+}
 
 /**
  * The start of what the query may read (the tenant's metrics retention), or
@@ -75,13 +101,36 @@ function readWindow(c: PromqlContext, r: QueryRequest): Result<number, PromError
   return ok(visibleFromMs);
 }
 
-/** The signal a query stops on: its client gone, or its time limit (the tenant's, or the request's `timeout` if shorter) reached. */
-function querySignal(scan: TenantScan, r: QueryRequest): AbortSignal {
+/** The reason a query's signal carries at its time limit: the evaluator answers `timeout` for it. */
+const timedOut = (): DOMException => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+
+/**
+ * Runs `query` with the signal it stops on: its client gone, or its time limit (the tenant's, or the request's
+ * `timeout` if shorter) reached. One controller and one timer, both released when the query ends: a timeout
+ * signal and a composite one per request would each outlive it (their timer until it fires, tens of seconds).
+ */
+async function withQuerySignal<T>(scan: TenantScan, r: QueryRequest, query: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const limits = [scan.budget.timeoutMs, r.timeoutMs].filter((ms): ms is number => ms !== undefined && ms > 0);
-  const signals = [scan.budget.abort, limits.length === 0 ? undefined : AbortSignal.timeout(Math.min(...limits))].filter(
-    (s): s is AbortSignal => s !== undefined,
+  const client = scan.budget.abort;
+  if (limits.length === 0) return query(client ?? new AbortController().signal);
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => {
+      controller.abort(timedOut());
+    },
+    Math.min(...limits),
   );
-  return signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
+  const onClientGone = (): void => {
+    controller.abort(client?.reason);
+  };
+  if (client?.aborted === true) onClientGone();
+  else client?.addEventListener('abort', onClientGone, { once: true });
+  try {
+    return await query(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    client?.removeEventListener('abort', onClientGone);
+  }
 }
 
 /** Runs an instant or range query for the tenant. */
@@ -97,6 +146,8 @@ export async function runPromql(c: PromqlContext, r: QueryRequest): Promise<Resu
     index: c.index,
     ...(c.samples === undefined ? {} : { samples: c.samples }),
   });
-  const options = { lookbackMs: r.lookbackMs, maxSamples: maxQuerySamples, signal: querySignal(c.scan, r) };
-  return r.kind === 'instant' ? instantQuery(source, r.query, r.t, options) : rangeQuery(source, r.query, r.start, r.end, r.step, options);
+  return withQuerySignal(c.scan, r, (signal) => {
+    const options = { lookbackMs: r.lookbackMs, maxSamples: maxQuerySamples, signal };
+    return r.kind === 'instant' ? instantQuery(source, r.query, r.t, options) : rangeQuery(source, r.query, r.start, r.end, r.step, options);
+  });
 }

@@ -408,6 +408,17 @@ describe('api/prometheus query', () => {
     expect(field(matrix.body, 'error')).to.include('invalid expression type "range vector" for range query');
   });
 
+  it('stops a query at its timeout parameter (503, errorType timeout), and answers it within one long enough', async () => {
+    // A 1 s subquery over 5 min at each of 11,000 steps: seconds of evaluation, and the evaluator lets the timer fire between steps.
+    const query = 'max_over_time(temp[5m:1s])';
+    const stopped = await get('/api/v1/query_range', { query, start: T0, end: T0 + 10_999, step: 1, timeout: '1ms' });
+    expect(stopped.status, stopped.text.slice(0, 300)).to.equal(503);
+    expect(stopped.body).to.deep.include({ status: 'error', errorType: 'timeout' });
+    const answered = await get('/api/v1/query_range', { query, start: T0, end: T0 + 60, step: 15, timeout: '30s' });
+    expect(answered.status, answered.text.slice(0, 300)).to.equal(200);
+    expect(field(answered.body, 'data', 'result')).to.have.length(2);
+  });
+
   it('takes POST form bodies as Grafana sends them', async () => {
     const reply = await h.call('POST', '/prometheus/api/v1/query', {
       key: keys.readAcme,
