@@ -30,9 +30,14 @@ interface Cut {
   readonly answer: string;
 }
 
-/** Sends the headers and half of a JSON body, then nothing; resolves when the server closes the connection. */
-function halfBody(port: number, path: string): Promise<Cut> {
-  const body = JSON.stringify({ startTime: 1, endTime: 2, query: 'x'.repeat(64) });
+const form = 'application/x-www-form-urlencoded';
+
+/** Sends the headers and half of a JSON body (or a form), then nothing; resolves when the server closes the connection. */
+function halfBody(port: number, path: string, type = 'application/json'): Promise<Cut> {
+  const body =
+    type === form
+      ? new URLSearchParams({ query: 'x'.repeat(64), start: '1', end: '2', step: '1' }).toString()
+      : JSON.stringify({ startTime: 1, endTime: 2, query: 'x'.repeat(64) });
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let answer = '';
@@ -47,7 +52,7 @@ function halfBody(port: number, path: string): Promise<Cut> {
     });
     socket.on('connect', () => {
       socket.write(
-        `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nx-scope-orgid: acme\r\ncontent-type: application/json\r\n` +
+        `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nx-scope-orgid: acme\r\ncontent-type: ${type}\r\n` +
           `content-length: ${body.length}\r\n\r\n${body.slice(0, body.length / 2)}`,
       );
       started = performance.now();
@@ -86,8 +91,9 @@ describe('api body timeout', () => {
   it('cuts a stalled body at the body timeout with a 408 and one JSON log line, nothing else printed', async () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
-    // Two on one route, one on a compatibility API (which reads its own form bodies).
-    const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query'];
+    // Two on one route, two on a compatibility API (which reads its own form bodies: a plain form as it arrives, JSON as /v1 does).
+    const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query', '/prometheus/api/v1/query_range'];
+    const types = ['application/json', 'application/json', 'application/json', form];
     const lines: string[] = [];
     const allLogged = Promise.withResolvers<undefined>();
     const log = createLogger('debug', {}, (line) => {
@@ -104,7 +110,7 @@ describe('api body timeout', () => {
     // Anything else the process prints (Koa's default error printer writes stacks to stderr) is caught.
     const printed = await printedDuring(async () => {
       try {
-        cuts = await Promise.all(paths.map((path) => halfBody(api.ports['api'] ?? 0, path)));
+        cuts = await Promise.all(paths.map((path, i) => halfBody(api.ports['api'] ?? 0, path, types[i])));
         // The log lines are written as the answers go out: wait for one per cut.
         await allLogged.promise;
         // What must not happen (a stack printed after the answer) has no event: give a late printer 200 ms to show itself.
