@@ -9,19 +9,20 @@
 //
 // Embedded ClickHouse (chDB) needs this most: aborting the client's request
 // only settles the JavaScript promise, while the statement runs on inside the
-// engine (its C API has no interrupt), and every statement with bound
-// parameters waits, process-wide, behind it. KILL QUERY does stop it (measured:
+// engine (its C API has no interrupt), holding its connection and one of
+// the store gate's query slots. KILL QUERY does stop it (measured:
 // a GROUP BY over 2e9 numbers ends with code 394 about 100 ms after the KILL).
 // So in embedded mode the runner does not hand chDB the abort signal: the
 // statement's own promise, which settles when the engine is done with it,
-// holds the store gate's turn, and the next query of any tenant starts on a
-// store that is really free. A statement that does not stop within
-// `stopGraceMs` of its KILL gives up the turn anyway (logged).
+// holds the store gate's slot, and the next query of any tenant starts on a
+// connection that is really free. A statement that does not stop within
+// `stopGraceMs` of its KILL gives up the slot anyway (logged).
 //
-// The uuid is spliced into the KILL, not bound: chDB runs every statement
-// with bound parameters one at a time process-wide, so a bound KILL would
-// wait behind the very statement it is meant to stop. The uuid is made here
-// and checked against its exact pattern before it is spliced.
+// The uuid is spliced into the KILL, not bound: it goes on the control
+// connection, which is not the store's pool (ADR 8), and chDB runs every
+// statement with bound parameters one at a time process-wide, so a bound
+// KILL would wait behind the very statement it is meant to stop. The uuid
+// is made here and checked against its exact pattern before it is spliced.
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../src/log/logger.ts';

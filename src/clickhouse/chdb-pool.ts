@@ -15,10 +15,17 @@ import type { WriteEpoch } from './write-epoch.ts';
 /** A connection as @clickhouse/client's createClient takes it. */
 export type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
-/** One connection of the pool, with the statements it runs. */
+/**
+ * Longest statement text a connection parses (ClickHouse's default is 256 KiB): inlined values are part of the text
+ * now, and a statement binds up to 256 KiB of label values (series-matchers.ts) plus their quoting.
+ */
+export const maxQueryBytes = 4 * 1024 ** 2;
+
+/** One connection of the pool, with the statements it runs, set up once before its first. */
 interface Slot {
   readonly connection: ClientConnection;
   inFlight: number;
+  ready: Promise<unknown> | undefined;
 }
 
 /** The params of a connection call without its bound parameters: the statement carries them as literals. */
@@ -31,7 +38,7 @@ function inlined<P extends { query: string; query_params?: Record<string, unknow
 /** `connections` (chDB, one data directory) as one connection; statements that may write are counted in `writes`. */
 export function pooledConnection(connections: readonly ClientConnection[], writes: WriteEpoch): ClientConnection {
   if (connections.length === 0) throw new Error('bug: a pool of no connections');
-  const slots: Slot[] = connections.map((connection) => ({ connection, inFlight: 0 }));
+  const slots: Slot[] = connections.map((connection) => ({ connection, inFlight: 0, ready: undefined }));
 
   const leastBusy = (): Slot => slots.reduce((best, s) => (s.inFlight < best.inFlight ? s : best));
 
@@ -41,6 +48,9 @@ export function pooledConnection(connections: readonly ClientConnection[], write
     const write = readOnly(sql) ? undefined : writes.begin();
     slot.inFlight++;
     try {
+      // A session setting (it holds for the connection's later statements): the text must be parsed before its SETTINGS clause is read.
+      slot.ready ??= slot.connection.command({ query: `SET max_query_size = ${maxQueryBytes}` });
+      await slot.ready;
       return await call(slot.connection);
     } catch (error) {
       if (clear) {

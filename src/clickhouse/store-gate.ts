@@ -8,33 +8,36 @@
 //   (its limits.maxConcurrentQueries, carried by the caller), the same way.
 //   In server mode that is all: each API replica counts its own, and
 //   INSERTs go straight through.
-// - Embedded ClickHouse (chDB) runs one statement at a time per connection
-//   (and every statement with bound parameters one at a time per process):
-//   a statement waits, unseen, behind every one before it, so eight loops
-//   of wide queries left an INSERT behind eight queries. The gate therefore
-//   holds the queries' turn itself: one query at a time. INSERTs have a
-//   connection of their own (Store.insertClients) and run beside the
-//   queries, never waiting for the turn.
-// - The turn is fair across tenants (a query's party is its tenant, or its
-//   key when it reads no one tenant): the next query is that of the waiting
-//   party that has used the least store time (ties: the one served longest
-//   ago; first come first served within a party). A party back from idle
-//   starts level with the statement last started, so it saves up no credit.
-//   One tenant's long statements thus never put another tenant's short
-//   ones behind a queue of them (issue 33, bench:isolation's heavy neighbour).
-// - A running query keeps the turn until it ends, its time runs out or its
+// - Embedded ClickHouse (chDB) runs one statement at a time per connection:
+//   a statement waits, unseen, behind every one before it on its
+//   connection, so eight loops of wide queries left an INSERT behind eight
+//   queries. The gate therefore schedules the queries' statements itself:
+//   `querySlots` at once (the store's query connections, two), at most one
+//   per party, so a tenant alone keeps to one thread and another tenant's
+//   query runs beside it at once (the store inlines parameters so that
+//   statements on two connections really run at once, ADR 8). INSERTs have
+//   connections of their own (Store.insertClients) and run beside the
+//   queries, never waiting for a slot.
+// - The slots are fair across tenants (a query's party is its tenant, or its
+//   key when it reads no one tenant): a free slot goes to the waiting party
+//   that has used the least store time (ties: the one served longest ago;
+//   first come first served within a party). A party back from idle starts
+//   level with the statement last started, so it saves up no credit. One
+//   tenant's long statements thus never put another tenant's short ones
+//   behind a queue of them (issue 33, bench:isolation's heavy neighbour).
+// - A running query keeps its slot until it ends, its time runs out or its
 //   client goes away (then it is killed, api/query/running-statements.ts,
-//   and holds the turn until chDB has really ended it), with one exception:
-//   its statement gets a turn signal, which fires once it has run `turnMs`
-//   while a query of another party waits (and may start: its own pause is
-//   over). The runner then kills it and answers 503 naming the turn limit;
-//   its tenant may retry. A tenant alone thus gets its whole time limit
-//   (`maxRunMs`), and a tenant arriving behind another's long statement
-//   waits at most about `turnMs` plus the time chDB takes to end it (on the
-//   shared machine: a few ms to 0.65 s for count() states, up to 1.9 s for
-//   a statement freeing many quantile states; the next statement then
-//   starts at once; docs/benchmarks.md). The time waiting for the turn
-//   counts toward the query's own limit.
+//   and holds the slot until chDB has really ended it), with one exception:
+//   when every slot is held and another party's query waits (and may start:
+//   its own pause is over), the statement that started first gets its turn
+//   signal once it has run `turnMs`. The runner then kills it and answers
+//   503 naming the turn limit; its tenant may retry. A tenant alone thus
+//   gets its whole time limit (`maxRunMs`), another tenant's query starts at
+//   once while a slot is free, and one arriving when both are held by long
+//   statements waits at most about `turnMs` plus the time chDB takes to end
+//   one (on the shared machine: a few ms to 0.65 s for count() states, up to
+//   1.9 s for a statement freeing many quantile states; docs/benchmarks.md).
+//   The time waiting for a slot counts toward the query's own limit.
 // - While ingest is active each party also yields, once its burst is spent:
 //   it has a credit of store time that refills at `queryShare` of the
 //   wall-clock time up to `queryBurstMs`; a statement that ran d ms takes

@@ -21,12 +21,11 @@ export const embeddedQueryBurstMs = 250;
 export const embeddedQueryThreads = 1;
 
 /**
- * Embedded mode: how long a query's statement runs before it is stopped for
- * another tenant's waiting query (a waiting tenant's longest wait for the
- * statement ahead of it, plus the store's time to end it). bench:isolation's
- * heavy neighbour: tenant B's light query p99 is about 0.5-2 s alone on the
- * shared machine, so B's wait behind tenant A must stay under that for B to
- * stay within 2x.
+ * Embedded mode: how long a query's statement runs, once every query slot is
+ * held, before it is stopped for another tenant's waiting query (that
+ * tenant's longest wait, plus the store's time to end the statement). With
+ * two slots and one per tenant it fires only when two other tenants hold
+ * both with long statements.
  */
 export const embeddedTurnMs = 1000;
 
