@@ -267,7 +267,7 @@ function listed(r: Result<{ items: unknown[]; warnings: string[] }, PromError>):
 
 function register(router: CompatRouter, deps: RouteDeps): void {
   // One cache of series indexes for this API, keyed by tenant inside (series-index.ts).
-  const index = new SeriesIndexCache();
+  const index = new SeriesIndexCache(deps.writes === undefined ? {} : { writes: deps.writes });
   // One cache of recent samples, likewise keyed by tenant (sample-cache.ts).
   const samples = new SampleCache(deps.writes === undefined ? {} : { writes: deps.writes });
   for (const [path, handler] of Object.entries(handlers)) {

@@ -16,6 +16,11 @@
 // tenant's and key's): no timer, so it never takes the store from another
 // tenant's long query. A query waits only when its index is older than
 // `refreshMs` (its tenant idle, or the store slow), as before.
+// Embedded ClickHouse needs no look while nothing was written: the store
+// counts every statement that may write (src/clickhouse/write-epoch.ts), and
+// series are indexed by the INSERTs themselves, so an index whose last look
+// started at the epoch that still stands is as fresh as a look would make it.
+import type { WriteEpoch } from '../../../src/clickhouse/write-epoch.ts';
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import { metricSeriesTable } from '../../../src/clickhouse/schema/metric-series.ts';
@@ -59,6 +64,8 @@ export class TenantSeries {
   loadedFromDay = 0;
   refreshedAt = 0;
   fullAt = 0;
+  /** Embedded store: the write epoch when the last look started with no write in flight (undefined: unknown, look again). */
+  epoch: number | undefined;
 
   /** Exposed series by Prometheus name. */
   byName(): ReadonlyMap<string, readonly { readonly s: IndexedSeries; readonly e: ExposedSeries }[]> {
@@ -137,6 +144,8 @@ export interface SeriesIndexOptions {
   /** A tenant queried within this long is kept fresh in the background (0: never; refreshMs 0 also turns it off). */
   readonly activeMs: number;
   readonly now?: () => number;
+  /** Embedded store: its write epoch; no look is sent while it has not moved since the last (absent: every look is sent). */
+  readonly writes?: Pick<WriteEpoch, 'quiet'>;
 }
 
 export const defaultSeriesIndexOptions: SeriesIndexOptions = {
@@ -363,7 +372,7 @@ export class SeriesIndexCache {
     this.#use(key, runner, schema, tenantId, now);
     const entry = this.#entries.get(key);
     // A fresh index is used as it is, even while a background look for it is under way (the look only adds newer series).
-    if (entry !== undefined && now - entry.refreshedAt < this.#options.refreshMs && entry.loadedFromDay <= fromDay) {
+    if (entry !== undefined && entry.loadedFromDay <= fromDay && (now - entry.refreshedAt < this.#options.refreshMs || this.#unwritten(entry, now))) {
       this.#touch(key, entry);
       return ok(entry);
     }
@@ -388,6 +397,14 @@ export class SeriesIndexCache {
     return (this.#options.now ?? Date.now)();
   }
 
+  /** Whether nothing was written since the entry's last look started (then it counts as refreshed now), and no full reload is due. */
+  #unwritten(entry: TenantSeries, now: number): boolean {
+    const epoch = this.#options.writes?.quiet();
+    if (epoch === undefined || entry.epoch !== epoch || now - entry.fullAt >= this.#options.fullReloadMs) return false;
+    entry.refreshedAt = now;
+    return true;
+  }
+
   /** Registers a load as the key's own until it ends (later gets of the key wait for it). */
   #track(key: string, load: Promise<Result<TenantSeries, ApiError>>): Promise<Result<TenantSeries, ApiError>> {
     const tracked = load.finally(() => {
@@ -406,10 +423,13 @@ export class SeriesIndexCache {
     known: TenantSeries | undefined,
     now: number,
   ): Promise<Result<TenantSeries, ApiError>> {
+    // Read before the look is sent: a write that starts meanwhile moves it, and the next use looks again.
+    const epoch = this.#options.writes?.quiet();
     if (known !== undefined && now - known.fullAt < this.#options.fullReloadMs && known.loadedFromDay <= fromDay) {
       const refreshed = await refreshEntries(runner, schema, statements, [{ tenantId, entry: known }], fromDay, this.#options.slackMs);
       if (!refreshed.ok) return refreshed;
       known.refreshedAt = now;
+      known.epoch = epoch;
       return ok(known);
     }
     const entry = new TenantSeries();
@@ -419,6 +439,7 @@ export class SeriesIndexCache {
     entry.refreshedAt = now;
     entry.fullAt = now;
     entry.loadedFromDay = fromDay;
+    entry.epoch = epoch;
     return ok(entry);
   }
 
@@ -458,7 +479,7 @@ export class SeriesIndexCache {
         this.#active.delete(key);
         continue;
       }
-      if (this.#loading.has(key) || now - entry.refreshedAt < this.#options.refreshMs / 2) continue;
+      if (this.#loading.has(key) || now - entry.refreshedAt < this.#options.refreshMs / 2 || this.#unwritten(entry, now)) continue;
       if (now - entry.fullAt >= this.#options.fullReloadMs) {
         singles.push(
           this.#track(key, this.#load(a.runner, a.schema, statements, a.tenantId, entry.loadedFromDay, entry, now)).then((r) => {
@@ -490,8 +511,14 @@ export class SeriesIndexCache {
     items: readonly { key: string; tenantId: string; entry: TenantSeries }[],
     now: number,
   ): Promise<void> {
+    const epoch = this.#options.writes?.quiet();
     const read = refreshEntries(runner, schema, statements, items, fromDay, this.#options.slackMs).then((r) => {
-      if (r.ok) for (const i of items) i.entry.refreshedAt = now;
+      if (r.ok) {
+        for (const i of items) {
+          i.entry.refreshedAt = now;
+          i.entry.epoch = epoch;
+        }
+      }
       return r;
     });
     // A query of one of these tenants meanwhile waits for this look rather than starting its own.

@@ -87,6 +87,19 @@ describe('prometheus-store: the series index refreshed in the background', funct
     }
   }
 
+  it('sends no look at all while nothing was written (the embedded write epoch), and finds the next insert at once', async () => {
+    // refreshMs 0: without the epoch every use would look.
+    await insertRows(store, 'metrics', [gauge('initech', 'i-1')]);
+    const cache = new SeriesIndexCache({ refreshMs: 0, activeMs: 0, writes: store.writes });
+    expect(pods(await get(cache, 'initech'))).to.deep.equal(['i-1']);
+    const before = statements.query + statements.background;
+    for (let i = 0; i < 3; i++) expect(pods(await get(cache, 'initech'))).to.deep.equal(['i-1']);
+    expect(statements.query + statements.background - before, 'no statement while nothing was written').to.equal(0);
+    await insertRows(store, 'metrics', [gauge('initech', 'i-2')]);
+    expect(pods(await get(cache, 'initech')), 'the insert moved the epoch: the next use looks').to.deep.equal(['i-1', 'i-2']);
+    expect(statements.query + statements.background - before).to.be.greaterThan(0);
+  });
+
   it('finds a new series within the bound while queries read no index themselves, and keeps tenants apart', async () => {
     // A bound of 4 s: the background looks every second, so even a loaded machine's statements stay within it.
     const cache = new SeriesIndexCache({ refreshMs: 4_000, activeMs: 30_000 });
