@@ -2,9 +2,12 @@
 // derived from the memory the process is given (TENANTRY_MEMORY_LIMIT_BYTES).
 //
 // - Memory (max_memory_usage), embedded mode only: chDB runs inside this
-//   process, two query statements at once (the store gate's slots, one per
-//   tenant), beside the gateway, the INSERTs and chDB's own caches; a
-//   quarter of the process's memory each leaves half to those. In server mode the engine's memory is
+//   process, beside the gateway, the INSERTs and chDB's own caches; the
+//   query statements together may take a quarter of the process's memory,
+//   shared by the store gate's slots (two statements at once, one per
+//   tenant): an eighth each. bench:isolation's heavy neighbour measured the
+//   process at 0.9 of its bound with a quarter each and one heavy tenant, so
+//   two heavy tenants would have passed it. In server mode the engine's memory is
 //   the server's, bounded by its own settings profile, not this pod's limit.
 // - Result size (max_result_bytes, max_result_rows), both modes: what a
 //   statement returns is read into this process (parsed JSON costs a few
@@ -13,6 +16,7 @@
 // - Rows and bytes read (max_rows_to_read/max_bytes_to_read) are not set:
 //   a tenant's legitimate month-long query reads every row it holds in that
 //   month; time and memory bound what it costs instead.
+import { embeddedQueryConnections } from '../clickhouse/store.ts';
 import type { Store } from '../clickhouse/store.ts';
 import type { QueryLimitsConfig } from '../config/config.ts';
 
@@ -26,7 +30,7 @@ export interface StatementLimits {
   readonly resultRows?: number;
 }
 
-/** Share of the process's memory one embedded query statement may use. */
+/** Share of the process's memory the embedded query statements running at once may use together. */
 export const embeddedMemoryShare = 0.25;
 
 /** Share of the process's memory one statement's result may take as ClickHouse blocks. */
@@ -44,5 +48,7 @@ export function statementLimits(mode: Store['mode'], queries: Pick<QueryLimitsCo
   const memory = queries.memoryLimitBytes;
   const resultBytes = Math.max(minResultBytes, Math.floor(memory * resultShare));
   const result = { resultBytes, resultRows: Math.floor(resultBytes / bytesPerResultRow) };
-  return mode === 'embedded' ? { memoryBytes: Math.max(minMemoryBytes, Math.floor(memory * embeddedMemoryShare)), ...result } : result;
+  // One statement per query connection (the gate's slots) at once.
+  const memoryBytes = Math.max(minMemoryBytes, Math.floor((memory * embeddedMemoryShare) / embeddedQueryConnections));
+  return mode === 'embedded' ? { memoryBytes, ...result } : result;
 }

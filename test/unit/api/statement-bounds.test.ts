@@ -7,8 +7,9 @@ const gib = 1024 ** 3;
 
 describe('statement bounds', () => {
   it("derives embedded memory and both modes' result bounds from the process memory", () => {
+    // A quarter of it for the statements of the two query slots together.
     expect(statementLimits('embedded', { memoryLimitBytes: 2 * gib })).to.deep.equal({
-      memoryBytes: gib / 2,
+      memoryBytes: gib / 4,
       resultBytes: 64 * 1024 ** 2,
       resultRows: 1024 ** 2,
     });
