@@ -362,9 +362,10 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
         (wide ? coldIndex.wide : coldIndex.narrow).push(performance.now() - t);
       }
     }
-    const index = new SeriesIndexCache();
-    // As the API holds it: one per process, keyed by tenant.
-    const samples = new SampleCache();
+    // As the API holds them: one per process, keyed by tenant, told of the embedded store's writes.
+    const writes = store.writes === undefined ? {} : { writes: store.writes };
+    const index = new SeriesIndexCache(writes);
+    const samples = new SampleCache(writes);
     const ingest = plan.live?.(store);
     const times = new Map<string, PhaseTimes>();
     let skipped = 0;
