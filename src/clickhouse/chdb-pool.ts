@@ -1,7 +1,10 @@
 // The embedded store's connections as one: chDB runs one statement at a
 // time per connection, so the store opens several on the same data
-// directory and this adapter sends each statement to the one with the
-// fewest in flight. Every statement goes without bound parameters (its
+// directory and this adapter sends each statement to an idle one (else the
+// one with the fewest in flight). The store gate lets fewer query
+// statements run at once than there are connections, so a query finds an
+// idle connection even beside a long one and a statement that does not
+// pass the gate. Every statement goes without bound parameters (its
 // placeholders inlined, ./inline-params.ts explains why): with them chDB
 // would run one at a time in the whole process however many connections
 // there are. It also keeps the write epoch (./write-epoch.ts) and clears

@@ -12,15 +12,22 @@ import { pooledConnection } from './chdb-pool.ts';
 import type { ClientConnection } from './chdb-pool.ts';
 import { WriteEpoch } from './write-epoch.ts';
 
-/** Embedded mode: connections `client` spreads statements over, so that this many statements run at once (the store gate's query slots). */
+/** Embedded mode: query statements that run at once (the store gate's query slots, one connection each). */
 export const embeddedQueryConnections = 2;
+
+/**
+ * Embedded mode: connections `client` spreads statements over: one per query slot, and one more for what does not
+ * pass the gate (settings refreshes, the replica registry's heartbeat, schema checks), so that such a statement,
+ * or a query beside it, never queues behind a long query statement on a busy connection.
+ */
+const embeddedClientConnections = embeddedQueryConnections + 1;
 
 export interface Store {
   /**
    * Server mode: an HTTP client, any number of statements at once.
-   * Embedded mode: `embeddedQueryConnections` chDB connections on the data
-   * dir as one (./chdb-pool.ts): chDB runs one statement at a time per
-   * connection, so each statement goes to the least busy one, its
+   * Embedded mode: chDB connections on the data dir as one (./chdb-pool.ts),
+   * one per query slot and one more: chDB runs one statement at a time per
+   * connection, so each statement goes to an idle one, its
    * parameters inlined (chDB would run every statement with bound
    * parameters one at a time in the whole process).
    */
@@ -125,7 +132,7 @@ export async function openStore(config: ClickHouseConfig, load: () => Promise<Ch
         ),
         log: { level: ClickHouseLogLevel.OFF },
       });
-    const client = connect(embeddedQueryConnections);
+    const client = connect(embeddedClientConnections);
     const insertClients = [connect(1), connect(1)] as const;
     const close = async (): Promise<void> => {
       await Promise.all([...insertClients, client].map((c) => c.close()));
