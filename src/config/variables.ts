@@ -150,7 +150,7 @@ export const apiVariables = {
   TENANTRY_EMBEDDED_QUERY_TIMEOUT_SECONDS: variable(
     intInRange(1, 3600),
     '10',
-    'embedded ClickHouse only: longest an API query may run once it has its turn (answered 503 beyond; waiting for the turn counts toward TENANTRY_QUERY_TIMEOUT_SECONDS): embedded ClickHouse runs one statement at a time, so a running query holds back INSERTs',
+    "embedded ClickHouse only: longest an API query's statement may run once it has one of the store's two query slots (answered 503 beyond; waiting for a slot counts toward TENANTRY_QUERY_TIMEOUT_SECONDS): embedded ClickHouse runs two query statements at once, one per tenant (docs/adr/0008-embedded-statements-inline-parameters.md), so a long one holds a slot another tenant could use",
   ),
   TENANTRY_MAX_CONCURRENT_QUERIES: variable(
     intInRange(1, 10_000),
@@ -160,7 +160,7 @@ export const apiVariables = {
   TENANTRY_MEMORY_LIMIT_BYTES: variable(
     ByteSize,
     undefined,
-    "memory the process is given (the operator sets it from the pod's memory limit); each API query's statement is bounded from it inside ClickHouse: embedded, max_memory_usage a quarter of it (one statement runs at a time), and in both modes max_result_bytes 1/32 of it (max_result_rows one per 64 of those bytes), which bounds what the process reads back; a query over a bound is answered 400 naming it; unset means the cgroup's memory limit, else the machine's memory",
+    "memory the process is given (the operator sets it from the pod's memory limit); each API query's statement is bounded from it inside ClickHouse: embedded, max_memory_usage an eighth of it (two statements run at once: a quarter in all), and in both modes max_result_bytes 1/32 of it (max_result_rows one per 64 of those bytes), which bounds what the process reads back; a query over a bound is answered 400 naming it; unset means the cgroup's memory limit, else the machine's memory",
   ),
 } as const;
 
