@@ -91,7 +91,7 @@ describe('api body timeout', () => {
   it('cuts a stalled body at the body timeout with a 408 and one JSON log line, nothing else printed', async () => {
     const keys = parseKeys(JSON.stringify([{ key, scopes: ['read'], tenants: ['*'] }]), 'test');
     if (!keys.ok) throw new Error(keys.error);
-    // Two on one route, two on a compatibility API (which reads its own form bodies: a plain form as it arrives, JSON as /v1 does).
+    // Two on one route, two on a compatibility API (its form bodies go through the shared body reader, as /v1's JSON does).
     const paths = ['/v1/tenants/acme/logs', '/v1/tenants/acme/logs', '/prometheus/api/v1/query', '/prometheus/api/v1/query_range'];
     const types = ['application/json', 'application/json', 'application/json', form];
     const lines: string[] = [];
