@@ -52,7 +52,11 @@ export function pooledConnection(connections: readonly ClientConnection[], write
     slot.inFlight++;
     try {
       // A session setting (it holds for the connection's later statements): the text must be parsed before its SETTINGS clause is read.
-      slot.ready ??= slot.connection.command({ query: `SET max_query_size = ${maxQueryBytes}` });
+      slot.ready ??= slot.connection.command({ query: `SET max_query_size = ${maxQueryBytes}` }).catch((error: unknown) => {
+        // Tried again by the next statement rather than failing every later one.
+        slot.ready = undefined;
+        throw error;
+      });
       await slot.ready;
       return await call(slot.connection);
     } catch (error) {
