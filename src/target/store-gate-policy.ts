@@ -24,8 +24,8 @@ export const embeddedQueryThreads = 1;
  * Embedded mode: how long a query's statement runs, once every query slot is
  * held, before it is stopped for another tenant's waiting query (that
  * tenant's longest wait, plus the store's time to end the statement). With
- * two slots and one per tenant it fires only when two other tenants hold
- * both with long statements.
+ * two slots and one statement per tenant, it fires only when two tenants
+ * hold both slots with long statements and a third tenant's query waits.
  */
 export const embeddedTurnMs = 1000;
 
