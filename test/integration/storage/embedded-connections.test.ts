@@ -117,6 +117,8 @@ describe('embedded connections: parameters inlined, statements at once', () => {
       const [row] = await rs.json<{ n: string }>();
       if (Number(row?.n) >= 2) break;
       if (Date.now() > deadline) throw new Error('the long statements never both showed in system.processes');
+      // The store reports no event when a statement starts: poll, bounded by the deadline.
+      await new Promise((r) => setTimeout(r, 10));
     }
     const rs = await store.client.query({ query: 'SELECT {x:UInt64} + 1 AS y', query_params: { x: 41 }, format: 'JSONEachRow' });
     const [answer] = await rs.json<{ y: number | string }>();
