@@ -12,7 +12,7 @@
 // until its connection's next statement.
 import type { createClient } from '@clickhouse/client';
 import { inlineParams } from './inline-params.ts';
-import { readOnly } from './write-epoch.ts';
+import { readOnly, writtenTable } from './write-epoch.ts';
 import type { WriteEpoch } from './write-epoch.ts';
 
 /** A connection as @clickhouse/client's createClient takes it. */
@@ -48,7 +48,7 @@ export function pooledConnection(connections: readonly ClientConnection[], write
   /** Runs `call` on the least busy connection, counted as a write unless it only reads; `clear`: a failure leaves an entry to clear. */
   async function run<T>(sql: string, call: (c: ClientConnection) => Promise<T>, clear: boolean): Promise<T> {
     const slot = leastBusy();
-    const write = readOnly(sql) ? undefined : writes.begin();
+    const write = readOnly(sql) ? undefined : writes.begin(writtenTable(sql));
     slot.inFlight++;
     try {
       // A session setting (it holds for the connection's later statements): the text must be parsed before its SETTINGS clause is read.
@@ -90,7 +90,8 @@ export function pooledConnection(connections: readonly ClientConnection[], write
     },
     insert: (params) => {
       const p = inlined(params);
-      return run(`INSERT ${p.query}`, (c) => c.insert(p), false);
+      // The client's INSERT text (`INSERT INTO db.table … FORMAT …`) names its table; anything else still counts as a write.
+      return run(/^\s*INSERT\b/i.test(p.query) ? p.query : `INSERT ${p.query}`, (c) => c.insert(p), false);
     },
     close: async () => {
       await Promise.all(slots.map((s) => s.connection.close()));

@@ -24,12 +24,14 @@
 // Order is a counter, not a clock, so that two events in one millisecond
 // are still ordered.
 //
-// Embedded ClickHouse needs no listing while nothing was written: the
-// process owns its store and counts every statement that may write
-// (src/clickhouse/write-epoch.ts). A listing taken while no write was in
-// flight stays the listing as long as the epoch has not moved, so a read
-// then reuses it, whoever's request took it (it names parts, no tenant's
-// rows), and an idle dashboard's refresh sends no statement at all.
+// Embedded ClickHouse needs no listing while nothing was written to the
+// metrics table: the process owns its store and counts every statement
+// that may write, per table (src/clickhouse/write-epoch.ts). A listing taken
+// while no such write was in flight stays the listing as long as the
+// table's epoch has not moved, so a read then reuses it, whoever's request
+// took it (it names parts, no tenant's rows): an idle dashboard's refresh
+// sends no statement at all, and under ingest only the first read after
+// each metrics INSERT lists again (log, span and usage INSERTs do not).
 //
 // Bounded: at most `maxTenantBytes` per tenant (its own least recently used
 // entries go first) and `maxBytes` in all (the least recently used of any
@@ -38,6 +40,7 @@
 // entries. Only a single node's table is cached (a cluster's parts are on
 // its shards), only reads of at most a day, and an answer over the read's
 // row budget is not kept.
+import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
 import type { WriteEpoch } from '../../../src/clickhouse/write-epoch.ts';
 import type { Result } from '../../../src/result.ts';
@@ -233,7 +236,8 @@ export class SampleCache {
   /** A listing that started after the request began (one under way for its tenant, joined), or its own. */
   async #listingFor(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<PartList, ApiError>> {
     this.begin(scan);
-    const epoch = this.#writes?.quiet();
+    // Only the metrics table's writes matter: its listing names its parts alone.
+    const epoch = this.#writes?.quiet(queryTable(schema, 'metrics'));
     const quiet = this.#quietListings.get(schema.database);
     if (epoch !== undefined && quiet?.epoch === epoch) {
       this.#counts.reused += 1;

@@ -16,10 +16,11 @@
 // tenant's and key's): no timer, so it never takes the store from another
 // tenant's long query. A query waits only when its index is older than
 // `refreshMs` (its tenant idle, or the store slow), as before.
-// Embedded ClickHouse needs no look while nothing was written: the store
-// counts every statement that may write (src/clickhouse/write-epoch.ts), and
-// series are indexed by the INSERTs themselves, so an index whose last look
-// started at the epoch that still stands is as fresh as a look would make it.
+// Embedded ClickHouse needs no look while nothing was written to metrics or
+// metric_series: the store counts every statement that may write, per table
+// (src/clickhouse/write-epoch.ts), and series are indexed by the metrics
+// INSERTs themselves, so an index whose last look started at the epoch that
+// still stands is as fresh as a look would make it.
 import type { WriteEpoch } from '../../../src/clickhouse/write-epoch.ts';
 import { queryTable } from '../../../src/clickhouse/schema/ddl.ts';
 import type { SchemaTarget } from '../../../src/clickhouse/schema/ddl.ts';
@@ -372,7 +373,7 @@ export class SeriesIndexCache {
     this.#use(key, runner, schema, tenantId, now);
     const entry = this.#entries.get(key);
     // A fresh index is used as it is, even while a background look for it is under way (the look only adds newer series).
-    if (entry !== undefined && entry.loadedFromDay <= fromDay && (now - entry.refreshedAt < this.#options.refreshMs || this.#unwritten(entry, now))) {
+    if (entry !== undefined && entry.loadedFromDay <= fromDay && (now - entry.refreshedAt < this.#options.refreshMs || this.#unwritten(entry, schema, now))) {
       this.#touch(key, entry);
       return ok(entry);
     }
@@ -397,9 +398,14 @@ export class SeriesIndexCache {
     return (this.#options.now ?? Date.now)();
   }
 
+  /** The write epoch of what the index reads: metric_series, and metrics, whose INSERTs fill it (a materialized view). */
+  #epoch(schema: SchemaTarget): number | undefined {
+    return this.#options.writes?.quiet(queryTable(schema, 'metrics'), queryTable(schema, metricSeriesTable));
+  }
+
   /** Whether nothing was written since the entry's last look started (then it counts as refreshed now), and no full reload is due. */
-  #unwritten(entry: TenantSeries, now: number): boolean {
-    const epoch = this.#options.writes?.quiet();
+  #unwritten(entry: TenantSeries, schema: SchemaTarget, now: number): boolean {
+    const epoch = this.#epoch(schema);
     if (epoch === undefined || entry.epoch !== epoch || now - entry.fullAt >= this.#options.fullReloadMs) return false;
     entry.refreshedAt = now;
     return true;
@@ -424,7 +430,7 @@ export class SeriesIndexCache {
     now: number,
   ): Promise<Result<TenantSeries, ApiError>> {
     // Read before the look is sent: a write that starts meanwhile moves it, and the next use looks again.
-    const epoch = this.#options.writes?.quiet();
+    const epoch = this.#epoch(schema);
     if (known !== undefined && now - known.fullAt < this.#options.fullReloadMs && known.loadedFromDay <= fromDay) {
       const refreshed = await refreshEntries(runner, schema, statements, [{ tenantId, entry: known }], fromDay, this.#options.slackMs);
       if (!refreshed.ok) return refreshed;
@@ -479,7 +485,7 @@ export class SeriesIndexCache {
         this.#active.delete(key);
         continue;
       }
-      if (this.#loading.has(key) || now - entry.refreshedAt < this.#options.refreshMs / 2 || this.#unwritten(entry, now)) continue;
+      if (this.#loading.has(key) || now - entry.refreshedAt < this.#options.refreshMs / 2 || this.#unwritten(entry, a.schema, now)) continue;
       if (now - entry.fullAt >= this.#options.fullReloadMs) {
         singles.push(
           this.#track(key, this.#load(a.runner, a.schema, statements, a.tenantId, entry.loadedFromDay, entry, now)).then((r) => {
@@ -511,7 +517,7 @@ export class SeriesIndexCache {
     items: readonly { key: string; tenantId: string; entry: TenantSeries }[],
     now: number,
   ): Promise<void> {
-    const epoch = this.#options.writes?.quiet();
+    const epoch = this.#epoch(schema);
     const read = refreshEntries(runner, schema, statements, items, fromDay, this.#options.slackMs).then((r) => {
       if (r.ok) {
         for (const i of items) {

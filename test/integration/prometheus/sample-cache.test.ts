@@ -17,7 +17,7 @@ import { silentLogger } from '../../../src/log/logger.ts';
 import { remoteWriteScope } from '../../../src/prometheus/remote-write-scope.ts';
 import { migratedStore } from '../../support/embedded-store.ts';
 import { scanOf } from '../../support/tenant-scans.ts';
-import { insertRows, metricRow } from '../api/support/telemetry-rows.ts';
+import { insertRows, logRow, metricRow } from '../api/support/telemetry-rows.ts';
 
 const T0 = Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000;
 const ns = (ms: number): bigint => BigInt(ms) * 1_000_000n;
@@ -143,6 +143,12 @@ describe('prometheus: the cache of recent samples', function () {
       'the listing names parts, no rows: reused across tenants',
     ).to.equal(false);
     expect(cache.stats().reused).to.equal(2);
+
+    // A write to another table (the gateway's logs, spans, usage rows) leaves the metrics table's epoch: still no statement.
+    await insertRows(store, 'logs', [logRow({ tenant: 'acme', ns: ns(at(0)), logId: 'quiet-1', body: 'not a sample' })]);
+    const afterLogs: Seen = { samples: [], all: [] };
+    expect(points(await select(cache, 'acme', 'quiet_gauge', afterLogs))).to.deep.equal(want);
+    expect(afterLogs.all.filter((q) => q.includes('system.parts')).length + afterLogs.samples.length, "a logs INSERT is not the metrics table's").to.equal(0);
 
     // An insert moves the epoch: the next read lists the parts again and reads the new one.
     await insertRows(

@@ -5,7 +5,7 @@
 // parameters); and every statement that may write moves the write epoch.
 import { expect } from 'chai';
 import { inlineParams, quoted, sqlLiteral } from '../../../src/clickhouse/inline-params.ts';
-import { readOnly } from '../../../src/clickhouse/write-epoch.ts';
+import { readOnly, writtenTable } from '../../../src/clickhouse/write-epoch.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { databaseStore } from '../../support/embedded-store.ts';
 
@@ -145,5 +145,24 @@ describe('embedded connections: parameters inlined, statements at once', () => {
       readOnly('KILL QUERY WHERE 1'),
       readOnly('ALTER TABLE t DELETE WHERE 1'),
     ]).to.deep.equal([true, true, true, false]);
+
+    // Per table: a write to another table leaves a table's epoch where it was; one to the table (or to no table named) moves it.
+    const w = `${store.database}.w`;
+    await store.client.command({ query: `CREATE TABLE IF NOT EXISTS ${store.database}.other (x UInt8) ENGINE = MergeTree ORDER BY x` });
+    const own = writes.quiet(w);
+    await store.client.command({ query: `INSERT INTO ${store.database}.other VALUES ({x:UInt8})`, query_params: { x: 1 } });
+    expect(writes.quiet(w), "another table's INSERT").to.equal(own);
+    await store.client.command({ query: `ALTER TABLE ${store.database}.w DELETE WHERE x = 1 SETTINGS mutations_sync = 2` });
+    expect(writes.quiet(w), "the table's own ALTER").to.not.equal(own);
+    const altered = writes.quiet(w);
+    await store.client.command({ query: `OPTIMIZE TABLE ${store.database}.other FINAL` });
+    expect(writes.quiet(w), 'a statement naming no written table counts against every table').to.not.equal(altered);
+    expect([
+      writtenTable('INSERT INTO db.metrics (a, b) SELECT 1'),
+      writtenTable('insert into `db`.`logs` FORMAT JSONEachRow'),
+      writtenTable('ALTER TABLE db.metrics DELETE WHERE 1'),
+      writtenTable('INSERT INTO metrics VALUES (1)'),
+      writtenTable('CREATE TABLE db.x (a UInt8) ENGINE = Memory'),
+    ]).to.deep.equal(['db.metrics', 'db.logs', 'db.metrics', undefined, undefined]);
   });
 });
