@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { drainPending } from 'chdb';
 import { openStore } from '../../src/clickhouse/store.ts';
 import type { Store } from '../../src/clickhouse/store.ts';
 import { migrate } from '../../src/clickhouse/schema/migrator.ts';
@@ -68,5 +69,9 @@ export async function closeSharedStore(): Promise<void> {
   const store = await shared;
   shared = undefined;
   await store.close();
+  // A connection's close returns before it is gone while a native call still runs on it (a statement a test
+  // stopped waiting for): wait for every one, so that neither the folder's removal nor the process's exit
+  // races the engine.
+  await drainPending();
   rmSync(storeDir, { recursive: true, force: true });
 }
