@@ -122,20 +122,6 @@ function insertSelect(store: Store, target: RowBinaryTarget, source: string, set
 }
 
 /**
- * A ClickHouse string literal. The embedded INSERT carries its two values,
- * the file's path (a staged file: the spool folder of TENANTRY_DATA_DIR and a
- * UUID; a segment's rows file: the write-ahead log's folder and the
- * segment's name) and the structure (from the schema), as literals instead of bound
- * parameters: chDB runs every statement with bound parameters in the process
- * one at a time, whatever its connection, and the INSERT's own connection
- * exists so that it runs beside the API's queries. Neither value comes from
- * a client.
- */
-export function stringLiteral(value: string): string {
-  return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
-}
-
-/**
  * Inserts the RowBinary chunks (whole rows) in one INSERT; rejects as the
  * client does. `client` is one of the store's INSERT clients; an embedded
  * one must not run another statement meanwhile (the caller leases it).
@@ -189,7 +175,10 @@ async function sendBody(store: Store, target: RowBinaryTarget, body: Readable, d
 
 async function insertFromFile(store: Store, target: RowBinaryTarget, path: string, dedupToken: string | undefined, client: ClickHouseClient): Promise<void> {
   const settings = insertSettings(dedupToken, store.cluster);
-  // Absolute: file() must not resolve a relative path against ClickHouse's own folders.
-  const file = stringLiteral(resolve(path));
-  await client.command({ query: insertSelect(store, target, `file(${file}, 'RowBinary', ${stringLiteral(target.structure)})`, settings) });
+  // Absolute: file() must not resolve a relative path against ClickHouse's own folders. Bound, and inlined by the
+  // embedded store's connections (ADR 8), so the INSERT is not held behind statements with parameters.
+  await client.command({
+    query: insertSelect(store, target, "file({path:String}, 'RowBinary', {structure:String})", settings),
+    query_params: { path: resolve(path), structure: target.structure },
+  });
 }

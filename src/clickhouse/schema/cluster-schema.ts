@@ -15,7 +15,7 @@
 import { fail, ok } from '../../result.ts';
 import type { Result } from '../../result.ts';
 import { classifyStoreError } from '../clickhouse-error.ts';
-import { stringLiteral } from '../row-binary-insert.ts';
+import { quoted } from '../inline-params.ts';
 import type { Store } from '../store.ts';
 import type { SchemaTarget } from './ddl.ts';
 import { shardingKeys } from './tables.ts';
@@ -168,7 +168,7 @@ export async function convergeCluster(
   const dropped: string[] = [];
   for (const d of dropReplicaStatements(registered, live)) {
     // SYSTEM statements take no query parameters; both values come from the servers' own system tables.
-    await store.client.command({ query: `SYSTEM DROP REPLICA ${stringLiteral(d.replica)} FROM ZKPATH ${stringLiteral(d.zookeeperPath)}` });
+    await store.client.command({ query: `SYSTEM DROP REPLICA ${quoted(d.replica)} FROM ZKPATH ${quoted(d.zookeeperPath)}` });
     dropped.push(`${d.zookeeperPath}/replicas/${d.replica}`);
   }
   return { created: statements, droppedReplicas: dropped };

@@ -12,7 +12,7 @@
 // their own. Released with migration 13: changing the expression needs a
 // new migration (and a new table), never an edit.
 import { instanceAttribute, jobAttribute, remoteWriteScope } from '../../prometheus/remote-write-scope.ts';
-import { stringLiteral } from '../row-binary-insert.ts';
+import { quoted } from '../inline-params.ts';
 import type { TableSpec } from './ddl.ts';
 import { retentionColumn, retentionColumnType } from './tables.ts';
 
@@ -28,10 +28,10 @@ export const namespaceAttribute = 'service.namespace';
  */
 export const seriesIdExpression = [
   'cityHash64(metric_name, toUInt8(metric_type), unit, toUInt8(temporality), is_monotonic',
-  `scope_name = ${stringLiteral(remoteWriteScope.name)}`,
-  `resource_attributes[${stringLiteral(jobAttribute)}]`,
-  `resource_attributes[${stringLiteral(namespaceAttribute)}]`,
-  `resource_attributes[${stringLiteral(instanceAttribute)}]`,
+  `scope_name = ${quoted(remoteWriteScope.name)}`,
+  `resource_attributes[${quoted(jobAttribute)}]`,
+  `resource_attributes[${quoted(namespaceAttribute)}]`,
+  `resource_attributes[${quoted(instanceAttribute)}]`,
   'attributes, explicit_bounds, quantiles)',
 ].join(', ');
 
@@ -88,8 +88,8 @@ export const metricSeriesSelect = [
   '  any(attrs) AS attributes, any(bounds) AS explicit_bounds, any(qs) AS quantiles,',
   `  min(now64(3)) AS first_inserted, max(${retentionColumn}) AS keep_days`,
   'FROM (SELECT tenant_id, toDate(timestamp) AS day, metric_name AS m, metric_type AS mt, unit AS u, temporality AS tp, is_monotonic AS mono,',
-  `    scope_name = ${stringLiteral(remoteWriteScope.name)} AS rw, resource_attributes[${stringLiteral(jobAttribute)}] AS job,`,
-  `    resource_attributes[${stringLiteral(namespaceAttribute)}] AS ns, resource_attributes[${stringLiteral(instanceAttribute)}] AS inst,`,
+  `    scope_name = ${quoted(remoteWriteScope.name)} AS rw, resource_attributes[${quoted(jobAttribute)}] AS job,`,
+  `    resource_attributes[${quoted(namespaceAttribute)}] AS ns, resource_attributes[${quoted(instanceAttribute)}] AS inst,`,
   `    attributes AS attrs, explicit_bounds AS bounds, quantiles AS qs, ${retentionColumn}, ${seriesIdExpression} AS series_id FROM {from})`,
   'GROUP BY tenant_id, day, series_id',
 ].join('\n');

@@ -10,7 +10,7 @@
 // information and deletes no rows: it writes again only the columns the TTL
 // reads (tenant_id, timestamp, retention_days; a compact part whole) and
 // hard-links the others. Whole parts are still dropped by `ttl_only_drop_parts`.
-import { stringLiteral } from '../row-binary-insert.ts';
+import { quoted } from '../inline-params.ts';
 import { queryTable, storageTable } from './ddl.ts';
 import type { SchemaTarget } from './ddl.ts';
 import { retentionColumn, retentionTables, retentionView } from './tables.ts';
@@ -30,7 +30,7 @@ export const recalculateOnlySetting = 'materialize_ttl_recalculate_only = 1';
  * The TTL expression for the current settings: the greater of a row's stored
  * days and its tenant's current days (`defaultDays` for tenants not listed).
  * Tenant ids are string literals (a TTL takes no query parameters), escaped by
- * the property-tested `stringLiteral`; sorted, so equal settings give an
+ * the property-tested `quoted` (../inline-params.ts); sorted, so equal settings give an
  * equal text and the migrator can compare it with the table's.
  */
 export function retainedTtl(tenants: readonly TenantDays[], defaultDays: number): string {
@@ -38,7 +38,7 @@ export function retainedTtl(tenants: readonly TenantDays[], defaultDays: number)
   const current =
     listed.length === 0
       ? String(defaultDays)
-      : `transform(tenant_id, [${listed.map((t) => stringLiteral(t.tenant)).join(', ')}], [${listed.map((t) => t.days).join(', ')}], ${defaultDays})`;
+      : `transform(tenant_id, [${listed.map((t) => quoted(t.tenant)).join(', ')}], [${listed.map((t) => t.days).join(', ')}], ${defaultDays})`;
   return `toDateTime(timestamp) + toIntervalDay(greatest(${retentionColumn}, ${current}))`;
 }
 

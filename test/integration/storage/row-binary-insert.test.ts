@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { insertRowBinary, insertRowBinaryFile, stringLiteral } from '../../../src/clickhouse/row-binary-insert.ts';
+import { quoted } from '../../../src/clickhouse/inline-params.ts';
+import { insertRowBinary, insertRowBinaryFile } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { RowBinaryTarget } from '../../../src/clickhouse/row-binary-insert.ts';
 import type { Store } from '../../../src/clickhouse/store.ts';
 import { RowWriter } from '../../../gateway/rowbinary/row-writer.ts';
@@ -160,7 +161,7 @@ describe('RowBinary inserts on embedded ClickHouse', function () {
   it('writes any string as a literal ClickHouse reads back unchanged', async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), async (value) => {
-        const rs = await store.insertClients[0].query({ query: `SELECT ${stringLiteral(value)} AS v`, format: 'JSONEachRow' });
+        const rs = await store.insertClients[0].query({ query: `SELECT ${quoted(value)} AS v`, format: 'JSONEachRow' });
         expect((await rs.json<{ v: string }>())[0]?.v).to.equal(value);
       }),
       { numRuns: 200, seed: 19 },
