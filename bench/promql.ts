@@ -19,6 +19,7 @@
 //   BENCH_PROMQL_BREAKDOWN=0                              # skip the in-process breakdown
 //   BENCH_PROMQL_BURST=10                                 # panels of the breakdown's dashboard-like burst (0: none)
 //   BENCH_PROMQL_LIVE=1                                   # keep remote-writing every tenant's series (15 s scrapes) to both while timing
+//   BENCH_PROMQL_KEEP=1                                   # keep the data directory (its path is said) for experiments
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
@@ -333,7 +334,8 @@ async function main(): Promise<void> {
   } finally {
     await stopTenantry();
     await stopPrometheus();
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env['BENCH_PROMQL_KEEP'] === '1') say(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -4,17 +4,35 @@
 //
 // An entry is one tenant's answer to one read shape (the stored series ids,
 // their metric names and the columns read) from a start time to the read's
-// end (an hour past now when the read ends near now), and the names of the metrics table's active parts listed just
-// before that read: every row of those parts was in the read (a part merged
-// away since is inside a part the read saw). A later read of the same shape
+// end (an hour past now when the read ends near now), and the watermark of
+// the metrics table's active parts listed just before that read: their
+// highest block number. A single node's MergeTree numbers each inserted part
+// from one counter per table, and takes the number and makes the part
+// active under one lock, so every block numbered up to the watermark was
+// active at that listing and its rows were in the read; a part merged since
+// holds only blocks of its number range. A later read of the same shape
 // first lists the active parts again (system.parts: one small statement,
-// no row of any tenant) and then reads only the rows of parts not in the
-// entry's list, `_part NOT IN` (new inserts, and merges of parts, whose
-// rows were already held: duplicates are dropped, the first read kept). So
-// an answer is exactly as fresh as a direct read: nothing acknowledged and
-// inserted before the query started is missed. A mutation (a part whose
-// mutation version is new: ALTER ... DELETE, a TTL materialized) drops the
-// entry, as it may have removed rows the entry holds.
+// no row of any tenant): a part whose highest block is at most the entry's
+// watermark holds nothing new (a merge of held parts costs no read), and
+// only the rows of the other parts are read, `_part NOT IN` the held ones
+// (new inserts, and merges that took in a new block, whose held rows are
+// read again: duplicates are dropped, the first read kept). So an answer
+// is exactly as fresh as a direct read: nothing acknowledged and inserted
+// before the query started is missed. A mutation (a part whose mutation
+// version is new: ALTER ... DELETE, a TTL materialized) drops the entry, as
+// it may have removed rows the entry holds.
+//
+// Catch-up: under ingest every entry falls behind at each INSERT into the
+// metrics table, and a top-up is a statement of its own (a few ms of fixed
+// cost in ClickHouse). So the first read that finds its entry behind a
+// listing brings every entry behind it (any tenant's, up to a bound of rows)
+// up to that listing in one statement, run in that read's turn and budget
+// for the cache (TenantScan.cacheStatement: bound to exactly the tenants of
+// those entries); each row comes back keyed by its tenant and series, so it
+// reaches only its own tenant's entries. Reads of other entries, and the
+// next refreshes of every dashboard, then need no statement until the next
+// INSERT. Concurrent reads wait for the catch-up under way rather than
+// start their own.
 //
 // Concurrent requests of a tenant share one listing when that is exact: a
 // listing that started after a request began is as fresh as one the request
@@ -49,7 +67,8 @@ import type { ApiError } from '../../http/api-error.ts';
 import type { QueryRunner } from '../../query/query-runner.ts';
 import type { TenantScan } from '../../query/tenant-scan.ts';
 import type { IndexedColumn, SampleAnswer, SampleRead, SeriesRows } from './sample-reader.ts';
-import { readSamples, sortRows, strictlyAscending } from './sample-reader.ts';
+import { columnsOf, readCatchUp, readSamples, sortRows, strictlyAscending } from './sample-reader.ts';
+import { maskBits } from './series-labels.ts';
 
 /** Bytes the cache holds in all by default. */
 export const defaultCacheBytes = 256 * 2 ** 20;
@@ -80,6 +99,9 @@ export interface SampleCacheStats {
   readonly fills: number;
   /** Entries filled again instead of topped up: the parts they do not hold had most of the table's rows. */
   readonly refills: number;
+  /** Catch-up statements, and the entries they brought up to date. */
+  readonly catchUps: number;
+  readonly caughtUp: number;
   /** Reads not cached (too long, a cluster, over budget). */
   readonly direct: number;
 }
@@ -99,13 +121,17 @@ const aheadMs = 3_600_000;
 
 interface Entry {
   readonly tenant: string;
+  readonly database: string;
   readonly key: string;
+  /** The read's stored series ids and columns (maskBits). */
+  readonly ids: readonly string[];
+  readonly mask: number;
   readonly fromMs: number;
   readonly toMs: number;
   /** Per requested id (the key's order). */
   readonly series: readonly (SeriesRows | undefined)[];
-  /** The active parts listed before the rows were read: every row of each is held. */
-  readonly parts: ReadonlySet<string>;
+  /** The highest block number of the active parts listed before the rows were read: every row of every block up to it is held. */
+  readonly watermark: number;
   /** The highest mutation version among those parts' names. */
   readonly mutation: number;
   readonly bytes: number;
@@ -131,7 +157,9 @@ export class SampleCache {
   readonly #quietListings = new Map<string, { readonly epoch: number; readonly parts: PartList }>();
   /** Orders requests' beginnings and listings' starts. */
   #tick = 0;
-  readonly #counts = { listings: 0, joined: 0, reused: 0, hits: 0, topUps: 0, fills: 0, refills: 0, direct: 0 };
+  /** Per database, the catch-up under way. */
+  readonly #catchingUp = new Map<string, Promise<void>>();
+  readonly #counts = { listings: 0, joined: 0, reused: 0, hits: 0, topUps: 0, fills: 0, refills: 0, catchUps: 0, caughtUp: 0, direct: 0 };
   #bytes = 0;
 
   constructor(o: SampleCacheOptions = {}) {
@@ -171,8 +199,15 @@ export class SampleCache {
     }
     const parts = await listing;
     if (!parts.ok) return parts;
-    const names = parts.value.names;
-    const mutation = highestMutation(names);
+    const list = parts.value;
+    const mutation = highestMutation(list.names);
+    // Behind the listing: bring every entry behind it up to date at once (this one among them), then look again; a
+    // catch-up already under way may have been for an older listing, so once more after it.
+    for (let round = 0; round < 2; round++) {
+      const found = this.#entries.get(key);
+      if (found === undefined || found.watermark >= list.watermark || mutation > found.mutation) break;
+      await this.#catchUp(runner, r.scan, r.schema, list);
+    }
     const held = this.#entries.get(key);
     const usable =
       held !== undefined &&
@@ -183,14 +218,10 @@ export class SampleCache {
       mutation <= held.mutation;
     let entry: Entry;
     if (usable) {
-      // Rows in parts the entry does not hold: new inserts, and merges of held parts (whose rows are read again).
-      let newRows = 0;
-      let allRows = 0;
-      parts.value.rows.forEach((n, i) => {
-        allRows += n;
-        if (!held.parts.has(names[i] ?? '')) newRows += n;
-      });
-      const missing = names.some((p) => !held.parts.has(p));
+      // Rows in parts the entry does not hold: new inserts, and merges that took in a new block (whose held rows are read again).
+      const newRows = rowsAbove(list, held.watermark);
+      const allRows = rowsAbove(list, -1);
+      const missing = held.watermark < list.watermark;
       // A merge into a large part (or most of the table new): a top-up would read about what a fill reads and then
       // drop the duplicates, so the entry is filled again instead.
       if (missing && 2 * newRows > allRows) {
@@ -199,14 +230,14 @@ export class SampleCache {
         return this.read(runner, r);
       }
       if (missing) {
-        const more = await readSamples(runner, { ...r, fromMs: held.fromMs, toMs: held.toMs, excludeParts: [...held.parts] });
+        const more = await readSamples(runner, { ...r, fromMs: held.fromMs, toMs: held.toMs, excludeParts: heldParts(list, held.watermark) });
         if (!more.ok) return more;
         if (more.value.overBudget) {
           this.#drop(key);
           return this.#direct(runner, r);
         }
         this.#counts.topUps += 1;
-        entry = this.#entry(tenant, key, held.fromMs, held.toMs, topUp(held.series, more.value.series), names, mutation);
+        entry = this.#entry(r, key, held.fromMs, held.toMs, topUp(held.series, more.value.series), list.watermark, mutation);
       } else {
         this.#counts.hits += 1;
         entry = held;
@@ -222,7 +253,7 @@ export class SampleCache {
         return this.#direct(runner, r);
       }
       this.#counts.fills += 1;
-      entry = this.#entry(tenant, key, r.fromMs, toMs, read.value.series, names, mutation);
+      entry = this.#entry(r, key, r.fromMs, toMs, read.value.series, list.watermark, mutation);
     }
     this.#put(entry);
     return ok(answerOf(entry.series, r.fromMs, r.toMs, r.maxRows));
@@ -265,17 +296,87 @@ export class SampleCache {
     }
   }
 
-  #entry(
-    tenant: string,
-    key: string,
-    fromMs: number,
-    toMs: number,
-    series: readonly (SeriesRows | undefined)[],
-    parts: readonly string[],
-    mutation: number,
-  ): Entry {
+  #entry(r: SampleRead, key: string, fromMs: number, toMs: number, series: readonly (SeriesRows | undefined)[], watermark: number, mutation: number): Entry {
     const bytes = series.reduce((n, s) => n + (s === undefined ? 0 : bytesOf(s)), 0);
-    return { tenant, key, fromMs, toMs, series, parts: new Set(parts), mutation, bytes };
+    return { tenant: r.scan.tenantId, database: r.schema.database, key, ids: r.ids, mask: r.mask, fromMs, toMs, series, watermark, mutation, bytes };
+  }
+
+  /** Brings the entries behind `list` up to it in one statement, or waits for the catch-up under way; a failure leaves them as they were. */
+  async #catchUp(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget, list: PartList): Promise<void> {
+    const under = this.#catchingUp.get(schema.database);
+    if (under !== undefined) {
+      await under;
+      return;
+    }
+    const run = this.#catchUpNow(runner, scan, schema, list).finally(() => {
+      this.#catchingUp.delete(schema.database);
+    });
+    this.#catchingUp.set(schema.database, run);
+    await run;
+  }
+
+  async #catchUpNow(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget, list: PartList): Promise<void> {
+    const mutation = highestMutation(list.names);
+    // The entries behind, the most recent watermark first; taken while the rows they miss stay within the bound.
+    const behind = [...this.#entries.values()]
+      .filter((e) => e.database === schema.database && e.watermark < list.watermark && mutation <= e.mutation)
+      .sort((a, b) => b.watermark - a.watermark);
+    const taken: Entry[] = [];
+    const keys = new Map<string, number>();
+    for (const e of behind) {
+      if (rowsAbove(list, e.watermark) > catchUpMaxRows) break;
+      const more = e.ids.filter((id) => !keys.has(`${e.tenant}/${id}`)).length;
+      if (keys.size + more > catchUpMaxSeries) break;
+      for (const id of e.ids) if (!keys.has(`${e.tenant}/${id}`)) keys.set(`${e.tenant}/${id}`, keys.size);
+      taken.push(e);
+    }
+    const oldest = taken[taken.length - 1];
+    if (oldest === undefined) return;
+    const read = await readCatchUp(runner, {
+      schema,
+      statement: scan.cacheStatement([...new Set(taken.map((e) => e.tenant))]),
+      keys: [...keys.keys()],
+      mask: taken.reduce((m, e) => m | e.mask, 0),
+      fromMs: Math.min(...taken.map((e) => e.fromMs)),
+      toMs: Math.max(...taken.map((e) => e.toMs)),
+      excludeParts: heldParts(list, oldest.watermark),
+      maxRows: catchUpMaxRows,
+    });
+    // Not caught up (a failure, or more rows than the bound): each read tops up its own entry.
+    if (!read.ok || read.value.overBudget) return;
+    this.#counts.catchUps += 1;
+    for (const e of taken) {
+      // Replaced meanwhile (filled or topped up by a read of its own): that read's rows are the fresher.
+      if (this.#entries.get(e.key) !== e) continue;
+      const more = e.ids.map((id) => {
+        const rows = read.value.series[keys.get(`${e.tenant}/${id}`) ?? -1];
+        return rows === undefined ? undefined : onlyColumns(sliced(rows, e.fromMs, e.toMs), e.mask);
+      });
+      this.#counts.caughtUp += 1;
+      this.#replace({ ...e, ...this.#sized(topUp(e.series, more)), watermark: list.watermark });
+    }
+  }
+
+  /** Series with their size in bytes. */
+  #sized(series: readonly (SeriesRows | undefined)[]): { series: readonly (SeriesRows | undefined)[]; bytes: number } {
+    return { series, bytes: series.reduce((n, s) => n + (s === undefined ? 0 : bytesOf(s)), 0) };
+  }
+
+  /** An entry grown in place (its turn in the LRU order kept); the bounds are then enforced again, the tenant's own first. */
+  #replace(e: Entry): void {
+    const old = this.#entries.get(e.key);
+    if (old === undefined) return;
+    this.#entries.set(e.key, e);
+    this.#bytes += e.bytes - old.bytes;
+    this.#tenantBytes.set(e.tenant, (this.#tenantBytes.get(e.tenant) ?? 0) + e.bytes - old.bytes);
+    for (const [key, other] of this.#entries) {
+      if ((this.#tenantBytes.get(e.tenant) ?? 0) <= this.#maxTenantBytes) break;
+      if (other.tenant === e.tenant) this.#drop(key);
+    }
+    for (const key of this.#entries.keys()) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#drop(key);
+    }
   }
 
   /** Stores or refreshes an entry as the most recently used, evicting the tenant's own first, then anyone's. */
@@ -309,15 +410,38 @@ export class SampleCache {
 /** The names of the metrics table's active parts, listed in the query's own turn (no tenant's rows are read). */
 async function activeParts(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): Promise<Result<PartList, ApiError>> {
   const st = scan.statement();
-  const sql = `SELECT name, toFloat64(rows) AS rows FROM system.parts WHERE database = ${st.bind(schema.database, 'String')} AND table = 'metrics' AND active`;
-  const rows = await runner.manyRows<{ name: string; rows: number | string }>(st.finish(sql));
-  return rows.ok ? ok({ names: rows.value.map((p) => p.name), rows: rows.value.map((p) => Number(p.rows)) }) : rows;
+  const sql = `SELECT name, toFloat64(rows) AS rows, toFloat64(max_block_number) AS block FROM system.parts WHERE database = ${st.bind(schema.database, 'String')} AND table = 'metrics' AND active`;
+  const rows = await runner.manyRows<{ name: string; rows: number | string; block: number | string }>(st.finish(sql));
+  if (!rows.ok) return rows;
+  const blocks = rows.value.map((p) => Number(p.block));
+  return ok({ names: rows.value.map((p) => p.name), rows: rows.value.map((p) => Number(p.rows)), blocks, watermark: Math.max(-1, ...blocks) });
 }
 
-/** The active parts' names and their row counts (every tenant's), in one order. */
+/** The active parts' names, their row counts (every tenant's) and highest block numbers, in one order; the highest of those. */
 interface PartList {
   readonly names: readonly string[];
   readonly rows: readonly number[];
+  readonly blocks: readonly number[];
+  readonly watermark: number;
+}
+
+/** Rows of a catch-up at most: the newest inserts' rows of the tenants read, far fewer under steady ingest. */
+const catchUpMaxRows = 200_000;
+/** Stored series one catch-up reads at most. */
+const catchUpMaxSeries = 100_000;
+
+/** Rows, every tenant's, in the listed parts that hold a block above `watermark`. */
+function rowsAbove(list: PartList, watermark: number): number {
+  let n = 0;
+  list.rows.forEach((rows, i) => {
+    if ((list.blocks[i] ?? Infinity) > watermark) n += rows;
+  });
+  return n;
+}
+
+/** The listed parts whose every block is at most `watermark`: an entry of that watermark holds their rows. */
+function heldParts(list: PartList, watermark: number): string[] {
+  return list.names.filter((_, i) => (list.blocks[i] ?? Infinity) <= watermark);
 }
 
 /** The highest mutation version in part names (partition_min_max_level[_mutation]); 0 when none was mutated. */
@@ -328,6 +452,20 @@ export function highestMutation(parts: readonly string[]): number {
     if (fields.length >= 5) most = Math.max(most, Number(fields[4]) || 0);
   }
   return most;
+}
+
+/** Only the columns of `mask` (a catch-up reads those of every entry it serves). */
+function onlyColumns(s: SeriesRows | undefined, mask: number): SeriesRows | undefined {
+  if (s === undefined) return undefined;
+  const m = columnsOf(mask);
+  return {
+    times: s.times,
+    ...(m & maskBits.value ? { value: s.value } : {}),
+    ...(m & maskBits.sum ? { sum: s.sum } : {}),
+    ...(m & maskBits.count ? { count: s.count } : {}),
+    ...(m & maskBits.indexed && s.indexed !== undefined ? { indexed: s.indexed } : {}),
+    ...(m & maskBits.native && s.exponential !== undefined ? { exponential: s.exponential } : {}),
+  };
 }
 
 /** Each held series with the rows read since appended: sorted by time, one row per timestamp (the held one kept). */

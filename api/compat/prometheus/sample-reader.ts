@@ -86,8 +86,22 @@ function statement(r: SampleRead, st: ScanStatement): string {
   const p: SqlParams = st.params;
   const ids = `CAST(${p.bind(r.ids, 'Array(String)')} AS Array(UInt64))`;
   const from = p.bind(r.fromMs, 'Int64');
+  const cols = [`toUInt32(transform(series_id, ${ids}, arrayEnumerate(${ids}), 0)) AS i`, ...rowColumns(r, from)];
+  const rows = `SELECT ${cols.join(', ')}
+    FROM ${queryTable(r.schema, 'metrics')}
+    WHERE ${st.tenantIs()} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
+      AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
+      AND i != 0${r.excludeParts === undefined || r.excludeParts.length === 0 ? '' : ` AND _part NOT IN ${p.bind(r.excludeParts, 'Array(String)')}`}
+    ORDER BY metric_name, timestamp
+    LIMIT ${p.bind(r.maxRows + 1, 'Int64')}`;
+  // Values alone: grouped into one row per series; the ordered stream usually keeps each array ascending (checked when decoded).
+  return columnsOf(r.mask) === maskBits.value ? `SELECT i, groupArray(t), groupArray(value) FROM (${rows}) GROUP BY i` : rows;
+}
+
+/** A row's time (bound to the range's start `from`) and the columns of the mask, as the decoders read them. */
+function rowColumns(r: { readonly mask: number; readonly fromMs: number; readonly toMs: number }, from: string): string[] {
   const time = r.toMs - r.fromMs <= offsetRangeMs ? `toUInt32(toUnixTimestamp64Milli(timestamp) - ${from})` : 'toFloat64(toUnixTimestamp64Milli(timestamp))';
-  const cols = [`toUInt32(transform(series_id, ${ids}, arrayEnumerate(${ids}), 0)) AS i`, `${time} AS t`];
+  const cols = [`${time} AS t`];
   const m = columnsOf(r.mask);
   if (m & maskBits.value) cols.push('value');
   if (m & maskBits.sum) cols.push('sum');
@@ -105,15 +119,7 @@ function statement(r: SampleRead, st: ScanStatement): string {
       'flags',
     );
   }
-  const rows = `SELECT ${cols.join(', ')}
-    FROM ${queryTable(r.schema, 'metrics')}
-    WHERE ${st.tenantIs()} AND metric_name IN ${p.bind(r.metricNames, 'Array(String)')}
-      AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
-      AND i != 0${r.excludeParts === undefined || r.excludeParts.length === 0 ? '' : ` AND _part NOT IN ${p.bind(r.excludeParts, 'Array(String)')}`}
-    ORDER BY metric_name, timestamp
-    LIMIT ${p.bind(r.maxRows + 1, 'Int64')}`;
-  // Values alone: grouped into one row per series; the ordered stream usually keeps each array ascending (checked when decoded).
-  return m === maskBits.value ? `SELECT i, groupArray(t), groupArray(value) FROM (${rows}) GROUP BY i` : rows;
+  return cols;
 }
 
 /** The column groups read for a mask: buckets need count (a row without buckets is its +Inf), native histograms sum and count. */
@@ -134,6 +140,51 @@ export async function readSamples(runner: QueryRunner, r: SampleRead): Promise<R
     const offsetFrom = r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined;
     const mask = columnsOf(r.mask);
     const decoded = mask === maskBits.value ? decodeGrouped(body.value, r.ids.length, offsetFrom) : decodeRows(body.value, r.ids.length, mask, offsetFrom);
+    return ok({ ...decoded, overBudget: decoded.rows > r.maxRows });
+  } catch {
+    return fail(internal());
+  }
+}
+
+/**
+ * The sample cache's catch-up (sample-cache.ts): the rows of stored series of
+ * several tenants, each named `tenant/seriesId` (a tenant id never holds a
+ * slash), in the parts the cache does not hold yet. The statement runs for
+ * the cache in one query's turn (TenantScan.cacheStatement, bound to exactly
+ * those tenants); each row comes back at its key's position, so it reaches
+ * only its own tenant's entries.
+ */
+export interface CatchUpRead {
+  readonly schema: SchemaTarget;
+  readonly statement: ScanStatement;
+  readonly keys: readonly string[];
+  /** The columns: maskBits of every entry caught up. */
+  readonly mask: number;
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Parts whose rows every entry caught up holds already. */
+  readonly excludeParts: readonly string[];
+  readonly maxRows: number;
+}
+
+/** Reads a catch-up's rows: no sort and no grouping in ClickHouse (they are few: the rows of the newest inserts). */
+export async function readCatchUp(runner: QueryRunner, r: CatchUpRead): Promise<Result<SampleAnswer, ApiError>> {
+  if (runner.binary === undefined) return fail(internal());
+  const st = r.statement;
+  const p = st.params;
+  const keys = p.bind(r.keys, 'Array(String)');
+  const from = p.bind(r.fromMs, 'Int64');
+  const cols = [`toUInt32(transform(concat(tenant_id, '/', toString(series_id)), ${keys}, arrayEnumerate(${keys}), 0)) AS i`, ...rowColumns(r, from)];
+  const sql = `SELECT ${cols.join(', ')}
+    FROM ${queryTable(r.schema, 'metrics')}
+    WHERE ${st.tenantIs()}${r.excludeParts.length === 0 ? '' : ` AND _part NOT IN ${p.bind(r.excludeParts, 'Array(String)')}`}
+      AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
+      AND i != 0
+    LIMIT ${p.bind(r.maxRows + 1, 'Int64')}`;
+  const body = await runner.binary(st.finish(sql));
+  if (!body.ok) return body;
+  try {
+    const decoded = decodeRows(body.value, r.keys.length, columnsOf(r.mask), r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined);
     return ok({ ...decoded, overBudget: decoded.rows > r.maxRows });
   } catch {
     return fail(internal());

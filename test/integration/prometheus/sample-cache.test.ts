@@ -465,7 +465,8 @@ describe('prometheus: the cache of recent samples', function () {
       const seen: Seen = { samples: [], all: [] };
       const got = points(await select(cache, 'acme', name, seen));
       const after = cache.stats();
-      expect(after.topUps - before.topUps, 'a top-up').to.equal(1);
+      // Its own entry behind the listing: brought up to date by the cache's catch-up, one statement.
+      expect(after.topUps - before.topUps + after.catchUps - before.catchUps, 'one top-up').to.equal(1);
       expect(after.refills - before.refills, 'not filled again').to.equal(0);
       expect(seen.samples).to.have.length(1);
       expect(seen.samples[0]).to.include('_part NOT IN');
@@ -489,6 +490,64 @@ describe('prometheus: the cache of recent samples', function () {
       expect(await toppedUpAfterMerge('late_gauge', [[0, 15], [30]], [20, 45])).to.deep.equal([
         ['__name__=late_gauge,job=node,k=a', [0, 15, 20, 30, 45], [0, 15, 20, 30, 45]],
       ]);
+    });
+  });
+
+  describe('catch-up: every entry behind a listing brought up to date in one statement', () => {
+    /** `tenant`'s gauge `name` at seconds `seconds`, valued `scale` × the second (tenants share series ids: same labels). */
+    const rows = (tenant: string, name: string, seconds: readonly number[], scale: number): Record<string, unknown>[] =>
+      seconds.map((s) => row(tenant, name, s, s * scale));
+
+    it("reads the new rows of every tenant's entries at once, each tenant's only into its own entries", async () => {
+      // Two tenants with the same series (one stored series id) but different values, two metrics each.
+      await insertRows(store, 'metrics', [...rows('acme', 'cu_a', [0, 15], 1), ...rows('globex', 'cu_a', [0, 15], 100), ...rows('acme', 'cu_b', [0], 1)]);
+      const cache = new SampleCache({ writes: store.writes });
+      await select(cache, 'acme', 'cu_a');
+      await select(cache, 'globex', 'cu_a');
+      await select(cache, 'acme', 'cu_b');
+      await insertRows(store, 'metrics', [...rows('acme', 'cu_a', [30], 1), ...rows('globex', 'cu_a', [30, 45], 100), ...rows('acme', 'cu_b', [30], 1)]);
+      const before = cache.stats();
+      const first: Seen = { samples: [], all: [] };
+      expect(points(await select(cache, 'acme', 'cu_a', first))).to.deep.equal([['__name__=cu_a,job=node,k=a', [0, 15, 30], [0, 15, 30]]]);
+      expect(first.samples, 'one statement').to.have.length(1);
+      expect(first.samples[0]).to.include("concat(tenant_id, '/'");
+      // The others were caught up by that statement: no sample statement, each tenant's own values.
+      const rest: Seen = { samples: [], all: [] };
+      expect(points(await select(cache, 'globex', 'cu_a', rest))).to.deep.equal([['__name__=cu_a,job=node,k=a', [0, 15, 30, 45], [0, 1500, 3000, 4500]]]);
+      expect(points(await select(cache, 'acme', 'cu_b', rest))).to.deep.equal([['__name__=cu_b,job=node,k=a', [0, 30], [0, 30]]]);
+      expect(rest.samples, 'no sample statement for the entries caught up').to.deep.equal([]);
+      const after = cache.stats();
+      expect(after.catchUps - before.catchUps).to.equal(1);
+      expect(after.caughtUp - before.caughtUp).to.equal(3);
+      expect(after.topUps - before.topUps).to.equal(0);
+      // Equal to fresh caches' reads.
+      for (const [tenant, name] of [
+        ['acme', 'cu_a'],
+        ['globex', 'cu_a'],
+        ['acme', 'cu_b'],
+      ] as const) {
+        expect(points(await select(cache, tenant, name)), `${tenant} ${name}`).to.deep.equal(points(await select(new SampleCache(), tenant, name)));
+      }
+    });
+
+    it('reads nothing for a merge of parts the entry holds, and stays exact when a merge takes in a new block', async () => {
+      await insertRows(store, 'metrics', rows('acme', 'cu_merge', [0], 1));
+      await insertRows(store, 'metrics', rows('acme', 'cu_merge', [15], 1));
+      const cache = new SampleCache({ writes: store.writes });
+      await select(cache, 'acme', 'cu_merge');
+      // Every part merged, no new row: the merged parts' highest blocks are within the entry's watermark.
+      await store.client.command({ query: `OPTIMIZE TABLE ${queryTable(store, 'metrics')} FINAL` });
+      const merged: Seen = { samples: [], all: [] };
+      expect(points(await select(cache, 'acme', 'cu_merge', merged))).to.deep.equal([['__name__=cu_merge,job=node,k=a', [0, 15], [0, 15]]]);
+      expect(merged.samples, 'no sample statement after a merge of held parts').to.deep.equal([]);
+      // A new block, merged at once with the held ones: read again, duplicates dropped.
+      await insertRows(store, 'metrics', rows('acme', 'cu_merge', [10, 30], 1));
+      await store.client.command({ query: `OPTIMIZE TABLE ${queryTable(store, 'metrics')} FINAL` });
+      const grown: Seen = { samples: [], all: [] };
+      const got = points(await select(cache, 'acme', 'cu_merge', grown));
+      expect(got).to.deep.equal([['__name__=cu_merge,job=node,k=a', [0, 10, 15, 30], [0, 10, 15, 30]]]);
+      expect(grown.samples).to.have.length(1);
+      expect(got).to.deep.equal(points(await select(new SampleCache(), 'acme', 'cu_merge')));
     });
   });
 
