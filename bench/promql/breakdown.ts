@@ -60,7 +60,7 @@ export interface PhaseTimes {
   readonly cachedSelect: number[];
   readonly directSelect: number[];
   /** What the cache did over the timed runs (the lookup pass's reads). */
-  cache: { hits: number; topUps: number; fills: number; refills: number; direct: number };
+  cache: { hits: number; topUps: number; fills: number; refills: number; direct: number; catchUps: number };
   /** Series and samples the query read (last run). */
   series: number;
   samples: number;
@@ -162,7 +162,7 @@ const emptyTimes = (): PhaseTimes => ({
   served: [],
   cachedSelect: [],
   directSelect: [],
-  cache: { hits: 0, topUps: 0, fills: 0, refills: 0, direct: 0 },
+  cache: { hits: 0, topUps: 0, fills: 0, refills: 0, direct: 0, catchUps: 0 },
   series: 0,
   samples: 0,
 });
@@ -212,6 +212,7 @@ async function runOnce(
   into.cache.fills += after.fills - before.fills;
   into.cache.refills += after.refills - before.refills;
   into.cache.direct += after.direct - before.direct;
+  into.cache.catchUps += after.catchUps - before.catchUps;
   if (selected === undefined) throw new Error('the sample source reads no selectors together');
   if (!selected.ok) throw new Error(`select for ${parsed.text} on ${tenantId}: ${selected.error.message}`);
   requests.forEach((r, i) => {

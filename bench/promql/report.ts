@@ -135,7 +135,7 @@ function cacheRows(timings: readonly QueryTiming[], parts: Breakdown): Row[] {
           ms(p50(p.directSelect)),
           ms(percentile(p.directSelect, 0.95)),
           `${(percentile(p.cachedSelect, 0.95) / percentile(p.directSelect, 0.95)).toFixed(2)}x`,
-          `${c.hits} / ${c.topUps} / ${c.refills} / ${c.fills - c.refills} / ${c.direct}`,
+          `${c.hits} / ${c.topUps} / ${c.refills} / ${c.fills - c.refills} / ${c.direct} / ${c.catchUps}`,
         ],
       },
     ];
@@ -149,7 +149,7 @@ const cacheHead = [
   'direct p50',
   'direct p95',
   'cached/direct p95',
-  'hits / top-ups / refills / fills / direct',
+  'hits / top-ups / refills / fills / direct / catch-ups',
 ];
 
 /** What the cache did against a direct read, per query (and the local ingest under it, if any). */

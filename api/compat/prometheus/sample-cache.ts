@@ -157,6 +157,8 @@ export class SampleCache {
   readonly #quietListings = new Map<string, { readonly epoch: number; readonly parts: PartList }>();
   /** Orders requests' beginnings and listings' starts. */
   #tick = 0;
+  /** When each entry was last read (its key's), Unix ms. */
+  readonly #used = new Map<string, number>();
   /** Per database, the catch-up under way. */
   readonly #catchingUp = new Map<string, Promise<void>>();
   readonly #counts = { listings: 0, joined: 0, reused: 0, hits: 0, topUps: 0, fills: 0, refills: 0, catchUps: 0, caughtUp: 0, direct: 0 };
@@ -256,6 +258,7 @@ export class SampleCache {
       entry = this.#entry(r, key, r.fromMs, toMs, read.value.series, list.watermark, mutation);
     }
     this.#put(entry);
+    this.#used.set(key, now);
     return ok(answerOf(entry.series, r.fromMs, r.toMs, r.maxRows));
   }
 
@@ -316,26 +319,42 @@ export class SampleCache {
   }
 
   async #catchUpNow(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget, list: PartList): Promise<void> {
+    const now = this.#now();
     const mutation = highestMutation(list.names);
     // The entries behind, the most recent watermark first; taken while the rows they miss stay within the bound.
     const behind = [...this.#entries.values()]
-      .filter((e) => e.database === schema.database && e.watermark < list.watermark && mutation <= e.mutation)
+      .filter(
+        (e) =>
+          e.database === schema.database &&
+          e.watermark < list.watermark &&
+          mutation <= e.mutation &&
+          // Not read for a while (a dashboard closed): left to top up by itself if it is read again.
+          now - (this.#used.get(e.key) ?? -Infinity) <= catchUpIdleMs,
+      )
       .sort((a, b) => b.watermark - a.watermark);
     const taken: Entry[] = [];
-    const keys = new Map<string, number>();
+    // Per tenant, the positions of its series by id.
+    const keys = new Map<string, Map<string, number>>();
+    let size = 0;
     for (const e of behind) {
-      if (rowsAbove(list, e.watermark) > catchUpMaxRows) break;
-      const more = e.ids.filter((id) => !keys.has(`${e.tenant}/${id}`)).length;
-      if (keys.size + more > catchUpMaxSeries) break;
-      for (const id of e.ids) if (!keys.has(`${e.tenant}/${id}`)) keys.set(`${e.tenant}/${id}`, keys.size);
+      if (rowsAbove(list, e.watermark) > catchUpMaxRows || size + e.ids.length > catchUpMaxSeries) break;
+      let own = keys.get(e.tenant);
+      if (own === undefined) {
+        own = new Map();
+        keys.set(e.tenant, own);
+      }
+      for (const id of e.ids) if (!own.has(id)) own.set(id, size++);
       taken.push(e);
     }
     const oldest = taken[taken.length - 1];
     if (oldest === undefined) return;
+    const tenants = [...keys.keys()];
     const read = await readCatchUp(runner, {
       schema,
-      statement: scan.cacheStatement([...new Set(taken.map((e) => e.tenant))]),
-      keys: [...keys.keys()],
+      statement: scan.cacheStatement(tenants),
+      tenants,
+      keys: [...keys.values()],
+      size,
       mask: taken.reduce((m, e) => m | e.mask, 0),
       fromMs: Math.min(...taken.map((e) => e.fromMs)),
       toMs: Math.max(...taken.map((e) => e.toMs)),
@@ -348,8 +367,9 @@ export class SampleCache {
     for (const e of taken) {
       // Replaced meanwhile (filled or topped up by a read of its own): that read's rows are the fresher.
       if (this.#entries.get(e.key) !== e) continue;
+      const own = keys.get(e.tenant);
       const more = e.ids.map((id) => {
-        const rows = read.value.series[keys.get(`${e.tenant}/${id}`) ?? -1];
+        const rows = read.value.series[own?.get(id) ?? -1];
         return rows === undefined ? undefined : onlyColumns(sliced(rows, e.fromMs, e.toMs), e.mask);
       });
       this.#counts.caughtUp += 1;
@@ -400,6 +420,7 @@ export class SampleCache {
     const old = this.#entries.get(key);
     if (old === undefined) return;
     this.#entries.delete(key);
+    this.#used.delete(key);
     this.#bytes -= old.bytes;
     const left = (this.#tenantBytes.get(old.tenant) ?? 0) - old.bytes;
     if (left <= 0) this.#tenantBytes.delete(old.tenant);
@@ -426,7 +447,9 @@ interface PartList {
 }
 
 /** Rows of a catch-up at most: the newest inserts' rows of the tenants read, far fewer under steady ingest. */
-const catchUpMaxRows = 200_000;
+const catchUpMaxRows = 100_000;
+/** Entries not read for this long are not caught up (a dashboard refreshes every few seconds to a minute). */
+const catchUpIdleMs = 5 * 60_000;
 /** Stored series one catch-up reads at most. */
 const catchUpMaxSeries = 100_000;
 

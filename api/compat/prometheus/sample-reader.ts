@@ -147,17 +147,23 @@ export async function readSamples(runner: QueryRunner, r: SampleRead): Promise<R
 }
 
 /**
- * The sample cache's catch-up (sample-cache.ts): the rows of stored series of
- * several tenants, each named `tenant/seriesId` (a tenant id never holds a
- * slash), in the parts the cache does not hold yet. The statement runs for
- * the cache in one query's turn (TenantScan.cacheStatement, bound to exactly
- * those tenants); each row comes back at its key's position, so it reaches
- * only its own tenant's entries.
+ * The sample cache's catch-up (sample-cache.ts): the rows of several
+ * tenants in the parts the cache does not hold yet, run for the cache in one
+ * query's turn (TenantScan.cacheStatement, bound to exactly those tenants).
+ * The text grows with the tenants and parts, never with the series: each
+ * row comes back with its tenant's position in `tenants` and its series id,
+ * and only the rows of the series asked for are kept, each at the position
+ * `keys` gives its tenant and series, so a row reaches only its own tenant's
+ * entries (tenants' series ids may be equal).
  */
 export interface CatchUpRead {
   readonly schema: SchemaTarget;
   readonly statement: ScanStatement;
-  readonly keys: readonly string[];
+  readonly tenants: readonly string[];
+  /** Per tenant (same order), the positions of its series by decimal id. */
+  readonly keys: readonly ReadonlyMap<string, number>[];
+  /** The positions in all. */
+  readonly size: number;
   /** The columns: maskBits of every entry caught up. */
   readonly mask: number;
   readonly fromMs: number;
@@ -172,23 +178,60 @@ export async function readCatchUp(runner: QueryRunner, r: CatchUpRead): Promise<
   if (runner.binary === undefined) return fail(internal());
   const st = r.statement;
   const p = st.params;
-  const keys = p.bind(r.keys, 'Array(String)');
   const from = p.bind(r.fromMs, 'Int64');
-  const cols = [`toUInt32(transform(concat(tenant_id, '/', toString(series_id)), ${keys}, arrayEnumerate(${keys}), 0)) AS i`, ...rowColumns(r, from)];
+  const cols = [`toUInt32(indexOf(${p.bind(r.tenants, 'Array(String)')}, tenant_id)) AS ti`, 'series_id', ...rowColumns(r, from)];
   const sql = `SELECT ${cols.join(', ')}
     FROM ${queryTable(r.schema, 'metrics')}
     WHERE ${st.tenantIs()}${r.excludeParts.length === 0 ? '' : ` AND _part NOT IN ${p.bind(r.excludeParts, 'Array(String)')}`}
       AND timestamp >= fromUnixTimestamp64Milli(${from}) AND timestamp <= fromUnixTimestamp64Milli(${p.bind(r.toMs, 'Int64')})
-      AND i != 0
     LIMIT ${p.bind(r.maxRows + 1, 'Int64')}`;
   const body = await runner.binary(st.finish(sql));
   if (!body.ok) return body;
   try {
-    const decoded = decodeRows(body.value, r.keys.length, columnsOf(r.mask), r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined);
-    return ok({ ...decoded, overBudget: decoded.rows > r.maxRows });
+    const offsetFrom = r.toMs - r.fromMs <= offsetRangeMs ? r.fromMs : undefined;
+    const mask = columnsOf(r.mask);
+    const { rows, all } = positioned(body.value, r.keys, mask, offsetFrom === undefined ? 8 : 4);
+    const decoded = decodeRows(rows, r.size, mask, offsetFrom);
+    return ok({ series: decoded.series, rows: all, overBudget: all > r.maxRows });
   } catch {
     return fail(internal());
   }
+}
+
+/**
+ * Rows of (tenant position, series id, the rest) as the decoders read them,
+ * (position of the series, the rest): rows of series not asked for are
+ * dropped. `all` counts every row read.
+ */
+function positioned(buf: Buffer, keys: readonly ReadonlyMap<string, number>[], mask: number, timeBytes: number): { rows: Buffer; all: number } {
+  const floats = [maskBits.value, maskBits.sum, maskBits.count].filter((b) => (mask & b) !== 0).length;
+  const indexed = (mask & maskBits.indexed) !== 0;
+  const native = (mask & maskBits.native) !== 0;
+  const out = Buffer.allocUnsafe(buf.length);
+  let end = 0;
+  let all = 0;
+  const r = new Reader(buf);
+  while (r.more()) {
+    const tenant = keys[r.u32() - 1];
+    if (tenant === undefined) throw new Error('tenant position out of range in RowBinary');
+    const id = r.u64();
+    const start = r.pos;
+    r.skip(timeBytes + 8 * floats);
+    if (indexed) r.skipF64Array();
+    if (native) {
+      r.skip(4 + 8 + 8 + 4);
+      r.skipF64Array();
+      r.skip(4);
+      r.skipF64Array();
+      r.skip(4);
+    }
+    all++;
+    const at = tenant.get(id);
+    if (at === undefined) continue;
+    end = out.writeUInt32LE(at + 1, end);
+    end += buf.copy(out, end, start, r.pos);
+  }
+  return { rows: out.subarray(0, end), all };
 }
 
 /** One row per series of (i, times, values), arrays copied as bytes. */
@@ -479,6 +522,13 @@ class Reader {
     const v = this.#buf.readInt32LE(this.pos);
     this.pos += 4;
     return v;
+  }
+  /** A UInt64 as its decimal text. */
+  u64(): string {
+    this.#need(8);
+    const v = this.#buf.readBigUInt64LE(this.pos);
+    this.pos += 8;
+    return v.toString();
   }
   f64(): number {
     this.#need(8);

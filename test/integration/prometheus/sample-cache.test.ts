@@ -510,7 +510,7 @@ describe('prometheus: the cache of recent samples', function () {
       const first: Seen = { samples: [], all: [] };
       expect(points(await select(cache, 'acme', 'cu_a', first))).to.deep.equal([['__name__=cu_a,job=node,k=a', [0, 15, 30], [0, 15, 30]]]);
       expect(first.samples, 'one statement').to.have.length(1);
-      expect(first.samples[0]).to.include("concat(tenant_id, '/'");
+      expect(first.samples[0]).to.include('indexOf(');
       // The others were caught up by that statement: no sample statement, each tenant's own values.
       const rest: Seen = { samples: [], all: [] };
       expect(points(await select(cache, 'globex', 'cu_a', rest))).to.deep.equal([['__name__=cu_a,job=node,k=a', [0, 15, 30, 45], [0, 1500, 3000, 4500]]]);
@@ -528,6 +528,23 @@ describe('prometheus: the cache of recent samples', function () {
       ] as const) {
         expect(points(await select(cache, tenant, name)), `${tenant} ${name}`).to.deep.equal(points(await select(new SampleCache(), tenant, name)));
       }
+    });
+
+    it('leaves out entries not read for five minutes: they top up by themselves when read again', async () => {
+      await insertRows(store, 'metrics', [...rows('acme', 'cu_idle', [0], 1), ...rows('acme', 'cu_busy', [0], 1)]);
+      let clock = Date.now();
+      const cache = new SampleCache({ writes: store.writes, now: () => clock });
+      await select(cache, 'acme', 'cu_idle');
+      clock += 4 * 60_000;
+      await select(cache, 'acme', 'cu_busy');
+      clock += 2 * 60_000;
+      await insertRows(store, 'metrics', [...rows('acme', 'cu_idle', [15], 1), ...rows('acme', 'cu_busy', [15], 1)]);
+      const before = cache.stats();
+      expect(points(await select(cache, 'acme', 'cu_busy'))).to.deep.equal([['__name__=cu_busy,job=node,k=a', [0, 15], [0, 15]]]);
+      expect(cache.stats().caughtUp - before.caughtUp, 'only the entry read within five minutes').to.equal(1);
+      const idle: Seen = { samples: [], all: [] };
+      expect(points(await select(cache, 'acme', 'cu_idle', idle))).to.deep.equal([['__name__=cu_idle,job=node,k=a', [0, 15], [0, 15]]]);
+      expect(idle.samples, 'its own top-up').to.have.length(1);
     });
 
     it('reads nothing for a merge of parts the entry holds, and stays exact when a merge takes in a new block', async () => {
