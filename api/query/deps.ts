@@ -17,7 +17,7 @@ export interface RouteDeps {
   /** Per-tenant limits and retention, with the writes of the settings routes. */
   readonly settings: TenantSettingsAdmin;
   /** Embedded store: its write epoch, which tells a cache that nothing was written since it last looked (absent: a server, which others write). */
-  readonly writes?: Pick<WriteEpoch, 'quiet'>;
+  readonly writes?: Pick<WriteEpoch, 'quiet' | 'onQuiet'>;
   /** Where failures that are the server's fault are logged (absent: not logged). */
   readonly log?: Logger;
 }

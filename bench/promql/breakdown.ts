@@ -366,7 +366,7 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
     // As the API holds them: one per process, keyed by tenant, told of the embedded store's writes.
     const writes = store.writes === undefined ? {} : { writes: store.writes };
     const index = new SeriesIndexCache(writes);
-    const samples = new SampleCache(writes);
+    const samples = new SampleCache({ ...writes, followWrites: true });
     const ingest = plan.live?.(store);
     const times = new Map<string, PhaseTimes>();
     let skipped = 0;
@@ -393,6 +393,7 @@ export async function breakdown(plan: BreakdownPlan): Promise<Breakdown> {
         ? await burstOf(plan, store, runners.served, index, narrow, plan.tenantOf(first, 0), deadline)
         : undefined;
     const live = await ingest?.stop();
+    samples.close();
     return { times, coldIndex, skipped, burst, live };
   } finally {
     await store.close();

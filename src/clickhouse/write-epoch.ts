@@ -26,6 +26,8 @@ export class WriteEpoch {
   /** Writes whose table is not known: they count against every table. */
   readonly #anywhere: Counts = { started: 0, ended: 0 };
   readonly #tables = new Map<string, Counts>();
+  /** Per table, who is told when a write that may have touched it ends and leaves it quiet. */
+  readonly #listeners = new Map<string, Set<() => void>>();
 
   /** Notes that a statement that may write `table` (`db.table`; undefined: any) starts; call `end` once it has ended, however it ended. */
   begin(table?: string): { end(): void } {
@@ -37,8 +39,29 @@ export class WriteEpoch {
         if (ended) return;
         ended = true;
         counts.ended++;
+        this.#tell(table);
       },
     };
+  }
+
+  /** Calls `listener` (on a later turn of the event loop) after each write that may have touched `table` ends with the table quiet; returns the unsubscribe. */
+  onQuiet(table: string, listener: () => void): () => void {
+    let set = this.#listeners.get(table);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(table, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+    };
+  }
+
+  #tell(table: string | undefined): void {
+    for (const [name, set] of this.#listeners) {
+      if ((table !== undefined && name !== table) || this.quiet(name) === undefined) continue;
+      for (const listener of set) setImmediate(listener);
+    }
   }
 
   /**

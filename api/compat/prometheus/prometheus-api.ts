@@ -269,7 +269,7 @@ function register(router: CompatRouter, deps: RouteDeps): void {
   // One cache of series indexes for this API, keyed by tenant inside (series-index.ts).
   const index = new SeriesIndexCache(deps.writes === undefined ? {} : { writes: deps.writes });
   // One cache of recent samples, likewise keyed by tenant (sample-cache.ts).
-  const samples = new SampleCache(deps.writes === undefined ? {} : { writes: deps.writes });
+  const samples = new SampleCache(deps.writes === undefined ? {} : { writes: deps.writes, followWrites: true });
   for (const [path, handler] of Object.entries(handlers)) {
     const route = async (ctx: CompatContext): Promise<void> => {
       // match[] repeats; any other parameter given twice is refused (docs/api.md).

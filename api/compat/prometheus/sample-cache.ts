@@ -84,7 +84,9 @@ export interface SampleCacheOptions {
   /** Whether a request may join a listing under way that started after it began (default true; false: one listing per request). */
   readonly shareListings?: boolean;
   /** Embedded store: its write epoch; a listing is reused while it has not moved (absent: every request lists). */
-  readonly writes?: Pick<WriteEpoch, 'quiet'>;
+  readonly writes?: Pick<WriteEpoch, 'quiet' | 'onQuiet'>;
+  /** With `writes`: entries catch up as soon as a write of the metrics table ends, before a read asks (the API's; default false). */
+  readonly followWrites?: boolean;
 }
 
 /** Counts of what a cache did (bench and tests read them). */
@@ -99,9 +101,10 @@ export interface SampleCacheStats {
   readonly fills: number;
   /** Entries filled again instead of topped up: the parts they do not hold had most of the table's rows. */
   readonly refills: number;
-  /** Catch-up statements, and the entries they brought up to date. */
+  /** Catch-up statements, the entries they brought up to date, and catch-ups begun by a write's end rather than a read. */
   readonly catchUps: number;
   readonly caughtUp: number;
+  readonly background: number;
   /** Reads not cached (too long, a cluster, over budget). */
   readonly direct: number;
 }
@@ -152,7 +155,10 @@ export class SampleCache {
   /** Per tenant, the latest listing started while it is under way. */
   readonly #inFlight = new Map<string, Listing>();
   readonly #share: boolean;
-  readonly #writes: Pick<WriteEpoch, 'quiet'> | undefined;
+  readonly #writes: SampleCacheOptions['writes'];
+  readonly #followWrites: boolean;
+  /** Per database, the last read's runner, scan and schema (a catch-up after an INSERT runs with them) and its unsubscribe. */
+  readonly #followers = new Map<string, { last: { runner: QueryRunner; scan: TenantScan; schema: SchemaTarget }; stop: () => void }>();
   /** Per database, the last listing taken while no write was in flight, and the write epoch then. */
   readonly #quietListings = new Map<string, { readonly epoch: number; readonly parts: PartList }>();
   /** Orders requests' beginnings and listings' starts. */
@@ -160,8 +166,8 @@ export class SampleCache {
   /** When each entry was last read (its key's), Unix ms. */
   readonly #used = new Map<string, number>();
   /** Per database, the catch-up under way. */
-  readonly #catchingUp = new Map<string, Promise<void>>();
-  readonly #counts = { listings: 0, joined: 0, reused: 0, hits: 0, topUps: 0, fills: 0, refills: 0, catchUps: 0, caughtUp: 0, direct: 0 };
+  readonly #catchingUp = new Map<string, Promise<boolean>>();
+  readonly #counts = { listings: 0, joined: 0, reused: 0, hits: 0, topUps: 0, fills: 0, refills: 0, catchUps: 0, caughtUp: 0, background: 0, direct: 0 };
   #bytes = 0;
 
   constructor(o: SampleCacheOptions = {}) {
@@ -170,6 +176,7 @@ export class SampleCache {
     this.#now = o.now ?? Date.now;
     this.#share = o.shareListings ?? true;
     this.#writes = o.writes;
+    this.#followWrites = o.followWrites ?? false;
   }
 
   /** Notes that a request reading through `scan` begins now: a listing started after this may answer its reads. */
@@ -259,6 +266,7 @@ export class SampleCache {
     }
     this.#put(entry);
     this.#used.set(key, now);
+    this.#follow(runner, r.scan, r.schema);
     return ok(answerOf(entry.series, r.fromMs, r.toMs, r.maxRows));
   }
 
@@ -304,21 +312,59 @@ export class SampleCache {
     return { tenant: r.scan.tenantId, database: r.schema.database, key, ids: r.ids, mask: r.mask, fromMs, toMs, series, watermark, mutation, bytes };
   }
 
+  /**
+   * Embedded store: after each write of the metrics table ends, catches up the entries read within the idle bound
+   * at once, with the last read's runner and scan (its tenant's turn and budget, as the series index's background
+   * refresh), so that the next reads find them current. Without readers it does nothing.
+   */
+  #follow(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget): void {
+    const held = this.#followers.get(schema.database);
+    if (held !== undefined) {
+      held.last = { runner, scan, schema };
+      return;
+    }
+    const onQuiet = this.#writes?.onQuiet.bind(this.#writes);
+    if (onQuiet === undefined || !this.#followWrites) return;
+    const follower = {
+      last: { runner, scan, schema },
+      stop: onQuiet(queryTable(schema, 'metrics'), () => {
+        void this.#afterWrite(follower.last);
+      }),
+    };
+    this.#followers.set(schema.database, follower);
+  }
+
+  async #afterWrite(last: { runner: QueryRunner; scan: TenantScan; schema: SchemaTarget }): Promise<void> {
+    const now = this.#now();
+    const database = last.schema.database;
+    const active = [...this.#entries.values()].some((e) => e.database === database && now - (this.#used.get(e.key) ?? -Infinity) <= catchUpIdleMs);
+    if (!active || this.#catchingUp.has(database) || last.scan.budget.abort?.aborted === true) return;
+    const listed = await this.#listingFor(last.runner, last.scan, last.schema);
+    if (listed.ok && (await this.#catchUp(last.runner, last.scan, last.schema, listed.value))) this.#counts.background += 1;
+  }
+
+  /** Stops catching up after writes (the API's end; tests that follow writes). */
+  close(): void {
+    for (const f of this.#followers.values()) f.stop();
+    this.#followers.clear();
+  }
+
   /** Brings the entries behind `list` up to it in one statement, or waits for the catch-up under way; a failure leaves them as they were. */
-  async #catchUp(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget, list: PartList): Promise<void> {
+  async #catchUp(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget, list: PartList): Promise<boolean> {
     const under = this.#catchingUp.get(schema.database);
     if (under !== undefined) {
       await under;
-      return;
+      return false;
     }
     const run = this.#catchUpNow(runner, scan, schema, list).finally(() => {
       this.#catchingUp.delete(schema.database);
     });
     this.#catchingUp.set(schema.database, run);
-    await run;
+    return run;
   }
 
-  async #catchUpNow(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget, list: PartList): Promise<void> {
+  /** Whether a catch-up statement brought entries up to `list`. */
+  async #catchUpNow(runner: QueryRunner, scan: TenantScan, schema: SchemaTarget, list: PartList): Promise<boolean> {
     const now = this.#now();
     const mutation = highestMutation(list.names);
     // The entries behind, the most recent watermark first; taken while the rows they miss stay within the bound.
@@ -347,7 +393,7 @@ export class SampleCache {
       taken.push(e);
     }
     const oldest = taken[taken.length - 1];
-    if (oldest === undefined) return;
+    if (oldest === undefined) return false;
     const tenants = [...keys.keys()];
     const read = await readCatchUp(runner, {
       schema,
@@ -362,7 +408,7 @@ export class SampleCache {
       maxRows: catchUpMaxRows,
     });
     // Not caught up (a failure, or more rows than the bound): each read tops up its own entry.
-    if (!read.ok || read.value.overBudget) return;
+    if (!read.ok || read.value.overBudget) return false;
     this.#counts.catchUps += 1;
     for (const e of taken) {
       // Replaced meanwhile (filled or topped up by a read of its own): that read's rows are the fresher.
@@ -375,6 +421,7 @@ export class SampleCache {
       this.#counts.caughtUp += 1;
       this.#replace({ ...e, ...this.#sized(topUp(e.series, more)), watermark: list.watermark });
     }
+    return true;
   }
 
   /** Series with their size in bytes. */

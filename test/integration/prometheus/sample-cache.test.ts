@@ -530,6 +530,32 @@ describe('prometheus: the cache of recent samples', function () {
       }
     });
 
+    it("catches up as soon as a metrics INSERT ends, before a read asks (the API's cache follows the store's writes)", async () => {
+      await insertRows(store, 'metrics', rows('acme', 'cu_bg', [0], 1));
+      const cache = new SampleCache({ writes: store.writes, followWrites: true });
+      try {
+        await select(cache, 'acme', 'cu_bg');
+        const before = cache.stats();
+        await insertRows(store, 'metrics', rows('acme', 'cu_bg', [15], 1));
+        // No event reaches the test when the cache has caught up: poll its counter, with a deadline.
+        const deadline = Date.now() + 10_000;
+        while (cache.stats().background === before.background) {
+          if (Date.now() > deadline) throw new Error('no catch-up within 10 s of the INSERT');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        const seen: Seen = { samples: [], all: [] };
+        expect(points(await select(cache, 'acme', 'cu_bg', seen))).to.deep.equal([['__name__=cu_bg,job=node,k=a', [0, 15], [0, 15]]]);
+        expect(seen.samples, 'the read found its entry current').to.deep.equal([]);
+        // A log INSERT leaves the metrics table alone: no catch-up follows it.
+        const quiet = cache.stats();
+        await insertRows(store, 'logs', [logRow({ tenant: 'acme', ns: ns(at(0)), logId: 'bg-1', body: 'not a metric' })]);
+        await select(cache, 'acme', 'cu_bg');
+        expect(cache.stats().listings - quiet.listings + cache.stats().catchUps - quiet.catchUps).to.equal(0);
+      } finally {
+        cache.close();
+      }
+    });
+
     it('leaves out entries not read for five minutes: they top up by themselves when read again', async () => {
       await insertRows(store, 'metrics', [...rows('acme', 'cu_idle', [0], 1), ...rows('acme', 'cu_busy', [0], 1)]);
       let clock = Date.now();
