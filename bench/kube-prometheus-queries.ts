@@ -17,6 +17,7 @@
 //   KUBE_QUERIES_CHART=/tmp/kps npm run bench:kube-queries           # the same, by environment
 //   KUBE_QUERIES_DEADLINE_S=900                                      # stop starting queries after this (default 1200)
 //   KUBE_QUERIES_PARALLEL=4                                          # queries in flight at once (default 4)
+//   KUBE_QUERIES_FILL=1                                              # also push filler series for the metrics kube-shapes lacks (kube-queries/fill-series.ts)
 import { findPrometheus } from '../support/prometheus-binaries.ts';
 import { pushToBoth, startDifferentialStack, waitForSameAnswer } from '../test/integration/prometheus/support/differential-stack.ts';
 import type { DifferentialStack } from '../test/integration/prometheus/support/differential-stack.ts';
@@ -26,6 +27,7 @@ import type { PromEndpoint } from '../test/integration/prometheus/support/promql
 import { kubeSeries, kubeSpanMs } from '../test/integration/prometheus/support/kube-shapes.ts';
 import { pointCount } from '../test/integration/prometheus/support/synthetic-series.ts';
 import { extractChartQueries } from './kube-queries/extract.ts';
+import { fillerSeries } from './kube-queries/fill-series.ts';
 import type { Extraction } from './kube-queries/extract.ts';
 import { builtins, chooseValue, interpolate, parseVariableQuery } from './kube-queries/grafana-variables.ts';
 import { labelValues, valuesDiff } from './kube-queries/label-values.ts';
@@ -146,6 +148,23 @@ async function main(): Promise<number> {
   const span = { startMs: endMs - kubeSpanMs, endMs };
   const window = { startS: span.startMs / 1000, endS: span.endMs / 1000 };
   const series = kubeSeries(span.startMs);
+  if (process.env['KUBE_QUERIES_FILL'] === '1') {
+    // Variables are not known before the data is: the filler reads the queries with the built-ins only.
+    const fixed = builtins(stepS, (span.endMs - span.startMs) / 1000);
+    const texts = extraction.queries.map((q) => {
+      const v = parseVariableQuery(q.expr);
+      return interpolate(v.kind === 'label_values' ? (v.match ?? '') : v.kind === 'query_result' ? v.expr : q.expr, fixed);
+    });
+    const filler = fillerSeries(
+      texts.filter((t) => t !== ''),
+      series,
+      span.startMs,
+    );
+    series.push(...filler.series);
+    console.log(
+      `filler: ${filler.series.length} series for ${filler.metrics} metrics the synthetic cluster lacks; ${filler.unparsed} queries unparsable for it`,
+    );
+  }
   const stack = await startDifferentialStack(binaries.found.prometheus, 'tenantry-kube-queries-', [tenant]);
   try {
     const requests = await pushToBoth(series, span, stack.prometheus, stack.tenantry, tenant);
@@ -163,7 +182,7 @@ async function main(): Promise<number> {
     const { occurrences, unresolved } = await dashboardOccurrences(extraction, stack, window, verdicts);
     for (const q of extraction.queries.filter((x) => x.source === 'rule')) occurrences.push({ source: 'rule', file: q.file, where: q.where, query: q.expr });
     const promql = [...new Set(occurrences.map((o) => o.query).filter((q) => !verdicts.has(q)))];
-    console.log(`variables with no value in the synthetic cluster (Grafana would leave them empty): ${unresolved.length}`);
+    console.log(`variables with no value in the data (Grafana would leave them empty): ${unresolved.length}: ${unresolved.join(', ')}`);
     await judgeQueries(promql, stack, window, deadline, verdicts);
 
     console.log(`\n## kube-prometheus-stack's queries against Prometheus 3.16 (${Math.round((Date.now() - started) / 1000)} s)\n`);

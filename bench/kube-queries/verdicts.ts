@@ -50,7 +50,8 @@ export function verdictsOf(rows: readonly DifferentialRow[], outcome: Differenti
     const problem = outcome.referenceProblems.find((p) => p.startsWith(`${row.query} [`));
     const diffs = outcome.differences.filter((d) => d.row === row);
     if (problem !== undefined) {
-      out.set(row.query, { verdict: 'Prometheus error too', detail: problem.slice(row.query.length + 1) });
+      const tenantry = diffs[0] === undefined ? 'Tenantry refused it alike' : `Tenantry: ${diffs[0].target}`;
+      out.set(row.query, { verdict: 'Prometheus error too', detail: `${tenantry}; ${problem.slice(row.query.length + 1)}` });
       continue;
     }
     const failed = diffs.find((d) => statusOf(d.target) >= 0 && !d.target.startsWith('200 '));
