@@ -17,6 +17,7 @@
 //   KUBE_QUERIES_CHART=/tmp/kps npm run bench:kube-queries           # the same, by environment
 //   KUBE_QUERIES_DEADLINE_S=900                                      # stop starting queries after this (default 1200)
 //   KUBE_QUERIES_PARALLEL=4                                          # queries in flight at once (default 4)
+//   KUBE_QUERIES_LIST_EMPTY=1                                        # also list the queries both answer with no series
 //   KUBE_QUERIES_FILL=1                                              # also push filler series for the metrics kube-shapes lacks (kube-queries/fill-series.ts)
 import { findPrometheus } from '../support/prometheus-binaries.ts';
 import { pushToBoth, startDifferentialStack, waitForSameAnswer } from '../test/integration/prometheus/support/differential-stack.ts';
@@ -194,6 +195,10 @@ async function main(): Promise<number> {
     console.log(listing(occurrences, verdicts, ['different']));
     console.log('\n## Prometheus errors too (not valid PromQL for Prometheus either)');
     console.log(listing(occurrences, verdicts, ['Prometheus error too']));
+    if (process.env['KUBE_QUERIES_LIST_EMPTY'] === '1') {
+      console.log('\n## Both empty');
+      console.log(listing(occurrences, verdicts, ['both empty']));
+    }
     return 0;
   } finally {
     await stack.stop();

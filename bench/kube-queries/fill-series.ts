@@ -7,7 +7,7 @@
 // cluster's usual labels (cluster, node, instance, namespace, pod,
 // container, job) overlaid by values that satisfy the selector's matchers
 // (so `job="kubelet", metrics_path="/metrics"` finds them), counters for
-// `_total`/`_count`/`_sum`/`_bucket` names (buckets cumulative over a few
+// `_total`/`_count`/`_sum`/`_bucket` names (buckets growing with their bound, jittered, over a few
 // `le`), gauges otherwise. Values carry no meaning; both systems get the same
 // bytes, so any difference is the engine's.
 import { parseExpr } from '../../api/compat/prometheus/engine/parse.ts';
@@ -127,13 +127,33 @@ function hashOf(text: string): number {
 
 const isCounter = (name: string): boolean => /(_total|_count|_sum|_bucket)$/.test(name);
 
-function samplesOf(key: string, counter: boolean, startMs: number, scale = 1): SampleSpec[] {
+function samplesOf(key: string, counter: boolean, startMs: number): SampleSpec[] {
   const rand = seeded(hashOf(key));
   const points = kubeSpanMs / kubeStepMs + 1;
   const out: SampleSpec[] = [];
-  let v = Math.round(rand() * 1000 * scale);
+  let v = Math.round(rand() * 1000);
   for (let i = 0; i < points; i++) {
-    v = counter ? v + Math.round(rand() * 10 * scale) : Math.round(rand() * 1000) / 10;
+    v = counter ? v + Math.round(rand() * 10) : Math.round(rand() * 1000) / 10;
+    out.push({ value: v, timestampMs: startMs + i * kubeStepMs });
+  }
+  return out;
+}
+
+/**
+ * A classic bucket's counter: the histogram's shared increments, 2 % more per
+ * bound's rank, plus the bucket's own jitter: rates over a window are now and
+ * then not monotonic across bounds, as scraped buckets are, so
+ * histogram_quantile's monotonicity fix and its info are exercised.
+ */
+function bucketSamples(histogramKey: string, bucketKey: string, rank: number, startMs: number): SampleSpec[] {
+  const shared = seeded(hashOf(histogramKey));
+  const own = seeded(hashOf(bucketKey));
+  const points = kubeSpanMs / kubeStepMs + 1;
+  const grow = 1 + 0.02 * rank;
+  const out: SampleSpec[] = [];
+  let v = Math.round(shared() * 1000 * grow);
+  for (let i = 0; i < points; i++) {
+    v += Math.round(shared() * 10 * grow + own() * 4);
     out.push({ value: v, timestampMs: startMs + i * kubeStepMs });
   }
   return out;
@@ -179,20 +199,12 @@ export function fillerSeries(queries: readonly string[], present: readonly Serie
   }
   const seen = new Set<string>();
   const series: SeriesSpec[] = [];
-  // A bucket's samples come from its series' key without `le`, scaled by the bound's rank: cumulative, as buckets are.
-  const add = (labels: Record<string, string>, counter: boolean, le?: number): void => {
+  const add = (labels: Record<string, string>, counter: boolean, rank?: number): void => {
     const key = JSON.stringify(Object.entries(labels).sort());
     if (seen.has(key)) return;
     seen.add(key);
-    const seedKey =
-      le === undefined
-        ? key
-        : JSON.stringify(
-            Object.entries(labels)
-              .filter(([k]) => k !== 'le')
-              .sort(),
-          );
-    series.push({ labels, samples: samplesOf(seedKey, counter, startMs, (le ?? 0) + 1) });
+    const histogramKey = JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le'));
+    series.push({ labels, samples: rank === undefined ? samplesOf(key, counter, startMs) : bucketSamples(histogramKey, key, rank, startMs) });
   };
   for (const [name, byMetric] of variants) {
     for (const sets of byMetric.values()) {

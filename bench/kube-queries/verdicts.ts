@@ -56,8 +56,11 @@ export function verdictsOf(rows: readonly DifferentialRow[], outcome: Differenti
     }
     const failed = diffs.find((d) => statusOf(d.target) >= 0 && !d.target.startsWith('200 '));
     if (failed !== undefined) out.set(row.query, { verdict: errorClass(statusOf(failed.target)), detail: failed.target });
-    else if (diffs[0] !== undefined) out.set(row.query, { verdict: 'different', detail: `[${diffs[0].evaluation}] ${diffs[0].why}` });
-    else out.set(row.query, { verdict: empty.has(row.query) ? 'both empty' : 'equal', detail: '' });
+    else if (diffs[0] !== undefined) {
+      // A difference in the data outweighs one in the annotations beside it, whichever evaluation came first.
+      const d = diffs.find((x) => !/^(warnings|infos) differ/.test(x.why)) ?? diffs[0];
+      out.set(row.query, { verdict: 'different', detail: `[${d.evaluation}] ${d.why}` });
+    } else out.set(row.query, { verdict: empty.has(row.query) ? 'both empty' : 'equal', detail: '' });
   }
   return out;
 }
@@ -93,7 +96,9 @@ export function listing(occurrences: readonly Occurrence[], verdicts: ReadonlyMa
   for (const o of occurrences) {
     const v = verdicts.get(o.query);
     if (v === undefined || !classes.includes(v.verdict)) continue;
-    const key = `${v.verdict}: ${v.verdict === 'different' ? v.detail.replace(/\{[^}]*\}/g, '{…}').replace(/[\d.e+-]{3,}/g, 'N') : v.detail.replace(/\d+/g, 'N')}`;
+    // A difference is grouped by its kind (its first words, digits blanked), an error by its whole message.
+    const detail = v.verdict === 'different' ? v.detail.replace(/^\[[^\]]*\] /, '').slice(0, 110) : v.detail;
+    const key = `${v.verdict}: ${detail.replace(/\d+/g, 'N')}`;
     groups.set(key, [...(groups.get(key) ?? []), o]);
   }
   const out: string[] = [];
