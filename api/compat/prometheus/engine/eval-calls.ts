@@ -9,6 +9,7 @@ import { execution } from '../prom-envelope.ts';
 import type { EvalSeries } from './eval-series.ts';
 import { addPoint, dropMetricName, labelsKey, stop } from './eval-series.ts';
 import type { Evaluator } from './evaluator.ts';
+import { CallFolds } from './monotonicity-folds.ts';
 import { sortInRangeQueryWarning } from './functions/annotations.ts';
 import type { FunctionDef, StepArg, StepOutput } from './functions/function-types.ts';
 import type { CallExpr, Expr, MatrixSelector, SubqueryExpr, VectorSelector } from './promql-ast.ts';
@@ -28,11 +29,19 @@ function selectorMatchers(arg: Expr | undefined): readonly LabelMatcher[] | unde
   return undefined;
 }
 
-/** One call's answer, its annotations noted with the call's position, a scalar answer as an element without labels. */
-function answer(ev: Evaluator, e: CallExpr, def: FunctionDef, result: Result<StepOutput, PromError>, t: number): VectorElement[] {
+/**
+ * One call's answer at step `t`, a scalar answer as an element without
+ * labels. Its annotations are noted with the position of the argument
+ * Prometheus names (the first unless the function says another), its
+ * monotonicity fixes folded into the call's `folds`.
+ */
+function answer(ev: Evaluator, e: CallExpr, def: FunctionDef, result: Result<StepOutput, PromError>, t: number, folds?: CallFolds): VectorElement[] {
   if (!result.ok) return stop(result.error);
-  const where = ev.where((e.args[0] ?? e).pos);
-  ev.note(result.value.annotations?.map((a) => a + where));
+  // Prometheus' preprocessing strips the parentheses around each argument before it takes positions.
+  const at = (arg: number): string => ev.where(unwrap(e.args[arg] ?? e.args[0] ?? e).pos);
+  const { annotations, monotonicityFixes } = result.value;
+  if (annotations !== undefined) ev.note(annotations.map((a) => (typeof a === 'string' ? a + at(0) : a.text + at(a.arg))));
+  folds?.step(t, monotonicityFixes?.map((fix) => ({ fix, where: at(fix.arg) })) ?? []);
   if (def.returnType === 'scalar') return [{ labels: [], t, f: result.value.vector[0]?.f ?? NaN }];
   return [...result.value.vector];
 }
@@ -56,14 +65,21 @@ export async function evalCall(ev: Evaluator, e: CallExpr): Promise<EvalSeries[]
       if (typeOf(a) === 'scalar') return { type: 'scalar', value: vectors[i]?.[0]?.f ?? NaN };
       return { type: 'vector', value: vectors[i] ?? [] };
     });
+  const named = ev.input.delayedNameRemoval ? { delayedNameRemoval: true } : {};
+  const selector = matchers === undefined ? {} : { selectorMatchers: matchers };
+  const folds = new CallFolds();
+  let out: EvalSeries[];
   if (matrixIndex < 0) {
-    return ev.stepwise(before, values, (vectors, t) => {
-      const context: CallContext = { t, windowStart: t, windowEnd: t, ...(matchers === undefined ? {} : { selectorMatchers: matchers }) };
-      return ev.settleNames(answer(ev, e, def, def.call(stepArgs(vectors), context), t));
+    out = await ev.stepwise(before, values, (vectors, t) => {
+      const context: CallContext = { t, windowStart: t, windowEnd: t, ...selector, ...named };
+      return ev.settleNames(answer(ev, e, def, def.call(stepArgs(vectors), context), t, folds));
     });
+  } else {
+    const m = args[matrixIndex] as MatrixSelector | SubqueryExpr;
+    out = await overWindows(ev, e, def, m, matrixIndex, values, stepArgs, before, { ...selector, ...named }, folds);
   }
-  const m = args[matrixIndex] as MatrixSelector | SubqueryExpr;
-  return overWindows(ev, e, def, m, matrixIndex, values, stepArgs, before, matchers);
+  ev.state.monotonicity.add(folds);
+  return out;
 }
 
 interface WindowSource {
@@ -94,7 +110,8 @@ async function overWindows(
   values: EvalSeries[][],
   stepArgs: (vectors: Vector[]) => StepArg[],
   before: number,
-  matchers: readonly LabelMatcher[] | undefined,
+  contextExtras: Pick<CallContext, 'selectorMatchers' | 'delayedNameRemoval'>,
+  folds: CallFolds,
 ): Promise<EvalSeries[]> {
   const sources = await windowSources(ev, m);
   const offsetMs = m.kind === 'matrix' ? m.selector.offsetMs : m.offsetMs;
@@ -123,8 +140,8 @@ async function overWindows(
     const vectors: Vector[] = values.map((_, i) => (i === matrixIndex ? [] : [{ labels: [], t, f: scalarArgs[i]?.(t) ?? NaN }]));
     const argList = stepArgs(vectors);
     argList[matrixIndex] = { type: 'matrix', value: windows };
-    const context: CallContext = { t, windowStart, windowEnd, ...(matchers === undefined ? {} : { selectorMatchers: matchers }) };
-    const result = answer(ev, e, def, def.call(argList, context), t);
+    const context: CallContext = { t, windowStart, windowEnd, ...contextExtras };
+    const result = answer(ev, e, def, def.call(argList, context), t, folds);
     ev.state.current -= held;
     for (const raw of result) {
       const drop = raw.dropName === true && !ev.input.delayedNameRemoval;

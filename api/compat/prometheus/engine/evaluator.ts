@@ -13,6 +13,7 @@ import type { EvalSeries, StepRange } from './eval-series.ts';
 import { addPoint, dropMetricName, histogramSize, labelsKey, seriesSamples, SeriesCursor, stepCount, stop, vectorSamples } from './eval-series.ts';
 import type { FunctionDef } from './functions/function-types.ts';
 import { scaleHistogram } from './functions/histogram-math.ts';
+import { QueryFolds } from './monotonicity-folds.ts';
 import { positionOf } from './parse.ts';
 import type { AggregateExpr, BinaryExpr, Expr, PosRange, SubqueryExpr, VectorSelector } from './promql-ast.ts';
 import { isSetOp, typeOf } from './promql-ast.ts';
@@ -44,6 +45,8 @@ export interface EvaluationInput {
 /** The state one query's evaluators share: annotations, samples held, when the event loop last ran. */
 export class QueryState {
   readonly annotations = new Set<string>();
+  /** histogram_quantile's monotonicity infos, folded over the query's calls. */
+  readonly monotonicity = new QueryFolds();
   current = 0;
   private lastYield = performance.now();
   private calls = 0;
@@ -320,7 +323,7 @@ export class Evaluator {
 
   private async aggregation(e: AggregateExpr): Promise<EvalSeries[]> {
     const before = this.state.current;
-    const spec: AggregationSpec = { op: e.op, grouping: e.grouping, without: e.without, where: this.where(e.expr.pos) };
+    const spec: AggregationSpec = { op: e.op, grouping: e.grouping, without: e.without, where: this.where(unwrap(e.expr).pos) };
     if (e.op === 'count_values') {
       const label = e.param?.kind === 'string' ? e.param.value : '';
       if (label === '') stop(execution(`invalid label name "${label}"`));
@@ -333,7 +336,7 @@ export class Evaluator {
     if (e.op === 'topk' || e.op === 'bottomk') {
       if (checkK(params) === 'none') return this.settleCount(before, []);
     }
-    if (e.op === 'quantile' && e.param !== undefined) this.note(quantileParamWarnings(params, this.where(e.param.pos)));
+    if (e.op === 'quantile' && e.param !== undefined) this.note(quantileParamWarnings(params, this.where(unwrap(e.param).pos)));
     const grouping = new Grouping(spec.grouping, spec.without);
     if ((e.op === 'count' || e.op === 'group') && this.range.start !== this.range.end) {
       const inner = unwrap(e.expr);

@@ -77,4 +77,6 @@ export interface CallContext {
    * absent_over_time() build their answer's labels from its `=` matchers.
    */
   readonly selectorMatchers?: readonly LabelMatcher[];
+  /** Prometheus' delayed name removal is on: the histogram functions then name the metric in their annotations. */
+  readonly delayedNameRemoval?: boolean;
 }

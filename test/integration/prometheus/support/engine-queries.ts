@@ -173,6 +173,25 @@ function histograms(): DifferentialRow[] {
       `histogram_quantile(0.9, rate(${H}_bucket{le!="+Inf"}[5m]))`,
       `histogram_quantile(0.75, sum without (instance) (rate(${H}_bucket[2m])))`,
     ]),
+    // Prometheus' annotations beside histogram_quantile: bucket notes at the
+    // vector argument (inside its parentheses) without the metric name, the
+    // quantile warning at the first, the monotonicity info folded over the
+    // query (bounds, largest decrease in Go's %.2g, its odd sample count and
+    // times). label_replace turns a bucket into one below where it belongs
+    // (le="1" as "0.07", le="2.5" as "0.07"), so the buckets above it count
+    // fewer, raw (integer decreases) and rated (fractional ones); a gauge has
+    // no `le` at all.
+    ...rows('histogram_quantile annotations', [
+      `histogram_quantile(0.9, ${G})`,
+      `histogram_quantile(1.5, (${G}))`,
+      `histogram_fraction(0, 1, ${G})`,
+      `quantile((1.5), (${G}))`,
+      `histogram_quantile(0.9, label_replace(${H}_bucket, "le", "x$1", "le", "(0.05)"))`,
+      `histogram_quantile(0.9, (label_replace(sum by (le) (rate(${H}_bucket[5m])), "le", "0.07", "le", "1")))`,
+      `histogram_quantile(0.5, label_replace(${H}_bucket, "le", "0.07", "le", "2.5"))`,
+      `histogram_quantile(0.9, label_replace(${H}_bucket, "le", "0.07", "le", "2.5")) / histogram_quantile(0.5, label_replace(${H}_bucket, "le", "0.07", "le", "1"))`,
+      `max_over_time(histogram_quantile(0.9, label_replace(${H}_bucket, "le", "0.07", "le", "1"))[10m:1m])`,
+    ]),
     ...rows('classic histogram arithmetic', [
       byLe,
       `rate(${H}_sum[5m]) / rate(${H}_count[5m])`,

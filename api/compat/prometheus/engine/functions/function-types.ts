@@ -23,7 +23,26 @@ export type StepArg =
  */
 export interface StepOutput {
   readonly vector: Vector;
-  readonly annotations?: readonly string[];
+  readonly annotations?: readonly (string | ArgAnnotation)[];
+  /** Classic histograms histogram_quantile had to make monotonic (Prometheus folds them into one info per query). */
+  readonly monotonicityFixes?: readonly MonotonicityFix[];
+}
+
+/** An annotation Prometheus places at another argument than the first (a plain string stands at the first). */
+export interface ArgAnnotation {
+  readonly text: string;
+  /** The argument's index in the call. */
+  readonly arg: number;
+}
+
+/** One classic histogram whose buckets histogram_quantile made monotonic at one step. */
+export interface MonotonicityFix {
+  /** The info's message without details (with the metric name under delayed name removal). */
+  readonly text: string;
+  readonly arg: number;
+  readonly minBucket: number;
+  readonly maxBucket: number;
+  readonly maxDiff: number;
 }
 
 /**

@@ -1,9 +1,10 @@
 // The histogram functions: histogram_quantile and histogram_fraction over
 // classic `le` buckets (grouped by their other labels) and native histograms,
 // and the native-only histogram_count, _sum, _avg, _stddev and _stdvar.
+import { ok } from '../../../../../src/result.ts';
 import type { FloatHistogram, Labels } from '../sample-source.ts';
 import type { Vector, VectorElement } from '../values.ts';
-import type { FunctionDef } from './function-types.ts';
+import type { ArgAnnotation, FunctionDef, MonotonicityFix } from './function-types.ts';
 import { badBucketLabelWarning, forcedMonotonicityInfo, invalidQuantileWarning, mixedClassicNativeWarning } from './annotations.ts';
 import { allBuckets, usesCustomBuckets } from './histogram-math.ts';
 import { kahanInc } from './kahan-sum.ts';
@@ -44,11 +45,21 @@ function bucketOf(series: Labels): BucketOf {
   return made;
 }
 
-/** One step's input split as Prometheus' resetHistograms does: classic groups by labels without `le`, native samples not shadowed by a group. */
-function splitHistograms(input: Vector): { natives: VectorElement[]; groups: Map<string, ClassicGroup>; annotations: string[] } {
+/**
+ * One step's input split as Prometheus' resetHistograms does: classic groups
+ * by labels without `le`, native samples not shadowed by a group. Its
+ * warnings stand at the vector argument `arg` and name the metric only under
+ * delayed name removal (otherwise the name is dropped from the answer anyway).
+ */
+function splitHistograms(
+  input: Vector,
+  arg: number,
+  named: boolean,
+): { natives: VectorElement[]; groups: Map<string, ClassicGroup>; annotations: ArgAnnotation[] } {
   const groups = new Map<string, ClassicGroup>();
   const natives: VectorElement[] = [];
-  const annotations: string[] = [];
+  const annotations: ArgAnnotation[] = [];
+  const nameOf = (labels: Labels): string => (named ? labelValue(labels, '__name__') : '');
   for (const el of input) {
     if (el.h !== undefined) {
       natives.push(el);
@@ -56,7 +67,7 @@ function splitHistograms(input: Vector): { natives: VectorElement[]; groups: Map
     }
     const bucket = bucketOf(el.labels);
     if (bucket.upperBound === undefined) {
-      annotations.push(badBucketLabelWarning(labelValue(el.labels, '__name__'), labelValue(el.labels, 'le')));
+      annotations.push({ text: badBucketLabelWarning(nameOf(el.labels), labelValue(el.labels, 'le')), arg });
       continue;
     }
     const { upperBound, labels, key } = bucket;
@@ -67,7 +78,7 @@ function splitHistograms(input: Vector): { natives: VectorElement[]; groups: Map
   const kept = natives.filter((el) => {
     const key = labelsKey(el.labels);
     if (!groups.has(key)) return true;
-    annotations.push(mixedClassicNativeWarning(labelValue(el.labels, '__name__')));
+    annotations.push({ text: mixedClassicNativeWarning(nameOf(el.labels)), arg });
     groups.delete(key);
     return false;
   });
@@ -81,17 +92,34 @@ const histogramQuantileDef: FunctionDef = {
   returnType: 'vector',
   call: (args, context) => {
     const q = scalarArg(args, 0);
-    const { natives, groups, annotations } = splitHistograms(vectorArg(args, 1));
+    const named = context.delayedNameRemoval === true;
+    const split = splitHistograms(vectorArg(args, 1), 1, named);
+    const { natives, groups } = split;
+    const annotations: (string | ArgAnnotation)[] = [...split.annotations];
     if (Number.isNaN(q) || q < 0 || q > 1) annotations.unshift(invalidQuantileWarning(q));
     const out: VectorElement[] = natives.map((el) => ({ labels: el.labels, t: context.t, f: histogramQuantile(q, el.h as FloatHistogram), dropName: true }));
+    const fixes: MonotonicityFix[] = [];
     for (const group of groups.values()) {
       const { value, forcedMonotonic } = bucketQuantile(q, group.buckets);
-      if (forcedMonotonic) annotations.push(forcedMonotonicityInfo(labelValue(group.labels, '__name__')));
+      if (forcedMonotonic !== undefined)
+        fixes.push({ text: forcedMonotonicityInfo(named ? labelValue(group.labels, '__name__') : ''), arg: 1, ...forcedMonotonic });
       out.push({ labels: group.labels, t: context.t, f: value, dropName: true });
     }
-    return answer(out, [...new Set(annotations)]);
+    const notes = unique(annotations);
+    return ok({ vector: out, ...(notes.length === 0 ? {} : { annotations: notes }), ...(fixes.length === 0 ? {} : { monotonicityFixes: fixes }) });
   },
 };
+
+/** The annotations without repeats (Prometheus keeps one of each message). */
+function unique(annotations: readonly (string | ArgAnnotation)[]): (string | ArgAnnotation)[] {
+  const seen = new Set<string>();
+  return annotations.filter((a) => {
+    const text = typeof a === 'string' ? a : a.text;
+    if (seen.has(text)) return false;
+    seen.add(text);
+    return true;
+  });
+}
 
 const histogramFractionDef: FunctionDef = {
   name: 'histogram_fraction',
@@ -101,7 +129,7 @@ const histogramFractionDef: FunctionDef = {
   call: (args, context) => {
     const lower = scalarArg(args, 0);
     const upper = scalarArg(args, 1);
-    const { natives, groups, annotations } = splitHistograms(vectorArg(args, 2));
+    const { natives, groups, annotations } = splitHistograms(vectorArg(args, 2), 2, context.delayedNameRemoval === true);
     const out: VectorElement[] = natives.map((el) => ({
       labels: el.labels,
       t: context.t,
@@ -109,7 +137,7 @@ const histogramFractionDef: FunctionDef = {
       dropName: true,
     }));
     for (const group of groups.values()) out.push({ labels: group.labels, t: context.t, f: bucketFraction(lower, upper, group.buckets), dropName: true });
-    return answer(out, [...new Set(annotations)]);
+    return answer(out, unique(annotations));
   },
 };
 

@@ -56,9 +56,19 @@ function sortedCoalesced(buckets: readonly ClassicBucket[]): ClassicBucket[] {
   return out;
 }
 
-/** Removes decreases between adjacent buckets (and float noise); whether a real decrease was fixed. */
-function ensureMonotonic(buckets: ClassicBucket[]): boolean {
+/** What making classic buckets monotonic fixed: the lowest and highest bound it raised and the largest decrease removed. */
+export interface MonotonicityRepair {
+  readonly minBucket: number;
+  readonly maxBucket: number;
+  readonly maxDiff: number;
+}
+
+/** Removes decreases between adjacent buckets (and float noise); what a real decrease fixed, if one was. */
+function ensureMonotonic(buckets: ClassicBucket[]): MonotonicityRepair | undefined {
   let forced = false;
+  let minBucket = Infinity;
+  let maxBucket = -Infinity;
+  let maxDiff = 0;
   let prev = buckets[0]?.count ?? 0;
   for (let i = 1; i < buckets.length; i++) {
     const b = buckets[i];
@@ -72,25 +82,29 @@ function ensureMonotonic(buckets: ClassicBucket[]): boolean {
     if (curr < prev) {
       b.count = prev;
       forced = true;
+      minBucket = Math.min(minBucket, b.upperBound);
+      maxBucket = Math.max(maxBucket, b.upperBound);
+      maxDiff = Math.max(maxDiff, prev - curr);
       continue;
     }
     prev = curr;
   }
-  return forced;
+  return forced ? { minBucket, maxBucket, maxDiff } : undefined;
 }
 
-/** histogram_quantile over classic buckets, and whether monotonicity had to be forced. */
-export function bucketQuantile(q: number, input: readonly ClassicBucket[]): { readonly value: number; readonly forcedMonotonic: boolean } {
-  if (Number.isNaN(q)) return { value: NaN, forcedMonotonic: false };
-  if (q < 0) return { value: -Infinity, forcedMonotonic: false };
-  if (q > 1) return { value: Infinity, forcedMonotonic: false };
+/** histogram_quantile over classic buckets, and what forcing monotonicity fixed, if it had to. */
+export function bucketQuantile(q: number, input: readonly ClassicBucket[]): { readonly value: number; readonly forcedMonotonic?: MonotonicityRepair } {
+  if (Number.isNaN(q)) return { value: NaN };
+  if (q < 0) return { value: -Infinity };
+  if (q > 1) return { value: Infinity };
   const sorted = [...input].sort((a, b) => a.upperBound - b.upperBound);
-  if (sorted[sorted.length - 1]?.upperBound !== Infinity) return { value: NaN, forcedMonotonic: false };
+  if (sorted[sorted.length - 1]?.upperBound !== Infinity) return { value: NaN };
   const buckets = sortedCoalesced(sorted);
-  const forcedMonotonic = ensureMonotonic(buckets);
-  if (buckets.length < 2) return { value: NaN, forcedMonotonic };
+  const repair = ensureMonotonic(buckets);
+  const forcedMonotonic = repair === undefined ? {} : { forcedMonotonic: repair };
+  if (buckets.length < 2) return { value: NaN, ...forcedMonotonic };
   const observations = buckets[buckets.length - 1]?.count ?? 0;
-  if (observations === 0) return { value: NaN, forcedMonotonic };
+  if (observations === 0) return { value: NaN, ...forcedMonotonic };
   let rank = q * observations;
   let b = buckets.length - 1;
   for (let i = 0; i < buckets.length - 1; i++) {
@@ -100,8 +114,8 @@ export function bucketQuantile(q: number, input: readonly ClassicBucket[]): { re
     }
   }
   const at = (i: number): ClassicBucket => buckets[i] ?? { upperBound: NaN, count: NaN };
-  if (b === buckets.length - 1) return { value: at(buckets.length - 2).upperBound, forcedMonotonic };
-  if (b === 0 && at(0).upperBound <= 0) return { value: at(0).upperBound, forcedMonotonic };
+  if (b === buckets.length - 1) return { value: at(buckets.length - 2).upperBound, ...forcedMonotonic };
+  if (b === 0 && at(0).upperBound <= 0) return { value: at(0).upperBound, ...forcedMonotonic };
   let bucketStart = 0;
   const bucketEnd = at(b).upperBound;
   let count = at(b).count;
@@ -110,7 +124,7 @@ export function bucketQuantile(q: number, input: readonly ClassicBucket[]): { re
     count -= at(b - 1).count;
     rank -= at(b - 1).count;
   }
-  return { value: bucketStart + (bucketEnd - bucketStart) * (rank / count), forcedMonotonic };
+  return { value: bucketStart + (bucketEnd - bucketStart) * (rank / count), ...forcedMonotonic };
 }
 
 /** histogram_quantile over a native histogram. */

@@ -5,7 +5,7 @@ import { ok } from '../../../../../src/result.ts';
 import type { Result } from '../../../../../src/result.ts';
 import type { PromError } from '../../prom-envelope.ts';
 import type { Vector, WindowMatrix } from '../values.ts';
-import type { StepArg, StepOutput } from './function-types.ts';
+import type { ArgAnnotation, StepArg, StepOutput } from './function-types.ts';
 
 function argAt(args: readonly StepArg[], i: number, type: StepArg['type']): StepArg {
   const arg = args[i];
@@ -38,6 +38,6 @@ export function stringArg(args: readonly StepArg[], i: number): string {
 }
 
 /** A step's answer without annotations (or with them when there are some). */
-export function answer(vector: Vector, annotations: readonly string[] = []): Result<StepOutput, PromError> {
+export function answer(vector: Vector, annotations: readonly (string | ArgAnnotation)[] = []): Result<StepOutput, PromError> {
   return ok(annotations.length === 0 ? { vector } : { vector, annotations });
 }

@@ -15,10 +15,17 @@ export function call(
   t = 60_000,
   range = 60_000,
   selectorMatchers?: readonly LabelMatcher[],
+  delayedNameRemoval = false,
 ): Result<StepOutput, PromError> {
   const def = functionTable.get(name);
   if (def === undefined) throw new Error(`no function ${name}`);
-  const context: CallContext = { t, windowStart: t - range, windowEnd: t, ...(selectorMatchers === undefined ? {} : { selectorMatchers }) };
+  const context: CallContext = {
+    t,
+    windowStart: t - range,
+    windowEnd: t,
+    ...(selectorMatchers === undefined ? {} : { selectorMatchers }),
+    ...(delayedNameRemoval ? { delayedNameRemoval } : {}),
+  };
   return def.call(args, context);
 }
 

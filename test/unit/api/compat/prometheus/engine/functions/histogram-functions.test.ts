@@ -126,7 +126,17 @@ describe('PromQL histogram functions', () => {
       ]),
     ]);
     expectClose(valueOf(result), 0.6);
-    expect(result.ok && result.value.annotations?.[0]).to.match(/^PromQL info: input to histogram_quantile needed to be fixed for monotonicity/);
+    // The fix (bound 2 raised by 2), for the evaluator to fold into one info per query, at the vector argument.
+    expect(result.ok && result.value.monotonicityFixes).to.deep.equal([
+      {
+        text: 'PromQL info: input to histogram_quantile needed to be fixed for monotonicity (see https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile)',
+        arg: 1,
+        minBucket: 2,
+        maxBucket: 2,
+        maxDiff: 2,
+      },
+    ]);
+    expect(result.ok && result.value.annotations).to.equal(undefined);
   });
 
   it('skips a malformed le with a warning, and keeps groups apart', () => {
@@ -139,8 +149,13 @@ describe('PromQL histogram functions', () => {
     ]);
     const result = call('histogram_quantile', [scalar(0.5), v]);
     expect(vectorOf(result).map((e) => e.f)).to.deep.equal([1, 0.5]);
+    // At the vector argument; without the metric name, which Prometheus only adds under delayed name removal.
     expect(result.ok && result.value.annotations).to.deep.equal([
-      'PromQL warning: bucket label "le" is missing or has a malformed value of "x" for metric name "latency_bucket"',
+      { text: 'PromQL warning: bucket label "le" is missing or has a malformed value of "x"', arg: 1 },
+    ]);
+    const named = call('histogram_quantile', [scalar(0.5), v], 60_000, 60_000, undefined, true);
+    expect(named.ok && named.value.annotations).to.deep.equal([
+      { text: 'PromQL warning: bucket label "le" is missing or has a malformed value of "x" for metric name "latency_bucket"', arg: 1 },
     ]);
   });
 
