@@ -126,7 +126,7 @@ async function run(
   const state = new QueryState();
   try {
     const value = await shape(new Evaluator(input, state, { start, end, interval }));
-    return ok({ value, annotations: [...state.annotations, ...state.monotonicity.infos()] });
+    return ok({ value, annotations: [...state.annotations.values(), ...state.monotonicity.infos()] });
   } catch (e) {
     if (e instanceof EvalFailure) return fail(e.error);
     throw e;

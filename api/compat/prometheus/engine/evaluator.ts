@@ -44,7 +44,11 @@ export interface EvaluationInput {
 
 /** The state one query's evaluators share: annotations, samples held, when the event loop last ran. */
 export class QueryState {
-  readonly annotations = new Set<string>();
+  /**
+   * By their text without the position, as Prometheus keys them (its annotations gain their position only when
+   * printed): one message raised at several places is one annotation, at the last place it was raised.
+   */
+  readonly annotations = new Map<string, string>();
   /** histogram_quantile's monotonicity infos, folded over the query's calls. */
   readonly monotonicity = new QueryFolds();
   current = 0;
@@ -113,7 +117,7 @@ export class Evaluator {
   }
 
   note(messages: readonly string[] | undefined): void {
-    for (const m of messages ?? []) this.state.annotations.add(m);
+    for (const m of messages ?? []) this.state.annotations.set(m.replace(/ \(\d+:\d+\)$/, ''), m);
   }
 
   /** Checks the abort signal and, now and then, lets the event loop run so that timers (the query timeout) fire. */

@@ -67,6 +67,13 @@ describe('PromQL histogram_quantile annotations', () => {
     ]);
   });
 
+  it('keys a warning by its text alone: raised at two places, it is one warning at the last place', async () => {
+    expect(await notes('histogram_quantile(1.5, noble) + histogram_quantile(1.5, noble)', { instant: 60 })).to.deep.equal([
+      'PromQL warning: bucket label "le" is missing or has a malformed value of "" (1:58)',
+      'PromQL warning: quantile value should be between 0 and 1, got 1.5 (1:53)',
+    ]);
+  });
+
   it('prints numbers as Go’s %g and %.2g do', () => {
     const cases: readonly (readonly [number, string, string])[] = [
       [0.05, '0.05', '0.05'],
