@@ -328,7 +328,8 @@ export class SampleCache {
     const follower = {
       last: { runner, scan, schema },
       stop: onQuiet(queryTable(schema, 'metrics'), () => {
-        void this.#afterWrite(follower.last);
+        // Background work never takes the process down: a catch-up that fails leaves each read to top up its own entry.
+        this.#afterWrite(follower.last).catch(() => undefined);
       }),
     };
     this.#followers.set(schema.database, follower);
