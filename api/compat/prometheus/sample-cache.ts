@@ -308,7 +308,7 @@ export class SampleCache {
   }
 
   #entry(r: SampleRead, key: string, fromMs: number, toMs: number, series: readonly (SeriesRows | undefined)[], watermark: number, mutation: number): Entry {
-    const bytes = series.reduce((n, s) => n + (s === undefined ? 0 : bytesOf(s)), 0);
+    const bytes = bytesOfAll(series);
     return { tenant: r.scan.tenantId, database: r.schema.database, key, ids: r.ids, mask: r.mask, fromMs, toMs, series, watermark, mutation, bytes };
   }
 
@@ -420,14 +420,10 @@ export class SampleCache {
         return rows === undefined ? undefined : onlyColumns(sliced(rows, e.fromMs, e.toMs), e.mask);
       });
       this.#counts.caughtUp += 1;
-      this.#replace({ ...e, ...this.#sized(topUp(e.series, more)), watermark: list.watermark });
+      const series = topUp(e.series, more);
+      this.#replace({ ...e, series, bytes: bytesOfAll(series), watermark: list.watermark });
     }
     return true;
-  }
-
-  /** Series with their size in bytes. */
-  #sized(series: readonly (SeriesRows | undefined)[]): { series: readonly (SeriesRows | undefined)[]; bytes: number } {
-    return { series, bytes: series.reduce((n, s) => n + (s === undefined ? 0 : bytesOf(s)), 0) };
   }
 
   /** An entry grown in place (its turn in the LRU order kept); the bounds are then enforced again, the tenant's own first. */
@@ -437,31 +433,30 @@ export class SampleCache {
     this.#entries.set(e.key, e);
     this.#bytes += e.bytes - old.bytes;
     this.#tenantBytes.set(e.tenant, (this.#tenantBytes.get(e.tenant) ?? 0) + e.bytes - old.bytes);
-    for (const [key, other] of this.#entries) {
-      if ((this.#tenantBytes.get(e.tenant) ?? 0) <= this.#maxTenantBytes) break;
-      if (other.tenant === e.tenant) this.#drop(key);
-    }
-    for (const key of this.#entries.keys()) {
-      if (this.#bytes <= this.#maxBytes) break;
-      this.#drop(key);
-    }
+    if (e.bytes > this.#maxTenantBytes) this.#drop(e.key);
+    else this.#fit(e.key, e.tenant);
   }
 
   /** Stores or refreshes an entry as the most recently used, evicting the tenant's own first, then anyone's. */
   #put(e: Entry): void {
     this.#drop(e.key);
     if (e.bytes > this.#maxTenantBytes) return;
-    for (const [key, old] of this.#entries) {
-      if ((this.#tenantBytes.get(e.tenant) ?? 0) + e.bytes <= this.#maxTenantBytes) break;
-      if (old.tenant === e.tenant) this.#drop(key);
-    }
-    for (const key of this.#entries.keys()) {
-      if (this.#bytes + e.bytes <= this.#maxBytes) break;
-      this.#drop(key);
-    }
     this.#entries.set(e.key, e);
     this.#bytes += e.bytes;
     this.#tenantBytes.set(e.tenant, (this.#tenantBytes.get(e.tenant) ?? 0) + e.bytes);
+    this.#fit(e.key, e.tenant);
+  }
+
+  /** Evicts least recently used entries, never `keep`: the tenant's own while it is over its share, then anyone's while the cache is over. */
+  #fit(keep: string, tenant: string): void {
+    for (const [key, old] of this.#entries) {
+      if ((this.#tenantBytes.get(tenant) ?? 0) <= this.#maxTenantBytes) break;
+      if (old.tenant === tenant && key !== keep) this.#drop(key);
+    }
+    for (const key of this.#entries.keys()) {
+      if (this.#bytes <= this.#maxBytes) break;
+      if (key !== keep) this.#drop(key);
+    }
   }
 
   #drop(key: string): void {
@@ -648,6 +643,11 @@ function answerOf(series: readonly (SeriesRows | undefined)[], fromMs: number, t
     return part;
   });
   return { series: out, rows, overBudget: rows > maxRows };
+}
+
+/** Bytes the rows of all `series` hold. */
+function bytesOfAll(series: readonly (SeriesRows | undefined)[]): number {
+  return series.reduce((n, s) => n + (s === undefined ? 0 : bytesOf(s)), 0);
 }
 
 /** Bytes a series' rows hold (an exponential row counted at its buckets and a fixed overhead). */

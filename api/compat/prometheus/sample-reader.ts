@@ -204,7 +204,7 @@ export async function readCatchUp(runner: QueryRunner, r: CatchUpRead): Promise<
  * dropped. `all` counts every row read.
  */
 function positioned(buf: Buffer, keys: readonly ReadonlyMap<string, number>[], mask: number, timeBytes: number): { rows: Buffer; all: number } {
-  const floats = [maskBits.value, maskBits.sum, maskBits.count].filter((b) => (mask & b) !== 0).length;
+  const floats = floatColumns(mask);
   const indexed = (mask & maskBits.indexed) !== 0;
   const native = (mask & maskBits.native) !== 0;
   const out = Buffer.allocUnsafe(buf.length);
@@ -218,13 +218,7 @@ function positioned(buf: Buffer, keys: readonly ReadonlyMap<string, number>[], m
     const start = r.pos;
     r.skip(timeBytes + 8 * floats);
     if (indexed) r.skipF64Array();
-    if (native) {
-      r.skip(4 + 8 + 8 + 4);
-      r.skipF64Array();
-      r.skip(4);
-      r.skipF64Array();
-      r.skip(4);
-    }
+    if (native) r.skipExponential();
     all++;
     const at = tenant.get(id);
     if (at === undefined) continue;
@@ -232,6 +226,11 @@ function positioned(buf: Buffer, keys: readonly ReadonlyMap<string, number>[], m
     end += buf.copy(out, end, start, r.pos);
   }
   return { rows: out.subarray(0, end), all };
+}
+
+/** How many of the plain float columns (value, sum, count) a mask reads. */
+function floatColumns(mask: number): number {
+  return [maskBits.value, maskBits.sum, maskBits.count].filter((b) => (mask & b) !== 0).length;
 }
 
 /** One row per series of (i, times, values), arrays copied as bytes. */
@@ -254,7 +253,7 @@ function decodeGrouped(buf: Buffer, n: number, offsetFrom: number | undefined): 
 
 /** Rows holding arrays, read in two passes: sizes first, then each series' columns filled in place. */
 export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: number | undefined): { series: (SeriesRows | undefined)[]; rows: number } {
-  const floats = [maskBits.value, maskBits.sum, maskBits.count].filter((b) => (mask & b) !== 0).length;
+  const floats = floatColumns(mask);
   if ((mask & (maskBits.indexed | maskBits.native)) === 0) return decodeFixed(buf, n, mask, floats, offsetFrom);
   const timeBytes = offsetFrom !== undefined ? 4 : 8;
   const indexed = (mask & maskBits.indexed) !== 0;
@@ -271,13 +270,7 @@ export function decodeRows(buf: Buffer, n: number, mask: number, offsetFrom: num
     rows++;
     rowCounts[i] = (rowCounts[i] ?? 0) + 1;
     if (indexed) valueCounts[i] = (valueCounts[i] ?? 0) + r.skipF64Array();
-    if (native) {
-      r.skip(4 + 8 + 8 + 4);
-      r.skipF64Array();
-      r.skip(4);
-      r.skipF64Array();
-      r.skip(4);
-    }
+    if (native) r.skipExponential();
   }
   // Pass 2: each series' columns, allocated once at their size.
   const cols = Array.from({ length: n }, (_, i) => {
@@ -566,6 +559,14 @@ class Reader {
     for (let k = 0; k < len; k++) out[k] = from + this.#buf.readUInt32LE(this.pos + 4 * k);
     this.pos += len * 4;
     return out;
+  }
+  /** Skips a row's native histogram columns: scale, zero count and threshold, both spans' offset and counts, flags. */
+  skipExponential(): void {
+    this.skip(4 + 8 + 8 + 4);
+    this.skipF64Array();
+    this.skip(4);
+    this.skipF64Array();
+    this.skip(4);
   }
   /** Skips an Array(Float64), returning its length. */
   skipF64Array(): number {
